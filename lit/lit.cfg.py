@@ -1,0 +1,84 @@
+# lit.cfg.py: configuration of ptx2llvm's lit test suite (run: `lit -v lit/`, or scripts/test.sh).
+#
+# Every `*.ptx` file under lit/ (outside `Inputs/` folders) is a test whose `RUN:` lines are
+# shell commands, checked with LLVM's FileCheck. Substitutions:
+#   ptx2llvm        target/release/ptx2llvm (override with the PTX2LLVM_BIN environment variable)
+#   FileCheck, not, llc, opt, llvm-as, llvm-dis, split-file, count
+#                   LLVM 22's tools ($LLVM_SYS_221_PREFIX/bin, default /usr/lib/llvm-22/bin)
+#   %ptxas          NVIDIA's ptxas, when found; the `ptxas` feature is set then, so a test can
+#                   write `%if ptxas %{ ... | %ptxas-verify -arch=sm_80 %}` or `REQUIRES: ptxas`
+#   %ptxas-verify   ptxas reading PTX from stdin, output discarded: `... | %ptxas-verify -arch=sm_80`
+#   %s, %t, %S ...  lit's own
+# No site config is needed: paths are found relative to this file.
+
+import glob
+import os
+import re
+import shutil
+
+import lit.formats
+
+config.name = "ptx2llvm"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".ptx"]
+config.excludes = ["Inputs"]
+
+lit_dir = os.path.dirname(os.path.abspath(__file__))
+repo_root = os.path.dirname(lit_dir)
+config.test_source_root = lit_dir
+config.test_exec_root = os.path.join(repo_root, "target", "lit")
+
+# ---- ptx2llvm itself ---------------------------------------------------------------------------
+ptx2llvm = os.environ.get("PTX2LLVM_BIN") or os.path.join(repo_root, "target", "release", "ptx2llvm")
+if not os.path.isfile(ptx2llvm):
+    lit_config.fatal(
+        "ptx2llvm binary not found at %s: run `cargo build --release` first "
+        "(or set PTX2LLVM_BIN)" % ptx2llvm
+    )
+
+# ---- LLVM 22 tools -----------------------------------------------------------------------------
+llvm_prefix = os.environ.get("LLVM_SYS_221_PREFIX") or "/usr/lib/llvm-22"
+llvm_bin = os.path.join(llvm_prefix, "bin")
+
+
+def llvm_tool(name):
+    path = os.path.join(llvm_bin, name)
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    found = shutil.which(name + "-22")
+    if found:
+        return found
+    lit_config.fatal("%s not found in %s: run scripts/setup.sh (llvm-22-tools)" % (name, llvm_bin))
+
+
+def tool_pattern(name):
+    # Matches the tool as a whole word, not inside a path or a longer name.
+    return r"(?<![\w\-./%=])" + re.escape(name) + r"(?![\w\-./])"
+
+
+# Longer names first, so that no name replaces a part of another.
+substitutions = [("ptx2llvm", ptx2llvm)]
+for tool in ["FileCheck", "split-file", "llvm-as", "llvm-dis", "count", "not", "llc", "opt"]:
+    substitutions.append((tool, llvm_tool(tool)))
+
+# ---- ptxas (optional) --------------------------------------------------------------------------
+ptxas = os.environ.get("PTXAS") or ""
+if not ptxas:
+    candidates = sorted(
+        glob.glob(os.path.join(repo_root, ".venv", "lib", "python3.*", "site-packages", "nvidia", "cu*", "bin", "ptxas"))
+    )
+    ptxas = candidates[-1] if candidates else (shutil.which("ptxas") or "")
+if ptxas and os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas-verify", "%s -c -o /dev/null -" % ptxas))
+    config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note("ptxas not found: tests that need it are UNSUPPORTED (run scripts/setup.sh)")
+
+for name, path in substitutions:
+    config.substitutions.append((tool_pattern(name), path))
+
+# The tools run with the repo's environment; keep HOME and the LLVM prefix for them.
+for var in ["HOME", "LLVM_SYS_221_PREFIX", "TMPDIR"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test.sh: README command #2, and what CI runs (.ci/run). Installs what is missing
+# (scripts/setup.sh), then checks the whole project:
+#   1. cargo fmt --check                       formatting
+#   2. cargo clippy --release -- -D warnings   lints
+#   3. cargo build --release                   the ptx2llvm binary that lit uses
+#   4. cargo test --release                    unit, integration and doc tests
+#   5. lit -v lit/                             the RUN/CHECK tests over .ptx files
+# Every step runs even when an earlier one failed (except lit, which needs the build), so one
+# run shows all the problems. Set FAIL_FAST=1 to stop at the first failure instead.
+# Exits non-zero when any step failed; the last lines summarize the steps and count the tests.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash scripts/setup.sh
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+LOGS="$ROOT/target/test-logs"
+mkdir -p "$LOGS"
+results=()
+failed_steps=()
+
+# step NAME LOG COMMAND...: runs COMMAND under a header, its output shown and kept in LOG.
+step() {
+    local name="$1" log="$LOGS/$2"
+    shift 2
+    printf '\n==== %s ====\n$ %s\n' "$name" "$*"
+    local start=$SECONDS
+    if "$@" 2>&1 | tee "$log"; then
+        results+=("ok      $name ($((SECONDS - start))s)")
+        return 0
+    fi
+    results+=("FAILED  $name ($((SECONDS - start))s)")
+    failed_steps+=("$name")
+    if [ "${FAIL_FAST:-0}" = 1 ]; then
+        summary
+        exit 1
+    fi
+    return 1
+}
+
+# Adds up the test counts that cargo test and lit printed: prints "PASSED FAILED".
+count_tests() {
+    cat "$LOGS/cargo-test.log" "$LOGS/lit.log" 2>/dev/null | awk '
+        /^test result: / { p += $4; f += $6 }
+        /^ *Passed *: [0-9]/ { split($0, a, ":"); p += a[2] + 0 }
+        /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: [0-9]/ { split($0, a, ":"); f += a[2] + 0 }
+        END { printf "%d %d\n", p, f }'
+}
+
+summary() {
+    printf '\n==== summary ====\n'
+    printf '  %s\n' "${results[@]}"
+    local counts
+    counts=$(count_tests)
+    if [ "${#failed_steps[@]}" -eq 0 ]; then
+        echo "test.sh: all ${#results[@]} steps passed"
+    else
+        local joined
+        printf -v joined '%s, ' "${failed_steps[@]}"
+        echo "test.sh: FAILED steps: ${joined%, }"
+    fi
+    echo "tests: ${counts% *} passed, ${counts#* } failed"
+}
+
+rm -f "$LOGS"/*.log
+step "cargo fmt --check" fmt.log cargo fmt --check || true
+step "cargo clippy" clippy.log cargo clippy --release -- -D warnings || true
+if step "cargo build" build.log cargo build --release; then
+    built=1
+else
+    built=0
+fi
+step "cargo test" cargo-test.log cargo test --release || true
+if [ "$built" = 1 ]; then
+    step "lit" lit.log lit -v lit/ || true
+else
+    results+=("SKIPPED lit (the build failed)")
+    failed_steps+=("lit")
+fi
+
+summary
+[ "${#failed_steps[@]}" -eq 0 ]
