@@ -1,0 +1,97 @@
+//! Command-line interface definition (clap). Each command's behaviour lives in its own file;
+//! this module only declares the options and their help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub mod check;
+pub mod fmt;
+pub mod translate;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ptx2llvm",
+    version,
+    about = "Translate NVIDIA PTX assembly into LLVM IR for the NVPTX back end or the host CPU",
+    long_about = "Translate NVIDIA PTX assembly into LLVM IR.\n\n\
+        Without a subcommand, translates FILE.ptx for --target (nvptx or cpu) and writes \
+        --emit output (LLVM IR text, bitcode, assembly or an object file).\n\n\
+        Examples:\n  ptx2llvm check kernel.ptx\n  ptx2llvm fmt kernel.ptx -o canonical.ptx\n  \
+        ptx2llvm kernel.ptx --target nvptx --emit asm -O2 -o kernel.sm80.ptx",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub translate: TranslateArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse and validate PTX files; print every error with its position and exit 1 if any.
+    Check(CheckArgs),
+    /// Print a PTX module back as canonical PTX (stable formatting, folded constants).
+    Fmt(FmtArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// PTX files to check.
+    #[arg(required = true, value_name = "FILE.ptx")]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct FmtArgs {
+    /// The PTX file to format.
+    #[arg(value_name = "FILE.ptx")]
+    pub file: PathBuf,
+    /// Output path; `-` or no `-o` writes to stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Target {
+    /// LLVM IR in the NVPTX back end's conventions (re-emitted as PTX with --emit asm).
+    Nvptx,
+    /// LLVM IR for the host CPU, with PTX semantics provided by the runtime library.
+    Cpu,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// Textual LLVM IR (.ll).
+    Llvm,
+    /// LLVM bitcode (.bc).
+    Bc,
+    /// Target assembly: PTX for nvptx, host assembly for cpu.
+    Asm,
+    /// An object file (cpu target).
+    Obj,
+}
+
+#[derive(Args, Debug)]
+pub struct TranslateArgs {
+    /// The PTX file to translate.
+    #[arg(value_name = "FILE.ptx", required = true)]
+    pub file: Option<PathBuf>,
+    /// Which LLVM target to produce code for.
+    #[arg(long, value_enum, default_value = "nvptx")]
+    pub target: Target,
+    /// What to write.
+    #[arg(long, value_enum, default_value = "llvm")]
+    pub emit: Emit,
+    /// Optimization level (-O0 … -O3).
+    #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt: u8,
+    /// GPU architecture for the nvptx target (e.g. sm_80); default: the module's `.target`.
+    #[arg(long, value_name = "sm_XX")]
+    pub arch: Option<String>,
+    /// Output path; `-` or no `-o` writes text to stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,52 @@
+//! Helpers shared by the CLI commands: reading inputs, running the front end, rendering
+//! diagnostics and writing outputs.
+
+use std::io::Write;
+use std::path::Path;
+
+use ptx2llvm::syntax::diag::{render_all, Diagnostic};
+
+/// Reads a source file; the error message names the file.
+pub fn load(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "error: {} is not valid UTF-8 text (byte offset {}); PTX files are ASCII",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Parses and validates; returns every diagnostic, sorted by position.
+pub fn parse_and_check(src: &str) -> Vec<Diagnostic> {
+    let (module, mut diags) = ptx2llvm::syntax::parse(src);
+    if diags.is_empty() {
+        diags = ptx2llvm::check::check(&module);
+    }
+    diags.sort_by_key(|d| d.span.start);
+    diags
+}
+
+pub fn render(diags: &[Diagnostic], path: &Path, src: &str) -> String {
+    render_all(diags, &path.display().to_string(), src)
+}
+
+/// Writes to the file, or to stdout for `None` / `-`.
+pub fn write_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
+    match path {
+        None => write_stdout(bytes),
+        Some(p) if p.as_os_str() == "-" => write_stdout(bytes),
+        Some(p) => std::fs::write(p, bytes).map_err(|e| format!("error: cannot write {}: {e}", p.display())),
+    }
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("error: cannot write to stdout: {e}")),
+    }
+}

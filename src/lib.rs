@@ -1,0 +1,6 @@
+//! ptx2llvm: a PTX → LLVM IR compiler library.
+//!
+//! Pipeline: `syntax` (lex, parse) → `check` → `lower` → `target::{nvptx, cpu}` → emit/run.
+pub mod check;
+pub mod isa;
+pub mod syntax;

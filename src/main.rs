@@ -1,0 +1,17 @@
+//! The `ptx2llvm` command-line tool: parses arguments and dispatches to the commands in
+//! `cli/`. Exit codes: 0 success, 1 errors in the input, 2 usage errors.
+
+mod cli;
+mod driver;
+
+use clap::Parser;
+
+fn main() {
+    let args = cli::Cli::parse();
+    let code = match &args.command {
+        Some(cli::Command::Check(a)) => cli::check::run(a),
+        Some(cli::Command::Fmt(a)) => cli::fmt::run(a),
+        None => cli::translate::run(&args.translate),
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,384 @@
+//! Function bodies: blocks, labels, local declarations, `.loc`, `.callprototype`,
+//! `.calltargets`, `.branchtargets`, and instructions with guards, typed modifiers and every
+//! operand form.
+
+use smallvec::SmallVec;
+
+use super::{PResult, Parser};
+use crate::isa::{Mod, Opcode};
+use crate::syntax::ast::*;
+use crate::syntax::lexer::Tok;
+use crate::syntax::span::Span;
+
+impl<'a> Parser<'a> {
+    /// `{ statements }`; the current token is `{`. Never fails: errors are recorded and the
+    /// parser resynchronises at the next statement.
+    pub(super) fn block(&mut self) -> Block<'a> {
+        let start = self.bump().span;
+        let mut stmts = Vec::new();
+        loop {
+            match self.tok.kind {
+                Tok::RBrace => {
+                    self.bump();
+                    break;
+                }
+                Tok::Eof | Tok::Unterminated => {
+                    self.error(start, "unclosed `{`: the block has no matching `}`");
+                    break;
+                }
+                _ => {}
+            }
+            let before = self.tok.span;
+            match self.statement() {
+                Ok(Some(s)) => stmts.push(s),
+                Ok(None) => {}
+                Err(_) => self.recover_statement(),
+            }
+            if self.tok.span == before && !matches!(self.tok.kind, Tok::RBrace | Tok::Eof) {
+                self.bump();
+            }
+        }
+        Block {
+            stmts,
+            span: start.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
+        }
+    }
+
+    fn statement(&mut self) -> PResult<Option<Statement<'a>>> {
+        let next_is_colon = self.tok.kind == Tok::Ident && self.peek().kind == Tok::Colon;
+        match self.tok.kind {
+            Tok::Semi => {
+                self.bump();
+                Ok(None)
+            }
+            Tok::LBrace => Ok(Some(Statement::Block(self.block()))),
+            Tok::Ident if next_is_colon => {
+                let t = self.bump();
+                self.bump();
+                let name = self.text(t);
+                if self.tok.kind == Tok::Dot {
+                    match self.cur_text() {
+                        ".callprototype" => return self.callprototype(name, t.span).map(Some),
+                        ".calltargets" | ".branchtargets" => {
+                            let branch = self.cur_text() == ".branchtargets";
+                            self.bump();
+                            let mut targets = Vec::new();
+                            loop {
+                                targets.push(self.expect_ident("target name")?.0);
+                                if !self.eat(Tok::Comma) {
+                                    break;
+                                }
+                            }
+                            self.expect(Tok::Semi, "`;`")?;
+                            let span = t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+                            return Ok(Some(if branch {
+                                Statement::BranchTargets { name, targets, span }
+                            } else {
+                                Statement::CallTargets { name, targets, span }
+                            }));
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(Some(Statement::Label(name, t.span)))
+            }
+            Tok::Ident | Tok::At => self.instruction().map(|i| Some(Statement::Instr(i))),
+            Tok::Dot => {
+                let start = self.tok.span;
+                match self.cur_text() {
+                    ".loc" => self.loc().map(|l| Some(Statement::Loc(l))),
+                    ".pragma" => {
+                        let (s, span) = self.pragma()?;
+                        Ok(Some(Statement::Pragma(s, span)))
+                    }
+                    _ => {
+                        let linkage = self.linkage();
+                        self.var_decl(linkage, start, false).map(|d| Some(Statement::Var(d)))
+                    }
+                }
+            }
+            _ => Err(self.unexpected("an instruction, a label, a declaration or `}`")),
+        }
+    }
+
+    fn loc(&mut self) -> PResult<Loc<'a>> {
+        let start = self.bump().span;
+        let file = self.expect_u32("file index")?;
+        let line = self.expect_u32("line number")?;
+        let col = self.expect_u32("column number")?;
+        let mut inlined = None;
+        if self.eat(Tok::Comma) {
+            let kw = self.expect_ident("`function_name`")?;
+            if kw.0 != "function_name" {
+                return Err(self.error(kw.1, format!("expected `function_name`, found `{}`", kw.0)));
+            }
+            let (function_name, _) = self.expect_ident("function name label")?;
+            let mut offset = 0;
+            if self.eat(Tok::Plus) {
+                offset = self.expect_u64("offset")? as i64;
+            }
+            self.expect(Tok::Comma, "`, inlined_at`")?;
+            let kw = self.expect_ident("`inlined_at`")?;
+            if kw.0 != "inlined_at" {
+                return Err(self.error(kw.1, format!("expected `inlined_at`, found `{}`", kw.0)));
+            }
+            let file = self.expect_u32("file index")?;
+            let line = self.expect_u32("line number")?;
+            let col = self.expect_u32("column number")?;
+            inlined = Some(InlinedAt {
+                function_name,
+                offset,
+                file,
+                line,
+                col,
+            });
+        }
+        Ok(Loc {
+            file,
+            line,
+            col,
+            inlined,
+            span: start.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
+        })
+    }
+
+    /// `name: .callprototype {(ret)} _ (params) {.noreturn} {.abi_preserve N};`
+    fn callprototype(&mut self, name: &'a str, start: Span) -> PResult<Statement<'a>> {
+        self.bump();
+        let mut rets = Vec::new();
+        if self.at(Tok::LParen) {
+            rets = self.param_list()?;
+        }
+        let (u, us) = self.expect_ident("`_`")?;
+        if u != "_" {
+            return Err(self.error(us, format!("expected `_` in `.callprototype`, found `{u}`")));
+        }
+        let mut params = Vec::new();
+        if self.at(Tok::LParen) {
+            params = self.param_list()?;
+        }
+        let mut noreturn = false;
+        let mut abi_preserve = Vec::new();
+        while self.tok.kind == Tok::Dot {
+            let t = self.bump();
+            match self.text(t) {
+                ".noreturn" => noreturn = true,
+                ".abi_preserve" => abi_preserve.push((false, self.expect_u32("integer")?)),
+                ".abi_preserve_control" => abi_preserve.push((true, self.expect_u32("integer")?)),
+                other => return Err(self.error(t.span, format!("unexpected `{other}` in `.callprototype`"))),
+            }
+        }
+        self.expect(Tok::Semi, "`;` after `.callprototype`")?;
+        Ok(Statement::CallPrototype(CallPrototype {
+            name,
+            rets,
+            params,
+            noreturn,
+            abi_preserve,
+            span: start.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
+        }))
+    }
+
+    fn instruction(&mut self) -> PResult<Instruction<'a>> {
+        let start = self.tok.span;
+        let mut guard = None;
+        if self.eat(Tok::At) {
+            let negated = self.eat(Tok::Bang);
+            let (pred, span) = self.expect_ident("predicate register after `@`")?;
+            guard = Some(Guard {
+                pred,
+                negated,
+                span: start.to(span),
+            });
+        }
+        let ot = self.expect(Tok::Ident, "instruction")?;
+        let otext = self.text(ot);
+        let Some(opcode) = Opcode::from_spelling(otext) else {
+            let msg = format!("unknown instruction `{otext}`");
+            return Err(self.error(ot.span, msg));
+        };
+        let mut mods: SmallVec<[Mod; 4]> = SmallVec::new();
+        let mut bad_mod = false;
+        while self.tok.kind == Tok::Dot {
+            let t = self.bump();
+            let text = self.text(t);
+            match Mod::from_spelling(text) {
+                Some(m) => mods.push(m),
+                None => {
+                    self.error(t.span, format!("unknown modifier `{text}` on `{otext}`"));
+                    bad_mod = true;
+                }
+            }
+        }
+        let op_span = ot.span.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+        let mut operands = SmallVec::new();
+        if !self.at(Tok::Semi) {
+            loop {
+                let op = self.operand(opcode == Opcode::Call)?;
+                operands.push(op);
+                // Trailing modifiers after an operand (`[a].unified`).
+                while self.tok.kind == Tok::Dot {
+                    let t = self.bump();
+                    match Mod::from_spelling(self.text(t)) {
+                        Some(m) => mods.push(m),
+                        None => {
+                            let msg = format!("unknown modifier `{}` on `{otext}`", self.text(t));
+                            self.error(t.span, msg);
+                            bad_mod = true;
+                        }
+                    }
+                }
+                if !self.eat(Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        if !self.at(Tok::Semi) {
+            return Err(self.unexpected("`,` or `;` after operand"));
+        }
+        let end = self.bump().span;
+        if bad_mod {
+            return Err(super::Failed);
+        }
+        Ok(Instruction {
+            guard,
+            opcode,
+            mods,
+            operands,
+            span: start.to(Span::new(end.start as usize, end.start as usize)),
+            op_span,
+        })
+    }
+
+    fn operand(&mut self, in_call: bool) -> PResult<Operand<'a>> {
+        let t = self.tok;
+        match t.kind {
+            Tok::LBracket => self.address(),
+            Tok::LBrace => {
+                self.bump();
+                let mut items = Vec::new();
+                loop {
+                    items.push(self.operand(false)?);
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                self.expect(Tok::RBrace, "`,` or `}` in vector operand")?;
+                Ok(Operand::Vec(items, t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize))))
+            }
+            Tok::LParen if in_call => {
+                self.bump();
+                let mut items = Vec::new();
+                if !self.at(Tok::RParen) {
+                    loop {
+                        items.push(self.operand(false)?);
+                        if !self.eat(Tok::Comma) {
+                            break;
+                        }
+                    }
+                }
+                self.expect(Tok::RParen, "`,` or `)` in argument list")?;
+                Ok(Operand::List(items, t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize))))
+            }
+            Tok::Bang if self.peek().kind == Tok::Ident => {
+                self.bump();
+                let (name, span) = self.expect_ident("predicate")?;
+                Ok(Operand::Name {
+                    name,
+                    comp: None,
+                    negated: true,
+                    span: t.span.to(span),
+                })
+            }
+            Tok::Ident => {
+                let next = self.peek().kind;
+                if matches!(next, Tok::Plus | Tok::Minus | Tok::Star | Tok::Shl | Tok::Shr | Tok::Amp)
+                    || self.cur_text() == "generic" && next == Tok::LParen
+                {
+                    return Ok(Operand::Imm(self.expr()?));
+                }
+                self.bump();
+                let name = self.text(t);
+                if name == "_" {
+                    return Ok(Operand::Sink(t.span));
+                }
+                let mut span = t.span;
+                let mut comp = None;
+                if self.tok.kind == Tok::Dot {
+                    comp = match self.cur_text() {
+                        ".x" | ".r" => Some(Component::X),
+                        ".y" | ".g" => Some(Component::Y),
+                        ".z" | ".b" => Some(Component::Z),
+                        ".w" | ".a" => Some(Component::W),
+                        _ => None,
+                    };
+                    if comp.is_some() {
+                        span = span.to(self.bump().span);
+                    }
+                }
+                let first = Operand::Name {
+                    name,
+                    comp,
+                    negated: false,
+                    span,
+                };
+                if self.at(Tok::Pipe) {
+                    self.bump();
+                    let second = self.operand(false)?;
+                    let span = span.to(second.span());
+                    return Ok(Operand::Pair(Box::new(first), Box::new(second), span));
+                }
+                Ok(first)
+            }
+            _ => Ok(Operand::Imm(self.expr()?)),
+        }
+    }
+
+    /// `[reg]`, `[reg+imm]`, `[var+imm]`, `[imm]`, or a bracketed list `[tex, {…}]`.
+    fn address(&mut self) -> PResult<Operand<'a>> {
+        let start = self.bump().span;
+        if self.at(Tok::Ident) {
+            let nt = self.peek().kind;
+            if nt == Tok::Comma {
+                let mut items = Vec::new();
+                loop {
+                    items.push(self.operand(false)?);
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                self.expect(Tok::RBracket, "`]`")?;
+                let span = start.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+                return Ok(Operand::AddrList(items, span));
+            }
+            let (base, _) = self.expect_ident("address")?;
+            let mut offset = 0i64;
+            if matches!(self.tok.kind, Tok::Plus | Tok::Minus) {
+                let neg = self.bump().kind == Tok::Minus;
+                let e = self.expr()?;
+                let Some(v) = crate::syntax::consteval::eval_int(&e) else {
+                    return Err(self.error(e.span(), "address offset must be an integer constant"));
+                };
+                offset = if neg { v.wrapping_neg() } else { v };
+            }
+            self.expect(Tok::RBracket, "`]` to close the address (an address is `[reg]`, `[reg+imm]`, `[var+imm]` or `[imm]`)")?;
+            let span = start.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+            return Ok(Operand::Addr(Address {
+                base: Some(base),
+                offset,
+                span,
+            }));
+        }
+        let e = self.expr()?;
+        let Some(v) = crate::syntax::consteval::eval_int(&e) else {
+            return Err(self.error(e.span(), "address must be a register, a variable or an integer constant"));
+        };
+        self.expect(Tok::RBracket, "`]` to close the address")?;
+        let span = start.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+        Ok(Operand::Addr(Address {
+            base: None,
+            offset: v,
+            span,
+        }))
+    }
+}
