@@ -1,1 +1,106 @@
-fn main(){}
+//! Parse benchmark: parses every PTX file under `tests/corpus` repeatedly on one core and
+//! prints throughput in MB/s, then the memory the parsed module of each file holds relative to
+//! the file's size (target: at most 10×). Run with `cargo bench --bench parse`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::Instant;
+
+/// Counts live heap bytes so the benchmark can report the size of a parsed module.
+struct Counting;
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    files.sort();
+    let sources: Vec<String> = files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    let total: usize = sources.iter().map(|s| s.len()).sum();
+    let quick = std::env::args().any(|a| a == "--quick") || std::env::var_os("PTX2LLVM_BENCH_QUICK").is_some();
+    let rounds = if quick { 3 } else { 40 };
+
+    let mut errors = 0;
+    for s in &sources {
+        errors += ptx2llvm::syntax::parse(s).1.len();
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for s in &sources {
+            std::hint::black_box(ptx2llvm::syntax::parse(s));
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "parse: {} files, {:.2} MB, best of {rounds} rounds {:.2} ms -> {:.0} MB/s (one core){}",
+        files.len(),
+        total as f64 / 1e6,
+        best * 1e3,
+        total as f64 / 1e6 / best,
+        if errors > 0 { format!(", {errors} parse errors!") } else { String::new() }
+    );
+
+    let mut t = Instant::now();
+    for _ in 0..rounds {
+        for s in &sources {
+            let (m, _) = ptx2llvm::syntax::parse(s);
+            std::hint::black_box(ptx2llvm::check::check(&m));
+        }
+    }
+    let per = t.elapsed().as_secs_f64() / rounds as f64;
+    println!("parse+check: {:.2} ms per corpus pass -> {:.0} MB/s", per * 1e3, total as f64 / 1e6 / per);
+    t = Instant::now();
+    let _ = t;
+
+    let mut worst = (0.0f64, String::new());
+    let mut sum_mod = 0isize;
+    for (p, s) in files.iter().zip(&sources) {
+        let before = LIVE.load(Ordering::Relaxed);
+        let m = ptx2llvm::syntax::parse(s);
+        let held = LIVE.load(Ordering::Relaxed) - before;
+        std::hint::black_box(&m);
+        sum_mod += held;
+        let ratio = held as f64 / s.len() as f64;
+        if ratio > worst.0 {
+            worst = (ratio, p.strip_prefix(&root).unwrap_or(p).display().to_string());
+        }
+    }
+    println!(
+        "memory: parsed modules hold {:.2}x the source size in total; worst file {} at {:.2}x (target <= 10x)",
+        sum_mod as f64 / total as f64,
+        worst.1,
+        worst.0
+    );
+}

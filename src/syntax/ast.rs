@@ -56,7 +56,9 @@ pub struct Section<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SectionEntry<'a> {
     Label(&'a str, Span),
-    /// `.b8 1, 2, 3` / `.b32 label+4` / `.b64 .debug_abbrev`
+    /// Consecutive `.b8` lines of plain byte constants, stored compactly.
+    Bytes(Vec<u8>, Span),
+    /// `.b32 label+4` / `.b64 .debug_abbrev` / other data lines
     Data {
         width: Mod,
         values: Vec<Expr<'a>>,

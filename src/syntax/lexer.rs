@@ -70,14 +70,38 @@ pub struct Lexer<'a> {
     pos: usize,
 }
 
-#[inline]
+const CONT: u8 = 1;
+const START: u8 = 2;
+const SPACE: u8 = 4;
+
+/// Byte classes, so the hot loops test one table entry per byte.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' {
+            t[i] |= CONT;
+        }
+        if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b == b'%' {
+            t[i] |= START;
+        }
+        if b.is_ascii_whitespace() {
+            t[i] |= SPACE;
+        }
+        i += 1;
+    }
+    t
+};
+
+#[inline(always)]
 fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b == b'%'
+    CLASS[b as usize] & START != 0
 }
 
-#[inline]
+#[inline(always)]
 fn is_ident_cont(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
+    CLASS[b as usize] & CONT != 0
 }
 
 impl<'a> Lexer<'a> {
@@ -96,9 +120,10 @@ impl<'a> Lexer<'a> {
     /// Skips whitespace and comments; returns the span of an unterminated block comment.
     fn skip_trivia(&mut self) -> Option<Span> {
         loop {
-            while self.pos < self.src.len() && self.src[self.pos].is_ascii_whitespace() {
-                self.pos += 1;
-            }
+            self.pos += self.src[self.pos..]
+                .iter()
+                .position(|&b| CLASS[b as usize] & SPACE == 0)
+                .unwrap_or(self.src.len() - self.pos);
             if self.peek_at(0) == b'/' {
                 match self.peek_at(1) {
                     b'/' => {
@@ -153,9 +178,7 @@ impl<'a> Lexer<'a> {
             }
             b'%' if is_ident_cont(self.peek_at(1)) => {
                 self.pos += 1;
-                while self.pos < self.src.len() && is_ident_cont(self.src[self.pos]) {
-                    self.pos += 1;
-                }
+                self.skip_cont();
                 Tok::Ident
             }
             b'0'..=b'9' => self.scan_number(),
@@ -175,9 +198,7 @@ impl<'a> Lexer<'a> {
             }
             _ if is_ident_start(b) && b != b'%' => {
                 self.pos += 1;
-                while self.pos < self.src.len() && is_ident_cont(self.src[self.pos]) {
-                    self.pos += 1;
-                }
+                self.skip_cont();
                 Tok::Ident
             }
             b'"' => {
@@ -254,13 +275,19 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    #[inline(always)]
+    fn skip_cont(&mut self) {
+        self.pos += self.src[self.pos..]
+            .iter()
+            .position(|&b| !is_ident_cont(b))
+            .unwrap_or(self.src.len() - self.pos);
+    }
+
     /// After the leading `.`: `name(::name)*`. The segment after `::` may start with a digit
     /// (`.L2::64B`).
     fn scan_dotted(&mut self) {
         loop {
-            while self.pos < self.src.len() && is_ident_cont(self.src[self.pos]) {
-                self.pos += 1;
-            }
+            self.skip_cont();
             if self.peek_at(0) == b':' && self.peek_at(1) == b':' && is_ident_cont(self.peek_at(2)) {
                 self.pos += 2;
                 continue;

@@ -110,6 +110,18 @@ impl Printer {
                 SectionEntry::Label(l, _) => {
                     let _ = writeln!(self.out, "{l}:");
                 }
+                SectionEntry::Bytes(bytes, _) => {
+                    for chunk in bytes.chunks(16) {
+                        self.out.push_str("\t.b8 ");
+                        for (i, b) in chunk.iter().enumerate() {
+                            if i > 0 {
+                                self.out.push_str(", ");
+                            }
+                            let _ = write!(self.out, "{b}");
+                        }
+                        self.out.push('\n');
+                    }
+                }
                 SectionEntry::Data { width, values, .. } => {
                     let _ = write!(self.out, "\t{} ", width.spelling());
                     for (i, v) in values.iter().enumerate() {

@@ -43,7 +43,7 @@ impl<'a> Parser<'a> {
     fn lookup_mod(&mut self, what: &str) -> PResult<(Mod, Span)> {
         let t = self.expect(Tok::Dot, what)?;
         let text = self.text(t);
-        match Mod::from_spelling(text) {
+        match crate::isa::lookup_mod(text) {
             Some(m) => Ok((m, t.span)),
             None => Err(self.error(t.span, format!("unknown {what} `{text}`"))),
         }

@@ -152,7 +152,8 @@ impl<'a> Parser<'a> {
                     let ct = self.bump();
                     let text = self.text(ct);
                     let ty = match text {
-                        ".s64" | ".u64" => Mod::from_spelling(text).unwrap(),
+                        ".s64" => Mod::S64,
+                        ".u64" => Mod::U64,
                         _ => return Err(self.error(ct.span, format!("invalid cast `({text})`; only `(.s64)` and `(.u64)` are allowed"))),
                     };
                     self.expect(Tok::RParen, "`)` after cast type")?;

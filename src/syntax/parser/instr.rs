@@ -15,7 +15,7 @@ impl<'a> Parser<'a> {
     /// parser resynchronises at the next statement.
     pub(super) fn block(&mut self) -> Block<'a> {
         let start = self.bump().span;
-        let mut stmts = Vec::new();
+        let mut stmts = Vec::with_capacity(16);
         loop {
             match self.tok.kind {
                 Tok::RBrace => {
@@ -29,15 +29,21 @@ impl<'a> Parser<'a> {
                 _ => {}
             }
             let before = self.tok.span;
-            match self.statement() {
-                Ok(Some(s)) => stmts.push(s),
-                Ok(None) => {}
-                Err(_) => self.recover_statement(),
+            let r = if matches!(self.tok.kind, Tok::At) || (self.tok.kind == Tok::Ident && self.peek().kind != Tok::Colon) {
+                // The hot path: build the instruction in place in the statement list.
+                self.instruction().map(|i| stmts.push(Statement::Instr(i)))
+            } else {
+                self.statement().map(|s| stmts.extend(s))
+            };
+            if r.is_err() {
+                self.recover_statement();
             }
             if self.tok.span == before && !matches!(self.tok.kind, Tok::RBrace | Tok::Eof) {
                 self.bump();
             }
         }
+        // Growth slack would be up to half of a large body's memory.
+        stmts.shrink_to_fit();
         Block {
             stmts,
             span: start.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
@@ -179,6 +185,7 @@ impl<'a> Parser<'a> {
         }))
     }
 
+    #[inline(always)]
     fn instruction(&mut self) -> PResult<Instruction<'a>> {
         let start = self.tok.span;
         let mut guard = None;
@@ -193,7 +200,7 @@ impl<'a> Parser<'a> {
         }
         let ot = self.expect(Tok::Ident, "instruction")?;
         let otext = self.text(ot);
-        let Some(opcode) = Opcode::from_spelling(otext) else {
+        let Some(opcode) = crate::isa::lookup_opcode(otext) else {
             let msg = format!("unknown instruction `{otext}`");
             return Err(self.error(ot.span, msg));
         };
@@ -202,7 +209,7 @@ impl<'a> Parser<'a> {
         while self.tok.kind == Tok::Dot {
             let t = self.bump();
             let text = self.text(t);
-            match Mod::from_spelling(text) {
+            match crate::isa::lookup_mod(text) {
                 Some(m) => mods.push(m),
                 None => {
                     self.error(t.span, format!("unknown modifier `{text}` on `{otext}`"));
@@ -219,7 +226,7 @@ impl<'a> Parser<'a> {
                 // Trailing modifiers after an operand (`[a].unified`).
                 while self.tok.kind == Tok::Dot {
                     let t = self.bump();
-                    match Mod::from_spelling(self.text(t)) {
+                    match crate::isa::lookup_mod(self.text(t)) {
                         Some(m) => mods.push(m),
                         None => {
                             let msg = format!("unknown modifier `{}` on `{otext}`", self.text(t));
@@ -329,6 +336,18 @@ impl<'a> Parser<'a> {
                     return Ok(Operand::Pair(Box::new(first), Box::new(second), span));
                 }
                 Ok(first)
+            }
+            Tok::Int if matches!(self.peek().kind, Tok::Comma | Tok::Semi) => {
+                // Fast path for the common plain integer immediate.
+                self.bump();
+                match crate::syntax::lexer::parse_int(self.text(t)) {
+                    Some((value, unsigned)) => Ok(Operand::Imm(Expr::Int {
+                        value,
+                        unsigned,
+                        span: t.span,
+                    })),
+                    None => Err(self.error(t.span, format!("invalid integer literal `{}` (out of 64-bit range?)", self.text(t)))),
+                }
             }
             _ => Ok(Operand::Imm(self.expr()?)),
         }

@@ -23,29 +23,48 @@ pub(crate) type PResult<T> = Result<T, Failed>;
 
 /// Parses a PTX module. Returns the module (possibly partial) and every diagnostic found.
 pub fn parse(src: &str) -> (Module<'_>, Vec<Diagnostic>) {
-    let mut p = Parser::new(src);
+    // The token buffer is reused across calls on a thread: a fresh multi-megabyte buffer per
+    // file would cost page faults.
+    thread_local! {
+        static TOKENS: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let buf = TOKENS.with(|t| t.take());
+    let mut p = Parser::new(src, buf);
     let m = p.module();
+    let mut toks = std::mem::take(&mut p.toks);
+    toks.clear();
+    TOKENS.with(|t| t.set(toks));
     (m, p.diags)
 }
 
 pub(crate) struct Parser<'a> {
     src: &'a str,
-    lex: Lexer<'a>,
+    /// All tokens, lexed up front in one tight loop (faster than lexing on demand); the
+    /// last is always `Eof`.
+    toks: Vec<Token>,
+    /// Index of the current token.
+    pos: usize,
     tok: Token,
-    ahead: Option<Token>,
     prev_end: u32,
     pub diags: Vec<Diagnostic>,
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str) -> Parser<'a> {
+    fn new(src: &'a str, mut toks: Vec<Token>) -> Parser<'a> {
         let mut lex = Lexer::new(src);
-        let tok = lex.next_token();
+        toks.reserve(src.len() / 4 + 16);
+        loop {
+            let t = lex.next_token();
+            toks.push(t);
+            if t.kind == Tok::Eof {
+                break;
+            }
+        }
         Parser {
             src,
-            lex,
-            tok,
-            ahead: None,
+            tok: toks[0],
+            toks,
+            pos: 0,
             prev_end: 0,
             diags: Vec::new(),
         }
@@ -67,21 +86,19 @@ impl<'a> Parser<'a> {
     }
 
     /// The token after the current one.
+    #[inline]
     fn peek(&mut self) -> Token {
-        if self.ahead.is_none() {
-            self.ahead = Some(self.lex.next_token());
-        }
-        self.ahead.unwrap()
+        self.toks[(self.pos + 1).min(self.toks.len() - 1)]
     }
 
     #[inline]
     fn bump(&mut self) -> Token {
         let t = self.tok;
         self.prev_end = t.span.end;
-        self.tok = match self.ahead.take() {
-            Some(a) => a,
-            None => self.lex.next_token(),
-        };
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        self.tok = self.toks[self.pos];
         t
     }
 

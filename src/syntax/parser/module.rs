@@ -261,16 +261,18 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Dot => {
                     let t = self.bump();
-                    let width = match self.text(t) {
+                    let text = self.text(t);
+                    let width = match text {
                         ".b8" | ".b16" | ".b32" | ".b64" | ".u8" | ".u16" | ".u32" | ".u64" => {
-                            crate::isa::Mod::from_spelling(self.text(t)).unwrap()
+                            crate::isa::lookup_mod(text)
                         }
-                        other => {
-                            return Err(self.error(
-                                t.span,
-                                format!("expected `.b8`, `.b16`, `.b32` or `.b64` data in section, found `{other}`"),
-                            ))
-                        }
+                        _ => None,
+                    };
+                    let Some(width) = width else {
+                        return Err(self.error(
+                            t.span,
+                            format!("expected `.b8`, `.b16`, `.b32` or `.b64` data in section, found `{text}`"),
+                        ));
                     };
                     let mut values = Vec::new();
                     loop {
@@ -280,11 +282,22 @@ impl<'a> Parser<'a> {
                         }
                     }
                     self.eat(Tok::Semi);
-                    entries.push(SectionEntry::Data {
-                        width,
-                        values,
-                        span: t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
-                    });
+                    let span = t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+                    // DWARF is mostly `.b8 N` lines: keep runs of byte constants as bytes.
+                    let bytes: Option<Vec<u8>> = (text == ".b8")
+                        .then(|| values.iter().map(|v| match v {
+                            Expr::Int { value, unsigned: false, .. } if *value < 256 => Some(*value as u8),
+                            _ => None,
+                        }).collect())
+                        .flatten();
+                    match (bytes, entries.last_mut()) {
+                        (Some(b), Some(SectionEntry::Bytes(prev, pspan))) => {
+                            prev.extend_from_slice(&b);
+                            *pspan = pspan.to(span);
+                        }
+                        (Some(b), _) => entries.push(SectionEntry::Bytes(b, span)),
+                        (None, _) => entries.push(SectionEntry::Data { width, values, span }),
+                    }
                 }
                 _ => return Err(self.unexpected("section data (`.b8`, `.b32`, …), a label or `}`")),
             }
