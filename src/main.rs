@@ -6,6 +6,10 @@ mod driver;
 
 use clap::Parser;
 
+/// mimalloc: the parser and the lowering allocate many small nodes.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args = cli::Cli::parse();
     let code = match &args.command {

@@ -314,7 +314,7 @@ pub struct Instruction<'a> {
     pub opcode: Opcode,
     /// Modifiers in source order (`.rn`, `.f32`, `.global`, `.L2::cache_hint`, …).
     pub mods: SmallVec<[Mod; 4]>,
-    pub operands: SmallVec<[Operand<'a>; 4]>,
+    pub operands: SmallVec<[Operand<'a>; 3]>,
     /// The whole instruction, guard to `;` exclusive.
     pub span: Span,
     /// The opcode word and its modifiers.

@@ -118,7 +118,24 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skips whitespace and comments; returns the span of an unterminated block comment.
+    #[inline(always)]
     fn skip_trivia(&mut self) -> Option<Span> {
+        // Most tokens follow zero or one separator byte: test those before the general loop.
+        match self.src.get(self.pos) {
+            Some(&b) if CLASS[b as usize] & SPACE == 0 && b != b'/' => return None,
+            Some(&b) if CLASS[b as usize] & SPACE != 0 => {
+                let n = *self.src.get(self.pos + 1).unwrap_or(&b'/');
+                if CLASS[n as usize] & SPACE == 0 && n != b'/' {
+                    self.pos += 1;
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        self.skip_trivia_slow()
+    }
+
+    fn skip_trivia_slow(&mut self) -> Option<Span> {
         loop {
             self.pos += self.src[self.pos..]
                 .iter()
@@ -127,9 +144,8 @@ impl<'a> Lexer<'a> {
             if self.peek_at(0) == b'/' {
                 match self.peek_at(1) {
                     b'/' => {
-                        while self.pos < self.src.len() && self.src[self.pos] != b'\n' {
-                            self.pos += 1;
-                        }
+                        self.pos = memchr::memchr(b'\n', &self.src[self.pos..])
+                            .map_or(self.src.len(), |i| self.pos + i);
                         continue;
                     }
                     b'*' => {
@@ -155,6 +171,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    #[inline]
     pub fn next_token(&mut self) -> Token {
         if let Some(span) = self.skip_trivia() {
             return Token {

@@ -15,7 +15,7 @@ impl<'a> Parser<'a> {
     /// parser resynchronises at the next statement.
     pub(super) fn block(&mut self) -> Block<'a> {
         let start = self.bump().span;
-        let mut stmts = Vec::with_capacity(16);
+        let mut stmts = Vec::with_capacity(self.count_statements());
         loop {
             match self.tok.kind {
                 Tok::RBrace => {
@@ -42,12 +42,35 @@ impl<'a> Parser<'a> {
                 self.bump();
             }
         }
-        // Growth slack would be up to half of a large body's memory.
-        stmts.shrink_to_fit();
         Block {
             stmts,
             span: start.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
         }
+    }
+
+    /// Counts the statements of the block that starts at the current token (`;` and `:` at
+    /// depth 0, nested blocks as one), so the statement list is allocated once at its final
+    /// size: growing a list of large entries by doubling would copy it repeatedly.
+    fn count_statements(&self) -> usize {
+        let mut depth = 0usize;
+        let mut n = 0;
+        for t in &self.toks[self.pos..] {
+            match t.kind {
+                Tok::Semi | Tok::Colon if depth == 0 => n += 1,
+                // `.loc` is the one statement without a terminating `;`.
+                Tok::Dot if depth == 0 && &self.src.as_bytes()[t.span.range()] == b".loc" => n += 1,
+                Tok::LBrace => depth += 1,
+                Tok::RBrace if depth == 0 => break,
+                Tok::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        n += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        n
     }
 
     fn statement(&mut self) -> PResult<Option<Statement<'a>>> {
@@ -300,7 +323,7 @@ impl<'a> Parser<'a> {
             Tok::Ident => {
                 let next = self.peek().kind;
                 if matches!(next, Tok::Plus | Tok::Minus | Tok::Star | Tok::Shl | Tok::Shr | Tok::Amp)
-                    || self.cur_text() == "generic" && next == Tok::LParen
+                    || next == Tok::LParen && self.cur_text() == "generic"
                 {
                     return Ok(Operand::Imm(self.expr()?));
                 }
