@@ -228,7 +228,7 @@ impl<'a> Lexer<'a> {
                                 span: Span::new(start, start + 1),
                             }
                         }
-                        Some(b'\\') => self.pos += 2,
+                        Some(b'\\') => self.pos = (self.pos + 2).min(self.src.len()),
                         Some(b'"') => {
                             self.pos += 1;
                             break;
