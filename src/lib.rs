@@ -3,4 +3,7 @@
 //! Pipeline: `syntax` (lex, parse) → `check` → `lower` → `target::{nvptx, cpu}` → emit/run.
 pub mod check;
 pub mod isa;
+pub mod llvm;
+pub mod lower;
 pub mod syntax;
+pub mod target;

@@ -1,7 +1,10 @@
 //! The default command: translate a PTX file for a target and write the requested output.
 
-use super::{Target, TranslateArgs};
+use super::{Emit, Target, TranslateArgs};
 use crate::driver;
+use ptx2llvm::llvm::EmitKind;
+use ptx2llvm::syntax::diag::Diagnostic;
+use ptx2llvm::target::nvptx::{self, CompileError};
 
 pub fn run(args: &TranslateArgs) -> i32 {
     let Some(path) = &args.file else {
@@ -20,10 +23,54 @@ pub fn run(args: &TranslateArgs) -> i32 {
         eprint!("{}", driver::render(&diags, path, &src));
         return 1;
     }
-    let target = match args.target {
-        Target::Nvptx => "nvptx",
-        Target::Cpu => "cpu",
+    if args.target == Target::Cpu {
+        eprintln!("error: translation for the cpu target is not implemented yet");
+        return 1;
+    }
+    // The module lives until the process ends; the lowering borrows names from it.
+    let src: &'static str = Box::leak(src.into_boxed_str());
+    let (module, _) = ptx2llvm::syntax::parse(src);
+    let module: &'static _ = Box::leak(Box::new(module));
+    let emit = match args.emit {
+        Emit::Llvm => EmitKind::Llvm,
+        Emit::Bc => EmitKind::Bitcode,
+        Emit::Asm => EmitKind::Asm,
+        Emit::Obj => {
+            eprintln!("error: --emit obj is not available for the nvptx target (use --emit asm and ptxas)");
+            return 2;
+        }
     };
-    eprintln!("error: translation for the {target} target is not implemented yet");
-    1
+    let opts = nvptx::Options {
+        emit,
+        opt: args.opt,
+        arch: args.arch.clone(),
+        name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+    };
+    match nvptx::compile(module, &opts) {
+        Ok(out) => {
+            if !out.text && args.output.is_none() {
+                eprintln!("error: refusing to write bitcode to stdout; use -o FILE");
+                return 2;
+            }
+            match driver::write_output(args.output.as_deref(), &out.bytes) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("{e}");
+                    1
+                }
+            }
+        }
+        Err(CompileError::Lower(errs)) => {
+            let diags: Vec<Diagnostic> = errs
+                .iter()
+                .map(|e| Diagnostic::new(e.span().unwrap_or_default(), e.to_string()))
+                .collect();
+            eprint!("{}", driver::render(&diags, path, src));
+            1
+        }
+        Err(CompileError::Llvm(e)) => {
+            eprintln!("{}: error: {e}", path.display());
+            1
+        }
+    }
 }

@@ -1,0 +1,325 @@
+//! The LLVM facade: the only module that touches inkwell and llvm-sys. It re-exports the
+//! handful of inkwell types the lowering names (values, types, builder), and adds what inkwell
+//! lacks or makes verbose: intrinsic calls by name, inline assembly, atomics and fences with
+//! sync scopes, target machines, pass pipelines, the verifier and emission to text/bitcode/asm.
+
+use std::ffi::c_char;
+
+pub use inkwell::attributes::AttributeLoc;
+pub use inkwell::basic_block::BasicBlock;
+pub use inkwell::builder::Builder;
+pub use inkwell::context::Context;
+pub use inkwell::module::{Linkage, Module};
+pub use inkwell::types::{
+    AnyTypeEnum, BasicMetadataTypeEnum, BasicType, BasicTypeEnum, FloatType, FunctionType, IntType,
+    PointerType, StructType,
+};
+pub use inkwell::values::{
+    AnyValue, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue,
+    GlobalValue, IntValue, PointerValue,
+};
+pub use inkwell::AddressSpace;
+pub use inkwell::{FloatPredicate, IntPredicate};
+
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LTarget, TargetMachine, TargetTriple,
+};
+use inkwell::OptimizationLevel;
+use inkwell::types::AnyType as _;
+use inkwell::values::AsValueRef as _;
+use llvm_sys::core as c;
+use llvm_sys::prelude::LLVMValueRef;
+
+/// `ptx_kernel` calling convention number (llvm/IR/CallingConv.h).
+pub const CC_PTX_KERNEL: u32 = 71;
+
+/// Memory orderings of atomics and fences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ordering {
+    Monotonic,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+fn sys_order(o: Ordering) -> llvm_sys::LLVMAtomicOrdering {
+    use llvm_sys::LLVMAtomicOrdering::*;
+    match o {
+        Ordering::Monotonic => LLVMAtomicOrderingMonotonic,
+        Ordering::Acquire => LLVMAtomicOrderingAcquire,
+        Ordering::Release => LLVMAtomicOrderingRelease,
+        Ordering::AcqRel => LLVMAtomicOrderingAcquireRelease,
+        Ordering::SeqCst => LLVMAtomicOrderingSequentiallyConsistent,
+    }
+}
+
+/// atomicrmw operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RmwOp {
+    Xchg,
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Max,
+    Min,
+    UMax,
+    UMin,
+    FAdd,
+    FMin,
+    FMax,
+    UIncWrap,
+    UDecWrap,
+}
+
+/// The sync-scope id for `name` ("" = system).
+pub fn sync_scope(ctx: &Context, name: &str) -> u32 {
+    unsafe { c::LLVMGetSyncScopeID(ctx_ref(ctx), name.as_ptr() as *const c_char, name.len()) }
+}
+
+fn ctx_ref(ctx: &Context) -> llvm_sys::prelude::LLVMContextRef {
+    ctx.raw()
+}
+
+fn b_ref(b: &Builder) -> llvm_sys::prelude::LLVMBuilderRef {
+    b.as_mut_ptr()
+}
+
+/// `atomicrmw op ptr, val ordering` in sync scope `scope` ("" = system).
+pub fn atomic_rmw<'c>(
+    ctx: &'c Context,
+    b: &Builder<'c>,
+    op: RmwOp,
+    ptr: PointerValue<'c>,
+    val: BasicValueEnum<'c>,
+    ord: Ordering,
+    scope: &str,
+) -> BasicValueEnum<'c> {
+    use llvm_sys::LLVMAtomicRMWBinOp::*;
+    let sop = match op {
+        RmwOp::Xchg => LLVMAtomicRMWBinOpXchg,
+        RmwOp::Add => LLVMAtomicRMWBinOpAdd,
+        RmwOp::Sub => LLVMAtomicRMWBinOpSub,
+        RmwOp::And => LLVMAtomicRMWBinOpAnd,
+        RmwOp::Or => LLVMAtomicRMWBinOpOr,
+        RmwOp::Xor => LLVMAtomicRMWBinOpXor,
+        RmwOp::Max => LLVMAtomicRMWBinOpMax,
+        RmwOp::Min => LLVMAtomicRMWBinOpMin,
+        RmwOp::UMax => LLVMAtomicRMWBinOpUMax,
+        RmwOp::UMin => LLVMAtomicRMWBinOpUMin,
+        RmwOp::FAdd => LLVMAtomicRMWBinOpFAdd,
+        RmwOp::FMin => LLVMAtomicRMWBinOpFMin,
+        RmwOp::FMax => LLVMAtomicRMWBinOpFMax,
+        RmwOp::UIncWrap => LLVMAtomicRMWBinOpUIncWrap,
+        RmwOp::UDecWrap => LLVMAtomicRMWBinOpUDecWrap,
+    };
+    let ss = sync_scope(ctx, scope);
+    unsafe {
+        let v = c::LLVMBuildAtomicRMWSyncScope(
+            b_ref(b),
+            sop,
+            ptr.as_value_ref(),
+            val.as_value_ref(),
+            sys_order(ord),
+            ss,
+        );
+        BasicValueEnum::new(v)
+    }
+}
+
+/// `cmpxchg ptr, cmp, new ord ord` in `scope`; returns the loaded value.
+pub fn atomic_cmpxchg<'c>(
+    ctx: &'c Context,
+    b: &Builder<'c>,
+    ptr: PointerValue<'c>,
+    cmp: BasicValueEnum<'c>,
+    new: BasicValueEnum<'c>,
+    ord: Ordering,
+    scope: &str,
+) -> BasicValueEnum<'c> {
+    let ss = sync_scope(ctx, scope);
+    let fail = match ord {
+        Ordering::Release => Ordering::Monotonic,
+        Ordering::AcqRel => Ordering::Acquire,
+        o => o,
+    };
+    unsafe {
+        let v = c::LLVMBuildAtomicCmpXchgSyncScope(
+            b_ref(b),
+            ptr.as_value_ref(),
+            cmp.as_value_ref(),
+            new.as_value_ref(),
+            sys_order(ord),
+            sys_order(fail),
+            ss,
+        );
+        let name = b"\0";
+        BasicValueEnum::new(c::LLVMBuildExtractValue(b_ref(b), v, 0, name.as_ptr() as *const c_char))
+    }
+}
+
+/// `fence [syncscope(scope)] ord`.
+pub fn fence(ctx: &Context, b: &Builder, ord: Ordering, scope: &str) {
+    let ss = sync_scope(ctx, scope);
+    unsafe {
+        c::LLVMBuildFenceSyncScope(b_ref(b), sys_order(ord), ss, b"\0".as_ptr() as *const c_char);
+    }
+}
+
+/// Makes a load or store instruction atomic (or volatile).
+pub fn set_atomic(ctx: &Context, inst: LLVMValueRef, ord: Ordering, scope: &str) {
+    let ss = sync_scope(ctx, scope);
+    unsafe {
+        c::LLVMSetOrdering(inst, sys_order(ord));
+        c::LLVMSetAtomicSyncScopeID(inst, ss);
+    }
+}
+
+pub fn set_volatile(inst: LLVMValueRef) {
+    unsafe { c::LLVMSetVolatile(inst, 1) }
+}
+
+pub fn set_alignment(inst: LLVMValueRef, align: u32) {
+    unsafe { c::LLVMSetAlignment(inst, align) }
+}
+
+/// The raw handle of a value (for `set_atomic` etc.).
+pub fn raw<'c>(v: impl AnyValue<'c>) -> LLVMValueRef {
+    v.as_value_ref()
+}
+
+/// Calls (declaring on first use) the function `name` of type `ret(args)`; used for
+/// `llvm.nvvm.*` and other intrinsics, whose names LLVM recognises.
+pub fn call_named<'c>(
+    module: &Module<'c>,
+    b: &Builder<'c>,
+    name: &str,
+    ret: Option<BasicTypeEnum<'c>>,
+    args: &[BasicValueEnum<'c>],
+) -> Option<BasicValueEnum<'c>> {
+    let f = match module.get_function(name) {
+        Some(f) => f,
+        None => {
+            let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+            let ty = match ret {
+                Some(r) => r.fn_type(&params, false),
+                None => module.get_context().void_type().fn_type(&params, false),
+            };
+            module.add_function(name, ty, None)
+        }
+    };
+    let margs: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
+    let cs = b.build_call(f, &margs, "").expect("builder positioned");
+    cs.try_as_basic_value().basic()
+}
+
+/// Builds a call to inline assembly `asm` with `constraints`; returns the result value
+/// (a struct when several outputs).
+pub fn inline_asm<'c>(
+    ctx: &'c Context,
+    b: &Builder<'c>,
+    ret: Option<BasicTypeEnum<'c>>,
+    args: &[BasicValueEnum<'c>],
+    asm: &str,
+    constraints: &str,
+    side_effects: bool,
+) -> Option<BasicValueEnum<'c>> {
+    let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+    let fty = match ret {
+        Some(r) => r.fn_type(&params, false),
+        None => ctx.void_type().fn_type(&params, false),
+    };
+    let f = ctx.create_inline_asm(fty, asm.to_string(), constraints.to_string(), side_effects, false, None, false);
+    let margs: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
+    let cs = b.build_indirect_call(fty, f, &margs, "").expect("builder positioned");
+    cs.try_as_basic_value().basic()
+}
+
+/// What to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmitKind {
+    Llvm,
+    Bitcode,
+    Asm,
+    Object,
+}
+
+/// A target machine for a triple/CPU/features.
+pub struct Machine {
+    tm: TargetMachine,
+}
+
+impl Machine {
+    /// The NVPTX back end for `sm_XX` with PTX ISA feature `+ptxNN`.
+    pub fn nvptx(cpu: &str, features: &str, opt: u8, bits64: bool) -> Result<Machine, String> {
+        LTarget::initialize_nvptx(&InitializationConfig::default());
+        let triple = TargetTriple::create(if bits64 { "nvptx64-nvidia-cuda" } else { "nvptx-nvidia-cuda" });
+        let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
+        let level = match opt {
+            0 => OptimizationLevel::None,
+            1 => OptimizationLevel::Less,
+            2 => OptimizationLevel::Default,
+            _ => OptimizationLevel::Aggressive,
+        };
+        let tm = t
+            .create_target_machine(&triple, cpu, features, level, RelocMode::Default, CodeModel::Default)
+            .ok_or_else(|| format!("cannot create an NVPTX target machine for {cpu} {features}"))?;
+        Ok(Machine { tm })
+    }
+
+    /// Sets the module's triple and data layout to this machine's.
+    pub fn configure(&self, m: &Module) {
+        m.set_triple(&self.tm.get_triple());
+        m.set_data_layout(&self.tm.get_target_data().get_data_layout());
+    }
+
+    /// Runs the new-pass-manager pipeline `default<On>` (nothing at -O0 but the verifier).
+    pub fn optimize(&self, m: &Module, opt: u8) -> Result<(), String> {
+        let pipeline = if opt == 0 { "verify".to_string() } else { format!("default<O{opt}>") };
+        let opts = inkwell::passes::PassBuilderOptions::create();
+        opts.set_verify_each(false);
+        m.run_passes(&pipeline, &self.tm, opts).map_err(|e| e.to_string())
+    }
+
+    pub fn emit(&self, m: &Module, kind: EmitKind) -> Result<Vec<u8>, String> {
+        match kind {
+            EmitKind::Llvm => Ok(m.print_to_string().to_bytes().to_vec()),
+            EmitKind::Bitcode => Ok(m.write_bitcode_to_memory().as_slice().to_vec()),
+            EmitKind::Asm | EmitKind::Object => {
+                let ft = if kind == EmitKind::Asm { FileType::Assembly } else { FileType::Object };
+                let buf = self.tm.write_to_memory_buffer(m, ft).map_err(|e| e.to_string())?;
+                Ok(buf.as_slice().to_vec())
+            }
+        }
+    }
+}
+
+/// Runs the IR verifier; the error text names the first problem.
+pub fn verify(m: &Module) -> Result<(), String> {
+    m.verify().map_err(|e| e.to_string())
+}
+
+pub use inkwell::attributes::Attribute;
+
+/// An enum attribute (`noreturn`, `align(N)`, …) by name.
+pub fn enum_attr<'c>(ctx: &'c Context, name: &str, val: u64) -> Attribute {
+    ctx.create_enum_attribute(Attribute::get_named_enum_kind_id(name), val)
+}
+
+/// A type attribute (`byval(T)`, …) by name.
+pub fn type_attr<'c>(ctx: &'c Context, name: &str, ty: BasicTypeEnum<'c>) -> Attribute {
+    ctx.create_type_attribute(Attribute::get_named_enum_kind_id(name), ty.as_any_type_enum())
+}
+
+/// Whether `f` carries the enum function attribute `name`.
+pub fn has_fn_attr(f: FunctionValue, name: &str) -> bool {
+    f.get_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id(name)).is_some()
+}
+pub use inkwell::values::VectorValue;
+
+/// The integer type of `bits` bits (1 ≤ bits).
+pub fn int_type(ctx: &Context, bits: u32) -> IntType<'_> {
+    ctx.custom_width_int_type(std::num::NonZeroU32::new(bits.max(1)).unwrap()).expect("valid integer width")
+}

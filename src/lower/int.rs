@@ -1,0 +1,416 @@
+//! Integer arithmetic, logic, shifts, comparisons and moves with PTX's exact semantics:
+//! `.lo/.hi/.wide`, `.sat`, carry chains (`.cc`, `addc`, `subc`, `madc`; CC.CF is an i1
+//! alloca), division by zero without undefined behaviour, and clamped shift amounts.
+
+use super::*;
+
+fn bin<'c>(l: &Lowerer<'c, '_>, op: &str, a: IntValue<'c>, b: IntValue<'c>, signed: bool) -> IntValue<'c> {
+    let bd = &l.b;
+    match op {
+        "add" => bd.build_int_add(a, b, "").unwrap(),
+        "sub" => bd.build_int_sub(a, b, "").unwrap(),
+        "and" => bd.build_and(a, b, "").unwrap(),
+        "or" => bd.build_or(a, b, "").unwrap(),
+        "xor" => bd.build_xor(a, b, "").unwrap(),
+        "min" | "max" => {
+            let p = match (op, signed) {
+                ("min", true) => IntPredicate::SLT,
+                ("min", false) => IntPredicate::ULT,
+                (_, true) => IntPredicate::SGT,
+                _ => IntPredicate::UGT,
+            };
+            let c = bd.build_int_compare(p, a, b, "").unwrap();
+            bd.build_select(c, a, b, "").unwrap().into_int_value()
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// Multiplication with `.lo`, `.hi` or `.wide`; returns the result of the destination width.
+fn mul<'c>(l: &Lowerer<'c, '_>, ins: &Ins, a: IntValue<'c>, b: IntValue<'c>, t: Ty) -> IntValue<'c> {
+    let bd = &l.b;
+    let s = t.is_signed();
+    if ins.has(".hi") || ins.has(".wide") {
+        let w = l.int(t.bits * 2);
+        let ext = |v: IntValue<'c>| if s { bd.build_int_s_extend(v, w, "").unwrap() } else { bd.build_int_z_extend(v, w, "").unwrap() };
+        let p = bd.build_int_mul(ext(a), ext(b), "").unwrap();
+        if ins.has(".wide") {
+            return p;
+        }
+        let sh = bd.build_right_shift(p, w.const_int(t.bits as u64, false), false, "").unwrap();
+        return bd.build_int_truncate(sh, l.int(t.bits), "").unwrap();
+    }
+    bd.build_int_mul(a, b, "").unwrap()
+}
+
+fn cmp_pred(op: &str, signed: bool) -> Option<IntPredicate> {
+    Some(match op {
+        ".eq" => IntPredicate::EQ,
+        ".ne" => IntPredicate::NE,
+        ".lt" if signed => IntPredicate::SLT,
+        ".le" if signed => IntPredicate::SLE,
+        ".gt" if signed => IntPredicate::SGT,
+        ".ge" if signed => IntPredicate::SGE,
+        ".lt" | ".lo" => IntPredicate::ULT,
+        ".le" | ".ls" => IntPredicate::ULE,
+        ".gt" | ".hi" => IntPredicate::UGT,
+        ".ge" | ".hs" => IntPredicate::UGE,
+        _ => return None,
+    })
+}
+
+const CMPS: &[&str] = &[
+    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
+];
+
+/// Compares `a` and `b` of type `t` with the comparison of `ins`.
+pub fn compare<'c>(l: &Lowerer<'c, '_>, ins: &Ins, t: Ty, a: BasicValueEnum<'c>, b: BasicValueEnum<'c>) -> Option<IntValue<'c>> {
+    let op = ins.any(CMPS)?;
+    if t.is_float() {
+        if !matches!(t.k, K::F | K::BF) {
+            return None;
+        }
+        let p = match op {
+            ".eq" => FloatPredicate::OEQ,
+            ".ne" => FloatPredicate::ONE,
+            ".lt" => FloatPredicate::OLT,
+            ".le" => FloatPredicate::OLE,
+            ".gt" => FloatPredicate::OGT,
+            ".ge" => FloatPredicate::OGE,
+            ".equ" => FloatPredicate::UEQ,
+            ".neu" => FloatPredicate::UNE,
+            ".ltu" => FloatPredicate::ULT,
+            ".leu" => FloatPredicate::ULE,
+            ".gtu" => FloatPredicate::UGT,
+            ".geu" => FloatPredicate::UGE,
+            ".num" => FloatPredicate::ORD,
+            ".nan" => FloatPredicate::UNO,
+            _ => return None,
+        };
+        return Some(l.b.build_float_compare(p, a.into_float_value(), b.into_float_value(), "").unwrap());
+    }
+    let p = cmp_pred(op, t.is_signed())?;
+    Some(l.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "").unwrap())
+}
+
+/// Applies `.and/.or/.xor` with predicate `c` (setp/set's boolean part).
+fn bool_op<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>, r: IntValue<'c>, c_op: Option<&Operand<'a>>) -> Result<(IntValue<'c>, IntValue<'c>), Error> {
+    let nr = l.b.build_not(r, "").unwrap();
+    let Some(bo) = ins.any(&[".and", ".or", ".xor"]) else { return Ok((r, nr)) };
+    let c = l.operand(fs, c_op.ok_or_else(|| invalid(ins.span(), "missing predicate operand"))?, Ty::PRED)?.into_int_value();
+    let f = |x: IntValue<'c>| match bo {
+        ".and" => l.b.build_and(x, c, "").unwrap(),
+        ".or" => l.b.build_or(x, c, "").unwrap(),
+        _ => l.b.build_xor(x, c, "").unwrap(),
+    };
+    Ok((f(r), f(nr)))
+}
+
+pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+    let ops = ins.ops();
+    let t = ins.ty();
+    let bd = &l.b;
+    let s = t.is_signed();
+    if matches!(t.k, K::I16x2 | K::F32x2) && !matches!(ins.op, "mov") {
+        return Ok(false);
+    }
+    let src = |fs: &mut FnState<'c, 'a>, k: usize, ty: Ty| -> Result<BasicValueEnum<'c>, Error> {
+        l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, ty)
+    };
+    match ins.op {
+        "mov" => return mov(l, fs, ins),
+        "add" | "sub" if ins.has(".cc") => {
+            if ins.has(".sat") {
+                return Ok(false);
+            }
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let name = if ins.op == "add" { "llvm.uadd.with.overflow" } else { "llvm.usub.with.overflow" };
+            let (r, c) = overflow(l, name, a, b);
+            let slot = l.cc_slot(fs);
+            bd.build_store(slot, c).unwrap();
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "add" | "sub" | "and" | "or" | "xor" | "min" | "max" => {
+            if ins.mods.iter().any(|m| matches!(*m, ".relu" | ".sat")) && !(ins.has(".sat") && t.bits == 32 && s && ins.mods.len() == 2) {
+                return Ok(false);
+            }
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let r = if ins.has(".sat") {
+                let n = if ins.op == "add" { "llvm.sadd.sat.i32" } else { "llvm.ssub.sat.i32" };
+                l.call_v(n, l.i32().into(), &[a.into(), b.into()]).into_int_value()
+            } else {
+                bin(l, ins.op, a, b, s)
+            };
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "addc" | "subc" => {
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let slot = l.cc_slot(fs);
+            let cf = bd.build_load(l.i1(), slot, "").unwrap().into_int_value();
+            let cfw = bd.build_int_z_extend(cf, a.get_type(), "").unwrap();
+            let name = if ins.op == "addc" { "llvm.uadd.with.overflow" } else { "llvm.usub.with.overflow" };
+            let (r1, c1) = overflow(l, name, a, b);
+            let (r2, c2) = overflow(l, name, r1, cfw);
+            if ins.has(".cc") {
+                let c = bd.build_or(c1, c2, "").unwrap();
+                bd.build_store(slot, c).unwrap();
+            }
+            l.set(fs, &ops[0], r2.into(), s)?;
+        }
+        "mul" => {
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let r = mul(l, ins, a, b, t);
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "mad" | "madc" => {
+            if ins.has(".sat") {
+                return Ok(false);
+            }
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let p = mul(l, ins, a, b, t);
+            let ct = if ins.has(".wide") { Ty { k: t.k, bits: t.bits * 2 } } else { t };
+            let c = src(fs, 3, ct)?.into_int_value();
+            let r = if ins.has(".cc") || ins.op == "madc" {
+                let slot = l.cc_slot(fs);
+                let (r1, c1) = overflow(l, "llvm.uadd.with.overflow", p, c);
+                let (r, cout) = if ins.op == "madc" {
+                    let cf = bd.build_load(l.i1(), slot, "").unwrap().into_int_value();
+                    let cfw = bd.build_int_z_extend(cf, r1.get_type(), "").unwrap();
+                    let (r2, c2) = overflow(l, "llvm.uadd.with.overflow", r1, cfw);
+                    (r2, bd.build_or(c1, c2, "").unwrap())
+                } else {
+                    (r1, c1)
+                };
+                if ins.has(".cc") {
+                    bd.build_store(slot, cout).unwrap();
+                }
+                r
+            } else {
+                bd.build_int_add(p, c, "").unwrap()
+            };
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "mul24" | "mad24" => {
+            if ins.has(".hi") || ins.has(".sat") {
+                return Ok(false);
+            }
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let sh = l.i32().const_int(8, false);
+            let x24 = |v: IntValue<'c>| {
+                let v = bd.build_left_shift(v, sh, "").unwrap();
+                bd.build_right_shift(v, sh, s, "").unwrap()
+            };
+            let mut r = bd.build_int_mul(x24(a), x24(b), "").unwrap();
+            if ins.op == "mad24" {
+                let c = src(fs, 3, t)?.into_int_value();
+                r = bd.build_int_add(r, c, "").unwrap();
+            }
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "div" | "rem" => {
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let ty = a.get_type();
+            let zero = ty.const_zero();
+            let ones = ty.const_all_ones();
+            let bz = bd.build_int_compare(IntPredicate::EQ, b, zero, "").unwrap();
+            let bm1 = bd.build_int_compare(IntPredicate::EQ, b, ones, "").unwrap();
+            // Divisor 0 → hardware's all-ones quotient / dividend remainder; INT_MIN / -1 wraps.
+            let unsafe_b = if s { bd.build_or(bz, bm1, "").unwrap() } else { bz };
+            let one = ty.const_int(1, false);
+            let sb = bd.build_select(unsafe_b, one, b, "").unwrap().into_int_value();
+            let r = match (ins.op, s) {
+                ("div", true) => bd.build_int_signed_div(a, sb, "").unwrap(),
+                ("div", false) => bd.build_int_unsigned_div(a, sb, "").unwrap(),
+                (_, true) => bd.build_int_signed_rem(a, sb, "").unwrap(),
+                _ => bd.build_int_unsigned_rem(a, sb, "").unwrap(),
+            };
+            let r = if ins.op == "div" {
+                let neg = bd.build_int_neg(a, "").unwrap();
+                let r = if s { bd.build_select(bm1, neg, r, "").unwrap().into_int_value() } else { r };
+                bd.build_select(bz, ones, r, "").unwrap().into_int_value()
+            } else {
+                let r = if s { bd.build_select(bm1, zero, r, "").unwrap().into_int_value() } else { r };
+                bd.build_select(bz, a, r, "").unwrap().into_int_value()
+            };
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "abs" | "neg" | "not" | "cnot" => {
+            let a = src(fs, 1, t)?.into_int_value();
+            let r = match ins.op {
+                "abs" => l
+                    .call_v(&format!("llvm.abs.i{}", t.bits), a.get_type().into(), &[a.into(), l.i1().const_zero().into()])
+                    .into_int_value(),
+                "neg" => bd.build_int_neg(a, "").unwrap(),
+                "not" => bd.build_not(a, "").unwrap(),
+                _ => {
+                    let z = bd.build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "").unwrap();
+                    bd.build_int_z_extend(z, a.get_type(), "").unwrap()
+                }
+            };
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "shl" | "shr" => {
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, Ty::u(32))?.into_int_value();
+            let ty = a.get_type();
+            let bits = l.i32().const_int(t.bits as u64, false);
+            let big = bd.build_int_compare(IntPredicate::UGE, b, bits, "").unwrap();
+            let r = if ins.op == "shr" && s {
+                let lim = l.i32().const_int(t.bits as u64 - 1, false);
+                let amt = bd.build_select(big, lim, b, "").unwrap().into_int_value();
+                let amt = l.coerce(amt.into(), ty.into(), false).into_int_value();
+                bd.build_right_shift(a, amt, true, "").unwrap()
+            } else {
+                let lim = l.i32().const_zero();
+                let amt = bd.build_select(big, lim, b, "").unwrap().into_int_value();
+                let amt = l.coerce(amt.into(), ty.into(), false).into_int_value();
+                let r = if ins.op == "shl" { bd.build_left_shift(a, amt, "").unwrap() } else { bd.build_right_shift(a, amt, false, "").unwrap() };
+                bd.build_select(big, ty.const_zero(), r, "").unwrap().into_int_value()
+            };
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "sad" => {
+            let a = src(fs, 1, t)?.into_int_value();
+            let b = src(fs, 2, t)?.into_int_value();
+            let c = src(fs, 3, t)?.into_int_value();
+            let gt = bd.build_int_compare(if s { IntPredicate::SGT } else { IntPredicate::UGT }, a, b, "").unwrap();
+            let d1 = bd.build_int_sub(a, b, "").unwrap();
+            let d2 = bd.build_int_sub(b, a, "").unwrap();
+            let d = bd.build_select(gt, d1, d2, "").unwrap().into_int_value();
+            let r = bd.build_int_add(c, d, "").unwrap();
+            l.set(fs, &ops[0], r.into(), s)?;
+        }
+        "dp4a" | "dp2a" => {
+            let (at, bt) = (ins.types[0], ins.types[1]);
+            let a = src(fs, 1, Ty::b(32))?;
+            let b = src(fs, 2, Ty::b(32))?;
+            let c = src(fs, 3, Ty::b(32))?;
+            let su = |t: Ty| if t.is_signed() { "s" } else { "u" };
+            let r = if ins.op == "dp4a" {
+                l.call_v(&format!("llvm.nvvm.idp4a.{}.{}", su(at), su(bt)), l.i32().into(), &[a, b, c])
+            } else {
+                let hi = l.i1().const_int(ins.has(".hi") as u64, false);
+                l.call_v(&format!("llvm.nvvm.idp2a.{}.{}", su(at), su(bt)), l.i32().into(), &[a, b, hi.into(), c])
+            };
+            l.set(fs, &ops[0], r, false)?;
+        }
+        "setp" => {
+            let a = src(fs, 1, t)?;
+            let b = src(fs, 2, t)?;
+            let Some(r) = compare(l, ins, t, a, b) else { return Ok(false) };
+            if t.is_float() && ins.has(".ftz") && t.bits == 32 {
+                // Comparisons of denormals flushed to zero: compare flushed values.
+                return Ok(false);
+            }
+            let (r, nr) = bool_op(l, fs, ins, r, ops.get(3))?;
+            match &ops[0] {
+                Operand::Pair(p, q, _) => {
+                    l.set(fs, p, r.into(), false)?;
+                    l.set(fs, q, nr.into(), false)?;
+                }
+                d => l.set(fs, d, r.into(), false)?,
+            }
+        }
+        "set" => {
+            let (dt, st) = (ins.types[0], *ins.types.get(1).unwrap_or(&ins.types[0]));
+            if ins.has(".ftz") || !matches!(dt.k, K::U | K::S | K::B | K::F) || dt.bits != 32 {
+                return Ok(false);
+            }
+            let a = src(fs, 1, st)?;
+            let b = src(fs, 2, st)?;
+            let Some(r) = compare(l, ins, st, a, b) else { return Ok(false) };
+            let (r, _) = bool_op(l, fs, ins, r, ops.get(3))?;
+            let v: BasicValueEnum = if dt.is_float() {
+                bd.build_select(r, l.ctx.f32_type().const_float(1.0), l.ctx.f32_type().const_zero(), "").unwrap()
+            } else {
+                bd.build_select(r, l.i32().const_all_ones(), l.i32().const_zero(), "").unwrap()
+            };
+            l.set(fs, &ops[0], v, false)?;
+        }
+        "selp" => {
+            let a = src(fs, 1, t)?;
+            let b = src(fs, 2, t)?;
+            let c = src(fs, 3, Ty::PRED)?.into_int_value();
+            let r = bd.build_select(c, a, b, "").unwrap();
+            l.set(fs, &ops[0], r, s)?;
+        }
+        "slct" => {
+            let (dt, ct) = (ins.types[0], ins.types[1]);
+            if ins.has(".ftz") {
+                return Ok(false);
+            }
+            let a = src(fs, 1, dt)?;
+            let b = src(fs, 2, dt)?;
+            let c = src(fs, 3, ct)?;
+            let ge = if ct.is_float() {
+                bd.build_float_compare(FloatPredicate::OGE, c.into_float_value(), c.get_type().into_float_type().const_zero(), "").unwrap()
+            } else {
+                bd.build_int_compare(IntPredicate::SGE, c.into_int_value(), l.i32().const_zero(), "").unwrap()
+            };
+            let r = bd.build_select(ge, a, b, "").unwrap();
+            l.set(fs, &ops[0], r, false)?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn overflow<'c>(l: &Lowerer<'c, '_>, name: &str, a: IntValue<'c>, b: IntValue<'c>) -> (IntValue<'c>, IntValue<'c>) {
+    let ty = a.get_type();
+    let st = l.ctx.struct_type(&[ty.into(), l.i1().into()], false);
+    let r = l.call_v(&format!("{name}.i{}", ty.get_bit_width()), st.into(), &[a.into(), b.into()]).into_struct_value();
+    let v = l.b.build_extract_value(r, 0, "").unwrap().into_int_value();
+    let c = l.b.build_extract_value(r, 1, "").unwrap().into_int_value();
+    (v, c)
+}
+
+/// `mov`: registers, immediates, special registers, symbol addresses, and vector pack/unpack.
+fn mov<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+    let ops = ins.ops();
+    let t = ins.ty();
+    if ops.len() != 2 {
+        return Ok(false);
+    }
+    match (&ops[0], &ops[1]) {
+        (d, Operand::Vec(items, _)) => {
+            // Pack: element 0 in the low bits.
+            let eb = t.bits / items.len() as u32;
+            let w = l.int(t.bits);
+            let mut acc = w.const_zero();
+            for (k, it) in items.iter().enumerate() {
+                let v = match it {
+                    Operand::Sink(_) => continue,
+                    _ => l.operand(fs, it, Ty::b(eb))?.into_int_value(),
+                };
+                let v = l.b.build_int_z_extend_or_bit_cast(v, w, "").unwrap();
+                let v = l.b.build_left_shift(v, w.const_int((k as u32 * eb) as u64, false), "").unwrap();
+                acc = l.b.build_or(acc, v, "").unwrap();
+            }
+            l.set(fs, d, acc.into(), false)?;
+        }
+        (Operand::Vec(items, _), a) => {
+            let eb = t.bits / items.len() as u32;
+            let v = l.operand(fs, a, Ty::b(t.bits))?.into_int_value();
+            for (k, it) in items.iter().enumerate() {
+                if matches!(it, Operand::Sink(_)) {
+                    continue;
+                }
+                let s = l.b.build_right_shift(v, v.get_type().const_int((k as u32 * eb) as u64, false), false, "").unwrap();
+                let e = l.b.build_int_truncate_or_bit_cast(s, l.int(eb), "").unwrap();
+                l.set(fs, it, e.into(), false)?;
+            }
+        }
+        (d, a) => {
+            let v = l.operand(fs, a, t)?;
+            l.set(fs, d, v, t.is_signed())?;
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,147 @@
+//! Loads and stores: `ld`/`st`/`ldu`/`ld.global.nc` with vectors, `.volatile`, and the memory
+//! model's `.relaxed`/`.acquire`/`.release` with scopes as LLVM atomic orderings and sync
+//! scopes. `.param` accesses read arguments and write return/call slots. Cache hints are
+//! performance advice and are dropped; `prefetch` is a no-op hint.
+
+use super::*;
+
+/// The LLVM sync-scope name of a PTX scope modifier (default `.gpu`).
+pub fn scope_name(ins: &Ins) -> &'static str {
+    match ins.any(&[".cta", ".cluster", ".gpu", ".sys"]) {
+        Some(".cta") => "block",
+        Some(".cluster") => "cluster",
+        Some(".sys") => "",
+        _ => "device",
+    }
+}
+
+pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+    let ops = ins.ops();
+    if matches!(ins.op, "prefetch" | "prefetchu") {
+        return Ok(!ins.has(".tensormap"));
+    }
+    if ins.mods.iter().any(|m| matches!(*m, ".mmio" | ".unified" | ".b128" | ".v8") || m.starts_with(".L2::256B") || m.starts_with(".L2::cache_hint")) {
+        return Ok(false);
+    }
+    let t = ins.ty();
+    let space = ins.space().unwrap_or(Space::Generic);
+    let vec = match ins.any(&[".v2", ".v4"]) {
+        Some(".v2") => 2,
+        Some(".v4") => 4,
+        _ => 1,
+    };
+    let is_load = ins.op != "st";
+    let (data, addr) = if is_load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
+    let Operand::Addr(a) = addr else { return Ok(false) };
+    let elem_t = if t.k == K::Pred { Ty::u(8) } else { t };
+    let ety = elem_t.llvm(l.ctx);
+    // Parameters: argument values and slots.
+    if space == Space::Param || a.base.is_some_and(|b| fs.params.contains_key(b)) {
+        if let Some(b) = a.base {
+            if let Some(ParamSlot::Arg { val, .. }) = fs.params.get(b).copied() {
+                if is_load && vec == 1 && a.offset == 0 && l.bits_of(val.get_type()) == elem_t.bits {
+                    let v = l.coerce(val, ety, false);
+                    l.set(fs, data, v, t.is_signed())?;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    let ptr_space = if space == Space::Param { Space::Param } else { space };
+    let ptr = if ptr_space == Space::Param {
+        match a.base {
+            Some(b) if fs.params.contains_key(b) => {
+                let slot = fs.params[b];
+                let m = l.param_mem(fs, b, slot);
+                if a.offset == 0 {
+                    m
+                } else {
+                    let off = l.i64().const_int(a.offset as u64, true);
+                    unsafe { l.b.build_gep(l.ctx.i8_type(), m, &[off], "").unwrap() }
+                }
+            }
+            _ => l.address(fs, a, Space::Generic, addr.span())?,
+        }
+    } else {
+        l.address(fs, a, ptr_space, addr.span())?
+    };
+    let vty: BasicTypeEnum = if vec > 1 { vec_type(l.ctx, ety, vec) } else { ety };
+    let align = (elem_t.bits / 8).max(1) * vec;
+    let ordering = match ins.any(&[".relaxed", ".acquire", ".release"]) {
+        Some(".relaxed") => Some(Ordering::Monotonic),
+        Some(".acquire") => Some(Ordering::Acquire),
+        Some(".release") => Some(Ordering::Release),
+        _ => None,
+    };
+    if is_load {
+        let v = l.b.build_load(vty, ptr, "").unwrap();
+        let inst = raw(v);
+        set_alignment(inst, align);
+        if ins.has(".volatile") {
+            set_volatile(inst);
+        }
+        if let Some(o) = ordering {
+            if vec > 1 {
+                return Ok(false);
+            }
+            set_atomic(l.ctx, inst, o, scope_name(ins));
+        }
+        if vec == 1 {
+            let v = if t.k == K::Pred { l.coerce(v, l.i1().into(), false) } else { v };
+            l.set(fs, data, v, t.is_signed())?;
+        } else {
+            let Operand::Vec(items, _) = data else { return Err(invalid(data.span(), "expected a vector operand")) };
+            let vv = v.into_vector_value();
+            for (k, it) in items.iter().enumerate() {
+                if matches!(it, Operand::Sink(_)) {
+                    continue;
+                }
+                let e = l.b.build_extract_element(vv, l.i32().const_int(k as u64, false), "").unwrap();
+                l.set(fs, it, e, t.is_signed())?;
+            }
+        }
+    } else {
+        let v: BasicValueEnum = if vec == 1 {
+            let v = l.operand(fs, data, t)?;
+            if t.k == K::Pred { l.coerce(v, ety, false) } else { v }
+        } else {
+            let Operand::Vec(items, _) = data else { return Err(invalid(data.span(), "expected a vector operand")) };
+            let mut acc = undef_vec(vty);
+            for (k, it) in items.iter().enumerate() {
+                let e = l.operand(fs, it, t)?;
+                acc = l.b.build_insert_element(acc, e, l.i32().const_int(k as u64, false), "").unwrap();
+            }
+            acc.into()
+        };
+        let st = l.b.build_store(ptr, v).unwrap();
+        let inst = raw(st);
+        set_alignment(inst, align);
+        if ins.has(".volatile") {
+            set_volatile(inst);
+        }
+        if let Some(o) = ordering {
+            if vec > 1 {
+                return Ok(false);
+            }
+            set_atomic(l.ctx, inst, o, scope_name(ins));
+        }
+    }
+    Ok(true)
+}
+
+fn vec_type<'c>(ctx: &'c Context, e: BasicTypeEnum<'c>, n: u32) -> BasicTypeEnum<'c> {
+    match e {
+        BasicTypeEnum::IntType(i) => i.vec_type(n).into(),
+        BasicTypeEnum::FloatType(f) => f.vec_type(n).into(),
+        BasicTypeEnum::VectorType(v) => {
+            // A vector of packed values: use the bit pattern.
+            let bits = v.get_size() * 16;
+            int_type(ctx, bits).vec_type(n).into()
+        }
+        _ => e,
+    }
+}
+
+fn undef_vec(t: BasicTypeEnum) -> VectorValue {
+    t.into_vector_type().get_undef()
+}

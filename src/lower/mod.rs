@@ -1,0 +1,786 @@
+//! The shared lowering from the PTX AST to LLVM IR. It decides what each instruction means;
+//! one file per instruction family (`int`, `float`, `convert`, `bits`, `memory`, `atomic`,
+//! `control`, `call`, `warp`, `sreg`, `inline_asm`). What differs per target goes through the
+//! `Target` trait (`target.rs`).
+//!
+//! Model: every PTX register is an `alloca` of its declared type in the entry block (SROA and
+//! mem2reg make SSA of them at -O1+); a register's declared type decides its storage type, an
+//! instruction's type decides the operation type, and `coerce` converts between them by the
+//! rules of PTX ISA §"Operand Size Exceeding Instruction-Type Size". Parameters become LLVM
+//! arguments; `.param` variables declared in a body (call arguments) are allocas that SROA
+//! removes. Instructions with no LLVM equivalent become inline PTX assembly.
+
+pub mod atomic;
+pub mod bits;
+pub mod call;
+pub mod control;
+pub mod convert;
+pub mod float;
+pub mod inline_asm;
+pub mod int;
+pub mod memory;
+pub mod module;
+pub mod target;
+pub mod types;
+
+use std::collections::HashMap;
+
+use crate::isa::Mod;
+use crate::llvm::*;
+use crate::syntax::ast::{self, Expr, Instruction, Operand};
+use crate::syntax::span::Span;
+pub use target::{Space, Target};
+pub use types::{Ty, K};
+
+/// A lowering error, with the span of the instruction or declaration at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{msg}")]
+    Unsupported { msg: String, span: Span },
+    #[error("{msg}")]
+    Invalid { msg: String, span: Span },
+    #[error("LLVM: {0}")]
+    Llvm(String),
+}
+
+impl Error {
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            Error::Unsupported { span, .. } | Error::Invalid { span, .. } => Some(*span),
+            Error::Llvm(_) => None,
+        }
+    }
+}
+
+pub(crate) fn invalid(span: Span, msg: impl Into<String>) -> Error {
+    Error::Invalid { msg: msg.into(), span }
+}
+
+/// A module-level symbol.
+#[derive(Clone, Copy)]
+pub enum Sym<'c> {
+    /// A variable: pointer in the state space's address space.
+    Var { ptr: PointerValue<'c>, space: Space },
+    Func(FunctionValue<'c>),
+}
+
+/// A function signature in PTX terms (for calls).
+#[derive(Clone)]
+pub struct Sig<'c> {
+    pub rets: Vec<ParamKind<'c>>,
+    pub params: Vec<ParamKind<'c>>,
+    pub fn_ty: FunctionType<'c>,
+}
+
+/// How one PTX parameter travels in LLVM.
+#[derive(Clone, Copy)]
+pub enum ParamKind<'c> {
+    /// A scalar of this LLVM type.
+    Scalar(BasicTypeEnum<'c>),
+    /// An array/aggregate of `size` bytes passed `byval` (arguments) or as `[size x i8]`
+    /// (return values).
+    Bytes { size: u32, align: u32 },
+}
+
+/// A register declaration; parameterised declarations (`%r<100>`) are expanded lazily.
+#[derive(Clone, Copy)]
+struct RegDecl {
+    id: u32,
+    ty: Ty,
+    count: Option<u32>,
+    vector: Option<u8>,
+}
+
+/// A function parameter or local `.param` variable.
+#[derive(Clone, Copy)]
+pub enum ParamSlot<'c> {
+    /// An argument value (scalar `.param` of the function).
+    Arg { val: BasicValueEnum<'c>, spill: Option<PointerValue<'c>> },
+    /// Memory (byval argument, return slot, call argument slot).
+    Mem(PointerValue<'c>),
+}
+
+/// Per-function state.
+pub struct FnState<'c, 'a> {
+    pub func: FunctionValue<'c>,
+    pub name: &'a str,
+    pub alloca_bb: BasicBlock<'c>,
+    reg_decls: HashMap<&'a str, RegDecl>,
+    regs: HashMap<(u32, String), (PointerValue<'c>, BasicTypeEnum<'c>, Ty)>,
+    pub params: HashMap<&'a str, ParamSlot<'c>>,
+    pub local_vars: HashMap<&'a str, Sym<'c>>,
+    pub labels: HashMap<&'a str, BasicBlock<'c>>,
+    /// Return values: slot (memory) or register name, with their kinds.
+    pub rets: Vec<(RetSlot<'a, 'c>, ParamKind<'c>)>,
+    pub cc: Option<PointerValue<'c>>,
+    pub branch_targets: HashMap<&'a str, Vec<&'a str>>,
+    pub prototypes: HashMap<&'a str, &'a ast::CallPrototype<'a>>,
+    pub is_kernel: bool,
+    counter: u32,
+}
+
+#[derive(Clone, Copy)]
+pub enum RetSlot<'a, 'c> {
+    Mem(PointerValue<'c>),
+    Reg(&'a str),
+}
+
+/// The lowering of one module.
+pub struct Lowerer<'c, 'a> {
+    pub ctx: &'c Context,
+    pub module: Module<'c>,
+    pub b: Builder<'c>,
+    pub target: &'c dyn Target,
+    pub syms: HashMap<&'a str, Sym<'c>>,
+    pub sigs: HashMap<&'a str, Sig<'c>>,
+    pub addr64: bool,
+    pub sm: u32,
+}
+
+/// Pre-decoded view of an instruction's modifiers.
+pub struct Ins<'i, 'a> {
+    pub i: &'i Instruction<'a>,
+    pub op: &'static str,
+    pub mods: smallvec::SmallVec<[&'static str; 6]>,
+    pub types: smallvec::SmallVec<[Ty; 2]>,
+}
+
+impl<'i, 'a> Ins<'i, 'a> {
+    pub fn new(i: &'i Instruction<'a>) -> Self {
+        let mods: smallvec::SmallVec<[&'static str; 6]> = i.mods.iter().map(|m: &Mod| m.spelling()).collect();
+        let types = mods.iter().filter_map(|m| Ty::from_spelling(m)).collect();
+        Ins { i, op: i.opcode.spelling(), mods, types }
+    }
+    pub fn has(&self, m: &str) -> bool {
+        self.mods.iter().any(|x| *x == m)
+    }
+    pub fn any(&self, ms: &[&str]) -> Option<&'static str> {
+        self.mods.iter().copied().find(|x| ms.contains(x))
+    }
+    /// The instruction type (last type modifier).
+    pub fn ty(&self) -> Ty {
+        self.types.last().copied().unwrap_or(Ty::b(32))
+    }
+    pub fn span(&self) -> Span {
+        self.i.span
+    }
+    pub fn ops(&self) -> &[Operand<'a>] {
+        &self.i.operands
+    }
+    pub fn space(&self) -> Option<Space> {
+        for m in &self.mods {
+            let s = match *m {
+                ".global" => Space::Global,
+                ".shared" | ".shared::cta" => Space::Shared,
+                ".shared::cluster" => Space::SharedCluster,
+                ".const" => Space::Const,
+                ".local" => Space::Local,
+                ".param" | ".param::entry" | ".param::func" => Space::Param,
+                _ => continue,
+            };
+            return Some(s);
+        }
+        None
+    }
+    pub fn unsupported(&self, why: &str) -> Error {
+        Error::Unsupported { msg: format!("`{}`: {why}", inline_asm::spell(self.i)), span: self.i.span }
+    }
+}
+
+/// The 'sreg' names that are special registers (without the `%`).
+pub fn is_sreg(name: &str) -> bool {
+    let n = name.trim_start_matches('%');
+    matches!(
+        n,
+        "tid" | "ntid" | "ctaid" | "nctaid" | "laneid" | "warpid" | "nwarpid" | "smid" | "nsmid" | "gridid"
+            | "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" | "clock"
+            | "clock_hi" | "clock64" | "globaltimer" | "globaltimer_lo" | "globaltimer_hi"
+            | "total_smem_size" | "aggr_smem_size" | "dynamic_smem_size" | "is_explicit_cluster"
+            | "clusterid" | "nclusterid" | "cluster_ctaid" | "cluster_nctaid" | "cluster_ctarank"
+            | "cluster_nctarank" | "current_graph_exec" | "reserved_smem_offset_begin"
+            | "reserved_smem_offset_end" | "reserved_smem_offset_cap" | "reserved_smem_offset_0"
+            | "reserved_smem_offset_1"
+    ) || n.starts_with("envreg")
+        || n.starts_with("pm")
+}
+
+impl<'c, 'a> Lowerer<'c, 'a> {
+    pub fn new(ctx: &'c Context, target: &'c dyn Target, name: &str, addr64: bool, sm: u32) -> Self {
+        Lowerer {
+            ctx,
+            module: ctx.create_module(name),
+            b: ctx.create_builder(),
+            target,
+            syms: HashMap::new(),
+            sigs: HashMap::new(),
+            addr64,
+            sm,
+        }
+    }
+
+    pub fn i1(&self) -> IntType<'c> {
+        self.ctx.bool_type()
+    }
+    pub fn i32(&self) -> IntType<'c> {
+        self.ctx.i32_type()
+    }
+    pub fn i64(&self) -> IntType<'c> {
+        self.ctx.i64_type()
+    }
+    pub fn int(&self, bits: u32) -> IntType<'c> {
+        int_type(self.ctx, bits)
+    }
+    pub fn ptr(&self, s: Space) -> PointerType<'c> {
+        self.ctx.ptr_type(AddressSpace::from(self.target.addr_space(s)))
+    }
+    pub fn ptr_int(&self) -> IntType<'c> {
+        if self.addr64 {
+            self.i64()
+        } else {
+            self.i32()
+        }
+    }
+    pub fn c32(&self, v: u64) -> IntValue<'c> {
+        self.i32().const_int(v, false)
+    }
+
+    /// Calls an intrinsic (or any function) by name.
+    pub fn call(&self, name: &str, ret: Option<BasicTypeEnum<'c>>, args: &[BasicValueEnum<'c>]) -> Option<BasicValueEnum<'c>> {
+        call_named(&self.module, &self.b, name, ret, args)
+    }
+    pub fn call_v(&self, name: &str, ret: BasicTypeEnum<'c>, args: &[BasicValueEnum<'c>]) -> BasicValueEnum<'c> {
+        self.call(name, Some(ret), args).expect("non-void intrinsic")
+    }
+
+    fn bits_of(&self, t: BasicTypeEnum<'c>) -> u32 {
+        match t {
+            BasicTypeEnum::IntType(i) => i.get_bit_width(),
+            BasicTypeEnum::FloatType(f) => {
+                if f == self.ctx.f16_type() || f == self.ctx.bf16_type() {
+                    16
+                } else if f == self.ctx.f32_type() {
+                    32
+                } else if f == self.ctx.f64_type() {
+                    64
+                } else {
+                    128
+                }
+            }
+            BasicTypeEnum::VectorType(v) => v.get_size() * self.bits_of(v.get_element_type()),
+            BasicTypeEnum::PointerType(_) => 64,
+            BasicTypeEnum::ArrayType(a) => a.len() * self.bits_of(a.get_element_type()),
+            _ => 64,
+        }
+    }
+
+    /// Converts a value to `to` by PTX's rules for register/instruction type mismatch:
+    /// same size → bitcast; narrower → truncate; wider → sign- or zero-extend.
+    pub fn coerce(&self, v: BasicValueEnum<'c>, to: BasicTypeEnum<'c>, signed: bool) -> BasicValueEnum<'c> {
+        let from = v.get_type();
+        if from == to {
+            return v;
+        }
+        let b = &self.b;
+        let fb = self.bits_of(from);
+        let tb = self.bits_of(to);
+        // To an integer of the source's width.
+        let iv: IntValue<'c> = match v {
+            BasicValueEnum::IntValue(i) => i,
+            BasicValueEnum::PointerValue(p) => b.build_ptr_to_int(p, self.int(fb), "").unwrap(),
+            _ => b.build_bit_cast(v, self.int(fb), "").unwrap().into_int_value(),
+        };
+        let it = self.int(tb);
+        let iv = if fb == tb {
+            iv
+        } else if tb == 1 {
+            b.build_int_compare(IntPredicate::NE, iv, iv.get_type().const_zero(), "").unwrap()
+        } else if fb > tb {
+            b.build_int_truncate(iv, it, "").unwrap()
+        } else if signed && fb > 1 {
+            b.build_int_s_extend(iv, it, "").unwrap()
+        } else {
+            b.build_int_z_extend(iv, it, "").unwrap()
+        };
+        match to {
+            BasicTypeEnum::IntType(_) => iv.into(),
+            BasicTypeEnum::PointerType(p) => b.build_int_to_ptr(iv, p, "").unwrap().into(),
+            _ => b.build_bit_cast(iv, to, "").unwrap(),
+        }
+    }
+
+    // ---- registers and operands -----------------------------------------------------------
+
+    fn entry_alloca(&self, fs: &FnState<'c, 'a>, ty: BasicTypeEnum<'c>, name: &str) -> PointerValue<'c> {
+        let cur = self.b.get_insert_block();
+        match fs.alloca_bb.get_first_instruction() {
+            Some(i) => self.b.position_before(&i),
+            None => self.b.position_at_end(fs.alloca_bb),
+        }
+        let p = self.b.build_alloca(ty, name).unwrap();
+        if let Some(c) = cur {
+            self.b.position_at_end(c);
+        }
+        p
+    }
+
+    /// An alloca of `ty` in the entry block, with alignment.
+    pub fn alloca(&self, fs: &FnState<'c, 'a>, ty: BasicTypeEnum<'c>, align: u32, name: &str) -> PointerValue<'c> {
+        let p = self.entry_alloca(fs, ty, name);
+        if align > 0 {
+            set_alignment(raw(p), align);
+        }
+        p
+    }
+
+    /// The register `name`: its alloca, storage type and declared type.
+    pub fn reg(&self, fs: &mut FnState<'c, 'a>, name: &str) -> Option<(PointerValue<'c>, BasicTypeEnum<'c>, Ty)> {
+        let decl = match fs.reg_decls.get(name) {
+            Some(d) if d.count.is_none() => *d,
+            _ => {
+                let split = name.trim_end_matches(|c: char| c.is_ascii_digit());
+                let idx: u32 = name[split.len()..].parse().ok()?;
+                let d = fs.reg_decls.get(split)?;
+                if d.count? <= idx {
+                    return None;
+                }
+                *d
+            }
+        };
+        if let Some(r) = fs.regs.get(&(decl.id, name.to_string())) {
+            return Some(*r);
+        }
+        let mut st = decl.ty.storage(self.ctx);
+        if let Some(n) = decl.vector {
+            st = self.int(decl.ty.bits * n as u32).into();
+        }
+        let p = self.entry_alloca(fs, st, name);
+        fs.regs.insert((decl.id, name.to_string()), (p, st, decl.ty));
+        Some((p, st, decl.ty))
+    }
+
+    pub fn declare_reg(&self, fs: &mut FnState<'c, 'a>, v: &'a ast::VarDecl<'a>) -> Result<(), Error> {
+        let ty = Ty::of(v.ty).ok_or_else(|| invalid(v.span, format!("register of type `{}`", v.ty.spelling())))?;
+        for n in &v.names {
+            fs.counter += 1;
+            fs.reg_decls.insert(n.name, RegDecl { id: fs.counter, ty, count: n.count, vector: v.vector });
+        }
+        Ok(())
+    }
+
+    /// Loads a value of PTX type `ty` from operand `op` (register, immediate, symbol, sreg).
+    pub fn operand(&self, fs: &mut FnState<'c, 'a>, op: &Operand<'a>, ty: Ty) -> Result<BasicValueEnum<'c>, Error> {
+        let want = ty.llvm(self.ctx);
+        match op {
+            Operand::Vec(items, _) if items.len() == 1 => self.operand(fs, &items[0], ty),
+            Operand::Name { name, comp, negated, span } => {
+                let v = self.name_value(fs, name, *comp, *span)?;
+                let mut v = self.coerce(v, want, ty.is_signed());
+                if *negated {
+                    let i = v.into_int_value();
+                    v = self.b.build_not(i, "").unwrap().into();
+                }
+                Ok(v)
+            }
+            Operand::Imm(e) => self.imm(fs, e, ty),
+            Operand::Addr(a) => {
+                // `mov`-like use of an address expression (e.g. `[sym]` never; keep general).
+                let p = self.address(fs, a, Space::Generic, op.span())?;
+                Ok(self.coerce(p.into(), want, false))
+            }
+            _ => Err(invalid(op.span(), "expected a register or constant operand")),
+        }
+    }
+
+    /// The value of a named operand: register, special register, symbol address, parameter.
+    pub fn name_value(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        name: &str,
+        comp: Option<ast::Component>,
+        span: Span,
+    ) -> Result<BasicValueEnum<'c>, Error> {
+        if let Some((p, st, t)) = self.reg(fs, name) {
+            let v = self.b.build_load(st, p, "").unwrap();
+            if let Some(c) = comp {
+                // Component of a vector register: bits slice.
+                let shift = (c as u32) * t.bits;
+                let iv = v.into_int_value();
+                let s = self.b.build_right_shift(iv, iv.get_type().const_int(shift as u64, false), false, "").unwrap();
+                return Ok(self.b.build_int_truncate(s, self.int(t.bits), "").unwrap().into());
+            }
+            return Ok(v);
+        }
+        if name.starts_with('%') && is_sreg(name) {
+            let c = comp.map(|c| match c {
+                ast::Component::X => 'x',
+                ast::Component::Y => 'y',
+                ast::Component::Z => 'z',
+                ast::Component::W => 'w',
+            });
+            return self
+                .target
+                .sreg(self, &name[1..], c)
+                .ok_or_else(|| Error::Unsupported { msg: format!("special register `{name}` on the {} target", self.target.name()), span });
+        }
+        if let Some(p) = self.sym_ptr(fs, name) {
+            return Ok(self.b.build_ptr_to_int(p, self.i64(), "").unwrap().into());
+        }
+        if name == "WARP_SZ" {
+            return Ok(self.i32().const_int(32, false).into());
+        }
+        Err(invalid(span, format!("unknown register or symbol `{name}`")))
+    }
+
+    /// The pointer of a symbol (variable, function, parameter) by name.
+    pub fn sym_ptr(&self, fs: &mut FnState<'c, 'a>, name: &str) -> Option<PointerValue<'c>> {
+        if let Some(s) = fs.local_vars.get(name).or_else(|| self.syms.get(name)) {
+            return Some(match *s {
+                Sym::Var { ptr, .. } => ptr,
+                Sym::Func(f) => f.as_global_value().as_pointer_value(),
+            });
+        }
+        if let Some(p) = fs.params.get(name).copied() {
+            return Some(self.param_mem(fs, name, p));
+        }
+        None
+    }
+
+    pub fn sym_space(&self, fs: &FnState<'c, 'a>, name: &str) -> Option<Space> {
+        match fs.local_vars.get(name).or_else(|| self.syms.get(name)) {
+            Some(Sym::Var { space, .. }) => Some(*space),
+            Some(Sym::Func(_)) => Some(Space::Generic),
+            None => fs.params.get(name).map(|_| Space::Param),
+        }
+    }
+
+    /// Memory holding a parameter (spilling a scalar argument on first use).
+    pub fn param_mem(&self, fs: &mut FnState<'c, 'a>, name: &str, p: ParamSlot<'c>) -> PointerValue<'c> {
+        match p {
+            ParamSlot::Mem(m) => m,
+            ParamSlot::Arg { spill: Some(m), .. } => m,
+            ParamSlot::Arg { val, spill: None } => {
+                let m = self.alloca(fs, val.get_type(), 0, name);
+                let cur = self.b.get_insert_block().unwrap();
+                match fs.alloca_bb.get_terminator() {
+                    Some(t) => self.b.position_before(&t),
+                    None => self.b.position_at_end(fs.alloca_bb),
+                }
+                self.b.build_store(m, val).unwrap();
+                self.b.position_at_end(cur);
+                let key = fs.params.keys().find(|k| **k == name).copied().unwrap();
+                fs.params.insert(key, ParamSlot::Arg { val, spill: Some(m) });
+                m
+            }
+        }
+    }
+
+    /// An immediate of type `ty`.
+    pub fn imm(&self, fs: &mut FnState<'c, 'a>, e: &Expr<'a>, ty: Ty) -> Result<BasicValueEnum<'c>, Error> {
+        let want = ty.llvm(self.ctx);
+        match e {
+            Expr::F32(bits, _) => {
+                let f = self.ctx.f32_type().const_float(f32::from_bits(*bits) as f64);
+                let v: BasicValueEnum = if ty.k == K::F && ty.bits == 32 {
+                    self.b.build_bit_cast(self.i32().const_int(*bits as u64, false), self.ctx.f32_type(), "").unwrap()
+                } else if ty.is_float() {
+                    self.b.build_float_cast(f, self.ctx.f64_type(), "").unwrap().into()
+                } else {
+                    self.i32().const_int(*bits as u64, false).into()
+                };
+                Ok(self.fit_imm(v, ty))
+            }
+            Expr::F64(bits, _) => {
+                let v: BasicValueEnum = if ty.is_float() {
+                    self.ctx.f64_type().const_float(f64::from_bits(*bits)).into()
+                } else {
+                    self.i64().const_int(*bits, false).into()
+                };
+                Ok(self.fit_imm(v, ty))
+            }
+            _ => {
+                if let Some(c) = crate::syntax::consteval::eval(e) {
+                    if ty.is_float() && ty.k != K::F16x2 && ty.k != K::BF16x2 && ty.k != K::F32x2 {
+                        // An integer literal with a float type is its value's bit pattern
+                        // only for hex; PTX code uses it for zero in practice.
+                        let iv = self.int(ty.bits).const_int(c.bits, false);
+                        return Ok(self.coerce(iv.into(), want, false));
+                    }
+                    let iv = self.int(ty.bits.max(1)).const_int(c.bits, !c.unsigned);
+                    return Ok(self.coerce(iv.into(), want, false));
+                }
+                // Symbolic: address arithmetic.
+                let v = self.sym_expr(fs, e)?;
+                Ok(self.coerce(v.into(), want, false))
+            }
+        }
+    }
+
+    fn fit_imm(&self, v: BasicValueEnum<'c>, ty: Ty) -> BasicValueEnum<'c> {
+        let want = ty.llvm(self.ctx);
+        if v.get_type() == want {
+            return v;
+        }
+        if ty.is_float() && v.is_float_value() && want.is_float_type() {
+            return self.b.build_float_cast(v.into_float_value(), want.into_float_type(), "").unwrap().into();
+        }
+        self.coerce(v, want, false)
+    }
+
+    /// An integer (pointer-sized) value of a symbolic expression (`sym`, `sym+4`, `generic(sym)`).
+    pub fn sym_expr(&self, fs: &mut FnState<'c, 'a>, e: &Expr<'a>) -> Result<IntValue<'c>, Error> {
+        match e {
+            Expr::Sym(s, span) | Expr::Generic(s, span) => {
+                let p = self.sym_ptr(fs, s).ok_or_else(|| invalid(*span, format!("unknown symbol `{s}`")))?;
+                let p = if matches!(e, Expr::Generic(..)) { self.to_generic(p) } else { p };
+                Ok(self.b.build_ptr_to_int(p, self.i64(), "").unwrap())
+            }
+            Expr::Binary(op, a, b2, span) => {
+                let x = self.sym_expr(fs, a)?;
+                let y = self.sym_expr(fs, b2)?;
+                Ok(match op {
+                    ast::BinOp::Add => self.b.build_int_add(x, y, "").unwrap(),
+                    ast::BinOp::Sub => self.b.build_int_sub(x, y, "").unwrap(),
+                    _ => return Err(invalid(*span, "unsupported symbolic expression")),
+                })
+            }
+            _ => match crate::syntax::consteval::eval(e) {
+                Some(c) => Ok(self.i64().const_int(c.bits, false)),
+                None => Err(invalid(e.span(), "unsupported constant expression")),
+            },
+        }
+    }
+
+    pub fn to_generic(&self, p: PointerValue<'c>) -> PointerValue<'c> {
+        let g = self.ptr(Space::Generic);
+        if p.get_type() == g {
+            p
+        } else {
+            self.b.build_address_space_cast(p, g, "").unwrap()
+        }
+    }
+
+    /// Stores `v` (of an instruction type) into the destination operand.
+    pub fn set(&self, fs: &mut FnState<'c, 'a>, op: &Operand<'a>, v: BasicValueEnum<'c>, signed: bool) -> Result<(), Error> {
+        match op {
+            Operand::Name { name, comp: None, span, .. } => {
+                let (p, st, _) = self.reg(fs, name).ok_or_else(|| invalid(*span, format!("`{name}` is not a register")))?;
+                let v = self.coerce(v, st, signed);
+                self.b.build_store(p, v).unwrap();
+                Ok(())
+            }
+            Operand::Sink(_) => Ok(()),
+            Operand::Vec(items, _) if items.len() == 1 => self.set(fs, &items[0], v, signed),
+            _ => Err(invalid(op.span(), "expected a destination register")),
+        }
+    }
+
+    /// Pointer for an address operand `[base+off]` in state space `space`.
+    pub fn address(&self, fs: &mut FnState<'c, 'a>, a: &ast::Address<'a>, space: Space, span: Span) -> Result<PointerValue<'c>, Error> {
+        let pty = self.ptr(space);
+        let base: PointerValue<'c> = match a.base {
+            None => {
+                let i = self.ptr_int().const_int(a.offset as u64, false);
+                return Ok(self.b.build_int_to_ptr(i, pty, "").unwrap());
+            }
+            Some(name) => {
+                if let Some((p, st, _)) = self.reg(fs, name) {
+                    let v = self.b.build_load(st, p, "").unwrap();
+                    let iv = self.coerce(v, self.int(self.bits_of(st).max(32)).into(), false).into_int_value();
+                    self.b.build_int_to_ptr(iv, pty, "").unwrap()
+                } else if let Some(p) = self.sym_ptr(fs, name) {
+                    if p.get_type() == pty || space == Space::Param {
+                        p
+                    } else if self.sym_space(fs, name) == Some(Space::Param) || p.get_type() != self.ptr(Space::Generic) && pty != self.ptr(Space::Generic) {
+                        // e.g. `ld.shared::cluster [shared_var]`
+                        let g = self.to_generic(p);
+                        self.b.build_address_space_cast(g, pty, "").unwrap()
+                    } else {
+                        self.b.build_address_space_cast(p, pty, "").unwrap()
+                    }
+                } else {
+                    return Err(invalid(span, format!("unknown address base `{name}`")));
+                }
+            }
+        };
+        if a.offset == 0 {
+            return Ok(base);
+        }
+        let off = self.i64().const_int(a.offset as u64, true);
+        Ok(unsafe { self.b.build_gep(self.ctx.i8_type(), base, &[off], "").unwrap() })
+    }
+
+    // ---- control helpers -----------------------------------------------------------------
+
+    pub fn new_block(&self, fs: &mut FnState<'c, 'a>, name: &str) -> BasicBlock<'c> {
+        fs.counter += 1;
+        self.ctx.append_basic_block(fs.func, &format!("{name}{}", fs.counter))
+    }
+
+    /// Whether the current block already ends in a terminator.
+    pub fn terminated(&self) -> bool {
+        self.b.get_insert_block().and_then(|bb| bb.get_terminator()).is_some()
+    }
+
+    /// Reads a predicate register as i1.
+    pub fn pred(&self, fs: &mut FnState<'c, 'a>, name: &str, negated: bool, span: Span) -> Result<IntValue<'c>, Error> {
+        let v = self.name_value(fs, name, None, span)?;
+        let v = self.coerce(v, self.i1().into(), false).into_int_value();
+        Ok(if negated { self.b.build_not(v, "").unwrap() } else { v })
+    }
+
+    /// The carry flag CC.CF (an i1 alloca per function).
+    pub fn cc_slot(&self, fs: &mut FnState<'c, 'a>) -> PointerValue<'c> {
+        if let Some(p) = fs.cc {
+            return p;
+        }
+        let p = self.alloca(fs, self.i1().into(), 0, "cc.cf");
+        fs.cc = Some(p);
+        p
+    }
+
+    // ---- functions ----------------------------------------------------------------------
+
+    pub fn lower_body(&mut self, f: &'a ast::Function<'a>, func: FunctionValue<'c>) -> Result<(), Error> {
+        let body = f.body.as_ref().unwrap();
+        let alloca_bb = self.ctx.append_basic_block(func, "entry");
+        let start = self.ctx.append_basic_block(func, "start");
+        let mut fs = FnState {
+            func,
+            name: f.name,
+            alloca_bb,
+            reg_decls: HashMap::new(),
+            regs: HashMap::new(),
+            params: HashMap::new(),
+            local_vars: HashMap::new(),
+            labels: HashMap::new(),
+            rets: Vec::new(),
+            cc: None,
+            branch_targets: HashMap::new(),
+            prototypes: HashMap::new(),
+            is_kernel: f.kind == ast::FnKind::Entry,
+            counter: 0,
+        };
+        self.b.position_at_end(start);
+        call::bind_params(self, &mut fs, f)?;
+        collect_labels(self, &mut fs, body);
+        self.block(&mut fs, body)?;
+        if !self.terminated() {
+            call::emit_ret(self, &mut fs)?;
+        }
+        self.b.position_at_end(alloca_bb);
+        self.b.build_unconditional_branch(start).unwrap();
+        Ok(())
+    }
+
+    fn block(&self, fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) -> Result<(), Error> {
+        // Scoping: registers declared in a nested block shadow outer ones until its end.
+        let saved_decls = fs.reg_decls.clone();
+        // Labels are scoped to their block (and visible in nested blocks).
+        let saved_labels = fs.labels.clone();
+        for st in &blk.stmts {
+            if let ast::Statement::Label(name, _) = st {
+                let bb = self.ctx.append_basic_block(fs.func, name.trim_start_matches('$'));
+                fs.labels.insert(name, bb);
+            }
+        }
+        let saved_vars = fs.local_vars.clone();
+        for st in &blk.stmts {
+            match st {
+                ast::Statement::Label(name, _) => {
+                    let bb = fs.labels[name];
+                    if !self.terminated() {
+                        self.b.build_unconditional_branch(bb).unwrap();
+                    }
+                    self.b.position_at_end(bb);
+                }
+                ast::Statement::Instr(i) => {
+                    if self.terminated() {
+                        let bb = self.new_block(fs, "dead");
+                        self.b.position_at_end(bb);
+                    }
+                    self.instruction(fs, i)?;
+                }
+                ast::Statement::Var(v) => module::local_var(self, fs, v)?,
+                ast::Statement::Block(b) => self.block(fs, b)?,
+                ast::Statement::CallPrototype(p) => {
+                    fs.prototypes.insert(p.name, p);
+                }
+                ast::Statement::BranchTargets { name, targets, .. } => {
+                    fs.branch_targets.insert(name, targets.clone());
+                }
+                _ => {}
+            }
+        }
+        fs.reg_decls = saved_decls;
+        fs.labels = saved_labels;
+        fs.local_vars = saved_vars;
+        Ok(())
+    }
+
+    /// Lowers one instruction, with its guard.
+    fn instruction(&self, fs: &mut FnState<'c, 'a>, i: &'a Instruction<'a>) -> Result<(), Error> {
+        let ins = Ins::new(i);
+        // Branches take their guard as the condition.
+        if matches!(ins.op, "bra" | "ret" | "exit") || i.guard.is_none() {
+            return self.dispatch(fs, &ins);
+        }
+        let g = i.guard.unwrap();
+        let c = self.pred(fs, g.pred, g.negated, g.span)?;
+        let then_bb = self.new_block(fs, "if");
+        let cont = self.new_block(fs, "endif");
+        self.b.build_conditional_branch(c, then_bb, cont).unwrap();
+        self.b.position_at_end(then_bb);
+        self.dispatch(fs, &ins)?;
+        if !self.terminated() {
+            self.b.build_unconditional_branch(cont).unwrap();
+        }
+        self.b.position_at_end(cont);
+        Ok(())
+    }
+
+    fn dispatch(&self, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {
+        let done = match ins.op {
+            "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg" | "min" | "max"
+            | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp"
+            | "selp" | "set" | "slct" | "mov" | "dp4a" | "dp2a" => {
+                if ins.types.first().is_some_and(|t| t.is_float()) && !matches!(ins.op, "mov" | "selp" | "slct" | "set" | "setp") {
+                    float::lower(self, fs, ins)?
+                } else {
+                    int::lower(self, fs, ins)?
+                }
+            }
+            "fma" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" | "copysign" | "testp" => {
+                float::lower(self, fs, ins)?
+            }
+            "cvt" | "cvta" | "isspacep" => convert::lower(self, fs, ins)?,
+            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns" => {
+                bits::lower(self, fs, ins)?
+            }
+            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" => memory::lower(self, fs, ins)?,
+            "atom" | "red" => atomic::lower(self, fs, ins)?,
+            "bra" | "brx" | "ret" | "exit" | "trap" => control::lower(self, fs, ins)?,
+            "call" => call::lower_call(self, fs, ins)?,
+            _ => self.target.sync_op(self, fs, ins.i)?,
+        };
+        if !done {
+            self.target.inline_asm_ok(ins.i)?;
+            inline_asm::lower(self, fs, ins)?;
+        }
+        Ok(())
+    }
+}
+
+fn collect_labels<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) {
+    for st in &blk.stmts {
+        match st {
+            ast::Statement::Block(b) => collect_labels(l, fs, b),
+            ast::Statement::BranchTargets { name, targets, .. } => {
+                fs.branch_targets.insert(name, targets.clone());
+            }
+            ast::Statement::CallPrototype(p) => {
+                fs.prototypes.insert(p.name, p);
+            }
+            _ => {}
+        }
+    }
+}

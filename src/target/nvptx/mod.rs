@@ -1,0 +1,143 @@
+//! The NVPTX target: address spaces, special registers, kernel attributes, barriers, fences
+//! and warp operations as `llvm.nvvm.*`, PTX inline assembly for the rest; and the driver
+//! entry `compile` (lower → verify → optimize → emit through LLVM's NVPTX back end).
+
+mod sync;
+
+use crate::llvm::*;
+use crate::lower::{self, Error, FnState, Lowerer, Space, Target};
+use crate::syntax::ast::{self, FnDirective, Instruction};
+
+/// The NVPTX implementation of `lower::Target`.
+pub struct Nvptx;
+
+impl Target for Nvptx {
+    fn name(&self) -> &'static str {
+        "nvptx"
+    }
+
+    fn addr_space(&self, s: Space) -> u16 {
+        match s {
+            Space::Generic => 0,
+            Space::Global => 1,
+            Space::Shared => 3,
+            Space::Const => 4,
+            Space::Local => 5,
+            Space::SharedCluster => 7,
+            Space::Param => 0,
+        }
+    }
+
+    fn sreg<'c>(&self, l: &Lowerer<'c, '_>, name: &str, comp: Option<char>) -> Option<BasicValueEnum<'c>> {
+        let i32t: BasicTypeEnum = l.i32().into();
+        let i64t: BasicTypeEnum = l.i64().into();
+        let with_comp = |base: &str| comp.map(|c| format!("llvm.nvvm.read.ptx.sreg.{}.{c}", base.replace('_', ".")));
+        let (intr, ty) = match name {
+            "tid" | "ntid" | "ctaid" | "nctaid" | "clusterid" | "nclusterid" | "cluster_ctaid" | "cluster_nctaid" => (with_comp(name)?, i32t),
+            "laneid" | "warpid" | "nwarpid" | "smid" | "nsmid" | "clock" | "cluster_ctarank" | "cluster_nctarank" => {
+                (format!("llvm.nvvm.read.ptx.sreg.{}", name.replace('_', ".")), i32t)
+            }
+            "gridid" | "clock64" | "globaltimer" => (format!("llvm.nvvm.read.ptx.sreg.{name}"), i64t),
+            "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => {
+                (format!("llvm.nvvm.read.ptx.sreg.lanemask.{}", &name[9..]), i32t)
+            }
+            "is_explicit_cluster" => ("llvm.nvvm.read.ptx.sreg.is.explicit.cluster".to_string(), l.i1().into()),
+            _ => {
+                // Everything else (envregN, pmN, smem sizes, …) is read with inline PTX.
+                let (ty, cons, w) = if matches!(name, "clock_hi" | "globaltimer_lo" | "globaltimer_hi") || name.starts_with("envreg") || name.contains("smem") || name.starts_with("pm") && !name.ends_with("64") {
+                    (i32t, "=r", "b32")
+                } else {
+                    (i64t, "=l", "b64")
+                };
+                let asm = format!("mov.{w} $0, %{name};");
+                return inline_asm(l.ctx, &l.b, Some(ty), &[], &asm, cons, true);
+            }
+        };
+        l.call(&intr, Some(ty), &[])
+    }
+
+    fn kernel<'c>(&self, l: &Lowerer<'c, '_>, f: FunctionValue<'c>, directives: &[FnDirective]) {
+        let dims = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+        for d in directives {
+            let (k, v) = match d {
+                FnDirective::MaxNTid(v, _) => ("nvvm.maxntid", dims(v)),
+                FnDirective::ReqNTid(v, _) => ("nvvm.reqntid", dims(v)),
+                FnDirective::MinNCtaPerSm(n, _) => ("nvvm.minctasm", n.to_string()),
+                FnDirective::MaxNReg(n, _) => ("nvvm.maxnreg", n.to_string()),
+                FnDirective::ReqNCtaPerCluster(v, _) => ("nvvm.cluster_dim", dims(v)),
+                FnDirective::MaxClusterRank(n, _) => ("nvvm.maxclusterrank", n.to_string()),
+                FnDirective::BlocksAreClusters(_) => ("nvvm.blocksareclusters", String::new()),
+                _ => continue,
+            };
+            f.add_attribute(AttributeLoc::Function, l.ctx.create_string_attribute(k, &v));
+        }
+    }
+
+    fn sync_op<'c, 'a>(&self, l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+        sync::lower(l, fs, i)
+    }
+
+    fn inline_asm_ok(&self, _i: &Instruction) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// What to produce.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub emit: EmitKind,
+    pub opt: u8,
+    /// `sm_XX`; default: the module's `.target`.
+    pub arch: Option<String>,
+    /// Module name (the input file's name).
+    pub name: String,
+}
+
+/// The result of a compilation: the bytes to write, and whether they are text.
+pub struct Output {
+    pub bytes: Vec<u8>,
+    pub text: bool,
+    /// The architecture and PTX feature used (`sm_80`, `+ptx80`).
+    pub arch: String,
+    pub ptx_feature: String,
+}
+
+/// The highest PTX ISA version LLVM 22's NVPTX back end knows (`+ptx90`).
+pub const MAX_PTX: u32 = 90;
+
+/// The default `sm_XX` of a module (its `.target`), or `sm_52`.
+pub fn module_arch(m: &ast::Module) -> String {
+    m.target.iter().find(|t| t.starts_with("sm_")).map(|s| s.to_string()).unwrap_or_else(|| "sm_52".into())
+}
+
+fn sm_number(arch: &str) -> u32 {
+    arch.trim_start_matches("sm_").trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(52)
+}
+
+/// Errors of the whole compilation (lowering errors carry spans).
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Lower(Vec<Error>),
+    #[error("{0}")]
+    Llvm(String),
+}
+
+/// Translates a parsed PTX module for the NVPTX back end.
+pub fn compile<'a>(module: &'a ast::Module<'a>, opts: &Options) -> Result<Output, CompileError> {
+    let arch = opts.arch.clone().unwrap_or_else(|| module_arch(module));
+    let ver = module.version.0 * 10 + module.version.1;
+    let ptx = ver.min(MAX_PTX);
+    let feature = format!("+ptx{ptx}");
+    let addr64 = module.address_size.unwrap_or(64) == 64;
+    let machine = Machine::nvptx(&arch, &feature, opts.opt, addr64).map_err(CompileError::Llvm)?;
+    let ctx = Context::create();
+    static NVPTX: Nvptx = Nvptx;
+    let mut l = Lowerer::new(&ctx, &NVPTX, &opts.name, addr64, sm_number(&arch));
+    machine.configure(&l.module);
+    lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
+    verify(&l.module).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
+    machine.optimize(&l.module, opts.opt).map_err(CompileError::Llvm)?;
+    let bytes = machine.emit(&l.module, opts.emit).map_err(CompileError::Llvm)?;
+    Ok(Output { bytes, text: matches!(opts.emit, EmitKind::Llvm | EmitKind::Asm), arch, ptx_feature: feature })
+}
