@@ -182,6 +182,18 @@ pub fn local_var<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, v: &'a V
                     fs.params.insert(n.name, ParamSlot::Mem(p));
                     fs.local_vars.remove(n.name);
                 } else {
+                    // The variable's address is a local-window address (`mov` then
+                    // `cvta.local` gives the generic one), so keep the pointer in AS local.
+                    let lp = l.ptr(Space::Local);
+                    let p = if p.get_type() == lp {
+                        p
+                    } else {
+                        let cur = l.b.get_insert_block().unwrap();
+                        l.b.position_at_end(fs.alloca_bb);
+                        let c = l.b.build_address_space_cast(p, lp, "").unwrap();
+                        l.b.position_at_end(cur);
+                        c
+                    };
                     fs.local_vars.insert(n.name, Sym::Var { ptr: p, space: Space::Local });
                 }
             }
