@@ -1,8 +1,59 @@
-//! Semantic validation of a parsed module (placeholder while the form checker is written).
+//! Semantic validation of a parsed module, needing no LLVM: every instruction against the forms
+//! of `ptx.isa` (modifiers and operand shapes), every name an instruction uses against the
+//! declarations in scope (registers, parameters, variables, functions, labels, special
+//! registers), labels and branch targets, and the `.version`/`.target` header.
+//!
+//! Diagnostics are collected, never fatal: each says what was expected, and is rendered at the
+//! edge as `FILE:LINE:COL: error: MESSAGE` with a caret under its span.
+
+mod header;
+mod instr;
+mod names;
+
+pub use instr::check_instruction;
+pub use names::is_special_register;
 
 use crate::syntax::ast::Module;
 use crate::syntax::diag::Diagnostic;
 
-pub fn check(_module: &Module) -> Vec<Diagnostic> {
-    Vec::new()
+/// Stop after this many diagnostics: a wrong file could otherwise produce one per line.
+const MAX_DIAGNOSTICS: usize = 200;
+
+/// Validates a module; returns every problem found (empty when the module is valid).
+pub fn check(module: &Module<'_>) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    header::check_header(module, &mut diags);
+    names::check_names(module, &mut diags);
+    instr::check_instructions(module, &mut diags);
+    diags.sort_by_key(|d| (d.span.start, d.span.end));
+    if diags.len() > MAX_DIAGNOSTICS {
+        diags.truncate(MAX_DIAGNOSTICS);
+        let span = diags.last().map(|d| d.span).unwrap_or_default();
+        diags.push(Diagnostic::new(span, "too many errors; stopping here"));
+    }
+    diags
+}
+
+/// Calls `f` on every instruction of the module, in order.
+pub(crate) fn for_each_instruction<'m, 'a>(
+    module: &'m Module<'a>,
+    f: &mut dyn FnMut(&'m crate::syntax::ast::Instruction<'a>),
+) {
+    use crate::syntax::ast::{Block, Item, Statement};
+    fn walk<'m, 'a>(b: &'m Block<'a>, f: &mut dyn FnMut(&'m crate::syntax::ast::Instruction<'a>)) {
+        for s in &b.stmts {
+            match s {
+                Statement::Instr(i) => f(i),
+                Statement::Block(inner) => walk(inner, f),
+                _ => {}
+            }
+        }
+    }
+    for item in &module.items {
+        if let Item::Function(func) = item {
+            if let Some(body) = &func.body {
+                walk(body, f);
+            }
+        }
+    }
 }

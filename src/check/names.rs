@@ -1,0 +1,372 @@
+//! Name resolution: every register, variable, parameter, function, label and special register an
+//! instruction uses must be declared where it is used. Scopes nest: module (variables, functions,
+//! aliases), function (parameters), then each `{ }` block (its declarations, labels and
+//! `.callprototype`/`.calltargets`/`.branchtargets` names, visible throughout the block and in
+//! the blocks nested in it — ptxas scopes labels by block, and inline-asm blocks reuse them). `.reg .b32 %r<N>;` declares `%r0` … `%r{N-1}`. Also: duplicate labels,
+//! duplicate declarations in one block, and `bra`/`brx.idx` targets that are not labels.
+
+use std::collections::HashMap;
+
+use crate::isa::Opcode;
+use crate::syntax::ast::{
+    Block, DeclName, Expr, Function, Initializer, Instruction, Item, Module, Operand, Statement,
+};
+use crate::syntax::diag::Diagnostic;
+use crate::syntax::span::Span;
+
+/// Special registers (without their `.x`/`.y`/`.z` component) and predefined identifiers.
+const SREGS: &[&str] = &[
+    "%tid",
+    "%ntid",
+    "%laneid",
+    "%warpid",
+    "%nwarpid",
+    "%ctaid",
+    "%nctaid",
+    "%smid",
+    "%nsmid",
+    "%gridid",
+    "%is_explicit_cluster",
+    "%clusterid",
+    "%nclusterid",
+    "%cluster_ctaid",
+    "%cluster_nctaid",
+    "%cluster_ctarank",
+    "%cluster_nctarank",
+    "%lanemask_eq",
+    "%lanemask_le",
+    "%lanemask_lt",
+    "%lanemask_ge",
+    "%lanemask_gt",
+    "%clock",
+    "%clock_hi",
+    "%clock64",
+    "%globaltimer",
+    "%globaltimer_lo",
+    "%globaltimer_hi",
+    "%reserved_smem_offset_begin",
+    "%reserved_smem_offset_end",
+    "%reserved_smem_offset_cap",
+    "%reserved_smem_offset_0",
+    "%reserved_smem_offset_1",
+    "%total_smem_size",
+    "%aggr_smem_size",
+    "%dynamic_smem_size",
+    "%current_graph_exec",
+    "WARP_SZ",
+];
+
+/// Whether `name` is a special register: the fixed ones, `%envreg0`–`%envreg31`, `%pm0`–`%pm7`
+/// and `%pm0_64`–`%pm7_64`.
+pub fn is_special_register(name: &str) -> bool {
+    if SREGS.contains(&name) {
+        return true;
+    }
+    if let Some(n) = name.strip_prefix("%envreg") {
+        return n.parse::<u32>().is_ok_and(|n| n < 32) && canonical_number(n);
+    }
+    if let Some(rest) = name.strip_prefix("%pm") {
+        let n = rest.strip_suffix("_64").unwrap_or(rest);
+        return n.len() == 1 && n.as_bytes()[0].is_ascii_digit() && n.as_bytes()[0] <= b'7';
+    }
+    false
+}
+
+/// `12` but not `012` or `+1`.
+fn canonical_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
+}
+
+/// What a name denotes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    /// Register, variable or parameter.
+    Data,
+    Function,
+    Label,
+    /// `.callprototype` label
+    Prototype,
+    /// `.calltargets` / `.branchtargets` label
+    TargetList,
+}
+
+#[derive(Default)]
+struct Scope<'a> {
+    names: HashMap<&'a str, Kind>,
+    /// Parameterised declarations `%r<N>`: prefix → N.
+    counted: HashMap<&'a str, u32>,
+}
+
+impl<'a> Scope<'a> {
+    fn lookup(&self, name: &str) -> Option<Kind> {
+        if let Some(&k) = self.names.get(name) {
+            return Some(k);
+        }
+        if self.counted.is_empty() {
+            return None;
+        }
+        // `%rd12` is `%rd` + 12; a prefix may itself end in digits (`%r1<4>` declares `%r10`).
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        (1..=digits).find_map(|k| {
+            let (prefix, num) = name.split_at(name.len() - k);
+            let count = *self.counted.get(prefix)?;
+            let n: u32 = num.parse().ok()?;
+            (canonical_number(num) && n < count).then_some(Kind::Data)
+        })
+    }
+
+    /// Declares a name; returns false when it already is declared in this scope.
+    fn declare(&mut self, d: &DeclName<'a>, kind: Kind) -> bool {
+        match d.count {
+            Some(n) => self.counted.insert(d.name, n).is_none(),
+            None => self.names.insert(d.name, kind).is_none(),
+        }
+    }
+}
+
+struct Resolver<'m, 'a> {
+    scopes: Vec<Scope<'a>>,
+    diags: &'m mut Vec<Diagnostic>,
+}
+
+pub(super) fn check_names(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
+    let mut global = Scope::default();
+    for item in &module.items {
+        match item {
+            Item::Var(v) => {
+                for n in &v.names {
+                    global.declare(n, Kind::Data);
+                }
+            }
+            Item::Function(f) => {
+                global.names.insert(f.name, Kind::Function);
+            }
+            Item::Alias { alias, .. } => {
+                global.names.insert(alias, Kind::Function);
+            }
+            _ => {}
+        }
+    }
+    let mut r = Resolver {
+        scopes: vec![global],
+        diags,
+    };
+    for item in &module.items {
+        match item {
+            Item::Var(v) => {
+                for n in &v.names {
+                    if let Some(init) = &n.init {
+                        r.initializer(init);
+                    }
+                }
+            }
+            Item::Alias { aliasee, span, .. } if r.lookup(aliasee) != Some(Kind::Function) => {
+                r.error(
+                    *span,
+                    format!("`.alias` target `{aliasee}` is not a declared function"),
+                );
+            }
+            Item::Function(f) => r.function(f),
+            _ => {}
+        }
+    }
+}
+
+impl<'m, 'a> Resolver<'m, 'a> {
+    fn error(&mut self, span: Span, msg: String) {
+        self.diags.push(Diagnostic::new(span, msg));
+    }
+
+    fn lookup(&self, name: &str) -> Option<Kind> {
+        if is_special_register(name) {
+            return Some(Kind::Data);
+        }
+        self.scopes.iter().rev().find_map(|s| s.lookup(name))
+    }
+
+    fn function(&mut self, f: &Function<'a>) {
+        let Some(body) = &f.body else {
+            return;
+        };
+        let mut scope = Scope::default();
+        for p in f.rets.iter().chain(&f.params) {
+            if scope.names.insert(p.name, Kind::Data).is_some() {
+                self.error(p.span, format!("parameter `{}` is declared twice", p.name));
+            }
+        }
+        self.scopes.push(scope);
+        self.block(body);
+        self.scopes.pop();
+    }
+
+    /// Declarations, labels and `.callprototype`/`.calltargets`/`.branchtargets` names are
+    /// visible in their whole block (before and after the statement that introduces them) and in
+    /// the blocks nested in it; sibling blocks may reuse a label (inline-asm blocks do).
+    fn block(&mut self, b: &Block<'a>) {
+        let mut scope = Scope::default();
+        for s in &b.stmts {
+            let (name, span, kind) = match s {
+                Statement::Var(v) => {
+                    for n in &v.names {
+                        if !scope.declare(n, Kind::Data) {
+                            let shown = match n.count {
+                                Some(c) => format!("{}<{c}>", n.name),
+                                None => n.name.to_string(),
+                            };
+                            self.error(
+                                n.span,
+                                format!("`{shown}` is already declared in this block"),
+                            );
+                        }
+                    }
+                    continue;
+                }
+                Statement::Label(name, span) => (*name, *span, Kind::Label),
+                Statement::CallPrototype(p) => (p.name, p.span, Kind::Prototype),
+                Statement::CallTargets { name, span, .. }
+                | Statement::BranchTargets { name, span, .. } => (*name, *span, Kind::TargetList),
+                _ => continue,
+            };
+            match scope.names.get(name) {
+                Some(Kind::Label | Kind::Prototype | Kind::TargetList) => {
+                    self.error(
+                        span,
+                        format!("duplicate label `{name}`: it is already defined in this block"),
+                    );
+                }
+                Some(_) => self.error(
+                    span,
+                    format!("label `{name}` has the same name as a declaration in this block"),
+                ),
+                None => {
+                    scope.names.insert(name, kind);
+                }
+            }
+        }
+        self.scopes.push(scope);
+        for s in &b.stmts {
+            match s {
+                Statement::Instr(i) => self.instruction(i),
+                Statement::Block(inner) => self.block(inner),
+                Statement::Var(v) => {
+                    for n in &v.names {
+                        if let Some(init) = &n.init {
+                            self.initializer(init);
+                        }
+                    }
+                }
+                Statement::CallTargets { targets, span, .. } => {
+                    for t in targets {
+                        if self.lookup(t) != Some(Kind::Function) {
+                            self.error(
+                                *span,
+                                format!("`.calltargets` entry `{t}` is not a declared function"),
+                            );
+                        }
+                    }
+                }
+                Statement::BranchTargets { targets, span, .. } => {
+                    for t in targets {
+                        if self.lookup(t) != Some(Kind::Label) {
+                            self.error(
+                                *span,
+                                format!("`.branchtargets` entry `{t}` is not a label in scope"),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.scopes.pop();
+    }
+
+    fn initializer(&mut self, init: &Initializer<'a>) {
+        match init {
+            Initializer::Expr(e) => self.expr(e),
+            Initializer::List(items, _) => {
+                for i in items {
+                    self.initializer(i);
+                }
+            }
+        }
+    }
+
+    fn instruction(&mut self, i: &Instruction<'a>) {
+        if let Some(g) = &i.guard {
+            self.use_name(g.pred, g.span);
+        }
+        if i.opcode == Opcode::Bra {
+            if let Some(Operand::Name { name, span, .. }) = i.operands.first() {
+                match self.lookup(name) {
+                    Some(Kind::Label) => {}
+                    None => self.error(
+                        *span,
+                        format!("branch target `{name}` is not a label in scope"),
+                    ),
+                    Some(_) => self.error(
+                        *span,
+                        format!("`bra` needs a label, but `{name}` is not one"),
+                    ),
+                }
+                return;
+            }
+        }
+        for op in &i.operands {
+            self.operand(op);
+        }
+    }
+
+    fn operand(&mut self, op: &Operand<'a>) {
+        match op {
+            Operand::Name { name, span, .. } => self.use_name(name, *span),
+            Operand::Imm(e) => self.expr(e),
+            Operand::Addr(a) => {
+                if let Some(base) = a.base {
+                    self.use_name(base, a.span);
+                }
+            }
+            Operand::AddrList(items, _) | Operand::Vec(items, _) | Operand::List(items, _) => {
+                for o in items {
+                    self.operand(o);
+                }
+            }
+            Operand::Pair(a, b, _) => {
+                self.operand(a);
+                self.operand(b);
+            }
+            Operand::Sink(_) => {}
+        }
+    }
+
+    fn expr(&mut self, e: &Expr<'a>) {
+        match e {
+            Expr::Sym(name, span) | Expr::Generic(name, span) => self.use_name(name, *span),
+            Expr::Mask(_, inner, _) | Expr::Unary(_, inner, _) | Expr::Cast(_, inner, _) => {
+                self.expr(inner)
+            }
+            Expr::Binary(_, a, b, _) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            Expr::Cond(c, a, b, _) => {
+                self.expr(c);
+                self.expr(a);
+                self.expr(b);
+            }
+            Expr::Int { .. } | Expr::F32(..) | Expr::F64(..) => {}
+        }
+    }
+
+    fn use_name(&mut self, name: &str, span: Span) {
+        if self.lookup(name).is_some() {
+            return;
+        }
+        let msg = if name.starts_with('%') {
+            format!("`{name}` is not declared; declare registers with `.reg` (e.g. `.reg .b32 %r<N>;`) before using them")
+        } else {
+            format!("`{name}` is not declared: no register, variable, parameter, function or label has this name here")
+        };
+        self.error(span, msg);
+    }
+}
