@@ -307,6 +307,10 @@ fn manual_examples_are_accepted() {
         "ld.global.L1::evict_last.L2::cache_hint.u32 %r1, [%rd1], %rd2;",
         "ld.relaxed.gpu.global.u32 %r1, [%rd1];",
         "ld.acquire.sys.shared::cluster.b64 %rd1, [%r1];",
+        "ld.global.acquire.gpu.b32 %r1, [%rd1];",
+        "st.global.release.gpu.b32 [%rd1], %r1;",
+        "atom.global.acquire.gpu.add.s32 %r1, [%rd1], 1;",
+        "red.global.add.release.gpu.u32 [%rd1], %r1;",
         "ld.global.L2::256B.v8.b32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1];",
         "ld.volatile.shared.u16 %rs1, [%r1];",
         "ld.b128 %rq1, [%rd1];",
@@ -854,4 +858,15 @@ fn every_corpus_instruction_checks_clean() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn absurd_modifier_lists_are_rejected_quickly() {
+    let line = format!("add{} %r1, %r2, %r3;", ".s32".repeat(5000));
+    let start = std::time::Instant::now();
+    rejected(
+        &line,
+        &["repeated modifier `.s32` is not allowed on `add` here"],
+    );
+    assert!(start.elapsed().as_secs() < 5);
 }

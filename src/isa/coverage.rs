@@ -85,8 +85,9 @@ pub fn coverage_markdown() -> String {
     let _ = writeln!(
         out,
         "The instruction set is PTX ISA 9.2 as declared in `src/isa/ptx.isa`: {} opcodes, {} forms. \
-         *forms* counts the syntax lines of the manual for the opcode (after expanding opcode \
-         placeholders such as the video `vop`); *parsed* means the parser reads every form and the \
+         *forms* counts the syntax lines declared for the opcode: the manual's, plus the few \
+         modifier orders real compilers also use, after expanding opcode placeholders such as the \
+         video `vop`; *parsed* means the parser reads every form and the \
          checker validates its modifiers and operands; *nvptx* and *cpu* say how far each target \
          translates it (`{UNSUPPORTED}`: not yet).\n",
         Opcode::COUNT,

@@ -10,6 +10,9 @@ use super::forms::{isa, Fills, Form, FormId, ModRepair, OperandMismatch, Slot};
 use super::{Mod, Opcode};
 use crate::syntax::ast::Instruction;
 
+/// More modifiers than any form has slots; such an instruction is rejected without matching.
+const MAX_MODS: usize = 64;
+
 /// An instruction matched against its form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {
@@ -39,6 +42,18 @@ pub enum MatchError {
 /// Matches an instruction against the forms of its opcode.
 pub fn decode(instr: &Instruction<'_>) -> Result<Decoded, MatchError> {
     let table = isa();
+    if instr.mods.len() > MAX_MODS {
+        // No form has this many slots; do not spend quadratic time explaining it.
+        return Err(MatchError::Modifiers {
+            ranked: table.forms_of(instr.opcode).map(|f| f.id).collect(),
+            repair: Box::new(ModRepair {
+                cost: instr.mods.len() as u32,
+                fills: Fills::new(),
+                extra: SmallVec::from_slice(&[MAX_MODS as u16]),
+                missing: SmallVec::new(),
+            }),
+        });
+    }
     let mut first_mod_match: Option<(FormId, OperandMismatch)> = None;
     for form in table.forms_of(instr.opcode) {
         let Some(fills) = form.match_mods(&instr.mods) else {
@@ -100,6 +115,11 @@ pub fn decode(instr: &Instruction<'_>) -> Result<Decoded, MatchError> {
 }
 
 impl Decoded {
+    /// Whether the instruction has modifier `m` (anywhere, including after operands).
+    pub fn has(&self, m: Mod) -> bool {
+        self.mods.contains(&m)
+    }
+
     /// The matched form.
     pub fn form(&self) -> &'static Form {
         isa().form(self.form)
