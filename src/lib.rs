@@ -5,5 +5,6 @@ pub mod check;
 pub mod isa;
 pub mod llvm;
 pub mod lower;
+pub mod runtime;
 pub mod syntax;
 pub mod target;

@@ -1,0 +1,342 @@
+//! The grid launcher: validates a launch configuration, hands CTAs to a pool of worker threads
+//! (one per core) from an atomic counter, and runs each CTA's threads as coroutines on stacks
+//! that are pooled across CTAs and launches. The first failure (trap, deadlock) stops the
+//! launch: workers take no new CTA and the failing CTA is abandoned.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use corosensei::stack::DefaultStack;
+
+use super::abi::{KernelEntry, Thread, MAX_SHARED_PER_CTA, MAX_THREADS_PER_CTA, WARP_SIZE};
+use super::cta::{set_yielder, Coro, Cta, ThreadYielder};
+use super::LaunchError;
+
+/// Default size of a CUDA thread's coroutine stack (`.local` arrays and call frames live there).
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+
+/// Everything that describes one kernel launch.
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    /// CTAs in the grid (`%nctaid`).
+    pub grid: [u32; 3],
+    /// Threads per CTA (`%ntid`).
+    pub block: [u32; 3],
+    /// Bytes of the module's static `.shared` variables (laid out by the compiler).
+    pub static_shared: u32,
+    /// Bytes of dynamic shared memory (`.extern .shared` arrays), after the static block.
+    pub dynamic_shared: u32,
+    /// Coroutine stack size per CUDA thread.
+    pub stack_size: usize,
+    /// Worker threads; `None`: one per core.
+    pub workers: Option<usize>,
+}
+
+impl Default for LaunchConfig {
+    fn default() -> Self {
+        LaunchConfig {
+            grid: [1; 3],
+            block: [1; 3],
+            static_shared: 0,
+            dynamic_shared: 0,
+            stack_size: DEFAULT_STACK_SIZE,
+            workers: None,
+        }
+    }
+}
+
+impl LaunchConfig {
+    /// Offset of the dynamic shared memory in the CTA block: after the static variables,
+    /// aligned to 16.
+    pub fn dynamic_offset(&self) -> u32 {
+        self.static_shared.div_ceil(16) * 16
+    }
+
+    /// Checks the limits of a CUDA launch; the error says what was expected.
+    pub fn validate(&self) -> Result<(), LaunchError> {
+        let bad = |m: String| Err(LaunchError::Config(m));
+        let [bx, by, bz] = self.block;
+        let [gx, gy, gz] = self.grid;
+        if self.block.contains(&0) || self.grid.contains(&0) {
+            return bad(format!(
+                "grid ({gx}, {gy}, {gz}) and block ({bx}, {by}, {bz}) must have every dimension \
+                 at least 1"
+            ));
+        }
+        let threads = bx as u64 * by as u64 * bz as u64;
+        if threads > MAX_THREADS_PER_CTA as u64 {
+            return bad(format!(
+                "block ({bx}, {by}, {bz}) has {threads} threads; at most {MAX_THREADS_PER_CTA} \
+                 are allowed"
+            ));
+        }
+        if bz > 64 {
+            return bad(format!("block z dimension {bz} exceeds 64"));
+        }
+        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+            return bad(format!(
+                "grid ({gx}, {gy}, {gz}) exceeds the limits (2147483647, 65535, 65535)"
+            ));
+        }
+        let total = self.dynamic_offset() as u64 + self.dynamic_shared as u64;
+        if total > MAX_SHARED_PER_CTA as u64 {
+            return bad(format!(
+                "shared memory per block is {total} bytes ({} static + {} dynamic); at most \
+                 {MAX_SHARED_PER_CTA} bytes are allowed",
+                self.static_shared, self.dynamic_shared
+            ));
+        }
+        if self.stack_size < 16 * 1024 {
+            return bad(format!("stack size {} is below 16 KiB", self.stack_size));
+        }
+        Ok(())
+    }
+
+    fn ctas(&self) -> u64 {
+        self.grid.iter().map(|&d| d as u64).product()
+    }
+}
+
+/// Launch-wide state every worker and CTA shares.
+pub(crate) struct LaunchShared {
+    pub(crate) kernel: String,
+    entry: KernelEntry,
+    params: *const u8,
+    cfg: LaunchConfig,
+    next_cta: AtomicU64,
+    aborted: AtomicBool,
+    error: Mutex<Option<LaunchError>>,
+    gridid: u64,
+    nworkers: u32,
+}
+
+// SAFETY: `params` points to a buffer the launcher keeps alive and unchanged for the launch;
+// everything else is Sync.
+unsafe impl Sync for LaunchShared {}
+
+impl LaunchShared {
+    pub(crate) fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::Relaxed)
+    }
+
+    /// Records the first failure and stops the launch.
+    pub(crate) fn fail(&self, e: LaunchError) {
+        if let Ok(mut slot) = self.error.lock() {
+            if slot.is_none() {
+                *slot = Some(e);
+            }
+        }
+        self.aborted.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A stack that may move between threads: it is only used by one thread at a time.
+struct PooledStack(DefaultStack);
+// SAFETY: a DefaultStack is an mmap-ed region with no thread affinity.
+unsafe impl Send for PooledStack {}
+
+/// Stacks kept across launches, with their size.
+static STACKS: Mutex<Vec<(usize, PooledStack)>> = Mutex::new(Vec::new());
+/// `%gridid`: counts launches.
+static GRIDID: AtomicU64 = AtomicU64::new(1);
+
+fn take_stacks(size: usize, n: usize) -> Result<Vec<DefaultStack>, LaunchError> {
+    let mut out = Vec::with_capacity(n);
+    if let Ok(mut pool) = STACKS.lock() {
+        pool.retain(|(s, _)| *s == size);
+        while out.len() < n {
+            match pool.pop() {
+                Some((_, s)) => out.push(s.0),
+                None => break,
+            }
+        }
+    }
+    while out.len() < n {
+        let s = DefaultStack::new(size).map_err(|e| {
+            LaunchError::Resource(format!("cannot allocate a {size}-byte thread stack: {e}"))
+        })?;
+        out.push(s);
+    }
+    Ok(out)
+}
+
+fn give_stacks(size: usize, stacks: Vec<DefaultStack>) {
+    if let Ok(mut pool) = STACKS.lock() {
+        pool.extend(stacks.into_iter().map(|s| (size, PooledStack(s))));
+    }
+}
+
+/// Launches `entry` over the grid and waits for it. `params` is the kernel's parameter buffer
+/// (CUDA layout); it must stay valid and unchanged during the launch.
+///
+/// # Safety
+/// `entry` must be a kernel compiled for the cpu target, and `params` must hold what it
+/// expects (device pointers in it must be valid host memory of the right size).
+pub unsafe fn launch(
+    kernel: &str,
+    entry: KernelEntry,
+    params: &[u8],
+    cfg: &LaunchConfig,
+) -> Result<(), LaunchError> {
+    cfg.validate()?;
+    let ctas = cfg.ctas();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let nworkers = cfg.workers.unwrap_or(cores).max(1).min(ctas as usize);
+    // Keep the parameters 16-byte aligned whatever the caller's buffer is.
+    let mut aligned = vec![0u128; params.len().div_ceil(16).max(1)];
+    // SAFETY: `aligned` has at least `params.len()` bytes.
+    std::ptr::copy_nonoverlapping(
+        params.as_ptr(),
+        aligned.as_mut_ptr() as *mut u8,
+        params.len(),
+    );
+    let shared = LaunchShared {
+        kernel: kernel.to_string(),
+        entry,
+        params: aligned.as_ptr() as *const u8,
+        cfg: cfg.clone(),
+        next_cta: AtomicU64::new(0),
+        aborted: AtomicBool::new(false),
+        error: Mutex::new(None),
+        gridid: GRIDID.fetch_add(1, Ordering::Relaxed),
+        nworkers: nworkers as u32,
+    };
+    if nworkers == 1 {
+        worker(&shared, 0);
+    } else {
+        std::thread::scope(|s| {
+            for w in 0..nworkers {
+                let sh = &shared;
+                let spawned = std::thread::Builder::new()
+                    .name(format!("ptx2llvm-worker-{w}"))
+                    .stack_size(1 << 20)
+                    .spawn_scoped(s, move || worker(sh, w as u32));
+                if let Err(e) = spawned {
+                    shared.fail(LaunchError::Resource(format!(
+                        "cannot start a worker thread: {e}"
+                    )));
+                }
+            }
+        });
+    }
+    super::printf::flush();
+    let err = shared.error.lock().ok().and_then(|mut e| e.take());
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// One worker: takes CTAs from the shared counter until none is left or the launch failed.
+fn worker(sh: &LaunchShared, index: u32) {
+    let cfg = &sh.cfg;
+    let [bx, by, bz] = cfg.block;
+    let n = (bx * by * bz) as usize;
+    let stacks = match take_stacks(cfg.stack_size, n) {
+        Ok(s) => s,
+        Err(e) => return sh.fail(e),
+    };
+    let total_shared = (cfg.dynamic_offset() + cfg.dynamic_shared) as usize;
+    let mut shared_mem = vec![0u128; total_shared.div_ceil(16).max(1)];
+    let mut cta = Box::new(Cta::new(sh));
+    let cta_ptr: *mut Cta = &mut *cta;
+    let mut threads: Vec<Thread> = (0..n).map(|_| blank_thread()).collect();
+    let mut stacks = Some(stacks);
+    let mut coros: Vec<Coro> = Vec::with_capacity(n);
+    let [gx, gy, _] = cfg.grid;
+    let total = cfg.ctas();
+    loop {
+        if sh.aborted() {
+            break;
+        }
+        let k = sh.next_cta.fetch_add(1, Ordering::Relaxed);
+        if k >= total {
+            break;
+        }
+        let ctaid = [
+            (k % gx as u64) as u32,
+            ((k / gx as u64) % gy as u64) as u32,
+            (k / (gx as u64 * gy as u64)) as u32,
+        ];
+        shared_mem.iter_mut().for_each(|w| *w = 0);
+        // SAFETY: only this worker touches `cta` and `threads` outside the coroutines.
+        unsafe { (*cta_ptr).reset(ctaid, cfg.block) };
+        let base = shared_mem.as_mut_ptr() as *mut u8;
+        let mut stack_list = stacks.take().unwrap_or_default();
+        for (i, t) in threads.iter_mut().enumerate() {
+            let i = i as u32;
+            let tid = [i % bx, (i / bx) % by, i / (bx * by)];
+            *t = Thread {
+                tid,
+                ntid: cfg.block,
+                ctaid,
+                nctaid: cfg.grid,
+                laneid: i % WARP_SIZE,
+                warpid: i / WARP_SIZE,
+                nwarpid: (n as u32).div_ceil(WARP_SIZE),
+                smid: index,
+                nsmid: sh.nworkers,
+                dynamic_smem_size: cfg.dynamic_shared,
+                total_smem_size: total_shared as u32,
+                flat_tid: i,
+                gridid: sh.gridid,
+                shared: base,
+                local: std::ptr::null_mut(),
+                cta: cta_ptr as *mut _,
+                yielder: std::ptr::null(),
+                reserved: [std::ptr::null_mut(); 2],
+            };
+        }
+        for t in threads.iter_mut() {
+            let tp: *mut Thread = t;
+            let entry = sh.entry;
+            let params = sh.params;
+            let Some(stack) = stack_list.pop() else {
+                return sh.fail(LaunchError::Resource("thread stack pool exhausted".into()));
+            };
+            coros.push(Coro::with_stack(stack, move |y: &ThreadYielder, ()| {
+                set_yielder(tp, y);
+                // SAFETY: the launcher's contract: `entry` is a cpu-target kernel and the
+                // parameter buffer matches it.
+                unsafe { entry(params, tp) };
+            }));
+        }
+        // SAFETY: `cta_ptr` is live and owned by this worker; the coroutines reach it only
+        // through their contexts while `run` resumes them.
+        let r = unsafe { Cta::run(cta_ptr, &mut coros) };
+        for c in coros.drain(..) {
+            stack_list.push(c.into_stack());
+        }
+        stacks = Some(stack_list);
+        if let Err(e) = r {
+            sh.fail(e);
+            break;
+        }
+    }
+    if let Some(s) = stacks {
+        give_stacks(cfg.stack_size, s);
+    }
+}
+
+fn blank_thread() -> Thread {
+    Thread {
+        tid: [0; 3],
+        ntid: [1; 3],
+        ctaid: [0; 3],
+        nctaid: [1; 3],
+        laneid: 0,
+        warpid: 0,
+        nwarpid: 1,
+        smid: 0,
+        nsmid: 1,
+        dynamic_smem_size: 0,
+        total_smem_size: 0,
+        flat_tid: 0,
+        gridid: 0,
+        shared: std::ptr::null_mut(),
+        local: std::ptr::null_mut(),
+        cta: std::ptr::null_mut(),
+        yielder: std::ptr::null(),
+        reserved: [std::ptr::null_mut(); 2],
+    }
+}

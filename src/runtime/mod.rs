@@ -1,0 +1,53 @@
+//! The cpu target's runtime library: runs a grid of CTAs on a pool of worker threads, each
+//! CUDA thread as a stackful coroutine, and provides what generated code cannot do alone —
+//! barriers, warp-level operations, `exit`/`trap`/`__assertfail`, device `printf` and clocks —
+//! through the C-ABI entry points `ptx2llvm_rt_*` (see `runtime/README.md` and
+//! `include/ptx2llvm_rt.h`).
+//!
+//! - `abi`: the per-thread context `ptx2llvm_thread` and the operation codes;
+//! - `cta`: one CTA's scheduler, barriers and warp collectives;
+//! - `launch`: grid launch over the worker pool, stack pool, launch limits;
+//! - `entry`: the `ptx2llvm_rt_*` functions;
+//! - `printf`, `time`: device printf and clocks.
+
+pub mod abi;
+mod cta;
+pub mod entry;
+pub mod launch;
+mod printf;
+mod time;
+
+#[cfg(test)]
+mod tests;
+
+pub use abi::{KernelEntry, Thread};
+pub use launch::{launch, LaunchConfig, DEFAULT_STACK_SIZE};
+
+/// Why a launch failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// The grid, block or shared-memory size is outside the limits.
+    #[error("invalid launch configuration: {0}")]
+    Config(String),
+    /// A thread executed `trap`, failed an assertion or misused a warp operation.
+    #[error(
+        "kernel {kernel} failed in block ({}, {}, {}), thread ({}, {}, {}): {message}",
+        block[0], block[1], block[2], thread[0], thread[1], thread[2]
+    )]
+    Trap {
+        kernel: String,
+        block: [u32; 3],
+        thread: [u32; 3],
+        message: String,
+    },
+    /// No thread of a CTA can make progress.
+    #[error("kernel {kernel} deadlocked in block ({}, {}, {}): {detail}", block[0], block[1], block[2])]
+    Deadlock {
+        kernel: String,
+        block: [u32; 3],
+        detail: String,
+    },
+    /// Stacks or worker threads could not be had.
+    #[error("launch resources: {0}")]
+    Resource(String),
+}
