@@ -398,7 +398,7 @@ fn manual_examples_are_accepted() {
         "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %rd1, [%r1], 1024;",
         "mbarrier.arrive.shared::cluster.b64 _, [%r1];",
         "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;",
-        "mbarrier.try_wait.relaxed.cluster.parity.shared::cta.b64 %p1, [%r1], %r2, 1000;",
+        "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 %p1, [%r1], %r2, 1000;",
         "mbarrier.test_wait.acquire.cta.shared::cta.b64 %p1, [%r1], %rd1;",
         "mbarrier.pending_count.b64 %r1, %rd1;",
         "multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
@@ -503,10 +503,22 @@ fn invalid_instructions_are_rejected_with_useful_messages() {
             "add.type",
         ],
     );
-    // Right modifiers, wrong order.
+    // Right modifiers, wrong order: the message gives the order the manual wants.
     rejected(
         "add.f32.sat %f1, %f2, %f3;",
-        &["`.sat` is not allowed on `add` here"],
+        &[
+            "modifiers of `add` are out of order: expected `add.sat.f32`",
+            "form: add{.rnd}{.ftz}{.sat}.f32",
+        ],
+    );
+    rejected(
+        "cvt.rn.f32.sat.s32 %f1, %r1;",
+        &["out of order: expected `cvt.rn.sat.f32.s32`"],
+    );
+    // ptxas rejects `.parity` after the ordering, although one section of the manual writes it.
+    rejected(
+        "mbarrier.try_wait.acquire.cta.parity.shared::cta.b64 %p1, [%r1], %r2;",
+        &["out of order: expected `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64`"],
     );
     rejected("add.s32.s32 %r1, %r2, %r3;", &["repeated modifier `.s32`"]);
     rejected(

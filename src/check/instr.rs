@@ -30,6 +30,24 @@ pub fn check_instruction(instr: &Instruction<'_>) -> Option<Diagnostic> {
             let op = instr.opcode.spelling();
             let best = table.form(*ranked.first()?);
             let forms = list_forms(ranked.iter().map(|&id| table.form(id)));
+            // Right modifiers in the wrong order: say which order the manual wants.
+            if instr.mods.len() <= 16 {
+                for &id in &ranked {
+                    let form = table.form(id);
+                    if let Some(order) = form.reorder(&instr.mods) {
+                        let fixed: String = order.iter().map(|m| m.spelling()).collect();
+                        return Some(
+                            Diagnostic::new(
+                                instr.op_span,
+                                format!(
+                                    "modifiers of `{op}` are out of order: expected `{op}{fixed}`"
+                                ),
+                            )
+                            .with_note(format!("form: {}", form.text())),
+                        );
+                    }
+                }
+            }
             let mut d = if let Some(&extra) = repair.extra.first() {
                 let m = instr.mods.get(extra as usize)?.spelling();
                 let repeated = instr.mods[..extra as usize]

@@ -268,6 +268,49 @@ impl Form {
         rep
     }
 
+    /// The same modifiers in the order this form wants them, when they would fit it in some
+    /// order (`add.f32.sat` → `.sat .f32`); `None` when no order fits. Used for diagnostics.
+    pub fn reorder(&self, mods: &[Mod]) -> Option<SmallVec<[Mod; 8]>> {
+        let mut used = vec![false; mods.len()];
+        let mut out: SmallVec<[Mod; 8]> = SmallVec::new();
+        for slot in &self.slots {
+            // Longer alternatives first, then the earliest unused modifier (source order) that
+            // the slot accepts on its own, so `.f32.s32` keeps dtype before atype.
+            let mut picked: Option<SmallVec<[usize; 2]>> = None;
+            for alt in slot.alts().iter().filter(|a| a.len() > 1) {
+                let mut picks: SmallVec<[usize; 2]> = SmallVec::new();
+                for m in alt {
+                    match (0..mods.len())
+                        .find(|&i| !used[i] && !picks.contains(&i) && mods[i] == *m)
+                    {
+                        Some(i) => picks.push(i),
+                        None => break,
+                    }
+                }
+                if picks.len() == alt.len() {
+                    picked = Some(picks);
+                    break;
+                }
+            }
+            if picked.is_none() {
+                picked = (0..mods.len())
+                    .find(|&i| !used[i] && slot.accepts(&mods[i..=i]))
+                    .map(|i| SmallVec::from_slice(&[i]));
+            }
+            match picked {
+                Some(picks) => {
+                    for i in picks {
+                        used[i] = true;
+                        out.push(mods[i]);
+                    }
+                }
+                None if slot.skippable() => {}
+                None => return None,
+            }
+        }
+        (used.iter().all(|&u| u) && self.match_mods(&out).is_some()).then_some(out)
+    }
+
     /// Checks the operand list against the pattern.
     pub fn match_operands(&self, ops: &[Operand<'_>]) -> Result<(), OperandMismatch> {
         let (min, max) = self.operand_range();
