@@ -5,7 +5,7 @@
 //! the blocks nested in it — ptxas scopes labels by block, and inline-asm blocks reuse them). `.reg .b32 %r<N>;` declares `%r0` … `%r{N-1}`. Also: duplicate labels,
 //! duplicate declarations in one block, and `bra`/`brx.idx` targets that are not labels.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::isa::Opcode;
 use crate::syntax::ast::{
