@@ -4,7 +4,6 @@
 
 use crate::syntax::ast::Module;
 use crate::syntax::diag::Diagnostic;
-use crate::syntax::span::Span;
 
 /// The newest PTX ISA major version accepted (the instruction table is PTX ISA 9.2; newer 9.x
 /// minors add instructions but keep the syntax of the old ones).
@@ -66,7 +65,7 @@ pub(super) fn check_header(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
     }
     if major > MAX_MAJOR {
         diags.push(Diagnostic::new(
-            Span::default(),
+            module.version_span,
             format!(
                 "`.version {major}.{minor}` is newer than this compiler supports; expected PTX ISA version {MAX_MAJOR}.x or older"
             ),
@@ -80,7 +79,7 @@ pub(super) fn check_header(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
         };
         if (major, minor) < need {
             diags.push(Diagnostic::new(
-                Span::default(),
+                module.target_span,
                 format!(
                     "target `{t}` requires PTX ISA {}.{} or later, but the module declares `.version {major}.{minor}`",
                     need.0, need.1

@@ -12,6 +12,10 @@ use crate::isa::{Mod, Opcode};
 pub struct Module<'a> {
     /// `.version MAJOR.MINOR`
     pub version: (u32, u32),
+    /// Where the `.version` directive is (empty when it is missing).
+    pub version_span: Span,
+    /// Where the `.target` directive is (empty when it is missing).
+    pub target_span: Span,
     /// `.target` strings in order, e.g. `["sm_90a", "debug"]`.
     pub target: Vec<&'a str>,
     /// `.address_size 32|64`; PTX's default is 32 when absent.

@@ -12,12 +12,21 @@ impl<'a> Parser<'a> {
     pub(super) fn module(&mut self) -> Module<'a> {
         let mut m = Module {
             version: (0, 0),
+            version_span: Span::default(),
+            target_span: Span::default(),
             target: Vec::new(),
             address_size: None,
             items: Vec::new(),
         };
+        // Where a missing `.target` is reported: the `.version` it should follow.
+        let header = self.tok.span;
         if self.at_dot(".version") {
-            let _ = self.version(&mut m);
+            if self.version(&mut m).is_err() {
+                // Skip the malformed version number, up to the next directive.
+                while !matches!(self.tok.kind, Tok::Dot | Tok::Eof | Tok::Unterminated) {
+                    self.bump();
+                }
+            }
         } else {
             let span = self.tok.span;
             self.error(
@@ -35,8 +44,11 @@ impl<'a> Parser<'a> {
                 Tok::Eof => break,
                 Tok::Unterminated => {
                     let span = self.tok.span;
-                    self.error(span, "unterminated comment or string literal");
-                    break;
+                    let msg = self.unterminated_message();
+                    self.error(span, msg);
+                    // A string ends at its line; the lexer goes on after it.
+                    self.bump();
+                    continue;
                 }
                 _ => {}
             }
@@ -48,6 +60,10 @@ impl<'a> Parser<'a> {
                 seen_target = true;
                 self.target(&mut m)
             } else if self.at_dot(".address_size") {
+                if m.address_size.is_some() {
+                    let span = self.tok.span;
+                    self.error(span, "duplicate `.address_size` directive");
+                }
                 self.bump();
                 match self.expect_u32("address size (32 or 64)") {
                     Ok(v) if v == 32 || v == 64 => {
@@ -76,8 +92,13 @@ impl<'a> Parser<'a> {
                 self.bump();
             }
         }
-        if !seen_target && !self.diags.iter().any(|d| d.message.contains(".version")) {
-            self.error(Span::new(0, 0), "missing `.target` directive");
+        if !seen_target
+            && !self
+                .diags
+                .iter()
+                .any(|d| d.message.contains("`.version` directive at the start"))
+        {
+            self.error(header, "missing `.target` directive after `.version`");
         }
         m
     }
@@ -85,12 +106,23 @@ impl<'a> Parser<'a> {
     /// Skips to the start of the next module-level directive.
     fn recover_module(&mut self) {
         let mut depth = 0usize;
+        // Inside `( … )` a `.global` is a parameter's state space, not a new declaration.
+        let mut parens = 0usize;
         loop {
             match self.tok.kind {
                 Tok::Eof => return,
+                Tok::LParen => parens += 1,
+                Tok::RParen => parens = parens.saturating_sub(1),
+                // A string ends at its line, and the statement with it.
+                Tok::Unterminated if depth == 0 => {
+                    self.bump();
+                    return;
+                }
                 Tok::LBrace => depth += 1,
-                Tok::RBrace => {
-                    depth = depth.saturating_sub(1);
+                // A `}` without its `{` closes an initializer list that the error was in:
+                // go on to the `;` that ends the declaration.
+                Tok::RBrace if depth > 0 => {
+                    depth -= 1;
                     if depth == 0 {
                         self.bump();
                         return;
@@ -100,11 +132,22 @@ impl<'a> Parser<'a> {
                     self.bump();
                     return;
                 }
-                Tok::Dot if depth == 0 => {
+                Tok::Dot if depth == 0 && parens == 0 => {
                     if matches!(
                         self.cur_text(),
-                        ".entry" | ".func" | ".visible" | ".extern" | ".weak" | ".common"
-                            | ".global" | ".const" | ".file" | ".section"
+                        ".entry"
+                            | ".func"
+                            | ".visible"
+                            | ".extern"
+                            | ".weak"
+                            | ".common"
+                            | ".global"
+                            | ".const"
+                            | ".file"
+                            | ".section"
+                            | ".version"
+                            | ".target"
+                            | ".address_size"
                     ) {
                         return;
                     }
@@ -116,7 +159,8 @@ impl<'a> Parser<'a> {
     }
 
     fn version(&mut self, m: &mut Module<'a>) -> PResult<()> {
-        self.bump();
+        let start = self.bump().span;
+        m.version_span = start.to(self.tok.span);
         let t = self.tok;
         if !matches!(t.kind, Tok::Float | Tok::Int) {
             return Err(self.unexpected("version number `MAJOR.MINOR`"));
@@ -128,12 +172,16 @@ impl<'a> Parser<'a> {
                 m.version = v;
                 Ok(())
             }
-            None => Err(self.error(t.span, format!("invalid PTX version `{text}`; expected `MAJOR.MINOR`"))),
+            None => Err(self.error(
+                t.span,
+                format!("invalid PTX version `{text}`; expected `MAJOR.MINOR`"),
+            )),
         }
     }
 
     fn target(&mut self, m: &mut Module<'a>) -> PResult<()> {
-        self.bump();
+        let start = self.bump().span;
+        m.target_span = start;
         loop {
             let (name, span) = self.expect_ident("target name (e.g. `sm_80`)")?;
             if !is_target_name(name) {
@@ -143,6 +191,7 @@ impl<'a> Parser<'a> {
                 );
             }
             m.target.push(name);
+            m.target_span = start.to(span);
             if !self.eat(Tok::Comma) {
                 return Ok(());
             }
@@ -151,7 +200,9 @@ impl<'a> Parser<'a> {
 
     fn item(&mut self) -> PResult<Item<'a>> {
         if self.tok.kind != Tok::Dot {
-            return Err(self.unexpected("a module-level directive (`.entry`, `.func`, a variable, …)"));
+            return Err(
+                self.unexpected("a module-level directive (`.entry`, `.func`, a variable, …)")
+            );
         }
         let start = self.tok.span;
         match self.cur_text() {
@@ -178,7 +229,9 @@ impl<'a> Parser<'a> {
         }
         let linkage = self.linkage();
         if self.at_dot(".entry") || self.at_dot(".func") {
-            return self.function(linkage, start).map(|f| Item::Function(Box::new(f)));
+            return self
+                .function(linkage, start)
+                .map(|f| Item::Function(Box::new(f)));
         }
         if self.tok.kind == Tok::Dot {
             let d = self.var_decl(linkage, start, true)?;
@@ -213,7 +266,10 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(Tok::Semi, "`;` after `.pragma`")?;
-        Ok((strings, start.to(Span::new(self.prev_end as usize, self.prev_end as usize))))
+        Ok((
+            strings,
+            start.to(Span::new(self.prev_end as usize, self.prev_end as usize)),
+        ))
     }
 
     fn file_directive(&mut self) -> PResult<Item<'a>> {
@@ -282,13 +338,24 @@ impl<'a> Parser<'a> {
                         }
                     }
                     self.eat(Tok::Semi);
-                    let span = t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+                    let span = t
+                        .span
+                        .to(Span::new(self.prev_end as usize, self.prev_end as usize));
                     // DWARF is mostly `.b8 N` lines: keep runs of byte constants as bytes.
                     let bytes: Option<Vec<u8>> = (text == ".b8")
-                        .then(|| values.iter().map(|v| match v {
-                            Expr::Int { value, unsigned: false, .. } if *value < 256 => Some(*value as u8),
-                            _ => None,
-                        }).collect())
+                        .then(|| {
+                            values
+                                .iter()
+                                .map(|v| match v {
+                                    Expr::Int {
+                                        value,
+                                        unsigned: false,
+                                        ..
+                                    } if *value < 256 => Some(*value as u8),
+                                    _ => None,
+                                })
+                                .collect()
+                        })
                         .flatten();
                     match (bytes, entries.last_mut()) {
                         (Some(b), Some(SectionEntry::Bytes(prev, pspan))) => {
@@ -296,7 +363,11 @@ impl<'a> Parser<'a> {
                             *pspan = pspan.to(span);
                         }
                         (Some(b), _) => entries.push(SectionEntry::Bytes(b, span)),
-                        (None, _) => entries.push(SectionEntry::Data { width, values, span }),
+                        (None, _) => entries.push(SectionEntry::Data {
+                            width,
+                            values,
+                            span,
+                        }),
                     }
                 }
                 _ => return Err(self.unexpected("section data (`.b8`, `.b32`, …), a label or `}`")),
@@ -334,22 +405,34 @@ impl<'a> Parser<'a> {
             FnKind::Func
         };
         self.bump();
+        // Errors in the parameter lists and directives are recovered from here, so that the
+        // body is still parsed and its errors reported too.
         let mut rets = Vec::new();
         if kind == FnKind::Func && self.at(Tok::LParen) {
-            rets = self.param_list()?;
+            rets = self
+                .param_list()
+                .unwrap_or_else(|_| self.recover_param_list());
         }
         let (name, name_span) = self.expect_ident("function name")?;
         let mut params = Vec::new();
         if self.at(Tok::LParen) {
-            params = self.param_list()?;
+            params = self
+                .param_list()
+                .unwrap_or_else(|_| self.recover_param_list());
         }
         let mut directives = Vec::new();
-        loop {
-            if self.tok.kind != Tok::Dot {
-                break;
+        while self.tok.kind == Tok::Dot {
+            match self.fn_directive() {
+                Ok(d) => directives.push(d),
+                Err(_) => {
+                    while !matches!(
+                        self.tok.kind,
+                        Tok::LBrace | Tok::RBrace | Tok::Semi | Tok::Eof
+                    ) {
+                        self.bump();
+                    }
+                }
             }
-            let d = self.fn_directive()?;
-            directives.push(d);
         }
         let body = if self.eat(Tok::Semi) {
             None
@@ -371,10 +454,30 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn dims(&mut self) -> PResult<SmallVec<[u32; 3]>> {
+    /// After an error in a parameter list: skips past the `)` that closes it (or up to a
+    /// `{`, `}` or `;`, when it is not closed).
+    fn recover_param_list<T>(&mut self) -> Vec<T> {
+        let mut depth = 0usize;
+        loop {
+            match self.tok.kind {
+                Tok::LBrace | Tok::RBrace | Tok::Semi | Tok::Eof => break,
+                Tok::LParen => depth += 1,
+                Tok::RParen if depth == 0 => {
+                    self.bump();
+                    break;
+                }
+                Tok::RParen => depth -= 1,
+                _ => {}
+            }
+            self.bump();
+        }
+        Vec::new()
+    }
+
+    fn dims(&mut self, what: &str) -> PResult<SmallVec<[u32; 3]>> {
         let mut v = SmallVec::new();
         loop {
-            v.push(self.expect_u32("integer")?);
+            v.push(self.expect_u32(what)?);
             if !self.eat(Tok::Comma) {
                 return Ok(v);
             }
@@ -390,19 +493,19 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         let d = match text {
-            ".maxntid" => FnDirective::MaxNTid(self.dims()?, t.span),
-            ".reqntid" => FnDirective::ReqNTid(self.dims()?, t.span),
-            ".reqnctapercluster" => FnDirective::ReqNCtaPerCluster(self.dims()?, t.span),
-            ".minnctapersm" => FnDirective::MinNCtaPerSm(self.expect_u32("integer")?, t.span),
-            ".maxnctapersm" => FnDirective::MaxNCtaPerSm(self.expect_u32("integer")?, t.span),
-            ".maxnreg" => FnDirective::MaxNReg(self.expect_u32("integer")?, t.span),
-            ".maxclusterrank" => FnDirective::MaxClusterRank(self.expect_u32("integer")?, t.span),
+            ".maxntid" => FnDirective::MaxNTid(self.dims("thread count")?, t.span),
+            ".reqntid" => FnDirective::ReqNTid(self.dims("thread count")?, t.span),
+            ".reqnctapercluster" => FnDirective::ReqNCtaPerCluster(self.dims("CTA count")?, t.span),
+            ".minnctapersm" => FnDirective::MinNCtaPerSm(self.expect_u32("CTA count")?, t.span),
+            ".maxnctapersm" => FnDirective::MaxNCtaPerSm(self.expect_u32("CTA count")?, t.span),
+            ".maxnreg" => FnDirective::MaxNReg(self.expect_u32("register count")?, t.span),
+            ".maxclusterrank" => FnDirective::MaxClusterRank(self.expect_u32("cluster rank")?, t.span),
             ".explicitcluster" => FnDirective::ExplicitCluster(t.span),
             ".blocksareclusters" => FnDirective::BlocksAreClusters(t.span),
             ".noreturn" => FnDirective::NoReturn(t.span),
             ".abi_preserve" | ".abi_preserve_control" => FnDirective::AbiPreserve {
                 control: text == ".abi_preserve_control",
-                value: self.expect_u32("integer")?,
+                value: self.expect_u32("register count")?,
                 span: t.span,
             },
             _ => {
@@ -425,7 +528,9 @@ pub(crate) fn parse_version_text(text: &str) -> Option<(u32, u32)> {
 fn is_target_name(s: &str) -> bool {
     let arch = |rest: &str| {
         let digits = rest.trim_end_matches(['a', 'f']);
-        !digits.is_empty() && digits.len() <= 3 && digits.bytes().all(|b| b.is_ascii_digit())
+        !digits.is_empty()
+            && digits.len() <= 3
+            && digits.bytes().all(|b| b.is_ascii_digit())
             && rest.len() - digits.len() <= 1
     };
     if let Some(r) = s.strip_prefix("sm_") {
@@ -434,5 +539,8 @@ fn is_target_name(s: &str) -> bool {
     if let Some(r) = s.strip_prefix("compute_") {
         return arch(r);
     }
-    matches!(s, "texmode_unified" | "texmode_independent" | "debug" | "map_f64_to_f32")
+    matches!(
+        s,
+        "texmode_unified" | "texmode_independent" | "debug" | "map_f64_to_f32"
+    )
 }
