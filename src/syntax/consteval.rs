@@ -3,7 +3,25 @@
 //! and all arithmetic is 64-bit with wrap-around. Division by zero yields no value.
 
 use super::ast::{BinOp, Expr, UnOp};
+use super::span::Span;
 use crate::isa::Mod;
+
+/// The span of a division or remainder by zero in `e`, if any (why `eval` gave no value).
+pub fn division_by_zero(e: &Expr) -> Option<Span> {
+    match e {
+        Expr::Binary(op, a, b, span) => {
+            if matches!(op, BinOp::Div | BinOp::Rem) && eval(b).is_some_and(|c| c.bits == 0) {
+                return Some(*span);
+            }
+            division_by_zero(a).or_else(|| division_by_zero(b))
+        }
+        Expr::Unary(_, a, _) | Expr::Cast(_, a, _) | Expr::Mask(_, a, _) => division_by_zero(a),
+        Expr::Cond(c, a, b, _) => division_by_zero(c)
+            .or_else(|| division_by_zero(a))
+            .or_else(|| division_by_zero(b)),
+        _ => None,
+    }
+}
 
 /// A 64-bit constant with its signedness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +37,9 @@ pub fn eval_int(e: &Expr) -> Option<i64> {
 
 pub fn eval(e: &Expr) -> Option<Const> {
     Some(match e {
-        Expr::Int { value, unsigned, .. } => Const {
+        Expr::Int {
+            value, unsigned, ..
+        } => Const {
             bits: *value,
             unsigned: *unsigned,
         },

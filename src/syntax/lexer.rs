@@ -198,14 +198,25 @@ impl<'a> Lexer<'a> {
                 self.skip_cont();
                 Tok::Ident
             }
-            b'0'..=b'9' => self.scan_number(),
+            b'0'..=b'9' => {
+                let k = self.scan_number();
+                // `0xZZ`, `12abc`: keep a malformed number in one token, so the parser reports
+                // it as one invalid literal.
+                if is_ident_cont(self.peek_at(0)) {
+                    self.skip_cont();
+                }
+                k
+            }
             // `.1d`, `.32x32b`: modifiers may start with a digit; `.5` is a number.
             b'.' if self.peek_at(1).is_ascii_digit() => {
                 let mut j = 1;
                 while is_ident_cont(self.peek_at(j)) {
                     j += 1;
                 }
-                if self.src[start + 1..start + j].iter().any(|c| c.is_ascii_alphabetic()) {
+                if self.src[start + 1..start + j]
+                    .iter()
+                    .any(|c| c.is_ascii_alphabetic())
+                {
                     self.pos += 1;
                     self.scan_dotted();
                     Tok::Dot
@@ -305,7 +316,8 @@ impl<'a> Lexer<'a> {
     fn scan_dotted(&mut self) {
         loop {
             self.skip_cont();
-            if self.peek_at(0) == b':' && self.peek_at(1) == b':' && is_ident_cont(self.peek_at(2)) {
+            if self.peek_at(0) == b':' && self.peek_at(1) == b':' && is_ident_cont(self.peek_at(2))
+            {
                 self.pos += 2;
                 continue;
             }

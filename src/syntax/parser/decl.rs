@@ -92,12 +92,18 @@ impl<'a> Parser<'a> {
                     let (m, _) = self.lookup_mod("parameter attribute")?;
                     if let Some(n) = vector_width(m) {
                         vector = Some(n);
-                    } else if ptr.is_some() && ty.is_some() && matches!(text, ".global" | ".shared" | ".const" | ".local") {
+                    } else if ptr.is_some()
+                        && ty.is_some()
+                        && matches!(text, ".global" | ".shared" | ".const" | ".local")
+                    {
                         ptr.as_mut().unwrap().space = Some(m);
                     } else if m.is_type() && ty.is_none() {
                         ty = Some(m);
                     } else {
-                        return Err(self.error(t.span, format!("unexpected `{text}` in parameter declaration")));
+                        return Err(self.error(
+                            t.span,
+                            format!("unexpected `{text}` in parameter declaration"),
+                        ));
                     }
                 }
             }
@@ -134,7 +140,15 @@ impl<'a> Parser<'a> {
             let e = self.expr()?;
             let n = match crate::syntax::consteval::eval_int(&e) {
                 Some(n) if n >= 0 => n as u64,
-                _ => return Err(self.error(e.span(), "array size must be a non-negative integer constant")),
+                _ => {
+                    if let Some(span) = crate::syntax::consteval::division_by_zero(&e) {
+                        return Err(self.error(span, "division by zero in constant expression"));
+                    }
+                    return Err(self.error(
+                        e.span(),
+                        "array size must be a non-negative integer constant",
+                    ));
+                }
             };
             dims.push(Some(n));
             self.expect(Tok::RBracket, "`]`")?;
@@ -143,7 +157,12 @@ impl<'a> Parser<'a> {
     }
 
     /// A variable declaration; the current token is its state space (linkage already read).
-    pub(super) fn var_decl(&mut self, linkage: Linkage, start: Span, module_level: bool) -> PResult<VarDecl<'a>> {
+    pub(super) fn var_decl(
+        &mut self,
+        linkage: Linkage,
+        start: Span,
+        module_level: bool,
+    ) -> PResult<VarDecl<'a>> {
         let t = self.tok;
         let text = self.cur_text();
         if !is_decl_space(text) {
@@ -177,7 +196,10 @@ impl<'a> Parser<'a> {
                     } else if m.is_type() && ty.is_none() {
                         ty = Some(m);
                     } else {
-                        return Err(self.error(t.span, format!("unexpected `{text}` in variable declaration")));
+                        return Err(self.error(
+                            t.span,
+                            format!("unexpected `{text}` in variable declaration"),
+                        ));
                     }
                 }
             }
@@ -192,7 +214,7 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        self.expect(Tok::Semi, "`;` after variable declaration")?;
+        self.expect_semi("after the variable declaration")?;
         Ok(VarDecl {
             linkage,
             space,
@@ -220,7 +242,12 @@ impl<'a> Parser<'a> {
                     out.push(Attribute::Unified(hi, lo));
                 }
                 other => {
-                    return Err(self.error(t.span, format!("unknown variable attribute `{other}`; expected `.managed` or `.unified`")))
+                    return Err(self.error(
+                        t.span,
+                        format!(
+                        "unknown variable attribute `{other}`; expected `.managed` or `.unified`"
+                    ),
+                    ))
                 }
             }
             if !self.eat(Tok::Comma) {
@@ -255,6 +282,10 @@ impl<'a> Parser<'a> {
     }
 
     fn initializer(&mut self) -> PResult<Initializer<'a>> {
+        self.nested("initializers", |p| p.initializer_inner())
+    }
+
+    fn initializer_inner(&mut self) -> PResult<Initializer<'a>> {
         if self.at(Tok::LBrace) {
             let start = self.bump().span;
             let mut items = Vec::new();

@@ -7,6 +7,11 @@ use crate::isa::Mod;
 use crate::syntax::ast::*;
 use crate::syntax::lexer::{parse_int, Tok};
 
+/// Deepest expression tree accepted: parentheses, unary operators and operator chains (a
+/// left-deep `1+1+…` tree is as deep as it is long) all count, so that neither the parser
+/// nor the passes that walk the tree can overflow the stack.
+const MAX_EXPR_DEPTH: u32 = 256;
+
 /// Binding power of a binary operator token (higher binds tighter).
 fn binop(k: Tok) -> Option<(u8, BinOp)> {
     Some(match k {
@@ -38,8 +43,8 @@ impl<'a> Parser<'a> {
     }
 
     fn expr_depth(&mut self, depth: u32) -> PResult<Expr<'a>> {
-        if depth > 64 {
-            return Err(self.error(self.tok.span, "expression nested too deeply"));
+        if depth > MAX_EXPR_DEPTH {
+            return Err(self.too_deep());
         }
         let c = self.binary(0, depth)?;
         if self.at(Tok::Question) {
@@ -53,14 +58,27 @@ impl<'a> Parser<'a> {
         Ok(c)
     }
 
-    fn binary(&mut self, min: u8, depth: u32) -> PResult<Expr<'a>> {
+    fn too_deep(&mut self) -> super::Failed {
+        let span = self.tok.span;
+        self.error(
+            span,
+            format!("expression nested too deeply (more than {MAX_EXPR_DEPTH} levels)"),
+        )
+    }
+
+    fn binary(&mut self, min: u8, mut depth: u32) -> PResult<Expr<'a>> {
         let mut lhs = self.unary(depth)?;
         while let Some((prec, op)) = binop(self.tok.kind) {
             if prec <= min {
                 break;
             }
+            // Each operator puts the tree one level deeper.
+            depth += 1;
+            if depth > MAX_EXPR_DEPTH {
+                return Err(self.too_deep());
+            }
             self.bump();
-            let rhs = self.binary(prec, depth + 1)?;
+            let rhs = self.binary(prec, depth)?;
             let span = lhs.span().to(rhs.span());
             lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), span);
         }
@@ -68,8 +86,8 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self, depth: u32) -> PResult<Expr<'a>> {
-        if depth > 64 {
-            return Err(self.error(self.tok.span, "expression nested too deeply"));
+        if depth > MAX_EXPR_DEPTH {
+            return Err(self.too_deep());
         }
         let op = match self.tok.kind {
             Tok::Minus => UnOp::Neg,
@@ -81,7 +99,15 @@ impl<'a> Parser<'a> {
         let start = self.bump().span;
         let e = self.unary(depth + 1)?;
         // Fold negative literals right away: they are by far the common case.
-        if let (UnOp::Neg, Expr::Int { value, unsigned, span }) = (op, &e) {
+        if let (
+            UnOp::Neg,
+            Expr::Int {
+                value,
+                unsigned,
+                span,
+            },
+        ) = (op, &e)
+        {
             return Ok(Expr::Int {
                 value: value.wrapping_neg(),
                 unsigned: *unsigned,
@@ -98,17 +124,24 @@ impl<'a> Parser<'a> {
             Tok::Int => {
                 self.bump();
                 let Some((value, unsigned)) = parse_int(self.text(t)) else {
-                    return Err(self.error(t.span, format!("invalid integer literal `{}` (out of 64-bit range?)", self.text(t))));
+                    return Err(self.bad_int(t));
                 };
                 if self.at(Tok::LParen) {
                     // `0xff00(expr)`: the mask operator of initializers.
                     self.bump();
                     let e = self.expr_depth(depth + 1)?;
                     self.expect(Tok::RParen, "`)` to close the mask operator")?;
-                    let span = t.span.to(crate::syntax::span::Span::new(self.prev_end as usize, self.prev_end as usize));
+                    let span = t.span.to(crate::syntax::span::Span::new(
+                        self.prev_end as usize,
+                        self.prev_end as usize,
+                    ));
                     return Ok(Expr::Mask(value, Box::new(e), span));
                 }
-                Ok(Expr::Int { value, unsigned, span: t.span })
+                Ok(Expr::Int {
+                    value,
+                    unsigned,
+                    span: t.span,
+                })
             }
             Tok::F32Hex => {
                 self.bump();
@@ -131,7 +164,9 @@ impl<'a> Parser<'a> {
                 let text = self.text(t);
                 match text.parse::<f64>() {
                     Ok(v) => Ok(Expr::F64(v.to_bits(), t.span)),
-                    Err(_) => Err(self.error(t.span, format!("invalid floating-point literal `{text}`"))),
+                    Err(_) => {
+                        Err(self.error(t.span, format!("invalid floating-point literal `{text}`")))
+                    }
                 }
             }
             Tok::Ident => {
@@ -141,7 +176,10 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let (sym, _) = self.expect_ident("variable name inside `generic(...)`")?;
                     self.expect(Tok::RParen, "`)`")?;
-                    let span = t.span.to(crate::syntax::span::Span::new(self.prev_end as usize, self.prev_end as usize));
+                    let span = t.span.to(crate::syntax::span::Span::new(
+                        self.prev_end as usize,
+                        self.prev_end as usize,
+                    ));
                     return Ok(Expr::Generic(sym, span));
                 }
                 Ok(Expr::Sym(name, t.span))
@@ -154,7 +192,14 @@ impl<'a> Parser<'a> {
                     let ty = match text {
                         ".s64" => Mod::S64,
                         ".u64" => Mod::U64,
-                        _ => return Err(self.error(ct.span, format!("invalid cast `({text})`; only `(.s64)` and `(.u64)` are allowed"))),
+                        _ => {
+                            return Err(self.error(
+                                ct.span,
+                                format!(
+                                "invalid cast `({text})`; only `(.s64)` and `(.u64)` are allowed"
+                            ),
+                            ))
+                        }
                     };
                     self.expect(Tok::RParen, "`)` after cast type")?;
                     let e = self.unary(depth + 1)?;

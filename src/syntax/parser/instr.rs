@@ -22,21 +22,35 @@ impl<'a> Parser<'a> {
                     self.bump();
                     break;
                 }
-                Tok::Eof | Tok::Unterminated => {
+                Tok::Eof => {
                     self.error(start, "unclosed `{`: the block has no matching `}`");
                     break;
+                }
+                Tok::Unterminated => {
+                    let span = self.tok.span;
+                    let msg = self.unterminated_message();
+                    self.error(span, msg);
+                    self.bump();
+                    continue;
                 }
                 _ => {}
             }
             let before = self.tok.span;
-            let r = if matches!(self.tok.kind, Tok::At) || (self.tok.kind == Tok::Ident && self.peek().kind != Tok::Colon) {
+            let r = if matches!(self.tok.kind, Tok::At)
+                || (self.tok.kind == Tok::Ident && self.peek().kind != Tok::Colon)
+            {
                 // The hot path: build the instruction in place in the statement list.
                 self.instruction().map(|i| stmts.push(Statement::Instr(i)))
             } else {
                 self.statement().map(|s| stmts.extend(s))
             };
             if r.is_err() {
-                self.recover_statement();
+                if self.tok.span == before && self.tok.kind != Tok::LBrace {
+                    // Garbage where a statement should start.
+                    self.skip_line();
+                } else {
+                    self.recover_statement();
+                }
             }
             if self.tok.span == before && !matches!(self.tok.kind, Tok::RBrace | Tok::Eof) {
                 self.bump();
@@ -80,7 +94,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 Ok(None)
             }
-            Tok::LBrace => Ok(Some(Statement::Block(self.block()))),
+            Tok::LBrace => self.nested("blocks", |p| Ok(Some(Statement::Block(p.block())))),
             Tok::Ident if next_is_colon => {
                 let t = self.bump();
                 self.bump();
@@ -99,11 +113,21 @@ impl<'a> Parser<'a> {
                                 }
                             }
                             self.expect(Tok::Semi, "`;`")?;
-                            let span = t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+                            let span = t
+                                .span
+                                .to(Span::new(self.prev_end as usize, self.prev_end as usize));
                             return Ok(Some(if branch {
-                                Statement::BranchTargets { name, targets, span }
+                                Statement::BranchTargets {
+                                    name,
+                                    targets,
+                                    span,
+                                }
                             } else {
-                                Statement::CallTargets { name, targets, span }
+                                Statement::CallTargets {
+                                    name,
+                                    targets,
+                                    span,
+                                }
                             }));
                         }
                         _ => {}
@@ -115,14 +139,26 @@ impl<'a> Parser<'a> {
             Tok::Dot => {
                 let start = self.tok.span;
                 match self.cur_text() {
-                    ".loc" => self.loc().map(|l| Some(Statement::Loc(l))),
+                    // `.loc` has no `;`: after an error in it, skip to the end of its line.
+                    ".loc" => match self.loc() {
+                        Ok(l) => Ok(Some(Statement::Loc(l))),
+                        Err(_) => {
+                            while !matches!(self.tok.kind, Tok::Eof | Tok::RBrace)
+                                && !self.newline_before()
+                            {
+                                self.bump();
+                            }
+                            Ok(None)
+                        }
+                    },
                     ".pragma" => {
                         let (s, span) = self.pragma()?;
                         Ok(Some(Statement::Pragma(s, span)))
                     }
                     _ => {
                         let linkage = self.linkage();
-                        self.var_decl(linkage, start, false).map(|d| Some(Statement::Var(d)))
+                        self.var_decl(linkage, start, false)
+                            .map(|d| Some(Statement::Var(d)))
                     }
                 }
             }
@@ -194,7 +230,11 @@ impl<'a> Parser<'a> {
                 ".noreturn" => noreturn = true,
                 ".abi_preserve" => abi_preserve.push((false, self.expect_u32("integer")?)),
                 ".abi_preserve_control" => abi_preserve.push((true, self.expect_u32("integer")?)),
-                other => return Err(self.error(t.span, format!("unexpected `{other}` in `.callprototype`"))),
+                other => {
+                    return Err(
+                        self.error(t.span, format!("unexpected `{other}` in `.callprototype`"))
+                    )
+                }
             }
         }
         self.expect(Tok::Semi, "`;` after `.callprototype`")?;
@@ -224,11 +264,22 @@ impl<'a> Parser<'a> {
         let ot = self.expect(Tok::Ident, "instruction")?;
         let otext = self.text(ot);
         let Some(opcode) = crate::isa::lookup_opcode(otext) else {
+            // `@ bra L;`: the guard took the opcode as its predicate.
+            if let Some(g) = guard.filter(|g| crate::isa::lookup_opcode(g.pred).is_some()) {
+                let span = Span::new(g.span.end as usize - g.pred.len(), g.span.end as usize);
+                let msg = format!(
+                    "expected predicate register after `@`, found the instruction `{}`",
+                    g.pred
+                );
+                return Err(self.error(span, msg));
+            }
             let msg = format!("unknown instruction `{otext}`");
             return Err(self.error(ot.span, msg));
         };
+        // Unknown modifiers and a missing `;` at the end of a line are recorded, and the
+        // instruction is kept without them: no recovery is needed, so the next statement is
+        // still parsed (and its errors reported).
         let mut mods: SmallVec<[Mod; 4]> = SmallVec::new();
-        let mut bad_mod = false;
         while self.tok.kind == Tok::Dot {
             let t = self.bump();
             let text = self.text(t);
@@ -236,13 +287,14 @@ impl<'a> Parser<'a> {
                 Some(m) => mods.push(m),
                 None => {
                     self.error(t.span, format!("unknown modifier `{text}` on `{otext}`"));
-                    bad_mod = true;
                 }
             }
         }
-        let op_span = ot.span.to(Span::new(self.prev_end as usize, self.prev_end as usize));
+        let op_span = ot
+            .span
+            .to(Span::new(self.prev_end as usize, self.prev_end as usize));
         let mut operands = SmallVec::new();
-        if !self.at(Tok::Semi) {
+        if !self.at(Tok::Semi) && !self.at(Tok::RBrace) {
             loop {
                 let op = self.operand(opcode == Opcode::Call)?;
                 operands.push(op);
@@ -254,7 +306,6 @@ impl<'a> Parser<'a> {
                         None => {
                             let msg = format!("unknown modifier `{}` on `{otext}`", self.text(t));
                             self.error(t.span, msg);
-                            bad_mod = true;
                         }
                     }
                 }
@@ -263,24 +314,28 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if !self.at(Tok::Semi) {
+        let end = if self.at(Tok::Semi) || self.newline_before() || self.at(Tok::RBrace) {
+            let end = self.prev_end;
+            self.expect_semi("at the end of the instruction")?;
+            end
+        } else {
             return Err(self.unexpected("`,` or `;` after operand"));
-        }
-        let end = self.bump().span;
-        if bad_mod {
-            return Err(super::Failed);
-        }
+        };
         Ok(Instruction {
             guard,
             opcode,
             mods,
             operands,
-            span: start.to(Span::new(end.start as usize, end.start as usize)),
+            span: start.to(Span::new(end as usize, end as usize)),
             op_span,
         })
     }
 
     fn operand(&mut self, in_call: bool) -> PResult<Operand<'a>> {
+        self.nested("operands", |p| p.operand_inner(in_call))
+    }
+
+    fn operand_inner(&mut self, in_call: bool) -> PResult<Operand<'a>> {
         let t = self.tok;
         match t.kind {
             Tok::LBracket => self.address(),
@@ -294,7 +349,11 @@ impl<'a> Parser<'a> {
                     }
                 }
                 self.expect(Tok::RBrace, "`,` or `}` in vector operand")?;
-                Ok(Operand::Vec(items, t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize))))
+                Ok(Operand::Vec(
+                    items,
+                    t.span
+                        .to(Span::new(self.prev_end as usize, self.prev_end as usize)),
+                ))
             }
             Tok::LParen if in_call => {
                 self.bump();
@@ -308,7 +367,11 @@ impl<'a> Parser<'a> {
                     }
                 }
                 self.expect(Tok::RParen, "`,` or `)` in argument list")?;
-                Ok(Operand::List(items, t.span.to(Span::new(self.prev_end as usize, self.prev_end as usize))))
+                Ok(Operand::List(
+                    items,
+                    t.span
+                        .to(Span::new(self.prev_end as usize, self.prev_end as usize)),
+                ))
             }
             Tok::Bang if self.peek().kind == Tok::Ident => {
                 self.bump();
@@ -322,8 +385,10 @@ impl<'a> Parser<'a> {
             }
             Tok::Ident => {
                 let next = self.peek().kind;
-                if matches!(next, Tok::Plus | Tok::Minus | Tok::Star | Tok::Shl | Tok::Shr | Tok::Amp)
-                    || next == Tok::LParen && self.cur_text() == "generic"
+                if matches!(
+                    next,
+                    Tok::Plus | Tok::Minus | Tok::Star | Tok::Shl | Tok::Shr | Tok::Amp
+                ) || next == Tok::LParen && self.cur_text() == "generic"
                 {
                     return Ok(Operand::Imm(self.expr()?));
                 }
@@ -369,7 +434,7 @@ impl<'a> Parser<'a> {
                         unsigned,
                         span: t.span,
                     })),
-                    None => Err(self.error(t.span, format!("invalid integer literal `{}` (out of 64-bit range?)", self.text(t)))),
+                    None => Err(self.bad_int(t)),
                 }
             }
             _ => Ok(Operand::Imm(self.expr()?)),
@@ -399,6 +464,9 @@ impl<'a> Parser<'a> {
                 let neg = self.bump().kind == Tok::Minus;
                 let e = self.expr()?;
                 let Some(v) = crate::syntax::consteval::eval_int(&e) else {
+                    if let Some(span) = crate::syntax::consteval::division_by_zero(&e) {
+                        return Err(self.error(span, "division by zero in constant expression"));
+                    }
                     return Err(self.error(e.span(), "address offset must be an integer constant"));
                 };
                 offset = if neg { v.wrapping_neg() } else { v };
@@ -413,7 +481,10 @@ impl<'a> Parser<'a> {
         }
         let e = self.expr()?;
         let Some(v) = crate::syntax::consteval::eval_int(&e) else {
-            return Err(self.error(e.span(), "address must be a register, a variable or an integer constant"));
+            return Err(self.error(
+                e.span(),
+                "address must be a register, a variable or an integer constant",
+            ));
         };
         self.expect(Tok::RBracket, "`]` to close the address")?;
         let span = start.to(Span::new(self.prev_end as usize, self.prev_end as usize));

@@ -16,6 +16,10 @@ use super::span::Span;
 /// Stop collecting after this many errors: garbage input would otherwise print megabytes.
 const MAX_ERRORS: usize = 100;
 
+/// Deepest nesting of blocks, operands and initializers (`{{{{…`): recursive descent would
+/// otherwise overflow the stack on hostile input. Real PTX nests a few levels.
+const MAX_NESTING: u32 = 64;
+
 /// The parse failed at a point where a diagnostic was already recorded.
 #[derive(Debug)]
 pub(crate) struct Failed;
@@ -46,6 +50,8 @@ pub(crate) struct Parser<'a> {
     pos: usize,
     tok: Token,
     prev_end: u32,
+    /// Current nesting of blocks, operands and initializers (see `nested`).
+    nesting: u32,
     pub diags: Vec<Diagnostic>,
 }
 
@@ -66,6 +72,7 @@ impl<'a> Parser<'a> {
             toks,
             pos: 0,
             prev_end: 0,
+            nesting: 0,
             diags: Vec::new(),
         }
     }
@@ -129,14 +136,38 @@ impl<'a> Parser<'a> {
     fn found(&self) -> String {
         match self.tok.kind {
             Tok::Eof => "end of file".to_string(),
-            Tok::Unterminated => "an unterminated comment or string".to_string(),
+            Tok::Unterminated if self.cur_text().starts_with("/*") => {
+                "an unterminated block comment".to_string()
+            }
+            Tok::Unterminated => "an unterminated string literal".to_string(),
+            Tok::Unknown => match self.cur_text().chars().next() {
+                Some(c) if c.is_control() || c == '\u{feff}' => {
+                    format!("the invisible character U+{:04X}", c as u32)
+                }
+                _ => format!("`{}`", self.cur_text()),
+            },
             _ => format!("`{}`", self.cur_text()),
+        }
+    }
+
+    /// The error for the current `Tok::Unterminated` token.
+    fn unterminated_message(&self) -> &'static str {
+        if self.cur_text().starts_with("/*") {
+            "unterminated block comment: `/*` has no matching `*/`"
+        } else {
+            "unterminated string literal: no closing `\"` on this line"
         }
     }
 
     fn unexpected(&mut self, what: &str) -> Failed {
         let msg = format!("expected {what}, found {}", self.found());
-        let span = self.tok.span;
+        // At the end of the file, point just after the last token rather than past the
+        // last line.
+        let span = if self.at(Tok::Eof) && self.pos > 0 {
+            Span::new(self.prev_end as usize, self.prev_end as usize)
+        } else {
+            self.tok.span
+        };
         self.error(span, msg)
     }
 
@@ -155,10 +186,13 @@ impl<'a> Parser<'a> {
 
     /// A non-negative integer literal that fits in u32.
     fn expect_u32(&mut self, what: &str) -> PResult<u32> {
+        let span = self.tok.span;
         let v = self.expect_u64(what)?;
         u32::try_from(v).map_err(|_| {
-            let span = Span::new(self.prev_end as usize, self.prev_end as usize);
-            self.error(span, format!("{what} is too large"))
+            self.error(
+                span,
+                format!("value {v} is too large (at most {})", u32::MAX),
+            )
         })
     }
 
@@ -169,8 +203,34 @@ impl<'a> Parser<'a> {
         let t = self.bump();
         match super::lexer::parse_int(self.text(t)) {
             Some((v, _)) => Ok(v),
-            None => Err(self.error(t.span, format!("invalid integer literal `{}`", self.text(t)))),
+            None => Err(self.bad_int(t)),
         }
+    }
+
+    /// The error for an integer literal token that `parse_int` rejects.
+    fn bad_int(&mut self, t: Token) -> Failed {
+        let text = self.text(t);
+        let msg = if well_formed_int(text) {
+            format!("integer literal `{text}` does not fit in 64 bits")
+        } else {
+            format!("invalid integer literal `{text}`")
+        };
+        self.error(t.span, msg)
+    }
+
+    /// Runs `f` one nesting level deeper, or records an error past `MAX_NESTING` levels.
+    fn nested<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.nesting >= MAX_NESTING {
+            let span = self.tok.span;
+            return Err(self.error(
+                span,
+                format!("{what} nested too deeply (more than {MAX_NESTING} levels)"),
+            ));
+        }
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
     }
 
     /// Error recovery: skips to just after the next `;` at this nesting level, or to (not
@@ -184,16 +244,69 @@ impl<'a> Parser<'a> {
                     self.bump();
                     return;
                 }
+                // A string ends at its line, and the statement with it.
+                Tok::Unterminated if depth == 0 => {
+                    self.bump();
+                    return;
+                }
                 Tok::LBrace => depth += 1,
                 Tok::RBrace => {
-                    if depth == 0 {
+                    // A `}` followed by `,` or `;` closes a vector operand or an initializer
+                    // that the error was in, not the enclosing block.
+                    if depth == 0 && !matches!(self.peek().kind, Tok::Comma | Tok::Semi) {
                         return;
                     }
-                    depth -= 1;
+                    depth = depth.saturating_sub(1);
                 }
                 _ => {}
             }
             self.bump();
         }
+    }
+
+    /// Expects the `;` that ends a statement. When it is missing at the end of a line (or
+    /// before a `}`), the error points just after the statement and parsing goes on with the
+    /// next line, which is most likely the next statement.
+    fn expect_semi(&mut self, what: &str) -> PResult<()> {
+        if self.eat(Tok::Semi) {
+            return Ok(());
+        }
+        if self.newline_before() || self.at(Tok::RBrace) {
+            let at = Span::new(self.prev_end as usize, self.prev_end as usize);
+            let msg = format!("expected `;` {what}, found {}", self.found());
+            self.error(at, msg);
+            return Ok(());
+        }
+        Err(self.unexpected(&format!("`;` {what}")))
+    }
+
+    /// Skips the current token and the rest of its line (up to a `}`): recovery from a
+    /// statement that starts with garbage, which has no `;` to resynchronise on.
+    fn skip_line(&mut self) {
+        self.bump();
+        while !matches!(self.tok.kind, Tok::Eof | Tok::RBrace) && !self.newline_before() {
+            self.bump();
+        }
+    }
+
+    /// Whether a line break separates the previous token from the current one.
+    fn newline_before(&self) -> bool {
+        self.src.as_bytes()[self.prev_end as usize..self.tok.span.start as usize].contains(&b'\n')
+    }
+}
+
+/// Whether an integer literal is spelled correctly (it may still be too large).
+fn well_formed_int(text: &str) -> bool {
+    let t = text.strip_suffix('U').unwrap_or(text);
+    let b = t.as_bytes();
+    let all = |s: &[u8], f: fn(&u8) -> bool| !s.is_empty() && s.iter().all(f);
+    if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' {
+        all(&b[2..], u8::is_ascii_hexdigit)
+    } else if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'b' {
+        all(&b[2..], |c| matches!(c, b'0' | b'1'))
+    } else if b.len() > 1 && b[0] == b'0' {
+        all(&b[1..], |c| matches!(c, b'0'..=b'7'))
+    } else {
+        all(b, u8::is_ascii_digit)
     }
 }
