@@ -1,6 +1,7 @@
 //! ptx2llvm: a PTX → LLVM IR compiler library.
 //!
 //! Pipeline: `syntax` (lex, parse) → `check` → `lower` → `target::{nvptx, cpu}` → emit/run.
+pub mod api;
 pub mod check;
 pub mod isa;
 pub mod llvm;

@@ -15,6 +15,7 @@ fn main() {
     let code = match &args.command {
         Some(cli::Command::Check(a)) => cli::check::run(a),
         Some(cli::Command::Fmt(a)) => cli::fmt::run(a),
+        Some(cli::Command::Run(a)) => cli::run::run(a),
         None => cli::translate::run(&args.translate),
     };
     std::process::exit(code);

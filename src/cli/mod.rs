@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub mod check;
 pub mod fmt;
+pub mod run;
 pub mod translate;
 
 #[derive(Parser, Debug)]
@@ -35,6 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print a PTX module back as canonical PTX (stable formatting, folded constants).
     Fmt(FmtArgs),
+    /// Compile a PTX file for this CPU and launch one of its kernels.
+    Run(RunArgs),
 }
 
 #[derive(Args, Debug)]
@@ -42,6 +45,42 @@ pub struct CheckArgs {
     /// PTX files to check.
     #[arg(required = true, value_name = "FILE.ptx")]
     pub files: Vec<PathBuf>,
+}
+
+/// `ptx2llvm run FILE.ptx --kernel NAME [--grid X[,Y[,Z]]] [--block X[,Y[,Z]]]
+/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N]`
+#[derive(Args, Debug)]
+#[command(after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
+    @PATH (a device buffer holding PATH's bytes), zeros:BYTES (a zero-filled device buffer),\n      \
+    bytes:HEX (a by-value parameter given as raw bytes)")]
+pub struct RunArgs {
+    /// The PTX file.
+    #[arg(value_name = "FILE.ptx")]
+    pub file: PathBuf,
+    /// The kernel (`.entry`) to launch.
+    #[arg(long, value_name = "NAME")]
+    pub kernel: String,
+    /// Grid size in CTAs.
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    pub grid: Option<String>,
+    /// CTA size in threads.
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    pub block: Option<String>,
+    /// Bytes of dynamic shared memory per CTA.
+    #[arg(long = "shared-mem", value_name = "BYTES")]
+    pub shared_mem: Option<u32>,
+    /// A kernel argument, in parameter order (see SPEC below).
+    #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+    pub arg: Vec<String>,
+    /// After the last launch, write the buffer that was argument INDEX (0-based) to PATH.
+    #[arg(long, value_name = "INDEX=PATH")]
+    pub dump: Vec<String>,
+    /// Launch N times (buffers are not reset) and print the kernel time to stderr.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Optimization level (-O0 … -O3).
+    #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt: u8,
 }
 
 #[derive(Args, Debug)]

@@ -24,8 +24,7 @@ pub fn run(args: &TranslateArgs) -> i32 {
         return 1;
     }
     if args.target == Target::Cpu {
-        eprintln!("error: translation for the cpu target is not implemented yet");
-        return 1;
+        return cpu(args, path, src);
     }
     // The module lives until the process ends; the lowering borrows names from it.
     let src: &'static str = Box::leak(src.into_boxed_str());
@@ -69,6 +68,46 @@ pub fn run(args: &TranslateArgs) -> i32 {
             1
         }
         Err(CompileError::Llvm(e)) => {
+            eprintln!("{}: error: {e}", path.display());
+            1
+        }
+    }
+}
+
+/// `--target cpu`: host IR, bitcode, assembly or an object with one C entry point per kernel.
+fn cpu(args: &TranslateArgs, path: &std::path::Path, src: String) -> i32 {
+    use ptx2llvm::target::cpu;
+    let src: &'static str = Box::leak(src.into_boxed_str());
+    let (module, _) = ptx2llvm::syntax::parse(src);
+    let module: &'static _ = Box::leak(Box::new(module));
+    let emit = match args.emit {
+        Emit::Llvm => EmitKind::Llvm,
+        Emit::Bc => EmitKind::Bitcode,
+        Emit::Asm => EmitKind::Asm,
+        Emit::Obj => EmitKind::Object,
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match cpu::compile(module, emit, args.opt, &name) {
+        Ok(out) => {
+            if !out.text && args.output.is_none() {
+                eprintln!("error: refusing to write binary output to stdout; use -o FILE");
+                return 2;
+            }
+            match driver::write_output(args.output.as_deref(), &out.bytes) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("{e}");
+                    1
+                }
+            }
+        }
+        Err(cpu::CompileError::Lower(errs)) => {
+            let diags: Vec<Diagnostic> =
+                errs.iter().map(|e| Diagnostic::new(e.span().unwrap_or_default(), e.to_string())).collect();
+            eprint!("{}", driver::render(&diags, path, src));
+            1
+        }
+        Err(cpu::CompileError::Llvm(e)) => {
             eprintln!("{}: error: {e}", path.display());
             1
         }

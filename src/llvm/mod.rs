@@ -5,6 +5,8 @@
 
 use std::ffi::c_char;
 
+pub mod cpu;
+
 pub use inkwell::attributes::AttributeLoc;
 pub use inkwell::basic_block::BasicBlock;
 pub use inkwell::builder::Builder;

@@ -633,8 +633,12 @@ impl Cta {
     ///
     /// # Safety
     /// `this` must point to a live `Cta` that only this call (and the coroutines it resumes)
-    /// touches until it returns.
-    pub(crate) unsafe fn run(this: *mut Cta, coros: &mut [Coro]) -> Result<(), LaunchError> {
+    /// touches until it returns; `threads` to the CTA's thread contexts.
+    pub(crate) unsafe fn run(
+        this: *mut Cta,
+        coros: &mut [Coro],
+        threads: *mut Thread,
+    ) -> Result<(), LaunchError> {
         let result = loop {
             let launch = &*(*this).launch;
             if launch.aborted() {
@@ -660,6 +664,7 @@ impl Cta {
                 c.st[i as usize] = St::Running;
                 c.current = i;
             }
+            super::nvvm::CURRENT.with(|c| c.set(threads.add(i as usize)));
             let r = coros[i as usize].resume(());
             (*this).current = u32::MAX; // nobody runs: releases must queue every waiter
             match r {

@@ -303,7 +303,7 @@ fn worker(sh: &LaunchShared, index: u32) {
         }
         // SAFETY: `cta_ptr` is live and owned by this worker; the coroutines reach it only
         // through their contexts while `run` resumes them.
-        let r = unsafe { Cta::run(cta_ptr, &mut coros) };
+        let r = unsafe { Cta::run(cta_ptr, &mut coros, threads.as_mut_ptr()) };
         for c in coros.drain(..) {
             stack_list.push(c.into_stack());
         }

@@ -8,12 +8,14 @@
 //! - `cta`: one CTA's scheduler, barriers and warp collectives;
 //! - `launch`: grid launch over the worker pool, stack pool, launch limits;
 //! - `entry`: the `ptx2llvm_rt_*` functions;
+//! - `nvvm`: host versions of the `llvm.nvvm.*` operations and the current-thread lookup;
 //! - `printf`, `time`: device printf and clocks.
 
 pub mod abi;
 mod cta;
 pub mod entry;
 pub mod launch;
+pub mod nvvm;
 mod printf;
 mod time;
 
@@ -22,6 +24,16 @@ mod tests;
 
 pub use abi::{KernelEntry, Thread};
 pub use launch::{launch, LaunchConfig, DEFAULT_STACK_SIZE};
+
+/// Every symbol generated cpu-target code may reference, with its address (for the JIT).
+pub fn symbols() -> Vec<(String, usize)> {
+    let mut v: Vec<(String, usize)> = entry::symbols().into_iter().map(|(n, p)| (n.to_string(), p as usize)).collect();
+    v.extend(nvvm::table().into_iter().map(|(n, p)| (n, p as usize)));
+    v.push(("ptx2llvm_rt_self".into(), nvvm::ptx2llvm_rt_self as *const () as usize));
+    v.push(("ptx2llvm_rt_vprintf_dev".into(), nvvm::ptx2llvm_rt_vprintf_dev as *const () as usize));
+    v.push(("ptx2llvm_rt_assertfail_dev".into(), nvvm::ptx2llvm_rt_assertfail_dev as *const () as usize));
+    v
+}
 
 /// Why a launch failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,4 +1,5 @@
 //! Targets: each implements `lower::Target` and a driver entry `compile`.
-//! `nvptx` produces IR for LLVM's NVPTX back end; the `cpu` target is to come.
+//! `nvptx` produces IR for LLVM's NVPTX back end; `cpu` host code run by `crate::runtime`.
 
+pub mod cpu;
 pub mod nvptx;

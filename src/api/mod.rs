@@ -1,0 +1,257 @@
+//! The Rust embedding API of the cpu target: parse and compile PTX (`Module::from_ptx`), make
+//! device buffers (`Buffer`: host memory, 256-byte aligned), and launch kernels with typed
+//! arguments checked against the kernel's `.param` list (`Module::launch`).
+//!
+//! ```no_run
+//! use ptx2llvm::api::{Arg, Buffer, Dim3, Module};
+//! let m = Module::from_ptx(&std::fs::read_to_string("vecadd.ptx").unwrap(), 2).unwrap();
+//! let mut args = vec![
+//!     Arg::Buffer(Buffer::from_bytes(&[0u8; 4096])),
+//!     Arg::Buffer(Buffer::from_bytes(&[0u8; 4096])),
+//!     Arg::Buffer(Buffer::zeroed(4096)),
+//!     Arg::scalar_u32(1024),
+//! ];
+//! m.launch("vecAdd", Dim3::x(4), Dim3::x(256), 0, &mut args).unwrap();
+//! ```
+
+mod spec;
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+
+pub use spec::{parse_spec, ArgSpec, Scalar};
+
+use crate::runtime::{LaunchConfig, LaunchError};
+use crate::target::cpu::{CompileError, ParamLayout, Program};
+
+/// Errors of the embedding API; each says what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Parse(String),
+    #[error("{0}")]
+    Compile(#[from] CompileError),
+    #[error("{0}")]
+    Launch(#[from] LaunchError),
+    #[error("{0}")]
+    Args(String),
+}
+
+/// A grid or block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3(pub [u32; 3]);
+
+impl Dim3 {
+    pub fn x(x: u32) -> Dim3 {
+        Dim3([x, 1, 1])
+    }
+}
+
+/// A device buffer: zero-initialized host memory aligned to 256 bytes, as `cudaMalloc` gives.
+pub struct Buffer {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: a Buffer owns its allocation.
+unsafe impl Send for Buffer {}
+
+impl Buffer {
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(len.max(1), 256).unwrap_or(Layout::new::<u8>())
+    }
+
+    /// `len` zero bytes.
+    pub fn zeroed(len: usize) -> Buffer {
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(Self::layout(len)) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(Self::layout(len));
+        }
+        Buffer { ptr, len }
+    }
+
+    /// A copy of `bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Buffer {
+        let b = Buffer::zeroed(bytes.len());
+        // SAFETY: `b` has `bytes.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.ptr, bytes.len()) };
+        b
+    }
+
+    /// The device address kernels see.
+    pub fn address(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` holds `len` initialized bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `self` is borrowed mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { dealloc(self.ptr, Self::layout(self.len)) }
+    }
+}
+
+/// A kernel argument.
+pub enum Arg {
+    /// A scalar's bytes (little-endian, exactly the parameter's size).
+    Scalar(Vec<u8>),
+    /// A device buffer; the kernel gets its address.
+    Buffer(Buffer),
+    /// A by-value aggregate (struct, `.b8` array) as raw bytes.
+    Bytes(Vec<u8>),
+}
+
+impl Arg {
+    pub fn scalar_u32(v: u32) -> Arg {
+        Arg::Scalar(v.to_le_bytes().to_vec())
+    }
+    pub fn scalar_u64(v: u64) -> Arg {
+        Arg::Scalar(v.to_le_bytes().to_vec())
+    }
+    pub fn scalar_f32(v: f32) -> Arg {
+        Arg::Scalar(v.to_le_bytes().to_vec())
+    }
+    pub fn scalar_f64(v: f64) -> Arg {
+        Arg::Scalar(v.to_le_bytes().to_vec())
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Arg::Scalar(b) => format!("a {}-byte scalar", b.len()),
+            Arg::Buffer(b) => format!("a buffer of {} bytes", b.len()),
+            Arg::Bytes(b) => format!("{} raw bytes", b.len()),
+        }
+    }
+}
+
+/// Builds a kernel's parameter buffer from `args`, checking their number and sizes.
+pub fn param_buffer(kernel: &str, layout: &ParamLayout, args: &[Arg]) -> Result<Vec<u8>, ApiError> {
+    let sig = || {
+        layout
+            .params
+            .iter()
+            .map(|p| if p.aggregate { format!("{} ({} bytes)", p.ty, p.size) } else { p.ty.clone() })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if args.len() != layout.params.len() {
+        return Err(ApiError::Args(format!(
+            "kernel `{kernel}` takes {} parameter(s) ({}), but {} argument(s) were given",
+            layout.params.len(),
+            sig(),
+            args.len()
+        )));
+    }
+    let mut buf = vec![0u8; layout.size as usize];
+    for (i, (a, p)) in args.iter().zip(&layout.params).enumerate() {
+        let bytes: Vec<u8> = match a {
+            Arg::Scalar(b) | Arg::Bytes(b) => b.clone(),
+            Arg::Buffer(b) => b.address().to_le_bytes().to_vec(),
+        };
+        let fits = match a {
+            Arg::Buffer(_) => p.size == 8 && !p.aggregate,
+            Arg::Scalar(_) => bytes.len() as u32 == p.size && !p.aggregate,
+            Arg::Bytes(_) => bytes.len() as u32 == p.size,
+        };
+        if !fits {
+            let want = if p.aggregate {
+                format!("{} bytes (`bytes:HEX` with {} bytes)", p.size, p.size)
+            } else if p.size == 8 {
+                format!("a {}-byte scalar or a buffer (a .u64 pointer)", p.size)
+            } else {
+                format!("a {}-byte scalar", p.size)
+            };
+            return Err(ApiError::Args(format!(
+                "argument {i} of kernel `{kernel}` is {}, but parameter {i} `{}` ({}) expects {want}",
+                a.describe(),
+                p.name,
+                p.ty
+            )));
+        }
+        buf[p.offset as usize..p.offset as usize + bytes.len()].copy_from_slice(&bytes);
+    }
+    Ok(buf)
+}
+
+/// A PTX module compiled for this CPU.
+pub struct Module {
+    program: Program,
+}
+
+impl Module {
+    /// Parses, checks and compiles PTX source at optimization level `opt` (0–3).
+    pub fn from_ptx(src: &str, opt: u8) -> Result<Module, ApiError> {
+        // The lowering borrows the AST for the module's whole life (its lifetime is invariant):
+        // keep source and AST for the process, as the translate command does.
+        let src: &'static str = Box::leak(src.to_string().into_boxed_str());
+        let (ast, mut diags) = crate::syntax::parse(src);
+        if diags.is_empty() {
+            diags = crate::check::check(&ast);
+        }
+        if !diags.is_empty() {
+            return Err(ApiError::Parse(crate::syntax::diag::render_all(&diags, "<ptx>", src)));
+        }
+        let ast: &'static _ = Box::leak(Box::new(ast));
+        let program = Program::load(ast, opt, "ptx")?;
+        Ok(Module { program })
+    }
+
+    /// The underlying program (kernels, layouts).
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Names of the kernels.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.program.kernels().iter().map(|k| k.name.clone()).collect()
+    }
+
+    /// Launches `kernel` over `grid` × `block` with `shared` bytes of dynamic shared memory and
+    /// waits for it.
+    pub fn launch(&self, kernel: &str, grid: Dim3, block: Dim3, shared: u32, args: &mut [Arg]) -> Result<(), ApiError> {
+        let cfg = LaunchConfig {
+            grid: grid.0,
+            block: block.0,
+            dynamic_shared: shared,
+            static_shared: self.program.static_shared(),
+            ..LaunchConfig::default()
+        };
+        self.launch_with(kernel, &cfg, args)
+    }
+
+    /// Launches with a full configuration (`static_shared` is taken from the module).
+    pub fn launch_with(&self, kernel: &str, cfg: &LaunchConfig, args: &mut [Arg]) -> Result<(), ApiError> {
+        let info = self.program.kernel(kernel).ok_or_else(|| {
+            ApiError::Args(format!(
+                "no kernel named `{kernel}`; the module's kernels are: {}",
+                self.kernel_names().join(", ")
+            ))
+        })?;
+        let params = param_buffer(kernel, &info.params, args)?;
+        let entry = self.program.entry(kernel).ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
+        let mut cfg = cfg.clone();
+        cfg.static_shared = self.program.static_shared();
+        // SAFETY: `entry` was compiled for this ABI and `params` matches its layout; buffers
+        // in `args` stay alive (borrowed) during the launch.
+        unsafe { crate::runtime::launch(kernel, entry, &params, &cfg) }?;
+        Ok(())
+    }
+}

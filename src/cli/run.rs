@@ -1,0 +1,133 @@
+//! `ptx2llvm run`: compiles a PTX file for this CPU, builds the kernel's arguments from
+//! `--arg` SPECs (scalars, file-backed and zero-filled buffers, raw bytes), launches it
+//! (`--repeat` times, timing each launch) and writes buffers back with `--dump`. Every error
+//! says what was expected and exits 1 (2 for malformed options).
+
+use std::time::Instant;
+
+use super::RunArgs;
+use crate::driver;
+use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
+use ptx2llvm::runtime::LaunchConfig;
+use ptx2llvm::target::cpu::Program;
+
+fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("error: --{what} `{s}`: expected X[,Y[,Z]]"));
+    }
+    let mut d = [1u32; 3];
+    for (k, p) in parts.iter().enumerate() {
+        d[k] = p.trim().parse().map_err(|_| format!("error: --{what} `{s}`: `{p}` is not a positive integer"))?;
+        if d[k] == 0 {
+            return Err(format!("error: --{what} `{s}`: dimensions must be at least 1"));
+        }
+    }
+    Ok(d)
+}
+
+pub fn run(a: &RunArgs) -> i32 {
+    match run_inner(a) {
+        Ok(()) => 0,
+        Err((code, msg)) => {
+            eprintln!("{msg}");
+            code
+        }
+    }
+}
+
+fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
+    let usage = |m: String| (2, m);
+    let fail = |m: String| (1, m);
+    let grid = dims(a.grid.as_deref().unwrap_or("1"), "grid").map_err(usage)?;
+    let block = dims(a.block.as_deref().unwrap_or("1"), "block").map_err(usage)?;
+    let repeat = a.repeat.unwrap_or(1);
+    if repeat == 0 {
+        return Err(usage("error: --repeat must be at least 1".into()));
+    }
+    let mut dumps = Vec::new();
+    for d in &a.dump {
+        let Some((i, p)) = d.split_once('=') else {
+            return Err(usage(format!("error: --dump `{d}`: expected INDEX=PATH")));
+        };
+        let i: usize = i.trim().parse().map_err(|_| usage(format!("error: --dump `{d}`: `{i}` is not an argument index")))?;
+        dumps.push((i, p.to_string()));
+    }
+    let specs: Vec<ArgSpec> = a.arg.iter().map(|s| parse_spec(s)).collect::<Result<_, _>>().map_err(|e| usage(format!("error: {e}")))?;
+
+    let src = driver::load(&a.file).map_err(fail)?;
+    let diags = driver::parse_and_check(&src);
+    if !diags.is_empty() {
+        return Err(fail(driver::render(&diags, &a.file, &src).trim_end().to_string()));
+    }
+    // The lowering borrows the AST for as long as the module lives: keep both for the process.
+    let src: &'static str = Box::leak(src.into_boxed_str());
+    let (module, _) = ptx2llvm::syntax::parse(src);
+    let module: &'static _ = Box::leak(Box::new(module));
+    let name = a.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let program = Program::load(module, a.opt, &name).map_err(|e| fail(format!("{}: error: {e}", a.file.display())))?;
+    let Some(info) = program.kernel(&a.kernel) else {
+        let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();
+        return Err(fail(format!(
+            "error: no kernel named `{}` in {}; its kernels are: {}",
+            a.kernel,
+            a.file.display(),
+            if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+        )));
+    };
+
+    let mut args = Vec::with_capacity(specs.len());
+    for (i, s) in specs.into_iter().enumerate() {
+        args.push(match s {
+            ArgSpec::Scalar(_, b) => Arg::Scalar(b),
+            ArgSpec::Bytes(b) => Arg::Bytes(b),
+            ArgSpec::Zeros(n) => Arg::Buffer(Buffer::zeroed(n)),
+            ArgSpec::File(p) => {
+                let bytes = std::fs::read(&p).map_err(|e| fail(format!("error: --arg {i} `@{p}`: cannot read {p}: {e}")))?;
+                Arg::Buffer(Buffer::from_bytes(&bytes))
+            }
+        });
+    }
+    let params = api::param_buffer(&a.kernel, &info.params, &args).map_err(|e| fail(format!("error: {e}")))?;
+    for (i, _) in &dumps {
+        match args.get(*i) {
+            Some(Arg::Buffer(_)) => {}
+            Some(_) => return Err(fail(format!("error: --dump {i}: argument {i} is not a buffer (use @PATH or zeros:BYTES)"))),
+            None => return Err(fail(format!("error: --dump {i}: there are only {} arguments", args.len()))),
+        }
+    }
+    let cfg = LaunchConfig {
+        grid,
+        block,
+        static_shared: program.static_shared(),
+        dynamic_shared: a.shared_mem.unwrap_or(0),
+        ..LaunchConfig::default()
+    };
+    let entry = program.entry(&a.kernel).ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;
+    let mut times = Vec::with_capacity(repeat as usize);
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        // SAFETY: `entry` is the JIT-compiled kernel; `params` was built from its layout and
+        // the buffers it points to live in `args` until the end of this function.
+        let r = unsafe { ptx2llvm::runtime::launch(&a.kernel, entry, &params, &cfg) };
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        r.map_err(|e| fail(format!("error: {e}")))?;
+    }
+    if a.repeat.is_some() {
+        let mut s = times.clone();
+        s.sort_by(|x, y| x.total_cmp(y));
+        let median = if s.len() % 2 == 1 { s[s.len() / 2] } else { (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0 };
+        eprintln!(
+            "kernel time: median {median:.3} ms (min {:.3}, max {:.3}) over {} launches",
+            s[0],
+            s[s.len() - 1],
+            s.len()
+        );
+    }
+    for (i, p) in &dumps {
+        if let Some(Arg::Buffer(b)) = args.get(*i) {
+            std::fs::write(p, b.as_slice()).map_err(|e| fail(format!("error: --dump {i}: cannot write {p}: {e}")))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,426 @@
+//! LLVM work of the cpu target (kept here so that only `src/llvm` touches LLVM): the host
+//! target machine, the module rewrite that turns the shared lowering's output into host code
+//! with the runtime ABI, and the MCJIT engine that `ptx2llvm run` launches kernels from.
+//!
+//! The rewrite (`prepare_module`):
+//! - `.shared` variables (globals in address space 3) get offsets in the CTA's shared block
+//!   (static ones in declaration order at their alignment, `.extern .shared` arrays after them
+//!   at 16); an address-space-3 pointer is such an offset, and every memory access through one
+//!   becomes an access to `t->shared + offset`; `cvta.shared`/`cvta.to.shared` add/subtract
+//!   the base;
+//! - `llvm.nvvm.*` declarations become calls of the runtime's `ptx2llvm_nvvm_*` helpers,
+//!   `llvm.trap` and device-function `exit` become runtime calls, `vprintf` and
+//!   `__assertfail` the runtime's device versions;
+//! - each kernel `K` is renamed `K.ptx` (internal) and a C entry point
+//!   `void K(const void *params, ptx2llvm_thread *t)` loads the parameters from the CUDA-layout
+//!   buffer and calls it.
+
+use std::ffi::{c_char, CStr, CString};
+
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target as LTarget, TargetMachine};
+use inkwell::OptimizationLevel;
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode;
+
+use super::{Context, Module};
+
+/// One kernel parameter's place in the CUDA parameter buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamPlace {
+    pub offset: u32,
+    /// An aggregate (`.b8` array, vector) passed by reference to its bytes.
+    pub aggregate: bool,
+}
+
+/// What the wrapper generation needs to know about a kernel.
+#[derive(Clone, Debug)]
+pub struct KernelLayout {
+    pub name: String,
+    pub params: Vec<ParamPlace>,
+}
+
+/// The host target machine.
+pub struct HostMachine {
+    tm: TargetMachine,
+}
+
+fn level(opt: u8) -> OptimizationLevel {
+    match opt {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    }
+}
+
+impl HostMachine {
+    /// The machine this process runs on.
+    pub fn new(opt: u8) -> Result<HostMachine, String> {
+        LTarget::initialize_native(&InitializationConfig::default())?;
+        let triple = TargetMachine::get_default_triple();
+        let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
+        let cpu = TargetMachine::get_host_cpu_name().to_string();
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        let tm = t
+            .create_target_machine(&triple, &cpu, &features, level(opt), RelocMode::PIC, CodeModel::Default)
+            .ok_or_else(|| "cannot create a target machine for the host".to_string())?;
+        Ok(HostMachine { tm })
+    }
+
+    pub fn configure(&self, m: &Module) {
+        m.set_triple(&self.tm.get_triple());
+        m.set_data_layout(&self.tm.get_target_data().get_data_layout());
+    }
+
+    pub fn optimize(&self, m: &Module, opt: u8) -> Result<(), String> {
+        let pipeline = if opt == 0 { "verify".to_string() } else { format!("default<O{opt}>") };
+        let opts = inkwell::passes::PassBuilderOptions::create();
+        m.run_passes(&pipeline, &self.tm, opts).map_err(|e| e.to_string())
+    }
+
+    pub fn emit(&self, m: &Module, kind: super::EmitKind) -> Result<Vec<u8>, String> {
+        use inkwell::targets::FileType;
+        match kind {
+            super::EmitKind::Llvm => Ok(m.print_to_string().to_bytes().to_vec()),
+            super::EmitKind::Bitcode => Ok(m.write_bitcode_to_memory().as_slice().to_vec()),
+            super::EmitKind::Asm | super::EmitKind::Object => {
+                let ft = if kind == super::EmitKind::Asm { FileType::Assembly } else { FileType::Object };
+                let buf = self.tm.write_to_memory_buffer(m, ft).map_err(|e| e.to_string())?;
+                Ok(buf.as_slice().to_vec())
+            }
+        }
+    }
+}
+
+fn name_of(v: LLVMValueRef) -> String {
+    unsafe {
+        let mut len = 0usize;
+        let p = c::LLVMGetValueName2(v, &mut len);
+        if p.is_null() {
+            return String::new();
+        }
+        String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
+    }
+}
+
+fn set_name(v: LLVMValueRef, n: &str) {
+    unsafe { c::LLVMSetValueName2(v, n.as_ptr() as *const c_char, n.len()) }
+}
+
+fn functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    unsafe {
+        let mut f = c::LLVMGetFirstFunction(m);
+        while !f.is_null() {
+            out.push(f);
+            f = c::LLVMGetNextFunction(f);
+        }
+    }
+    out
+}
+
+fn instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    unsafe {
+        let mut bb = c::LLVMGetFirstBasicBlock(f);
+        while !bb.is_null() {
+            let mut i = c::LLVMGetFirstInstruction(bb);
+            while !i.is_null() {
+                out.push(i);
+                i = c::LLVMGetNextInstruction(i);
+            }
+            bb = c::LLVMGetNextBasicBlock(bb);
+        }
+    }
+    out
+}
+
+unsafe fn addr_space_of(v: LLVMValueRef) -> Option<u32> {
+    let t = c::LLVMTypeOf(v);
+    if c::LLVMGetTypeKind(t) == llvm_sys::LLVMTypeKind::LLVMPointerTypeKind {
+        Some(c::LLVMGetPointerAddressSpace(t))
+    } else {
+        None
+    }
+}
+
+/// The shared-memory address space of the lowering.
+const SHARED_AS: u32 = 3;
+/// Offset of `ptx2llvm_thread::shared`.
+const SHARED_FIELD: u64 = crate::runtime::abi::offset::SHARED as u64;
+
+/// Rewrites a lowered module for the host (see the module doc). Returns the bytes of static
+/// shared memory. Errors name what cannot run on the cpu target.
+pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, Vec<String>> {
+    use inkwell::module::Module as _M;
+    let _ = std::marker::PhantomData::<_M>;
+    let m = module.as_mut_ptr();
+    let mut errors = Vec::new();
+    unsafe {
+        let ctx = c::LLVMGetModuleContext(m);
+        let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+        let i8t = c::LLVMInt8TypeInContext(ctx);
+        let i32t = c::LLVMInt32TypeInContext(ctx);
+        let i64t = c::LLVMInt64TypeInContext(ctx);
+        let ptr0 = c::LLVMPointerTypeInContext(ctx, 0);
+        let ptr3 = c::LLVMPointerTypeInContext(ctx, SHARED_AS);
+        let voidt = c::LLVMVoidTypeInContext(ctx);
+        let b = c::LLVMCreateBuilderInContext(ctx);
+        let declare = |name: &str, ty: LLVMTypeRef| -> LLVMValueRef {
+            let cn = CString::new(name).unwrap_or_default();
+            let f = c::LLVMGetNamedFunction(m, cn.as_ptr());
+            if !f.is_null() {
+                return f;
+            }
+            c::LLVMAddFunction(m, cn.as_ptr(), ty)
+        };
+        let self_ty = c::LLVMFunctionType(ptr0, std::ptr::null_mut(), 0, 0);
+        let self_fn = declare("ptx2llvm_rt_self", self_ty);
+
+        // 1. Shared variables → offsets.
+        let mut statics = Vec::new();
+        let mut dynamics = Vec::new();
+        let mut g = c::LLVMGetFirstGlobal(m);
+        while !g.is_null() {
+            if addr_space_of(g) == Some(SHARED_AS) {
+                if c::LLVMIsDeclaration(g) != 0 {
+                    dynamics.push(g);
+                } else {
+                    statics.push(g);
+                }
+            }
+            g = c::LLVMGetNextGlobal(g);
+        }
+        let mut off: u64 = 0;
+        let mut replace = Vec::new();
+        for &g in &statics {
+            let ty = c::LLVMGlobalGetValueType(g);
+            let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
+            let align = (c::LLVMGetAlignment(g) as u64).max(1);
+            off = off.div_ceil(align) * align;
+            replace.push((g, off));
+            off += size;
+        }
+        let static_bytes = off;
+        let dyn_off = off.div_ceil(16) * 16;
+        for &g in &dynamics {
+            replace.push((g, dyn_off));
+        }
+        for (g, o) in replace {
+            let k = c::LLVMConstIntToPtr(c::LLVMConstInt(i64t, o, 0), ptr3);
+            c::LLVMReplaceAllUsesWith(g, k);
+            c::LLVMDeleteGlobal(g);
+        }
+
+        // 2. Runtime replacements of declarations.
+        for f in functions(m) {
+            if c::LLVMIsDeclaration(f) == 0 {
+                continue;
+            }
+            let name = name_of(f);
+            let new_name = if let Some(rest) = name.strip_prefix("llvm.nvvm.") {
+                Some(format!("ptx2llvm_nvvm_{}", rest.replace('.', "_")))
+            } else {
+                match name.as_str() {
+                    "llvm.trap" => Some("ptx2llvm_nvvm_trap".to_string()),
+                    "vprintf" => Some("ptx2llvm_rt_vprintf_dev".to_string()),
+                    "__assertfail" => Some("ptx2llvm_rt_assertfail_dev".to_string()),
+                    _ => None,
+                }
+            };
+            let Some(new_name) = new_name else { continue };
+            if name.starts_with("llvm.nvvm.") && !crate::runtime::nvvm::has(&new_name) {
+                errors.push(format!("not supported on the cpu target: `{name}`"));
+                continue;
+            }
+            let ty = c::LLVMGlobalGetValueType(f);
+            let nf = declare(&new_name, ty);
+            c::LLVMReplaceAllUsesWith(f, nf);
+            c::LLVMDeleteFunction(f);
+        }
+        let exit_fn = declare("ptx2llvm_nvvm_exit", c::LLVMFunctionType(voidt, std::ptr::null_mut(), 0, 0));
+
+        // 3. Per function: shared accesses, inline `exit;`, calling conventions.
+        for f in functions(m) {
+            c::LLVMSetFunctionCallConv(f, 0);
+            if c::LLVMIsDeclaration(f) != 0 {
+                continue;
+            }
+            let mut base: LLVMValueRef = std::ptr::null_mut();
+            let entry = c::LLVMGetEntryBasicBlock(f);
+            let mut shared_base = |b: LLVMBuilderRef| -> LLVMValueRef {
+                if base.is_null() {
+                    let cur = c::LLVMGetInsertBlock(b);
+                    let pos = c::LLVMGetFirstInstruction(entry);
+                    let tmp = c::LLVMCreateBuilderInContext(ctx);
+                    c::LLVMPositionBuilderBefore(tmp, pos);
+                    let t = c::LLVMBuildCall2(tmp, self_ty, self_fn, std::ptr::null_mut(), 0, c"t".as_ptr());
+                    let mut idx = [c::LLVMConstInt(i64t, SHARED_FIELD, 0)];
+                    let fp = c::LLVMBuildGEP2(tmp, i8t, t, idx.as_mut_ptr(), 1, c"".as_ptr());
+                    base = c::LLVMBuildLoad2(tmp, ptr0, fp, c"shared.base".as_ptr());
+                    c::LLVMDisposeBuilder(tmp);
+                    let _ = cur;
+                }
+                base
+            };
+            for i in instructions(f) {
+                let op = c::LLVMGetInstructionOpcode(i);
+                let ptr_index = match op {
+                    LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg => Some(0),
+                    LLVMOpcode::LLVMStore => Some(1),
+                    _ => None,
+                };
+                if let Some(k) = ptr_index {
+                    let p = c::LLVMGetOperand(i, k);
+                    if addr_space_of(p) == Some(SHARED_AS) {
+                        c::LLVMPositionBuilderBefore(b, i);
+                        let sb = shared_base(b);
+                        let o = c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr());
+                        let mut idx = [o];
+                        let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
+                        c::LLVMSetOperand(i, k, q);
+                    }
+                    continue;
+                }
+                if op == LLVMOpcode::LLVMAddrSpaceCast {
+                    let p = c::LLVMGetOperand(i, 0);
+                    let from = addr_space_of(p);
+                    let to = addr_space_of(i);
+                    if from == Some(SHARED_AS) && to != Some(SHARED_AS) {
+                        c::LLVMPositionBuilderBefore(b, i);
+                        let sb = shared_base(b);
+                        let o = c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr());
+                        let mut idx = [o];
+                        let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
+                        let q = if to == Some(0) { q } else { c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(i), c"".as_ptr()) };
+                        c::LLVMReplaceAllUsesWith(i, q);
+                        c::LLVMInstructionEraseFromParent(i);
+                    } else if to == Some(SHARED_AS) && from != Some(SHARED_AS) {
+                        c::LLVMPositionBuilderBefore(b, i);
+                        let sb = shared_base(b);
+                        let x = c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr());
+                        let y = c::LLVMBuildPtrToInt(b, sb, i64t, c"".as_ptr());
+                        let d = c::LLVMBuildSub(b, x, y, c"".as_ptr());
+                        let q = c::LLVMBuildIntToPtr(b, d, ptr3, c"".as_ptr());
+                        c::LLVMReplaceAllUsesWith(i, q);
+                        c::LLVMInstructionEraseFromParent(i);
+                    }
+                    continue;
+                }
+                if op == LLVMOpcode::LLVMCall {
+                    let callee = c::LLVMGetCalledValue(i);
+                    if !c::LLVMIsAInlineAsm(callee).is_null() {
+                        let mut len = 0usize;
+                        let s = c::LLVMGetInlineAsmAsmString(callee, &mut len);
+                        let text = String::from_utf8_lossy(std::slice::from_raw_parts(s as *const u8, len)).into_owned();
+                        if text.trim() == "exit;" {
+                            c::LLVMPositionBuilderBefore(b, i);
+                            c::LLVMBuildCall2(b, c::LLVMGlobalGetValueType(exit_fn), exit_fn, std::ptr::null_mut(), 0, c"".as_ptr());
+                            c::LLVMInstructionEraseFromParent(i);
+                        } else {
+                            errors.push(format!("not supported on the cpu target: inline PTX `{}`", text.trim()));
+                        }
+                        continue;
+                    }
+                    // Calls passing shared pointers to memory intrinsics are not expected.
+                    let n = c::LLVMGetNumArgOperands(i);
+                    for k in 0..n {
+                        let a = c::LLVMGetOperand(i, k);
+                        if addr_space_of(a) == Some(SHARED_AS) && !name_of(callee).is_empty() {
+                            errors.push(format!(
+                                "not supported on the cpu target: a shared-memory pointer passed to `{}`",
+                                name_of(callee)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+
+        // 4. Kernel entry points.
+        for k in kernels {
+            let cn = CString::new(k.name.as_str()).unwrap_or_default();
+            let f = c::LLVMGetNamedFunction(m, cn.as_ptr());
+            if f.is_null() {
+                errors.push(format!("kernel `{}` was not lowered", k.name));
+                continue;
+            }
+            set_name(f, &format!("{}.ptx", k.name));
+            c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+            let mut pt = [ptr0, ptr0];
+            let wty = c::LLVMFunctionType(voidt, pt.as_mut_ptr(), 2, 0);
+            let w = c::LLVMAddFunction(m, cn.as_ptr(), wty);
+            let bb = c::LLVMAppendBasicBlockInContext(ctx, w, c"entry".as_ptr());
+            c::LLVMPositionBuilderAtEnd(b, bb);
+            let params = c::LLVMGetParam(w, 0);
+            let fty = c::LLVMGlobalGetValueType(f);
+            let n = c::LLVMCountParams(f);
+            let mut args = Vec::new();
+            for (idx, place) in (0..n).zip(k.params.iter().copied().chain(std::iter::repeat(ParamPlace { offset: 0, aggregate: false }))) {
+                let pty = c::LLVMTypeOf(c::LLVMGetParam(f, idx));
+                let mut gi = [c::LLVMConstInt(i64t, place.offset as u64, 0)];
+                let addr = c::LLVMBuildGEP2(b, i8t, params, gi.as_mut_ptr(), 1, c"".as_ptr());
+                let v = if place.aggregate {
+                    addr
+                } else {
+                    let ld = c::LLVMBuildLoad2(b, pty, addr, c"".as_ptr());
+                    c::LLVMSetAlignment(ld, 1);
+                    ld
+                };
+                args.push(v);
+            }
+            c::LLVMBuildCall2(b, fty, f, args.as_mut_ptr(), args.len() as u32, c"".as_ptr());
+            c::LLVMBuildRetVoid(b);
+        }
+        let _ = (i32t, i8t);
+        c::LLVMDisposeBuilder(b);
+        if errors.is_empty() {
+            Ok(static_bytes as u32)
+        } else {
+            errors.sort();
+            errors.dedup();
+            Err(errors)
+        }
+    }
+}
+
+/// A JIT-compiled module. The engine owns the module; keep it alive while kernels run.
+pub struct Jit<'c> {
+    ee: ExecutionEngine<'c>,
+}
+
+impl<'c> Jit<'c> {
+    /// Compiles `module` for this process, resolving the runtime's symbols.
+    pub fn new(module: &Module<'c>, opt: u8, symbols: &[(&str, usize)]) -> Result<Jit<'c>, String> {
+        LTarget::initialize_native(&InitializationConfig::default())?;
+        for (name, addr) in symbols {
+            let cn = CString::new(*name).map_err(|e| e.to_string())?;
+            unsafe { llvm_sys::support::LLVMAddSymbol(cn.as_ptr(), *addr as *mut std::ffi::c_void) };
+        }
+        let ee = module.create_jit_execution_engine(level(opt)).map_err(|e| e.to_string())?;
+        Ok(Jit { ee })
+    }
+
+    /// The address of function `name`.
+    pub fn address(&self, name: &str) -> Option<usize> {
+        self.ee.get_function_address(name).ok()
+    }
+}
+
+/// Reads a C string (for messages).
+pub fn c_str(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    unsafe { CStr::from_ptr(p).to_string_lossy().into_owned() }
+}
+
+/// Parses a module's context accessor (keeps the facade's types in one place).
+pub fn context_of<'c>(m: &Module<'c>) -> inkwell::context::ContextRef<'c> {
+    m.get_context()
+}
+
+#[allow(dead_code)]
+fn _unused(_c: &Context) {}

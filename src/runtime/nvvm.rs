@@ -1,0 +1,451 @@
+//! Host implementations of the `llvm.nvvm.*` operations the shared lowering emits (rounding-mode
+//! arithmetic, approximate math, `prmt`, `bfind`, `isspacep`) plus the cpu target's `trap`,
+//! `exit`, `vprintf` and `__assertfail` without an explicit thread argument. The cpu rewrite
+//! renames `llvm.nvvm.X.Y` to `ptx2llvm_nvvm_X_Y`; `has` tells it which exist.
+//!
+//! Directed rounding (`.rz`, `.rm`, `.rp`) of `f32` operations is computed exactly in `f64`
+//! and rounded once in the requested direction; `f64` add/mul use the exact error term
+//! (two-sum / fma) to step the round-to-nearest result. `.ftz` flushes subnormal inputs and
+//! results to zero of the same sign.
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_void};
+
+use super::abi::Thread;
+use super::entry;
+
+thread_local! {
+    /// The context of the CUDA thread this worker is running.
+    pub(crate) static CURRENT: Cell<*mut Thread> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The running thread's `ptx2llvm_thread *` (what generated code passes to the runtime).
+#[no_mangle]
+pub extern "C" fn ptx2llvm_rt_self() -> *mut Thread {
+    CURRENT.with(|c| c.get())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rnd {
+    N,
+    Z,
+    M,
+    P,
+}
+
+fn ftz32(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn ftz64(x: f64) -> f64 {
+    if x.is_subnormal() {
+        0.0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// Rounds an exact `f64` value to `f32` in direction `r`.
+fn round32(x: f64, r: Rnd) -> f32 {
+    let n = x as f32;
+    if r == Rnd::N || n as f64 == x || x.is_nan() {
+        return n;
+    }
+    let up = (n as f64) < x; // the exact value lies above n
+    let toward = match r {
+        Rnd::Z => {
+            if x > 0.0 {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            }
+        }
+        Rnd::M => f32::NEG_INFINITY,
+        _ => f32::INFINITY,
+    };
+    // n is the nearest; step once if it lies on the wrong side.
+    let wrong = match r {
+        Rnd::Z => (n as f64).abs() > x.abs(),
+        Rnd::M => !up,
+        _ => up,
+    };
+    if wrong {
+        next_toward32(n, toward)
+    } else {
+        n
+    }
+}
+
+fn next_toward32(x: f32, t: f32) -> f32 {
+    if x == t || x.is_nan() {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if t > 0.0 { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    let up = (t > x) == (x > 0.0);
+    f32::from_bits(if up { b + 1 } else { b - 1 })
+}
+
+fn next_toward64(x: f64, t: f64) -> f64 {
+    if x == t || x.is_nan() {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f64::from_bits(1);
+        return if t > 0.0 { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    let up = (t > x) == (x > 0.0);
+    f64::from_bits(if up { b + 1 } else { b - 1 })
+}
+
+/// Steps the nearest result `r` by its exact error `e` into direction `d`.
+fn direct64(r: f64, e: f64, d: Rnd) -> f64 {
+    if d == Rnd::N || e == 0.0 || !r.is_finite() {
+        return r;
+    }
+    match d {
+        Rnd::Z if (e < 0.0) == (r > 0.0) => next_toward64(r, 0.0),
+        Rnd::M if e < 0.0 => next_toward64(r, f64::NEG_INFINITY),
+        Rnd::P if e > 0.0 => next_toward64(r, f64::INFINITY),
+        _ => r,
+    }
+}
+
+fn add64(a: f64, b: f64, d: Rnd) -> f64 {
+    let s = a + b;
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    direct64(s, e, d)
+}
+
+fn mul64(a: f64, b: f64, d: Rnd) -> f64 {
+    let p = a * b;
+    direct64(p, a.mul_add(b, -p), d)
+}
+
+fn fma64(a: f64, b: f64, c: f64, d: Rnd) -> f64 {
+    let r = a.mul_add(b, c);
+    if d == Rnd::N {
+        return r;
+    }
+    // Error of the fused result: exact a*b+c−r ≈ (a*b − (r − c)) computed with fma.
+    let e = a.mul_add(b, -(r - c));
+    direct64(r, e, d)
+}
+
+macro_rules! f32_ops {
+    ($($name:ident $rnd:ident $ftz:literal;)*) => {$(
+        paste_f32!($name, $rnd, $ftz);
+    )*};
+}
+
+macro_rules! paste_f32 {
+    ($name:ident, $rnd:ident, $ftz:literal) => {
+        pub mod $name {
+            use super::*;
+            #[inline]
+            fn f(x: f32) -> f32 {
+                if $ftz { ftz32(x) } else { x }
+            }
+            pub extern "C" fn add(a: f32, b: f32) -> f32 {
+                f(round32(f(a) as f64 + f(b) as f64, Rnd::$rnd))
+            }
+            pub extern "C" fn mul(a: f32, b: f32) -> f32 {
+                f(round32(f(a) as f64 * f(b) as f64, Rnd::$rnd))
+            }
+            pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
+                f(round32((f(a) as f64).mul_add(f(b) as f64, f(c) as f64), Rnd::$rnd))
+            }
+            pub extern "C" fn div(a: f32, b: f32) -> f32 {
+                let q = f(a) as f64 / f(b) as f64;
+                f(round32(q, Rnd::$rnd))
+            }
+            pub extern "C" fn rcp(a: f32) -> f32 {
+                f(round32(1.0 / f(a) as f64, Rnd::$rnd))
+            }
+            pub extern "C" fn sqrt(a: f32) -> f32 {
+                f(round32((f(a) as f64).sqrt(), Rnd::$rnd))
+            }
+        }
+    };
+}
+
+f32_ops! {
+    rn_f N false; rz_f Z false; rm_f M false; rp_f P false;
+    rn_ftz_f N true; rz_ftz_f Z true; rm_ftz_f M true; rp_ftz_f P true;
+}
+
+macro_rules! f64_ops {
+    ($($name:ident $rnd:ident;)*) => {$(
+        pub mod $name {
+            use super::*;
+            pub extern "C" fn add(a: f64, b: f64) -> f64 { add64(a, b, Rnd::$rnd) }
+            pub extern "C" fn mul(a: f64, b: f64) -> f64 { mul64(a, b, Rnd::$rnd) }
+            pub extern "C" fn fma(a: f64, b: f64, c: f64) -> f64 { fma64(a, b, c, Rnd::$rnd) }
+            pub extern "C" fn div(a: f64, b: f64) -> f64 {
+                let q = a / b;
+                direct64(q, -(q.mul_add(b, -a)) / b, Rnd::$rnd)
+            }
+            pub extern "C" fn rcp(a: f64) -> f64 { div(1.0, a) }
+            pub extern "C" fn sqrt(a: f64) -> f64 {
+                let s = a.sqrt();
+                direct64(s, -(s.mul_add(s, -a)), Rnd::$rnd)
+            }
+        }
+    )*};
+}
+
+f64_ops! { rn_d N; rz_d Z; rm_d M; rp_d P; }
+
+extern "C" fn approx_div(a: f32, b: f32) -> f32 {
+    a / b
+}
+extern "C" fn approx_div_ftz(a: f32, b: f32) -> f32 {
+    ftz32(ftz32(a) / ftz32(b))
+}
+extern "C" fn ex2(a: f32) -> f32 {
+    a.exp2()
+}
+extern "C" fn ex2_ftz(a: f32) -> f32 {
+    ftz32(ftz32(a).exp2())
+}
+extern "C" fn lg2(a: f32) -> f32 {
+    a.log2()
+}
+extern "C" fn lg2_ftz(a: f32) -> f32 {
+    ftz32(ftz32(a).log2())
+}
+extern "C" fn sin(a: f32) -> f32 {
+    a.sin()
+}
+extern "C" fn cos(a: f32) -> f32 {
+    a.cos()
+}
+extern "C" fn sqrt_approx(a: f32) -> f32 {
+    a.sqrt()
+}
+extern "C" fn sqrt_approx_ftz(a: f32) -> f32 {
+    ftz32(ftz32(a).sqrt())
+}
+extern "C" fn rsqrt(a: f32) -> f32 {
+    1.0 / a.sqrt()
+}
+extern "C" fn rsqrt_ftz(a: f32) -> f32 {
+    ftz32(1.0 / ftz32(a).sqrt())
+}
+extern "C" fn rsqrt_d(a: f64) -> f64 {
+    1.0 / a.sqrt()
+}
+extern "C" fn rcp_approx_ftz_d(a: f64) -> f64 {
+    ftz64(1.0 / ftz64(a))
+}
+extern "C" fn rcp_approx_ftz_f(a: f32) -> f32 {
+    ftz32(1.0 / ftz32(a))
+}
+extern "C" fn fabs_ftz(a: f32) -> f32 {
+    ftz32(a).abs()
+}
+extern "C" fn fmin_ftz(a: f32, b: f32) -> f32 {
+    ftz32(ftz32(a).min(ftz32(b)))
+}
+extern "C" fn fmax_ftz(a: f32, b: f32) -> f32 {
+    ftz32(ftz32(a).max(ftz32(b)))
+}
+extern "C" fn fmin_ftz_nan(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        fmin_ftz(a, b)
+    }
+}
+extern "C" fn fmax_ftz_nan(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        fmax_ftz(a, b)
+    }
+}
+
+/// `prmt.b32` default mode: byte selection with sign replication.
+extern "C" fn prmt(a: u32, b: u32, c: u32) -> u32 {
+    let bytes = (b as u64) << 32 | a as u64;
+    let mut r = 0u32;
+    for k in 0..4 {
+        let sel = (c >> (4 * k)) & 0xf;
+        let byte = ((bytes >> (8 * (sel & 7))) & 0xff) as u32;
+        let v = if sel & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+        r |= v << (8 * k);
+    }
+    r
+}
+
+/// `bfind` (`llvm.nvvm.flo.{u,s}.i32/i64`): position of the most significant non-sign bit,
+/// 0xffffffff if none.
+extern "C" fn flo_u32(a: u32, _shift: bool) -> u32 {
+    if a == 0 { u32::MAX } else { 31 - a.leading_zeros() }
+}
+extern "C" fn flo_s32(a: i32, s: bool) -> u32 {
+    flo_u32(if a < 0 { !a as u32 } else { a as u32 }, s)
+}
+extern "C" fn flo_u64(a: u64, _shift: bool) -> u32 {
+    if a == 0 { u32::MAX } else { 63 - a.leading_zeros() }
+}
+extern "C" fn flo_s64(a: i64, s: bool) -> u32 {
+    flo_u64(if a < 0 { !a as u64 } else { a as u64 }, s)
+}
+
+extern "C" fn isspacep_global(_p: *const u8) -> bool {
+    true
+}
+extern "C" fn isspacep_const(_p: *const u8) -> bool {
+    false
+}
+extern "C" fn isspacep_local(_p: *const u8) -> bool {
+    false
+}
+extern "C" fn isspacep_shared(p: *const u8) -> bool {
+    let t = ptx2llvm_rt_self();
+    if t.is_null() {
+        return false;
+    }
+    // SAFETY: the running thread's context.
+    let (base, size) = unsafe { ((*t).shared as usize, (*t).total_smem_size as usize) };
+    (p as usize).wrapping_sub(base) < size
+}
+
+/// `trap` without a thread argument.
+extern "C" fn trap0() -> ! {
+    // SAFETY: called from a kernel on a runtime thread.
+    unsafe { entry::ptx2llvm_rt_trap(ptx2llvm_rt_self(), std::ptr::null()) }
+}
+
+/// `exit` from a device function.
+extern "C" fn exit0() -> ! {
+    // SAFETY: called from a kernel on a runtime thread.
+    unsafe { entry::ptx2llvm_rt_exit(ptx2llvm_rt_self()) }
+}
+
+/// `vprintf(format, args)` as PTX declares it.
+///
+/// # Safety
+/// As `ptx2llvm_rt_vprintf`.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_vprintf_dev(format: *const c_char, args: *const u8) -> i32 {
+    entry::ptx2llvm_rt_vprintf(ptx2llvm_rt_self(), format, args)
+}
+
+/// `__assertfail(message, file, line, function, charSize)` as PTX declares it.
+///
+/// # Safety
+/// As `ptx2llvm_rt_assertfail`.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_assertfail_dev(
+    message: *const c_char,
+    file: *const c_char,
+    line: u32,
+    function: *const c_char,
+    char_size: u64,
+) {
+    entry::ptx2llvm_rt_assertfail(ptx2llvm_rt_self(), message, file, line, function, char_size)
+}
+
+/// Every helper, by its `ptx2llvm_nvvm_*` name.
+pub fn table() -> Vec<(String, *const c_void)> {
+    let mut v: Vec<(String, *const c_void)> = Vec::new();
+    let mut add = |n: &str, p: *const c_void| v.push((format!("ptx2llvm_nvvm_{n}"), p));
+    macro_rules! rnd32 {
+        ($($m:ident $r:literal $f:literal;)*) => {$(
+            add(&format!("add_{}{}_f", $r, $f), $m::add as *const c_void);
+            add(&format!("mul_{}{}_f", $r, $f), $m::mul as *const c_void);
+            add(&format!("fma_{}{}_f", $r, $f), $m::fma as *const c_void);
+            add(&format!("div_{}{}_f", $r, $f), $m::div as *const c_void);
+            add(&format!("rcp_{}{}_f", $r, $f), $m::rcp as *const c_void);
+            add(&format!("sqrt_{}{}_f", $r, $f), $m::sqrt as *const c_void);
+        )*};
+    }
+    rnd32! {
+        rn_f "rn" ""; rz_f "rz" ""; rm_f "rm" ""; rp_f "rp" "";
+        rn_ftz_f "rn" "_ftz"; rz_ftz_f "rz" "_ftz"; rm_ftz_f "rm" "_ftz"; rp_ftz_f "rp" "_ftz";
+    }
+    macro_rules! rnd64 {
+        ($($m:ident $r:literal;)*) => {$(
+            add(&format!("add_{}_d", $r), $m::add as *const c_void);
+            add(&format!("mul_{}_d", $r), $m::mul as *const c_void);
+            add(&format!("fma_{}_d", $r), $m::fma as *const c_void);
+            add(&format!("div_{}_d", $r), $m::div as *const c_void);
+            add(&format!("rcp_{}_d", $r), $m::rcp as *const c_void);
+            add(&format!("sqrt_{}_d", $r), $m::sqrt as *const c_void);
+        )*};
+    }
+    rnd64! { rn_d "rn"; rz_d "rz"; rm_d "rm"; rp_d "rp"; }
+    add("div_approx_f", approx_div as *const c_void);
+    add("div_approx_ftz_f", approx_div_ftz as *const c_void);
+    add("div_full", approx_div as *const c_void);
+    add("div_full_ftz", approx_div_ftz as *const c_void);
+    add("ex2_approx_f32", ex2 as *const c_void);
+    add("ex2_approx_f", ex2 as *const c_void);
+    add("ex2_approx_ftz_f32", ex2_ftz as *const c_void);
+    add("ex2_approx_ftz_f", ex2_ftz as *const c_void);
+    add("lg2_approx_f", lg2 as *const c_void);
+    add("lg2_approx_ftz_f", lg2_ftz as *const c_void);
+    add("sin_approx_f", sin as *const c_void);
+    add("sin_approx_ftz_f", sin as *const c_void);
+    add("cos_approx_f", cos as *const c_void);
+    add("cos_approx_ftz_f", cos as *const c_void);
+    add("sqrt_approx_f", sqrt_approx as *const c_void);
+    add("sqrt_approx_ftz_f", sqrt_approx_ftz as *const c_void);
+    add("rsqrt_approx_f", rsqrt as *const c_void);
+    add("rsqrt_approx_ftz_f", rsqrt_ftz as *const c_void);
+    add("rsqrt_approx_d", rsqrt_d as *const c_void);
+    add("rcp_approx_ftz_d", rcp_approx_ftz_d as *const c_void);
+    add("rcp_approx_ftz_f", rcp_approx_ftz_f as *const c_void);
+    add("fabs_ftz_f32", fabs_ftz as *const c_void);
+    add("fmin_ftz_f", fmin_ftz as *const c_void);
+    add("fmax_ftz_f", fmax_ftz as *const c_void);
+    add("fmin_ftz_nan_f", fmin_ftz_nan as *const c_void);
+    add("fmax_ftz_nan_f", fmax_ftz_nan as *const c_void);
+    add("prmt", prmt as *const c_void);
+    add("flo_u_i32", flo_u32 as *const c_void);
+    add("flo_s_i32", flo_s32 as *const c_void);
+    add("flo_u_i64", flo_u64 as *const c_void);
+    add("flo_s_i64", flo_s64 as *const c_void);
+    add("isspacep_global", isspacep_global as *const c_void);
+    add("isspacep_const", isspacep_const as *const c_void);
+    add("isspacep_local", isspacep_local as *const c_void);
+    add("isspacep_shared", isspacep_shared as *const c_void);
+    add("trap", trap0 as *const c_void);
+    add("exit", exit0 as *const c_void);
+    v
+}
+
+/// Whether a helper named `name` (`ptx2llvm_nvvm_*`) exists.
+pub fn has(name: &str) -> bool {
+    table().iter().any(|(n, _)| n == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directed_rounding() {
+        let third = rz_f::div(1.0, 3.0);
+        assert!(third < 1.0 / 3.0 && rp_f::div(1.0, 3.0) > 1.0 / 3.0);
+        assert_eq!(rz_f::add(1.0, 1e-10), 1.0);
+        assert_eq!(rp_f::add(1.0, 1e-10), next_toward32(1.0, 2.0));
+        assert_eq!(rm_d::add(1.0, -1e-30), next_toward64(1.0, 0.0));
+        assert_eq!(rn_d::mul(3.0, 7.0), 21.0);
+        assert_eq!(prmt(0x33221100, 0x77665544, 0x3210), 0x33221100);
+        assert_eq!(prmt(0x33221100, 0x77665544, 0x7654), 0x77665544);
+        assert_eq!(flo_u32(0x80, false), 7);
+        assert_eq!(flo_s32(-1, false), u32::MAX);
+    }
+}

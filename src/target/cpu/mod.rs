@@ -1,0 +1,261 @@
+//! The cpu target: PTX kernels as host code that the runtime library (`crate::runtime`) runs,
+//! each CUDA thread a coroutine. This module implements `lower::Target` (address spaces,
+//! special registers read from the thread context, barriers and warp operations as runtime
+//! calls, a clear error for what cannot run on a CPU) and the driver entries: `compile` for
+//! `--emit` and `Program::load` for the JIT that `ptx2llvm run` and the embedding API use.
+//!
+//! Generated code and runtime meet at the C ABI documented in `runtime/README.md` and
+//! `include/ptx2llvm_rt.h`.
+
+pub mod layout;
+mod sync;
+
+use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace};
+use crate::llvm::*;
+use crate::lower::{self, Error, FnState, Lowerer, Space, Target};
+use crate::runtime::abi::offset;
+use crate::syntax::ast::{self, FnDirective, FnKind, Instruction, Item};
+
+pub use layout::{layout, ParamInfo, ParamLayout};
+
+/// The cpu implementation of `lower::Target`.
+pub struct Cpu;
+
+impl Target for Cpu {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn addr_space(&self, s: Space) -> u16 {
+        match s {
+            Space::Shared | Space::SharedCluster => 3,
+            _ => 0,
+        }
+    }
+
+    fn sreg<'c>(&self, l: &Lowerer<'c, '_>, name: &str, comp: Option<char>) -> Option<BasicValueEnum<'c>> {
+        let i32t = l.i32();
+        let i64t = l.i64();
+        let field = |off: u32, wide: bool| -> BasicValueEnum<'c> {
+            let t = sync::self_ptr(l).into_pointer_value();
+            let idx = i64t.const_int(off as u64, false);
+            let p = unsafe { l.b.build_gep(l.ctx.i8_type(), t, &[idx], "").unwrap() };
+            let ty: BasicTypeEnum = if wide { i64t.into() } else { i32t.into() };
+            l.b.build_load(ty, p, name).unwrap()
+        };
+        let xyz = |base: u32| -> Option<BasicValueEnum<'c>> {
+            let k = match comp? {
+                'x' => 0,
+                'y' => 1,
+                'z' => 2,
+                _ => return None,
+            };
+            Some(field(base + 4 * k, false))
+        };
+        let c32 = |v: u64| -> Option<BasicValueEnum<'c>> { Some(i32t.const_int(v, false).into()) };
+        let b = &l.b;
+        match name {
+            "tid" => xyz(offset::TID),
+            "ntid" => xyz(offset::NTID),
+            "ctaid" | "clusterid" => xyz(offset::CTAID),
+            "nctaid" | "nclusterid" => xyz(offset::NCTAID),
+            "cluster_ctaid" => comp.and_then(|_| c32(0)),
+            "cluster_nctaid" => comp.and_then(|_| c32(1)),
+            "cluster_ctarank" => c32(0),
+            "cluster_nctarank" => c32(1),
+            "is_explicit_cluster" => Some(l.i1().const_zero().into()),
+            "laneid" => Some(field(offset::LANEID, false)),
+            "warpid" => Some(field(offset::WARPID, false)),
+            "nwarpid" => Some(field(offset::NWARPID, false)),
+            "smid" => Some(field(offset::SMID, false)),
+            "nsmid" => Some(field(offset::NSMID, false)),
+            "gridid" => Some(field(offset::GRIDID, true)),
+            "dynamic_smem_size" => Some(field(offset::DYNAMIC_SMEM_SIZE, false)),
+            "total_smem_size" | "aggr_smem_size" => Some(field(offset::TOTAL_SMEM_SIZE, false)),
+            "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => {
+                let lane = field(offset::LANEID, false).into_int_value();
+                let one = i32t.const_int(1, false);
+                let all = i32t.const_all_ones();
+                let eq = b.build_left_shift(one, lane, "").unwrap();
+                let lt = b.build_int_sub(eq, one, "").unwrap();
+                let le = b.build_or(lt, eq, "").unwrap();
+                Some(
+                    match name {
+                        "lanemask_eq" => eq,
+                        "lanemask_lt" => lt,
+                        "lanemask_le" => le,
+                        "lanemask_ge" => b.build_xor(lt, all, "").unwrap(),
+                        _ => b.build_xor(le, all, "").unwrap(),
+                    }
+                    .into(),
+                )
+            }
+            "clock" | "clock_hi" | "clock64" | "globaltimer" | "globaltimer_lo" | "globaltimer_hi" => {
+                let f = if name.starts_with("clock") { "ptx2llvm_rt_clock64" } else { "ptx2llvm_rt_globaltimer" };
+                let v = l.call_v(f, i64t.into(), &[]).into_int_value();
+                Some(match name {
+                    "clock64" | "globaltimer" => v.into(),
+                    "clock_hi" | "globaltimer_hi" => {
+                        let s = b.build_right_shift(v, i64t.const_int(32, false), false, "").unwrap();
+                        b.build_int_truncate(s, i32t, "").unwrap().into()
+                    }
+                    _ => b.build_int_truncate(v, i32t, "").unwrap().into(),
+                })
+            }
+            "current_graph_exec" => Some(i64t.const_zero().into()),
+            n if n.starts_with("envreg") || n.starts_with("reserved_smem") => c32(0),
+            n if n.starts_with("pm") => {
+                if n.ends_with("_64") {
+                    Some(i64t.const_zero().into())
+                } else {
+                    c32(0)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn kernel<'c>(&self, _l: &Lowerer<'c, '_>, _f: FunctionValue<'c>, _directives: &[FnDirective]) {}
+
+    fn sync_op<'c, 'a>(&self, l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+        sync::lower(l, fs, i)
+    }
+
+    /// There is no inline-assembly fallback on a CPU: whatever reaches it (tensor cores, TMA,
+    /// textures, clusters, asynchronous copies, …) is reported by name.
+    fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error> {
+        let full = lower::inline_asm::spell(i);
+        let first = full.split_whitespace().next().unwrap_or(i.opcode.spelling()).to_string();
+        Err(Error::Unsupported { msg: format!("not supported on the cpu target: `{first}`"), span: i.span })
+    }
+}
+
+/// Errors of a cpu compilation.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Lower(Vec<Error>),
+    #[error("{0}")]
+    Llvm(String),
+}
+
+/// A kernel of a compiled module.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub params: ParamLayout,
+}
+
+/// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`. Returns the LLVM
+/// module, its kernels and the static shared-memory size.
+fn build<'c, 'a>(
+    ctx: &'c Context,
+    module: &'a ast::Module<'a>,
+    name: &str,
+    opt: u8,
+    machine: &HostMachine,
+) -> Result<(Module<'c>, Vec<KernelInfo>, u32), CompileError> {
+    static CPU: Cpu = Cpu;
+    let addr64 = module.address_size.unwrap_or(64) == 64;
+    if !addr64 {
+        return Err(CompileError::Llvm("the cpu target needs `.address_size 64`".into()));
+    }
+    let kernels: Vec<KernelInfo> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) if f.kind == FnKind::Entry && f.body.is_some() => {
+                Some(KernelInfo { name: f.name.to_string(), params: layout(f) })
+            }
+            _ => None,
+        })
+        .collect();
+    let sm = module
+        .target
+        .iter()
+        .find_map(|t| t.strip_prefix("sm_"))
+        .and_then(|s| s.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())
+        .unwrap_or(80);
+    let m = {
+        let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
+        machine.configure(&l.module);
+        lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
+        l.module
+    };
+    let layouts: Vec<KernelLayout> = kernels
+        .iter()
+        .map(|k| KernelLayout {
+            name: k.name.clone(),
+            params: k.params.params.iter().map(|p| ParamPlace { offset: p.offset, aggregate: p.aggregate }).collect(),
+        })
+        .collect();
+    let shared = crate::llvm::cpu::prepare_module(&m, &layouts).map_err(|e| CompileError::Llvm(e.join("\n")))?;
+    verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
+    machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
+    Ok((m, kernels, shared))
+}
+
+/// What `compile` produces.
+pub struct Output {
+    pub bytes: Vec<u8>,
+    pub text: bool,
+}
+
+/// Translates a parsed PTX module to host IR, bitcode, assembly or an object.
+pub fn compile<'a>(module: &'a ast::Module<'a>, emit: EmitKind, opt: u8, name: &str) -> Result<Output, CompileError> {
+    let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
+    let ctx = Context::create();
+    let (m, _, shared) = build(&ctx, module, name, opt, &machine)?;
+    // Tell object users how much static shared memory the module's kernels need.
+    let g = m.add_global(ctx.i32_type(), None, "ptx2llvm_static_shared_bytes");
+    g.set_initializer(&ctx.i32_type().const_int(shared as u64, false));
+    g.set_constant(true);
+    let bytes = machine.emit(&m, emit).map_err(CompileError::Llvm)?;
+    Ok(Output { bytes, text: matches!(emit, EmitKind::Llvm | EmitKind::Asm) })
+}
+
+/// A module compiled for this process: its kernels can be launched.
+pub struct Program {
+    // Field order: the engine (which owns the module) drops before the context.
+    jit: Jit<'static>,
+    ctx: &'static Context,
+    kernels: Vec<KernelInfo>,
+    static_shared: u32,
+}
+
+impl Program {
+    /// Compiles `module` with the JIT.
+    pub fn load<'a>(module: &'a ast::Module<'a>, opt: u8, name: &str) -> Result<Program, CompileError> {
+        let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
+        // The context must outlive the engine; a program lives as long as its user keeps it,
+        // and contexts are small: leak it.
+        let ctx: &'static Context = Box::leak(Box::new(Context::create()));
+        let (m, kernels, static_shared) = build(ctx, module, name, opt, &machine)?;
+        let syms = crate::runtime::symbols();
+        let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
+        let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
+        Ok(Program { jit, ctx, kernels, static_shared })
+    }
+
+    pub fn kernels(&self) -> &[KernelInfo] {
+        &self.kernels
+    }
+
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// Bytes of static shared memory per CTA.
+    pub fn static_shared(&self) -> u32 {
+        self.static_shared
+    }
+
+    /// The entry point of kernel `name`.
+    pub fn entry(&self, name: &str) -> Option<crate::runtime::KernelEntry> {
+        self.kernel(name)?;
+        let a = self.jit.address(name)?;
+        let _ = self.ctx;
+        // SAFETY: the JIT compiled `name` with the kernel entry ABI.
+        Some(unsafe { std::mem::transmute::<usize, crate::runtime::KernelEntry>(a) })
+    }
+}

@@ -1,0 +1,198 @@
+//! cpu lowering of barriers, fences, warp-level operations, `nanosleep` and the clocks: each
+//! becomes a call to a `ptx2llvm_rt_*` runtime entry point (see `src/runtime/entry.rs`) with
+//! the calling thread's context, which the runtime returns from `ptx2llvm_rt_self()`.
+
+use crate::llvm::*;
+use crate::lower::{Error, FnState, Ins, Lowerer, Ty};
+use crate::runtime::abi::{bar_red, redux, shfl, vote};
+use crate::syntax::ast::{Instruction, Operand};
+
+/// The calling thread's `ptx2llvm_thread *`.
+pub fn self_ptr<'c>(l: &Lowerer<'c, '_>) -> BasicValueEnum<'c> {
+    let p = l.ptr(crate::lower::Space::Generic);
+    l.call_v("ptx2llvm_rt_self", p.into(), &[])
+}
+
+fn pred_slot<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>) -> PointerValue<'c> {
+    l.alloca(fs, l.i32().into(), 4, "pred.out")
+}
+
+fn load_pred<'c>(l: &Lowerer<'c, '_>, slot: PointerValue<'c>) -> BasicValueEnum<'c> {
+    let v = l.b.build_load(l.i32(), slot, "").unwrap().into_int_value();
+    l.b.build_int_compare(IntPredicate::NE, v, l.i32().const_zero(), "").unwrap().into()
+}
+
+/// Stores a `d|p` result pair (or `d` alone).
+fn set_pair<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    op: &Operand<'a>,
+    d: BasicValueEnum<'c>,
+    p: BasicValueEnum<'c>,
+) -> Result<(), Error> {
+    match op {
+        Operand::Pair(a, b, _) => {
+            l.set(fs, a, d, false)?;
+            l.set(fs, b, p, false)
+        }
+        other => l.set(fs, other, d, false),
+    }
+}
+
+pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+    let ins = Ins::new(i);
+    let ops = ins.ops();
+    let b32 = Ty::b(32);
+    let i32t: BasicTypeEnum = l.i32().into();
+    let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
+    match ins.op {
+        "bar" if ins.has(".warp") => {
+            let m = l.operand(fs, &ops[0], b32)?;
+            let t = self_ptr(l);
+            l.call("ptx2llvm_rt_bar_warp_sync", None, &[t, m]);
+            Ok(true)
+        }
+        "bar" | "barrier" => {
+            if ins.has(".cluster") || ops.is_empty() {
+                return Err(ins.unsupported("not supported on the cpu target"));
+            }
+            let t = self_ptr(l);
+            if ins.has(".red") {
+                let op = match ins.any(&[".popc", ".and", ".or"]) {
+                    Some(".popc") => bar_red::POPC,
+                    Some(".and") => bar_red::AND,
+                    _ => bar_red::OR,
+                };
+                // d, a{, b}, {!}c
+                let id = l.operand(fs, &ops[1], b32)?;
+                let count = if ops.len() == 4 { l.operand(fs, &ops[2], b32)? } else { c32(0) };
+                let p = l.operand(fs, &ops[ops.len() - 1], Ty::PRED)?;
+                let p = l.coerce(p, i32t, false);
+                let r = l.call_v("ptx2llvm_rt_barrier_red", i32t, &[t, id, count, c32(op), p]);
+                let r = if op == bar_red::POPC { r } else { l.coerce(r, l.i1().into(), false) };
+                l.set(fs, &ops[0], r, false)?;
+                return Ok(true);
+            }
+            let id = l.operand(fs, &ops[0], b32)?;
+            let count = if ops.len() > 1 { l.operand(fs, &ops[1], b32)? } else { c32(0) };
+            let f = if ins.has(".arrive") { "ptx2llvm_rt_barrier_arrive" } else { "ptx2llvm_rt_barrier_sync" };
+            l.call(f, None, &[t, id, count]);
+            Ok(true)
+        }
+        "fence" | "membar" => {
+            if ins.op == "fence"
+                && ins.mods.iter().any(|m| !matches!(*m, ".sc" | ".acq_rel" | ".acquire" | ".release" | ".cta" | ".gpu" | ".sys" | ".cluster"))
+            {
+                return Err(ins.unsupported("not supported on the cpu target"));
+            }
+            fence(l.ctx, &l.b, Ordering::SeqCst, "");
+            Ok(true)
+        }
+        "activemask" => {
+            let t = self_ptr(l);
+            let r = l.call_v("ptx2llvm_rt_activemask", i32t, &[t]);
+            l.set(fs, &ops[0], r, false)?;
+            Ok(true)
+        }
+        "shfl" => {
+            let mode = match ins.any(&[".up", ".down", ".bfly", ".idx"]) {
+                Some(".up") => shfl::UP,
+                Some(".down") => shfl::DOWN,
+                Some(".bfly") => shfl::BFLY,
+                _ => shfl::IDX,
+            };
+            let a = l.operand(fs, &ops[1], b32)?;
+            let b = l.operand(fs, &ops[2], b32)?;
+            let c = l.operand(fs, &ops[3], b32)?;
+            let t = self_ptr(l);
+            // Without `.sync` (sm_6x and older): the converged lanes take part.
+            let m = if ops.len() == 5 { l.operand(fs, &ops[4], b32)? } else { l.call_v("ptx2llvm_rt_activemask", i32t, &[t]) };
+            let slot = pred_slot(l, fs);
+            let r = l.call_v("ptx2llvm_rt_shfl", i32t, &[t, c32(mode), a, b, c, m, slot.into()]);
+            let p = load_pred(l, slot);
+            set_pair(l, fs, &ops[0], r, p)?;
+            Ok(true)
+        }
+        "vote" => {
+            let mode = match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
+                Some(".all") => vote::ALL,
+                Some(".any") => vote::ANY,
+                Some(".uni") => vote::UNI,
+                _ => vote::BALLOT,
+            };
+            let p = l.operand(fs, &ops[1], Ty::PRED)?;
+            let p = l.coerce(p, i32t, false);
+            let t = self_ptr(l);
+            let m = if ops.len() == 3 { l.operand(fs, &ops[2], b32)? } else { l.call_v("ptx2llvm_rt_activemask", i32t, &[t]) };
+            let r = l.call_v("ptx2llvm_rt_vote", i32t, &[t, c32(mode), m, p]);
+            let r = if mode == vote::BALLOT { r } else { l.coerce(r, l.i1().into(), false) };
+            l.set(fs, &ops[0], r, false)?;
+            Ok(true)
+        }
+        "match" => {
+            let bits = ins.ty().bits;
+            let a = l.operand(fs, &ops[1], Ty::b(bits))?;
+            let m = l.operand(fs, &ops[2], b32)?;
+            let t = self_ptr(l);
+            let sfx = if bits == 64 { "u64" } else { "u32" };
+            if ins.has(".any") {
+                let r = l.call_v(&format!("ptx2llvm_rt_match_any_{sfx}"), i32t, &[t, m, a]);
+                l.set(fs, &ops[0], r, false)?;
+            } else {
+                let slot = pred_slot(l, fs);
+                let r = l.call_v(&format!("ptx2llvm_rt_match_all_{sfx}"), i32t, &[t, m, a, slot.into()]);
+                let p = load_pred(l, slot);
+                set_pair(l, fs, &ops[0], r, p)?;
+            }
+            Ok(true)
+        }
+        "redux" => {
+            let t_ = ins.ty();
+            let mut op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
+                Some(".add") => redux::ADD,
+                Some(".min") if t_.is_float() => redux::MIN_F32,
+                Some(".max") if t_.is_float() => redux::MAX_F32,
+                Some(".min") if t_.is_signed() => redux::MIN_S32,
+                Some(".max") if t_.is_signed() => redux::MAX_S32,
+                Some(".min") => redux::MIN_U32,
+                Some(".max") => redux::MAX_U32,
+                Some(".and") => redux::AND,
+                Some(".or") => redux::OR,
+                _ => redux::XOR,
+            };
+            if ins.has(".abs") {
+                op |= redux::FLAG_ABS;
+            }
+            if ins.has(".NaN") {
+                op |= redux::FLAG_NAN;
+            }
+            let a = l.operand(fs, &ops[1], b32)?;
+            let m = l.operand(fs, &ops[2], b32)?;
+            let t = self_ptr(l);
+            let r = l.call_v("ptx2llvm_rt_redux", i32t, &[t, c32(op), a, m]);
+            let r = if t_.is_float() { l.b.build_bit_cast(r, l.ctx.f32_type(), "").unwrap() } else { r };
+            l.set(fs, &ops[0], r, false)?;
+            Ok(true)
+        }
+        "elect" => {
+            let m = l.operand(fs, &ops[1], b32)?;
+            let t = self_ptr(l);
+            let slot = pred_slot(l, fs);
+            let r = l.call_v("ptx2llvm_rt_elect", i32t, &[t, m, slot.into()]);
+            let p = load_pred(l, slot);
+            match &ops[0] {
+                Operand::Pair(..) => set_pair(l, fs, &ops[0], r, p)?,
+                d => l.set(fs, d, p, false)?,
+            }
+            Ok(true)
+        }
+        "nanosleep" => {
+            let ns = l.operand(fs, &ops[0], b32)?;
+            let t = self_ptr(l);
+            l.call("ptx2llvm_rt_nanosleep", None, &[t, ns]);
+            Ok(true)
+        }
+        "pmevent" | "brkpt" => Ok(true),
+        _ => Ok(false),
+    }
+}
