@@ -10,7 +10,9 @@ fn bin() -> PathBuf {
 }
 
 fn corpus(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(p)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(p)
 }
 
 fn f32s(v: &[f32]) -> Vec<u8> {
@@ -18,13 +20,21 @@ fn f32s(v: &[f32]) -> Vec<u8> {
 }
 
 fn read_f32(p: &Path) -> Vec<f32> {
-    std::fs::read(p).unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    std::fs::read(p)
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// Runs `ptx2llvm run` with `args`; returns (exit code, stdout, stderr).
 fn run(args: &[String]) -> (i32, String, String) {
     let o = Command::new(bin()).arg("run").args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
 }
 
 fn s(x: impl AsRef<str>) -> String {
@@ -42,12 +52,19 @@ fn nvrtc_vecadd() {
     let out = d.path().join("c");
     let (code, _, err) = run(&[
         s(corpus("nvrtc/vecadd.ptx").to_string_lossy()),
-        s("--kernel"), s("vecadd"), s("--grid"), s("4"), s("--block"), s("256"),
+        s("--kernel"),
+        s("vecadd"),
+        s("--grid"),
+        s("4"),
+        s("--block"),
+        s("256"),
         format!("--arg=@{}", d.path().join("a").display()),
         format!("--arg=@{}", d.path().join("b").display()),
-        s("--arg=zeros:4000"), s("--arg=s32:1000"),
+        s("--arg=zeros:4000"),
+        s("--arg=s32:1000"),
         format!("--dump=2={}", out.display()),
-        s("--repeat"), s("3"),
+        s("--repeat"),
+        s("3"),
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("kernel time: median"), "{err}");
@@ -66,9 +83,15 @@ fn nvrtc_block_reduce_shared_memory_and_barriers() {
     let out = d.path().join("o");
     let (code, _, err) = run(&[
         s(corpus("nvrtc/shared_sync.ptx").to_string_lossy()),
-        s("--kernel"), s("block_reduce"), s("--grid"), s("4"), s("--block"), s("256"),
+        s("--kernel"),
+        s("block_reduce"),
+        s("--grid"),
+        s("4"),
+        s("--block"),
+        s("256"),
         format!("--arg=@{}", d.path().join("x").display()),
-        s("--arg=zeros:16"), s("--arg=s32:1000"),
+        s("--arg=zeros:16"),
+        s("--arg=s32:1000"),
         format!("--dump=1={}", out.display()),
     ]);
     assert_eq!(code, 0, "{err}");
@@ -88,11 +111,19 @@ fn nvrtc_atomics() {
     let p = |k: &str| d.path().join(k);
     let (code, _, err) = run(&[
         s(corpus("nvrtc/atomics.ptx").to_string_lossy()),
-        s("--kernel"), s("atomics"), s("--grid"), s("2"), s("--block"), s("64"),
+        s("--kernel"),
+        s("atomics"),
+        s("--grid"),
+        s("2"),
+        s("--block"),
+        s("64"),
         format!("--arg=@{}", p("x").display()),
-        s("--arg=zeros:4"), s("--arg=zeros:4"), s("--arg=zeros:16"),
+        s("--arg=zeros:4"),
+        s("--arg=zeros:4"),
+        s("--arg=zeros:16"),
         format!("--arg=@{}", p("umin").display()),
-        s("--arg=zeros:8"), s("--arg=s32:100"),
+        s("--arg=zeros:8"),
+        s("--arg=s32:100"),
         format!("--dump=1={}", p("fs").display()),
         format!("--dump=2={}", p("is").display()),
         format!("--dump=3={}", p("dm").display()),
@@ -108,7 +139,10 @@ fn nvrtc_atomics() {
     assert_eq!(std::fs::read(p("um")).unwrap(), 0u32.to_le_bytes());
     let fl = std::fs::read(p("fl")).unwrap();
     let local = i32::from_le_bytes(fl[..4].try_into().unwrap());
-    assert!(local == 64 || local == 36, "shared counter of the last block: {local}");
+    assert!(
+        local == 64 || local == 36,
+        "shared counter of the last block: {local}"
+    );
     assert_eq!(i32::from_le_bytes(fl[4..].try_into().unwrap()), 1);
 }
 
@@ -116,8 +150,14 @@ fn nvrtc_atomics() {
 fn nvrtc_printf() {
     let (code, out, err) = run(&[
         s(corpus("nvrtc/printf.ptx").to_string_lossy()),
-        s("--kernel"), s("hello"), s("--block"), s("2"),
-        s("--arg=s32:5"), s("--arg=f32:1.5"), s("--arg=f64:2.25"), s("--arg=u64:0"),
+        s("--kernel"),
+        s("hello"),
+        s("--block"),
+        s("2"),
+        s("--arg=s32:5"),
+        s("--arg=f32:1.5"),
+        s("--arg=f64:2.25"),
+        s("--arg=u64:0"),
     ]);
     assert_eq!(code, 0, "{err}");
     let mut lines: Vec<&str> = out.lines().collect();
@@ -142,12 +182,18 @@ fn triton_vector_add() {
     let out = d.path().join("c");
     let (code, _, err) = run(&[
         s(corpus("triton/vector_add.sm80.ptx").to_string_lossy()),
-        s("--kernel"), s("add_kernel"), s("--grid"), s("3"), s("--block"), s("128"),
+        s("--kernel"),
+        s("add_kernel"),
+        s("--grid"),
+        s("3"),
+        s("--block"),
+        s("128"),
         format!("--arg=@{}", d.path().join("a").display()),
         format!("--arg=@{}", d.path().join("b").display()),
         format!("--arg=zeros:{}", 4 * n),
         format!("--arg=s32:{n}"),
-        s("--arg=zeros:16"), s("--arg=zeros:16"),
+        s("--arg=zeros:16"),
+        s("--arg=zeros:16"),
         format!("--dump=2={}", out.display()),
     ]);
     assert_eq!(code, 0, "{err}");
@@ -162,14 +208,37 @@ fn errors_say_what_was_expected() {
     let f = s(corpus("nvrtc/vecadd.ptx").to_string_lossy());
     let (code, _, err) = run(&[f.clone(), s("--kernel"), s("nope")]);
     assert_eq!(code, 1);
-    assert!(err.contains("no kernel named `nope`") && err.contains("vecadd"), "{err}");
+    assert!(
+        err.contains("no kernel named `nope`") && err.contains("vecadd"),
+        "{err}"
+    );
     let (code, _, err) = run(&[f.clone(), s("--kernel"), s("vecadd"), s("--arg=u32:1")]);
     assert_eq!(code, 1);
-    assert!(err.contains("takes 4 parameter(s) (.u64, .u64, .u64, .u32), but 1 argument(s) were given"), "{err}");
-    let (code, _, err) = run(&[f.clone(), s("--kernel"), s("vecadd"), s("--arg=u32:1"), s("--arg=zeros:4"), s("--arg=zeros:4"), s("--arg=u32:1")]);
+    assert!(
+        err.contains("takes 4 parameter(s) (.u64, .u64, .u64, .u32), but 1 argument(s) were given"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        f.clone(),
+        s("--kernel"),
+        s("vecadd"),
+        s("--arg=u32:1"),
+        s("--arg=zeros:4"),
+        s("--arg=zeros:4"),
+        s("--arg=u32:1"),
+    ]);
     assert_eq!(code, 1);
-    assert!(err.contains("argument 0 of kernel `vecadd` is a 4-byte scalar"), "{err}");
-    let (code, _, err) = run(&[f.clone(), s("--kernel"), s("vecadd"), s("--shared-mem"), s("999999999")]);
+    assert!(
+        err.contains("argument 0 of kernel `vecadd` is a 4-byte scalar"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        f.clone(),
+        s("--kernel"),
+        s("vecadd"),
+        s("--shared-mem"),
+        s("999999999"),
+    ]);
     assert_eq!(code, 1, "{err}");
     let (code, _, err) = run(&[f, s("--kernel"), s("vecadd"), s("--arg=q8:1")]);
     assert_eq!(code, 2);
@@ -185,7 +254,18 @@ fn trap_names_kernel_block_and_thread() {
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry boom()\n{\n .reg .pred %p;\n .reg .b32 %r<3>;\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n setp.eq.u32 %p, %r1, 5;\n @!%p bra DONE;\n setp.eq.u32 %p, %r2, 2;\n @!%p bra DONE;\n trap;\nDONE:\n ret;\n}\n",
     )
     .unwrap();
-    let (code, _, err) = run(&[s(ptx.to_string_lossy()), s("--kernel"), s("boom"), s("--grid"), s("4"), s("--block"), s("32")]);
+    let (code, _, err) = run(&[
+        s(ptx.to_string_lossy()),
+        s("--kernel"),
+        s("boom"),
+        s("--grid"),
+        s("4"),
+        s("--block"),
+        s("32"),
+    ]);
     assert_eq!(code, 1);
-    assert!(err.contains("kernel boom failed in block (2, 0, 0), thread (5, 0, 0)"), "{err}");
+    assert!(
+        err.contains("kernel boom failed in block (2, 0, 0), thread (5, 0, 0)"),
+        "{err}"
+    );
 }

@@ -148,7 +148,13 @@ pub fn param_buffer(kernel: &str, layout: &ParamLayout, args: &[Arg]) -> Result<
         layout
             .params
             .iter()
-            .map(|p| if p.aggregate { format!("{} ({} bytes)", p.ty, p.size) } else { p.ty.clone() })
+            .map(|p| {
+                if p.aggregate {
+                    format!("{} ({} bytes)", p.ty, p.size)
+                } else {
+                    p.ty.clone()
+                }
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -207,7 +213,9 @@ impl Module {
             diags = crate::check::check(&ast);
         }
         if !diags.is_empty() {
-            return Err(ApiError::Parse(crate::syntax::diag::render_all(&diags, "<ptx>", src)));
+            return Err(ApiError::Parse(crate::syntax::diag::render_all(
+                &diags, "<ptx>", src,
+            )));
         }
         let ast: &'static _ = Box::leak(Box::new(ast));
         let program = Program::load(ast, opt, "ptx")?;
@@ -221,12 +229,23 @@ impl Module {
 
     /// Names of the kernels.
     pub fn kernel_names(&self) -> Vec<String> {
-        self.program.kernels().iter().map(|k| k.name.clone()).collect()
+        self.program
+            .kernels()
+            .iter()
+            .map(|k| k.name.clone())
+            .collect()
     }
 
     /// Launches `kernel` over `grid` × `block` with `shared` bytes of dynamic shared memory and
     /// waits for it.
-    pub fn launch(&self, kernel: &str, grid: Dim3, block: Dim3, shared: u32, args: &mut [Arg]) -> Result<(), ApiError> {
+    pub fn launch(
+        &self,
+        kernel: &str,
+        grid: Dim3,
+        block: Dim3,
+        shared: u32,
+        args: &mut [Arg],
+    ) -> Result<(), ApiError> {
         let cfg = LaunchConfig {
             grid: grid.0,
             block: block.0,
@@ -238,7 +257,12 @@ impl Module {
     }
 
     /// Launches with a full configuration (`static_shared` is taken from the module).
-    pub fn launch_with(&self, kernel: &str, cfg: &LaunchConfig, args: &mut [Arg]) -> Result<(), ApiError> {
+    pub fn launch_with(
+        &self,
+        kernel: &str,
+        cfg: &LaunchConfig,
+        args: &mut [Arg],
+    ) -> Result<(), ApiError> {
         let info = self.program.kernel(kernel).ok_or_else(|| {
             ApiError::Args(format!(
                 "no kernel named `{kernel}`; the module's kernels are: {}",
@@ -246,7 +270,10 @@ impl Module {
             ))
         })?;
         let params = param_buffer(kernel, &info.params, args)?;
-        let entry = self.program.entry(kernel).ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
+        let entry = self
+            .program
+            .entry(kernel)
+            .ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
         let mut cfg = cfg.clone();
         cfg.static_shared = self.program.static_shared();
         // SAFETY: `entry` was compiled for this ABI and `params` matches its layout; buffers

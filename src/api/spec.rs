@@ -105,13 +105,21 @@ pub fn parse_spec(spec: &str) -> Result<ArgSpec, ApiError> {
             return Ok(ArgSpec::Zeros(n as usize));
         }
         "bytes" => {
-            let h: String = v.chars().filter(|c| !c.is_whitespace() && *c != '_').collect();
+            let h: String = v
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '_')
+                .collect();
             let h = h.strip_prefix("0x").unwrap_or(&h);
-            if h.is_empty() || h.len() % 2 != 0 {
+            if h.is_empty() || !h.len().is_multiple_of(2) {
                 return Err(bad(spec, "bytes:HEX needs an even number of hex digits"));
             }
-            let bytes: Option<Vec<u8>> = (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).ok()).collect();
-            return bytes.map(ArgSpec::Bytes).ok_or_else(|| bad(spec, "not hex"));
+            let bytes: Option<Vec<u8>> = (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).ok())
+                .collect();
+            return bytes
+                .map(ArgSpec::Bytes)
+                .ok_or_else(|| bad(spec, "not hex"));
         }
         _ => {}
     }
@@ -129,15 +137,31 @@ pub fn parse_spec(spec: &str) -> Result<ArgSpec, ApiError> {
             let bytes = match (ty, hex) {
                 (_, true) => {
                     let n = parse_uint(v).ok_or_else(|| bad(spec, "not a hex number"))?;
-                    let w = if ty == "f16" { 2 } else if ty == "f32" { 4 } else { 8 };
+                    let w = if ty == "f16" {
+                        2
+                    } else if ty == "f32" {
+                        4
+                    } else {
+                        8
+                    };
                     if w < 8 && n >> (8 * w) != 0 {
                         return Err(bad(spec, "the hex bits do not fit the type"));
                     }
                     n.to_le_bytes()[..w].to_vec()
                 }
-                ("f64", false) => v.parse::<f64>().map_err(|_| bad(spec, "not a number"))?.to_le_bytes().to_vec(),
-                ("f32", false) => v.parse::<f32>().map_err(|_| bad(spec, "not a number"))?.to_le_bytes().to_vec(),
-                _ => f32_to_f16(v.parse::<f32>().map_err(|_| bad(spec, "not a number"))?).to_le_bytes().to_vec(),
+                ("f64", false) => v
+                    .parse::<f64>()
+                    .map_err(|_| bad(spec, "not a number"))?
+                    .to_le_bytes()
+                    .to_vec(),
+                ("f32", false) => v
+                    .parse::<f32>()
+                    .map_err(|_| bad(spec, "not a number"))?
+                    .to_le_bytes()
+                    .to_vec(),
+                _ => f32_to_f16(v.parse::<f32>().map_err(|_| bad(spec, "not a number"))?)
+                    .to_le_bytes()
+                    .to_vec(),
             };
             let s = match ty {
                 "f16" => Scalar::F16,
@@ -157,7 +181,10 @@ pub fn parse_spec(spec: &str) -> Result<ArgSpec, ApiError> {
     if n < lo || n > hi {
         return Err(bad(spec, &format!("{v} does not fit {ty}")));
     }
-    Ok(ArgSpec::Scalar(s, (n as u64).to_le_bytes()[..bits / 8].to_vec()))
+    Ok(ArgSpec::Scalar(
+        s,
+        (n as u64).to_le_bytes()[..bits / 8].to_vec(),
+    ))
 }
 
 #[cfg(test)]
@@ -166,17 +193,47 @@ mod tests {
 
     #[test]
     fn specs() {
-        assert_eq!(parse_spec("u32:7").unwrap(), ArgSpec::Scalar(Scalar::U32, vec![7, 0, 0, 0]));
-        assert_eq!(parse_spec("s16:-2").unwrap(), ArgSpec::Scalar(Scalar::S16, vec![0xfe, 0xff]));
-        assert_eq!(parse_spec("u64:0x10").unwrap(), ArgSpec::Scalar(Scalar::U64, vec![16, 0, 0, 0, 0, 0, 0, 0]));
-        assert_eq!(parse_spec("f32:1.5").unwrap(), ArgSpec::Scalar(Scalar::F32, 1.5f32.to_le_bytes().to_vec()));
-        assert_eq!(parse_spec("f16:1").unwrap(), ArgSpec::Scalar(Scalar::F16, vec![0x00, 0x3c]));
-        assert_eq!(parse_spec("f32:0x3f800000").unwrap(), ArgSpec::Scalar(Scalar::F32, 1.0f32.to_le_bytes().to_vec()));
-        assert_eq!(parse_spec("@in.bin").unwrap(), ArgSpec::File("in.bin".into()));
+        assert_eq!(
+            parse_spec("u32:7").unwrap(),
+            ArgSpec::Scalar(Scalar::U32, vec![7, 0, 0, 0])
+        );
+        assert_eq!(
+            parse_spec("s16:-2").unwrap(),
+            ArgSpec::Scalar(Scalar::S16, vec![0xfe, 0xff])
+        );
+        assert_eq!(
+            parse_spec("u64:0x10").unwrap(),
+            ArgSpec::Scalar(Scalar::U64, vec![16, 0, 0, 0, 0, 0, 0, 0])
+        );
+        assert_eq!(
+            parse_spec("f32:1.5").unwrap(),
+            ArgSpec::Scalar(Scalar::F32, 1.5f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(
+            parse_spec("f16:1").unwrap(),
+            ArgSpec::Scalar(Scalar::F16, vec![0x00, 0x3c])
+        );
+        assert_eq!(
+            parse_spec("f32:0x3f800000").unwrap(),
+            ArgSpec::Scalar(Scalar::F32, 1.0f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(
+            parse_spec("@in.bin").unwrap(),
+            ArgSpec::File("in.bin".into())
+        );
         assert_eq!(parse_spec("zeros:64").unwrap(), ArgSpec::Zeros(64));
-        assert_eq!(parse_spec("bytes:0102ff").unwrap(), ArgSpec::Bytes(vec![1, 2, 255]));
-        assert!(parse_spec("u8:256").unwrap_err().to_string().contains("does not fit u8"));
-        assert!(parse_spec("x32:1").unwrap_err().to_string().contains("unknown type `x32`"));
+        assert_eq!(
+            parse_spec("bytes:0102ff").unwrap(),
+            ArgSpec::Bytes(vec![1, 2, 255])
+        );
+        assert!(parse_spec("u8:256")
+            .unwrap_err()
+            .to_string()
+            .contains("does not fit u8"));
+        assert!(parse_spec("x32:1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown type `x32`"));
         assert!(parse_spec("bytes:123").is_err());
         assert_eq!(f32_to_f16(65504.0), 0x7bff);
         assert_eq!(f32_to_f16(-2.0), 0xc000);

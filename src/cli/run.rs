@@ -18,9 +18,14 @@ fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
     }
     let mut d = [1u32; 3];
     for (k, p) in parts.iter().enumerate() {
-        d[k] = p.trim().parse().map_err(|_| format!("error: --{what} `{s}`: `{p}` is not a positive integer"))?;
+        d[k] = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("error: --{what} `{s}`: `{p}` is not a positive integer"))?;
         if d[k] == 0 {
-            return Err(format!("error: --{what} `{s}`: dimensions must be at least 1"));
+            return Err(format!(
+                "error: --{what} `{s}`: dimensions must be at least 1"
+            ));
         }
     }
     Ok(d)
@@ -50,29 +55,49 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         let Some((i, p)) = d.split_once('=') else {
             return Err(usage(format!("error: --dump `{d}`: expected INDEX=PATH")));
         };
-        let i: usize = i.trim().parse().map_err(|_| usage(format!("error: --dump `{d}`: `{i}` is not an argument index")))?;
+        let i: usize = i.trim().parse().map_err(|_| {
+            usage(format!(
+                "error: --dump `{d}`: `{i}` is not an argument index"
+            ))
+        })?;
         dumps.push((i, p.to_string()));
     }
-    let specs: Vec<ArgSpec> = a.arg.iter().map(|s| parse_spec(s)).collect::<Result<_, _>>().map_err(|e| usage(format!("error: {e}")))?;
+    let specs: Vec<ArgSpec> = a
+        .arg
+        .iter()
+        .map(|s| parse_spec(s))
+        .collect::<Result<_, _>>()
+        .map_err(|e| usage(format!("error: {e}")))?;
 
     let src = driver::load(&a.file).map_err(fail)?;
     let diags = driver::parse_and_check(&src);
     if !diags.is_empty() {
-        return Err(fail(driver::render(&diags, &a.file, &src).trim_end().to_string()));
+        return Err(fail(
+            driver::render(&diags, &a.file, &src).trim_end().to_string(),
+        ));
     }
     // The lowering borrows the AST for as long as the module lives: keep both for the process.
     let src: &'static str = Box::leak(src.into_boxed_str());
     let (module, _) = ptx2llvm::syntax::parse(src);
     let module: &'static _ = Box::leak(Box::new(module));
-    let name = a.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let program = Program::load(module, a.opt, &name).map_err(|e| fail(format!("{}: error: {e}", a.file.display())))?;
+    let name = a
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let program = Program::load(module, a.opt, &name)
+        .map_err(|e| fail(format!("{}: error: {e}", a.file.display())))?;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();
         return Err(fail(format!(
             "error: no kernel named `{}` in {}; its kernels are: {}",
             a.kernel,
             a.file.display(),
-            if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
         )));
     };
 
@@ -83,17 +108,28 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             ArgSpec::Bytes(b) => Arg::Bytes(b),
             ArgSpec::Zeros(n) => Arg::Buffer(Buffer::zeroed(n)),
             ArgSpec::File(p) => {
-                let bytes = std::fs::read(&p).map_err(|e| fail(format!("error: --arg {i} `@{p}`: cannot read {p}: {e}")))?;
+                let bytes = std::fs::read(&p)
+                    .map_err(|e| fail(format!("error: --arg {i} `@{p}`: cannot read {p}: {e}")))?;
                 Arg::Buffer(Buffer::from_bytes(&bytes))
             }
         });
     }
-    let params = api::param_buffer(&a.kernel, &info.params, &args).map_err(|e| fail(format!("error: {e}")))?;
+    let params = api::param_buffer(&a.kernel, &info.params, &args)
+        .map_err(|e| fail(format!("error: {e}")))?;
     for (i, _) in &dumps {
         match args.get(*i) {
             Some(Arg::Buffer(_)) => {}
-            Some(_) => return Err(fail(format!("error: --dump {i}: argument {i} is not a buffer (use @PATH or zeros:BYTES)"))),
-            None => return Err(fail(format!("error: --dump {i}: there are only {} arguments", args.len()))),
+            Some(_) => {
+                return Err(fail(format!(
+                    "error: --dump {i}: argument {i} is not a buffer (use @PATH or zeros:BYTES)"
+                )))
+            }
+            None => {
+                return Err(fail(format!(
+                    "error: --dump {i}: there are only {} arguments",
+                    args.len()
+                )))
+            }
         }
     }
     let cfg = LaunchConfig {
@@ -103,7 +139,9 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         dynamic_shared: a.shared_mem.unwrap_or(0),
         ..LaunchConfig::default()
     };
-    let entry = program.entry(&a.kernel).ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;
+    let entry = program
+        .entry(&a.kernel)
+        .ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;
     let mut times = Vec::with_capacity(repeat as usize);
     for _ in 0..repeat {
         let t0 = Instant::now();
@@ -116,7 +154,11 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     if a.repeat.is_some() {
         let mut s = times.clone();
         s.sort_by(|x, y| x.total_cmp(y));
-        let median = if s.len() % 2 == 1 { s[s.len() / 2] } else { (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0 };
+        let median = if s.len() % 2 == 1 {
+            s[s.len() / 2]
+        } else {
+            (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+        };
         eprintln!(
             "kernel time: median {median:.3} ms (min {:.3}, max {:.3}) over {} launches",
             s[0],
@@ -126,7 +168,8 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     }
     for (i, p) in &dumps {
         if let Some(Arg::Buffer(b)) = args.get(*i) {
-            std::fs::write(p, b.as_slice()).map_err(|e| fail(format!("error: --dump {i}: cannot write {p}: {e}")))?;
+            std::fs::write(p, b.as_slice())
+                .map_err(|e| fail(format!("error: --dump {i}: cannot write {p}: {e}")))?;
         }
     }
     Ok(())

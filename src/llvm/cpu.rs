@@ -15,10 +15,12 @@
 //!   `void K(const void *params, ptx2llvm_thread *t)` loads the parameters from the CUDA-layout
 //!   buffer and calls it.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CString};
 
 use inkwell::execution_engine::ExecutionEngine;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target as LTarget, TargetMachine};
+use inkwell::targets::{
+    CodeModel, InitializationConfig, RelocMode, Target as LTarget, TargetMachine,
+};
 use inkwell::OptimizationLevel;
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -64,7 +66,14 @@ impl HostMachine {
         let cpu = TargetMachine::get_host_cpu_name().to_string();
         let features = TargetMachine::get_host_cpu_features().to_string();
         let tm = t
-            .create_target_machine(&triple, &cpu, &features, level(opt), RelocMode::PIC, CodeModel::Default)
+            .create_target_machine(
+                &triple,
+                &cpu,
+                &features,
+                level(opt),
+                RelocMode::PIC,
+                CodeModel::Default,
+            )
             .ok_or_else(|| "cannot create a target machine for the host".to_string())?;
         Ok(HostMachine { tm })
     }
@@ -75,9 +84,14 @@ impl HostMachine {
     }
 
     pub fn optimize(&self, m: &Module, opt: u8) -> Result<(), String> {
-        let pipeline = if opt == 0 { "verify".to_string() } else { format!("default<O{opt}>") };
+        let pipeline = if opt == 0 {
+            "verify".to_string()
+        } else {
+            format!("default<O{opt}>")
+        };
         let opts = inkwell::passes::PassBuilderOptions::create();
-        m.run_passes(&pipeline, &self.tm, opts).map_err(|e| e.to_string())
+        m.run_passes(&pipeline, &self.tm, opts)
+            .map_err(|e| e.to_string())
     }
 
     pub fn emit(&self, m: &Module, kind: super::EmitKind) -> Result<Vec<u8>, String> {
@@ -86,8 +100,15 @@ impl HostMachine {
             super::EmitKind::Llvm => Ok(m.print_to_string().to_bytes().to_vec()),
             super::EmitKind::Bitcode => Ok(m.write_bitcode_to_memory().as_slice().to_vec()),
             super::EmitKind::Asm | super::EmitKind::Object => {
-                let ft = if kind == super::EmitKind::Asm { FileType::Assembly } else { FileType::Object };
-                let buf = self.tm.write_to_memory_buffer(m, ft).map_err(|e| e.to_string())?;
+                let ft = if kind == super::EmitKind::Asm {
+                    FileType::Assembly
+                } else {
+                    FileType::Object
+                };
+                let buf = self
+                    .tm
+                    .write_to_memory_buffer(m, ft)
+                    .map_err(|e| e.to_string())?;
                 Ok(buf.as_slice().to_vec())
             }
         }
@@ -240,7 +261,10 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
             c::LLVMReplaceAllUsesWith(f, nf);
             c::LLVMDeleteFunction(f);
         }
-        let exit_fn = declare("ptx2llvm_nvvm_exit", c::LLVMFunctionType(voidt, std::ptr::null_mut(), 0, 0));
+        let exit_fn = declare(
+            "ptx2llvm_nvvm_exit",
+            c::LLVMFunctionType(voidt, std::ptr::null_mut(), 0, 0),
+        );
 
         // 3. Per function: shared accesses, inline `exit;`, calling conventions.
         for f in functions(m) {
@@ -256,7 +280,14 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                     let pos = c::LLVMGetFirstInstruction(entry);
                     let tmp = c::LLVMCreateBuilderInContext(ctx);
                     c::LLVMPositionBuilderBefore(tmp, pos);
-                    let t = c::LLVMBuildCall2(tmp, self_ty, self_fn, std::ptr::null_mut(), 0, c"t".as_ptr());
+                    let t = c::LLVMBuildCall2(
+                        tmp,
+                        self_ty,
+                        self_fn,
+                        std::ptr::null_mut(),
+                        0,
+                        c"t".as_ptr(),
+                    );
                     let mut idx = [c::LLVMConstInt(i64t, SHARED_FIELD, 0)];
                     let fp = c::LLVMBuildGEP2(tmp, i8t, t, idx.as_mut_ptr(), 1, c"".as_ptr());
                     base = c::LLVMBuildLoad2(tmp, ptr0, fp, c"shared.base".as_ptr());
@@ -268,7 +299,9 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
             for i in instructions(f) {
                 let op = c::LLVMGetInstructionOpcode(i);
                 let ptr_index = match op {
-                    LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg => Some(0),
+                    LLVMOpcode::LLVMLoad
+                    | LLVMOpcode::LLVMAtomicRMW
+                    | LLVMOpcode::LLVMAtomicCmpXchg => Some(0),
                     LLVMOpcode::LLVMStore => Some(1),
                     _ => None,
                 };
@@ -294,7 +327,11 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                         let o = c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr());
                         let mut idx = [o];
                         let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
-                        let q = if to == Some(0) { q } else { c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(i), c"".as_ptr()) };
+                        let q = if to == Some(0) {
+                            q
+                        } else {
+                            c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(i), c"".as_ptr())
+                        };
                         c::LLVMReplaceAllUsesWith(i, q);
                         c::LLVMInstructionEraseFromParent(i);
                     } else if to == Some(SHARED_AS) && from != Some(SHARED_AS) {
@@ -314,13 +351,27 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                     if !c::LLVMIsAInlineAsm(callee).is_null() {
                         let mut len = 0usize;
                         let s = c::LLVMGetInlineAsmAsmString(callee, &mut len);
-                        let text = String::from_utf8_lossy(std::slice::from_raw_parts(s as *const u8, len)).into_owned();
+                        let text = String::from_utf8_lossy(std::slice::from_raw_parts(
+                            s as *const u8,
+                            len,
+                        ))
+                        .into_owned();
                         if text.trim() == "exit;" {
                             c::LLVMPositionBuilderBefore(b, i);
-                            c::LLVMBuildCall2(b, c::LLVMGlobalGetValueType(exit_fn), exit_fn, std::ptr::null_mut(), 0, c"".as_ptr());
+                            c::LLVMBuildCall2(
+                                b,
+                                c::LLVMGlobalGetValueType(exit_fn),
+                                exit_fn,
+                                std::ptr::null_mut(),
+                                0,
+                                c"".as_ptr(),
+                            );
                             c::LLVMInstructionEraseFromParent(i);
                         } else {
-                            errors.push(format!("not supported on the cpu target: inline PTX `{}`", text.trim()));
+                            errors.push(format!(
+                                "not supported on the cpu target: inline PTX `{}`",
+                                text.trim()
+                            ));
                         }
                         continue;
                     }
@@ -358,7 +409,12 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
             let fty = c::LLVMGlobalGetValueType(f);
             let n = c::LLVMCountParams(f);
             let mut args = Vec::new();
-            for (idx, place) in (0..n).zip(k.params.iter().copied().chain(std::iter::repeat(ParamPlace { offset: 0, aggregate: false }))) {
+            for (idx, place) in (0..n).zip(k.params.iter().copied().chain(std::iter::repeat(
+                ParamPlace {
+                    offset: 0,
+                    aggregate: false,
+                },
+            ))) {
                 let pty = c::LLVMTypeOf(c::LLVMGetParam(f, idx));
                 let mut gi = [c::LLVMConstInt(i64t, place.offset as u64, 0)];
                 let addr = c::LLVMBuildGEP2(b, i8t, params, gi.as_mut_ptr(), 1, c"".as_ptr());
@@ -371,7 +427,14 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                 };
                 args.push(v);
             }
-            c::LLVMBuildCall2(b, fty, f, args.as_mut_ptr(), args.len() as u32, c"".as_ptr());
+            c::LLVMBuildCall2(
+                b,
+                fty,
+                f,
+                args.as_mut_ptr(),
+                args.len() as u32,
+                c"".as_ptr(),
+            );
             c::LLVMBuildRetVoid(b);
         }
         let _ = (i32t, i8t);
@@ -397,9 +460,13 @@ impl<'c> Jit<'c> {
         LTarget::initialize_native(&InitializationConfig::default())?;
         for (name, addr) in symbols {
             let cn = CString::new(*name).map_err(|e| e.to_string())?;
-            unsafe { llvm_sys::support::LLVMAddSymbol(cn.as_ptr(), *addr as *mut std::ffi::c_void) };
+            unsafe {
+                llvm_sys::support::LLVMAddSymbol(cn.as_ptr(), *addr as *mut std::ffi::c_void)
+            };
         }
-        let ee = module.create_jit_execution_engine(level(opt)).map_err(|e| e.to_string())?;
+        let ee = module
+            .create_jit_execution_engine(level(opt))
+            .map_err(|e| e.to_string())?;
         Ok(Jit { ee })
     }
 
@@ -407,14 +474,6 @@ impl<'c> Jit<'c> {
     pub fn address(&self, name: &str) -> Option<usize> {
         self.ee.get_function_address(name).ok()
     }
-}
-
-/// Reads a C string (for messages).
-pub fn c_str(p: *const c_char) -> String {
-    if p.is_null() {
-        return String::new();
-    }
-    unsafe { CStr::from_ptr(p).to_string_lossy().into_owned() }
 }
 
 /// Parses a module's context accessor (keeps the facade's types in one place).

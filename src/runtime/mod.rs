@@ -27,11 +27,23 @@ pub use launch::{launch, LaunchConfig, DEFAULT_STACK_SIZE};
 
 /// Every symbol generated cpu-target code may reference, with its address (for the JIT).
 pub fn symbols() -> Vec<(String, usize)> {
-    let mut v: Vec<(String, usize)> = entry::symbols().into_iter().map(|(n, p)| (n.to_string(), p as usize)).collect();
+    let mut v: Vec<(String, usize)> = entry::symbols()
+        .into_iter()
+        .map(|(n, p)| (n.to_string(), p as usize))
+        .collect();
     v.extend(nvvm::table().into_iter().map(|(n, p)| (n, p as usize)));
-    v.push(("ptx2llvm_rt_self".into(), nvvm::ptx2llvm_rt_self as *const () as usize));
-    v.push(("ptx2llvm_rt_vprintf_dev".into(), nvvm::ptx2llvm_rt_vprintf_dev as *const () as usize));
-    v.push(("ptx2llvm_rt_assertfail_dev".into(), nvvm::ptx2llvm_rt_assertfail_dev as *const () as usize));
+    v.push((
+        "ptx2llvm_rt_self".into(),
+        nvvm::ptx2llvm_rt_self as *const () as usize,
+    ));
+    v.push((
+        "ptx2llvm_rt_vprintf_dev".into(),
+        nvvm::ptx2llvm_rt_vprintf_dev as *const () as usize,
+    ));
+    v.push((
+        "ptx2llvm_rt_assertfail_dev".into(),
+        nvvm::ptx2llvm_rt_assertfail_dev as *const () as usize,
+    ));
     v
 }
 

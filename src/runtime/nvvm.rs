@@ -57,13 +57,8 @@ fn round32(x: f64, r: Rnd) -> f32 {
     }
     let up = (n as f64) < x; // the exact value lies above n
     let toward = match r {
-        Rnd::Z => {
-            if x > 0.0 {
-                f32::NEG_INFINITY
-            } else {
-                f32::INFINITY
-            }
-        }
+        Rnd::Z if x > 0.0 => f32::NEG_INFINITY,
+        Rnd::Z => f32::INFINITY,
         Rnd::M => f32::NEG_INFINITY,
         _ => f32::INFINITY,
     };
@@ -153,7 +148,11 @@ macro_rules! paste_f32 {
             use super::*;
             #[inline]
             fn f(x: f32) -> f32 {
-                if $ftz { ftz32(x) } else { x }
+                if $ftz {
+                    ftz32(x)
+                } else {
+                    x
+                }
             }
             pub extern "C" fn add(a: f32, b: f32) -> f32 {
                 f(round32(f(a) as f64 + f(b) as f64, Rnd::$rnd))
@@ -162,7 +161,10 @@ macro_rules! paste_f32 {
                 f(round32(f(a) as f64 * f(b) as f64, Rnd::$rnd))
             }
             pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
-                f(round32((f(a) as f64).mul_add(f(b) as f64, f(c) as f64), Rnd::$rnd))
+                f(round32(
+                    (f(a) as f64).mul_add(f(b) as f64, f(c) as f64),
+                    Rnd::$rnd,
+                ))
             }
             pub extern "C" fn div(a: f32, b: f32) -> f32 {
                 let q = f(a) as f64 / f(b) as f64;
@@ -281,7 +283,15 @@ extern "C" fn prmt(a: u32, b: u32, c: u32) -> u32 {
     for k in 0..4 {
         let sel = (c >> (4 * k)) & 0xf;
         let byte = ((bytes >> (8 * (sel & 7))) & 0xff) as u32;
-        let v = if sel & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+        let v = if sel & 8 != 0 {
+            if byte & 0x80 != 0 {
+                0xff
+            } else {
+                0
+            }
+        } else {
+            byte
+        };
         r |= v << (8 * k);
     }
     r
@@ -290,13 +300,21 @@ extern "C" fn prmt(a: u32, b: u32, c: u32) -> u32 {
 /// `bfind` (`llvm.nvvm.flo.{u,s}.i32/i64`): position of the most significant non-sign bit,
 /// 0xffffffff if none.
 extern "C" fn flo_u32(a: u32, _shift: bool) -> u32 {
-    if a == 0 { u32::MAX } else { 31 - a.leading_zeros() }
+    if a == 0 {
+        u32::MAX
+    } else {
+        31 - a.leading_zeros()
+    }
 }
 extern "C" fn flo_s32(a: i32, s: bool) -> u32 {
     flo_u32(if a < 0 { !a as u32 } else { a as u32 }, s)
 }
 extern "C" fn flo_u64(a: u64, _shift: bool) -> u32 {
-    if a == 0 { u32::MAX } else { 63 - a.leading_zeros() }
+    if a == 0 {
+        u32::MAX
+    } else {
+        63 - a.leading_zeros()
+    }
 }
 extern "C" fn flo_s64(a: i64, s: bool) -> u32 {
     flo_u64(if a < 0 { !a as u64 } else { a as u64 }, s)
@@ -360,7 +378,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_assertfail_dev(
 /// Every helper, by its `ptx2llvm_nvvm_*` name.
 pub fn table() -> Vec<(String, *const c_void)> {
     let mut v: Vec<(String, *const c_void)> = Vec::new();
-    let mut add = |n: &str, p: *const c_void| v.push((format!("ptx2llvm_nvvm_{n}"), p));
+    let mut w: Vec<(String, *const c_void)> = Vec::new();
+    let mut add = |n: &str, p: *const c_void| w.push((format!("ptx2llvm_nvvm_{n}"), p));
     macro_rules! rnd32 {
         ($($m:ident $r:literal $f:literal;)*) => {$(
             add(&format!("add_{}{}_f", $r, $f), $m::add as *const c_void);
@@ -386,6 +405,39 @@ pub fn table() -> Vec<(String, *const c_void)> {
         )*};
     }
     rnd64! { rn_d "rn"; rz_d "rz"; rm_d "rm"; rp_d "rp"; }
+    // The helpers the shared lowering's default `Target::rounded_op` calls for `.f64`.
+    for (r, mul, div, fma, sqrt, rcp) in [
+        (
+            "rz",
+            rz_d::mul as *const c_void,
+            rz_d::div as *const c_void,
+            rz_d::fma as *const c_void,
+            rz_d::sqrt as *const c_void,
+            rz_d::rcp as *const c_void,
+        ),
+        (
+            "rm",
+            rm_d::mul as *const c_void,
+            rm_d::div as *const c_void,
+            rm_d::fma as *const c_void,
+            rm_d::sqrt as *const c_void,
+            rm_d::rcp as *const c_void,
+        ),
+        (
+            "rp",
+            rp_d::mul as *const c_void,
+            rp_d::div as *const c_void,
+            rp_d::fma as *const c_void,
+            rp_d::sqrt as *const c_void,
+            rp_d::rcp as *const c_void,
+        ),
+    ] {
+        v.push((format!("ptx2llvm_rt_mul_{r}_f64"), mul));
+        v.push((format!("ptx2llvm_rt_div_{r}_f64"), div));
+        v.push((format!("ptx2llvm_rt_fma_{r}_f64"), fma));
+        v.push((format!("ptx2llvm_rt_sqrt_{r}_f64"), sqrt));
+        v.push((format!("ptx2llvm_rt_rcp_{r}_f64"), rcp));
+    }
     add("div_approx_f", approx_div as *const c_void);
     add("div_approx_ftz_f", approx_div_ftz as *const c_void);
     add("div_full", approx_div as *const c_void);
@@ -423,6 +475,7 @@ pub fn table() -> Vec<(String, *const c_void)> {
     add("isspacep_shared", isspacep_shared as *const c_void);
     add("trap", trap0 as *const c_void);
     add("exit", exit0 as *const c_void);
+    v.extend(w);
     v
 }
 

@@ -52,7 +52,10 @@ pub fn layout(f: &Function) -> ParamLayout {
     let mut off = 0;
     let params: Vec<ParamInfo> = f.params.iter().map(|p| param_info(p, &mut off)).collect();
     let max_align = params.iter().map(|p| p.align).max().unwrap_or(1);
-    ParamLayout { size: off.div_ceil(max_align) * max_align, params }
+    ParamLayout {
+        size: off.div_ceil(max_align) * max_align,
+        params,
+    }
 }
 
 #[cfg(test)]

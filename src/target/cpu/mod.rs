@@ -33,7 +33,12 @@ impl Target for Cpu {
         }
     }
 
-    fn sreg<'c>(&self, l: &Lowerer<'c, '_>, name: &str, comp: Option<char>) -> Option<BasicValueEnum<'c>> {
+    fn sreg<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        name: &str,
+        comp: Option<char>,
+    ) -> Option<BasicValueEnum<'c>> {
         let i32t = l.i32();
         let i64t = l.i64();
         let field = |off: u32, wide: bool| -> BasicValueEnum<'c> {
@@ -90,13 +95,20 @@ impl Target for Cpu {
                     .into(),
                 )
             }
-            "clock" | "clock_hi" | "clock64" | "globaltimer" | "globaltimer_lo" | "globaltimer_hi" => {
-                let f = if name.starts_with("clock") { "ptx2llvm_rt_clock64" } else { "ptx2llvm_rt_globaltimer" };
+            "clock" | "clock_hi" | "clock64" | "globaltimer" | "globaltimer_lo"
+            | "globaltimer_hi" => {
+                let f = if name.starts_with("clock") {
+                    "ptx2llvm_rt_clock64"
+                } else {
+                    "ptx2llvm_rt_globaltimer"
+                };
                 let v = l.call_v(f, i64t.into(), &[]).into_int_value();
                 Some(match name {
                     "clock64" | "globaltimer" => v.into(),
                     "clock_hi" | "globaltimer_hi" => {
-                        let s = b.build_right_shift(v, i64t.const_int(32, false), false, "").unwrap();
+                        let s = b
+                            .build_right_shift(v, i64t.const_int(32, false), false, "")
+                            .unwrap();
                         b.build_int_truncate(s, i32t, "").unwrap().into()
                     }
                     _ => b.build_int_truncate(v, i32t, "").unwrap().into(),
@@ -115,9 +127,15 @@ impl Target for Cpu {
         }
     }
 
-    fn kernel<'c>(&self, _l: &Lowerer<'c, '_>, _f: FunctionValue<'c>, _directives: &[FnDirective]) {}
+    fn kernel<'c>(&self, _l: &Lowerer<'c, '_>, _f: FunctionValue<'c>, _directives: &[FnDirective]) {
+    }
 
-    fn sync_op<'c, 'a>(&self, l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+    fn sync_op<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
         sync::lower(l, fs, i)
     }
 
@@ -125,8 +143,15 @@ impl Target for Cpu {
     /// textures, clusters, asynchronous copies, …) is reported by name.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error> {
         let full = lower::inline_asm::spell(i);
-        let first = full.split_whitespace().next().unwrap_or(i.opcode.spelling()).to_string();
-        Err(Error::Unsupported { msg: format!("not supported on the cpu target: `{first}`"), span: i.span })
+        let first = full
+            .split_whitespace()
+            .next()
+            .unwrap_or(i.opcode.spelling())
+            .to_string();
+        Err(Error::Unsupported {
+            msg: format!("not supported on the cpu target: `{first}`"),
+            span: i.span,
+        })
     }
 }
 
@@ -158,15 +183,18 @@ fn build<'c, 'a>(
     static CPU: Cpu = Cpu;
     let addr64 = module.address_size.unwrap_or(64) == 64;
     if !addr64 {
-        return Err(CompileError::Llvm("the cpu target needs `.address_size 64`".into()));
+        return Err(CompileError::Llvm(
+            "the cpu target needs `.address_size 64`".into(),
+        ));
     }
     let kernels: Vec<KernelInfo> = module
         .items
         .iter()
         .filter_map(|i| match i {
-            Item::Function(f) if f.kind == FnKind::Entry && f.body.is_some() => {
-                Some(KernelInfo { name: f.name.to_string(), params: layout(f) })
-            }
+            Item::Function(f) if f.kind == FnKind::Entry && f.body.is_some() => Some(KernelInfo {
+                name: f.name.to_string(),
+                params: layout(f),
+            }),
             _ => None,
         })
         .collect();
@@ -174,7 +202,11 @@ fn build<'c, 'a>(
         .target
         .iter()
         .find_map(|t| t.strip_prefix("sm_"))
-        .and_then(|s| s.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())
+        .and_then(|s| {
+            s.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .parse()
+                .ok()
+        })
         .unwrap_or(80);
     let m = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
@@ -186,10 +218,19 @@ fn build<'c, 'a>(
         .iter()
         .map(|k| KernelLayout {
             name: k.name.clone(),
-            params: k.params.params.iter().map(|p| ParamPlace { offset: p.offset, aggregate: p.aggregate }).collect(),
+            params: k
+                .params
+                .params
+                .iter()
+                .map(|p| ParamPlace {
+                    offset: p.offset,
+                    aggregate: p.aggregate,
+                })
+                .collect(),
         })
         .collect();
-    let shared = crate::llvm::cpu::prepare_module(&m, &layouts).map_err(|e| CompileError::Llvm(e.join("\n")))?;
+    let shared = crate::llvm::cpu::prepare_module(&m, &layouts)
+        .map_err(|e| CompileError::Llvm(e.join("\n")))?;
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
     Ok((m, kernels, shared))
@@ -202,7 +243,12 @@ pub struct Output {
 }
 
 /// Translates a parsed PTX module to host IR, bitcode, assembly or an object.
-pub fn compile<'a>(module: &'a ast::Module<'a>, emit: EmitKind, opt: u8, name: &str) -> Result<Output, CompileError> {
+pub fn compile<'a>(
+    module: &'a ast::Module<'a>,
+    emit: EmitKind,
+    opt: u8,
+    name: &str,
+) -> Result<Output, CompileError> {
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
     let (m, _, shared) = build(&ctx, module, name, opt, &machine)?;
@@ -211,7 +257,10 @@ pub fn compile<'a>(module: &'a ast::Module<'a>, emit: EmitKind, opt: u8, name: &
     g.set_initializer(&ctx.i32_type().const_int(shared as u64, false));
     g.set_constant(true);
     let bytes = machine.emit(&m, emit).map_err(CompileError::Llvm)?;
-    Ok(Output { bytes, text: matches!(emit, EmitKind::Llvm | EmitKind::Asm) })
+    Ok(Output {
+        bytes,
+        text: matches!(emit, EmitKind::Llvm | EmitKind::Asm),
+    })
 }
 
 /// A module compiled for this process: its kernels can be launched.
@@ -225,7 +274,11 @@ pub struct Program {
 
 impl Program {
     /// Compiles `module` with the JIT.
-    pub fn load<'a>(module: &'a ast::Module<'a>, opt: u8, name: &str) -> Result<Program, CompileError> {
+    pub fn load<'a>(
+        module: &'a ast::Module<'a>,
+        opt: u8,
+        name: &str,
+    ) -> Result<Program, CompileError> {
         let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
         // The context must outlive the engine; a program lives as long as its user keeps it,
         // and contexts are small: leak it.
@@ -234,7 +287,12 @@ impl Program {
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
         let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
-        Ok(Program { jit, ctx, kernels, static_shared })
+        Ok(Program {
+            jit,
+            ctx,
+            kernels,
+            static_shared,
+        })
     }
 
     pub fn kernels(&self) -> &[KernelInfo] {

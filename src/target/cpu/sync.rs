@@ -19,7 +19,9 @@ fn pred_slot<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>) -> PointerVa
 
 fn load_pred<'c>(l: &Lowerer<'c, '_>, slot: PointerValue<'c>) -> BasicValueEnum<'c> {
     let v = l.b.build_load(l.i32(), slot, "").unwrap().into_int_value();
-    l.b.build_int_compare(IntPredicate::NE, v, l.i32().const_zero(), "").unwrap().into()
+    l.b.build_int_compare(IntPredicate::NE, v, l.i32().const_zero(), "")
+        .unwrap()
+        .into()
 }
 
 /// Stores a `d|p` result pair (or `d` alone).
@@ -39,7 +41,11 @@ fn set_pair<'c, 'a>(
     }
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+) -> Result<bool, Error> {
     let ins = Ins::new(i);
     let ops = ins.ops();
     let b32 = Ty::b(32);
@@ -65,23 +71,51 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
                 };
                 // d, a{, b}, {!}c
                 let id = l.operand(fs, &ops[1], b32)?;
-                let count = if ops.len() == 4 { l.operand(fs, &ops[2], b32)? } else { c32(0) };
+                let count = if ops.len() == 4 {
+                    l.operand(fs, &ops[2], b32)?
+                } else {
+                    c32(0)
+                };
                 let p = l.operand(fs, &ops[ops.len() - 1], Ty::PRED)?;
                 let p = l.coerce(p, i32t, false);
                 let r = l.call_v("ptx2llvm_rt_barrier_red", i32t, &[t, id, count, c32(op), p]);
-                let r = if op == bar_red::POPC { r } else { l.coerce(r, l.i1().into(), false) };
+                let r = if op == bar_red::POPC {
+                    r
+                } else {
+                    l.coerce(r, l.i1().into(), false)
+                };
                 l.set(fs, &ops[0], r, false)?;
                 return Ok(true);
             }
             let id = l.operand(fs, &ops[0], b32)?;
-            let count = if ops.len() > 1 { l.operand(fs, &ops[1], b32)? } else { c32(0) };
-            let f = if ins.has(".arrive") { "ptx2llvm_rt_barrier_arrive" } else { "ptx2llvm_rt_barrier_sync" };
+            let count = if ops.len() > 1 {
+                l.operand(fs, &ops[1], b32)?
+            } else {
+                c32(0)
+            };
+            let f = if ins.has(".arrive") {
+                "ptx2llvm_rt_barrier_arrive"
+            } else {
+                "ptx2llvm_rt_barrier_sync"
+            };
             l.call(f, None, &[t, id, count]);
             Ok(true)
         }
         "fence" | "membar" => {
             if ins.op == "fence"
-                && ins.mods.iter().any(|m| !matches!(*m, ".sc" | ".acq_rel" | ".acquire" | ".release" | ".cta" | ".gpu" | ".sys" | ".cluster"))
+                && ins.mods.iter().any(|m| {
+                    !matches!(
+                        *m,
+                        ".sc"
+                            | ".acq_rel"
+                            | ".acquire"
+                            | ".release"
+                            | ".cta"
+                            | ".gpu"
+                            | ".sys"
+                            | ".cluster"
+                    )
+                })
             {
                 return Err(ins.unsupported("not supported on the cpu target"));
             }
@@ -106,9 +140,17 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             let c = l.operand(fs, &ops[3], b32)?;
             let t = self_ptr(l);
             // Without `.sync` (sm_6x and older): the converged lanes take part.
-            let m = if ops.len() == 5 { l.operand(fs, &ops[4], b32)? } else { l.call_v("ptx2llvm_rt_activemask", i32t, &[t]) };
+            let m = if ops.len() == 5 {
+                l.operand(fs, &ops[4], b32)?
+            } else {
+                l.call_v("ptx2llvm_rt_activemask", i32t, &[t])
+            };
             let slot = pred_slot(l, fs);
-            let r = l.call_v("ptx2llvm_rt_shfl", i32t, &[t, c32(mode), a, b, c, m, slot.into()]);
+            let r = l.call_v(
+                "ptx2llvm_rt_shfl",
+                i32t,
+                &[t, c32(mode), a, b, c, m, slot.into()],
+            );
             let p = load_pred(l, slot);
             set_pair(l, fs, &ops[0], r, p)?;
             Ok(true)
@@ -123,9 +165,17 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             let p = l.operand(fs, &ops[1], Ty::PRED)?;
             let p = l.coerce(p, i32t, false);
             let t = self_ptr(l);
-            let m = if ops.len() == 3 { l.operand(fs, &ops[2], b32)? } else { l.call_v("ptx2llvm_rt_activemask", i32t, &[t]) };
+            let m = if ops.len() == 3 {
+                l.operand(fs, &ops[2], b32)?
+            } else {
+                l.call_v("ptx2llvm_rt_activemask", i32t, &[t])
+            };
             let r = l.call_v("ptx2llvm_rt_vote", i32t, &[t, c32(mode), m, p]);
-            let r = if mode == vote::BALLOT { r } else { l.coerce(r, l.i1().into(), false) };
+            let r = if mode == vote::BALLOT {
+                r
+            } else {
+                l.coerce(r, l.i1().into(), false)
+            };
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
@@ -140,7 +190,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
                 l.set(fs, &ops[0], r, false)?;
             } else {
                 let slot = pred_slot(l, fs);
-                let r = l.call_v(&format!("ptx2llvm_rt_match_all_{sfx}"), i32t, &[t, m, a, slot.into()]);
+                let r = l.call_v(
+                    &format!("ptx2llvm_rt_match_all_{sfx}"),
+                    i32t,
+                    &[t, m, a, slot.into()],
+                );
                 let p = load_pred(l, slot);
                 set_pair(l, fs, &ops[0], r, p)?;
             }
@@ -170,7 +224,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             let m = l.operand(fs, &ops[2], b32)?;
             let t = self_ptr(l);
             let r = l.call_v("ptx2llvm_rt_redux", i32t, &[t, c32(op), a, m]);
-            let r = if t_.is_float() { l.b.build_bit_cast(r, l.ctx.f32_type(), "").unwrap() } else { r };
+            let r = if t_.is_float() {
+                l.b.build_bit_cast(r, l.ctx.f32_type(), "").unwrap()
+            } else {
+                r
+            };
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
