@@ -325,3 +325,43 @@ pub use inkwell::values::VectorValue;
 pub fn int_type(ctx: &Context, bits: u32) -> IntType<'_> {
     ctx.custom_width_int_type(std::num::NonZeroU32::new(bits.max(1)).unwrap()).expect("valid integer width")
 }
+
+/// A host JIT compilation of a module (MCJIT), for executing lowered code on the machine
+/// running ptx2llvm: tests of the lowering's semantics, and the cpu target.
+pub struct HostJit<'c> {
+    ee: inkwell::execution_engine::ExecutionEngine<'c>,
+}
+
+impl<'c> HostJit<'c> {
+    /// Sets the module's triple and data layout to the host's and JIT-compiles it at `opt`.
+    pub fn new(m: &Module<'c>, opt: u8) -> Result<HostJit<'c>, String> {
+        LTarget::initialize_native(&InitializationConfig::default())?;
+        let triple = TargetMachine::get_default_triple();
+        m.set_triple(&triple);
+        let level = match opt {
+            0 => OptimizationLevel::None,
+            1 => OptimizationLevel::Less,
+            2 => OptimizationLevel::Default,
+            _ => OptimizationLevel::Aggressive,
+        };
+        let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
+        let cpu = TargetMachine::get_host_cpu_name().to_string();
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        let tm = t
+            .create_target_machine(&triple, &cpu, &features, level, RelocMode::Default, CodeModel::JITDefault)
+            .ok_or("cannot create a host target machine")?;
+        m.set_data_layout(&tm.get_target_data().get_data_layout());
+        let ee = m.create_jit_execution_engine(level).map_err(|e| e.to_string())?;
+        Ok(HostJit { ee })
+    }
+
+    /// Resolves calls to the declared function `f` to the host address `addr`.
+    pub fn map_function(&self, f: FunctionValue<'c>, addr: usize) {
+        self.ee.add_global_mapping(&f, addr);
+    }
+
+    /// The address of the compiled function `name`.
+    pub fn function_address(&self, name: &str) -> Option<usize> {
+        self.ee.get_function_address(name).ok()
+    }
+}

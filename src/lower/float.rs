@@ -1,169 +1,257 @@
-//! Floating-point arithmetic: `.rn` (the default) as plain LLVM operations; other rounding
-//! modes and `.ftz` through `llvm.nvvm.*` intrinsics where they exist; `min`/`max` NaN rules
-//! (minnum vs. minimum); approximate transcendentals; anything else (`.sat`, `.relu`, …) falls
-//! back to inline PTX.
+//! Floating-point arithmetic for every PTX float type (`.f16`, `.bf16`, `.f32`, `.f64` and the
+//! packed `.f16x2`, `.bf16x2`, `.f32x2`), in target-independent IR with the exact PTX meaning:
+//! round-to-nearest as plain LLVM operations; `.rz/.rm/.rp` and `.f32` `.ftz` through
+//! [`Target::rounded_op`] (whose default is target-independent); `.ftz` on 16-bit types,
+//! `.sat`, `.relu`, `min`/`max` with `.NaN`/`.xorsign.abs` and three inputs, `testp`,
+//! `copysign` with explicit IR (`fp.rs`); `.approx` operations through [`Target::approx_op`];
+//! the mixed-precision forms (`add.f32.f16`, `fma.f32.bf16`) by exact widening. Packed types
+//! are computed lane by lane (element 0 is the low half), except for plain round-to-nearest
+//! `add/sub/mul/fma/neg/abs`, which stay LLVM vector operations.
 
+use super::fp::{self, fsel};
+use super::target::{ApproxOp, RoundedOp, Rounding};
 use super::*;
 
-fn suffix(t: Ty) -> Option<&'static str> {
-    match (t.k, t.bits) {
-        (K::F, 32) => Some("f"),
-        (K::F, 64) => Some("d"),
-        _ => None,
+/// The element type and lane count of a float type.
+pub fn lanes(t: Ty) -> (Ty, u32) {
+    match t.k {
+        K::F16x2 => (Ty::f(16), 2),
+        K::BF16x2 => (Ty { k: K::BF, bits: 16 }, 2),
+        K::F32x2 => (Ty::f(32), 2),
+        _ => (t, 1),
     }
+}
+
+/// Splits a (possibly vector) float value into its lanes.
+pub fn split<'c>(l: &Lowerer<'c, '_>, v: BasicValueEnum<'c>) -> Vec<FloatValue<'c>> {
+    match v {
+        BasicValueEnum::VectorValue(vv) => (0..vv.get_type().get_size())
+            .map(|i| l.b.build_extract_element(vv, l.i32().const_int(i as u64, false), "").unwrap().into_float_value())
+            .collect(),
+        _ => vec![v.into_float_value()],
+    }
+}
+
+/// Joins lanes into a value of float type `t`.
+pub fn join<'c>(l: &Lowerer<'c, '_>, t: Ty, xs: &[FloatValue<'c>]) -> BasicValueEnum<'c> {
+    if xs.len() == 1 {
+        return xs[0].into();
+    }
+    let vt = t.llvm(l.ctx).into_vector_type();
+    let mut v = vt.get_undef();
+    for (i, x) in xs.iter().enumerate() {
+        v = l.b.build_insert_element(v, *x, l.i32().const_int(i as u64, false), "").unwrap();
+    }
+    v.into()
+}
+
+fn rounding(ins: &Ins) -> Rounding {
+    ins.any(&[".rn", ".rz", ".rm", ".rp"]).and_then(Rounding::from_spelling).unwrap_or(Rounding::Rn)
+}
+
+/// The result modifiers of an arithmetic instruction, applied lane by lane.
+#[derive(Clone, Copy)]
+struct Post {
+    sat: bool,
+    relu: bool,
+}
+
+fn post<'c>(l: &Lowerer<'c, '_>, p: Post, x: FloatValue<'c>) -> FloatValue<'c> {
+    let x = if p.sat { fp::sat(l, x) } else { x };
+    if p.relu {
+        fp::relu(l, x)
+    } else {
+        x
+    }
+}
+
+/// One lane of `add/sub/mul/fma/div` on element type `et`.
+fn arith_lane<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, et: Ty, x: &[FloatValue<'c>]) -> Result<FloatValue<'c>, Error> {
+    let args: Vec<BasicValueEnum<'c>> = x.iter().map(|v| (*v).into()).collect();
+    if et.k == K::F && et.bits >= 32 {
+        if rnd != Rounding::Rn || ftz {
+            return Ok(l.target.rounded_op(l, op, rnd, ftz, et, &args)?.into_float_value());
+        }
+        return Ok(fp::default_rounded_op(l, op, Rounding::Rn, false, et, &args)?.into_float_value());
+    }
+    // 16-bit types: round-to-nearest only; `.ftz` flushes 16-bit subnormals.
+    let x: Vec<FloatValue<'c>> = x.iter().map(|v| fp::flush_if(l, ftz, *v)).collect();
+    let r = fp::default_rounded_op(l, op, Rounding::Rn, false, et, &x.iter().map(|v| (*v).into()).collect::<Vec<_>>())?.into_float_value();
+    Ok(fp::flush_if(l, ftz, r))
 }
 
 pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
-    if !t.is_float() || ins.mods.iter().any(|m| matches!(*m, ".sat" | ".relu" | ".oob" | ".xorsign" | ".abs" | ".satfinite")) {
+    if !t.is_float() {
         return Ok(false);
     }
-    let bd = &l.b;
-    let ft = t.llvm(l.ctx);
-    let rnd = ins.any(&[".rn", ".rz", ".rm", ".rp"]);
+    let (et, n) = lanes(t);
     let ftz = ins.has(".ftz");
-    let exotic = rnd.is_some_and(|r| r != ".rn") || ftz;
-    let src = |fs: &mut FnState<'c, 'a>, k: usize| -> Result<BasicValueEnum<'c>, Error> {
-        l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, t)
+    let src = |fs: &mut FnState<'c, 'a>, k: usize, ty: Ty| -> Result<BasicValueEnum<'c>, Error> {
+        l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, ty)
     };
-    let scalar = matches!(t.k, K::F) && t.bits >= 32;
-    let r: BasicValueEnum = match ins.op {
-        "add" | "sub" | "mul" | "div" | "fma" | "mad" => {
-            let a = src(fs, 1)?;
-            let mut b = src(fs, 2)?;
-            if ins.op == "div" && !scalar {
+    let r: BasicValueEnum<'c> = match ins.op {
+        "add" | "sub" | "mul" | "fma" | "mad" | "div" => {
+            if ins.has(".oob") {
+                // The OOB-NaN of tensor fills has no meaning outside NVIDIA hardware.
                 return Ok(false);
             }
-            let approx = ins.has(".approx") || ins.has(".full");
-            if exotic || approx || (ins.op == "div" && t.bits == 32 && !ins.has(".rn")) {
-                let Some(sfx) = suffix(t) else { return Ok(false) };
-                if ins.op == "sub" {
-                    b = bd.build_float_neg(b.into_float_value(), "").unwrap().into();
+            let op = match ins.op {
+                "add" => RoundedOp::Add,
+                "sub" => RoundedOp::Sub,
+                "mul" => RoundedOp::Mul,
+                "div" => RoundedOp::Div,
+                _ => RoundedOp::Fma,
+            };
+            let rnd = rounding(ins);
+            let p = Post { sat: ins.has(".sat"), relu: ins.has(".relu") };
+            // Mixed precision: `add.f32.f16 d, a, c`, `fma.f32.bf16 d, a, b, c` — the 16-bit
+            // sources widen exactly to f32.
+            if ins.types.len() == 2 && ins.types[0] != ins.types[1] {
+                let (dt, at) = (ins.types[0], ins.types[1]);
+                let ft = fp::fty(l, dt);
+                let nargs = if op == RoundedOp::Fma { 3 } else { 2 };
+                let mut x = Vec::new();
+                for k in 0..nargs {
+                    let narrow = k + 1 < nargs;
+                    let v = src(fs, k + 1, if narrow { at } else { dt })?.into_float_value();
+                    x.push(fp::fext(l, v, ft));
                 }
-                let base = match ins.op {
-                    "add" | "sub" => "add",
-                    "mad" => "fma",
-                    o => o,
-                };
-                let name = if ins.has(".approx") {
-                    if sfx != "f" {
-                        return Ok(false);
-                    }
-                    format!("llvm.nvvm.div.approx{}.f", if ftz { ".ftz" } else { "" })
-                } else if ins.has(".full") {
-                    format!("llvm.nvvm.div.full{}", if ftz { ".ftz" } else { "" })
+                let r = arith_lane(l, op, rnd, ftz, dt, &x)?;
+                let r = post(l, p, r);
+                l.set(fs, &ops[0], r.into(), false)?;
+                return Ok(true);
+            }
+            if op == RoundedOp::Div {
+                let a = src(fs, 1, t)?.into_float_value();
+                let b = src(fs, 2, t)?.into_float_value();
+                let r = if ins.has(".approx") || ins.has(".full") {
+                    let ap = if ins.has(".full") { ApproxOp::DivFull } else { ApproxOp::Div };
+                    l.target.approx_op(l, ap, ftz, t, &[a.into(), b.into()])?.into_float_value()
                 } else {
-                    let r = rnd.unwrap_or(".rn");
-                    if ftz && sfx == "d" {
-                        return Ok(false);
-                    }
-                    format!("llvm.nvvm.{base}{r}{}.{sfx}", if ftz { ".ftz" } else { "" })
+                    arith_lane(l, op, rnd, ftz, t, &[a, b])?
                 };
-                let mut args = vec![a, b];
-                if matches!(ins.op, "fma" | "mad") {
-                    args.push(src(fs, 3)?);
+                l.set(fs, &ops[0], r.into(), false)?;
+                return Ok(true);
+            }
+            let nargs = if op == RoundedOp::Fma { 3 } else { 2 };
+            let mut args = Vec::new();
+            for k in 0..nargs {
+                args.push(src(fs, k + 1, t)?);
+            }
+            if n > 1 && rnd == Rounding::Rn && !ftz && !p.sat && !p.relu {
+                // Plain packed arithmetic stays a vector operation.
+                let (a, b) = (args[0].into_vector_value(), args[1].into_vector_value());
+                match op {
+                    RoundedOp::Add => l.b.build_float_add(a, b, "").unwrap().into(),
+                    RoundedOp::Sub => l.b.build_float_sub(a, b, "").unwrap().into(),
+                    RoundedOp::Mul => l.b.build_float_mul(a, b, "").unwrap().into(),
+                    _ => l.call_v(&format!("llvm.fma.{}", tyname(t)), t.llvm(l.ctx), &args),
                 }
-                l.call_v(&name, ft, &args)
             } else {
-                let (a, bb) = (a, b);
-                match ins.op {
-                    "add" => arith(l, a, bb, |x, y| bd.build_float_add(x, y, "").unwrap().into(), |x, y| bd.build_float_add(x, y, "").unwrap().into()),
-                    "sub" => arith(l, a, bb, |x, y| bd.build_float_sub(x, y, "").unwrap().into(), |x, y| bd.build_float_sub(x, y, "").unwrap().into()),
-                    "mul" => arith(l, a, bb, |x, y| bd.build_float_mul(x, y, "").unwrap().into(), |x, y| bd.build_float_mul(x, y, "").unwrap().into()),
-                    "div" => bd.build_float_div(a.into_float_value(), bb.into_float_value(), "").unwrap().into(),
-                    _ => {
-                        let c = src(fs, 3)?;
-                        l.call_v(&format!("llvm.fma.{}", tyname(t)), ft, &[a, bb, c])
-                    }
+                let lanes_in: Vec<Vec<FloatValue<'c>>> = args.iter().map(|v| split(l, *v)).collect();
+                let mut out = Vec::new();
+                for i in 0..n as usize {
+                    let x: Vec<FloatValue<'c>> = lanes_in.iter().map(|v| v[i]).collect();
+                    let r = arith_lane(l, op, rnd, ftz, et, &x)?;
+                    out.push(post(l, p, r));
                 }
+                join(l, t, &out)
             }
         }
         "min" | "max" => {
-            if ops.len() > 3 || !matches!(t.k, K::F) || t.bits < 32 {
-                return Ok(false);
-            }
-            let a = src(fs, 1)?;
-            let b = src(fs, 2)?;
+            let is_max = ins.op == "max";
             let nan = ins.has(".NaN");
-            if ftz {
-                let name = format!("llvm.nvvm.f{}.ftz{}.f", ins.op, if nan { ".nan" } else { "" });
-                if t.bits != 32 {
-                    return Ok(false);
-                }
-                l.call_v(&name, ft, &[a, b])
-            } else {
-                let base = match (ins.op, nan) {
-                    ("min", false) => "minnum",
-                    ("max", false) => "maxnum",
-                    ("min", true) => "minimum",
-                    _ => "maximum",
-                };
-                l.call_v(&format!("llvm.{base}.{}", tyname(t)), ft, &[a, b])
+            let xa = ins.has(".xorsign");
+            let abs = ins.has(".abs");
+            let mut args = Vec::new();
+            for k in 1..ops.len() {
+                args.push(split(l, src(fs, k, t)?));
             }
+            let mut out = Vec::new();
+            for i in 0..n as usize {
+                let mut x: Vec<FloatValue<'c>> = args.iter().map(|v| fp::flush_if(l, ftz, v[i])).collect();
+                let r = if x.len() == 2 {
+                    fp::minmax(l, is_max, nan, xa && abs, x[0], x[1])
+                } else {
+                    // Three inputs: `.abs` compares magnitudes.
+                    if abs {
+                        x = x.iter().map(|v| fp::fabs(l, *v)).collect();
+                    }
+                    let m = fp::minmax(l, is_max, nan, false, x[0], x[1]);
+                    fp::minmax(l, is_max, nan, false, m, x[2])
+                };
+                out.push(fp::flush_if(l, ftz, r));
+            }
+            join(l, t, &out)
         }
         "abs" | "neg" => {
-            let a = src(fs, 1)?;
-            if ftz {
-                if ins.op == "abs" && t.bits == 32 && t.k == K::F {
-                    l.call_v("llvm.nvvm.fabs.ftz.f32", ft, &[a])
+            let a = src(fs, 1, t)?;
+            if !ftz {
+                // Sign-bit operations, NaNs included.
+                if ins.op == "abs" {
+                    l.call_v(&format!("llvm.fabs.{}", tyname(t)), t.llvm(l.ctx), &[a])
                 } else {
-                    return Ok(false);
+                    match a {
+                        BasicValueEnum::VectorValue(v) => l.b.build_float_neg(v, "").unwrap().into(),
+                        _ => l.b.build_float_neg(a.into_float_value(), "").unwrap().into(),
+                    }
                 }
-            } else if ins.op == "abs" {
-                l.call_v(&format!("llvm.fabs.{}", tyname(t)), ft, &[a])
             } else {
-                match a {
-                    BasicValueEnum::FloatValue(f) => bd.build_float_neg(f, "").unwrap().into(),
-                    BasicValueEnum::VectorValue(v) => bd.build_float_neg(v, "").unwrap().into(),
-                    _ => return Ok(false),
-                }
+                let out: Vec<FloatValue<'c>> = split(l, a)
+                    .into_iter()
+                    .map(|x| {
+                        let x = fp::flush(l, x);
+                        if ins.op == "abs" {
+                            fp::fabs(l, x)
+                        } else {
+                            fp::fneg(l, x)
+                        }
+                    })
+                    .collect();
+                join(l, t, &out)
             }
         }
         "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
-            if !scalar {
-                return Ok(false);
-            }
-            let a = src(fs, 1)?;
-            let f = if ftz { ".ftz" } else { "" };
-            let name = match (ins.op, t.bits, ins.has(".approx")) {
-                ("rcp", 32, false) | ("sqrt", 32, false) | ("rcp", 64, false) | ("sqrt", 64, false) if !exotic => {
-                    if ins.op == "rcp" {
-                        let one = ft.into_float_type().const_float(1.0);
-                        let r: BasicValueEnum = bd.build_float_div(one, a.into_float_value(), "").unwrap().into();
-                        l.set(fs, &ops[0], r, false)?;
-                        return Ok(true);
+            let a = src(fs, 1, t)?;
+            let approx = ins.has(".approx");
+            let mut out = Vec::new();
+            for x in split(l, a) {
+                let r = if !approx {
+                    // rcp.rnd / sqrt.rnd: IEEE.
+                    let op = if ins.op == "rcp" { RoundedOp::Rcp } else { RoundedOp::Sqrt };
+                    if !matches!(ins.op, "rcp" | "sqrt") {
+                        return Ok(false);
                     }
-                    format!("llvm.sqrt.{}", tyname(t))
-                }
-                ("rcp", 32, false) | ("sqrt", 32, false) => format!("llvm.nvvm.{}{}{f}.f", ins.op, rnd.unwrap_or(".rn")),
-                ("rcp", 64, false) | ("sqrt", 64, false) if !ftz => format!("llvm.nvvm.{}{}.d", ins.op, rnd.unwrap_or(".rn")),
-                ("rcp", 64, true) if ftz => "llvm.nvvm.rcp.approx.ftz.d".into(),
-                ("sqrt", 32, true) => format!("llvm.nvvm.sqrt.approx{f}.f"),
-                ("rsqrt", 32, true) => format!("llvm.nvvm.rsqrt.approx{f}.f"),
-                ("rsqrt", 64, true) if !ftz => "llvm.nvvm.rsqrt.approx.d".into(),
-                ("ex2", 32, true) => format!("llvm.nvvm.ex2.approx{f}.f32"),
-                ("lg2", 32, true) => format!("llvm.nvvm.lg2.approx{f}.f"),
-                ("sin", 32, true) => format!("llvm.nvvm.sin.approx{f}.f"),
-                ("cos", 32, true) => format!("llvm.nvvm.cos.approx{f}.f"),
-                _ => return Ok(false),
-            };
-            l.call_v(&name, ft, &[a])
+                    arith_lane(l, op, rounding(ins), ftz, et, &[x])?
+                } else {
+                    let op = match ins.op {
+                        "rcp" => ApproxOp::Rcp,
+                        "sqrt" => ApproxOp::Sqrt,
+                        "rsqrt" => ApproxOp::Rsqrt,
+                        "ex2" => ApproxOp::Ex2,
+                        "lg2" => ApproxOp::Lg2,
+                        "sin" => ApproxOp::Sin,
+                        "cos" => ApproxOp::Cos,
+                        _ => ApproxOp::Tanh,
+                    };
+                    l.target.approx_op(l, op, ftz, et, &[x.into()])?.into_float_value()
+                };
+                out.push(r);
+            }
+            join(l, t, &out)
         }
         "copysign" => {
-            if !scalar {
-                return Ok(false);
-            }
-            // copysign.f32 d, a, b: magnitude of b, sign of a.
-            let a = src(fs, 1)?;
-            let b = src(fs, 2)?;
-            l.call_v(&format!("llvm.copysign.{}", tyname(t)), ft, &[b, a])
+            // copysign d, a, b: the magnitude of b with the sign of a.
+            let a = src(fs, 1, t)?.into_float_value();
+            let b = src(fs, 2, t)?.into_float_value();
+            fp::copysign(l, b, a).into()
         }
         "testp" => {
-            if !scalar {
-                return Ok(false);
-            }
-            let a = src(fs, 1)?;
+            let a = src(fs, 1, t)?;
+            // llvm.is.fpclass bits: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -subnormal, 5 -0,
+            // 6 +0, 7 +subnormal, 8 +normal, 9 +inf.
             let mask: u64 = match ins.any(&[".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"]) {
                 Some(".finite") => 0x1f8,
                 Some(".infinite") => 0x204,
@@ -183,21 +271,10 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     Ok(true)
 }
 
-fn arith<'c>(
-    _l: &Lowerer<'c, '_>,
-    a: BasicValueEnum<'c>,
-    b: BasicValueEnum<'c>,
-    fs: impl Fn(FloatValue<'c>, FloatValue<'c>) -> BasicValueEnum<'c>,
-    fv: impl Fn(inkwell_vec::VectorValue<'c>, inkwell_vec::VectorValue<'c>) -> BasicValueEnum<'c>,
-) -> BasicValueEnum<'c> {
-    match (a, b) {
-        (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y)) => fs(x, y),
-        (BasicValueEnum::VectorValue(x), BasicValueEnum::VectorValue(y)) => fv(x, y),
-        _ => unreachable!("float operands"),
-    }
+/// Selects with a float result (re-exported for other families).
+pub fn select_f<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    fsel(l, c, a, b)
 }
-
-use crate::llvm as inkwell_vec;
 
 /// The overload suffix of a float type (`f32`, `v2f16`, …).
 pub fn tyname(t: Ty) -> &'static str {

@@ -111,20 +111,41 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     let t = ins.ty();
     let bd = &l.b;
     let s = t.is_signed();
-    if matches!(t.k, K::I16x2 | K::F32x2) && !matches!(ins.op, "mov") {
+    if t.k == K::F32x2 && !matches!(ins.op, "mov") {
         return Ok(false);
     }
     let src = |fs: &mut FnState<'c, 'a>, k: usize, ty: Ty| -> Result<BasicValueEnum<'c>, Error> {
         l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, ty)
     };
+    if t.k == K::I16x2 {
+        // add/min/max .u16x2/.s16x2 (min/max also .relu.s16x2): lane-wise on <2 x i16>.
+        let s = ins.has(".s16x2");
+        let a = src(fs, 1, t)?.into_vector_value();
+        let b = src(fs, 2, t)?.into_vector_value();
+        let vt = a.get_type();
+        let r: BasicValueEnum = match ins.op {
+            "add" => bd.build_int_add(a, b, "").unwrap().into(),
+            "sub" => bd.build_int_sub(a, b, "").unwrap().into(),
+            "min" | "max" => {
+                let f = format!("llvm.{}{}.v2i16", if s { "s" } else { "u" }, ins.op);
+                let r = l.call_v(&f, vt.into(), &[a.into(), b.into()]);
+                if ins.has(".relu") {
+                    l.call_v("llvm.smax.v2i16", vt.into(), &[r, vt.const_zero().into()])
+                } else {
+                    r
+                }
+            }
+            _ => return Ok(false),
+        };
+        l.set(fs, &ops[0], r, false)?;
+        return Ok(true);
+    }
     match ins.op {
         "mov" => return mov(l, fs, ins),
         "add" | "sub" if ins.has(".cc") => {
-            if ins.has(".sat") {
-                return Ok(false);
-            }
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
+            // CC.CF: the carry-out of add.cc, the borrow-out of sub.cc (PTX ISA 9.2, sub.cc).
             let name = if ins.op == "add" { "llvm.uadd.with.overflow" } else { "llvm.usub.with.overflow" };
             let (r, c) = overflow(l, name, a, b);
             let slot = l.cc_slot(fs);
@@ -132,17 +153,21 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             l.set(fs, &ops[0], r.into(), s)?;
         }
         "add" | "sub" | "and" | "or" | "xor" | "min" | "max" => {
-            if ins.mods.iter().any(|m| matches!(*m, ".relu" | ".sat")) && !(ins.has(".sat") && t.bits == 32 && s && ins.mods.len() == 2) {
-                return Ok(false);
-            }
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
-            let r = if ins.has(".sat") {
-                let n = if ins.op == "add" { "llvm.sadd.sat.i32" } else { "llvm.ssub.sat.i32" };
-                l.call_v(n, l.i32().into(), &[a.into(), b.into()]).into_int_value()
+            let mut r = if ins.has(".sat") && matches!(ins.op, "add" | "sub") {
+                // add.sat.s32/sub.sat.s32 clamp to MININT..MAXINT (unsigned forms saturate to
+                // the unsigned range).
+                let n = format!("llvm.{}{}.sat.i{}", if s { "s" } else { "u" }, ins.op, t.bits);
+                l.call_v(&n, a.get_type().into(), &[a.into(), b.into()]).into_int_value()
             } else {
                 bin(l, ins.op, a, b, s)
             };
+            if ins.has(".relu") {
+                // min/max.relu.s32: clamp negative results to 0.
+                let neg = bd.build_int_compare(IntPredicate::SLT, r, r.get_type().const_zero(), "").unwrap();
+                r = bd.build_select(neg, r.get_type().const_zero(), r, "").unwrap().into_int_value();
+            }
             l.set(fs, &ops[0], r.into(), s)?;
         }
         "addc" | "subc" => {
@@ -167,9 +192,6 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             l.set(fs, &ops[0], r.into(), s)?;
         }
         "mad" | "madc" => {
-            if ins.has(".sat") {
-                return Ok(false);
-            }
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             let p = mul(l, ins, a, b, t);
@@ -190,15 +212,17 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                     bd.build_store(slot, cout).unwrap();
                 }
                 r
+            } else if ins.has(".sat") {
+                // mad.hi.sat.s32: the addition saturates to MININT..MAXINT.
+                l.call_v(&format!("llvm.sadd.sat.i{}", t.bits), p.get_type().into(), &[p.into(), c.into()]).into_int_value()
             } else {
                 bd.build_int_add(p, c, "").unwrap()
             };
             l.set(fs, &ops[0], r.into(), s)?;
         }
         "mul24" | "mad24" => {
-            if ins.has(".hi") || ins.has(".sat") {
-                return Ok(false);
-            }
+            // t = a[23:0] * b[23:0] (48 bits, sign-extended for .s32); .lo: t[31:0], .hi:
+            // t[47:16]; mad24 adds c (saturating for .hi.sat.s32).
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             let sh = l.i32().const_int(8, false);
@@ -206,10 +230,21 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 let v = bd.build_left_shift(v, sh, "").unwrap();
                 bd.build_right_shift(v, sh, s, "").unwrap()
             };
-            let mut r = bd.build_int_mul(x24(a), x24(b), "").unwrap();
+            let mut r = if ins.has(".hi") {
+                let ext = |v: IntValue<'c>| if s { bd.build_int_s_extend(v, l.i64(), "").unwrap() } else { bd.build_int_z_extend(v, l.i64(), "").unwrap() };
+                let p = bd.build_int_mul(ext(x24(a)), ext(x24(b)), "").unwrap();
+                let p = bd.build_right_shift(p, l.i64().const_int(16, false), false, "").unwrap();
+                bd.build_int_truncate(p, l.i32(), "").unwrap()
+            } else {
+                bd.build_int_mul(x24(a), x24(b), "").unwrap()
+            };
             if ins.op == "mad24" {
                 let c = src(fs, 3, t)?.into_int_value();
-                r = bd.build_int_add(r, c, "").unwrap();
+                r = if ins.has(".sat") {
+                    l.call_v("llvm.sadd.sat.i32", l.i32().into(), &[r.into(), c.into()]).into_int_value()
+                } else {
+                    bd.build_int_add(r, c, "").unwrap()
+                };
             }
             l.set(fs, &ops[0], r.into(), s)?;
         }
@@ -287,28 +322,34 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let r = bd.build_int_add(c, d, "").unwrap();
             l.set(fs, &ops[0], r.into(), s)?;
         }
-        "dp4a" | "dp2a" => {
-            let (at, bt) = (ins.types[0], ins.types[1]);
-            let a = src(fs, 1, Ty::b(32))?;
-            let b = src(fs, 2, Ty::b(32))?;
-            let c = src(fs, 3, Ty::b(32))?;
-            let su = |t: Ty| if t.is_signed() { "s" } else { "u" };
-            let r = if ins.op == "dp4a" {
-                l.call_v(&format!("llvm.nvvm.idp4a.{}.{}", su(at), su(bt)), l.i32().into(), &[a, b, c])
-            } else {
-                let hi = l.i1().const_int(ins.has(".hi") as u64, false);
-                l.call_v(&format!("llvm.nvvm.idp2a.{}.{}", su(at), su(bt)), l.i32().into(), &[a, b, hi.into(), c])
-            };
-            l.set(fs, &ops[0], r, false)?;
-        }
         "setp" => {
-            let a = src(fs, 1, t)?;
-            let b = src(fs, 2, t)?;
-            let Some(r) = compare(l, ins, t, a, b) else { return Ok(false) };
-            if t.is_float() && ins.has(".ftz") && t.bits == 32 {
-                // Comparisons of denormals flushed to zero: compare flushed values.
-                return Ok(false);
+            if matches!(t.k, K::F16x2 | K::BF16x2) {
+                // setp.f16x2 p|q: p from the low half, q from the high half.
+                let a = float::split(l, src(fs, 1, t)?);
+                let b = float::split(l, src(fs, 2, t)?);
+                let et = float::lanes(t).0;
+                let mut res = Vec::new();
+                for i in 0..2 {
+                    let (x, y) = (fp::flush_if(l, ins.has(".ftz"), a[i]), fp::flush_if(l, ins.has(".ftz"), b[i]));
+                    let Some(r) = compare(l, ins, et, x.into(), y.into()) else { return Ok(false) };
+                    res.push(bool_op(l, fs, ins, r, ops.get(3))?.0);
+                }
+                match &ops[0] {
+                    Operand::Pair(p, q, _) => {
+                        l.set(fs, p, res[0].into(), false)?;
+                        l.set(fs, q, res[1].into(), false)?;
+                    }
+                    d => l.set(fs, d, res[0].into(), false)?,
+                }
+                return Ok(true);
             }
+            let mut a = src(fs, 1, t)?;
+            let mut b = src(fs, 2, t)?;
+            if t.is_float() && ins.has(".ftz") {
+                a = fp::flush(l, a.into_float_value()).into();
+                b = fp::flush(l, b.into_float_value()).into();
+            }
+            let Some(r) = compare(l, ins, t, a, b) else { return Ok(false) };
             let (r, nr) = bool_op(l, fs, ins, r, ops.get(3))?;
             match &ops[0] {
                 Operand::Pair(p, q, _) => {
@@ -319,18 +360,53 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             }
         }
         "set" => {
+            // set.CmpOp{.BoolOp}.dtype.stype: 1.0 / all ones when true, 0 when false; packed
+            // sources and destinations lane by lane.
             let (dt, st) = (ins.types[0], *ins.types.get(1).unwrap_or(&ins.types[0]));
-            if ins.has(".ftz") || !matches!(dt.k, K::U | K::S | K::B | K::F) || dt.bits != 32 {
-                return Ok(false);
+            let ftz = ins.has(".ftz");
+            let srcs = |fs: &mut FnState<'c, 'a>, k: usize| -> Result<Vec<BasicValueEnum<'c>>, Error> {
+                let v = src(fs, k, st)?;
+                Ok(if matches!(st.k, K::F16x2 | K::BF16x2) {
+                    float::split(l, v).into_iter().map(|x| fp::flush_if(l, ftz, x).into()).collect()
+                } else if st.is_float() {
+                    vec![fp::flush_if(l, ftz, v.into_float_value()).into()]
+                } else {
+                    vec![v]
+                })
+            };
+            let a = srcs(fs, 1)?;
+            let b = srcs(fs, 2)?;
+            let et = float::lanes(st).0;
+            let mut lanes = Vec::new();
+            for i in 0..a.len() {
+                let Some(r) = compare(l, ins, et, a[i], b[i]) else { return Ok(false) };
+                lanes.push(bool_op(l, fs, ins, r, ops.get(3))?.0);
             }
-            let a = src(fs, 1, st)?;
-            let b = src(fs, 2, st)?;
-            let Some(r) = compare(l, ins, st, a, b) else { return Ok(false) };
-            let (r, _) = bool_op(l, fs, ins, r, ops.get(3))?;
-            let v: BasicValueEnum = if dt.is_float() {
-                bd.build_select(r, l.ctx.f32_type().const_float(1.0), l.ctx.f32_type().const_zero(), "").unwrap()
+            let v: BasicValueEnum = if a.len() == 2 {
+                // Two 16-bit results: f16x2/bf16x2 1.0 or 0.0, or 0xffff/0 halves of .u32/.s32.
+                let (one, w): (u64, u32) = match dt.k {
+                    K::F16x2 => (0x3c00, 16),
+                    K::BF16x2 => (0x3f80, 16),
+                    _ => (0xffff, 16),
+                };
+                let i32t = l.i32();
+                let mut acc = i32t.const_zero();
+                for (i, r) in lanes.iter().enumerate() {
+                    let h = bd.build_select(*r, i32t.const_int(one, false), i32t.const_zero(), "").unwrap().into_int_value();
+                    let h = bd.build_left_shift(h, i32t.const_int((i as u32 * w) as u64, false), "").unwrap();
+                    acc = bd.build_or(acc, h, "").unwrap();
+                }
+                acc.into()
             } else {
-                bd.build_select(r, l.i32().const_all_ones(), l.i32().const_zero(), "").unwrap()
+                let r = lanes[0];
+                let dty = dt.llvm(l.ctx);
+                if dt.is_float() {
+                    let ft = dty.into_float_type();
+                    bd.build_select(r, ft.const_float(1.0), ft.const_zero(), "").unwrap()
+                } else {
+                    let it = dty.into_int_type();
+                    bd.build_select(r, it.const_all_ones(), it.const_zero(), "").unwrap()
+                }
             };
             l.set(fs, &ops[0], v, false)?;
         }
@@ -342,20 +418,19 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             l.set(fs, &ops[0], r, s)?;
         }
         "slct" => {
+            // slct d, a, b, c: d = c >= 0 ? a : b (c: .s32, or .f32 with .ftz flushing it).
             let (dt, ct) = (ins.types[0], ins.types[1]);
-            if ins.has(".ftz") {
-                return Ok(false);
-            }
             let a = src(fs, 1, dt)?;
             let b = src(fs, 2, dt)?;
             let c = src(fs, 3, ct)?;
             let ge = if ct.is_float() {
-                bd.build_float_compare(FloatPredicate::OGE, c.into_float_value(), c.get_type().into_float_type().const_zero(), "").unwrap()
+                let c = fp::flush_if(l, ins.has(".ftz"), c.into_float_value());
+                bd.build_float_compare(FloatPredicate::OGE, c, c.get_type().const_zero(), "").unwrap()
             } else {
                 bd.build_int_compare(IntPredicate::SGE, c.into_int_value(), l.i32().const_zero(), "").unwrap()
             };
             let r = bd.build_select(ge, a, b, "").unwrap();
-            l.set(fs, &ops[0], r, false)?;
+            l.set(fs, &ops[0], r, dt.is_signed())?;
         }
         _ => return Ok(false),
     }

@@ -16,12 +16,14 @@ pub mod call;
 pub mod control;
 pub mod convert;
 pub mod float;
+pub mod fp;
 pub mod inline_asm;
 pub mod int;
 pub mod memory;
 pub mod module;
 pub mod target;
 pub mod types;
+pub mod video;
 
 use std::collections::HashMap;
 
@@ -29,7 +31,7 @@ use crate::isa::Mod;
 use crate::llvm::*;
 use crate::syntax::ast::{self, Expr, Instruction, Operand};
 use crate::syntax::span::Span;
-pub use target::{Space, Target};
+pub use target::{ApproxOp, RoundedOp, Rounding, Space, Target};
 pub use types::{Ty, K};
 
 /// A lowering error, with the span of the instruction or declaration at fault.
@@ -252,7 +254,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         self.call(name, Some(ret), args).expect("non-void intrinsic")
     }
 
-    fn bits_of(&self, t: BasicTypeEnum<'c>) -> u32 {
+    pub fn bits_of(&self, t: BasicTypeEnum<'c>) -> u32 {
         match t {
             BasicTypeEnum::IntType(i) => i.get_bit_width(),
             BasicTypeEnum::FloatType(f) => {
@@ -742,7 +744,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let done = match ins.op {
             "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg" | "min" | "max"
             | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp"
-            | "selp" | "set" | "slct" | "mov" | "dp4a" | "dp2a" => {
+            | "selp" | "set" | "slct" | "mov" => {
                 if ins.types.first().is_some_and(|t| t.is_float()) && !matches!(ins.op, "mov" | "selp" | "slct" | "set" | "setp") {
                     float::lower(self, fs, ins)?
                 } else {
@@ -753,9 +755,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 float::lower(self, fs, ins)?
             }
             "cvt" | "cvta" | "isspacep" => convert::lower(self, fs, ins)?,
-            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns" => {
-                bits::lower(self, fs, ins)?
-            }
+            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns" | "bmsk" | "szext" | "dp4a"
+            | "dp2a" => bits::lower(self, fs, ins)?,
+            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset" | "vadd2" | "vsub2"
+            | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2" | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4"
+            | "vmin4" | "vmax4" | "vset4" => video::lower(self, fs, ins)?,
             "ld" | "st" | "ldu" | "prefetch" | "prefetchu" => memory::lower(self, fs, ins)?,
             "atom" | "red" => atomic::lower(self, fs, ins)?,
             "bra" | "brx" | "ret" | "exit" | "trap" => control::lower(self, fs, ins)?,

@@ -2,8 +2,15 @@
 //! target how to express the target-specific parts: state-space address spaces, special
 //! registers, barriers and fences, warp-level operations, trap/exit, kernel conventions and
 //! the inline-assembly fallback for instructions with no LLVM equivalent.
+//!
+//! Three hooks have default implementations in target-independent LLVM IR, so a new target
+//! gets them for free and overrides them only to use a faster native realization of the *same*
+//! meaning: [`Target::rounded_op`] (IEEE operations with `.rz/.rm/.rp` rounding or `.ftz`),
+//! [`Target::rounded_cvt`] (conversions with `.rz/.rm/.rp` rounding) and [`Target::approx_op`]
+//! (the `.approx` transcendentals, whose result PTX leaves implementation-defined within
+//! documented error bounds).
 
-use super::{Error, FnState, Lowerer};
+use super::{fp, Error, FnState, Lowerer, Ty};
 use crate::llvm::{BasicValueEnum, FunctionValue};
 use crate::syntax::ast::{FnDirective, Instruction};
 
@@ -17,6 +24,94 @@ pub enum Space {
     Const,
     Local,
     Param,
+}
+
+/// An IEEE rounding mode (`.rn`, `.rz`, `.rm`, `.rp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rounding {
+    /// To nearest, ties to even.
+    Rn,
+    /// Toward zero.
+    Rz,
+    /// Toward negative infinity.
+    Rm,
+    /// Toward positive infinity.
+    Rp,
+}
+
+impl Rounding {
+    /// From a modifier spelling (`.rn`, `.rz`, `.rm`, `.rp`).
+    pub fn from_spelling(s: &str) -> Option<Rounding> {
+        Some(match s {
+            ".rn" => Rounding::Rn,
+            ".rz" => Rounding::Rz,
+            ".rm" => Rounding::Rm,
+            ".rp" => Rounding::Rp,
+            _ => return None,
+        })
+    }
+    /// `rn`, `rz`, `rm`, `rp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Rn => "rn",
+            Rounding::Rz => "rz",
+            Rounding::Rm => "rm",
+            Rounding::Rp => "rp",
+        }
+    }
+}
+
+/// A correctly rounded IEEE operation of `add`, `sub`, `mul`, `fma`/`mad`, `div`, `sqrt`,
+/// `rcp` (`1/a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoundedOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    Div,
+    Sqrt,
+    Rcp,
+}
+
+impl RoundedOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoundedOp::Add => "add",
+            RoundedOp::Sub => "sub",
+            RoundedOp::Mul => "mul",
+            RoundedOp::Fma => "fma",
+            RoundedOp::Div => "div",
+            RoundedOp::Sqrt => "sqrt",
+            RoundedOp::Rcp => "rcp",
+        }
+    }
+    /// Number of operands.
+    pub fn arity(self) -> usize {
+        match self {
+            RoundedOp::Sqrt | RoundedOp::Rcp => 1,
+            RoundedOp::Fma => 3,
+            _ => 2,
+        }
+    }
+}
+
+/// An `.approx` operation (`rcp`, `sqrt`, `rsqrt`, `sin`, `cos`, `lg2`, `ex2`, `tanh`, and
+/// `div.approx`/`div.full`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ApproxOp {
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Tanh,
+    /// `div.approx`
+    Div,
+    /// `div.full`
+    DivFull,
 }
 
 pub trait Target {
@@ -34,4 +129,48 @@ pub trait Target {
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error>;
+
+    /// `op` on scalar `ty` (`.f32` or `.f64`) operands `args` (LLVM `float`/`double`), rounded
+    /// by `rnd`; with `ftz` (`.f32` only) subnormal inputs and the result are flushed to
+    /// sign-preserving zero. The shared lowering calls this only when `rnd != Rn` or `ftz`;
+    /// `.sat` is applied by the caller.
+    ///
+    /// The default is target-independent IR ([`fp::default_rounded_op`]): `.f32` operations
+    /// are computed exactly in `double` (error-free transformations: TwoSum, exact products,
+    /// remainders through `llvm.fma.f64`) and rounded in the requested direction by stepping
+    /// the round-to-nearest result by one ulp; `.f64` `add`/`sub` use TwoSum. `.f64`
+    /// `mul`/`fma`/`div`/`sqrt`/`rcp` with `.rz/.rm/.rp` call runtime helpers, which a target
+    /// using the default must provide (C ABI, `double` arguments and result):
+    ///
+    /// `ptx2llvm_rt_{mul,div}_{rz,rm,rp}_f64(a, b)`, `ptx2llvm_rt_fma_{rz,rm,rp}_f64(a, b, c)`,
+    /// `ptx2llvm_rt_{sqrt,rcp}_{rz,rm,rp}_f64(a)`.
+    fn rounded_op<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        op: RoundedOp,
+        rnd: Rounding,
+        ftz: bool,
+        ty: Ty,
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>, Error> {
+        fp::default_rounded_op(l, op, rnd, ftz, ty, args)
+    }
+
+    /// `cvt` of scalar `a` (PTX type `st`) to PTX type `dt` rounded by `rnd` where the
+    /// conversion can be inexact: integer → float and float → narrower float. (Float → integer
+    /// conversions take integer rounding `.rni/.rzi/.rmi/.rpi` and are target-independent.)
+    /// The default ([`fp::default_rounded_cvt`]) is target-independent IR: the
+    /// round-to-nearest conversion, compared exactly with the source, stepped by one ulp.
+    fn rounded_cvt<'c>(&self, l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+        fp::default_rounded_cvt(l, rnd, dt, st, a)
+    }
+
+    /// An `.approx` operation on scalar `ty` (`.f32`, `.f64`, `.f16`, `.bf16`) operands, with
+    /// `ftz` flushing `.f32` subnormal inputs and results. PTX defines these only within error
+    /// bounds; the default ([`fp::default_approx_op`]) computes them precisely with
+    /// target-independent LLVM IR (`fdiv`, `llvm.sqrt`, `llvm.sin`, `llvm.cos`, `llvm.log2`,
+    /// `llvm.exp2`, `llvm.tanh`), which is within every bound.
+    fn approx_op<'c>(&self, l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+        fp::default_approx_op(l, op, ftz, ty, args)
+    }
 }

@@ -2,10 +2,11 @@
 //! and warp operations as `llvm.nvvm.*`, PTX inline assembly for the rest; and the driver
 //! entry `compile` (lower → verify → optimize → emit through LLVM's NVPTX back end).
 
+mod math;
 mod sync;
 
 use crate::llvm::*;
-use crate::lower::{self, Error, FnState, Lowerer, Space, Target};
+use crate::lower::{self, ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty};
 use crate::syntax::ast::{self, FnDirective, Instruction};
 
 /// The NVPTX implementation of `lower::Target`.
@@ -79,6 +80,18 @@ impl Target for Nvptx {
 
     fn inline_asm_ok(&self, _i: &Instruction) -> Result<(), Error> {
         Ok(())
+    }
+
+    fn rounded_op<'c>(&self, l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+        math::rounded_op(l, op, rnd, ftz, ty, args)
+    }
+
+    fn rounded_cvt<'c>(&self, l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+        math::rounded_cvt(l, rnd, dt, st, a)
+    }
+
+    fn approx_op<'c>(&self, l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+        math::approx_op(l, op, ftz, ty, args)
     }
 }
 

@@ -1,0 +1,504 @@
+//! Floating-point building blocks shared by the float, convert and atomic lowerings, all in
+//! target-independent LLVM IR: flush-to-zero, `.sat`, `.relu`, canonical NaNs, PTX `min`/`max`,
+//! and the default realizations of the [`Target`] hooks for directed rounding and `.approx`.
+//!
+//! Directed rounding (`.rz/.rm/.rp`) works by computing the round-to-nearest result `t` together
+//! with the sign of the rounding error `exact - t` (exactly, by error-free transformations), and
+//! then stepping `t` by one ulp toward the requested direction when the error points that way:
+//! for any inexact result, the directed result is `t` or its neighbour on the error's side.
+
+use super::target::{ApproxOp, RoundedOp, Rounding};
+use super::*;
+
+/// The LLVM float type of a scalar float PTX type.
+pub fn fty<'c>(l: &Lowerer<'c, '_>, t: Ty) -> FloatType<'c> {
+    t.llvm(l.ctx).into_float_type()
+}
+
+/// Width in bits of a float type.
+pub fn fbits<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> u32 {
+    l.bits_of(ft.into())
+}
+
+fn is_bf16<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> bool {
+    ft == l.ctx.bf16_type()
+}
+
+/// The overload suffix of an LLVM float type (`f16`, `bf16`, `f32`, `f64`).
+pub fn ftname<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> &'static str {
+    match fbits(l, ft) {
+        16 if is_bf16(l, ft) => "bf16",
+        16 => "f16",
+        32 => "f32",
+        _ => "f64",
+    }
+}
+
+pub fn to_bits<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
+    let w = fbits(l, x.get_type());
+    l.b.build_bit_cast(x, l.int(w), "").unwrap().into_int_value()
+}
+
+pub fn from_bits<'c>(l: &Lowerer<'c, '_>, i: IntValue<'c>, ft: FloatType<'c>) -> FloatValue<'c> {
+    l.b.build_bit_cast(i, ft, "").unwrap().into_float_value()
+}
+
+pub fn fconst<'c>(ft: FloatType<'c>, v: f64) -> FloatValue<'c> {
+    ft.const_float(v)
+}
+
+pub fn fcmp<'c>(l: &Lowerer<'c, '_>, p: FloatPredicate, a: FloatValue<'c>, b: FloatValue<'c>) -> IntValue<'c> {
+    l.b.build_float_compare(p, a, b, "").unwrap()
+}
+
+pub fn sel<'c, V: BasicValue<'c>>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: V, b: V) -> BasicValueEnum<'c> {
+    l.b.build_select(c, a, b, "").unwrap()
+}
+
+pub fn fsel<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    sel(l, c, a, b).into_float_value()
+}
+
+pub fn isel<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    sel(l, c, a, b).into_int_value()
+}
+
+pub fn and<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    l.b.build_and(a, b, "").unwrap()
+}
+pub fn or<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    l.b.build_or(a, b, "").unwrap()
+}
+pub fn not<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>) -> IntValue<'c> {
+    l.b.build_not(a, "").unwrap()
+}
+
+/// `x` is a NaN.
+pub fn is_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
+    fcmp(l, FloatPredicate::UNO, x, x)
+}
+
+/// The sign bit of `x` is set.
+pub fn sign_bit<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
+    let b = to_bits(l, x);
+    l.b.build_int_compare(IntPredicate::SLT, b, b.get_type().const_zero(), "").unwrap()
+}
+
+/// `|x|` is infinite.
+pub fn is_inf<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
+    let inf = fconst(x.get_type(), f64::INFINITY);
+    fcmp(l, FloatPredicate::OEQ, fabs(l, x), inf)
+}
+
+/// `x` is finite (not infinite, not NaN).
+pub fn is_finite<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
+    let inf = fconst(x.get_type(), f64::INFINITY);
+    fcmp(l, FloatPredicate::OLT, fabs(l, x), inf)
+}
+
+pub fn fabs<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    l.call_v(&format!("llvm.fabs.{}", ftname(l, ft)), ft.into(), &[x.into()]).into_float_value()
+}
+
+/// The magnitude of `mag` with the sign of `sgn`.
+pub fn copysign<'c>(l: &Lowerer<'c, '_>, mag: FloatValue<'c>, sgn: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = mag.get_type();
+    l.call_v(&format!("llvm.copysign.{}", ftname(l, ft)), ft.into(), &[mag.into(), sgn.into()]).into_float_value()
+}
+
+pub fn fneg<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    l.b.build_float_neg(x, "").unwrap()
+}
+pub fn fadd<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    l.b.build_float_add(a, b, "").unwrap()
+}
+pub fn fsub<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    l.b.build_float_sub(a, b, "").unwrap()
+}
+pub fn fmul<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    l.b.build_float_mul(a, b, "").unwrap()
+}
+pub fn fdiv<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    l.b.build_float_div(a, b, "").unwrap()
+}
+pub fn ffma<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>, c: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = a.get_type();
+    l.call_v(&format!("llvm.fma.{}", ftname(l, ft)), ft.into(), &[a.into(), b.into(), c.into()]).into_float_value()
+}
+/// A one-operand overloaded float intrinsic (`sqrt`, `sin`, `exp2`, `roundeven`, …).
+pub fn unary<'c>(l: &Lowerer<'c, '_>, name: &str, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    l.call_v(&format!("llvm.{name}.{}", ftname(l, ft)), ft.into(), &[x.into()]).into_float_value()
+}
+pub fn fext<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, to: FloatType<'c>) -> FloatValue<'c> {
+    if x.get_type() == to {
+        x
+    } else {
+        l.b.build_float_ext(x, to, "").unwrap()
+    }
+}
+pub fn ftrunc<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, to: FloatType<'c>) -> FloatValue<'c> {
+    if x.get_type() == to {
+        x
+    } else {
+        l.b.build_float_trunc(x, to, "").unwrap()
+    }
+}
+
+/// Converts between float types of any widths (`fpext`/`fptrunc`; `f16` ↔ `bf16` through
+/// `f32`, which is exact on the way up).
+pub fn fconv<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, to: FloatType<'c>) -> FloatValue<'c> {
+    let (fb, tb) = (fbits(l, x.get_type()), fbits(l, to));
+    if x.get_type() == to {
+        x
+    } else if fb == tb {
+        ftrunc(l, fext(l, x, l.ctx.f32_type()), to)
+    } else if fb < tb {
+        fext(l, x, to)
+    } else {
+        ftrunc(l, x, to)
+    }
+}
+
+/// The canonical NaN of a float type (all ones but the sign bit: `0x7fffffff`, `0x7fff`, …),
+/// the NaN NVIDIA hardware produces.
+pub fn canonical_nan<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> FloatValue<'c> {
+    let w = fbits(l, ft);
+    let it = l.int(w);
+    let v = it.const_all_ones();
+    let v = l.b.build_right_shift(v, it.const_int(1, false), false, "").unwrap();
+    from_bits(l, v, ft)
+}
+
+/// The smallest normal number of a float type.
+fn min_normal<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> f64 {
+    match fbits(l, ft) {
+        16 if is_bf16(l, ft) => 2f64.powi(-126),
+        16 => 2f64.powi(-14),
+        32 => 2f64.powi(-126),
+        _ => 2f64.powi(-1022),
+    }
+}
+
+/// Flushes a subnormal `x` to sign-preserving zero (`.ftz`): `|x| < min_normal → copysign(0, x)`.
+pub fn flush<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    let small = fcmp(l, FloatPredicate::OLT, fabs(l, x), fconst(ft, min_normal(l, ft)));
+    let z = copysign(l, ft.const_zero(), x);
+    fsel(l, small, z, x)
+}
+
+/// Flushes when `ftz`.
+pub fn flush_if<'c>(l: &Lowerer<'c, '_>, ftz: bool, x: FloatValue<'c>) -> FloatValue<'c> {
+    if ftz {
+        flush(l, x)
+    } else {
+        x
+    }
+}
+
+/// `.sat`: clamps to [+0.0, 1.0]; NaN (and -0.0) become +0.0.
+pub fn sat<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    let one = fconst(ft, 1.0);
+    let pos = fcmp(l, FloatPredicate::OGT, x, ft.const_zero());
+    let big = fcmp(l, FloatPredicate::OGT, x, one);
+    let r = fsel(l, big, one, x);
+    fsel(l, pos, r, ft.const_zero())
+}
+
+/// `.relu`: negative results (sign bit set, -0.0 included) become +0.0; NaN becomes the
+/// canonical NaN.
+pub fn relu<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    let neg = sign_bit(l, x);
+    let r = fsel(l, neg, ft.const_zero(), x);
+    fsel(l, is_nan(l, x), canonical_nan(l, ft), r)
+}
+
+/// NaN → canonical NaN.
+pub fn canonicalize_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    fsel(l, is_nan(l, x), canonical_nan(l, x.get_type()), x)
+}
+
+/// PTX `min`/`max` of two values (PTX ISA 9.2 §9.7.3.10/11): a NaN operand yields the other
+/// operand; two NaNs (or, with `.NaN`, any NaN) give the canonical NaN; -0.0 < +0.0; with
+/// `.xorsign.abs` the magnitudes are compared and the result takes the XOR of the input signs
+/// (unless it is NaN).
+pub fn minmax<'c>(l: &Lowerer<'c, '_>, is_max: bool, nan: bool, xorsign_abs: bool, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = a.get_type();
+    let (mut a, mut b) = (a, b);
+    let xs = if xorsign_abs {
+        let s = l.b.build_xor(sign_bit(l, a), sign_bit(l, b), "").unwrap();
+        a = fabs(l, a);
+        b = fabs(l, b);
+        Some(s)
+    } else {
+        None
+    };
+    let name = match (is_max, nan) {
+        (false, false) => "minimumnum",
+        (true, false) => "maximumnum",
+        (false, true) => "minimum",
+        (true, true) => "maximum",
+    };
+    let r = l.call_v(&format!("llvm.{name}.{}", ftname(l, ft)), ft.into(), &[a.into(), b.into()]).into_float_value();
+    let r = canonicalize_nan(l, r);
+    match xs {
+        Some(s) => {
+            let bits = to_bits(l, r);
+            let it = bits.get_type();
+            let w = it.get_bit_width();
+            let mag = l.b.build_and(bits, it.const_int(u64::MAX >> (65 - w), false), "").unwrap();
+            let sb = l.b.build_int_z_extend(s, it, "").unwrap();
+            let sb = l.b.build_left_shift(sb, it.const_int(w as u64 - 1, false), "").unwrap();
+            let v = from_bits(l, l.b.build_or(mag, sb, "").unwrap(), ft);
+            fsel(l, is_nan(l, r), r, v)
+        }
+        None => r,
+    }
+}
+
+// ---- directed rounding ----------------------------------------------------------------------
+
+/// One ulp step of a float's bit pattern: `+1` or `-1`.
+fn step<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, up: bool) -> FloatValue<'c> {
+    let b = to_bits(l, t);
+    let one = b.get_type().const_int(1, false);
+    let r = if up { l.b.build_int_add(b, one, "").unwrap() } else { l.b.build_int_sub(b, one, "").unwrap() };
+    from_bits(l, r, t.get_type())
+}
+
+/// Rounds in direction `rnd`, given the round-to-nearest result `t` (finite or overflowed to
+/// infinity; any bracketing neighbour of the exact value will do) and whether the exact value
+/// is above (`pos`) or below (`neg`) it.
+pub fn adjust<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, pos: IntValue<'c>, neg: IntValue<'c>, rnd: Rounding) -> FloatValue<'c> {
+    let ft = t.get_type();
+    let w = fbits(l, ft);
+    let it = l.int(w);
+    let zero = fcmp(l, FloatPredicate::OEQ, t, ft.const_zero());
+    let s = sign_bit(l, t);
+    match rnd {
+        Rounding::Rn => t,
+        Rounding::Rz => {
+            // Toward zero: shrink the magnitude when the exact value is nearer zero.
+            let c = or(l, and(l, not(l, s), neg), and(l, s, pos));
+            let c = and(l, c, not(l, zero));
+            fsel(l, c, step(l, t, false), t)
+        }
+        Rounding::Rp => {
+            // nextUp: ±0 → smallest subnormal; positive → magnitude up; negative → down.
+            let up = fsel(l, s, step(l, t, false), step(l, t, true));
+            let tiny = from_bits(l, it.const_int(1, false), ft);
+            let up = fsel(l, zero, tiny, up);
+            fsel(l, pos, up, t)
+        }
+        Rounding::Rm => {
+            let down = fsel(l, s, step(l, t, true), step(l, t, false));
+            let tiny = from_bits(l, it.const_int((1u64 << (w - 1)) | 1, false), ft);
+            let down = fsel(l, zero, tiny, down);
+            fsel(l, neg, down, t)
+        }
+    }
+}
+
+/// Rounds a wide value `w` (plus an error whose sign is given by `wpos`/`wneg`, far below the
+/// narrow type's ulp) to `nt` in direction `rnd`.
+pub fn narrow<'c>(l: &Lowerer<'c, '_>, w: FloatValue<'c>, wpos: IntValue<'c>, wneg: IntValue<'c>, rnd: Rounding, nt: FloatType<'c>) -> FloatValue<'c> {
+    let wt = w.get_type();
+    if wt == nt {
+        return adjust(l, w, wpos, wneg, rnd);
+    }
+    // Round to nearest (through f32 for 16-bit types: a double rounding still lands on a
+    // neighbour of the exact value, which is all `adjust` needs).
+    let t = if fbits(l, nt) == 16 && fbits(l, wt) == 64 { ftrunc(l, ftrunc(l, w, l.ctx.f32_type()), nt) } else { ftrunc(l, w, nt) };
+    let back = fconv(l, t, wt);
+    let diff = fsub(l, w, back);
+    let z = wt.const_zero();
+    let deq = fcmp(l, FloatPredicate::OEQ, diff, z);
+    let pos = or(l, fcmp(l, FloatPredicate::OGT, diff, z), and(l, deq, wpos));
+    let neg = or(l, fcmp(l, FloatPredicate::OLT, diff, z), and(l, deq, wneg));
+    adjust(l, t, pos, neg, rnd)
+}
+
+/// Knuth's TwoSum: `s = fl(a+b)` and the exact error `e = a + b - s` (without overflow).
+pub fn two_sum<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> (FloatValue<'c>, FloatValue<'c>) {
+    let s = fadd(l, a, b);
+    let bb = fsub(l, s, a);
+    let ab = fsub(l, s, bb);
+    let e = fadd(l, fsub(l, a, ab), fsub(l, b, bb));
+    (s, e)
+}
+
+fn signs<'c>(l: &Lowerer<'c, '_>, e: FloatValue<'c>) -> (IntValue<'c>, IntValue<'c>) {
+    let z = e.get_type().const_zero();
+    (fcmp(l, FloatPredicate::OGT, e, z), fcmp(l, FloatPredicate::OLT, e, z))
+}
+
+/// The default [`Target::rounded_op`]: see its documentation.
+pub fn default_rounded_op<'c>(
+    l: &Lowerer<'c, '_>,
+    op: RoundedOp,
+    rnd: Rounding,
+    ftz: bool,
+    ty: Ty,
+    args: &[BasicValueEnum<'c>],
+) -> Result<BasicValueEnum<'c>, Error> {
+    let ft = fty(l, ty);
+    let ftz = ftz && ty.bits == 32;
+    let a: Vec<FloatValue<'c>> = args.iter().map(|v| flush_if(l, ftz, v.into_float_value())).collect();
+    let r = if rnd == Rounding::Rn {
+        match op {
+            RoundedOp::Add => fadd(l, a[0], a[1]),
+            RoundedOp::Sub => fsub(l, a[0], a[1]),
+            RoundedOp::Mul => fmul(l, a[0], a[1]),
+            RoundedOp::Fma => ffma(l, a[0], a[1], a[2]),
+            RoundedOp::Div => fdiv(l, a[0], a[1]),
+            RoundedOp::Sqrt => unary(l, "sqrt", a[0]),
+            RoundedOp::Rcp => fdiv(l, fconst(ft, 1.0), a[0]),
+        }
+    } else if ty.bits == 32 {
+        let d = l.ctx.f64_type();
+        let x: Vec<FloatValue<'c>> = a.iter().map(|v| fext(l, *v, d)).collect();
+        let f = l.i1().const_zero();
+        let dz = d.const_zero();
+        // (wide value, error above, error below, summands for the exact-zero rule)
+        let (w, pos, neg, sum) = match op {
+            RoundedOp::Add | RoundedOp::Sub => {
+                let y = if op == RoundedOp::Sub { fneg(l, x[1]) } else { x[1] };
+                let (s, e) = two_sum(l, x[0], y);
+                let (p, n) = signs(l, e);
+                (s, p, n, Some((x[0], y)))
+            }
+            RoundedOp::Mul => (fmul(l, x[0], x[1]), f, f, None),
+            RoundedOp::Fma => {
+                let p = fmul(l, x[0], x[1]);
+                let (s, e) = two_sum(l, p, x[2]);
+                let (pp, n) = signs(l, e);
+                (s, pp, n, Some((p, x[2])))
+            }
+            RoundedOp::Div | RoundedOp::Rcp => {
+                let (num, den) = if op == RoundedOp::Rcp { (fconst(d, 1.0), x[0]) } else { (x[0], x[1]) };
+                let q = fdiv(l, num, den);
+                // num/den - q = r/den with r = num - q*den exact.
+                let r = ffma(l, fneg(l, q), den, num);
+                let (rp, rn) = signs(l, r);
+                let dpos = fcmp(l, FloatPredicate::OGT, den, dz);
+                let dneg = fcmp(l, FloatPredicate::OLT, den, dz);
+                let pos = or(l, and(l, rp, dpos), and(l, rn, dneg));
+                let neg = or(l, and(l, rn, dpos), and(l, rp, dneg));
+                (q, pos, neg, None)
+            }
+            RoundedOp::Sqrt => {
+                let s = unary(l, "sqrt", x[0]);
+                let r = ffma(l, fneg(l, s), s, x[0]);
+                let (p, n) = signs(l, r);
+                (s, p, n, None)
+            }
+        };
+        let mut res = narrow(l, w, pos, neg, rnd, ft);
+        if let (Rounding::Rm, Some((p, q))) = (rnd, sum) {
+            // An exact zero sum of operands of opposite signs is -0 when rounding down.
+            let zero = fcmp(l, FloatPredicate::OEQ, w, dz);
+            let z = fneg(l, fadd(l, fneg(l, p), fneg(l, q)));
+            res = fsel(l, zero, ftrunc(l, z, ft), res);
+        }
+        res
+    } else {
+        match op {
+            RoundedOp::Add | RoundedOp::Sub => {
+                let y = if op == RoundedOp::Sub { fneg(l, a[1]) } else { a[1] };
+                let (s, e) = two_sum(l, a[0], y);
+                let (p, n) = signs(l, e);
+                // Overflow of finite operands: the exact value is below +inf / above -inf.
+                let ovf = and(l, is_inf(l, s), and(l, is_finite(l, a[0]), is_finite(l, y)));
+                let sneg = sign_bit(l, s);
+                let p = or(l, p, and(l, ovf, sneg));
+                let n = or(l, n, and(l, ovf, not(l, sneg)));
+                let mut res = adjust(l, s, p, n, rnd);
+                if rnd == Rounding::Rm {
+                    let zero = fcmp(l, FloatPredicate::OEQ, s, ft.const_zero());
+                    let z = fneg(l, fadd(l, fneg(l, a[0]), fneg(l, y)));
+                    res = fsel(l, zero, z, res);
+                }
+                res
+            }
+            _ => {
+                let name = format!("ptx2llvm_rt_{}_{}_f64", op.name(), rnd.name());
+                let vals: Vec<BasicValueEnum<'c>> = a.iter().map(|v| (*v).into()).collect();
+                l.call_v(&name, ft.into(), &vals).into_float_value()
+            }
+        }
+    };
+    Ok(flush_if(l, ftz, r).into())
+}
+
+/// The default [`Target::rounded_cvt`]: see its documentation.
+pub fn default_rounded_cvt<'c>(l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+    let d = l.ctx.f64_type();
+    let nt = fty(l, dt);
+    let f = l.i1().const_zero();
+    if st.is_float() {
+        let x = a.into_float_value();
+        if rnd == Rounding::Rn {
+            return Ok(fconv(l, x, nt).into());
+        }
+        let w = fconv(l, x, d);
+        return Ok(narrow(l, w, f, f, rnd, nt).into());
+    }
+    let x = a.into_int_value();
+    let signed = st.is_signed();
+    let itof = |v: IntValue<'c>, to: FloatType<'c>| -> FloatValue<'c> {
+        if signed {
+            l.b.build_signed_int_to_float(v, to, "").unwrap()
+        } else {
+            l.b.build_unsigned_int_to_float(v, to, "").unwrap()
+        }
+    };
+    if st.bits <= 32 {
+        // Exact in double.
+        let w = itof(x, d);
+        return Ok(if rnd == Rounding::Rn { fconv(l, w, nt) } else { narrow(l, w, f, f, rnd, nt) }.into());
+    }
+    // 64-bit integers: round to nearest in f64 (or f32 for narrower results), compare back
+    // exactly in the integer domain.
+    let mid = if dt.bits == 64 { d } else { l.ctx.f32_type() };
+    let t = itof(x, mid);
+    if rnd == Rounding::Rn {
+        return Ok(fconv(l, t, nt).into());
+    }
+    let i64t = l.i64();
+    let limit = if signed { 2f64.powi(63) } else { 2f64.powi(64) };
+    let big = fcmp(l, FloatPredicate::OGE, t, fconst(mid, limit));
+    let tt = fsel(l, big, mid.const_zero(), t);
+    let back = if signed { l.b.build_float_to_signed_int(tt, i64t, "").unwrap() } else { l.b.build_float_to_unsigned_int(tt, i64t, "").unwrap() };
+    let (gt, lt) = if signed { (IntPredicate::SGT, IntPredicate::SLT) } else { (IntPredicate::UGT, IntPredicate::ULT) };
+    let pos = and(l, not(l, big), l.b.build_int_compare(gt, x, back, "").unwrap());
+    let neg = or(l, big, l.b.build_int_compare(lt, x, back, "").unwrap());
+    let r = if mid == nt { adjust(l, t, pos, neg, rnd) } else { narrow(l, fext(l, t, d), pos, neg, rnd, nt) };
+    Ok(r.into())
+}
+
+/// The default [`Target::approx_op`]: see its documentation.
+pub fn default_approx_op<'c>(l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+    let ft = fty(l, ty);
+    let a: Vec<FloatValue<'c>> = args.iter().map(|v| flush_if(l, ftz, v.into_float_value())).collect();
+    // 16-bit types are computed in f32.
+    let ct = if fbits(l, ft) == 16 { l.ctx.f32_type() } else { ft };
+    let x: Vec<FloatValue<'c>> = a.iter().map(|v| fconv(l, *v, ct)).collect();
+    let one = fconst(ct, 1.0);
+    let r = match op {
+        ApproxOp::Rcp => fdiv(l, one, x[0]),
+        ApproxOp::Sqrt => unary(l, "sqrt", x[0]),
+        ApproxOp::Rsqrt => fdiv(l, one, unary(l, "sqrt", x[0])),
+        ApproxOp::Sin => unary(l, "sin", x[0]),
+        ApproxOp::Cos => unary(l, "cos", x[0]),
+        ApproxOp::Lg2 => unary(l, "log2", x[0]),
+        ApproxOp::Ex2 => unary(l, "exp2", x[0]),
+        ApproxOp::Tanh => unary(l, "tanh", x[0]),
+        ApproxOp::Div | ApproxOp::DivFull => fdiv(l, x[0], x[1]),
+    };
+    let r = fconv(l, r, ft);
+    Ok(flush_if(l, ftz, r).into())
+}

@@ -1,0 +1,345 @@
+//! Video instructions in target-independent IR, per PTX ISA 9.2 §9.7.18: the scalar `vadd`,
+//! `vsub`, `vabsdiff`, `vmin`, `vmax`, `vshl`, `vshr`, `vmad`, `vset` (byte/half-word operand
+//! selection with sign or zero extension, a 64-bit intermediate, `.sat`, the secondary
+//! `.add/.min/.max` operation or the `d.dsel` merge), and the SIMD `vadd2/4`, `vsub2/4`,
+//! `vavrg2/4`, `vabsdiff2/4`, `vmin2/4`, `vmax2/4`, `vset2/4` (lane selection from `{b, a}`,
+//! `.sat` per lane, masked merge with `c` or accumulation into `c`).
+//!
+//! Operand selectors (`a.b1`, `d.h0`, `a.h10`) are modifiers written after operands. The AST
+//! keeps them in the instruction's modifier list without saying which operand they followed
+//! (`d.b0, a, b` and `d, a.b0, b` give the same list), so [`selectors`] reads them back from
+//! the source text right after each operand.
+
+use super::*;
+
+fn c64<'c>(l: &Lowerer<'c, '_>, v: i64) -> IntValue<'c> {
+    l.i64().const_int(v as u64, true)
+}
+
+fn icmp<'c>(l: &Lowerer<'c, '_>, p: IntPredicate, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    l.b.build_int_compare(p, a, b, "").unwrap()
+}
+
+fn sel<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    l.b.build_select(c, a, b, "").unwrap().into_int_value()
+}
+
+/// Bits `[lo, lo+bits)` of a 32- or 64-bit value, sign- or zero-extended to i64.
+fn field<'c>(l: &Lowerer<'c, '_>, v: IntValue<'c>, lo: u32, bits: u32, signed: bool) -> IntValue<'c> {
+    let s = l.b.build_right_shift(v, v.get_type().const_int(lo as u64, false), false, "").unwrap();
+    let t = l.b.build_int_truncate_or_bit_cast(s, l.int(bits), "").unwrap();
+    if bits == 64 {
+        return t;
+    }
+    if signed {
+        l.b.build_int_s_extend(t, l.i64(), "").unwrap()
+    } else {
+        l.b.build_int_z_extend(t, l.i64(), "").unwrap()
+    }
+}
+
+/// `partSelectSignExtend(x, type, sel)` of the scalar video instructions.
+fn part<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, sel: Option<&str>, signed: bool) -> IntValue<'c> {
+    match sel {
+        Some(s @ (".b0" | ".b1" | ".b2" | ".b3")) => field(l, x, 8 * (s.as_bytes()[2] - b'0') as u32, 8, signed),
+        Some(s @ (".h0" | ".h1")) => field(l, x, 16 * (s.as_bytes()[2] - b'0') as u32, 16, signed),
+        _ => field(l, x, 0, 32, signed),
+    }
+}
+
+fn smin<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    sel(l, icmp(l, IntPredicate::SLT, a, b), a, b)
+}
+fn smax<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    sel(l, icmp(l, IntPredicate::SGT, a, b), a, b)
+}
+fn clamp<'c>(l: &Lowerer<'c, '_>, v: IntValue<'c>, lo: i64, hi: i64) -> IntValue<'c> {
+    smin(l, smax(l, v, c64(l, lo)), c64(l, hi))
+}
+fn clamp_bits<'c>(l: &Lowerer<'c, '_>, v: IntValue<'c>, bits: u32, signed: bool) -> IntValue<'c> {
+    if signed {
+        clamp(l, v, -(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        clamp(l, v, 0, ((1u64 << bits) - 1) as i64)
+    }
+}
+
+fn vop<'c>(l: &Lowerer<'c, '_>, op: &str, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    let bd = &l.b;
+    match op {
+        "add" => bd.build_int_add(a, b, "").unwrap(),
+        "sub" => bd.build_int_sub(a, b, "").unwrap(),
+        "absdiff" => {
+            let d = bd.build_int_sub(a, b, "").unwrap();
+            let n = bd.build_int_neg(d, "").unwrap();
+            sel(l, icmp(l, IntPredicate::SLT, d, l.i64().const_zero()), n, d)
+        }
+        "min" => smin(l, a, b),
+        "max" => smax(l, a, b),
+        _ => {
+            // avrg: (a + b + 1) >> 1 when a + b ≥ 0, else (a + b) >> 1.
+            let s = bd.build_int_add(a, b, "").unwrap();
+            let s1 = bd.build_int_add(s, c64(l, 1), "").unwrap();
+            let nn = icmp(l, IntPredicate::SGE, s, l.i64().const_zero());
+            let v = sel(l, nn, s1, s);
+            bd.build_right_shift(v, c64(l, 1), true, "").unwrap()
+        }
+    }
+}
+
+fn cmp<'c>(l: &Lowerer<'c, '_>, c: &str, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    let p = match c {
+        ".eq" => IntPredicate::EQ,
+        ".ne" => IntPredicate::NE,
+        ".lt" => IntPredicate::SLT,
+        ".le" => IntPredicate::SLE,
+        ".gt" => IntPredicate::SGT,
+        _ => IntPredicate::SGE,
+    };
+    l.b.build_int_z_extend(icmp(l, p, a, b), l.i64(), "").unwrap()
+}
+
+/// The source text from the start of the file to the end of instruction `i`, recovered from an
+/// identifier operand (identifiers borrow the source text; their spans are file offsets).
+fn source_upto<'a>(i: &Instruction<'a>) -> Option<&'a str> {
+    let (name, start) = i.operands.iter().find_map(|op| match op {
+        Operand::Name { name, span, .. } => Some((*name, span.start as usize)),
+        Operand::Imm(ast::Expr::Unary(_, e, _)) => match e.as_ref() {
+            ast::Expr::Sym(n, sp) => Some((*n, sp.start as usize)),
+            _ => None,
+        },
+        _ => None,
+    })?;
+    let end = i.span.end as usize;
+    if end < start + name.len() {
+        return None;
+    }
+    // SAFETY: `name` is a slice of the module source at byte offset `start`, and the source
+    // extends at least to the end of the instruction that contains it.
+    let text = unsafe {
+        let base = name.as_ptr().sub(start);
+        std::str::from_utf8(std::slice::from_raw_parts(base, end)).ok()?
+    };
+    (text.get(start..start + name.len()) == Some(name)).then_some(text)
+}
+
+/// The selector modifier written right after each operand (`a.b1` → `.b1`), by operand index.
+pub fn selectors(i: &Instruction) -> Option<Vec<Option<&'static str>>> {
+    let text = source_upto(i)?;
+    let bytes = text.as_bytes();
+    Some(
+        i.operands
+            .iter()
+            .map(|op| {
+                let mut p = op.span().end as usize;
+                while p < bytes.len() && (bytes[p] == b' ' || bytes[p] == b'\t') {
+                    p += 1;
+                }
+                if p >= bytes.len() || bytes[p] != b'.' {
+                    return None;
+                }
+                let q = p + 1 + bytes[p + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
+                crate::isa::lookup_mod(&text[p..q]).map(|m| m.spelling())
+            })
+            .collect(),
+    )
+}
+
+pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+    let Some(sels) = selectors(ins.i) else { return Ok(false) };
+    let ops = ins.ops();
+    let slot = |n: &str| -> Option<&'static str> {
+        let k = match n {
+            "dsel" | "mask" => 0,
+            "asel" => 1,
+            _ => 2,
+        };
+        sels.get(k).copied().flatten()
+    };
+    let b32 = Ty::b(32);
+    let src = |fs: &mut FnState<'c, 'a>, k: usize| -> Result<IntValue<'c>, Error> {
+        Ok(l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, b32)?.into_int_value())
+    };
+    let op = ins.op;
+    let simd = op.ends_with('2') || op.ends_with('4');
+    let sat = ins.has(".sat");
+    let types = &ins.types;
+    if simd {
+        let lanes: u32 = if op.ends_with('2') { 2 } else { 4 };
+        let w = 32 / lanes;
+        let is_set = op.starts_with("vset");
+        let (dsigned, asigned, bsigned) = if is_set {
+            (false, types[0].is_signed(), types[1].is_signed())
+        } else {
+            (types[0].is_signed(), types[1].is_signed(), types[2].is_signed())
+        };
+        let a = src(fs, 1)?;
+        let b = src(fs, 2)?;
+        let c = src(fs, 3)?;
+        // {b, a} as 64 bits: lanes 0..lanes-1 from a, the rest from b.
+        let t64 = l.i64();
+        let ab = l.b.build_or(
+            l.b.build_left_shift(l.b.build_int_z_extend(b, t64, "").unwrap(), c64(l, 32), "").unwrap(),
+            l.b.build_int_z_extend(a, t64, "").unwrap(),
+            "",
+        )
+        .unwrap();
+        // Selector digits: the last digit selects lane 0.
+        let digits = |s: Option<&str>, default: &str| -> Vec<u32> {
+            let s = s.unwrap_or(default);
+            s[2..].bytes().rev().map(|d| (d - b'0') as u32).collect()
+        };
+        let (da, db, dm) = if lanes == 2 { (".h10", ".h32", ".h10") } else { (".b3210", ".b7654", ".b3210") };
+        let asel = digits(slot("asel"), da);
+        let bsel = digits(slot("bsel"), db);
+        let mask: Vec<u32> = digits(slot("mask"), dm);
+        let base = op.trim_start_matches('v').trim_end_matches(|c: char| c.is_ascii_digit());
+        let cmpop = ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"]);
+        let acc = ins.has(".add");
+        let mut d = if acc { l.b.build_int_z_extend(c, t64, "").unwrap() } else { t64.const_zero() };
+        for i in 0..lanes {
+            let va = field(l, ab, asel[i as usize] * w, w, asigned);
+            let vb = field(l, ab, bsel[i as usize] * w, w, bsigned);
+            let mut t = if is_set { cmp(l, cmpop.unwrap_or(".eq"), va, vb) } else { vop(l, base, va, vb) };
+            if sat && !is_set {
+                t = clamp_bits(l, t, w, dsigned);
+            }
+            let on = mask.contains(&i);
+            if acc {
+                if on {
+                    d = l.b.build_int_add(d, t, "").unwrap();
+                }
+            } else {
+                let v = if on { t } else { field(l, c, i * w, w, false) };
+                let v = l.b.build_and(v, c64(l, ((1u64 << w) - 1) as i64), "").unwrap();
+                let v = l.b.build_left_shift(v, c64(l, (i * w) as i64), "").unwrap();
+                d = l.b.build_or(d, v, "").unwrap();
+            }
+        }
+        let r = l.b.build_int_truncate(d, l.i32(), "").unwrap();
+        l.set(fs, &ops[0], r.into(), false)?;
+        return Ok(true);
+    }
+    let dsel = slot("dsel");
+    let asel = slot("asel");
+    let bsel = slot("bsel");
+    let r: IntValue<'c> = if op == "vmad" {
+        let (dt, at, bt) = (types[0], types[1], types[2]);
+        let neg = |k: usize| -> (bool, Operand<'a>) {
+            match &ops[k] {
+                Operand::Imm(ast::Expr::Unary(ast::UnOp::Neg, e, _)) => match e.as_ref() {
+                    ast::Expr::Sym(n, sp) => (true, Operand::Name { name: n, comp: None, negated: false, span: *sp }),
+                    _ => (false, ops[k].clone()),
+                },
+                o => (false, o.clone()),
+            }
+        };
+        let (na, oa) = neg(1);
+        let (nb, ob) = neg(2);
+        let (nc, oc) = neg(3);
+        let a = l.operand(fs, &oa, b32)?.into_int_value();
+        let b = l.operand(fs, &ob, b32)?.into_int_value();
+        let c = l.operand(fs, &oc, b32)?.into_int_value();
+        let signed_final = at.is_signed() || bt.is_signed() || (na ^ nb) || nc;
+        let _ = dt;
+        let i128t = l.int(128);
+        let ta = l.b.build_int_s_extend(part(l, a, asel, at.is_signed()), i128t, "").unwrap();
+        let tb = l.b.build_int_s_extend(part(l, b, bsel, bt.is_signed()), i128t, "").unwrap();
+        let mut tmp = l.b.build_int_mul(ta, tb, "").unwrap();
+        let mut c = c;
+        let mut lsb = 0u64;
+        if ins.has(".po") {
+            lsb = 1;
+        } else if na ^ nb {
+            tmp = l.b.build_not(tmp, "").unwrap();
+            lsb = 1;
+        } else if nc {
+            c = l.b.build_not(c, "").unwrap();
+            lsb = 1;
+        }
+        let c128 = if signed_final { l.b.build_int_s_extend(c, i128t, "").unwrap() } else { l.b.build_int_z_extend(c, i128t, "").unwrap() };
+        tmp = l.b.build_int_add(tmp, c128, "").unwrap();
+        tmp = l.b.build_int_add(tmp, i128t.const_int(lsb, false), "").unwrap();
+        let shift = match ins.any(&[".shr7", ".shr15"]) {
+            Some(".shr7") => 7,
+            Some(_) => 15,
+            None => 0,
+        };
+        // result = (tmp >> scale) & 0xffffffffffffffff
+        let res = l.b.build_int_truncate(l.b.build_right_shift(tmp, i128t.const_int(shift, false), true, "").unwrap(), l.i64(), "").unwrap();
+        let res = if sat {
+            // The 64-bit result is clamped as a signed or unsigned 64-bit value.
+            if signed_final {
+                clamp(l, res, i32::MIN as i64, i32::MAX as i64)
+            } else {
+                let big = icmp(l, IntPredicate::UGT, res, c64(l, u32::MAX as i64));
+                sel(l, big, c64(l, u32::MAX as i64), res)
+            }
+        } else {
+            res
+        };
+        l.b.build_int_truncate(res, l.i32(), "").unwrap()
+    } else {
+        let is_set = op == "vset";
+        let (dsigned, at, bt) = if is_set { (false, types[0], types[1]) } else { (types[0].is_signed(), types[1], types[2]) };
+        let a = src(fs, 1)?;
+        let b = src(fs, 2)?;
+        let ta = part(l, a, asel, at.is_signed());
+        let mut tmp = if matches!(op, "vshl" | "vshr") {
+            let tb = part(l, b, bsel, false);
+            let tb = if ins.has(".clamp") {
+                sel(l, icmp(l, IntPredicate::UGT, tb, c64(l, 32)), c64(l, 32), tb)
+            } else {
+                l.b.build_and(tb, c64(l, 0x1f), "").unwrap()
+            };
+            if op == "vshl" {
+                l.b.build_left_shift(ta, tb, "").unwrap()
+            } else {
+                l.b.build_right_shift(ta, tb, at.is_signed(), "").unwrap()
+            }
+        } else {
+            let tb = part(l, b, bsel, bt.is_signed());
+            if is_set {
+                cmp(l, ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"]).unwrap_or(".eq"), ta, tb)
+            } else {
+                vop(l, &op[1..], ta, tb)
+            }
+        };
+        if sat && !is_set {
+            let bits = match dsel {
+                Some(".b0" | ".b1" | ".b2" | ".b3") => 8,
+                Some(".h0" | ".h1") => 16,
+                _ => 32,
+            };
+            tmp = clamp_bits(l, tmp, bits, dsigned);
+        }
+        let has_c = ops.len() > 3;
+        let c = if has_c { Some(src(fs, 3)?) } else { None };
+        let c64v = c.map(|c| if dsigned { l.b.build_int_s_extend(c, l.i64(), "").unwrap() } else { l.b.build_int_z_extend(c, l.i64(), "").unwrap() });
+        let d = match (ins.any(&[".add", ".min", ".max"]), dsel, c64v) {
+            (Some(".add"), None, Some(c)) => l.b.build_int_add(tmp, c, "").unwrap(),
+            (Some(".min"), None, Some(c)) => smin(l, tmp, c),
+            (Some(".max"), None, Some(c)) => smax(l, tmp, c),
+            _ => tmp,
+        };
+        let d = l.b.build_int_truncate(d, l.i32(), "").unwrap();
+        match (dsel, c) {
+            (Some(s), Some(c)) => {
+                let (lo, bits) = match s {
+                    ".h0" => (0, 16),
+                    ".h1" => (16, 16),
+                    _ => (8 * (s.as_bytes()[2] - b'0') as u64, 8),
+                };
+                let m = (((1u64 << bits) - 1) << lo) as u32 as u64;
+                let i32t = l.i32();
+                let v = l.b.build_left_shift(d, i32t.const_int(lo, false), "").unwrap();
+                let v = l.b.build_and(v, i32t.const_int(m, false), "").unwrap();
+                let keep = l.b.build_and(c, i32t.const_int(!m & 0xffff_ffff, false), "").unwrap();
+                l.b.build_or(v, keep, "").unwrap()
+            }
+            _ => d,
+        }
+    };
+    l.set(fs, &ops[0], r.into(), false)?;
+    Ok(true)
+}
