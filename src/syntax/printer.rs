@@ -421,9 +421,8 @@ impl Printer {
                 match a.base {
                     Some(b) => {
                         self.out.push_str(b);
-                        if a.offset > 0 {
-                            let _ = write!(self.out, "+{}", a.offset);
-                        } else if a.offset < 0 {
+                        // `[a+-4]` for negative offsets: ptxas rejects `[a-4]`.
+                        if a.offset != 0 {
                             let _ = write!(self.out, "+{}", a.offset);
                         }
                     }

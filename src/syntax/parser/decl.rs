@@ -92,11 +92,10 @@ impl<'a> Parser<'a> {
                     let (m, _) = self.lookup_mod("parameter attribute")?;
                     if let Some(n) = vector_width(m) {
                         vector = Some(n);
-                    } else if ptr.is_some()
-                        && ty.is_some()
-                        && matches!(text, ".global" | ".shared" | ".const" | ".local")
-                    {
-                        ptr.as_mut().unwrap().space = Some(m);
+                    } else if let Some(p) = ptr.as_mut().filter(|_| {
+                        ty.is_some() && matches!(text, ".global" | ".shared" | ".const" | ".local")
+                    }) {
+                        p.space = Some(m);
                     } else if m.is_type() && ty.is_none() {
                         ty = Some(m);
                     } else {
