@@ -1,0 +1,69 @@
+/* bench.h: what the OpenMP baselines share: reading inputs, writing the output, timing.
+ * Every baseline is `PROG REPS SIZES... INPUTS... OUT`; it runs the computation once to warm up
+ * (page faults, thread pool), then REPS timed times, writes OUT from the last run and prints
+ *   time: median X ms (min Y, max Z) over REPS runs */
+#ifndef BENCH_H
+#define BENCH_H
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline void *bench_read(const char *path, size_t bytes) {
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    FILE *f = fopen(path, "rb");
+    if (!p || !f || fread(p, 1, bytes, f) != bytes) {
+        fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
+        exit(1);
+    }
+    fclose(f);
+    return p;
+}
+
+static inline void *bench_alloc(size_t bytes) {
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    memset(p, 0, bytes); /* touch the pages before timing */
+    return p;
+}
+
+static inline void bench_write(const char *path, const void *p, size_t bytes) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, bytes, f) != bytes || fclose(f)) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+static inline int bench_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs BODY once untimed, then REPS times timed, and prints the median. */
+#define BENCH(REPS, BODY)                                                                     \
+    do {                                                                                      \
+        int reps_ = (REPS) < 1 ? 1 : (REPS);                                                  \
+        double *t_ = malloc(sizeof(double) * reps_);                                          \
+        { BODY; }                                                                             \
+        for (int r_ = 0; r_ < reps_; r_++) {                                                  \
+            double t0_ = omp_get_wtime();                                                     \
+            { BODY; }                                                                         \
+            t_[r_] = (omp_get_wtime() - t0_) * 1e3;                                           \
+        }                                                                                     \
+        qsort(t_, reps_, sizeof(double), bench_cmp);                                          \
+        double med_ = reps_ % 2 ? t_[reps_ / 2] : (t_[reps_ / 2 - 1] + t_[reps_ / 2]) / 2;    \
+        printf("time: median %.3f ms (min %.3f, max %.3f) over %d runs\n", med_, t_[0],        \
+               t_[reps_ - 1], reps_);                                                         \
+        free(t_);                                                                             \
+    } while (0)
+
+#define ARGC_CHECK(N, USAGE)                                                                  \
+    if (argc != (N)) {                                                                        \
+        fprintf(stderr, "usage: %s %s\n", argv[0], USAGE);                                    \
+        return 2;                                                                             \
+    }
+#endif

@@ -1,0 +1,14 @@
+/* launch overhead of the OpenMP baseline: an empty parallel region (fork + join of the team) */
+#include "bench.h"
+
+static void empty(void) {
+    volatile int sink = 0;
+#pragma omp parallel
+    { (void)sink; }
+}
+
+int main(int argc, char **argv) {
+    ARGC_CHECK(2, "REPS");
+    BENCH(atoi(argv[1]), empty());
+    return 0;
+}

@@ -1,0 +1,77 @@
+/* check: compares an output buffer with the reference (the C baseline's output).
+ *   check f32 GOT REF RTOL ATOL    |got - ref| <= ATOL + RTOL * |ref| for every element
+ *   check u32 GOT REF [DIV]        exact, after dividing GOT by DIV (a histogram that DIV
+ *                                  launches accumulated); DIV defaults to 1
+ * Prints "ok" or "MISMATCH ..." (first bad index, count, worst error) and exits 0 / 1. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *slurp(const char *p, size_t *n) {
+    FILE *f = fopen(p, "rb");
+    if (!f) {
+        printf("MISMATCH cannot read %s\n", p);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *b = malloc(*n ? *n : 1);
+    if (fread(b, 1, *n, f) != *n) {
+        printf("MISMATCH short read %s\n", p);
+        exit(1);
+    }
+    fclose(f);
+    return b;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: check {f32 GOT REF RTOL ATOL | u32 GOT REF [DIV]}\n");
+        return 2;
+    }
+    size_t ng, nr;
+    void *g = slurp(argv[2], &ng), *r = slurp(argv[3], &nr);
+    if (ng < nr) {
+        printf("MISMATCH size %zu < %zu bytes\n", ng, nr);
+        return 1;
+    }
+    size_t bad = 0, first = (size_t)-1;
+    if (!strcmp(argv[1], "f32") && argc == 6) {
+        double rtol = atof(argv[4]), atol = atof(argv[5]), worst = 0;
+        const float *a = g, *b = r;
+        size_t n = nr / 4;
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs((double)a[i] - (double)b[i]);
+            int ok = e <= atol + rtol * fabs((double)b[i]);
+            if (!ok || isnan(a[i]) != isnan(b[i])) {
+                if (!bad++) first = i;
+                if (!(e <= worst)) worst = e;
+            }
+        }
+        if (bad) {
+            printf("MISMATCH %zu/%zu (first [%zu] %g vs %g, worst |err| %g)\n", bad, n, first,
+                   a[first], b[first], worst);
+            return 1;
+        }
+    } else if (!strcmp(argv[1], "u32")) {
+        uint32_t div = argc > 4 ? (uint32_t)strtoul(argv[4], 0, 0) : 1;
+        const uint32_t *a = g, *b = r;
+        size_t n = nr / 4;
+        for (size_t i = 0; i < n; i++)
+            if (a[i] % div || a[i] / div != b[i])
+                if (!bad++) first = i;
+        if (bad) {
+            printf("MISMATCH %zu/%zu (first [%zu] %u/%u vs %u)\n", bad, n, first, a[first], div,
+                   b[first]);
+            return 1;
+        }
+    } else {
+        fprintf(stderr, "check: bad arguments\n");
+        return 2;
+    }
+    printf("ok\n");
+    return 0;
+}
