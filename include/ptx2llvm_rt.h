@@ -4,6 +4,7 @@
 #ifndef PTX2LLVM_RT_H
 #define PTX2LLVM_RT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -71,6 +72,40 @@ int32_t ptx2llvm_rt_vprintf(ptx2llvm_thread *t, const char *format, const void *
 uint64_t ptx2llvm_rt_clock64(void);
 uint64_t ptx2llvm_rt_globaltimer(void);
 void ptx2llvm_rt_nanosleep(ptx2llvm_thread *t, uint32_t ns);
+
+/* ---- Host side: running kernels of an object made with `ptx2llvm --target cpu --emit obj` ----
+ *
+ * Link the object with libptx2llvm (.so, or .a plus -lLLVM -lpthread -ldl -lm) and call:
+ *
+ *     extern void saxpy(const void *params, ptx2llvm_thread *t);
+ *     struct { float *x, *y; float a; uint32_t n; } p = {x, y, 2.0f, n};   // CUDA layout
+ *     char *err = NULL;
+ *     if (ptx2llvm_rt_launch(saxpy, "saxpy", grid, block, ptx2llvm_static_shared_bytes, 0,
+ *                            &p, sizeof p, &err) != 0) { puts(err); ptx2llvm_string_free(err); }
+ *
+ * The parameter buffer holds each .param of the kernel in order at its alignment (a C struct
+ * of the same member types has that layout). Device pointers are host pointers. */
+#ifndef PTX2LLVM_DIM3_DEFINED
+#define PTX2LLVM_DIM3_DEFINED
+typedef struct ptx2llvm_dim3 {
+    uint32_t x, y, z;
+} ptx2llvm_dim3;
+#endif
+
+/* Launches `kernel` over grid x block and waits for it. `name` (nullable) names the kernel in
+ * error messages; `static_shared_bytes` is the object's ptx2llvm_static_shared_bytes and
+ * `dynamic_shared_bytes` the size of its `.extern .shared` arrays. Returns 0, or -1 with *err
+ * (nullable) set to a message to free with ptx2llvm_string_free: invalid configuration, trap,
+ * failed assertion, barrier deadlock (each naming kernel, block and thread). */
+int ptx2llvm_rt_launch(ptx2llvm_kernel kernel, const char *name, ptx2llvm_dim3 grid,
+                       ptx2llvm_dim3 block, uint32_t static_shared_bytes,
+                       uint32_t dynamic_shared_bytes, const void *params, size_t params_size,
+                       char **err);
+void ptx2llvm_string_free(char *s);
+
+/* The address of runtime function `name`, or NULL. Objects call it once per runtime helper
+ * that has no exported symbol (the `ptx2llvm_nvvm_*` arithmetic helpers). */
+void *ptx2llvm_rt_lookup(const char *name);
 
 #ifdef __cplusplus
 }

@@ -117,6 +117,9 @@ pub enum Arg {
     Buffer(Buffer),
     /// A by-value aggregate (struct, `.b8` array) as raw bytes.
     Bytes(Vec<u8>),
+    /// A device address the caller keeps valid during the launch (a `Buffer` it owns, or an
+    /// offset into one); passed as a `.u64` pointer.
+    Pointer(u64),
 }
 
 impl Arg {
@@ -138,6 +141,7 @@ impl Arg {
             Arg::Scalar(b) => format!("a {}-byte scalar", b.len()),
             Arg::Buffer(b) => format!("a buffer of {} bytes", b.len()),
             Arg::Bytes(b) => format!("{} raw bytes", b.len()),
+            Arg::Pointer(_) => "a pointer".to_string(),
         }
     }
 }
@@ -171,9 +175,10 @@ pub fn param_buffer(kernel: &str, layout: &ParamLayout, args: &[Arg]) -> Result<
         let bytes: Vec<u8> = match a {
             Arg::Scalar(b) | Arg::Bytes(b) => b.clone(),
             Arg::Buffer(b) => b.address().to_le_bytes().to_vec(),
+            Arg::Pointer(p) => p.to_le_bytes().to_vec(),
         };
         let fits = match a {
-            Arg::Buffer(_) => p.size == 8 && !p.aggregate,
+            Arg::Buffer(_) | Arg::Pointer(_) => p.size == 8 && !p.aggregate,
             Arg::Scalar(_) => bytes.len() as u32 == p.size && !p.aggregate,
             Arg::Bytes(_) => bytes.len() as u32 == p.size,
         };

@@ -449,6 +449,83 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
     }
 }
 
+/// Gives every declared function that `needs_lookup` selects an internal definition that
+/// finds the runtime's implementation with `ptx2llvm_rt_lookup(name)` on first use (cached in
+/// an internal global) and calls it. Objects made with `--emit obj` link against the runtime
+/// library, which exports the `ptx2llvm_rt_*` entry points but not the arithmetic helpers.
+pub fn add_lookup_stubs(module: &Module, needs_lookup: &dyn Fn(&str) -> bool) {
+    let m = module.as_mut_ptr();
+    unsafe {
+        let ctx = c::LLVMGetModuleContext(m);
+        let ptr0 = c::LLVMPointerTypeInContext(ctx, 0);
+        let mut pt = [ptr0];
+        let lty = c::LLVMFunctionType(ptr0, pt.as_mut_ptr(), 1, 0);
+        let lookup = {
+            let f = c::LLVMGetNamedFunction(m, c"ptx2llvm_rt_lookup".as_ptr());
+            if f.is_null() {
+                c::LLVMAddFunction(m, c"ptx2llvm_rt_lookup".as_ptr(), lty)
+            } else {
+                f
+            }
+        };
+        let b = c::LLVMCreateBuilderInContext(ctx);
+        for f in functions(m) {
+            if c::LLVMIsDeclaration(f) == 0 {
+                continue;
+            }
+            let name = name_of(f);
+            if !needs_lookup(&name) {
+                continue;
+            }
+            let fty = c::LLVMGlobalGetValueType(f);
+            let cname = CString::new(format!("{name}.addr")).unwrap_or_default();
+            let slot = c::LLVMAddGlobal(m, ptr0, cname.as_ptr());
+            c::LLVMSetInitializer(slot, c::LLVMConstNull(ptr0));
+            c::LLVMSetLinkage(slot, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+            c::LLVMSetAlignment(slot, 8);
+            let entry = c::LLVMAppendBasicBlockInContext(ctx, f, c"entry".as_ptr());
+            let find = c::LLVMAppendBasicBlockInContext(ctx, f, c"find".as_ptr());
+            let call = c::LLVMAppendBasicBlockInContext(ctx, f, c"call".as_ptr());
+            c::LLVMPositionBuilderAtEnd(b, entry);
+            let p = c::LLVMBuildLoad2(b, ptr0, slot, c"".as_ptr());
+            c::LLVMSetOrdering(p, llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic);
+            c::LLVMSetAlignment(p, 8);
+            let null = c::LLVMBuildIsNull(b, p, c"".as_ptr());
+            c::LLVMBuildCondBr(b, null, find, call);
+            c::LLVMPositionBuilderAtEnd(b, find);
+            let cn = CString::new(name.as_str()).unwrap_or_default();
+            let s = c::LLVMBuildGlobalString(b, cn.as_ptr(), c"name".as_ptr());
+            let mut a = [s];
+            let q = c::LLVMBuildCall2(b, lty, lookup, a.as_mut_ptr(), 1, c"".as_ptr());
+            let st = c::LLVMBuildStore(b, q, slot);
+            c::LLVMSetOrdering(
+                st,
+                llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic,
+            );
+            c::LLVMSetAlignment(st, 8);
+            c::LLVMBuildBr(b, call);
+            c::LLVMPositionBuilderAtEnd(b, call);
+            let target = c::LLVMBuildLoad2(b, ptr0, slot, c"".as_ptr());
+            c::LLVMSetOrdering(
+                target,
+                llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic,
+            );
+            c::LLVMSetAlignment(target, 8);
+            let n = c::LLVMCountParams(f);
+            let mut args: Vec<LLVMValueRef> = (0..n).map(|k| c::LLVMGetParam(f, k)).collect();
+            let r = c::LLVMBuildCall2(b, fty, target, args.as_mut_ptr(), n, c"".as_ptr());
+            let rty = c::LLVMGetReturnType(fty);
+            if c::LLVMGetTypeKind(rty) == llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
+                c::LLVMBuildRetVoid(b);
+            } else {
+                c::LLVMBuildRet(b, r);
+            }
+            c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+        }
+        c::LLVMDisposeBuilder(b);
+    }
+}
+
 /// A JIT-compiled module. The engine owns the module; keep it alive while kernels run.
 pub struct Jit<'c> {
     ee: ExecutionEngine<'c>,

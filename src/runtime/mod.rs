@@ -47,6 +47,37 @@ pub fn symbols() -> Vec<(String, usize)> {
     v
 }
 
+/// `ptx2llvm_rt_lookup(name)`: the address of the runtime function `name` (any symbol of
+/// `symbols()`), or null. Objects made with `--emit obj` reach the helpers that have no
+/// exported symbol of their own (`ptx2llvm_nvvm_*`) through it, once per helper.
+///
+/// # Safety
+/// `name` must be null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_lookup(
+    name: *const std::ffi::c_char,
+) -> *const std::ffi::c_void {
+    if name.is_null() {
+        return std::ptr::null();
+    }
+    let Ok(name) = std::ffi::CStr::from_ptr(name).to_str() else {
+        return std::ptr::null();
+    };
+    std::panic::catch_unwind(|| {
+        symbols()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map_or(std::ptr::null(), |(_, a)| a as *const std::ffi::c_void)
+    })
+    .unwrap_or(std::ptr::null())
+}
+
+/// Whether generated code must reach `name` through `ptx2llvm_rt_lookup` when it is linked
+/// as an object: the runtime helpers that are not exported under their own name.
+pub fn needs_lookup(name: &str) -> bool {
+    nvvm::table().iter().any(|(n, _)| n == name)
+}
+
 /// Why a launch failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LaunchError {

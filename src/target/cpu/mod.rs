@@ -252,6 +252,8 @@ pub fn compile<'a>(
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
     let (m, _, shared) = build(&ctx, module, name, opt, &machine)?;
+    // Linked objects reach the runtime helpers without an exported symbol by lookup.
+    crate::llvm::cpu::add_lookup_stubs(&m, &crate::runtime::needs_lookup);
     // Tell object users how much static shared memory the module's kernels need.
     let g = m.add_global(ctx.i32_type(), None, "ptx2llvm_static_shared_bytes");
     g.set_initializer(&ctx.i32_type().const_int(shared as u64, false));
