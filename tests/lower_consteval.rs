@@ -37,6 +37,13 @@ impl Target for Stub {
 
 static STUB: Stub = Stub;
 
+type F1u32 = extern "C" fn(u32) -> u32;
+type F2u32 = extern "C" fn(u32, u32) -> u32;
+type F3u32 = extern "C" fn(u32, u32, u32) -> u32;
+type F1u64 = extern "C" fn(u64) -> u64;
+type F2u64 = extern "C" fn(u64, u64) -> u64;
+type F3u64 = extern "C" fn(u64, u64, u64) -> u64;
+
 /// A JIT-compiled PTX module.
 struct Jit {
     jit: HostJit<'static>,
@@ -101,8 +108,45 @@ fn runtime_helpers() -> HashMap<&'static str, usize> {
     m
 }
 
+// Compiler-runtime conversions LLVM's x86 back end calls for half and bfloat values (normally
+// from compiler-rt or libgcc; provided here so the test does not depend on either). Half and
+// bfloat travel in the low 16 bits of an XMM register, like a float's bits.
+extern "C" fn extendhfsf2(h: f32) -> f32 {
+    half_to_f64(h.to_bits() as u16, false) as f32
+}
+extern "C" fn truncsfhf2(x: f32) -> f32 {
+    f32::from_bits(ref_to_half(x as f64, false, "rn") as u32)
+}
+extern "C" fn truncdfhf2(x: f64) -> f32 {
+    f32::from_bits(ref_to_half(x, false, "rn") as u32)
+}
+extern "C" fn truncsfbf2(x: f32) -> f32 {
+    f32::from_bits(ref_to_half(x as f64, true, "rn") as u32)
+}
+extern "C" fn truncdfbf2(x: f64) -> f32 {
+    f32::from_bits(ref_to_half(x, true, "rn") as u32)
+}
+
+fn add_runtime_symbols() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for (n, a) in [
+            ("__extendhfsf2", extendhfsf2 as *const () as usize),
+            ("__gnu_h2f_ieee", extendhfsf2 as *const () as usize),
+            ("__truncsfhf2", truncsfhf2 as *const () as usize),
+            ("__gnu_f2h_ieee", truncsfhf2 as *const () as usize),
+            ("__truncdfhf2", truncdfhf2 as *const () as usize),
+            ("__truncsfbf2", truncsfbf2 as *const () as usize),
+            ("__truncdfbf2", truncdfbf2 as *const () as usize),
+        ] {
+            ptx2llvm::llvm::add_host_symbol(n, a);
+        }
+    });
+}
+
 /// Lowers, verifies and JIT-compiles `body` (functions; a `.version/.target` header is added).
 fn jit(body: &str, opt: u8) -> Jit {
+    add_runtime_symbols();
     let src = format!(".version 8.8\n.target sm_90a\n.address_size 64\n{body}");
     let src: &'static str = Box::leak(src.into_boxed_str());
     let (module, diags) = ptx2llvm::syntax::parse(src);
@@ -629,5 +673,579 @@ fn dp4a_dp2a() {
                 assert_eq!(hi(a, b, c), ref_dp(true, true, a, b, c, sa, sb), "dp2a.hi.{at}.{bt}");
             }
         }
+    }
+}
+
+// ---- floating point --------------------------------------------------------------------------
+
+/// f32 test values: zeros, subnormals, normals near the boundaries, infinities, NaNs, and
+/// random bit patterns.
+fn floats32(n: usize, seed: u64) -> Vec<u32> {
+    let mut v: Vec<u32> = vec![
+        0, 0x8000_0000, 1, 0x8000_0001, 0x007f_ffff, 0x807f_ffff, 0x0080_0000, 0x8080_0000, 0x0080_0001, 0x3f80_0000, 0xbf80_0000, 0x3f80_0001, 0x3fff_ffff,
+        0x4000_0000, 0x3eaa_aaab, 0x7f7f_ffff, 0xff7f_ffff, 0x7f00_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7fff_ffff, 0xffc0_0001, 0x4b80_0000,
+        0x4b7f_ffff, 0x3400_0000, 0x0040_0000, 0x3f00_0000, 0xbf00_0000, 0x3fc0_0000, 0x4020_0000, 0x4f00_0000, 0x5f00_0000, 0xdf00_0000, 0x477f_e000,
+        0x477f_f000, 0x3380_0000, 0x3880_0000, 0x3870_0000,
+    ];
+    let mut r = Rng::new(seed);
+    while v.len() < n {
+        let x = r.u32();
+        // Mix in values with small exponent differences and near-subnormal magnitudes.
+        let x = match v.len() % 4 {
+            0 => x,
+            1 => (x & 0x807f_ffff) | ((0x3f + (x >> 28)) << 23),
+            2 => (x & 0x807f_ffff) | ((x >> 29) << 23),
+            _ => (x & 0x81ff_ffff) | 0x3e00_0000,
+        };
+        v.push(x);
+    }
+    v
+}
+
+fn floats64(n: usize, seed: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = vec![
+        0, 0x8000_0000_0000_0000, 1, 0x8000_0000_0000_0001, 0x000f_ffff_ffff_ffff, 0x0010_0000_0000_0000, 0x3ff0_0000_0000_0000,
+        0xbff0_0000_0000_0000, 0x3ff0_0000_0000_0001, 0x7fef_ffff_ffff_ffff, 0xffef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000,
+        0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x4330_0000_0000_0000, 0x3ca0_0000_0000_0000, 0x7fe0_0000_0000_0000,
+        0x4340_0000_0000_0000, 0x43e0_0000_0000_0000, 0xc3e0_0000_0000_0000, 0x47ef_ffff_e000_0000, 0x47ef_ffff_f000_0000,
+        0x36a0_0000_0000_0000, 0x3810_0000_0000_0000,
+    ];
+    let mut r = Rng::new(seed);
+    while v.len() < n {
+        let x = r.u64();
+        let x = match v.len() % 3 {
+            0 => x,
+            1 => (x & 0x800f_ffff_ffff_ffff) | ((0x3f0 + (x >> 60)) << 52),
+            _ => (x & 0x803f_ffff_ffff_ffff) | 0x3fc0_0000_0000_0000,
+        };
+        v.push(x);
+    }
+    v
+}
+
+fn same32(a: u32, b: u32) -> bool {
+    a == b || (f32::from_bits(a).is_nan() && f32::from_bits(b).is_nan())
+}
+fn same64(a: u64, b: u64) -> bool {
+    a == b || (f64::from_bits(a).is_nan() && f64::from_bits(b).is_nan())
+}
+
+/// PTX `.ftz` on an f32: subnormals become sign-preserving zero.
+fn ftz32(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn float_fn(name: &str, ty: &str, n: usize, body: &str) -> String {
+    let (bt, ft) = if ty == "f64" { ("b64", "f64") } else { ("b32", "f32") };
+    let params: Vec<String> = (0..n).map(|k| format!(".reg .{bt} p{k}")).collect();
+    let mut s = format!(".visible .func (.reg .{bt} r) {name}({})\n{{\n\t.reg .{ft} x<4>, z;\n", params.join(", "));
+    for k in 0..n {
+        s += &format!("\tmov.{bt} x{k}, p{k};\n");
+    }
+    s += &format!("\t{body}\n\tmov.{bt} r, z;\n\tret;\n}}\n");
+    s
+}
+
+#[test]
+fn f32_rounding_modes_and_ftz() {
+    let ops: &[(&str, usize)] = &[("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("fma", 3), ("sqrt", 1), ("rcp", 1)];
+    let mut src = String::new();
+    for (op, n) in ops {
+        for r in ["rn", "rz", "rm", "rp"] {
+            for ftz in ["", ".ftz"] {
+                let args = ["x0", "x1", "x2"][..*n].join(", ");
+                src += &float_fn(&format!("{op}_{r}{}", ftz.replace('.', "_")), "f32", *n, &format!("{op}.{r}{ftz}.f32 z, {args};"));
+            }
+        }
+    }
+    // .sat and the legacy mad.
+    src += &float_fn("add_sat", "f32", 2, "add.sat.f32 z, x0, x1;");
+    src += &float_fn("mul_rz_ftz_sat", "f32", 2, "mul.rz.ftz.sat.f32 z, x0, x1;");
+    src += &float_fn("mad_rm", "f32", 3, "mad.rm.f32 z, x0, x1, x2;");
+    let j = jit(&src, 0);
+    let vals = floats32(90, 17);
+    let mut count = 0u64;
+    for (op, n) in ops {
+        for r in ["rn", "rz", "rm", "rp"] {
+            for ftz in [false, true] {
+                let name = format!("{op}_{r}{}", if ftz { "_ftz" } else { "" });
+                let addr = j.addr(&name);
+                let reference = |x: &[f32]| -> f32 {
+                    let x: Vec<f32> = x.iter().map(|v| if ftz { ftz32(*v) } else { *v }).collect();
+                    let v = with_mode(mode_of(r), || match *op {
+                        "add" => bb(x[0]) + bb(x[1]),
+                        "sub" => bb(x[0]) - bb(x[1]),
+                        "mul" => bb(x[0]) * bb(x[1]),
+                        "div" => bb(x[0]) / bb(x[1]),
+                        "fma" => bb(x[0]).mul_add(bb(x[1]), bb(x[2])),
+                        "sqrt" => bb(x[0]).sqrt(),
+                        _ => 1.0 / bb(x[0]),
+                    });
+                    if ftz {
+                        ftz32(v)
+                    } else {
+                        v
+                    }
+                };
+                for (k, &a) in vals.iter().enumerate() {
+                    for (m, &b) in vals.iter().enumerate().step_by(if *n == 1 { vals.len() } else { 1 }) {
+                        let c = vals[(k * 31 + m * 7) % vals.len()];
+                        let got = match n {
+                            1 => (unsafe { std::mem::transmute::<usize, F1u32>(addr) })(a),
+                            2 => (unsafe { std::mem::transmute::<usize, F2u32>(addr) })(a, b),
+                            _ => (unsafe { std::mem::transmute::<usize, F3u32>(addr) })(a, b, c),
+                        };
+                        let want = reference(&[f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)]).to_bits();
+                        assert!(same32(got, want), "{name}({a:#010x}, {b:#010x}, {c:#010x}) = {got:#010x}, want {want:#010x}");
+                        count += 1;
+                    }
+                }
+            }
+        }
+    }
+    let (sat, mrs, mad) = (j.f2_32("add_sat"), j.f2_32("mul_rz_ftz_sat"), j.f3_32("mad_rm"));
+    let satf = |v: f32| if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) };
+    for &a in &vals {
+        for &b in &vals {
+            let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+            assert!(same32(sat(a, b), satf(x + y).to_bits()), "add.sat {a:#x} {b:#x}");
+            let want = satf(ftz32(with_mode(RZ, || bb(ftz32(x)) * bb(ftz32(y)))));
+            assert!(same32(mrs(a, b), want.to_bits()), "mul.rz.ftz.sat {a:#x} {b:#x}");
+            let want = with_mode(RM, || bb(x).mul_add(bb(y), bb(x)));
+            assert!(same32(mad(a, b, a), want.to_bits()), "mad.rm {a:#x} {b:#x}");
+        }
+    }
+    println!("f32 rounding: {count} cases");
+}
+
+#[test]
+fn f64_rounding_modes() {
+    let ops: &[(&str, usize)] = &[("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("fma", 3), ("sqrt", 1), ("rcp", 1)];
+    let mut src = String::new();
+    for (op, n) in ops {
+        for r in ["rn", "rz", "rm", "rp"] {
+            let args = ["x0", "x1", "x2"][..*n].join(", ");
+            src += &float_fn(&format!("{op}_{r}"), "f64", *n, &format!("{op}.{r}.f64 z, {args};"));
+        }
+    }
+    let j = jit(&src, 0);
+    let vals = floats64(60, 23);
+    for (op, n) in ops {
+        for r in ["rn", "rz", "rm", "rp"] {
+            let name = format!("{op}_{r}");
+            let addr = j.addr(&name);
+            for (k, &a) in vals.iter().enumerate() {
+                for (m, &b) in vals.iter().enumerate().step_by(if *n == 1 { vals.len() } else { 1 }) {
+                    let c = vals[(k * 31 + m * 7) % vals.len()];
+                    let got = match n {
+                        1 => (unsafe { std::mem::transmute::<usize, F1u64>(addr) })(a),
+                        2 => (unsafe { std::mem::transmute::<usize, F2u64>(addr) })(a, b),
+                        _ => (unsafe { std::mem::transmute::<usize, F3u64>(addr) })(a, b, c),
+                    };
+                    let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
+                    let want = with_mode(mode_of(r), || match *op {
+                        "add" => bb(x) + bb(y),
+                        "sub" => bb(x) - bb(y),
+                        "mul" => bb(x) * bb(y),
+                        "div" => bb(x) / bb(y),
+                        "fma" => bb(x).mul_add(bb(y), bb(z)),
+                        "sqrt" => bb(x).sqrt(),
+                        _ => 1.0 / bb(x),
+                    })
+                    .to_bits();
+                    assert!(same64(got, want), "{name}({a:#018x}, {b:#018x}, {c:#018x}) = {got:#018x}, want {want:#018x}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn host_rounding_mode_is_effective() {
+    let third = |m| with_mode(m, || bb(1.0f32) / bb(3.0f32)).to_bits();
+    assert_eq!(third(RN), 0x3eaa_aaab);
+    assert_eq!(third(RZ), 0x3eaa_aaaa);
+    assert_eq!(third(RM), 0x3eaa_aaaa);
+    assert_eq!(third(RP), 0x3eaa_aaab);
+}
+
+/// Rounds finite `x` to a binary format with `mbits` stored mantissa bits and minimum normal
+/// exponent `emin` (unbounded above), in mode `r`; exact arithmetic on f64.
+fn ref_round(x: f64, mbits: i32, emin: i32, r: &str) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let ax = x.abs();
+    let e = (ax.to_bits() >> 52) as i32 - 1023;
+    let e = if ax < f64::MIN_POSITIVE { -1023 } else { e };
+    let q = 2f64.powi(e.max(emin) - mbits);
+    let s = ax / q;
+    let fl = s.floor();
+    let frac = s - fl;
+    let neg = x < 0.0;
+    let up = match r {
+        "rn" => frac > 0.5 || (frac == 0.5 && fl % 2.0 == 1.0),
+        "rna" => frac >= 0.5,
+        "rz" => false,
+        "rp" => frac > 0.0 && !neg,
+        _ => frac > 0.0 && neg,
+    };
+    let m = (if up { fl + 1.0 } else { fl }) * q;
+    if neg {
+        -m
+    } else {
+        m
+    }
+}
+
+/// f64 → IEEE binary16 / bfloat16 bits with rounding `r` (overflow per the mode).
+fn ref_to_half(x: f64, bf: bool, r: &str) -> u16 {
+    let (mbits, emin, emax, ebits) = if bf { (7, -126, 127, 8) } else { (10, -14, 15, 5) };
+    let sign = if x.is_sign_negative() { 1u16 << 15 } else { 0 };
+    if x.is_nan() {
+        return if bf { 0x7fc0 } else { 0x7e00 };
+    }
+    let v = ref_round(x, mbits, emin, r);
+    let maxv = (2.0 - 2f64.powi(-mbits)) * 2f64.powi(emax);
+    let inf = (((1u16 << ebits) - 1) << mbits) | sign;
+    let max_bits = ((inf & 0x7fff) - 1) | sign;
+    if v.is_infinite() || v.abs() > maxv {
+        let to_inf = match r {
+            "rn" | "rna" => true,
+            "rz" => false,
+            "rp" => sign == 0,
+            _ => sign != 0,
+        };
+        return if to_inf || v.is_infinite() && x.is_infinite() { inf } else { max_bits };
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return sign;
+    }
+    let e = ((a.to_bits() >> 52) as i32 - 1023).max(emin);
+    let bits = if a < 2f64.powi(emin) {
+        (a / 2f64.powi(emin - mbits)) as u16
+    } else {
+        (((e - emin + 1) as u16) << mbits) | ((a / 2f64.powi(e - mbits)) as u64 as u16 & ((1 << mbits) - 1))
+    };
+    bits | sign
+}
+
+fn half_to_f64(h: u16, bf: bool) -> f64 {
+    if bf {
+        return f32::from_bits((h as u32) << 16) as f64;
+    }
+    let s = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = ((h >> 10) & 0x1f) as i32;
+    let m = (h & 0x3ff) as f64;
+    s * match e {
+        0 => m * 2f64.powi(-24),
+        31 if m == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1024.0 + m) * 2f64.powi(e - 25),
+    }
+}
+
+fn cvt_fn(name: &str, dt: &str, st: &str, mods: &str) -> String {
+    let bits = |t: &str| -> u32 { t.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap() };
+    let reg = |t: &str| if bits(t) == 64 { "b64" } else { "b32" };
+    let (dr, sr) = (reg(dt), reg(st));
+    // Registers of the instruction types; 8/16-bit values travel in 32-bit parameters.
+    let decl = |t: &str, n: &str| -> String {
+        let rt = match t {
+            "f16" | "bf16" => "b16".to_string(),
+            _ if bits(t) == 8 => format!("{}16", &t[..1]),
+            _ => t.to_string(),
+        };
+        format!(".reg .{rt} {n};")
+    };
+    let mv_in = match st {
+        "f16" | "bf16" => "cvt.u16.u32 x, p;".to_string(),
+        _ if bits(st) == 8 => format!("cvt.{}16.u32 x, p;", &st[..1]),
+        _ if bits(st) == 16 => format!("cvt.{}16.{}32 x, p;", &st[..1], &st[..1]),
+        _ => format!("mov.{sr} x, p;"),
+    };
+    let mv_out = match dt {
+        "f16" | "bf16" => "cvt.u32.u16 r, z;".to_string(),
+        _ if bits(dt) == 8 || bits(dt) == 16 => format!("cvt.u32.{}16 r, z;", if dt.starts_with('s') { "s" } else { "u" }),
+        _ => format!("mov.{dr} r, z;"),
+    };
+    format!(
+        ".visible .func (.reg .{dr} r) {name}(.reg .{sr} p)\n{{\n\t{}\n\t{}\n\t{mv_in}\n\tcvt{mods}.{dt}.{st} z, x;\n\t{mv_out}\n\tret;\n}}\n",
+        decl(st, "x"),
+        decl(dt, "z")
+    )
+}
+
+const INT_TYPES: [&str; 8] = ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"];
+
+fn int_val(v: u64, t: &str) -> i128 {
+    let bits: u32 = t[1..].parse().unwrap();
+    let m = if bits == 64 { v } else { v & ((1u64 << bits) - 1) };
+    if t.starts_with('s') && (m >> (bits - 1)) & 1 == 1 {
+        m as i128 - (1i128 << bits)
+    } else {
+        m as i128
+    }
+}
+
+#[test]
+fn cvt_int_int() {
+    let mut src = String::new();
+    for d in INT_TYPES {
+        for s in INT_TYPES {
+            src += &cvt_fn(&format!("c_{d}_{s}"), d, s, "");
+            src += &cvt_fn(&format!("cs_{d}_{s}"), d, s, ".sat");
+        }
+    }
+    let j = jit(&src, 0);
+    for d in INT_TYPES {
+        for s in INT_TYPES {
+            let db: u32 = d[1..].parse().unwrap();
+            let (lo, hi) = if d.starts_with('s') { (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1) } else { (0, (1i128 << db) - 1) };
+            let f = j.addr(&format!("c_{d}_{s}"));
+            let fsat = j.addr(&format!("cs_{d}_{s}"));
+            for v in ints64(80, 31) {
+                let x = int_val(v, s);
+                // The function returns the destination register (sign- or zero-extended).
+                let call = |a: usize| -> i128 {
+                    let r: u64 = match (s.ends_with("64"), d.ends_with("64")) {
+                        (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(v),
+                        (true, false) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a) })(v) as u64,
+                        (false, true) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a) })(v as u32),
+                        _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(v as u32) as u64,
+                    };
+                    int_val(r, d)
+                };
+                let wrap = int_val(x as u64, d);
+                assert_eq!(call(f), wrap, "cvt.{d}.{s} {v:#x}");
+                assert_eq!(call(fsat), x.clamp(lo, hi), "cvt.sat.{d}.{s} {v:#x}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cvt_float_int() {
+    let mut src = String::new();
+    for d in INT_TYPES {
+        for s in ["f16", "bf16", "f32", "f64"] {
+            for r in ["rni", "rzi", "rmi", "rpi"] {
+                src += &cvt_fn(&format!("c_{d}_{s}_{r}"), d, s, &format!(".{r}"));
+            }
+            if s == "f32" {
+                src += &cvt_fn(&format!("c_{d}_{s}_ftz"), d, s, ".rpi.ftz");
+            }
+        }
+    }
+    let j = jit(&src, 0);
+    for d in INT_TYPES {
+        let db: u32 = d[1..].parse().unwrap();
+        let (lo, hi) = if d.starts_with('s') { (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1) } else { (0, (1i128 << db) - 1) };
+        for s in ["f16", "bf16", "f32", "f64"] {
+            let vals: Vec<f64> = if s == "f64" {
+                floats64(120, 3).into_iter().map(f64::from_bits).collect()
+            } else {
+                floats32(150, 3).into_iter().map(|b| f32::from_bits(b) as f64).collect()
+            };
+            let extra = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 127.5, 128.0, -128.5, 255.5, 256.0, 65535.4, 65536.0, 2147483647.5, -2147483648.7, 4294967295.2, 9.3e18, -9.3e18, 1.9e19];
+            for x in vals.into_iter().chain(extra) {
+                // The source value as the instruction sees it.
+                let (bits, xv) = match s {
+                    "f16" => {
+                        let h = ref_to_half(x, false, "rn");
+                        (h as u64, half_to_f64(h, false))
+                    }
+                    "bf16" => {
+                        let h = ref_to_half(x, true, "rn");
+                        (h as u64, half_to_f64(h, true))
+                    }
+                    "f32" => ((x as f32).to_bits() as u64, x as f32 as f64),
+                    _ => (x.to_bits(), x),
+                };
+                for r in ["rni", "rzi", "rmi", "rpi", "ftz"] {
+                    if r == "ftz" && s != "f32" {
+                        continue;
+                    }
+                    let a = j.addr(&format!("c_{d}_{s}_{r}"));
+                    let got: u64 = match (s == "f64", db == 64) {
+                        (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits),
+                        (true, false) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a) })(bits) as u64,
+                        (false, true) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a) })(bits as u32),
+                        _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32) as u64,
+                    };
+                    let xin = if r == "ftz" && (xv as f32).is_subnormal() { 0.0 } else { xv };
+                    let want: i128 = if xin.is_nan() {
+                        if s == "f64" || db == 64 {
+                            int_val(1u64 << (db - 1), d)
+                        } else {
+                            0
+                        }
+                    } else {
+                        let y = match r {
+                            "rni" => xin.round_ties_even(),
+                            "rzi" => xin.trunc(),
+                            "rmi" => xin.floor(),
+                            _ => xin.ceil(),
+                        };
+                        if y >= hi as f64 {
+                            hi
+                        } else if y <= lo as f64 {
+                            lo
+                        } else {
+                            y as i128
+                        }
+                    };
+                    assert_eq!(int_val(got, d), want, "cvt.{r}.{d}.{s} {x:e} (bits {bits:#x})");
+                }
+            }
+        }
+    }
+}
+
+/// An integer (of at most 64 bits, either sign) to f64 / f32 in the current rounding mode with
+/// one rounding: values above i64 are halved with round-to-odd first (exact enough: 63 bits).
+fn u_to_f64(i: i128) -> f64 {
+    if i <= i64::MAX as i128 {
+        bb(i as i64) as f64
+    } else {
+        let u = i as u64;
+        (bb(((u >> 1) | (u & 1)) as i64) as f64) * 2.0
+    }
+}
+fn u_to_f32(i: i128) -> f32 {
+    if i <= i64::MAX as i128 {
+        bb(i as i64) as f32
+    } else {
+        let u = i as u64;
+        (bb(((u >> 1) | (u & 1)) as i64) as f32) * 2.0
+    }
+}
+
+#[test]
+fn cvt_to_float() {
+    let fts = ["f16", "bf16", "f32", "f64"];
+    let mut src = String::new();
+    for d in fts {
+        for s in INT_TYPES.iter().copied().chain(fts) {
+            for r in ["rn", "rz", "rm", "rp"] {
+                let exact = s.starts_with('f') && d.starts_with('f') && d[1..].parse::<u32>().unwrap() >= s[1..].parse::<u32>().unwrap_or(16) && !(d == "f16" && s == "bf16");
+                let exact = exact || (s == "bf16" && (d == "f32" || d == "f64")) || (s == "f16" && d != "bf16" && d != "f16");
+                let mods = if exact || s == d { String::new() } else { format!(".{r}") };
+                src += &cvt_fn(&format!("c_{d}_{s}_{r}"), d, s, &mods);
+            }
+        }
+    }
+    src += &cvt_fn("sat_f32_f32", "f32", "f32", ".sat");
+    src += &cvt_fn("ftz_f32_f32", "f32", "f32", ".ftz");
+    src += &cvt_fn("rni_f32_f32", "f32", "f32", ".rni");
+    src += &cvt_fn("sat_f16_f32", "f16", "f32", ".rn.sat");
+    src += &cvt_fn("relu_f16_f32", "f16", "f32", ".rn.relu");
+    src += &cvt_fn("satfinite_bf16_f32", "bf16", "f32", ".rz.satfinite");
+    src += &cvt_fn("ftz_f32_f64", "f32", "f64", ".rm.ftz");
+    let j = jit(&src, 0);
+    let ivals = ints64(70, 41);
+    let fvals64: Vec<u64> = floats64(60, 5);
+    let fvals32: Vec<u32> = floats32(120, 5);
+    for d in fts {
+        for s in INT_TYPES.iter().copied().chain(fts) {
+            for r in ["rn", "rz", "rm", "rp"] {
+                let name = format!("c_{d}_{s}_{r}");
+                let a = j.addr(&name);
+                let inputs: Vec<(u64, f64, Option<i128>)> = if s.starts_with('f') || s == "bf16" {
+                    match s {
+                        "f64" => fvals64.iter().map(|b| (*b, f64::from_bits(*b), None)).collect(),
+                        "f32" => fvals32.iter().map(|b| (*b as u64, f32::from_bits(*b) as f64, None)).collect(),
+                        _ => fvals32
+                            .iter()
+                            .map(|b| {
+                                let h = ref_to_half(f32::from_bits(*b) as f64, s == "bf16", "rn");
+                                (h as u64, half_to_f64(h, s == "bf16"), None)
+                            })
+                            .collect(),
+                    }
+                } else {
+                    ivals.iter().map(|v| (*v, 0.0, Some(int_val(*v, s)))).collect()
+                };
+                let wide_in = s.ends_with("64");
+                let wide_out = d == "f64";
+                for (bits, xf, xi) in inputs {
+                    let got: u64 = match (wide_in, wide_out) {
+                        (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits),
+                        (true, false) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a) })(bits) as u64,
+                        (false, true) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a) })(bits as u32),
+                        _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32) as u64,
+                    };
+                    // Reference: the exact value, rounded once.
+                    let want: u64 = match d {
+                        "f16" | "bf16" => {
+                            let x = match xi {
+                                Some(i) => i as f64, // exact for |i| < 2^53; larger ones overflow f16 or…
+                                None => xf,
+                            };
+                            let x = match (xi, d) {
+                                // …round to bf16 through the exact integer (8 significant bits).
+                                (Some(i), "bf16") if i.unsigned_abs() >= 1 << 53 => {
+                                    // Round to odd at 53 bits, then once to bf16.
+                                    let u = i.unsigned_abs();
+                                    let sh = 128 - u.leading_zeros() as i32 - 53;
+                                    let m = (u >> sh) | (u & ((1u128 << sh) - 1) != 0) as u128;
+                                    let v = (m as f64) * 2f64.powi(sh);
+                                    if i < 0 {
+                                        -v
+                                    } else {
+                                        v
+                                    }
+                                }
+                                _ => x,
+                            };
+                            ref_to_half(x, d == "bf16", r) as u64
+                        }
+                        "f32" => match xi {
+                            Some(i) => with_mode(mode_of(r), || u_to_f32(i)).to_bits() as u64,
+                            None => with_mode(mode_of(r), || bb(xf) as f32).to_bits() as u64,
+                        },
+                        _ => match xi {
+                            Some(i) => with_mode(mode_of(r), || u_to_f64(i)).to_bits(),
+                            None => xf.to_bits(),
+                        },
+                    };
+                    let ok = match d {
+                        "f16" => got == want || (half_to_f64(got as u16, false).is_nan() && half_to_f64(want as u16, false).is_nan()),
+                        "bf16" => got == want || (half_to_f64(got as u16, true).is_nan() && half_to_f64(want as u16, true).is_nan()),
+                        "f32" => same32(got as u32, want as u32),
+                        _ => same64(got, want),
+                    };
+                    assert!(ok, "{name}: cvt.{r}.{d}.{s} {bits:#x} = {got:#x}, want {want:#x}");
+                }
+            }
+        }
+    }
+    let satf = |v: f32| if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) };
+    let (sat, ftz, rni) = (j.f1_32("sat_f32_f32"), j.f1_32("ftz_f32_f32"), j.f1_32("rni_f32_f32"));
+    let (h_sat, h_relu, b_sf) = (j.f1_32("sat_f16_f32"), j.f1_32("relu_f16_f32"), j.f1_32("satfinite_bf16_f32"));
+    let f_ftz: extern "C" fn(u64) -> u32 = unsafe { std::mem::transmute(j.addr("ftz_f32_f64")) };
+    for &b in &fvals32 {
+        let x = f32::from_bits(b);
+        assert!(same32(sat(b), satf(x).to_bits()), "cvt.sat.f32.f32 {b:#x}");
+        assert!(same32(ftz(b), ftz32(x).to_bits()), "cvt.ftz.f32.f32 {b:#x}");
+        assert!(same32(rni(b), x.round_ties_even().to_bits()), "cvt.rni.f32.f32 {b:#x}");
+        let h = ref_to_half(x as f64, false, "rn");
+        let hs = if x.is_nan() || x <= 0.0 { 0 } else if half_to_f64(h, false) >= 1.0 { 0x3c00 } else { h };
+        assert_eq!(h_sat(b) as u16, hs, "cvt.rn.sat.f16.f32 {b:#x}");
+        let hr = if x.is_nan() { 0x7fff } else if x.is_sign_negative() { 0 } else { h };
+        assert_eq!(h_relu(b) as u16, hr, "cvt.rn.relu.f16.f32 {b:#x}");
+        let bz = ref_to_half(x as f64, true, "rz");
+        let bz = if x.is_infinite() { if x > 0.0 { 0x7f7f } else { 0xff7f } } else { bz };
+        let got = b_sf(b) as u16;
+        assert!(got == bz || (x.is_nan() && half_to_f64(got, true).is_nan()), "cvt.rz.satfinite.bf16.f32 {b:#x}: {got:#x} want {bz:#x}");
+    }
+    for &b in &fvals64 {
+        let want = ftz32(with_mode(RM, || bb(f64::from_bits(b)) as f32));
+        assert!(same32(f_ftz(b), want.to_bits()), "cvt.rm.ftz.f32.f64 {b:#x}");
     }
 }

@@ -365,3 +365,17 @@ impl<'c> HostJit<'c> {
         self.ee.get_function_address(name).ok()
     }
 }
+
+/// Makes the host symbol `name` resolve to `addr` for JIT-compiled code (LLVM's process-wide
+/// symbol table; consulted before the process's own dynamic symbols), e.g. for compiler
+/// runtime functions such as `__truncsfhf2`.
+pub fn add_host_symbol(name: &str, addr: usize) {
+    let c = std::ffi::CString::new(name).expect("symbol name without NUL");
+    unsafe { llvm_sys::support::LLVMAddSymbol(c.as_ptr(), addr as *mut std::ffi::c_void) }
+}
+
+/// The address of host symbol `name` as JIT-compiled code would resolve it (null if none).
+pub fn host_symbol(name: &str) -> usize {
+    let c = std::ffi::CString::new(name).expect("symbol name without NUL");
+    unsafe { llvm_sys::support::LLVMSearchForAddressOfSymbol(c.as_ptr()) as usize }
+}

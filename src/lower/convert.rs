@@ -1,6 +1,11 @@
-//! Conversions: `cvt` between integer and floating-point types with rounding and saturation
-//! (float→int saturates and maps NaN to 0, as `llvm.fpto[su]i.sat` does), `cvta` as
-//! address-space casts and `isspacep` as `llvm.nvvm.isspacep.*`.
+//! Conversions: `cvt` between every pair of integer and floating-point types (PTX ISA 9.2
+//! §9.7.9.21): integer rounding `.rni/.rzi/.rmi/.rpi`; float → integer saturating with the
+//! PTX NaN results; `.sat` on integer and float destinations; `.ftz`; round-to-nearest as plain
+//! LLVM conversions and `.rz/.rm/.rp` through [`Target::rounded_cvt`]; the packed `.f16x2` /
+//! `.bf16x2` destinations from two `.f32` sources (with `.relu`, `.satfinite`, and `.rs`
+//! stochastic rounding); `.tf32`; the small formats `.e4m3x2`, `.e5m2x2`, `.e2m1x2`,
+//! `.e2m3x2`, `.e3m2x2`, `.ue8m0x2` in both directions; and `cvt.pack.sat`. Also `cvta` as
+//! address-space casts (`.param` too) and `isspacep` as `llvm.nvvm.isspacep.*`.
 
 use super::*;
 
@@ -14,11 +19,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     match ins.op {
         "cvta" => {
             let Some(space) = space_mod(ins) else { return Ok(false) };
-            if space == Space::Param || space == Space::SharedCluster {
-                return Ok(false);
-            }
             let t = ins.ty();
             let to = ins.has(".to");
+            if space == Space::Param && (to || !matches!(&ops[1], Operand::Name { name, .. } if l.reg(fs, name).is_none())) {
+                // Only `cvta.param d, var` (a generic address of a parameter) has a meaning
+                // independent of the hardware's parameter window.
+                return Ok(false);
+            }
             // Symbol operand: its pointer; register: an address in the source space.
             let src_space = if to { Space::Generic } else { space };
             let p = match &ops[1] {
@@ -60,93 +67,475 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     }
 }
 
+use super::fp::{self, fsel};
+use super::target::Rounding;
+
+const FORMATS: &[&str] = &[
+    ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".tf32", ".e4m3x4", ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4",
+];
+
 fn cvt<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
     let ops = ins.ops();
-    let bd = &l.b;
-    if ins.types.len() != 2 || ops.len() != 2 {
+    if ins.has(".pack") {
+        return pack(l, fs, ins);
+    }
+    if let Some(f) = ins.any(FORMATS) {
+        return small_format(l, fs, ins, f);
+    }
+    if ins.types.len() != 2 {
         return Ok(false);
     }
     let (dt, st) = (ins.types[0], ins.types[1]);
-    let sat = ins.has(".sat");
-    let ftz = ins.has(".ftz");
-    let rnd = ins.any(&[".rn", ".rz", ".rm", ".rp", ".rna", ".rs"]);
-    let irnd = ins.any(&[".rni", ".rzi", ".rmi", ".rpi"]);
-    if ins.mods.iter().any(|m| matches!(*m, ".relu" | ".satfinite" | ".rna" | ".rs")) {
+    let m = Mods::of(ins);
+    if matches!(dt.k, K::F16x2 | K::BF16x2) {
+        // cvt.frnd2{.relu}{.satfinite}.f16x2.f32 d, a, b: d[31:16] = cvt(a), d[15:0] = cvt(b);
+        // `.rs` takes random bits in a fourth operand.
+        let et = if dt.k == K::F16x2 { Ty::f(16) } else { Ty { k: K::BF, bits: 16 } };
+        let a = l.operand(fs, &ops[1], st)?;
+        let b = l.operand(fs, &ops[2], st)?;
+        let (hi, lo) = if ins.has(".rs") {
+            let rbits = l.operand(fs, &ops[3], Ty::b(32))?.into_int_value();
+            let i32t = l.i32();
+            let rhi = l.b.build_right_shift(rbits, i32t.const_int(16, false), false, "").unwrap();
+            let rlo = l.b.build_and(rbits, i32t.const_int(0xffff, false), "").unwrap();
+            let k = if dt.k == K::F16x2 { 13 } else { 16 };
+            (stochastic(l, &m, a.into_float_value(), rhi, k, et)?, stochastic(l, &m, b.into_float_value(), rlo, k, et)?)
+        } else {
+            (convert(l, &m, et, st, a)?.into_float_value(), convert(l, &m, et, st, b)?.into_float_value())
+        };
+        let v = super::float::join(l, dt, &[lo, hi]);
+        l.set(fs, &ops[0], v, false)?;
+        return Ok(true);
+    }
+    if ops.len() != 2 {
         return Ok(false);
     }
-    let scalar_f = |t: Ty| matches!(t.k, K::F | K::BF);
     let a = l.operand(fs, &ops[1], st)?;
+    let r = convert(l, &m, dt, st, a)?;
+    l.set(fs, &ops[0], r, dt.is_signed())?;
+    Ok(true)
+}
+
+/// The modifiers of a `cvt` that shape its result.
+struct Mods {
+    frnd: Option<Rounding>,
+    irnd: Option<&'static str>,
+    ftz: bool,
+    sat: bool,
+    relu: bool,
+    satfinite: bool,
+}
+
+impl Mods {
+    fn of(ins: &Ins) -> Mods {
+        Mods {
+            frnd: ins.any(&[".rn", ".rz", ".rm", ".rp"]).and_then(Rounding::from_spelling),
+            irnd: ins.any(&[".rni", ".rzi", ".rmi", ".rpi"]),
+            ftz: ins.has(".ftz"),
+            sat: ins.has(".sat"),
+            relu: ins.has(".relu"),
+            satfinite: ins.has(".satfinite"),
+        }
+    }
+}
+
+fn int_bounds(t: Ty) -> (i128, i128) {
+    if t.is_signed() {
+        (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+    } else {
+        (0, (1i128 << t.bits) - 1)
+    }
+}
+
+/// Largest finite value of a 16-bit float type.
+fn max_finite<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> FloatValue<'c> {
+    let it = l.ctx.i16_type();
+    let bits = if ft == l.ctx.bf16_type() { 0x7f7f } else { 0x7bff };
+    fp::from_bits(l, it.const_int(bits, false), ft)
+}
+
+/// `.satfinite` on a 16-bit float result: ±inf → ±MAX_NORM (NaN stays NaN).
+fn satfinite<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let m = fp::copysign(l, max_finite(l, x.get_type()), x);
+    fsel(l, fp::is_inf(l, x), m, x)
+}
+
+/// One scalar conversion from PTX type `st` to `dt`.
+fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+    let bd = &l.b;
     let dty = dt.llvm(l.ctx);
-    let r: BasicValueEnum = if st.is_int() && dt.is_int() {
-        if sat && dt.bits < st.bits || sat && dt.is_signed() != st.is_signed() {
-            return Ok(false);
-        }
+    let flt = |t: Ty| matches!(t.k, K::F | K::BF);
+    let f32ftz = |t: Ty| m.ftz && t.k == K::F && t.bits == 32;
+    if st.is_int() && dt.is_int() {
+        // Integers: extend by the source's signedness or truncate; `.sat` clamps to the
+        // destination's range.
         let v = a.into_int_value();
-        let w = l.int(dt.bits);
-        if dt.bits < st.bits {
-            bd.build_int_truncate(v, w, "").unwrap().into()
-        } else if st.is_signed() {
-            bd.build_int_s_extend_or_bit_cast(v, w, "").unwrap().into()
+        let w = if st.bits.max(dt.bits) >= 64 { 128 } else { 64 };
+        let wt = l.int(w);
+        let x = if st.is_signed() { bd.build_int_s_extend(v, wt, "").unwrap() } else { bd.build_int_z_extend(v, wt, "").unwrap() };
+        let x = if m.sat {
+            let (lo, hi) = int_bounds(dt);
+            let c = |v: i128| wt.const_int_arbitrary_precision(&[v as u64, (v >> 64) as u64]);
+            let (lo, hi) = (c(lo), c(hi));
+            let x = fsel_i(l, bd.build_int_compare(IntPredicate::SLT, x, lo, "").unwrap(), lo, x);
+            fsel_i(l, bd.build_int_compare(IntPredicate::SGT, x, hi, "").unwrap(), hi, x)
         } else {
-            bd.build_int_z_extend_or_bit_cast(v, w, "").unwrap().into()
-        }
-    } else if scalar_f(st) && scalar_f(dt) {
-        if ftz || sat {
-            return Ok(false);
-        }
-        let v = a.into_float_value();
-        let ft = dty.into_float_type();
-        let (sb, db) = (st.bits, dt.bits);
-        if let Some(r) = irnd {
-            if sb != db || st.k != dt.k {
-                return Ok(false);
-            }
-            let f = match r {
-                ".rni" => "roundeven",
-                ".rzi" => "trunc",
-                ".rmi" => "floor",
-                _ => "ceil",
-            };
-            l.call_v(&format!("llvm.{f}.{}", float::tyname(st)), dty, &[v.into()])
-        } else if db > sb || (db == sb && st.k != dt.k && false) {
-            bd.build_float_ext(v, ft, "").unwrap().into()
-        } else if db < sb && rnd.unwrap_or(".rn") == ".rn" {
-            bd.build_float_trunc(v, ft, "").unwrap().into()
-        } else if db == sb && st.k == dt.k {
-            v.into()
-        } else {
-            return Ok(false);
-        }
-    } else if st.is_int() && scalar_f(dt) {
-        if rnd.unwrap_or(".rn") != ".rn" || sat || ftz {
-            return Ok(false);
-        }
-        let v = a.into_int_value();
-        let ft = dty.into_float_type();
-        if st.is_signed() {
-            bd.build_signed_int_to_float(v, ft, "").unwrap().into()
-        } else {
-            bd.build_unsigned_int_to_float(v, ft, "").unwrap().into()
-        }
-    } else if scalar_f(st) && dt.is_int() {
-        if ftz && st.bits == 32 {
-            return Ok(false);
-        }
-        let mut v = a.into_float_value();
-        let f = match irnd.unwrap_or(".rzi") {
+            x
+        };
+        return Ok(bd.build_int_truncate(x, dty.into_int_type(), "").unwrap().into());
+    }
+    if flt(st) && dt.is_int() {
+        // Float → integer: integer rounding (default .rzi), saturating to the destination
+        // range; NaN gives 0, or 1 << (bits-1) when the source is .f64 or the destination
+        // 64-bit (PTX ISA 9.2, cvt "Integer Notes").
+        let mut v = fp::flush_if(l, f32ftz(st), a.into_float_value());
+        let f = match m.irnd.unwrap_or(".rzi") {
             ".rni" => Some("roundeven"),
             ".rzi" => None,
             ".rmi" => Some("floor"),
             _ => Some("ceil"),
         };
         if let Some(f) = f {
-            v = l.call_v(&format!("llvm.{f}.{}", float::tyname(st)), st.llvm(l.ctx), &[v.into()]).into_float_value();
+            v = fp::unary(l, f, v);
         }
         let name = if dt.is_signed() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
-        l.call_v(&format!("{name}.i{}.{}", dt.bits, float::tyname(st)), dty, &[v.into()])
-    } else {
-        return Ok(false);
+        let r = l.call_v(&format!("{name}.i{}.{}", dt.bits, fp::ftname(l, v.get_type())), dty, &[v.into()]).into_int_value();
+        if st.bits == 64 || dt.bits == 64 {
+            let it = dty.into_int_type();
+            let nan = it.const_int(1u64 << (dt.bits - 1), false);
+            return Ok(fsel_i(l, fp::is_nan(l, v), nan, r).into());
+        }
+        return Ok(r.into());
+    }
+    if st.is_int() && flt(dt) {
+        let rnd = m.frnd.unwrap_or(Rounding::Rn);
+        let v = a.into_int_value();
+        let ft = dty.into_float_type();
+        let r = if rnd == Rounding::Rn {
+            if st.is_signed() {
+                bd.build_signed_int_to_float(v, ft, "").unwrap()
+            } else {
+                bd.build_unsigned_int_to_float(v, ft, "").unwrap()
+            }
+        } else {
+            l.target.rounded_cvt(l, rnd, dt, st, v.into())?.into_float_value()
+        };
+        let r = if m.sat { fp::sat(l, r) } else { r };
+        return Ok(fp::flush_if(l, f32ftz(dt), r).into());
+    }
+    if flt(st) && flt(dt) {
+        let ft = dty.into_float_type();
+        let x = fp::flush_if(l, f32ftz(st), a.into_float_value());
+        let r = if let Some(ir) = m.irnd {
+            // Round to an integral value in the same type.
+            let f = match ir {
+                ".rni" => "roundeven",
+                ".rzi" => "trunc",
+                ".rmi" => "floor",
+                _ => "ceil",
+            };
+            fp::fconv(l, fp::unary(l, f, x), ft)
+        } else {
+            let (sb, db) = (st.bits, dt.bits);
+            let exact = db > sb || (sb == db && st.k == dt.k) || (st.k == K::BF && dt.k == K::F && db >= 32);
+            let rnd = m.frnd.unwrap_or(Rounding::Rn);
+            if exact || rnd == Rounding::Rn {
+                fp::fconv(l, x, ft)
+            } else {
+                l.target.rounded_cvt(l, rnd, dt, st, x.into())?.into_float_value()
+            }
+        };
+        let r = if m.sat { fp::sat(l, r) } else { r };
+        let r = if m.satfinite && db16(dt) { satfinite(l, r) } else { r };
+        let r = if m.relu { fp::relu(l, r) } else { r };
+        return Ok(fp::flush_if(l, f32ftz(dt), r).into());
+    }
+    Err(invalid(Span::new(0, 0), format!("cvt from {st:?} to {dt:?}")))
+}
+
+fn db16(t: Ty) -> bool {
+    t.bits == 16 && matches!(t.k, K::F | K::BF)
+}
+
+fn fsel_i<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+    l.b.build_select(c, a, b, "").unwrap().into_int_value()
+}
+
+/// `.rs` stochastic rounding of f32 `x` to the 16-bit float type `et`: the result rounded
+/// toward zero, moved one ulp away from zero when adding the random bits `r` (the low `k` bits
+/// used) to the `k` discarded bits below the result's lsb carries out.
+fn stochastic<'c>(l: &Lowerer<'c, '_>, m: &Mods, x: FloatValue<'c>, r: IntValue<'c>, k: u32, et: Ty) -> Result<FloatValue<'c>, Error> {
+    let f32t = l.ctx.f32_type();
+    let nt = fp::fty(l, et);
+    let t = l.target.rounded_cvt(l, Rounding::Rz, et, Ty::f(32), x.into())?.into_float_value();
+    // One ulp away from zero (bit pattern + 1 on the magnitude).
+    let tb = fp::to_bits(l, t);
+    let away = fp::from_bits(l, l.b.build_int_add(tb, tb.get_type().const_int(1, false), "").unwrap(), nt);
+    let (t32, a32) = (fp::fext(l, t, f32t), fp::fext(l, away, f32t));
+    let ulp = fp::fabs(l, fp::fsub(l, a32, t32));
+    let frac = fp::fdiv(l, fp::fsub(l, fp::fabs(l, x), fp::fabs(l, t32)), ulp);
+    let scaled = fp::unary(l, "floor", fp::fmul(l, frac, fp::fconst(f32t, (1u64 << k) as f64)));
+    let i32t = l.i32();
+    let disc = l.b.build_float_to_unsigned_int(fsel(l, fp::is_finite(l, scaled), scaled, f32t.const_zero()), i32t, "").unwrap();
+    let rk = l.b.build_and(r, i32t.const_int((1u64 << k) - 1, false), "").unwrap();
+    let carry = l.b.build_int_compare(IntPredicate::UGE, l.b.build_int_add(disc, rk, "").unwrap(), i32t.const_int(1u64 << k, false), "").unwrap();
+    let special = l.b.build_or(fp::is_nan(l, x), fp::is_inf(l, x), "").unwrap();
+    let carry = l.b.build_and(carry, l.b.build_not(special, "").unwrap(), "").unwrap();
+    let v = fsel(l, carry, away, t);
+    let v = fsel(l, fp::is_nan(l, x), fp::canonical_nan(l, nt), v);
+    let v = if m.satfinite { satfinite(l, v) } else { v };
+    Ok(if m.relu { fp::relu(l, v) } else { v })
+}
+
+/// `cvt.pack.sat.{u16,s16}.s32 d, a, b` and `cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c`.
+fn pack<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+    let ops = ins.ops();
+    let Some(ct) = ins.any(&[".u16", ".s16", ".u8", ".s8", ".u4", ".s4", ".u2", ".s2"]) else { return Ok(false) };
+    let size: u32 = ct[2..].parse().unwrap();
+    let signed = ct.starts_with(".s");
+    let (lo, hi) = if signed { (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1) } else { (0, (1i64 << size) - 1) };
+    let i32t = l.i32();
+    let clamp = |v: IntValue<'c>| {
+        let (lo, hi) = (i32t.const_int(lo as u64, true), i32t.const_int(hi as u64, true));
+        let v = fsel_i(l, l.b.build_int_compare(IntPredicate::SLT, v, lo, "").unwrap(), lo, v);
+        let v = fsel_i(l, l.b.build_int_compare(IntPredicate::SGT, v, hi, "").unwrap(), hi, v);
+        l.b.build_and(v, i32t.const_int((1u64 << size) - 1, false), "").unwrap()
     };
-    l.set(fs, &ops[0], r, dt.is_signed())?;
+    let a = clamp(l.operand(fs, &ops[1], Ty::s(32))?.into_int_value());
+    let b = clamp(l.operand(fs, &ops[2], Ty::s(32))?.into_int_value());
+    let mut d = l.b.build_or(l.b.build_left_shift(a, i32t.const_int(size as u64, false), "").unwrap(), b, "").unwrap();
+    if size < 16 {
+        let c = l.operand(fs, &ops[3], Ty::b(32))?.into_int_value();
+        let c = l.b.build_left_shift(c, i32t.const_int(2 * size as u64, false), "").unwrap();
+        d = l.b.build_or(d, c, "").unwrap();
+    }
+    l.set(fs, &ops[0], d.into(), false)?;
+    Ok(true)
+}
+
+/// A small float format: exponent and mantissa widths, bias, and its special encodings.
+#[derive(Clone, Copy)]
+struct Fmt {
+    ebits: u32,
+    mbits: u32,
+    bias: i32,
+    /// Has a sign bit.
+    signed: bool,
+    /// Largest finite value.
+    max: f64,
+    /// Encoding of NaN (without sign), if any.
+    nan: Option<u32>,
+    /// Encoding of infinity (without sign), if any.
+    inf: Option<u32>,
+}
+
+fn fmt_of(f: &str) -> Fmt {
+    match f {
+        ".e4m3x2" | ".e4m3x4" => Fmt { ebits: 4, mbits: 3, bias: 7, signed: true, max: 448.0, nan: Some(0x7f), inf: None },
+        ".e5m2x2" | ".e5m2x4" => Fmt { ebits: 5, mbits: 2, bias: 15, signed: true, max: 57344.0, nan: Some(0x7f), inf: Some(0x7c) },
+        ".e2m1x2" | ".e2m1x4" => Fmt { ebits: 2, mbits: 1, bias: 1, signed: true, max: 6.0, nan: None, inf: None },
+        ".e2m3x2" | ".e2m3x4" => Fmt { ebits: 2, mbits: 3, bias: 1, signed: true, max: 7.5, nan: None, inf: None },
+        ".e3m2x2" | ".e3m2x4" => Fmt { ebits: 3, mbits: 2, bias: 3, signed: true, max: 28.0, nan: None, inf: None },
+        // ue8m0: 2^(e-127), 0xff is NaN.
+        _ => Fmt { ebits: 8, mbits: 0, bias: 127, signed: false, max: 2f64.powi(127), nan: Some(0xff), inf: None },
+    }
+}
+
+/// `floor(log2 |x|)` of a nonzero finite f64 (through `llvm.frexp`).
+fn ilogb<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
+    let st = l.ctx.struct_type(&[x.get_type().into(), l.i32().into()], false);
+    let r = l.call_v("llvm.frexp.f64.i32", st.into(), &[x.into()]).into_struct_value();
+    let e = l.b.build_extract_value(r, 1, "").unwrap().into_int_value();
+    l.b.build_int_sub(e, l.i32().const_int(1, false), "").unwrap()
+}
+
+fn ldexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, e: IntValue<'c>) -> FloatValue<'c> {
+    l.call_v("llvm.ldexp.f64.i32", x.get_type().into(), &[x.into(), e.into()]).into_float_value()
+}
+
+/// Encodes f64 `x` (an f32 or f16 value) into format `f`, rounding the magnitude with `rnd`
+/// (`.rn`, `.rz` or `.rp`), with `.satfinite` (mandatory for these formats) and `.relu`.
+fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, satfinite: bool, relu: bool) -> IntValue<'c> {
+    let d = l.ctx.f64_type();
+    let i32t = l.i32();
+    let bd = &l.b;
+    let nan = fp::is_nan(l, x);
+    let neg = fp::sign_bit(l, x);
+    let x = if relu { fsel(l, neg, d.const_zero(), x) } else { x };
+    let neg = if relu || !f.signed { l.i1().const_zero() } else { neg };
+    let ax = fp::fabs(l, x);
+    let emin = 1 - f.bias;
+    // Quantum: 2^(max(floor(log2 |x|), emin) - mbits).
+    let zero = fp::fcmp(l, FloatPredicate::OEQ, ax, d.const_zero());
+    let finite = fp::is_finite(l, ax);
+    let safe = fsel(l, l.b.build_and(finite, l.b.build_not(zero, "").unwrap(), "").unwrap(), ax, fp::fconst(d, 1.0));
+    let e = ilogb(l, safe);
+    let emin_v = i32t.const_int(emin as u64, true);
+    let e = fsel_i(l, bd.build_int_compare(IntPredicate::SLT, e, emin_v, "").unwrap(), emin_v, e);
+    let qe = bd.build_int_sub(e, i32t.const_int(f.mbits as u64, false), "").unwrap();
+    let scaled = ldexp(l, ax, bd.build_int_neg(qe, "").unwrap());
+    let rf = match rnd {
+        Rounding::Rz => "trunc",
+        Rounding::Rp => "ceil",
+        Rounding::Rm => "floor",
+        Rounding::Rn => "roundeven",
+    };
+    let r = ldexp(l, fp::unary(l, rf, scaled), qe);
+    // Saturate (MAX_NORM for out-of-range and infinite inputs) or overflow to inf/NaN.
+    let maxv = fp::fconst(d, f.max);
+    let over = fp::fcmp(l, FloatPredicate::OGT, r, maxv);
+    let r = fsel(l, over, maxv, r);
+    let min_sub = 2f64.powi(emin - f.mbits as i32);
+    // ue8m0 has no zero: the smallest value is 2^-127.
+    let r = if f.mbits == 0 { fsel(l, fp::fcmp(l, FloatPredicate::OLT, r, fp::fconst(d, min_sub)), fp::fconst(d, min_sub), r) } else { r };
+    // Fields.
+    let normal = fp::fcmp(l, FloatPredicate::OGE, r, fp::fconst(d, 2f64.powi(emin)));
+    let rsafe = fsel(l, fp::fcmp(l, FloatPredicate::OEQ, r, d.const_zero()), fp::fconst(d, 1.0), r);
+    let er = ilogb(l, rsafe);
+    let er = fsel_i(l, normal, er, emin_v);
+    let expf = fsel_i(l, normal, bd.build_int_add(er, i32t.const_int(f.bias as u64, true), "").unwrap(), i32t.const_zero());
+    let mant_scaled = ldexp(l, r, bd.build_int_sub(i32t.const_int(f.mbits as u64, false), er, "").unwrap());
+    let mant = bd.build_float_to_unsigned_int(mant_scaled, i32t, "").unwrap();
+    let mant = bd.build_and(mant, i32t.const_int((1u64 << f.mbits) - 1, false), "").unwrap();
+    let mut v = bd.build_or(bd.build_left_shift(expf, i32t.const_int(f.mbits as u64, false), "").unwrap(), mant, "").unwrap();
+    if !satfinite {
+        // Without .satfinite an overflow gives infinity where the format has one, else NaN.
+        if let Some(sp) = f.inf.or(f.nan) {
+            let of = l.b.build_or(over, l.b.build_not(finite, "").unwrap(), "").unwrap();
+            v = fsel_i(l, of, i32t.const_int(sp as u64, false), v);
+        }
+    }
+    if f.signed {
+        let sb = bd.build_left_shift(bd.build_int_z_extend(neg, i32t, "").unwrap(), i32t.const_int((f.ebits + f.mbits) as u64, false), "").unwrap();
+        v = bd.build_or(v, sb, "").unwrap();
+    }
+    // NaN: the format's NaN, or +MAX_NORM for formats without one.
+    let nanv = match f.nan {
+        Some(n) => i32t.const_int(n as u64, false),
+        None => i32t.const_int(((1u64 << (f.ebits + f.mbits)) - 1) as u64, false),
+    };
+    fsel_i(l, nan, nanv, v)
+}
+
+/// Decodes an encoding of format `f` (in the low bits of `v`) to f64.
+fn decode<'c>(l: &Lowerer<'c, '_>, f: Fmt, v: IntValue<'c>) -> FloatValue<'c> {
+    let d = l.ctx.f64_type();
+    let i32t = l.i32();
+    let bd = &l.b;
+    let width = f.ebits + f.mbits + f.signed as u32;
+    let v = bd.build_and(v, i32t.const_int((1u64 << width) - 1, false), "").unwrap();
+    let mag = bd.build_and(v, i32t.const_int((1u64 << (f.ebits + f.mbits)) - 1, false), "").unwrap();
+    let expf = bd.build_right_shift(mag, i32t.const_int(f.mbits as u64, false), false, "").unwrap();
+    let mant = bd.build_and(mag, i32t.const_int((1u64 << f.mbits) - 1, false), "").unwrap();
+    let normal = bd.build_int_compare(IntPredicate::NE, expf, i32t.const_zero(), "").unwrap();
+    let sig = fsel_i(l, normal, bd.build_or(mant, i32t.const_int(1u64 << f.mbits, false), "").unwrap(), mant);
+    let e = fsel_i(l, normal, expf, i32t.const_int(1, false));
+    let e = bd.build_int_sub(e, i32t.const_int((f.bias + f.mbits as i32) as u64, true), "").unwrap();
+    let val = ldexp(l, bd.build_unsigned_int_to_float(sig, d, "").unwrap(), e);
+    let mut val = val;
+    if f.signed {
+        let s = bd.build_int_compare(IntPredicate::NE, bd.build_right_shift(v, i32t.const_int((f.ebits + f.mbits) as u64, false), false, "").unwrap(), i32t.const_zero(), "").unwrap();
+        val = fsel(l, s, fp::fneg(l, val), val);
+    }
+    if let Some(inf) = f.inf {
+        let is = bd.build_int_compare(IntPredicate::EQ, mag, i32t.const_int(inf as u64, false), "").unwrap();
+        val = fsel(l, is, fp::copysign(l, fp::fconst(d, f64::INFINITY), val), val);
+        // e5m2: every other all-ones exponent is NaN.
+        let allones = bd.build_int_compare(IntPredicate::EQ, expf, i32t.const_int((1u64 << f.ebits) - 1, false), "").unwrap();
+        let isnan = bd.build_and(allones, bd.build_not(is, "").unwrap(), "").unwrap();
+        val = fsel(l, isnan, fp::canonical_nan(l, d), val);
+    } else if let Some(n) = f.nan {
+        let isnan = bd.build_int_compare(IntPredicate::EQ, mag, i32t.const_int(n as u64, false), "").unwrap();
+        val = fsel(l, isnan, fp::canonical_nan(l, d), val);
+    }
+    val
+}
+
+/// `cvt` to or from `.tf32` and the packed small formats.
+fn small_format<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>, f: &'static str) -> Result<bool, Error> {
+    let ops = ins.ops();
+    let m = Mods::of(ins);
+    let d = l.ctx.f64_type();
+    let i32t = l.i32();
+    if f == ".tf32" {
+        // cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32: the f32 rounded to 10 mantissa bits
+        // (low 13 bits zero); NaN gives the canonical NaN.
+        let x = l.operand(fs, &ops[1], Ty::f(32))?.into_float_value();
+        let x = if m.relu { fp::relu(l, x) } else { x };
+        let bits = fp::to_bits(l, x);
+        let add = match ins.any(&[".rna", ".rn", ".rz"]) {
+            Some(".rna") => i32t.const_int(0x1000, false),
+            Some(".rn") => {
+                let odd = l.b.build_and(l.b.build_right_shift(bits, i32t.const_int(13, false), false, "").unwrap(), i32t.const_int(1, false), "").unwrap();
+                l.b.build_int_add(i32t.const_int(0xfff, false), odd, "").unwrap()
+            }
+            _ => i32t.const_zero(),
+        };
+        let r = l.b.build_and(l.b.build_int_add(bits, add, "").unwrap(), i32t.const_int(0xffff_e000, false), "").unwrap();
+        let rf = fp::from_bits(l, r, l.ctx.f32_type());
+        let rf = if m.satfinite {
+            let maxv = fp::from_bits(l, i32t.const_int(0x7f7f_e000, false), l.ctx.f32_type());
+            fsel(l, fp::is_inf(l, rf), fp::copysign(l, maxv, rf), rf)
+        } else {
+            rf
+        };
+        let r = fp::to_bits(l, rf);
+        let r = fsel_i(l, fp::is_nan(l, x), i32t.const_int(0x7fff_ffff, false), r);
+        l.set(fs, &ops[0], r.into(), false)?;
+        return Ok(true);
+    }
+    if f.ends_with("x4") || ins.has(".rs") {
+        // Stochastic conversions to four-element formats: not yet native.
+        return Ok(false);
+    }
+    let fmt = fmt_of(f);
+    let lane = if fmt.ebits + fmt.mbits + fmt.signed as u32 == 4 { 4 } else { 8 };
+    // The destination type comes first: `cvt.rn.satfinite.e4m3x2.f32` encodes,
+    // `cvt.rn.f16x2.e4m3x2` decodes.
+    let fpos = ins.mods.iter().position(|x| *x == f);
+    let tpos = ins.mods.iter().position(|x| Ty::from_spelling(x).is_some());
+    let to_small = match (fpos, tpos) {
+        (Some(a), Some(b)) => a < b,
+        _ => true,
+    };
+    if to_small {
+        // d = {cvt(a), cvt(b)} (a in the upper lane), or from the two halves of an f16x2 /
+        // bf16x2 source (the upper half in the upper lane).
+        let rnd = m.frnd.unwrap_or(Rounding::Rn);
+        let (hi, lo) = if ops.len() >= 3 {
+            let a = l.operand(fs, &ops[1], Ty::f(32))?.into_float_value();
+            let b = l.operand(fs, &ops[2], Ty::f(32))?.into_float_value();
+            (fp::fext(l, a, d), fp::fext(l, b, d))
+        } else {
+            let st = *ins.types.last().unwrap_or(&Ty { k: K::F16x2, bits: 32 });
+            let v = l.operand(fs, &ops[1], st)?;
+            let xs = super::float::split(l, v);
+            (fp::fext(l, xs[1], d), fp::fext(l, xs[0], d))
+        };
+        let eh = encode(l, fmt, hi, rnd, m.satfinite, m.relu);
+        let el = encode(l, fmt, lo, rnd, m.satfinite, m.relu);
+        let r = l.b.build_or(l.b.build_left_shift(eh, i32t.const_int(lane, false), "").unwrap(), el, "").unwrap();
+        l.set(fs, &ops[0], r.into(), false)?;
+    } else {
+        // cvt.rn{.relu}.f16x2.<fmt> d, a / cvt.rn.bf16x2.ue8m0x2 d, a: decode both lanes.
+        let dt = ins.types[0];
+        let et = super::float::lanes(dt).0;
+        let ft = fp::fty(l, et);
+        let a = l.operand(fs, &ops[1], Ty::b(32))?.into_int_value();
+        let hi = l.b.build_right_shift(a, i32t.const_int(lane, false), false, "").unwrap();
+        let lanes: Vec<FloatValue<'c>> = [a, hi]
+            .iter()
+            .map(|v| {
+                let x = fp::ftrunc(l, decode(l, fmt, *v), ft);
+                if m.relu {
+                    fp::relu(l, x)
+                } else {
+                    x
+                }
+            })
+            .collect();
+        let v = super::float::join(l, dt, &lanes);
+        l.set(fs, &ops[0], v, false)?;
+    }
     Ok(true)
 }
