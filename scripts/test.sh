@@ -81,6 +81,8 @@ else
     results+=("SKIPPED lit (the build failed)")
     failed_steps+=("lit")
 fi
+# Smoke test of the benchmark suite: every kernel on ptx2llvm, C/OpenMP and PoCL at small sizes.
+step "bench --quick" bench-quick.log bash scripts/bench.sh --quick || true
 
 summary
 [ "${#failed_steps[@]}" -eq 0 ]

@@ -1,7 +1,11 @@
 /* bench.h: what the OpenMP baselines share: reading inputs, writing the output, timing.
  * Every baseline is `PROG REPS SIZES... INPUTS... OUT`; it runs the computation once to warm up
  * (page faults, thread pool), then REPS timed times, writes OUT from the last run and prints
- *   time: median X ms (min Y, max Z) over REPS runs */
+ *   time: median X ms (min Y, max Z) over REPS runs
+ * Parallel loops use schedule(dynamic, CHUNK) with chunks of many iterations: as fast as static
+ * scheduling on an idle machine, and a thread that loses its core to another process (the
+ * benchmark machine is shared) does not hold the others at the barrier. ptx2llvm's runtime and
+ * PoCL hand out CTAs / work-groups the same way. */
 #ifndef BENCH_H
 #define BENCH_H
 #include <omp.h>

@@ -10,7 +10,7 @@ static void histogram(const unsigned char *restrict data, unsigned *restrict his
     {
         unsigned h[4][BINS] = {{0}};
         long i;
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, 1 << 14) nowait
         for (i = 0; i < n / 4; i++) {
             h[0][data[4 * i]]++;
             h[1][data[4 * i + 1]]++;

@@ -4,7 +4,7 @@
 #define KB 256
 
 static void matmul(const float *restrict A, const float *restrict B, float *restrict C, long n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 8)
     for (long i = 0; i < n; i++) {
         float *restrict c = C + i * n;
         for (long j = 0; j < n; j++) c[j] = 0.0f;

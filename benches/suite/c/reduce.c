@@ -5,7 +5,7 @@
 
 static void reduce(const float *restrict in, float *restrict partial, long n) {
     long blocks = (n + BLOCK - 1) / BLOCK;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 256)
     for (long b = 0; b < blocks; b++) {
         long lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
         float s = 0.0f;

@@ -3,7 +3,7 @@
 
 static void saxpy(float a, const float *restrict x, const float *restrict y, float *restrict out,
                   long n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(dynamic, 1 << 16)
     for (long i = 0; i < n; i++) out[i] = a * x[i] + y[i];
 }
 

@@ -4,7 +4,7 @@
 #include "bench.h"
 
 static void softmax(const float *restrict in, float *restrict out, long rows, long cols) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 64)
     for (long r = 0; r < rows; r++) {
         const float *x = in + r * cols;
         float *y = out + r * cols;

@@ -2,7 +2,7 @@
 #include "bench.h"
 
 static void stencil(const float *restrict in, float *restrict out, long w, long h) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 16)
     for (long y = 0; y < h; y++) {
         const float *r = in + y * w;
         float *o = out + y * w;

@@ -2,7 +2,7 @@
 #include "bench.h"
 
 static void vecadd(const float *restrict a, const float *restrict b, float *restrict c, long n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(dynamic, 1 << 16)
     for (long i = 0; i < n; i++) c[i] = a[i] + b[i];
 }
 

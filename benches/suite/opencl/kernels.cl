@@ -1,5 +1,6 @@
-/* The benchmark kernels in OpenCL C 1.2, the same algorithms as ../kernels/*.cu (one work-item
- * per CUDA thread, local memory for shared memory, barrier() for __syncthreads()). */
+/* The benchmark kernels in OpenCL C 1.2, the same algorithms as the CUDA sources in ../kernels
+ * (one work-item per CUDA thread, local memory for shared memory, barrier() for
+ * __syncthreads()). */
 
 __kernel void vecadd(__global const float *restrict a, __global const float *restrict b,
                      __global float *restrict c, int n) {
