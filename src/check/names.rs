@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::isa::Opcode;
+use crate::isa::{Mod, Opcode};
 use crate::syntax::ast::{
     Block, DeclName, Expr, Function, Initializer, Instruction, Item, Module, Operand, Statement,
 };
@@ -82,6 +82,8 @@ fn canonical_number(s: &str) -> bool {
 enum Kind {
     /// Register, variable or parameter.
     Data,
+    /// A `.pred` register (the only kind a guard `@p` may name).
+    Pred,
     Function,
     Label,
     /// `.callprototype` label
@@ -93,8 +95,8 @@ enum Kind {
 #[derive(Default)]
 struct Scope<'a> {
     names: HashMap<&'a str, Kind>,
-    /// Parameterised declarations `%r<N>`: prefix → N.
-    counted: HashMap<&'a str, u32>,
+    /// Parameterised declarations `%r<N>`: prefix → (N, kind).
+    counted: HashMap<&'a str, (u32, Kind)>,
 }
 
 impl<'a> Scope<'a> {
@@ -109,16 +111,16 @@ impl<'a> Scope<'a> {
         let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
         (1..=digits).find_map(|k| {
             let (prefix, num) = name.split_at(name.len() - k);
-            let count = *self.counted.get(prefix)?;
+            let (count, kind) = *self.counted.get(prefix)?;
             let n: u32 = num.parse().ok()?;
-            (canonical_number(num) && n < count).then_some(Kind::Data)
+            (canonical_number(num) && n < count).then_some(kind)
         })
     }
 
     /// Declares a name; returns false when it already is declared in this scope.
     fn declare(&mut self, d: &DeclName<'a>, kind: Kind) -> bool {
         match d.count {
-            Some(n) => self.counted.insert(d.name, n).is_none(),
+            Some(n) => self.counted.insert(d.name, (n, kind)).is_none(),
             None => self.names.insert(d.name, kind).is_none(),
         }
     }
@@ -190,7 +192,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
         };
         let mut scope = Scope::default();
         for p in f.rets.iter().chain(&f.params) {
-            if scope.names.insert(p.name, Kind::Data).is_some() {
+            let kind = if p.ty == Mod::Pred { Kind::Pred } else { Kind::Data };
+            if scope.names.insert(p.name, kind).is_some() {
                 self.error(p.span, format!("parameter `{}` is declared twice", p.name));
             }
         }
@@ -207,8 +210,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for s in &b.stmts {
             let (name, span, kind) = match s {
                 Statement::Var(v) => {
+                    let kind = if v.ty == Mod::Pred { Kind::Pred } else { Kind::Data };
                     for n in &v.names {
-                        if !scope.declare(n, Kind::Data) {
+                        if !scope.declare(n, kind) {
                             let shown = match n.count {
                                 Some(c) => format!("{}<{c}>", n.name),
                                 None => n.name.to_string(),
@@ -294,7 +298,14 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn instruction(&mut self, i: &Instruction<'a>) {
         if let Some(g) = &i.guard {
-            self.use_name(g.pred, g.span);
+            match self.lookup(g.pred) {
+                Some(Kind::Pred) => {}
+                None => self.use_name(g.pred, g.span),
+                Some(_) => self.error(
+                    g.span,
+                    format!("guard `{}` is not a predicate: `@p` needs a register declared `.reg .pred`", g.pred),
+                ),
+            }
         }
         if i.opcode == Opcode::Bra {
             if let Some(Operand::Name { name, span, .. }) = i.operands.first() {
