@@ -1,72 +1,163 @@
-//! `atom` and `red`: every operation as `atomicrmw` (inc/dec as `uinc_wrap`/`udec_wrap`) or
-//! `cmpxchg`, with the PTX scope as the LLVM sync scope and the semantics (default `.relaxed`)
-//! as the ordering. Packed and vector forms use inline PTX.
+//! `atom` and `red` (PTX ISA 9.2 §9.7.13.5/6): integer and bit operations as `atomicrmw`
+//! (inc/dec as `uinc_wrap`/`udec_wrap`) or `cmpxchg` (`.b16`, `.b32`, `.b64`, `.b128`);
+//! float `.add` as `atomicrmw fadd` on `.f32`, `.f64`, `.f16`, `.bf16` and per element on
+//! `.f16x2`/`.bf16x2` and the `.v2/.v4/.v8` vector forms ("atomicity is guaranteed separately
+//! for each of the individual scalar elements"); float `.min`/`.max` as a `cmpxchg` loop around
+//! PTX `min`/`max` (a NaN operand yields the other, -0.0 < +0.0). The PTX scope is the LLVM
+//! sync scope and the semantics (default `.relaxed`) the ordering. Cache hints are dropped;
+//! `.noftz` is the IEEE behaviour of LLVM's float atomics.
 
+use super::fp;
 use super::*;
+
+/// The PTX `.sem` as an LLVM ordering (default `.relaxed` = monotonic).
+fn ordering(ins: &Ins) -> Ordering {
+    match ins.any(&[".relaxed", ".acquire", ".release", ".acq_rel"]) {
+        Some(".acquire") => Ordering::Acquire,
+        Some(".release") => Ordering::Release,
+        Some(".acq_rel") => Ordering::AcqRel,
+        _ => Ordering::Monotonic,
+    }
+}
+
+/// An atomic read-modify-write of the float at `ptr` computing `new = f(old)` with a
+/// `cmpxchg` loop on its bit pattern; returns the old value.
+fn cas_loop<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ptr: PointerValue<'c>,
+    ft: FloatType<'c>,
+    ord: Ordering,
+    scope: &str,
+    f: impl Fn(FloatValue<'c>) -> FloatValue<'c>,
+) -> FloatValue<'c> {
+    let w = fp::fbits(l, ft);
+    let it = l.int(w);
+    let init = l.b.build_load(it, ptr, "").unwrap();
+    set_alignment(raw(init), w / 8);
+    set_atomic(l.ctx, raw(init), Ordering::Monotonic, scope);
+    let pre = l.b.get_insert_block().unwrap();
+    let body = l.new_block(fs, "atom.loop");
+    let done = l.new_block(fs, "atom.done");
+    l.b.build_unconditional_branch(body).unwrap();
+    l.b.position_at_end(body);
+    let phi = l.b.build_phi(it, "").unwrap();
+    let old_bits = phi.as_basic_value().into_int_value();
+    let old = fp::from_bits(l, old_bits, ft);
+    let new = fp::to_bits(l, f(old));
+    let seen = atomic_cmpxchg(l.ctx, &l.b, ptr, old_bits.into(), new.into(), ord, scope).into_int_value();
+    let ok = l.b.build_int_compare(IntPredicate::EQ, seen, old_bits, "").unwrap();
+    phi.add_incoming(&[(&init, pre), (&seen, body)]);
+    l.b.build_conditional_branch(ok, done, body).unwrap();
+    l.b.position_at_end(done);
+    old
+}
 
 pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
-    if ins.mods.iter().any(|m| matches!(*m, ".v2" | ".v4" | ".v8" | ".noftz" | ".b128") || m.starts_with(".L2")) || !matches!(t.k, K::B | K::U | K::S | K::F) || t.bits < 32 && t.k != K::F {
-        return Ok(false);
-    }
-    if t.k == K::F && t.bits == 16 {
-        return Ok(false);
-    }
     let is_red = ins.op == "red";
+    if ins.has(".async") || ins.has(".mmio") {
+        return Ok(false);
+    }
     let (addr, rest) = if is_red { (&ops[0], &ops[1..]) } else { (&ops[1], &ops[2..]) };
     let Operand::Addr(a) = addr else { return Ok(false) };
     let space = ins.space().unwrap_or(Space::Generic);
     if space == Space::Param {
         return Ok(false);
     }
-    let ptr = l.address(fs, a, space, addr.span())?;
-    let ord = match ins.any(&[".relaxed", ".acquire", ".release", ".acq_rel"]) {
-        Some(".acquire") => Ordering::Acquire,
-        Some(".release") => Ordering::Release,
-        Some(".acq_rel") => Ordering::AcqRel,
-        _ => Ordering::Monotonic,
-    };
+    let base = l.address(fs, a, space, addr.span())?;
+    let ord = ordering(ins);
     let scope = memory::scope_name(ins);
-    let opname = ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor", ".exch", ".cas", ".inc", ".dec"]);
-    let Some(opname) = opname else { return Ok(false) };
-    let ty = t.llvm(l.ctx);
-    let b = l.operand(fs, &rest[0], t)?;
-    let r = if opname == ".cas" {
-        let c = l.operand(fs, &rest[1], t)?;
-        let (b2, c2) = if t.is_float() {
-            let it = l.int(t.bits);
-            (l.coerce(b, it.into(), false), l.coerce(c, it.into(), false))
-        } else {
-            (b, c)
-        };
-        atomic_cmpxchg(l.ctx, &l.b, ptr, b2, c2, ord, scope)
-    } else {
-        let op = match (opname, t.k) {
-            (".add", K::F) => RmwOp::FAdd,
-            (".add", _) => RmwOp::Add,
-            (".min", K::S) => RmwOp::Min,
-            (".max", K::S) => RmwOp::Max,
-            (".min", K::F) => RmwOp::FMin,
-            (".max", K::F) => RmwOp::FMax,
-            (".min", _) => RmwOp::UMin,
-            (".max", _) => RmwOp::UMax,
-            (".and", _) => RmwOp::And,
-            (".or", _) => RmwOp::Or,
-            (".xor", _) => RmwOp::Xor,
-            (".exch", _) => RmwOp::Xchg,
-            (".inc", _) => RmwOp::UIncWrap,
-            (".dec", _) => RmwOp::UDecWrap,
-            _ => return Ok(false),
-        };
-        if matches!(op, RmwOp::FMin | RmwOp::FMax) {
-            return Ok(false);
-        }
-        atomic_rmw(l.ctx, &l.b, op, ptr, b, ord, scope)
+    let Some(opname) = ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor", ".exch", ".cas", ".inc", ".dec"]) else { return Ok(false) };
+    // Scalar elements: vectors and packed types are element-wise.
+    let nvec = match ins.any(&[".v2", ".v4", ".v8"]) {
+        Some(".v2") => 2,
+        Some(".v4") => 4,
+        Some(".v8") => 8,
+        _ => 1,
     };
-    if !is_red {
-        let r = l.coerce(r, ty, false);
-        l.set(fs, &ops[0], r, t.is_signed())?;
+    let (et, lanes) = match t.k {
+        K::F16x2 => (Ty::f(16), 2),
+        K::BF16x2 => (Ty { k: K::BF, bits: 16 }, 2),
+        _ => (t, 1),
+    };
+    let n = nvec * lanes;
+    // Source values, element by element.
+    let items: Vec<&Operand<'a>> = match &rest[0] {
+        Operand::Vec(v, _) => v.iter().collect(),
+        o => vec![o],
+    };
+    let mut srcs: Vec<BasicValueEnum<'c>> = Vec::new();
+    for it in &items {
+        let v = l.operand(fs, it, t)?;
+        if lanes > 1 {
+            srcs.extend(super::float::split(l, v).into_iter().map(BasicValueEnum::from));
+        } else {
+            srcs.push(v);
+        }
+    }
+    if srcs.len() != n as usize {
+        return Err(invalid(ins.span(), "vector operand size does not match the vector qualifier"));
+    }
+    let ety = et.llvm(l.ctx);
+    let mut olds: Vec<BasicValueEnum<'c>> = Vec::new();
+    for (k, b) in srcs.iter().enumerate() {
+        let ptr = if k == 0 {
+            base
+        } else {
+            let off = l.i64().const_int((k as u32 * et.bits / 8) as u64, false);
+            unsafe { l.b.build_gep(l.ctx.i8_type(), base, &[off], "").unwrap() }
+        };
+        let old: BasicValueEnum<'c> = if opname == ".cas" {
+            let c = l.operand(fs, &rest[1], t)?;
+            let it: BasicTypeEnum = l.int(t.bits).into();
+            let (b2, c2) = (l.coerce(*b, it, false), l.coerce(c, it, false));
+            let r = atomic_cmpxchg(l.ctx, &l.b, ptr, b2, c2, ord, scope);
+            l.coerce(r, ety, false)
+        } else if et.is_float() && matches!(opname, ".min" | ".max") {
+            let ft = ety.into_float_type();
+            let bv = b.into_float_value();
+            let is_max = opname == ".max";
+            cas_loop(l, fs, ptr, ft, ord, scope, |old| fp::minmax(l, is_max, false, false, old, bv)).into()
+        } else {
+            let op = match (opname, et.k) {
+                (".add", K::F | K::BF) => RmwOp::FAdd,
+                (".add", _) => RmwOp::Add,
+                (".min", K::S) => RmwOp::Min,
+                (".max", K::S) => RmwOp::Max,
+                (".min", _) => RmwOp::UMin,
+                (".max", _) => RmwOp::UMax,
+                (".and", _) => RmwOp::And,
+                (".or", _) => RmwOp::Or,
+                (".xor", _) => RmwOp::Xor,
+                (".exch", _) => RmwOp::Xchg,
+                (".inc", _) => RmwOp::UIncWrap,
+                (".dec", _) => RmwOp::UDecWrap,
+                _ => return Ok(false),
+            };
+            let v = if et.is_float() && op != RmwOp::FAdd { l.coerce(*b, l.int(et.bits).into(), false) } else { *b };
+            let r = atomic_rmw(l.ctx, &l.b, op, ptr, v, ord, scope);
+            l.coerce(r, ety, false)
+        };
+        olds.push(old);
+    }
+    if is_red || matches!(ops[0], Operand::Sink(_)) {
+        return Ok(true);
+    }
+    // Destinations: one per vector element; packed lanes joined.
+    let dests: Vec<&Operand<'a>> = match &ops[0] {
+        Operand::Vec(v, _) => v.iter().collect(),
+        o => vec![o],
+    };
+    for (k, d) in dests.iter().enumerate() {
+        let v = if lanes > 1 {
+            let xs: Vec<FloatValue<'c>> = olds[k * 2..k * 2 + 2].iter().map(|v| v.into_float_value()).collect();
+            super::float::join(l, t, &xs)
+        } else {
+            olds[k]
+        };
+        l.set(fs, d, v, t.is_signed())?;
     }
     Ok(true)
 }

@@ -1,7 +1,9 @@
 //! Loads and stores: `ld`/`st`/`ldu`/`ld.global.nc` with vectors, `.volatile`, and the memory
 //! model's `.relaxed`/`.acquire`/`.release` with scopes as LLVM atomic orderings and sync
-//! scopes. `.param` accesses read arguments and write return/call slots. Cache hints are
-//! performance advice and are dropped; `prefetch` is a no-op hint.
+//! scopes. `.param` accesses read arguments and write return/call slots. Cache hints
+//! (`.L2::cache_hint`, `.L2::256B`, eviction priorities) are performance advice and are
+//! dropped; `prefetch` is a no-op hint. `.b128` and `.v8` accesses are 128-bit integers and
+//! 8-element vectors.
 
 use super::*;
 
@@ -20,14 +22,17 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     if matches!(ins.op, "prefetch" | "prefetchu") {
         return Ok(!ins.has(".tensormap"));
     }
-    if ins.mods.iter().any(|m| matches!(*m, ".mmio" | ".unified" | ".b128" | ".v8") || m.starts_with(".L2::256B") || m.starts_with(".L2::cache_hint")) {
+    // Cache and prefetch-size hints (`.L2::cache_hint` with its policy operand, `.L2::256B`,
+    // eviction priorities) are performance advice: dropped.
+    if ins.mods.iter().any(|m| matches!(*m, ".mmio" | ".unified")) {
         return Ok(false);
     }
     let t = ins.ty();
     let space = ins.space().unwrap_or(Space::Generic);
-    let vec = match ins.any(&[".v2", ".v4"]) {
+    let vec = match ins.any(&[".v2", ".v4", ".v8"]) {
         Some(".v2") => 2,
         Some(".v4") => 4,
+        Some(".v8") => 8,
         _ => 1,
     };
     let is_load = ins.op != "st";
