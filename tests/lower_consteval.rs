@@ -945,7 +945,7 @@ fn half_to_f64(h: u16, bf: bool) -> f64 {
     s * match e {
         0 => m * 2f64.powi(-24),
         31 if m == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
+        31 => return f64::NAN.copysign(s),
         _ => (1024.0 + m) * 2f64.powi(e - 25),
     }
 }
@@ -1247,5 +1247,233 @@ fn cvt_to_float() {
     for &b in &fvals64 {
         let want = ftz32(with_mode(RM, || bb(f64::from_bits(b)) as f32));
         assert!(same32(f_ftz(b), want.to_bits()), "cvt.rm.ftz.f32.f64 {b:#x}");
+    }
+}
+
+// ---- min/max, testp, copysign, 16-bit arithmetic ----------------------------------------------
+
+/// PTX min/max (PTX ISA 9.2 min.txt/max.txt Semantics): NaN operands yield the other operand,
+/// two NaNs (or any NaN with .NaN) the canonical NaN; +0.0 > -0.0; .xorsign.abs. On f64 values
+/// holding the exact inputs; returns the result value (NaN for the canonical NaN).
+fn ref_minmax(is_max: bool, nan: bool, xa: bool, a: f64, b: f64) -> f64 {
+    let xs = a.is_sign_negative() ^ b.is_sign_negative();
+    let (a, b) = if xa { (a.abs(), b.abs()) } else { (a, b) };
+    let lt = |x: f64, y: f64| x < y || (x == 0.0 && y == 0.0 && x.is_sign_negative() && !y.is_sign_negative());
+    let d = if a.is_nan() && b.is_nan() || nan && (a.is_nan() || b.is_nan()) {
+        f64::NAN
+    } else if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else if is_max {
+        if lt(b, a) {
+            a
+        } else {
+            b
+        }
+    } else if lt(a, b) {
+        a
+    } else {
+        b
+    };
+    if xa && !d.is_nan() {
+        if xs {
+            -d.abs()
+        } else {
+            d.abs()
+        }
+    } else {
+        d
+    }
+}
+
+#[test]
+fn minmax_testp_copysign() {
+    let mut src = String::new();
+    for op in ["min", "max"] {
+        for m in ["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs", ".ftz"] {
+            let n = format!("{op}{}", m.replace('.', "_"));
+            src += &float_fn(&format!("{n}_f32"), "f32", 2, &format!("{op}{m}.f32 z, x0, x1;"));
+            if m != ".ftz" {
+                src += &format!(".visible .func (.reg .b32 r) {n}_f16(.reg .b32 a, .reg .b32 b)\n{{\n\t.reg .b16 x, y, z;\n\tcvt.u16.u32 x, a;\n\tcvt.u16.u32 y, b;\n\t{op}{m}.f16 z, x, y;\n\tcvt.u32.u16 r, z;\n\tret;\n}}\n");
+                src += &format!(".visible .func (.reg .b32 r) {n}_bf16x2(.reg .b32 a, .reg .b32 b)\n{{\n\t{op}{m}.bf16x2 r, a, b;\n\tret;\n}}\n");
+            }
+        }
+        src += &float_fn(&format!("{op}3_abs_f32"), "f32", 3, &format!("{op}.abs.f32 z, x0, x1, x2;"));
+    }
+    for c in ["finite", "infinite", "number", "notanumber", "normal", "subnormal"] {
+        src += &format!(".visible .func (.reg .b32 r) testp_{c}(.reg .b32 a)\n{{\n\t.reg .pred p;\n\t.reg .f32 x;\n\tmov.b32 x, a;\n\ttestp.{c}.f32 p, x;\n\tselp.u32 r, 1, 0, p;\n\tret;\n}}\n");
+        src += &format!(".visible .func (.reg .b32 r) testpd_{c}(.reg .b64 a)\n{{\n\t.reg .pred p;\n\t.reg .f64 x;\n\tmov.b64 x, a;\n\ttestp.{c}.f64 p, x;\n\tselp.u32 r, 1, 0, p;\n\tret;\n}}\n");
+    }
+    src += &float_fn("copysign", "f32", 2, "copysign.f32 z, x0, x1;");
+    let j = jit(&src, 0);
+    let vals = floats32(70, 29);
+    let halves: Vec<u32> = vals.iter().map(|b| ref_to_half(f32::from_bits(*b) as f64, false, "rn") as u32).chain([0x7e00, 0xfe01, 0x8000, 0, 0x0001, 0x8001]).collect();
+    for op in ["min", "max"] {
+        for m in ["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs", ".ftz"] {
+            let n = format!("{op}{}", m.replace('.', "_"));
+            let (nan, xa, ftz) = (m.contains("NaN"), m.contains("xorsign"), m == ".ftz");
+            let f = j.f2_32(&format!("{n}_f32"));
+            for &a in &vals {
+                for &b in &vals {
+                    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+                    let (x, y) = if ftz { (ftz32(x), ftz32(y)) } else { (x, y) };
+                    let want = ref_minmax(op == "max", nan, xa, x as f64, y as f64) as f32;
+                    let want = if want.is_nan() { 0x7fff_ffff } else { want.to_bits() };
+                    let got = f(a, b);
+                    assert_eq!(got, want, "{op}{m}.f32 {a:#x} {b:#x}");
+                }
+            }
+            if ftz {
+                continue;
+            }
+            let h = j.f2_32(&format!("{n}_f16"));
+            let bx2 = j.f2_32(&format!("{n}_bf16x2"));
+            for &a in &halves {
+                for &b in &halves {
+                    let want = ref_minmax(op == "max", nan, xa, half_to_f64(a as u16, false), half_to_f64(b as u16, false));
+                    let want = if want.is_nan() { 0x7fff } else { ref_to_half(want, false, "rn") as u32 };
+                    assert_eq!(h(a, b) & 0xffff, want, "{op}{m}.f16 {a:#x} {b:#x}");
+                    // bf16x2: lanes (a, b) against (b, a).
+                    let (pa, pb) = (a | (b << 16), b | (a << 16));
+                    let lane = |p: u32, q: u32| {
+                        let w = ref_minmax(op == "max", nan, xa, half_to_f64(p as u16, true), half_to_f64(q as u16, true));
+                        if w.is_nan() {
+                            0x7fff
+                        } else {
+                            ref_to_half(w, true, "rn") as u32
+                        }
+                    };
+                    let (ba, bb_) = (ref_to_half(half_to_f64(a as u16, false), true, "rn") as u32, ref_to_half(half_to_f64(b as u16, false), true, "rn") as u32);
+                    let _ = (pa, pb);
+                    let (pa, pb) = (ba | (bb_ << 16), bb_ | (ba << 16));
+                    let want2 = lane(ba, bb_) | (lane(bb_, ba) << 16);
+                    assert_eq!(bx2(pa, pb), want2, "{op}{m}.bf16x2 {pa:#x} {pb:#x}");
+                }
+            }
+        }
+        let f = j.f3_32(&format!("{op}3_abs_f32"));
+        for (k, &a) in vals.iter().enumerate() {
+            let (b, c) = (vals[(k * 5 + 1) % vals.len()], vals[(k * 11 + 2) % vals.len()]);
+            let (x, y, z) = (f32::from_bits(a).abs() as f64, f32::from_bits(b).abs() as f64, f32::from_bits(c).abs() as f64);
+            let w = ref_minmax(op == "max", false, false, ref_minmax(op == "max", false, false, x, y), z) as f32;
+            let w = if w.is_nan() { 0x7fff_ffff } else { w.to_bits() };
+            assert_eq!(f(a, b, c), w, "{op}.abs.f32 3-input");
+        }
+    }
+    for c in ["finite", "infinite", "number", "notanumber", "normal", "subnormal"] {
+        let f = j.f1_32(&format!("testp_{c}"));
+        let fd: extern "C" fn(u64) -> u32 = unsafe { std::mem::transmute(j.addr(&format!("testpd_{c}"))) };
+        let class = |fin: bool, inf: bool, nan: bool, norm: bool, sub: bool| match c {
+            "finite" => fin,
+            "infinite" => inf,
+            "number" => !nan,
+            "notanumber" => nan,
+            "normal" => norm,
+            _ => sub,
+        };
+        for &a in &vals {
+            let x = f32::from_bits(a);
+            assert_eq!(f(a) == 1, class(x.is_finite(), x.is_infinite(), x.is_nan(), x.is_normal(), x.is_subnormal()), "testp.{c}.f32 {a:#x}");
+        }
+        for a in floats64(50, 3) {
+            let x = f64::from_bits(a);
+            assert_eq!(fd(a) == 1, class(x.is_finite(), x.is_infinite(), x.is_nan(), x.is_normal(), x.is_subnormal()), "testp.{c}.f64 {a:#x}");
+        }
+    }
+    let f = j.f2_32("copysign");
+    for &a in &vals {
+        for &b in &vals[..20] {
+            assert_eq!(f(a, b), (b & 0x7fff_ffff) | (a & 0x8000_0000), "copysign {a:#x} {b:#x}");
+        }
+    }
+}
+
+/// Computes `f` exactly enough for one later rounding to ≤ 24 significant bits: the value
+/// rounded to odd at 53 bits (round toward zero, lsb set when inexact).
+fn odd(f: impl Fn() -> f64) -> f64 {
+    let z = with_mode(RZ, &f);
+    let p = with_mode(RP, &f);
+    let n = with_mode(RM, &f);
+    if z == p && z == n || !z.is_finite() {
+        z
+    } else {
+        f64::from_bits(z.to_bits() | 1)
+    }
+}
+
+#[test]
+fn half_arith() {
+    let mut src = String::new();
+    for (ty, tys) in [("f16", &["", ".ftz", ".sat", ".ftz.sat"][..]), ("bf16", &[""][..])] {
+        for op in ["add", "sub", "mul"] {
+            for m in tys {
+                src += &format!(".visible .func (.reg .b32 r) {op}{}_{ty}x2(.reg .b32 a, .reg .b32 b)\n{{\n\t{op}.rn{m}.{ty}x2 r, a, b;\n\tret;\n}}\n", m.replace('.', "_"));
+            }
+        }
+        for m in tys.iter().map(|m| m.to_string()).chain([".relu".to_string()]) {
+            src += &format!(".visible .func (.reg .b32 r) fma{}_{ty}x2(.reg .b32 a, .reg .b32 b, .reg .b32 c)\n{{\n\tfma.rn{m}.{ty}x2 r, a, b, c;\n\tret;\n}}\n", m.replace('.', "_"));
+        }
+    }
+    let j = jit(&src, 0);
+    let vals: Vec<u32> = floats32(60, 37).iter().map(|b| ref_to_half(f32::from_bits(*b) as f64 * 0.001, false, "rn") as u32).chain([0, 0x8000, 1, 0x8001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x3555, 0x5bff]).collect();
+    for (ty, tys) in [("f16", &["", ".ftz", ".sat", ".ftz.sat"][..]), ("bf16", &[""][..])] {
+        let bf = ty == "bf16";
+        let conv = |h: u32| if bf { ref_to_half(half_to_f64(h as u16, false), true, "rn") as u32 } else { h };
+        let val = |h: u32| half_to_f64(h as u16, bf);
+        let flush = |x: f64, ftz: bool| if ftz && x != 0.0 && x.abs() < 2f64.powi(-14) { 0.0f64.copysign(x) } else { x };
+        let finish = |x: f64, ftz: bool, sat: bool, relu: bool| -> u32 {
+            let h = ref_to_half(x, bf, "rn");
+            let v = flush(half_to_f64(h, bf), ftz);
+            let v = if sat { if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) } } else { v };
+            if relu && v.is_nan() {
+                return 0x7fff;
+            }
+            let v = if relu && v.is_sign_negative() { 0.0 } else { v };
+            ref_to_half(v, bf, "rn") as u32
+        };
+        let same16 = |a: u32, b: u32| a == b || (val(a).is_nan() && val(b).is_nan());
+        let mods: Vec<String> = tys.iter().map(|m| m.to_string()).collect();
+        for op in ["add", "sub", "mul", "fma"] {
+            let mut ms = mods.clone();
+            if op == "fma" {
+                ms.push(".relu".into());
+            }
+            for m in ms {
+                let (ftz, sat, relu) = (m.contains("ftz"), m.contains("sat"), m.contains("relu"));
+                let name = format!("{op}{}_{ty}x2", m.replace('.', "_"));
+                let a3 = j.addr(&name);
+                for (k, &a) in vals.iter().enumerate() {
+                    for (q, &b) in vals.iter().enumerate() {
+                        let c = vals[(k * 7 + q * 3) % vals.len()];
+                        let (a, b, c) = (conv(a), conv(b), conv(c));
+                        let (x, y, z) = (flush(val(a), ftz), flush(val(b), ftz), flush(val(c), ftz));
+                        let exact = match op {
+                            "add" => odd(|| bb(x) + bb(y)),
+                            "sub" => odd(|| bb(x) - bb(y)),
+                            "mul" => odd(|| bb(x) * bb(y)),
+                            _ => odd(|| bb(x).mul_add(bb(y), bb(z))),
+                        };
+                        let want = finish(exact, ftz, sat, relu);
+                        // Lane 1 repeats the operation with the operands swapped (b, a).
+                        let exact1 = match op {
+                            "add" => odd(|| bb(y) + bb(x)),
+                            "sub" => odd(|| bb(y) - bb(x)),
+                            "mul" => odd(|| bb(y) * bb(x)),
+                            _ => odd(|| bb(y).mul_add(bb(x), bb(z))),
+                        };
+                        let want1 = finish(exact1, ftz, sat, relu);
+                        let (pa, pb, pc) = (a | (b << 16), b | (a << 16), c | (c << 16));
+                        let got = if op == "fma" {
+                            (unsafe { std::mem::transmute::<usize, F3u32>(a3) })(pa, pb, pc)
+                        } else {
+                            (unsafe { std::mem::transmute::<usize, F2u32>(a3) })(pa, pb)
+                        };
+                        assert!(same16(got & 0xffff, want), "{name} lane 0: {a:#x} {b:#x} {c:#x} = {:#x}, want {want:#x}", got & 0xffff);
+                        assert!(same16(got >> 16, want1), "{name} lane 1: {b:#x} {a:#x} {c:#x} = {:#x}, want {want1:#x}", got >> 16);
+                    }
+                }
+            }
+        }
     }
 }

@@ -49,8 +49,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             if fs.is_kernel {
                 call::emit_ret(l, fs)?;
             } else {
-                // `exit` from a device function ends the thread: inline PTX, then unreachable.
-                inline_asm(l.ctx, &l.b, None, &[], "exit;", "", true);
+                // `exit` from a device function ends the thread: the target's realization, or
+                // inline PTX where the target carries it; then unreachable.
+                if !l.target.sync_op(l, fs, ins.i)? {
+                    l.target.inline_asm_ok(ins.i)?;
+                    inline_asm(l.ctx, &l.b, None, &[], "exit;", "", true);
+                }
                 l.b.build_unreachable().unwrap();
             }
         }

@@ -5,7 +5,7 @@
 //! `.bf16x2` destinations from two `.f32` sources (with `.relu`, `.satfinite`, and `.rs`
 //! stochastic rounding); `.tf32`; the small formats `.e4m3x2`, `.e5m2x2`, `.e2m1x2`,
 //! `.e2m3x2`, `.e3m2x2`, `.ue8m0x2` in both directions; and `cvt.pack.sat`. Also `cvta` as
-//! address-space casts (`.param` too) and `isspacep` as `llvm.nvvm.isspacep.*`.
+//! address-space casts (`.param` too); `isspacep` is the target's (`Target::sync_op`).
 
 use super::*;
 
@@ -48,21 +48,9 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             l.set(fs, &ops[0], v.into(), false)?;
             Ok(true)
         }
-        "isspacep" => {
-            let name = match space_mod(ins) {
-                Some(Space::Global) => "global",
-                Some(Space::Shared) => "shared",
-                Some(Space::SharedCluster) => "shared.cluster",
-                Some(Space::Const) => "const",
-                Some(Space::Local) => "local",
-                _ => return Ok(false),
-            };
-            let v = l.operand(fs, &ops[1], Ty::u(64))?.into_int_value();
-            let p = bd.build_int_to_ptr(v, l.ptr(Space::Generic), "").unwrap();
-            let r = l.call_v(&format!("llvm.nvvm.isspacep.{name}"), l.i1().into(), &[p.into()]);
-            l.set(fs, &ops[0], r, false)?;
-            Ok(true)
-        }
+        // Whether a generic address lies in a state space depends on how the target lays the
+        // spaces out: the target answers (`sync_op`), else inline PTX.
+        "isspacep" => l.target.sync_op(l, fs, ins.i),
         _ => cvt(l, fs, ins),
     }
 }

@@ -17,8 +17,49 @@ pub fn scope_name(ins: &Ins) -> &'static str {
     }
 }
 
+/// `alloca`, `stacksave`, `stackrestore` (PTX ISA 9.2 §9.7.17): dynamic stack allocation with
+/// LLVM's `alloca` and `llvm.stacksave`/`llvm.stackrestore`; pointers are local-window
+/// addresses (like `.local` variables).
+fn stack<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+    let ops = ins.ops();
+    let t = ins.ty();
+    let it = l.int(t.bits);
+    let lp = l.ptr(Space::Local);
+    let to_local = |p: PointerValue<'c>| if p.get_type() == lp { p } else { l.b.build_address_space_cast(p, lp, "").unwrap() };
+    match ins.op {
+        "alloca" => {
+            let size = l.operand(fs, &ops[1], t)?.into_int_value();
+            let align = match ops.get(2) {
+                Some(Operand::Imm(e)) => crate::syntax::consteval::eval(e).map_or(8, |c| c.bits as u32),
+                _ => 8,
+            };
+            let p = l.b.build_array_alloca(l.ctx.i8_type(), size, "").unwrap();
+            set_alignment(raw(p), align.max(8));
+            let v = l.b.build_ptr_to_int(to_local(p), it, "").unwrap();
+            l.set(fs, &ops[0], v.into(), false)?;
+        }
+        "stacksave" => {
+            let p0 = l.ctx.ptr_type(AddressSpace::default());
+            let p = l.call_v("llvm.stacksave.p0", p0.into(), &[]).into_pointer_value();
+            let v = l.b.build_ptr_to_int(to_local(p), it, "").unwrap();
+            l.set(fs, &ops[0], v.into(), false)?;
+        }
+        _ => {
+            let p0 = l.ctx.ptr_type(AddressSpace::default());
+            let v = l.operand(fs, &ops[0], t)?.into_int_value();
+            let p = l.b.build_int_to_ptr(v, lp, "").unwrap();
+            let p = if p0 == lp { p } else { l.b.build_address_space_cast(p, p0, "").unwrap() };
+            l.call("llvm.stackrestore.p0", None, &[p.into()]);
+        }
+    }
+    Ok(true)
+}
+
 pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
     let ops = ins.ops();
+    if matches!(ins.op, "alloca" | "stacksave" | "stackrestore") {
+        return stack(l, fs, ins);
+    }
     if matches!(ins.op, "prefetch" | "prefetchu") {
         return Ok(!ins.has(".tensormap"));
     }

@@ -760,7 +760,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset" | "vadd2" | "vsub2"
             | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2" | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4"
             | "vmin4" | "vmax4" | "vset4" => video::lower(self, fs, ins)?,
-            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" => memory::lower(self, fs, ins)?,
+            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" | "alloca" | "stacksave" | "stackrestore" => memory::lower(self, fs, ins)?,
             "atom" | "red" => atomic::lower(self, fs, ins)?,
             "bra" | "brx" | "ret" | "exit" | "trap" => control::lower(self, fs, ins)?,
             "call" => call::lower_call(self, fs, ins)?,

@@ -123,8 +123,10 @@ pub trait Target {
     fn sreg<'c>(&self, l: &Lowerer<'c, '_>, name: &str, comp: Option<char>) -> Option<BasicValueEnum<'c>>;
     /// Marks `f` as a kernel and applies performance directives.
     fn kernel<'c>(&self, l: &Lowerer<'c, '_>, f: FunctionValue<'c>, directives: &[FnDirective]);
-    /// Lowers a barrier, fence, warp-level or trap/exit instruction natively; `Ok(false)`
-    /// means "not handled here" (the lowering then uses the inline-assembly fallback).
+    /// Lowers a barrier, fence, warp-level or trap/exit instruction (including `exit` from a
+    /// device function) or a state-space query (`isspacep`) natively; `Ok(false)` means "not
+    /// handled here" (the lowering then uses the inline-assembly fallback, if
+    /// [`Target::inline_asm_ok`] allows it).
     fn sync_op<'c, 'a>(&self, l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error>;
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.

@@ -2,7 +2,7 @@
 //! and LLVM fences with sync scopes.
 
 use crate::llvm::*;
-use crate::lower::{Error, FnState, Ins, Lowerer, Ty};
+use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::syntax::ast::{Instruction, Operand};
 
 pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
@@ -52,6 +52,21 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             };
             let ord = if ins.has(".acq_rel") { Ordering::AcqRel } else { Ordering::SeqCst };
             fence(l.ctx, &l.b, ord, scope);
+            Ok(true)
+        }
+        "isspacep" => {
+            let name = match ins.space() {
+                Some(Space::Global) => "global",
+                Some(Space::Shared) => "shared",
+                Some(Space::SharedCluster) => "shared.cluster",
+                Some(Space::Const) => "const",
+                Some(Space::Local) => "local",
+                _ => return Ok(false),
+            };
+            let v = l.operand(fs, &ops[1], Ty::u(64))?.into_int_value();
+            let p = l.b.build_int_to_ptr(v, l.ptr(Space::Generic), "").unwrap();
+            let r = l.call_v(&format!("llvm.nvvm.isspacep.{name}"), l.i1().into(), &[p.into()]);
+            l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
         "activemask" => {
