@@ -193,12 +193,6 @@ impl Jit {
     fn f1_64(&self, name: &str) -> extern "C" fn(u64) -> u64 {
         unsafe { std::mem::transmute(self.addr(name)) }
     }
-    fn f2_64(&self, name: &str) -> extern "C" fn(u64, u64) -> u64 {
-        unsafe { std::mem::transmute(self.addr(name)) }
-    }
-    fn f3_64(&self, name: &str) -> extern "C" fn(u64, u64, u64) -> u64 {
-        unsafe { std::mem::transmute(self.addr(name)) }
-    }
     fn f_64_32_32(&self, name: &str) -> extern "C" fn(u64, u32, u32) -> u64 {
         unsafe { std::mem::transmute(self.addr(name)) }
     }
@@ -709,6 +703,9 @@ fn floats64(n: usize, seed: u64) -> Vec<u64> {
         0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x4330_0000_0000_0000, 0x3ca0_0000_0000_0000, 0x7fe0_0000_0000_0000,
         0x4340_0000_0000_0000, 0x43e0_0000_0000_0000, 0xc3e0_0000_0000_0000, 0x47ef_ffff_e000_0000, 0x47ef_ffff_f000_0000,
         0x36a0_0000_0000_0000, 0x3810_0000_0000_0000,
+        // Products and quotients that underflow or overflow.
+        0x1e00_0000_0000_0001, 0x2000_0000_0000_0003, 0x1fff_ffff_ffff_ffff, 0xa000_0000_0000_0007, 0x0000_0000_0000_0003,
+        0x0008_0000_0000_0001, 0x5fe0_0000_0000_0001, 0x7fd0_0000_0000_0005, 0x6000_0000_0000_0009, 0xe000_0000_0000_000b,
     ];
     let mut r = Rng::new(seed);
     while v.len() < n {
@@ -1474,6 +1471,643 @@ fn half_arith() {
                     }
                 }
             }
+        }
+    }
+}
+
+// ---- integer arithmetic: saturation, packed, 24-bit, carries -----------------------------------
+
+#[test]
+fn int_sat_packed_24bit() {
+    let mut src = String::new();
+    for (n, body) in [
+        ("add_sat", "add.sat.s32 d, a, b;"),
+        ("sub_sat", "sub.sat.s32 d, a, b;"),
+        ("min_relu", "min.relu.s32 d, a, b;"),
+        ("max_relu", "max.relu.s32 d, a, b;"),
+        ("add_s16x2", "add.s16x2 d, a, b;"),
+        ("add_u16x2", "add.u16x2 d, a, b;"),
+        ("min_s16x2", "min.s16x2 d, a, b;"),
+        ("max_u16x2", "max.u16x2 d, a, b;"),
+        ("max_relu_s16x2", "max.relu.s16x2 d, a, b;"),
+        ("mul24_lo_s", "mul24.lo.s32 d, a, b;"),
+        ("mul24_hi_s", "mul24.hi.s32 d, a, b;"),
+        ("mul24_hi_u", "mul24.hi.u32 d, a, b;"),
+        ("mad24_hi_sat", "mad24.hi.sat.s32 d, a, b, c;"),
+        ("mad24_lo_u", "mad24.lo.u32 d, a, b, c;"),
+        ("mad_hi_sat", "mad.hi.sat.s32 d, a, b, c;"),
+        ("sad_s", "sad.s32 d, a, b, c;"),
+        ("sad_u", "sad.u32 d, a, b, c;"),
+        ("pack_u16", "cvt.pack.sat.u16.s32 d, a, b;"),
+        ("pack_s4", "cvt.pack.sat.s4.s32.b32 d, a, b, c;"),
+        ("pack_u2", "cvt.pack.sat.u2.s32.b32 d, a, b, c;"),
+    ] {
+        src += &func3(n, "b32", body);
+    }
+    let j = jit(&src, 0);
+    let vals = ints32(48, 61);
+    let s16 = |v: u32, k: u32| (v >> (16 * k)) as u16 as i16 as i64;
+    let u16_ = |v: u32, k: u32| (v >> (16 * k)) as u16 as i64;
+    let pk = |lo: i64, hi: i64| (lo as u32 & 0xffff) | ((hi as u32 & 0xffff) << 16);
+    let clamp32 = |v: i64| v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32;
+    let x24s = |v: u32| ((v << 8) as i32 >> 8) as i64;
+    let x24u = |v: u32| (v & 0xff_ffff) as i64;
+    let pack = |a: u32, b: u32, c: u32, size: u32, signed: bool| -> u32 {
+        let (lo, hi) = if signed { (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1) } else { (0, (1i64 << size) - 1) };
+        let m = (1u64 << size) - 1;
+        let ta = (a as i32 as i64).clamp(lo, hi) as u64 & m;
+        let tb = (b as i32 as i64).clamp(lo, hi) as u64 & m;
+        let td = (ta << size) | tb;
+        if size == 16 {
+            td as u32
+        } else {
+            (td | ((c as u64) << (2 * size))) as u32
+        }
+    };
+    for (k, &a) in vals.iter().enumerate() {
+        for (q, &b) in vals.iter().enumerate() {
+            let c = vals[(k * 3 + q * 5) % vals.len()];
+            let (sa, sb, sc) = (a as i32 as i64, b as i32 as i64, c as i32 as i64);
+            let checks: [(&str, u32); 20] = [
+                ("add_sat", clamp32(sa + sb)),
+                ("sub_sat", clamp32(sa - sb)),
+                ("min_relu", sa.min(sb).max(0) as u32),
+                ("max_relu", sa.max(sb).max(0) as u32),
+                ("add_s16x2", pk(s16(a, 0) + s16(b, 0), s16(a, 1) + s16(b, 1))),
+                ("add_u16x2", pk(u16_(a, 0) + u16_(b, 0), u16_(a, 1) + u16_(b, 1))),
+                ("min_s16x2", pk(s16(a, 0).min(s16(b, 0)), s16(a, 1).min(s16(b, 1)))),
+                ("max_u16x2", pk(u16_(a, 0).max(u16_(b, 0)), u16_(a, 1).max(u16_(b, 1)))),
+                ("max_relu_s16x2", pk(s16(a, 0).max(s16(b, 0)).max(0), s16(a, 1).max(s16(b, 1)).max(0))),
+                ("mul24_lo_s", (x24s(a) * x24s(b)) as u32),
+                ("mul24_hi_s", ((x24s(a) * x24s(b)) >> 16) as u32),
+                ("mul24_hi_u", ((x24u(a) * x24u(b)) >> 16) as u32),
+                ("mad24_hi_sat", clamp32(((x24s(a) * x24s(b)) >> 16) as i32 as i64 + sc)),
+                ("mad24_lo_u", ((x24u(a) * x24u(b)) as u32).wrapping_add(c)),
+                ("mad_hi_sat", clamp32(((sa * sb) >> 32) + sc)),
+                ("sad_s", c.wrapping_add((sa - sb).unsigned_abs() as u32)),
+                ("sad_u", c.wrapping_add((a as i64 - b as i64).unsigned_abs() as u32)),
+                ("pack_u16", pack(a, b, c, 16, false)),
+                ("pack_s4", pack(a, b, c, 4, true)),
+                ("pack_u2", pack(a, b, c, 2, false)),
+            ];
+            for (n, want) in checks {
+                assert_eq!(j.f3_32(n)(a, b, c), want, "{n}({a:#x}, {b:#x}, {c:#x})");
+            }
+        }
+    }
+}
+
+#[test]
+fn carry_chains() {
+    // 128-bit add and subtract with add.cc/addc.cc/addc and sub.cc/subc.cc/subc, and a 64x64
+    // multiply-accumulate with mad.lo.cc/madc.hi; compared with u128 arithmetic.
+    let src = r#"
+.visible .func (.reg .b64 lo, .reg .b64 hi) add128(.reg .b64 a0, .reg .b64 a1, .reg .b64 b0, .reg .b64 b1)
+{
+	.reg .b32 x<4>, y<4>, z<4>;
+	mov.b64 {x0, x1}, a0;
+	mov.b64 {x2, x3}, a1;
+	mov.b64 {y0, y1}, b0;
+	mov.b64 {y2, y3}, b1;
+	add.cc.u32 z0, x0, y0;
+	addc.cc.u32 z1, x1, y1;
+	addc.cc.u32 z2, x2, y2;
+	addc.u32 z3, x3, y3;
+	mov.b64 lo, {z0, z1};
+	mov.b64 hi, {z2, z3};
+	ret;
+}
+.visible .func (.reg .b64 lo, .reg .b64 hi) sub128(.reg .b64 a0, .reg .b64 a1, .reg .b64 b0, .reg .b64 b1)
+{
+	.reg .b32 x<4>, y<4>, z<4>;
+	mov.b64 {x0, x1}, a0;
+	mov.b64 {x2, x3}, a1;
+	mov.b64 {y0, y1}, b0;
+	mov.b64 {y2, y3}, b1;
+	sub.cc.u32 z0, x0, y0;
+	subc.cc.u32 z1, x1, y1;
+	subc.cc.u32 z2, x2, y2;
+	subc.u32 z3, x3, y3;
+	mov.b64 lo, {z0, z1};
+	mov.b64 hi, {z2, z3};
+	ret;
+}
+.visible .func (.reg .b64 lo, .reg .b64 hi) mac64(.reg .b64 a, .reg .b64 b, .reg .b64 c0, .reg .b64 c1)
+{
+	mad.lo.cc.u64 lo, a, b, c0;
+	madc.hi.u64 hi, a, b, c1;
+	ret;
+}
+"#;
+    let j = jit(src, 0);
+    #[repr(C)]
+    struct Pair(u64, u64);
+    type F = extern "C" fn(u64, u64, u64, u64) -> Pair;
+    let (add, sub, mac): (F, F, F) = unsafe { (std::mem::transmute(j.addr("add128")), std::mem::transmute(j.addr("sub128")), std::mem::transmute(j.addr("mac64"))) };
+    let vals = ints64(30, 71);
+    for &a0 in &vals {
+        for &b0 in &vals {
+            let (a1, b1) = (a0.rotate_left(17) ^ b0, b0.rotate_right(5));
+            let a = ((a1 as u128) << 64) | a0 as u128;
+            let b = ((b1 as u128) << 64) | b0 as u128;
+            let r = add(a0, a1, b0, b1);
+            assert_eq!(((r.1 as u128) << 64) | r.0 as u128, a.wrapping_add(b), "add128 {a:#x} {b:#x}");
+            let r = sub(a0, a1, b0, b1);
+            assert_eq!(((r.1 as u128) << 64) | r.0 as u128, a.wrapping_sub(b), "sub128 {a:#x} {b:#x}");
+            let r = mac(a0, b0, a1, b1);
+            let want = (a0 as u128 * b0 as u128).wrapping_add(((b1 as u128) << 64) | a1 as u128);
+            assert_eq!(((r.1 as u128) << 64) | r.0 as u128, want, "mac64 {a0:#x} {b0:#x}");
+        }
+    }
+}
+
+// ---- video instructions ------------------------------------------------------------------------
+
+/// `partSelectSignExtend`.
+fn vpart(x: u32, sel: &str, signed: bool) -> i128 {
+    let (lo, bits) = match sel {
+        ".b0" | ".b1" | ".b2" | ".b3" => (8 * (sel.as_bytes()[2] - b'0') as u32, 8),
+        ".h0" | ".h1" => (16 * (sel.as_bytes()[2] - b'0') as u32, 16),
+        _ => (0, 32),
+    };
+    let v = ((x as u64 >> lo) & ((1u64 << bits) - 1)) as i128;
+    if signed && (v >> (bits - 1)) & 1 == 1 {
+        v - (1i128 << bits)
+    } else {
+        v
+    }
+}
+
+fn vclamp(v: i128, bits: u32, signed: bool) -> i128 {
+    if signed {
+        v.clamp(-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        v.clamp(0, (1i128 << bits) - 1)
+    }
+}
+
+/// Scalar video instructions (vadd.txt … vshr.txt Semantics, with optSaturate, optSecondaryOp
+/// and optMerge as defined for the scalar video instructions).
+#[allow(clippy::too_many_arguments)]
+fn ref_video(op: &str, dt: bool, at: bool, bt: bool, sat: bool, mode: &str, op2: &str, dsel: &str, asel: &str, bsel: &str, a: u32, b: u32, c: u32) -> u32 {
+    let ta = vpart(a, asel, at);
+    let mut tmp = match op {
+        "vshl" | "vshr" => {
+            let tb = vpart(b, bsel, false);
+            let tb = if mode == "clamp" { tb.min(32) } else { tb & 0x1f };
+            if op == "vshl" {
+                ta << tb
+            } else {
+                ta >> tb
+            }
+        }
+        "vset" => {
+            let tb = vpart(b, bsel, bt);
+            let r = match mode {
+                "eq" => ta == tb,
+                "ne" => ta != tb,
+                "lt" => ta < tb,
+                "le" => ta <= tb,
+                "gt" => ta > tb,
+                _ => ta >= tb,
+            };
+            r as i128
+        }
+        _ => {
+            let tb = vpart(b, bsel, bt);
+            match op {
+                "vadd" => ta + tb,
+                "vsub" => ta - tb,
+                "vabsdiff" => (ta - tb).abs(),
+                "vmin" => ta.min(tb),
+                _ => ta.max(tb),
+            }
+        }
+    };
+    if sat && op != "vset" {
+        let bits = match dsel {
+            ".b0" | ".b1" | ".b2" | ".b3" => 8,
+            ".h0" | ".h1" => 16,
+            _ => 32,
+        };
+        tmp = vclamp(tmp, bits, dt);
+    }
+    let cx = if dt { c as i32 as i128 } else { c as i128 };
+    let d = match op2 {
+        ".add" => tmp + cx,
+        ".min" => tmp.min(cx),
+        ".max" => tmp.max(cx),
+        _ => tmp,
+    };
+    let t = tmp as u32;
+    match dsel {
+        ".h0" => (t & 0xffff) | (0xffff_0000 & c),
+        ".h1" => ((t & 0xffff) << 16) | (0x0000_ffff & c),
+        ".b0" => (t & 0xff) | (0xffff_ff00 & c),
+        ".b1" => ((t & 0xff) << 8) | (0xffff_00ff & c),
+        ".b2" => ((t & 0xff) << 16) | (0xff00_ffff & c),
+        ".b3" => ((t & 0xff) << 24) | (0x00ff_ffff & c),
+        _ => d as u32,
+    }
+}
+
+/// vmad (vmad.txt Semantics).
+fn ref_vmad(at: bool, bt: bool, na: bool, nb: bool, nc: bool, po: bool, sat: bool, scale: u32, asel: &str, bsel: &str, a: u32, b: u32, c: u32) -> u32 {
+    let ta = vpart(a, asel, at);
+    let tb = vpart(b, bsel, bt);
+    let signed_final = at || bt || (na ^ nb) || nc;
+    let mut tmp = ta * tb;
+    let mut c = c;
+    let mut lsb = 0;
+    if po {
+        lsb = 1;
+    } else if na ^ nb {
+        tmp = !tmp;
+        lsb = 1;
+    } else if nc {
+        c = !c;
+        lsb = 1;
+    }
+    let c128 = if signed_final { c as i32 as i128 } else { c as i128 };
+    let tmp = tmp + c128 + lsb;
+    let result = ((tmp >> scale) as u128 & 0xffff_ffff_ffff_ffff) as u64;
+    let result = if sat {
+        if signed_final {
+            (result as i64).clamp(i32::MIN as i64, i32::MAX as i64) as u64
+        } else {
+            result.clamp(0, u32::MAX as u64)
+        }
+    } else {
+        result
+    };
+    result as u32
+}
+
+/// SIMD video instructions (vadd2.txt … vset4.txt Semantics).
+#[allow(clippy::too_many_arguments)]
+fn ref_vsimd(op: &str, lanes: u32, dt: bool, at: bool, bt: bool, sat: bool, add: bool, cmp: &str, mask: &str, asel: &str, bsel: &str, a: u32, b: u32, c: u32) -> u32 {
+    let w = 32 / lanes;
+    let ab = ((b as u64) << 32) | a as u64;
+    let ext = |v: u64, s: bool| -> i64 {
+        let v = v & ((1u64 << w) - 1);
+        if s && (v >> (w - 1)) & 1 == 1 {
+            v as i64 - (1i64 << w)
+        } else {
+            v as i64
+        }
+    };
+    let digits = |s: &str| -> Vec<u32> { s[2..].bytes().rev().map(|d| (d - b'0') as u32).collect() };
+    let (sa, sb, sm) = (digits(asel), digits(bsel), digits(mask));
+    let mut d: i64 = if add { c as i64 } else { 0 };
+    for i in 0..lanes {
+        let va = ext(ab >> (sa[i as usize] * w), at);
+        let vb = ext(ab >> (sb[i as usize] * w), bt);
+        let mut t = match op {
+            "vadd" => va + vb,
+            "vsub" => va - vb,
+            "vavrg" => {
+                if va + vb >= 0 {
+                    (va + vb + 1) >> 1
+                } else {
+                    (va + vb) >> 1
+                }
+            }
+            "vabsdiff" => (va - vb).abs(),
+            "vmin" => va.min(vb),
+            "vmax" => va.max(vb),
+            _ => (match cmp {
+                "eq" => va == vb,
+                "ne" => va != vb,
+                "lt" => va < vb,
+                "le" => va <= vb,
+                "gt" => va > vb,
+                _ => va >= vb,
+            }) as i64,
+        };
+        if sat {
+            t = vclamp(t as i128, w, dt) as i64;
+        }
+        let on = sm.contains(&i);
+        if add {
+            if on {
+                d += t;
+            }
+        } else {
+            let v = if on { t as u64 } else { (c as u64) >> (i * w) } & ((1u64 << w) - 1);
+            d |= (v << (i * w)) as i64;
+        }
+    }
+    d as u32
+}
+
+#[test]
+fn video() {
+    let mut r = Rng::new(99);
+    let pick = |r: &mut Rng, xs: &[&'static str]| xs[(r.u32() as usize) % xs.len()];
+    let ty = |s: bool| if s { "s32" } else { "u32" };
+    let sels = ["", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"];
+    let mut src = String::new();
+    // (name, closure computing the reference)
+    let mut cases: Vec<(String, Box<dyn Fn(u32, u32, u32) -> u32>)> = Vec::new();
+    for k in 0..160 {
+        let op = pick(&mut r, &["vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset"]);
+        let (dt, at, bt) = (r.u32() & 1 == 1, r.u32() & 1 == 1, r.u32() & 1 == 1);
+        let bt = if matches!(op, "vshl" | "vshr") { false } else { bt };
+        let sat = op != "vset" && r.u32() & 1 == 1;
+        let mode = match op {
+            "vshl" | "vshr" => pick(&mut r, &["clamp", "wrap"]),
+            "vset" => pick(&mut r, &["eq", "ne", "lt", "le", "gt", "ge"]),
+            _ => "",
+        };
+        let form = r.u32() % 3;
+        let op2 = if form == 1 { pick(&mut r, &[".add", ".min", ".max"]) } else { "" };
+        let dsel = if form == 2 { pick(&mut r, &sels[1..]) } else { "" };
+        let (asel, bsel) = (pick(&mut r, &sels), pick(&mut r, &sels));
+        let name = format!("v{k}");
+        let types = if op == "vset" { format!(".{}.{}.{mode}", ty(at), ty(bt)) } else if mode.is_empty() { format!(".{}.{}.{}", ty(dt), ty(at), ty(bt)) } else { format!(".{}.{}.u32", ty(dt), ty(at)) };
+        let modes = if op == "vset" { op2.to_string() } else { format!("{}{}{op2}", if sat { ".sat" } else { "" }, if mode.is_empty() { String::new() } else { format!(".{mode}") }) };
+        let c = if form == 0 { "" } else { ", c" };
+        src += &func3(&name, "b32", &format!("{op}{types}{modes} d{dsel}, a{asel}, b{bsel}{c};"));
+        let dt = if op == "vset" { false } else { dt };
+        cases.push((name, Box::new(move |a, b, c| ref_video(op, dt, at, bt, sat, mode, op2, dsel, asel, bsel, a, b, c))));
+    }
+    for k in 0..40 {
+        let (at, bt) = (r.u32() & 1 == 1, r.u32() & 1 == 1);
+        let po = k % 4 == 0;
+        let (na, nb, nc) = if po { (false, false, false) } else { (r.u32() % 3 == 0, r.u32() % 3 == 0, r.u32() % 3 == 0) };
+        let (na, nb, nc) = if na ^ nb { (na, nb, false) } else { (na, nb, nc) };
+        let sat = r.u32() & 1 == 1;
+        let scale = pick(&mut r, &["", ".shr7", ".shr15"]);
+        let (asel, bsel) = (pick(&mut r, &sels), pick(&mut r, &sels));
+        let signed_final = at || bt || (na ^ nb) || nc;
+        let name = format!("m{k}");
+        let neg = |n: bool| if n { "-" } else { "" };
+        src += &func3(
+            &name,
+            "b32",
+            &format!(
+                "vmad.{}.{}.{}{}{}{} d, {}a{asel}, {}b{bsel}, {}c;",
+                ty(signed_final),
+                ty(at),
+                ty(bt),
+                if po { ".po" } else { "" },
+                if sat { ".sat" } else { "" },
+                scale,
+                neg(na),
+                neg(nb),
+                neg(nc)
+            ),
+        );
+        let sc = match scale {
+            ".shr7" => 7,
+            ".shr15" => 15,
+            _ => 0,
+        };
+        cases.push((name, Box::new(move |a, b, c| ref_vmad(at, bt, na, nb, nc, po, sat, sc, asel, bsel, a, b, c))));
+    }
+    for k in 0..120 {
+        let lanes = if k % 2 == 0 { 2 } else { 4 };
+        let op = pick(&mut r, &["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"]);
+        let (dt, at, bt) = (r.u32() & 1 == 1, r.u32() & 1 == 1, r.u32() & 1 == 1);
+        let add = r.u32() & 1 == 1;
+        let sat = !add && op != "vset" && r.u32() & 1 == 1;
+        let cmp = if op == "vset" { pick(&mut r, &["eq", "ne", "lt", "le", "gt", "ge"]) } else { "" };
+        let sel = |r: &mut Rng, n: u32| -> String {
+            let digits: String = (0..lanes).map(|_| char::from(b'0' + (r.u32() % n) as u8)).collect();
+            format!(".{}{digits}", if lanes == 2 { 'h' } else { 'b' })
+        };
+        let masks2 = [".h0", ".h1", ".h10"];
+        let masks4 = [".b0", ".b1", ".b10", ".b2", ".b20", ".b21", ".b210", ".b3", ".b30", ".b31", ".b310", ".b32", ".b320", ".b321", ".b3210"];
+        let (mask, explicit_mask) = match r.u32() % 3 {
+            0 => (if lanes == 2 { ".h10" } else { ".b3210" }, false),
+            _ => (if lanes == 2 { pick(&mut r, &masks2) } else { pick(&mut r, &masks4) }, true),
+        };
+        let (asel, explicit_a) = if r.u32() & 1 == 1 { (sel(&mut r, lanes * 2), true) } else { ((if lanes == 2 { ".h10" } else { ".b3210" }).to_string(), false) };
+        let (bsel, explicit_b) = if r.u32() & 1 == 1 { (sel(&mut r, lanes * 2), true) } else { ((if lanes == 2 { ".h32" } else { ".b7654" }).to_string(), false) };
+        let name = format!("s{k}");
+        let types = if op == "vset" { format!(".{}.{}.{cmp}", ty(at), ty(bt)) } else { format!(".{}.{}.{}", ty(dt), ty(at), ty(bt)) };
+        let modes = format!("{}{}", if sat { ".sat" } else { "" }, if add { ".add" } else { "" });
+        src += &func3(
+            &name,
+            "b32",
+            &format!(
+                "{op}{lanes}{types}{modes} d{}, a{}, b{}, c;",
+                if explicit_mask { mask } else { "" },
+                if explicit_a { asel.as_str() } else { "" },
+                if explicit_b { bsel.as_str() } else { "" }
+            ),
+        );
+        let dt = if op == "vset" { false } else { dt };
+        cases.push((name, Box::new(move |a, b, c| ref_vsimd(op, lanes, dt, at, bt, sat, add, cmp, mask, &asel, &bsel, a, b, c))));
+    }
+    let j = jit(&src, 0);
+    let vals = ints32(24, 5);
+    for (name, want) in &cases {
+        let f = j.f3_32(name);
+        for (k, &a) in vals.iter().enumerate() {
+            for (q, &b) in vals.iter().enumerate() {
+                let c = vals[(k * 7 + q) % vals.len()];
+                assert_eq!(f(a, b, c), want(a, b, c), "{name}({a:#x}, {b:#x}, {c:#x})\n{}", src.lines().skip_while(|l| !l.contains(&format!(" {name}("))).nth(2).unwrap_or(""));
+            }
+        }
+    }
+}
+
+// ---- small float formats -----------------------------------------------------------------------
+
+/// (exponent bits, mantissa bits, bias, MAX_NORM, has NaN) of the packed small formats.
+fn small_fmt(f: &str) -> (i32, i32, i32, f64, bool) {
+    match f {
+        "e4m3" => (4, 3, 7, 448.0, true),
+        "e5m2" => (5, 2, 15, 57344.0, true),
+        "e2m1" => (2, 1, 1, 6.0, false),
+        "e2m3" => (2, 3, 1, 7.5, false),
+        _ => (3, 2, 3, 28.0, false),
+    }
+}
+
+/// Encodes `x` (cvt.rn.satfinite{.relu} to `f`): NaN → the format's NaN, or +MAX_NORM for
+/// formats without NaN; |x| > MAX_NORM → ±MAX_NORM.
+fn ref_encode(x: f64, f: &str, relu: bool) -> u32 {
+    let (e, m, bias, max, has_nan) = small_fmt(f);
+    if x.is_nan() {
+        return if has_nan { 0x7f } else { (1 << (e + m)) - 1 };
+    }
+    let x = if relu && x.is_sign_negative() { 0.0 } else { x };
+    let s = (x.is_sign_negative() as u32) << (e + m);
+    let emin = 1 - bias;
+    let v = if x.is_infinite() { max } else { ref_round(x.abs(), m, emin, "rn").min(max) };
+    let code = if v < 2f64.powi(emin) {
+        (v / 2f64.powi(emin - m)) as u32
+    } else {
+        let ex = ((v.to_bits() >> 52) as i32) - 1023;
+        (((ex + bias) as u32) << m) | ((v / 2f64.powi(ex - m)) as u32 - (1 << m))
+    };
+    code | s
+}
+
+fn ref_decode(c: u32, f: &str) -> f64 {
+    let (e, m, bias, _, has_nan) = small_fmt(f);
+    let mag = c & ((1 << (e + m)) - 1);
+    let s = if (c >> (e + m)) & 1 == 1 { -1.0 } else { 1.0 };
+    let (ef, mf) = ((mag >> m) as i32, (mag & ((1 << m) - 1)) as f64);
+    if f == "e5m2" && ef == 31 {
+        return if mf == 0.0 { s * f64::INFINITY } else { f64::NAN };
+    }
+    if f == "e4m3" && mag == 0x7f && has_nan {
+        return f64::NAN;
+    }
+    s * if ef == 0 { mf * 2f64.powi(1 - bias - m) } else { (2f64.powi(m) + mf) * 2f64.powi(ef - bias - m) }
+}
+
+#[test]
+fn small_formats() {
+    let mut src = String::new();
+    for f in ["e4m3", "e5m2", "e3m2", "e2m3"] {
+        for relu in ["", ".relu"] {
+            src += &format!(".visible .func (.reg .b32 r) enc_{f}{}(.reg .b32 a, .reg .b32 b)\n{{\n\t.reg .f32 x, y;\n\t.reg .b16 z;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.rn.satfinite{relu}.{f}x2.f32 z, x, y;\n\tcvt.u32.u16 r, z;\n\tret;\n}}\n", relu.replace('.', "_"));
+        }
+        src += &format!(".visible .func (.reg .b32 r) dec_{f}(.reg .b32 a)\n{{\n\t.reg .b16 x;\n\tcvt.u16.u32 x, a;\n\tcvt.rn.f16x2.{f}x2 r, x;\n\tret;\n}}\n");
+    }
+    for f in ["e4m3", "e5m2"] {
+        src += &format!(".visible .func (.reg .b32 r) enc16_{f}(.reg .b32 a)\n{{\n\t.reg .b16 z;\n\tcvt.rn.satfinite.{f}x2.f16x2 z, a;\n\tcvt.u32.u16 r, z;\n\tret;\n}}\n");
+    }
+    src += ".visible .func (.reg .b32 r) enc_e2m1(.reg .b32 a, .reg .b32 b)\n{\n\t.reg .f32 x, y;\n\t.reg .b8 z;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.rn.satfinite.e2m1x2.f32 z, x, y;\n\tcvt.u32.u8 r, z;\n\tret;\n}\n";
+    src += ".visible .func (.reg .b32 r) dec_e2m1(.reg .b32 a)\n{\n\t.reg .b8 x;\n\tcvt.u8.u32 x, a;\n\tcvt.rn.f16x2.e2m1x2 r, x;\n\tret;\n}\n";
+    for r in ["rz", "rp"] {
+        src += &format!(".visible .func (.reg .b32 r) ue8m0_{r}(.reg .b32 a, .reg .b32 b)\n{{\n\t.reg .f32 x, y;\n\t.reg .b16 z;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.{r}.satfinite.ue8m0x2.f32 z, x, y;\n\tcvt.u32.u16 r, z;\n\tret;\n}}\n");
+    }
+    src += ".visible .func (.reg .b32 r) ue8m0_dec(.reg .b32 a)\n{\n\t.reg .b16 x;\n\tcvt.u16.u32 x, a;\n\tcvt.rn.bf16x2.ue8m0x2 r, x;\n\tret;\n}\n";
+    for (n, m) in [("tf32_rna", ".rna.satfinite"), ("tf32_rn", ".rn"), ("tf32_rz_relu", ".rz.relu")] {
+        src += &format!(".visible .func (.reg .b32 r) {n}(.reg .b32 a)\n{{\n\t.reg .f32 x;\n\tmov.b32 x, a;\n\tcvt{m}.tf32.f32 r, x;\n\tret;\n}}\n");
+    }
+    src += ".visible .func (.reg .b32 r) rs_bf16x2(.reg .b32 a, .reg .b32 b, .reg .b32 c)\n{\n\t.reg .f32 x, y;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.rs.bf16x2.f32 r, x, y, c;\n\tret;\n}\n";
+    src += ".visible .func (.reg .b32 r) rs_f16x2(.reg .b32 a, .reg .b32 b, .reg .b32 c)\n{\n\t.reg .f32 x, y;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.rs.f16x2.f32 r, x, y, c;\n\tret;\n}\n";
+    let j = jit(&src, 0);
+    let mut vals: Vec<u32> = floats32(200, 43);
+    // Values in the small formats' ranges, ties included.
+    for k in -40i32..40 {
+        for m in [1.0f32, 1.0625, 1.125, 1.1875, 1.25, 1.5, 1.75, 1.875, 1.9375] {
+            vals.push((m * 2f32.powi(k / 2)).to_bits());
+            vals.push((-m * 2f32.powi(k / 3)).to_bits());
+        }
+    }
+    for f in ["e4m3", "e5m2", "e3m2", "e2m3", "e2m1"] {
+        let lane = if f == "e2m1" { 4 } else { 8 };
+        for relu in [false, true] {
+            if relu && f == "e2m1" {
+                continue;
+            }
+            let e = j.f2_32(&format!("enc_{f}{}", if relu { "_relu" } else { "" }));
+            for (k, &a) in vals.iter().enumerate() {
+                let b = vals[(k * 13 + 7) % vals.len()];
+                let want = (ref_encode(f32::from_bits(a) as f64, f, relu) << lane) | ref_encode(f32::from_bits(b) as f64, f, relu);
+                assert_eq!(e(a, b), want, "cvt.rn.satfinite{}.{f}x2.f32 {a:#x} {b:#x}", if relu { ".relu" } else { "" });
+            }
+        }
+        let d = j.f1_32(&format!("dec_{f}"));
+        for c in 0..(1u32 << (2 * lane)) {
+            let r = d(c);
+            for (i, code) in [(0, c & ((1 << lane) - 1)), (1, c >> lane)] {
+                let want = ref_decode(code, f);
+                let got = half_to_f64((r >> (16 * i)) as u16, false);
+                assert!(got == want && got.is_sign_negative() == want.is_sign_negative() || got.is_nan() && want.is_nan(), "cvt.rn.f16x2.{f}x2 {c:#x} lane {i}: {got} want {want}");
+            }
+        }
+    }
+    for f in ["e4m3", "e5m2"] {
+        let e = j.f1_32(&format!("enc16_{f}"));
+        for &a in &vals {
+            let h = ref_to_half(f32::from_bits(a) as f64, false, "rn") as u32;
+            let h2 = ref_to_half(f32::from_bits(a) as f64 * -0.37, false, "rn") as u32;
+            let want = (ref_encode(half_to_f64(h2 as u16, false), f, false) << 8) | ref_encode(half_to_f64(h as u16, false), f, false);
+            assert_eq!(e(h | (h2 << 16)), want, "cvt.rn.satfinite.{f}x2.f16x2 {h:#x} {h2:#x}");
+        }
+    }
+    // ue8m0: 2^(code-127); rz floors, rp ceils log2; satfinite caps at 0xfe.
+    let ref_ue = |x: f32, rp: bool| -> u32 {
+        if x.is_nan() {
+            return 0xff;
+        }
+        if !(x > 0.0) {
+            return 0;
+        }
+        if x.is_infinite() {
+            return 0xfe;
+        }
+        let x = x as f64;
+        let e = ((x.to_bits() >> 52) as i32 - 1023).max(-1075);
+        let e = if x < f64::MIN_POSITIVE { (x.log2().floor()) as i32 } else { e };
+        let e = if rp && 2f64.powi(e) != x { e + 1 } else { e };
+        (e + 127).clamp(0, 254) as u32
+    };
+    for (r, rp) in [("rz", false), ("rp", true)] {
+        let e = j.f2_32(&format!("ue8m0_{r}"));
+        for (k, &a) in vals.iter().enumerate() {
+            let b = vals[(k * 3 + 1) % vals.len()];
+            let want = (ref_ue(f32::from_bits(a), rp) << 8) | ref_ue(f32::from_bits(b), rp);
+            assert_eq!(e(a, b), want, "cvt.{r}.satfinite.ue8m0x2.f32 {a:#x} {b:#x}");
+        }
+    }
+    let d = j.f1_32("ue8m0_dec");
+    for c in 0..0x10000u32 {
+        let r = d(c);
+        for (i, code) in [(0, c & 0xff), (1, c >> 8)] {
+            let got = half_to_f64((r >> (16 * i)) as u16, true);
+            if code == 0xff {
+                assert!(got.is_nan());
+            } else {
+                assert_eq!(got, 2f64.powi(code as i32 - 127), "cvt.rn.bf16x2.ue8m0x2 {c:#x}");
+            }
+        }
+    }
+    // tf32: 10 mantissa bits in an f32 container.
+    let tf = |a: u32, mode: &str| -> u32 {
+        let x = f32::from_bits(a);
+        if x.is_nan() {
+            return 0x7fff_ffff;
+        }
+        let x = if mode == "rz_relu" && x.is_sign_negative() { 0.0 } else { x };
+        let r = if x.is_infinite() { x as f64 } else { ref_round(x as f64, 10, -126, if mode == "rna" { "rna" } else if mode == "rn" { "rn" } else { "rz" }) };
+        let r = r as f32;
+        let r = if mode == "rna" && r.is_infinite() { f32::from_bits(0x7f7f_e000).copysign(r) } else { r };
+        r.to_bits()
+    };
+    for (n, mode) in [("tf32_rna", "rna"), ("tf32_rn", "rn"), ("tf32_rz_relu", "rz_relu")] {
+        let f = j.f1_32(n);
+        for &a in &vals {
+            assert_eq!(f(a), tf(a, mode), "cvt.{mode}.tf32.f32 {a:#x}");
+        }
+    }
+    // .rs: round toward zero, plus one ulp when the random bits and the discarded bits carry.
+    let rs = j.f3_32("rs_bf16x2");
+    let rsh = j.f3_32("rs_f16x2");
+    let mut rng = Rng::new(5);
+    for (k, &a) in vals.iter().enumerate() {
+        let b = vals[(k * 5 + 3) % vals.len()];
+        let rb = rng.u32();
+        let lane = |x: u32, r: u32| -> u32 {
+            let f = f32::from_bits(x);
+            if f.is_nan() {
+                return 0x7fff;
+            }
+            if f.is_infinite() {
+                return x >> 16;
+            }
+            let carry = (x & 0xffff) + (r & 0xffff) >= 0x10000;
+            (x >> 16) + carry as u32
+        };
+        assert_eq!(rs(a, b, rb), (lane(a, rb >> 16) << 16) | lane(b, rb & 0xffff), "cvt.rs.bf16x2.f32 {a:#x} {b:#x} {rb:#x}");
+        // f16: inputs in the normal f16 range; 13 random bits per lane.
+        let fa = f32::from_bits(a);
+        if fa.is_finite() && fa.abs() >= 2f32.powi(-14) && fa.abs() < 65504.0 {
+            let h = |x: u32, r: u32| -> u32 {
+                let t = ref_to_half(f32::from_bits(x) as f64, false, "rz") as u32;
+                let carry = (x & 0x1fff) + (r & 0x1fff) >= 0x2000;
+                t + carry as u32
+            };
+            let got = rsh(a, a, rb);
+            assert_eq!(got, (h(a, rb >> 16) << 16) | h(a, rb & 0xffff), "cvt.rs.f16x2.f32 {a:#x} {rb:#x}");
         }
     }
 }

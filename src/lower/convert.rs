@@ -259,8 +259,12 @@ fn stochastic<'c>(l: &Lowerer<'c, '_>, m: &Mods, x: FloatValue<'c>, r: IntValue<
     // One ulp away from zero (bit pattern + 1 on the magnitude).
     let tb = fp::to_bits(l, t);
     let away = fp::from_bits(l, l.b.build_int_add(tb, tb.get_type().const_int(1, false), "").unwrap(), nt);
-    let (t32, a32) = (fp::fext(l, t, f32t), fp::fext(l, away, f32t));
-    let ulp = fp::fabs(l, fp::fsub(l, a32, t32));
+    // The ulp of t: toward the next value away from zero, or (at MAX_NORM, where that is
+    // infinity) toward the previous one.
+    let prev = fp::from_bits(l, l.b.build_int_sub(tb, tb.get_type().const_int(1, false), "").unwrap(), nt);
+    let (t32, a32, p32) = (fp::fext(l, t, f32t), fp::fext(l, away, f32t), fp::fext(l, prev, f32t));
+    let ulp = fsel(l, fp::is_inf(l, a32), fp::fsub(l, t32, p32), fp::fsub(l, a32, t32));
+    let ulp = fp::fabs(l, ulp);
     let frac = fp::fdiv(l, fp::fsub(l, fp::fabs(l, x), fp::fabs(l, t32)), ulp);
     let scaled = fp::unary(l, "floor", fp::fmul(l, frac, fp::fconst(f32t, (1u64 << k) as f64)));
     let i32t = l.i32();
@@ -324,7 +328,7 @@ fn fmt_of(f: &str) -> Fmt {
         ".e2m1x2" | ".e2m1x4" => Fmt { ebits: 2, mbits: 1, bias: 1, signed: true, max: 6.0, nan: None, inf: None },
         ".e2m3x2" | ".e2m3x4" => Fmt { ebits: 2, mbits: 3, bias: 1, signed: true, max: 7.5, nan: None, inf: None },
         ".e3m2x2" | ".e3m2x4" => Fmt { ebits: 3, mbits: 2, bias: 3, signed: true, max: 28.0, nan: None, inf: None },
-        // ue8m0: 2^(e-127), 0xff is NaN.
+        // ue8m0 (see `encode_ue8m0`).
         _ => Fmt { ebits: 8, mbits: 0, bias: 127, signed: false, max: 2f64.powi(127), nan: Some(0xff), inf: None },
     }
 }
@@ -344,6 +348,9 @@ fn ldexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, e: IntValue<'c>) -> FloatVa
 /// Encodes f64 `x` (an f32 or f16 value) into format `f`, rounding the magnitude with `rnd`
 /// (`.rn`, `.rz` or `.rp`), with `.satfinite` (mandatory for these formats) and `.relu`.
 fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, satfinite: bool, relu: bool) -> IntValue<'c> {
+    if f.mbits == 0 {
+        return encode_ue8m0(l, x, rnd, satfinite);
+    }
     let d = l.ctx.f64_type();
     let i32t = l.i32();
     let bd = &l.b;
@@ -373,9 +380,6 @@ fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, sat
     let maxv = fp::fconst(d, f.max);
     let over = fp::fcmp(l, FloatPredicate::OGT, r, maxv);
     let r = fsel(l, over, maxv, r);
-    let min_sub = 2f64.powi(emin - f.mbits as i32);
-    // ue8m0 has no zero: the smallest value is 2^-127.
-    let r = if f.mbits == 0 { fsel(l, fp::fcmp(l, FloatPredicate::OLT, r, fp::fconst(d, min_sub)), fp::fconst(d, min_sub), r) } else { r };
     // Fields.
     let normal = fp::fcmp(l, FloatPredicate::OGE, r, fp::fconst(d, 2f64.powi(emin)));
     let rsafe = fsel(l, fp::fcmp(l, FloatPredicate::OEQ, r, d.const_zero()), fp::fconst(d, 1.0), r);
@@ -405,9 +409,38 @@ fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, sat
     fsel_i(l, nan, nanv, v)
 }
 
+/// `.ue8m0`: an unsigned power of two 2^(code-127) (code 0 is 2^-127: no zero), code 0xff is
+/// NaN. `.rz` takes floor(log2 x), `.rp` ceil(log2 x); non-positive inputs give the smallest
+/// code; too large values (and +inf) give 0xfe with `.satfinite`, else NaN.
+fn encode_ue8m0<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, rnd: Rounding, satfinite: bool) -> IntValue<'c> {
+    let d = l.ctx.f64_type();
+    let i32t = l.i32();
+    let bd = &l.b;
+    let pos = fp::fcmp(l, FloatPredicate::OGT, x, d.const_zero());
+    let finite = fp::is_finite(l, x);
+    let safe = fsel(l, bd.build_and(pos, finite, "").unwrap(), x, fp::fconst(d, 1.0));
+    let e = ilogb(l, safe);
+    let pow2 = fp::fcmp(l, FloatPredicate::OEQ, ldexp(l, fp::fconst(d, 1.0), e), safe);
+    let e = if rnd == Rounding::Rp { bd.build_int_add(e, bd.build_int_z_extend(bd.build_not(pow2, "").unwrap(), i32t, "").unwrap(), "").unwrap() } else { e };
+    let code = bd.build_int_add(e, i32t.const_int(127, false), "").unwrap();
+    let code = fsel_i(l, bd.build_int_compare(IntPredicate::SLT, code, i32t.const_zero(), "").unwrap(), i32t.const_zero(), code);
+    let over = bd.build_or(bd.build_int_compare(IntPredicate::SGT, code, i32t.const_int(254, false), "").unwrap(), bd.build_not(finite, "").unwrap(), "").unwrap();
+    let code = fsel_i(l, over, i32t.const_int(if satfinite { 254 } else { 255 }, false), code);
+    let code = fsel_i(l, pos, code, i32t.const_zero());
+    fsel_i(l, fp::is_nan(l, x), i32t.const_int(255, false), code)
+}
+
 /// Decodes an encoding of format `f` (in the low bits of `v`) to f64.
 fn decode<'c>(l: &Lowerer<'c, '_>, f: Fmt, v: IntValue<'c>) -> FloatValue<'c> {
     let d = l.ctx.f64_type();
+    if f.mbits == 0 {
+        // ue8m0: 2^(code-127), 0xff NaN.
+        let i32t = l.i32();
+        let code = l.b.build_and(v, i32t.const_int(0xff, false), "").unwrap();
+        let val = ldexp(l, fp::fconst(d, 1.0), l.b.build_int_sub(code, i32t.const_int(127, false), "").unwrap());
+        let nan = l.b.build_int_compare(IntPredicate::EQ, code, i32t.const_int(0xff, false), "").unwrap();
+        return fsel(l, nan, fp::canonical_nan(l, d), val);
+    }
     let i32t = l.i32();
     let bd = &l.b;
     let width = f.ebits + f.mbits + f.signed as u32;

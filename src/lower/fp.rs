@@ -336,6 +336,81 @@ fn signs<'c>(l: &Lowerer<'c, '_>, e: FloatValue<'c>) -> (IntValue<'c>, IntValue<
     (fcmp(l, FloatPredicate::OGT, e, z), fcmp(l, FloatPredicate::OLT, e, z))
 }
 
+/// `llvm.frexp`: mantissa in [0.5, 1) (sign kept) and exponent.
+pub fn frexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> (FloatValue<'c>, IntValue<'c>) {
+    let st = l.ctx.struct_type(&[x.get_type().into(), l.i32().into()], false);
+    let r = l.call_v(&format!("llvm.frexp.{}.i32", ftname(l, x.get_type())), st.into(), &[x.into()]).into_struct_value();
+    (l.b.build_extract_value(r, 0, "").unwrap().into_float_value(), l.b.build_extract_value(r, 1, "").unwrap().into_int_value())
+}
+
+/// `llvm.ldexp`: `x * 2^e`.
+pub fn ldexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, e: IntValue<'c>) -> FloatValue<'c> {
+    l.call_v(&format!("llvm.ldexp.{}.i32", ftname(l, x.get_type())), x.get_type().into(), &[x.into(), e.into()]).into_float_value()
+}
+
+/// `.f64` `mul`/`div`/`rcp`/`sqrt`: the round-to-nearest result and the sign of its error,
+/// from an exact residual (`fma`) computed on operands scaled to [0.5, 2) with `frexp`, so that
+/// neither overflow nor underflow of the result disturbs it. Zero, infinite and NaN operands
+/// give exact results; an overflow of finite operands errs toward zero.
+fn f64_residual<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, a: &[FloatValue<'c>]) -> (FloatValue<'c>, IntValue<'c>, IntValue<'c>) {
+    let d = l.ctx.f64_type();
+    let i32t = l.i32();
+    let one = fconst(d, 1.0);
+    let (x, y) = match op {
+        RoundedOp::Rcp => (one, a[0]),
+        RoundedOp::Sqrt => (a[0], one),
+        _ => (a[0], a[1]),
+    };
+    let z = d.const_zero();
+    let regular = |v: FloatValue<'c>| and(l, is_finite(l, v), fcmp(l, FloatPredicate::ONE, v, z));
+    let (r, res, pos_sign) = match op {
+        RoundedOp::Mul => {
+            let p = fmul(l, x, y);
+            let (mx, ex) = frexp(l, x);
+            let (my, ey) = frexp(l, y);
+            let ps = ldexp(l, p, l.b.build_int_neg(l.b.build_int_add(ex, ey, "").unwrap(), "").unwrap());
+            // x*y - p, scaled: exact value above p when positive.
+            (p, ffma(l, mx, my, fneg(l, ps)), None)
+        }
+        RoundedOp::Sqrt => {
+            let s = unary(l, "sqrt", x);
+            let (m, e) = frexp(l, x);
+            // Even exponent: m in [0.5, 2).
+            let odd = l.b.build_and(e, i32t.const_int(1, false), "").unwrap();
+            let oddb = l.b.build_int_compare(IntPredicate::NE, odd, i32t.const_zero(), "").unwrap();
+            let m = fsel(l, oddb, fmul(l, m, fconst(d, 2.0)), m);
+            let e = l.b.build_int_sub(e, odd, "").unwrap();
+            let half = l.b.build_right_shift(e, i32t.const_int(1, false), true, "").unwrap();
+            let ss = ldexp(l, s, l.b.build_int_neg(half, "").unwrap());
+            (s, ffma(l, fneg(l, ss), ss, m), None)
+        }
+        _ => {
+            let q = fdiv(l, x, y);
+            let (mx, ex) = frexp(l, x);
+            let (my, ey) = frexp(l, y);
+            let qs = ldexp(l, q, l.b.build_int_sub(ey, ex, "").unwrap());
+            // x/y - q has the sign of (mx - qs*my) / my.
+            (q, ffma(l, fneg(l, qs), my, mx), Some(fcmp(l, FloatPredicate::OGT, my, z)))
+        }
+    };
+    let (rp, rn) = signs(l, res);
+    let (pos, neg) = match pos_sign {
+        Some(dpos) => (or(l, and(l, rp, dpos), and(l, rn, not(l, dpos))), or(l, and(l, rn, dpos), and(l, rp, not(l, dpos)))),
+        None => (rp, rn),
+    };
+    // Only regular (finite, nonzero) operands round; sqrt of a negative is NaN (exact).
+    let ok = match op {
+        RoundedOp::Sqrt => and(l, regular(x), fcmp(l, FloatPredicate::OGT, x, z)),
+        _ => and(l, regular(x), regular(y)),
+    };
+    let ovf = and(l, ok, is_inf(l, r));
+    let sneg = sign_bit(l, r);
+    let fin = and(l, ok, not(l, is_inf(l, r)));
+    let pos = or(l, and(l, fin, pos), and(l, ovf, sneg));
+    let neg = or(l, and(l, fin, neg), and(l, ovf, not(l, sneg)));
+    (r, pos, neg)
+}
+
 /// The default [`Target::rounded_op`]: see its documentation.
 pub fn default_rounded_op<'c>(
     l: &Lowerer<'c, '_>,
@@ -423,6 +498,10 @@ pub fn default_rounded_op<'c>(
                     res = fsel(l, zero, z, res);
                 }
                 res
+            }
+            RoundedOp::Mul | RoundedOp::Div | RoundedOp::Rcp | RoundedOp::Sqrt => {
+                let (r, pos, neg) = f64_residual(l, op, &a);
+                adjust(l, r, pos, neg, rnd)
             }
             _ => {
                 let name = format!("ptx2llvm_rt_{}_{}_f64", op.name(), rnd.name());

@@ -11,7 +11,7 @@
 //! documented error bounds).
 
 use super::{fp, Error, FnState, Lowerer, Ty};
-use crate::llvm::{BasicValueEnum, FunctionValue};
+use crate::llvm::{BasicTypeEnum, BasicValueEnum, FunctionValue, PointerValue};
 use crate::syntax::ast::{FnDirective, Instruction};
 
 /// A PTX state space as an address.
@@ -131,6 +131,17 @@ pub trait Target {
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error>;
+    /// Lowers any instruction in the target's own way before the shared lowering sees it
+    /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes
+    /// barriers, warp operations, `trap` and calls here.
+    fn instruction<'c, 'a>(&self, _l: &Lowerer<'c, 'a>, _fs: &mut FnState<'c, 'a>, _i: &Instruction<'a>) -> Result<bool, Error> {
+        Ok(false)
+    }
+    /// Storage of a `.local` variable of a function body (`ty`, alignment, name); `None`: an
+    /// alloca in the entry block.
+    fn local_var<'c, 'a>(&self, _l: &Lowerer<'c, 'a>, _fs: &mut FnState<'c, 'a>, _ty: BasicTypeEnum<'c>, _align: u32, _name: &str) -> Option<PointerValue<'c>> {
+        None
+    }
 
     /// `op` on scalar `ty` (`.f32` or `.f64`) operands `args` (LLVM `float`/`double`), rounded
     /// by `rnd`; with `ftz` (`.f32` only) subnormal inputs and the result are flushed to
@@ -140,12 +151,10 @@ pub trait Target {
     /// The default is target-independent IR ([`fp::default_rounded_op`]): `.f32` operations
     /// are computed exactly in `double` (error-free transformations: TwoSum, exact products,
     /// remainders through `llvm.fma.f64`) and rounded in the requested direction by stepping
-    /// the round-to-nearest result by one ulp; `.f64` `add`/`sub` use TwoSum. `.f64`
-    /// `mul`/`fma`/`div`/`sqrt`/`rcp` with `.rz/.rm/.rp` call runtime helpers, which a target
-    /// using the default must provide (C ABI, `double` arguments and result):
-    ///
-    /// `ptx2llvm_rt_{mul,div}_{rz,rm,rp}_f64(a, b)`, `ptx2llvm_rt_fma_{rz,rm,rp}_f64(a, b, c)`,
-    /// `ptx2llvm_rt_{sqrt,rcp}_{rz,rm,rp}_f64(a)`.
+    /// the round-to-nearest result by one ulp; `.f64` `add`/`sub` use TwoSum and `.f64`
+    /// `mul`/`div`/`rcp`/`sqrt` an exact `fma` residual on `frexp`-scaled operands. Only
+    /// `fma.{rz,rm,rp}.f64` calls a runtime helper, which a target using the default must
+    /// provide (C ABI, `double` arguments and result): `ptx2llvm_rt_fma_{rz,rm,rp}_f64(a, b, c)`.
     fn rounded_op<'c>(
         &self,
         l: &Lowerer<'c, '_>,

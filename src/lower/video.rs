@@ -293,7 +293,23 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 l.b.build_and(tb, c64(l, 0x1f), "").unwrap()
             };
             if op == "vshl" {
-                l.b.build_left_shift(ta, tb, "").unwrap()
+                // Up to 33 + 32 bits: shift in i128 so that `.sat` sees the true value.
+                let w = l.int(128);
+                let wide = l.b.build_left_shift(l.b.build_int_s_extend(ta, w, "").unwrap(), l.b.build_int_z_extend(tb, w, "").unwrap(), "").unwrap();
+                if sat {
+                    let bits = match dsel {
+                        Some(".b0" | ".b1" | ".b2" | ".b3") => 8,
+                        Some(".h0" | ".h1") => 16,
+                        _ => 32,
+                    };
+                    let (lo, hi) = if dsigned { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, ((1u64 << bits) - 1) as i64) };
+                    let (lo, hi) = (w.const_int(lo as u64, true), w.const_int(hi as u64, true));
+                    let v = sel(l, icmp(l, IntPredicate::SLT, wide, lo), lo, wide);
+                    let v = sel(l, icmp(l, IntPredicate::SGT, v, hi), hi, v);
+                    l.b.build_int_truncate(v, l.i64(), "").unwrap()
+                } else {
+                    l.b.build_int_truncate(wide, l.i64(), "").unwrap()
+                }
             } else {
                 l.b.build_right_shift(ta, tb, at.is_signed(), "").unwrap()
             }
