@@ -18,6 +18,35 @@ pub const CPU_SUPPORT: &[(Opcode, &str)] = &[];
 
 /// How far `target` (`"nvptx"` or `"cpu"`) supports `op`: `—` when it does not.
 pub fn support(op: Opcode, target: &str) -> &'static str {
+    if target == "nvptx" {
+        // How the nvptx target realizes each opcode: target-independent LLVM IR from the shared
+        // lowering, `llvm.nvvm.*` intrinsics, or PTX inline assembly (instructions with no
+        // meaning outside NVIDIA hardware).
+        return match op.spelling() {
+            "add" | "sub" | "mul" | "mad" | "div" | "sqrt" => "LLVM IR; `.rz/.rm/.rp`, f32 `.ftz`: NVVM intrinsic",
+            "fma" => "LLVM IR; `.rz/.rm/.rp`, f32 `.ftz`: NVVM intrinsic; `.oob`: inline PTX",
+            "ld" | "st" => "LLVM IR; `.mmio`, `.unified`: inline PTX",
+            "prefetch" => "LLVM IR (no-op hint); `.tensormap`: inline PTX",
+            "cvta" => "LLVM IR; `.to.param`: inline PTX",
+            "fence" | "membar" => "LLVM IR (fence); proxy and other fences: inline PTX",
+            "exit" => "LLVM IR (`ret`); in a device function: inline PTX",
+            "rcp" => "LLVM IR; `.rz/.rm/.rp`, `.ftz`, `.approx.ftz`: NVVM intrinsic; `.approx.f32`: inline PTX",
+            "rsqrt" | "sin" | "cos" | "lg2" | "ex2" => "NVVM intrinsic (`.approx`)",
+            "tanh" => "inline PTX (`.approx`)",
+            "cvt" => "LLVM IR; int↔float `.rz/.rm/.rp`, f64→f32, `.rz` to f16/bf16: NVVM intrinsic; `.rs` x4 packs: inline PTX",
+            "abs" | "neg" | "min" | "max" | "mul24" | "mad24" | "sad" | "rem" | "addc" | "subc" | "madc" | "popc" | "clz"
+            | "bfind" | "fns" | "brev" | "bfe" | "bfi" | "szext" | "bmsk" | "dp4a" | "dp2a" | "testp" | "copysign" | "and"
+            | "or" | "xor" | "not" | "cnot" | "lop3" | "shf" | "shl" | "shr" | "prmt" | "setp" | "set" | "selp" | "slct"
+            | "mov" | "ldu" | "prefetchu" | "bra" | "brx" | "call" | "ret"
+            | "trap" | "alloca" | "stacksave" | "stackrestore" | "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl"
+            | "vshr" | "vmad" | "vset" | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2"
+            | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => "LLVM IR",
+            "atom" | "red" => "LLVM IR (atomicrmw/cmpxchg); `.async`, `.mmio`: inline PTX",
+            "bar" | "barrier" => "NVVM intrinsic; `.red`, `.cluster`: inline PTX",
+            "activemask" | "shfl" | "vote" | "match" | "redux" | "elect" | "isspacep" => "NVVM intrinsic; other forms: inline PTX",
+            _ => "inline PTX",
+        };
+    }
     let table = match target {
         "nvptx" => NVPTX_SUPPORT,
         "cpu" => CPU_SUPPORT,
