@@ -90,6 +90,12 @@ const char *ptx2llvm_module_kernel_name(const ptx2llvm_module *m, size_t index);
 int ptx2llvm_module_kernel_params(const ptx2llvm_module *m, const char *kernel, size_t *count,
                                   size_t *buffer_bytes, char **err);
 
+/* Address and size of the module-scope variable `name` (a .global or .const variable, e.g. a
+ * __constant__ or __device__ array), as cuModuleGetGlobal gives them: write it before a launch
+ * (cudaMemcpyToSymbol), read it after. Returns -1 (and sets *err) when there is none. */
+int ptx2llvm_module_global(const ptx2llvm_module *m, const char *name, void **ptr, size_t *size,
+                           char **err);
+
 /* Bytes of static .shared memory per CTA the module's kernels use. */
 uint32_t ptx2llvm_module_static_shared_bytes(const ptx2llvm_module *m);
 

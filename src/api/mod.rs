@@ -179,7 +179,9 @@ pub fn param_buffer(kernel: &str, layout: &ParamLayout, args: &[Arg]) -> Result<
         };
         let fits = match a {
             Arg::Buffer(_) | Arg::Pointer(_) => p.size == 8 && !p.aggregate,
-            Arg::Scalar(_) => bytes.len() as u32 == p.size && !p.aggregate,
+            // A scalar also fills a same-sized aggregate: NVRTC passes `__half` and other
+            // small structs as `.b8` arrays.
+            Arg::Scalar(_) => bytes.len() as u32 == p.size,
             Arg::Bytes(_) => bytes.len() as u32 == p.size,
         };
         if !fits {
@@ -239,6 +241,47 @@ impl Module {
             .iter()
             .map(|k| k.name.clone())
             .collect()
+    }
+
+    /// Address and size of the module variable `name` (`.global` or `.const`), as
+    /// `cuModuleGetGlobal` gives them; `None` when the module has no such variable.
+    pub fn global_ptr(&self, name: &str) -> Option<(*mut u8, usize)> {
+        let (addr, size) = self.program.global(name)?;
+        Some((addr as *mut u8, size as usize))
+    }
+
+    /// Copies `bytes` to the start of module variable `name` (`cudaMemcpyToSymbol`).
+    pub fn write_global(&self, name: &str, bytes: &[u8]) -> Result<(), ApiError> {
+        let (p, size) = self.global_ptr(name).ok_or_else(|| self.no_global(name))?;
+        if bytes.len() > size {
+            return Err(ApiError::Args(format!(
+                "{} bytes do not fit module variable `{name}` of {size} bytes",
+                bytes.len()
+            )));
+        }
+        // SAFETY: the variable has `size` bytes at `p` for the program's life; no launch runs
+        // (`launch` borrows the module for its duration on this thread).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        Ok(())
+    }
+
+    /// The bytes of module variable `name` (`cudaMemcpyFromSymbol`).
+    pub fn read_global(&self, name: &str) -> Result<Vec<u8>, ApiError> {
+        let (p, size) = self.global_ptr(name).ok_or_else(|| self.no_global(name))?;
+        // SAFETY: as in `write_global`.
+        Ok(unsafe { std::slice::from_raw_parts(p, size) }.to_vec())
+    }
+
+    fn no_global(&self, name: &str) -> ApiError {
+        let names: Vec<&str> = self.program.global_names().collect();
+        ApiError::Args(format!(
+            "no module variable named `{name}`; the module's variables are: {}",
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
+        ))
     }
 
     /// Launches `kernel` over `grid` × `block` with `shared` bytes of dynamic shared memory and

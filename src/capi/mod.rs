@@ -343,6 +343,40 @@ pub unsafe extern "C" fn ptx2llvm_module_static_shared_bytes(m: *const CModule) 
     m.as_ref().map_or(0, |m| m.module.program().static_shared())
 }
 
+/// Address and size of a module variable (`cuModuleGetGlobal`).
+///
+/// # Safety
+/// `m` a live module, `name` a C string; the out pointers null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_module_global(
+    m: *const CModule,
+    name: *const c_char,
+    ptr: *mut *mut c_void,
+    size: *mut usize,
+    err: *mut *mut c_char,
+) -> c_int {
+    let r = guard(|| {
+        let m = m.as_ref().ok_or("the module is NULL")?;
+        let name = str_arg(name, "the variable name")?;
+        match m.module.global_ptr(name) {
+            Some((p, n)) => {
+                if !ptr.is_null() {
+                    *ptr = p as *mut c_void;
+                }
+                if !size.is_null() {
+                    *size = n;
+                }
+                Ok(0)
+            }
+            None => Err(m.module.read_global(name).err().map_or_else(
+                || format!("no module variable named `{name}`"),
+                |e| e.to_string(),
+            )),
+        }
+    });
+    finish(r, err, -1)
+}
+
 fn no_kernel(m: &CModule, name: &str) -> String {
     let names = m.module.kernel_names();
     format!(

@@ -449,6 +449,52 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
     }
 }
 
+/// Names of the functions `module` calls but does not define (LLVM intrinsics excepted).
+pub fn undefined_functions(module: &Module) -> Vec<String> {
+    let m = module.as_mut_ptr();
+    let mut out = Vec::new();
+    unsafe {
+        for f in functions(m) {
+            if c::LLVMIsDeclaration(f) != 0 && !c::LLVMGetFirstUse(f).is_null() {
+                let n = name_of(f);
+                if !n.starts_with("llvm.") {
+                    out.push(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Makes every defined module-scope variable (`.global`, `.const`) of a module about to be
+/// JIT-compiled reachable from the host, as `cuModuleGetGlobal` makes it on a GPU: external
+/// linkage, not constant (the host may write `.const` data before a launch, so its loads must
+/// not be folded). Returns each variable's name and size in bytes.
+pub fn expose_globals(module: &Module) -> Vec<(String, u64)> {
+    let m = module.as_mut_ptr();
+    let mut out = Vec::new();
+    unsafe {
+        let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+        let mut g = c::LLVMGetFirstGlobal(m);
+        while !g.is_null() {
+            let name = name_of(g);
+            if c::LLVMIsDeclaration(g) == 0
+                && addr_space_of(g) == Some(0)
+                && !name.is_empty()
+                && !name.starts_with("llvm.")
+            {
+                c::LLVMSetLinkage(g, llvm_sys::LLVMLinkage::LLVMExternalLinkage);
+                c::LLVMSetUnnamedAddress(g, llvm_sys::LLVMUnnamedAddr::LLVMNoUnnamedAddr);
+                c::LLVMSetGlobalConstant(g, 0);
+                let size = llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGlobalGetValueType(g));
+                out.push((name, size));
+            }
+            g = c::LLVMGetNextGlobal(g);
+        }
+    }
+    out
+}
+
 /// Gives every declared function that `needs_lookup` selects an internal definition that
 /// finds the runtime's implementation with `ptx2llvm_rt_lookup(name)` on first use (cached in
 /// an internal global) and calls it. Objects made with `--emit obj` link against the runtime
@@ -550,6 +596,15 @@ impl<'c> Jit<'c> {
     /// The address of function `name`.
     pub fn address(&self, name: &str) -> Option<usize> {
         self.ee.get_function_address(name).ok()
+    }
+
+    /// The address of global variable `name`.
+    pub fn global_address(&self, name: &str) -> Option<usize> {
+        let cn = CString::new(name).ok()?;
+        let a = unsafe {
+            llvm_sys::execution_engine::LLVMGetGlobalValueAddress(self.ee.as_mut_ptr(), cn.as_ptr())
+        };
+        (a != 0).then_some(a as usize)
     }
 }
 

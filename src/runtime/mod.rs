@@ -9,7 +9,8 @@
 //! - `launch`: grid launch over the worker pool, stack pool, launch limits;
 //! - `entry`: the `ptx2llvm_rt_*` functions;
 //! - `nvvm`: host versions of the `llvm.nvvm.*` operations and the current-thread lookup;
-//! - `printf`, `time`: device printf and clocks.
+//! - `printf`, `time`: device printf and clocks;
+//! - `softfp`: the half/bfloat16 conversion builtins LLVM's host back ends call.
 
 pub mod abi;
 mod cta;
@@ -17,6 +18,7 @@ pub mod entry;
 pub mod launch;
 pub mod nvvm;
 mod printf;
+pub mod softfp;
 mod time;
 
 #[cfg(test)]
@@ -32,6 +34,11 @@ pub fn symbols() -> Vec<(String, usize)> {
         .map(|(n, p)| (n.to_string(), p as usize))
         .collect();
     v.extend(nvvm::table().into_iter().map(|(n, p)| (n, p as usize)));
+    v.extend(
+        softfp::symbols()
+            .into_iter()
+            .map(|(n, p)| (n.to_string(), p as usize)),
+    );
     v.push((
         "ptx2llvm_rt_self".into(),
         nvvm::ptx2llvm_rt_self as *const () as usize,

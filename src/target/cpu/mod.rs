@@ -171,15 +171,19 @@ pub struct KernelInfo {
     pub params: ParamLayout,
 }
 
-/// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`. Returns the LLVM
-/// module, its kernels and the static shared-memory size.
+/// What `build` produces: the LLVM module, its kernels, the static shared-memory size and the
+/// module variables the host may reach (names and sizes; JIT builds only).
+type Built<'c> = (Module<'c>, Vec<KernelInfo>, u32, Vec<(String, u64)>);
+
+/// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`.
 fn build<'c, 'a>(
     ctx: &'c Context,
     module: &'a ast::Module<'a>,
     name: &str,
     opt: u8,
     machine: &HostMachine,
-) -> Result<(Module<'c>, Vec<KernelInfo>, u32), CompileError> {
+    jit: bool,
+) -> Result<Built<'c>, CompileError> {
     static CPU: Cpu = Cpu;
     let addr64 = module.address_size.unwrap_or(64) == 64;
     if !addr64 {
@@ -231,9 +235,15 @@ fn build<'c, 'a>(
         .collect();
     let shared = crate::llvm::cpu::prepare_module(&m, &layouts)
         .map_err(|e| CompileError::Llvm(e.join("\n")))?;
+    // For the JIT the host reaches module variables by name (`Program::global`).
+    let globals = if jit {
+        crate::llvm::cpu::expose_globals(&m)
+    } else {
+        Vec::new()
+    };
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
-    Ok((m, kernels, shared))
+    Ok((m, kernels, shared, globals))
 }
 
 /// What `compile` produces.
@@ -251,7 +261,7 @@ pub fn compile<'a>(
 ) -> Result<Output, CompileError> {
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
-    let (m, _, shared) = build(&ctx, module, name, opt, &machine)?;
+    let (m, _, shared, _) = build(&ctx, module, name, opt, &machine, false)?;
     // Linked objects reach the runtime helpers without an exported symbol by lookup.
     crate::llvm::cpu::add_lookup_stubs(&m, &crate::runtime::needs_lookup);
     // Tell object users how much static shared memory the module's kernels need.
@@ -265,6 +275,15 @@ pub fn compile<'a>(
     })
 }
 
+/// Whether the process (the C library, libm, …) defines `name`.
+fn in_process(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: dlsym with RTLD_DEFAULT and a C string only looks the name up.
+    !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) }.is_null()
+}
+
 /// A module compiled for this process: its kernels can be launched.
 pub struct Program {
     // Field order: the engine (which owns the module) drops before the context.
@@ -272,6 +291,8 @@ pub struct Program {
     ctx: &'static Context,
     kernels: Vec<KernelInfo>,
     static_shared: u32,
+    /// Module-scope variables (`.global`, `.const`) and their sizes.
+    globals: Vec<(String, u64)>,
 }
 
 impl Program {
@@ -285,15 +306,38 @@ impl Program {
         // The context must outlive the engine; a program lives as long as its user keeps it,
         // and contexts are small: leak it.
         let ctx: &'static Context = Box::leak(Box::new(Context::create()));
-        let (m, kernels, static_shared) = build(ctx, module, name, opt, &machine)?;
+        let (m, kernels, static_shared, globals) = build(ctx, module, name, opt, &machine, true)?;
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
+        // MCJIT leaves a call to a symbol it cannot resolve as a call to address 0: refuse
+        // such modules with the names instead.
+        let missing: Vec<String> = crate::llvm::cpu::undefined_functions(&m)
+            .into_iter()
+            .filter(|n| !syms.iter().any(|(s, _)| s == n) && !in_process(n))
+            .collect();
+        if !missing.is_empty() {
+            return Err(CompileError::Llvm(format!(
+                "the module calls {} that it does not define: {} (on a GPU the driver's \
+                 linker would need them too; link the PTX that defines them into the module)",
+                if missing.len() == 1 {
+                    "an external function"
+                } else {
+                    "external functions"
+                },
+                missing
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
         Ok(Program {
             jit,
             ctx,
             kernels,
             static_shared,
+            globals,
         })
     }
 
@@ -308,6 +352,18 @@ impl Program {
     /// Bytes of static shared memory per CTA.
     pub fn static_shared(&self) -> u32 {
         self.static_shared
+    }
+
+    /// Address and size of the module variable `name` (a `.global` or `.const` variable), as
+    /// `cuModuleGetGlobal` gives them: the host may read and write it between launches.
+    pub fn global(&self, name: &str) -> Option<(usize, u64)> {
+        let size = self.globals.iter().find(|(n, _)| n == name)?.1;
+        Some((self.jit.global_address(name)?, size))
+    }
+
+    /// Names of the module variables `global` can find.
+    pub fn global_names(&self) -> impl Iterator<Item = &str> {
+        self.globals.iter().map(|(n, _)| n.as_str())
     }
 
     /// The entry point of kernel `name`.

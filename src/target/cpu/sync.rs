@@ -41,6 +41,17 @@ fn set_pair<'c, 'a>(
     }
 }
 
+/// "not supported on the cpu target: `OPCODE.MODIFIERS`", as the inline-assembly fallback
+/// says it.
+fn unsupported(i: &Instruction) -> Error {
+    let full = crate::lower::inline_asm::spell(i);
+    let first = full.split_whitespace().next().unwrap_or("").to_string();
+    Error::Unsupported {
+        msg: format!("not supported on the cpu target: `{first}`"),
+        span: i.span,
+    }
+}
+
 pub fn lower<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -60,7 +71,7 @@ pub fn lower<'c, 'a>(
         }
         "bar" | "barrier" => {
             if ins.has(".cluster") || ops.is_empty() {
-                return Err(ins.unsupported("not supported on the cpu target"));
+                return Err(unsupported(i));
             }
             let t = self_ptr(l);
             if ins.has(".red") {
@@ -117,7 +128,7 @@ pub fn lower<'c, 'a>(
                     )
                 })
             {
-                return Err(ins.unsupported("not supported on the cpu target"));
+                return Err(unsupported(i));
             }
             fence(l.ctx, &l.b, Ordering::SeqCst, "");
             Ok(true)
