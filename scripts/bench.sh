@@ -10,10 +10,12 @@
 #   bash scripts/bench.sh [--quick] [--reps N] [--only K1,K2,...] [--no-pocl]
 #
 #   --quick     small sizes, 2 launches: a smoke test (scripts/test.sh runs it), no timing claims
-#   --reps N    timed launches per measurement (default 5; quick: 2). ptx2llvm runs N+1 launches
-#               (`run` has no warm-up flag: the first launch is the warm-up, and the median of
-#               N+1 launches leaves it out); C and PoCL run one untimed warm-up, then N.
-#   --only L    comma-separated kernel names (see KERNELS below)
+#   --reps N    timed launches per measurement (default 5; quick: 2). C and PoCL run one untimed
+#               warm-up, then N. ptx2llvm runs N+1 launches and reports their median: `run` has
+#               no warm-up flag, so the first launch (the warm-up, usually the slowest) is among
+#               them and moves the median by at most half a rank.
+#   --only L    comma-separated kernel names: vecadd saxpy reduce_block reduce_warp matmul
+#               stencil histogram softmax empty
 #   --no-pocl   skip the PoCL column
 # Environment: PTX2LLVM (binary to use; default: build target/release/ptx2llvm with cargo),
 # BENCH_CC (C compiler for the baselines, default gcc), BENCH_OPT (ptx2llvm -O level, default 2,
@@ -248,6 +250,11 @@ brief() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
+# The floor under the compile times: process start (loading libLLVM) and parsing, no codegen.
+s=$(ms_now)
+"$P2L" check "$SUITE/kernels/empty.ptx" >>"$LOG" 2>&1
+START_MS=$(awk -v a="$s" -v b="$(ms_now)" 'BEGIN { printf "%.0f", (b - a) / 1e6 }')
+
 ROWS=()
 FAILED=()
 for k in "${KERNELS[@]}"; do
@@ -333,7 +340,7 @@ done
 {
     echo "ptx2llvm benchmark suite ($MODE): $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "ptx2llvm -O$OPT $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo '+dirty'); C: $CC_BENCH -O3 -march=native -fopenmp; PoCL: $([ "$POCL" = 1 ] && dpkg-query -W -f='${Version}' pocl-opencl-icd 2>/dev/null || echo "$POCL_WHY")"
-    echo "times: median ms over $REPS launches after a warm-up (empty: over $EMPTY_REPS); compile: wall ms of ptx2llvm --target cpu --emit obj"
+    echo "times: median ms (C, PoCL: $REPS runs after a warm-up; ptx2llvm: $((REPS + 1)) launches, the first one the warm-up; empty: $EMPTY_REPS launches); compile: wall ms of ptx2llvm --target cpu --emit obj -O$OPT, of which process start ~${START_MS} ms (ptx2llvm check)"
     echo
     echo "| kernel | size | ptx2llvm cpu | C+OpenMP | PoCL | ptx2llvm/C | ptx2llvm/PoCL | compile | check |"
     echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
