@@ -248,7 +248,11 @@ brief() {
     l=${l//|//}
     printf '%.60s' "$l"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }'; }
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b
+        else printf "-" }'
+}
 
 # The floor under the compile times: process start (loading libLLVM) and parsing, no codegen.
 s=$(ms_now)
