@@ -324,6 +324,8 @@ impl Module {
             .ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
         let mut cfg = cfg.clone();
         cfg.static_shared = self.program.static_shared();
+        crate::runtime::fault::install();
+        crate::runtime::fault::set_kernel(kernel);
         // SAFETY: `entry` was compiled for this ABI and `params` matches its layout; buffers
         // in `args` stay alive (borrowed) during the launch.
         unsafe { crate::runtime::launch(kernel, entry, &params, &cfg) }?;

@@ -563,6 +563,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_launch(
             dynamic_shared: dynamic_shared_bytes,
             ..LaunchConfig::default()
         };
+        crate::runtime::fault::install();
+        crate::runtime::fault::set_kernel(&name);
         crate::runtime::launch(&name, entry, params, &cfg).map_err(|e| e.to_string())?;
         Ok(0)
     });

@@ -142,6 +142,9 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     let entry = program
         .entry(&a.kernel)
         .ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;
+    // Invalid memory accesses of the kernel become errors naming block and thread.
+    ptx2llvm::runtime::fault::install();
+    ptx2llvm::runtime::fault::set_kernel(&a.kernel);
     let mut times = Vec::with_capacity(repeat as usize);
     for _ in 0..repeat {
         let t0 = Instant::now();

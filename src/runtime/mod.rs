@@ -10,11 +10,13 @@
 //! - `entry`: the `ptx2llvm_rt_*` functions;
 //! - `nvvm`: host versions of the `llvm.nvvm.*` operations and the current-thread lookup;
 //! - `printf`, `time`: device printf and clocks;
-//! - `softfp`: the half/bfloat16 conversion builtins LLVM's host back ends call.
+//! - `softfp`: the half/bfloat16 conversion builtins LLVM's host back ends call;
+//! - `fault`: invalid memory accesses of kernels as launch errors (a `SIGSEGV` handler).
 
 pub mod abi;
 mod cta;
 pub mod entry;
+pub mod fault;
 pub mod launch;
 pub mod nvvm;
 mod printf;

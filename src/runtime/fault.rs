@@ -1,0 +1,357 @@
+//! Invalid memory accesses of kernels become launch errors instead of crashes.
+//!
+//! `install()` (called before every launch by `ptx2llvm run`, the embedding API and the C API)
+//! installs a `SIGSEGV`/`SIGBUS` handler once per process. When a fault happens in JIT-compiled
+//! kernel code (the faulting instruction lies in no loaded object: `dladdr` finds nothing) while
+//! a CUDA thread runs (`ptx2llvm_rt_self()` is set), the handler makes the faulting thread
+//! resume in `fault_trap`, which fails the launch like `trap` does:
+//!
+//! ```text
+//! kernel k failed in block (1, 0, 0), thread (3, 0, 0): invalid memory access: write to
+//! address 0x0 (a null pointer)
+//! ```
+//!
+//! The CUDA thread's stack is abandoned as for `trap`; the process and later launches go on.
+//! (x86-64 Linux. Elsewhere, and for a fault that leaves no room on the thread's stack — a
+//! stack overflow from deep recursion or huge local arrays — the handler prints the same
+//! message to stderr and exits with status 1.) Faults anywhere else go to the previous handler.
+//!
+//! Only accesses to unmapped or protected memory fault: an access past the end of a buffer
+//! into other valid memory is not detected (there is no bounds checking).
+//!
+//! `PTX2LLVM_NO_SIGNAL_HANDLER=1` in the environment leaves the process's handlers alone.
+
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Once;
+
+use super::abi::Thread;
+
+static INSTALL: Once = Once::new();
+/// The previous handlers (`struct sigaction`), for chaining.
+static mut OLD_SEGV: Option<libc::sigaction> = None;
+static mut OLD_BUS: Option<libc::sigaction> = None;
+
+/// Name of the kernel being launched (best effort: the last `set_kernel`).
+static KERNEL: [AtomicU8; 128] = [const { AtomicU8::new(0) }; 128];
+static KERNEL_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Records the name of the kernel about to run (for messages written from the handler).
+pub fn set_kernel(name: &str) {
+    let b = name.as_bytes();
+    let n = b.len().min(KERNEL.len());
+    for (slot, &c) in KERNEL.iter().zip(&b[..n]) {
+        slot.store(c, Ordering::Relaxed);
+    }
+    KERNEL_LEN.store(n, Ordering::Release);
+}
+
+/// Installs the handler once per process (unless `PTX2LLVM_NO_SIGNAL_HANDLER` is set).
+pub fn install() {
+    INSTALL.call_once(|| {
+        if std::env::var_os("PTX2LLVM_NO_SIGNAL_HANDLER").is_some_and(|v| v != "0") {
+            return;
+        }
+        // SAFETY: sigaction with a fully initialized struct; the old actions are stored before
+        // any fault can reach the handler (call_once runs this once, before launches).
+        unsafe {
+            for (sig, old) in [
+                (libc::SIGSEGV, &raw mut OLD_SEGV),
+                (libc::SIGBUS, &raw mut OLD_BUS),
+            ] {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = handler as *const () as usize;
+                sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                libc::sigemptyset(&mut sa.sa_mask);
+                let mut prev: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &sa, &mut prev) == 0 {
+                    *old = Some(prev);
+                }
+            }
+        }
+    });
+}
+
+/// A fixed buffer to format messages in without allocating (signal-handler safe).
+struct Msg {
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl Msg {
+    fn new() -> Msg {
+        Msg {
+            buf: [0; 512],
+            len: 0,
+        }
+    }
+    fn s(&mut self, s: &[u8]) -> &mut Msg {
+        for &c in s {
+            if self.len < self.buf.len() - 1 {
+                self.buf[self.len] = c;
+                self.len += 1;
+            }
+        }
+        self
+    }
+    fn dec(&mut self, mut v: u64) -> &mut Msg {
+        let mut d = [0u8; 20];
+        let mut k = d.len();
+        loop {
+            k -= 1;
+            d[k] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.s(&d[k..])
+    }
+    fn hex(&mut self, v: u64) -> &mut Msg {
+        self.s(b"0x");
+        let mut started = false;
+        for k in (0..16).rev() {
+            let n = ((v >> (4 * k)) & 15) as u8;
+            if n != 0 || started || k == 0 {
+                started = true;
+                self.s(&[if n < 10 { b'0' + n } else { b'a' + n - 10 }]);
+            }
+        }
+        self
+    }
+    fn dim(&mut self, d: [u32; 3]) -> &mut Msg {
+        self.s(b"(")
+            .dec(d[0] as u64)
+            .s(b", ")
+            .dec(d[1] as u64)
+            .s(b", ")
+            .dec(d[2] as u64)
+            .s(b")")
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// What kind of fault the hardware reported.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Access {
+    /// A page fault: a read or a write of an unmapped or protected address.
+    Page {
+        write: bool,
+    },
+    /// A general protection fault (a non-canonical address); the address is unknown.
+    General,
+    Unknown,
+}
+
+impl Access {
+    fn code(self) -> usize {
+        match self {
+            Access::Page { write: false } => 0,
+            Access::Page { write: true } => 1,
+            Access::General => 2,
+            Access::Unknown => 3,
+        }
+    }
+    fn from_code(c: usize) -> Access {
+        match c {
+            0 => Access::Page { write: false },
+            1 => Access::Page { write: true },
+            2 => Access::General,
+            _ => Access::Unknown,
+        }
+    }
+}
+
+/// What went wrong, as the message's tail: "invalid memory access: write to address 0x0 (a
+/// null pointer)".
+fn describe(m: &mut Msg, sig: i32, addr: usize, access: Access) {
+    m.s(b"invalid memory access");
+    if sig == libc::SIGBUS {
+        m.s(b" (bus error)");
+    }
+    m.s(b": ");
+    match access {
+        Access::Page { write: true } => m.s(b"write to address "),
+        Access::Page { write: false } => m.s(b"read from address "),
+        Access::General => {
+            m.s(b"a non-canonical address (general protection fault)");
+            return;
+        }
+        Access::Unknown => m.s(b"address "),
+    };
+    m.hex(addr as u64);
+    if addr < 4096 {
+        m.s(b" (a null pointer)");
+    }
+}
+
+fn kernel_name(m: &mut Msg) {
+    let n = KERNEL_LEN.load(Ordering::Acquire);
+    for slot in KERNEL.iter().take(n) {
+        m.s(&[slot.load(Ordering::Relaxed)]);
+    }
+}
+
+/// Where a redirected thread resumes: fails the launch with the message, like `trap`.
+extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> ! {
+    let mut m = Msg::new();
+    let access = Access::from_code(sig_and_access >> 8);
+    describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
+    m.s(b"\0");
+    // SAFETY: `t` is the running CUDA thread's context (checked by the handler); the message
+    // is a NUL-terminated buffer that `ptx2llvm_rt_trap` copies before suspending.
+    unsafe { super::entry::ptx2llvm_rt_trap(t, m.bytes().as_ptr() as *const libc::c_char) }
+}
+
+/// Whether `pc` lies in a loaded object (executable or shared library) rather than in
+/// JIT-compiled code.
+unsafe fn in_loaded_object(pc: usize) -> bool {
+    let mut info: libc::Dl_info = std::mem::zeroed();
+    libc::dladdr(pc as *const libc::c_void, &mut info) != 0
+}
+
+unsafe fn chain(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let old = if sig == libc::SIGBUS {
+        OLD_BUS
+    } else {
+        OLD_SEGV
+    };
+    match old {
+        Some(o) if o.sa_sigaction != libc::SIG_DFL && o.sa_sigaction != libc::SIG_IGN => {
+            if o.sa_flags & libc::SA_SIGINFO != 0 {
+                let f: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void) =
+                    std::mem::transmute(o.sa_sigaction);
+                f(sig, info, ctx);
+            } else {
+                let f: extern "C" fn(i32) = std::mem::transmute(o.sa_sigaction);
+                f(sig);
+            }
+        }
+        _ => {
+            // Default action: let the instruction fault again without us.
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo and ucontext; everything below is
+    // async-signal-safe (no allocation, no locks; `write`, `_exit`, `dladdr`).
+    unsafe {
+        let t = super::nvvm::ptx2llvm_rt_self();
+        let addr = (*info).si_addr() as usize;
+        let (pc, sp, access) = machine_state(ctx);
+        if t.is_null() || pc == 0 || in_loaded_object(pc) {
+            return chain(sig, info, ctx);
+        }
+        // Room to run `fault_trap` below the faulting frame? (Not after a stack overflow.)
+        let overflow = sp != 0 && access != Access::General && addr.abs_diff(sp) < 64 * 1024;
+        if !overflow && redirect(ctx, t, addr, sig, access) {
+            return;
+        }
+        let mut m = Msg::new();
+        m.s(b"error: kernel ");
+        kernel_name(&mut m);
+        m.s(b" failed in block ")
+            .dim((*t).ctaid)
+            .s(b", thread ")
+            .dim((*t).tid)
+            .s(b": ");
+        if overflow {
+            m.s(
+                b"stack overflow of the CUDA thread (deep recursion or large local arrays; \
+                  the stack is LaunchConfig::stack_size, 256 KiB by default) at address ",
+            )
+            .hex(addr as u64);
+        } else {
+            describe(&mut m, sig, addr, access);
+        }
+        m.s(b"\n");
+        libc::write(2, m.bytes().as_ptr() as *const libc::c_void, m.len);
+        libc::_exit(1);
+    }
+}
+
+/// The faulting pc, stack pointer and whether the access was a write (x86-64 Linux).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+unsafe fn machine_state(ctx: *mut libc::c_void) -> (usize, usize, Access) {
+    let uc = ctx as *mut libc::ucontext_t;
+    let g = &(*uc).uc_mcontext.gregs;
+    let err = g[libc::REG_ERR as usize] as u64;
+    // Trap 14 is a page fault (bit 1 of the error code: a write); 13 a general protection
+    // fault, e.g. a non-canonical address, for which the address is not reported.
+    let kind = match g[libc::REG_TRAPNO as usize] {
+        14 => Access::Page {
+            write: err & 2 != 0,
+        },
+        13 => Access::General,
+        _ => Access::Unknown,
+    };
+    (
+        g[libc::REG_RIP as usize] as usize,
+        g[libc::REG_RSP as usize] as usize,
+        kind,
+    )
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+unsafe fn machine_state(_ctx: *mut libc::c_void) -> (usize, usize, Access) {
+    (1, 0, Access::Unknown)
+}
+
+/// Makes the thread resume in `fault_trap(t, addr, sig | access << 8)` on its own stack.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+unsafe fn redirect(
+    ctx: *mut libc::c_void,
+    t: *mut Thread,
+    addr: usize,
+    sig: i32,
+    access: Access,
+) -> bool {
+    let uc = ctx as *mut libc::ucontext_t;
+    let g = &mut (*uc).uc_mcontext.gregs;
+    let sp = g[libc::REG_RSP as usize] as usize;
+    // Skip the red zone and leave room; a call leaves rsp ≡ 8 (mod 16) at function entry.
+    let new_sp = ((sp - 1024) & !15) - 8;
+    g[libc::REG_RSP as usize] = new_sp as i64;
+    g[libc::REG_RIP as usize] = fault_trap as *const () as usize as i64;
+    g[libc::REG_RDI as usize] = t as i64;
+    g[libc::REG_RSI as usize] = addr as i64;
+    g[libc::REG_RDX as usize] = ((sig as usize & 0xff) | (access.code() << 8)) as i64;
+    true
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+unsafe fn redirect(
+    _ctx: *mut libc::c_void,
+    _t: *mut Thread,
+    _addr: usize,
+    _sig: i32,
+    _access: Access,
+) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        let mut m = Msg::new();
+        describe(&mut m, libc::SIGSEGV, 0, Access::Page { write: true });
+        assert_eq!(
+            std::str::from_utf8(m.bytes()).unwrap(),
+            "invalid memory access: write to address 0x0 (a null pointer)"
+        );
+        let mut m = Msg::new();
+        m.dim([1, 20, 300]).s(b" ").hex(0xdead_beef).s(b" ").dec(0);
+        assert_eq!(
+            std::str::from_utf8(m.bytes()).unwrap(),
+            "(1, 20, 300) 0xdeadbeef 0"
+        );
+    }
+}
