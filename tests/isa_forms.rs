@@ -791,6 +791,7 @@ fn arbitrary_instructions_do_not_panic() {
             opcode,
             mods,
             operands,
+            post_ops: Default::default(),
             span: sp,
             op_span: sp,
         };

@@ -99,50 +99,15 @@ fn cmp<'c>(l: &Lowerer<'c, '_>, c: &str, a: IntValue<'c>, b: IntValue<'c>) -> In
     l.b.build_int_z_extend(icmp(l, p, a, b), l.i64(), "").unwrap()
 }
 
-/// The source text from the start of the file to the end of instruction `i`, recovered from an
-/// identifier operand (identifiers borrow the source text; their spans are file offsets).
-fn source_upto<'a>(i: &Instruction<'a>) -> Option<&'a str> {
-    let (name, start) = i.operands.iter().find_map(|op| match op {
-        Operand::Name { name, span, .. } => Some((*name, span.start as usize)),
-        Operand::Imm(ast::Expr::Unary(_, e, _)) => match e.as_ref() {
-            ast::Expr::Sym(n, sp) => Some((*n, sp.start as usize)),
-            _ => None,
-        },
-        _ => None,
-    })?;
-    let end = i.span.end as usize;
-    if end < start + name.len() {
-        return None;
-    }
-    // SAFETY: `name` is a slice of the module source at byte offset `start`, and the source
-    // extends at least to the end of the instruction that contains it.
-    let text = unsafe {
-        let base = name.as_ptr().sub(start);
-        std::str::from_utf8(std::slice::from_raw_parts(base, end)).ok()?
-    };
-    (text.get(start..start + name.len()) == Some(name)).then_some(text)
-}
-
 /// The selector modifier written right after each operand (`a.b1` → `.b1`), by operand index.
 pub fn selectors(i: &Instruction) -> Option<Vec<Option<&'static str>>> {
-    let text = source_upto(i)?;
-    let bytes = text.as_bytes();
-    Some(
-        i.operands
-            .iter()
-            .map(|op| {
-                let mut p = op.span().end as usize;
-                while p < bytes.len() && (bytes[p] == b' ' || bytes[p] == b'\t') {
-                    p += 1;
-                }
-                if p >= bytes.len() || bytes[p] != b'.' {
-                    return None;
-                }
-                let q = p + 1 + bytes[p + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
-                crate::isa::lookup_mod(&text[p..q]).map(|m| m.spelling())
-            })
-            .collect(),
-    )
+    let mut sels = vec![None; i.operands.len()];
+    for (k, m) in i.post_mods() {
+        if let Some(s) = sels.get_mut(k) {
+            *s = Some(m.spelling());
+        }
+    }
+    Some(sels)
 }
 
 pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {

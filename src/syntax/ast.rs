@@ -319,6 +319,10 @@ pub struct Instruction<'a> {
     /// Modifiers in source order (`.rn`, `.f32`, `.global`, `.L2::cache_hint`, …).
     pub mods: SmallVec<[Mod; 4]>,
     pub operands: SmallVec<[Operand<'a>; 3]>,
+    /// Modifiers written after an operand (`a.b1`, `[a].unified`) are the last entries of
+    /// `mods`; this records the operand each follows (see `post_mods()`; at most
+    /// `MAX_POST_MODS`, kept in a few bytes that would otherwise be padding).
+    pub post_ops: PostOps,
     /// The whole instruction, guard to `;` exclusive.
     pub span: Span,
     /// The opcode word and its modifiers.
@@ -401,8 +405,29 @@ impl Expr<'_> {
     }
 }
 
+/// Operand indices of the modifiers written after operands, in order; `u8::MAX` = unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostOps(pub [u8; MAX_POST_MODS]);
+
+/// How many modifiers may follow operands in one instruction (video instructions have three:
+/// `d.dsel, a.asel, b.bsel`).
+pub const MAX_POST_MODS: usize = 3;
+
+impl Default for PostOps {
+    fn default() -> PostOps {
+        PostOps([u8::MAX; MAX_POST_MODS])
+    }
+}
+
 impl Instruction<'_> {
     pub fn has(&self, m: Mod) -> bool {
         self.mods.contains(&m)
+    }
+
+    /// The modifiers written after operands, with the index of the operand each follows.
+    pub fn post_mods(&self) -> impl Iterator<Item = (usize, Mod)> + '_ {
+        let n = self.post_ops.0.iter().take_while(|&&k| k != u8::MAX).count();
+        let tail = &self.mods[self.mods.len().saturating_sub(n)..];
+        self.post_ops.0.iter().zip(tail).map(|(&k, &m)| (k as usize, m))
     }
 }

@@ -384,12 +384,16 @@ impl Printer {
             let _ = write!(self.out, "@{}{} ", if g.negated { "!" } else { "" }, g.pred);
         }
         self.out.push_str(i.opcode.spelling());
-        for m in &i.mods {
+        let n_post = i.post_mods().count();
+        for m in &i.mods[..i.mods.len() - n_post] {
             self.out.push_str(m.spelling());
         }
         for (k, op) in i.operands.iter().enumerate() {
             self.out.push_str(if k == 0 { " " } else { ", " });
             self.operand(op);
+            for (_, m) in i.post_mods().filter(|&(at, _)| at == k) {
+                self.out.push_str(m.spelling());
+            }
         }
         self.out.push(';');
     }

@@ -294,15 +294,26 @@ impl<'a> Parser<'a> {
             .span
             .to(Span::new(self.prev_end as usize, self.prev_end as usize));
         let mut operands = SmallVec::new();
+        let mut post_ops = PostOps::default();
+        let mut n_post = 0;
         if !self.at(Tok::Semi) && !self.at(Tok::RBrace) {
             loop {
                 let op = self.operand(opcode == Opcode::Call)?;
                 operands.push(op);
-                // Trailing modifiers after an operand (`[a].unified`).
+                // Trailing modifiers after an operand (`[a].unified`, video `a.b1`): they join
+                // `mods` for validation and are also recorded against their operand.
                 while self.tok.kind == Tok::Dot {
                     let t = self.bump();
                     match crate::isa::lookup_mod(self.text(t)) {
-                        Some(m) => mods.push(m),
+                        Some(m) => {
+                            if n_post == MAX_POST_MODS {
+                                self.error(t.span, format!("too many modifiers after operands (at most {MAX_POST_MODS})"));
+                            } else {
+                                mods.push(m);
+                                post_ops.0[n_post] = (operands.len() - 1).min(254) as u8;
+                                n_post += 1;
+                            }
+                        }
                         None => {
                             let msg = format!("unknown modifier `{}` on `{otext}`", self.text(t));
                             self.error(t.span, msg);
@@ -326,6 +337,7 @@ impl<'a> Parser<'a> {
             opcode,
             mods,
             operands,
+            post_ops,
             span: start.to(Span::new(end as usize, end as usize)),
             op_span,
         })
