@@ -16,6 +16,7 @@ fn main() {
         Some(cli::Command::Check(a)) => cli::check::run(a),
         Some(cli::Command::Fmt(a)) => cli::fmt::run(a),
         Some(cli::Command::Run(a)) => cli::run::run(a),
+        Some(cli::Command::Kernels(a)) => cli::kernels::run(a),
         None => cli::translate::run(&args.translate),
     };
     std::process::exit(code);

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub mod check;
 pub mod fmt;
+pub mod kernels;
 pub mod run;
 pub mod translate;
 
@@ -38,6 +39,8 @@ pub enum Command {
     Fmt(FmtArgs),
     /// Compile a PTX file for this CPU and launch one of its kernels.
     Run(RunArgs),
+    /// List a PTX file's kernels and parameter layouts, or write a C header of launch functions.
+    Kernels(kernels::KernelsArgs),
 }
 
 #[derive(Args, Debug)]
