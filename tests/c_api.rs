@@ -378,7 +378,7 @@ fn c_api_errors_are_strings() {
     );
     assert!(
         line("size:").contains(
-            "argument 1 of kernel `k` is a 8-byte scalar, but parameter 1 `n` (.u32) expects a 4-byte scalar"
+            "argument 1 of kernel `k` is an 8-byte scalar, but parameter 1 `n` (.u32) expects a 4-byte scalar"
         ),
         "{out}"
     );

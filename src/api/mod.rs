@@ -138,11 +138,23 @@ impl Arg {
 
     fn describe(&self) -> String {
         match self {
-            Arg::Scalar(b) => format!("a {}-byte scalar", b.len()),
+            Arg::Scalar(b) => format!("{} {}-byte scalar", article(b.len()), b.len()),
             Arg::Buffer(b) => format!("a buffer of {} bytes", b.len()),
             Arg::Bytes(b) => format!("{} raw bytes", b.len()),
             Arg::Pointer(_) => "a pointer".to_string(),
         }
+    }
+}
+
+/// "a" or "an" before the number `n` spelled in digits ("an 8-byte scalar").
+fn article(n: usize) -> &'static str {
+    let s = n.to_string();
+    let an = s.starts_with('8')
+        || ((s.len() == 2 || s.len() == 5) && s.starts_with("1") && matches!(&s[..2], "11" | "18"));
+    if an {
+        "an"
+    } else {
+        "a"
     }
 }
 
@@ -188,9 +200,13 @@ pub fn param_buffer(kernel: &str, layout: &ParamLayout, args: &[Arg]) -> Result<
             let want = if p.aggregate {
                 format!("{} bytes (`bytes:HEX` with {} bytes)", p.size, p.size)
             } else if p.size == 8 {
-                format!("a {}-byte scalar or a buffer (a .u64 pointer)", p.size)
+                format!(
+                    "{} {}-byte scalar or a buffer (a .u64 pointer)",
+                    article(p.size as usize),
+                    p.size
+                )
             } else {
-                format!("a {}-byte scalar", p.size)
+                format!("{} {}-byte scalar", article(p.size as usize), p.size)
             };
             return Err(ApiError::Args(format!(
                 "argument {i} of kernel `{kernel}` is {}, but parameter {i} `{}` ({}) expects {want}",

@@ -85,8 +85,22 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let program = Program::load(module, a.opt, &name)
-        .map_err(|e| fail(format!("{}: error: {e}", a.file.display())))?;
+    let program = Program::load(module, a.opt, &name).map_err(|e| match e {
+        // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
+        ptx2llvm::target::cpu::CompileError::Lower(errs) => {
+            let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
+                .iter()
+                .map(|e| {
+                    ptx2llvm::syntax::diag::Diagnostic::new(
+                        e.span().unwrap_or_default(),
+                        e.to_string(),
+                    )
+                })
+                .collect();
+            fail(driver::render(&diags, &a.file, src).trim_end().to_string())
+        }
+        e => fail(format!("{}: error: {e}", a.file.display())),
+    })?;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();
         return Err(fail(format!(

@@ -520,7 +520,7 @@ pub fn add_lookup_stubs(module: &Module, needs_lookup: &dyn Fn(&str) -> bool) {
                 continue;
             }
             let name = name_of(f);
-            if !needs_lookup(&name) {
+            if !needs_lookup(&name) || c::LLVMGetFirstUse(f).is_null() {
                 continue;
             }
             let fty = c::LLVMGlobalGetValueType(f);

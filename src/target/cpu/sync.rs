@@ -4,7 +4,7 @@
 
 use crate::llvm::*;
 use crate::lower::{Error, FnState, Ins, Lowerer, Ty};
-use crate::runtime::abi::{bar_red, redux, shfl, vote};
+use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
 use crate::syntax::ast::{Instruction, Operand};
 
 /// The calling thread's `ptx2llvm_thread *`.
@@ -131,6 +131,55 @@ pub fn lower<'c, 'a>(
                 return Err(unsupported(i));
             }
             fence(l.ctx, &l.b, Ordering::SeqCst, "");
+            Ok(true)
+        }
+        // `exit` in a device function (a kernel's own `exit` returns from its body): the
+        // runtime ends the CUDA thread.
+        "exit" => {
+            let t = self_ptr(l);
+            l.call("ptx2llvm_rt_exit", None, &[t]);
+            Ok(true)
+        }
+        // Generic addresses: shared ones lie in the CTA's block [t->shared, +total size);
+        // everything else is global memory (`.local` and `.const` data live in host memory
+        // that generic addressing cannot tell apart, so those answer false).
+        "isspacep" => {
+            let space = ins.mods.iter().find_map(|m| match *m {
+                ".global" => Some(0),
+                ".shared" | ".shared::cta" | ".shared::cluster" => Some(1),
+                ".const" | ".local" | ".param" | ".param::entry" | ".param::func" => Some(2),
+                _ => None,
+            });
+            let Some(space) = space else {
+                return Ok(false);
+            };
+            let r: BasicValueEnum = if space == 2 {
+                l.i1().const_zero().into()
+            } else {
+                let i64t = l.i64();
+                let a = l.operand(fs, &ops[1], Ty::u(64))?.into_int_value();
+                let t = self_ptr(l).into_pointer_value();
+                let field = |off: u32, ty: BasicTypeEnum<'c>| {
+                    let idx = i64t.const_int(off as u64, false);
+                    let p = unsafe { l.b.build_gep(l.ctx.i8_type(), t, &[idx], "").unwrap() };
+                    l.b.build_load(ty, p, "").unwrap()
+                };
+                let base = field(offset::SHARED, l.ptr(crate::lower::Space::Generic).into())
+                    .into_pointer_value();
+                let size = field(offset::TOTAL_SMEM_SIZE, l.i32().into()).into_int_value();
+                let base = l.b.build_ptr_to_int(base, i64t, "").unwrap();
+                let off = l.b.build_int_sub(a, base, "").unwrap();
+                let size = l.b.build_int_z_extend(size, i64t, "").unwrap();
+                let inside =
+                    l.b.build_int_compare(IntPredicate::ULT, off, size, "in.shared")
+                        .unwrap();
+                if space == 1 {
+                    inside.into()
+                } else {
+                    l.b.build_not(inside, "").unwrap().into()
+                }
+            };
+            l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
         "activemask" => {
