@@ -6,6 +6,7 @@
 #   3. cargo build --release                   the ptx2llvm binary that lit uses
 #   4. cargo test --release                    unit, integration and doc tests
 #   5. lit -v lit/                             the RUN/CHECK tests over .ptx files
+#   6. examples/cmake-project                  the CMake package: configure, build, run (PASS)
 # Every step runs even when an earlier one failed (except lit, which needs the build), so one
 # run shows all the problems. Set FAIL_FAST=1 to stop at the first failure instead.
 # Exits non-zero when any step failed; the last lines summarize the steps and count the tests.
@@ -80,6 +81,14 @@ if [ "$built" = 1 ]; then
 else
     results+=("SKIPPED lit (the build failed)")
     failed_steps+=("lit")
+fi
+# The CMake package: examples/cmake-project builds two PTX files with ptx2llvm_add_kernels against
+# this build (cmake/ptx2llvmConfig.cmake, target/release) and checks their results.
+if [ "$built" = 1 ]; then
+    step "cmake example" cmake-example.log bash -c 'cmake -S examples/cmake-project -B target/cmake-example -Dptx2llvm_DIR="$PWD/cmake" && cmake --build target/cmake-example && ./target/cmake-example/cmake_example' || true
+else
+    results+=("SKIPPED cmake example (the build failed)")
+    failed_steps+=("cmake example")
 fi
 # Smoke test of the benchmark suite: every kernel on ptx2llvm, C/OpenMP and PoCL at small sizes.
 step "bench --quick" bench-quick.log bash scripts/bench.sh --quick || true
