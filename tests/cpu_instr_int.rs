@@ -556,3 +556,254 @@ fn harness_reports_mismatches() {
     assert!(msg.contains("add.u32 $d, $a, $b;  inputs [0xffffffff, 0x1]: expected 0x100000000, got 0x0"), "{msg}");
     assert!(msg.contains("1 mismatches"), "{msg}");
 }
+
+// ---- bit manipulation (bfe.txt, bfi.txt, prmt in the data-movement chapter, lop3.txt, shf.txt,
+// ---- fns.txt, bfind/clz/popc/brev, bmsk, szext.txt, dp4a.txt, dp2a.txt) -------------------------
+
+/// 32/64-bit test words: boundaries and random.
+fn words(bits: u32, n: usize, seed: u64) -> Vec<u64> {
+    let mut v = edges(bits);
+    v.truncate(n / 2);
+    let mut r = Rng::new(seed);
+    while v.len() < n {
+        v.push(mask(r.u64(), bits));
+    }
+    v
+}
+
+/// Shift/position/length amounts: 0..=limit and larger values (only some bits of which count).
+fn amounts(limit: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..=limit).collect();
+    v.extend([127, 128, 255, 256, 257, 288, 0x1_0000, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff]);
+    v
+}
+
+#[test]
+fn bfe_bfi_every_position_and_length() {
+    let mut chk = Checker::new("bfe/bfi");
+    for bits in [32u32, 64] {
+        let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
+        let ops = vec![
+            Op::ins(bt, format!("bfe.u{bits} $d, $a, $c, $e;")),
+            Op::ins(bt, format!("bfe.s{bits} $d, $a, $c, $e;")),
+            Op::ins(bt, format!("bfi.b{bits} $d, $a, $b, $c, $e;")),
+        ];
+        let vals = words(bits, 24, 40 + bits as u64);
+        let am = amounts(bits as u64 + 6);
+        let mut cases = Vec::new();
+        for (i, &a) in vals.iter().enumerate() {
+            let b = vals[(i * 7 + 3) % vals.len()] ^ 0x5555_5555_5555_5555 & mask(u64::MAX, bits);
+            for &pos in &am {
+                for &len in &am {
+                    cases.push(vec![a, b, pos, len]);
+                }
+            }
+        }
+        let got = run(&[bt, bt, "b32", "b32"], &ops, &cases);
+        for (k, op) in ops.iter().enumerate() {
+            chk.table(op, &cases, &got[k], |c| {
+                vec![match k {
+                    0 => ptx_ref::ref_bfe(c[0], c[2] as u32, c[3] as u32, bits, false),
+                    1 => ptx_ref::ref_bfe(c[0], c[2] as u32, c[3] as u32, bits, true),
+                    _ => ptx_ref::ref_bfi(c[0], c[1], c[2] as u32, c[3] as u32, bits),
+                }]
+            }, exact);
+        }
+    }
+    chk.finish();
+}
+
+#[test]
+fn prmt_every_selector() {
+    let mut chk = Checker::new("prmt");
+    let modes = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
+    let ops: Vec<Op> = modes.iter().map(|m| Op::ins("b32", format!("prmt.b32{m} $d, $a, $b, $c;"))).collect();
+    let ab = [(0x8765_4321u64, 0xfedc_ba98u64), (0x0011_2233, 0x4455_6677), (0x80ff_7f01, 0x7f80_01fe)];
+    let mut r = Rng::new(99);
+    let mut cases = Vec::new();
+    // Every 16-bit selector value (the default mode reads four nibbles; the others c[1:0]).
+    for c in 0..0x1_0000u64 {
+        let (a, b) = ab[(c % 3) as usize];
+        cases.push(vec![a, b, c | ((r.u32() as u64) << 16 & 0xffff_0000)]);
+    }
+    let got = run(&["b32", "b32", "b32"], &ops, &cases);
+    for (k, op) in ops.iter().enumerate() {
+        let m = modes[k].trim_start_matches('.');
+        chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_prmt(c[0] as u32, c[1] as u32, c[2] as u32, m) as u64], exact);
+    }
+    chk.finish();
+}
+
+#[test]
+fn lop3_every_table() {
+    let mut chk = Checker::new("lop3");
+    let mut r = Rng::new(3);
+    let mut cases: Vec<Vec<u64>> = vec![vec![0xf0f0_f0f0, 0xcccc_cccc, 0xaaaa_aaaa], vec![0, 0, 0], vec![0xffff_ffff; 3]];
+    for _ in 0..509 {
+        cases.push(vec![r.u32() as u64, r.u32() as u64, r.u32() as u64]);
+    }
+    for chunk in 0..4u32 {
+        let ops: Vec<Op> = (chunk * 64..chunk * 64 + 64).map(|lut| Op::ins("b32", format!("lop3.b32 $d, $a, $b, $c, {lut:#x};"))).collect();
+        let got = run(&["b32", "b32", "b32"], &ops, &cases);
+        for (k, op) in ops.iter().enumerate() {
+            let lut = chunk * 64 + k as u32;
+            chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_lop3(c[0] as u32, c[1] as u32, c[2] as u32, lut) as u64], exact);
+        }
+    }
+    // lop3.BoolOp: p = (d != 0) BoolOp q.
+    let mut ops = Vec::new();
+    for bop in ["or", "and"] {
+        for lut in [0x00u32, 0x80, 0x96, 0xfe, 0x1a] {
+            ops.push(Op::multi(format!("lop3.{bop}.b32 d|p, a, b, c, {lut:#x}, q"), &["b32", "pred"], format!("lop3.{bop}.b32 $d|$d1, $a, $b, $c, {lut:#x}, $e;")));
+        }
+    }
+    let cases: Vec<Vec<u64>> = cases.iter().enumerate().map(|(i, c)| vec![c[0], c[1], c[2], (i & 1) as u64]).collect();
+    let got = run(&["b32", "b32", "b32", "pred"], &ops, &cases);
+    for (k, op) in ops.iter().enumerate() {
+        let lut = [0x00u32, 0x80, 0x96, 0xfe, 0x1a][k % 5];
+        let or = k < 5;
+        chk.table(op, &cases, &got[k], |c| {
+            let d = ptx_ref::ref_lop3(c[0] as u32, c[1] as u32, c[2] as u32, lut);
+            let q = c[3] != 0;
+            vec![d as u64, if or { d != 0 || q } else { d != 0 && q } as u64]
+        }, exact);
+    }
+    chk.finish();
+}
+
+#[test]
+fn shf_every_amount() {
+    let mut chk = Checker::new("shf");
+    let ops = vec![
+        Op::ins("b32", "shf.l.wrap.b32 $d, $a, $b, $c;"),
+        Op::ins("b32", "shf.l.clamp.b32 $d, $a, $b, $c;"),
+        Op::ins("b32", "shf.r.wrap.b32 $d, $a, $b, $c;"),
+        Op::ins("b32", "shf.r.clamp.b32 $d, $a, $b, $c;"),
+    ];
+    let vals = words(32, 40, 8);
+    let mut cases = Vec::new();
+    for (i, &a) in vals.iter().enumerate() {
+        for (j, &b) in vals.iter().enumerate() {
+            if (i + j) % 3 == 0 {
+                for s in amounts(72) {
+                    cases.push(vec![a, b, s]);
+                }
+            }
+        }
+    }
+    let got = run(&["b32", "b32", "b32"], &ops, &cases);
+    for (k, op) in ops.iter().enumerate() {
+        chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_shf(c[0] as u32, c[1] as u32, c[2] as u32, k < 2, k % 2 == 1) as u64], exact);
+    }
+    chk.finish();
+}
+
+/// fns (every base 0..31 and offsets −34..34), bfind(.shiftamt), clz, popc, brev, bmsk, szext.
+#[test]
+fn fns_bfind_clz_popc_brev_bmsk_szext() {
+    let mut chk = Checker::new("fns/bfind/clz/popc/brev/bmsk/szext");
+    // fns
+    let op = Op::ins("b32", "fns.b32 $d, $a, $b, $c;");
+    let mut cases = Vec::new();
+    for m in words(32, 48, 11) {
+        for base in 0..32u64 {
+            for off in -34i64..=34 {
+                cases.push(vec![m, base, off as u64 & 0xffff_ffff]);
+            }
+        }
+    }
+    let got = run(&["b32", "b32", "b32"], std::slice::from_ref(&op), &cases);
+    chk.table(&op, &cases, &got[0], |c| vec![ptx_ref::ref_fns(c[0] as u32, c[1] as u32, c[2] as u32 as i32) as u64], exact);
+    // one-operand bit counts on 32 and 64 bits
+    for bits in [32u32, 64] {
+        let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
+        let ops = vec![
+            Op::ins("b32", format!("bfind.u{bits} $d, $a;")),
+            Op::ins("b32", format!("bfind.s{bits} $d, $a;")),
+            Op::ins("b32", format!("bfind.shiftamt.u{bits} $d, $a;")),
+            Op::ins("b32", format!("bfind.shiftamt.s{bits} $d, $a;")),
+            Op::ins("b32", format!("clz.b{bits} $d, $a;")),
+            Op::ins("b32", format!("popc.b{bits} $d, $a;")),
+            Op::ins(bt, format!("brev.b{bits} $d, $a;")),
+        ];
+        let cases: Vec<Vec<u64>> = words(bits, 3000, 12 + bits as u64).into_iter().map(|a| vec![a]).collect();
+        let got = run(&[bt], &ops, &cases);
+        for (k, op) in ops.iter().enumerate() {
+            chk.table(op, &cases, &got[k], |c| {
+                let a = c[0];
+                vec![match k {
+                    0..=3 => ptx_ref::ref_bfind(a, bits, k % 2 == 1, k >= 2) as u64,
+                    4 => if bits == 32 { (a as u32).leading_zeros() as u64 } else { a.leading_zeros() as u64 },
+                    5 => a.count_ones() as u64,
+                    _ => if bits == 32 { (a as u32).reverse_bits() as u64 } else { a.reverse_bits() },
+                }]
+            }, exact);
+        }
+    }
+    // bmsk / szext with every a, b in 0..=40 and large values
+    let ops = vec![
+        Op::ins("b32", "bmsk.clamp.b32 $d, $a, $b;"),
+        Op::ins("b32", "bmsk.wrap.b32 $d, $a, $b;"),
+        Op::ins("b32", "szext.clamp.u32 $d, $c, $b;"),
+        Op::ins("b32", "szext.wrap.u32 $d, $c, $b;"),
+        Op::ins("b32", "szext.clamp.s32 $d, $c, $b;"),
+        Op::ins("b32", "szext.wrap.s32 $d, $c, $b;"),
+    ];
+    let am = amounts(40);
+    let vals = words(32, 16, 13);
+    let mut cases = Vec::new();
+    for &a in &am {
+        for &b in &am {
+            for &v in &vals {
+                cases.push(vec![a, b, v]);
+            }
+        }
+    }
+    let got = run(&["b32", "b32", "b32"], &ops, &cases);
+    for (k, op) in ops.iter().enumerate() {
+        chk.table(op, &cases, &got[k], |c| {
+            let (a, b, v) = (c[0] as u32, c[1] as u32, c[2] as u32);
+            vec![match k {
+                0 => ptx_ref::ref_bmsk(a, b, true),
+                1 => ptx_ref::ref_bmsk(a, b, false),
+                2 => ptx_ref::ref_szext(v, b, true, false),
+                3 => ptx_ref::ref_szext(v, b, false, false),
+                4 => ptx_ref::ref_szext(v, b, true, true),
+                _ => ptx_ref::ref_szext(v, b, false, true),
+            } as u64]
+        }, exact);
+    }
+    chk.finish();
+}
+
+#[test]
+fn dp4a_dp2a_every_signedness() {
+    let mut chk = Checker::new("dp4a/dp2a");
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for at in ["u32", "s32"] {
+        for btp in ["u32", "s32"] {
+            ops.push(Op::ins("b32", format!("dp4a.{at}.{btp} $d, $a, $b, $c;")));
+            meta.push((false, false, at, btp));
+            for m in ["lo", "hi"] {
+                ops.push(Op::ins("b32", format!("dp2a.{m}.{at}.{btp} $d, $a, $b, $c;")));
+                meta.push((true, m == "hi", at, btp));
+            }
+        }
+    }
+    // Bytes and halves at their extremes, plus random words.
+    let mut vals: Vec<u64> = vec![0, 0xffff_ffff, 0x8080_8080, 0x7f7f_7f7f, 0x8000_8000, 0x7fff_7fff, 0x0180_ff7f, 0x80ff_7f01, 0x0101_0101];
+    vals.extend(words(32, 60, 14));
+    let mut cases = Vec::new();
+    for (i, &a) in vals.iter().enumerate() {
+        for (j, &b) in vals.iter().enumerate() {
+            cases.push(vec![a, b, vals[(i * 5 + j * 11) % vals.len()]]);
+        }
+    }
+    let got = run(&["b32", "b32", "b32"], &ops, &cases);
+    for (k, op) in ops.iter().enumerate() {
+        let (two, hi, at, btp) = meta[k];
+        chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_dp(two, hi, c[0] as u32, c[1] as u32, c[2] as u32, at == "s32", btp == "s32") as u64], exact);
+    }
+    chk.finish();
+}
