@@ -13,7 +13,8 @@ pub const UNSUPPORTED: &str = "—";
 /// Opcodes the nvptx target translates, with a short status (`yes`, `partial: …`).
 pub const NVPTX_SUPPORT: &[(Opcode, &str)] = &[];
 
-/// Opcodes the cpu target translates, with a short status (`yes`, `partial: …`).
+/// Opcodes the cpu target translates, with a short status (unused: `cpu_support` matches on
+/// the spelling, as the nvptx column does).
 pub const CPU_SUPPORT: &[(Opcode, &str)] = &[];
 
 /// How far `target` (`"nvptx"` or `"cpu"`) supports `op`: `—` when it does not.
@@ -47,6 +48,9 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
             _ => "inline PTX",
         };
     }
+    if target == "cpu" {
+        return cpu_support(op.spelling());
+    }
     let table = match target {
         "nvptx" => NVPTX_SUPPORT,
         "cpu" => CPU_SUPPORT,
@@ -57,6 +61,81 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
         .find(|(o, _)| *o == op)
         .map_or(UNSUPPORTED, |(_, s)| s)
 }
+
+/// How the cpu target runs each opcode: host LLVM IR from the shared lowering, the runtime
+/// library (`src/runtime`: barriers and warp collectives over coroutines, clocks, printf, host
+/// math for approximations and directed rounding), a no-op where the instruction is only a
+/// hint, or `—` with the compile error "not supported on the cpu target: `INSTRUCTION`"
+/// (tensor cores, textures and surfaces, asynchronous copies and TMA, mbarriers, clusters,
+/// multimem). Checked by `tests/cpu_corpus.rs`, `tests/cpu_hard.rs`, `lit/cpu/` and the
+/// instruction-level cpu tests.
+fn cpu_support(op: &str) -> &'static str {
+    match op {
+        "add" | "sub" | "mul" | "mad" | "fma" | "div" | "sqrt" | "rcp" => {
+            "LLVM IR; `.rz/.rm/.rp`, `.ftz`, approximations: runtime helpers"
+        }
+        "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => "host math (`.approx`)",
+        "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats)",
+        "ld" | "st" => {
+            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics); `.mmio`: —"
+        }
+        "atom" | "red" => {
+            "LLVM IR (host atomics, every op incl. float add and inc/dec); `.async`: —"
+        }
+        "cvta" => "LLVM IR (`.shared`: offset ± the CTA's shared base); `.to.param`: —",
+        "bar" | "barrier" => {
+            "runtime (16 named barriers, counts, `bar.arrive`, `bar.red`); `.cluster`: —"
+        }
+        "activemask" | "shfl" | "vote" | "match" | "redux" | "elect" => {
+            "runtime (32-lane warps, member masks, divergent code)"
+        }
+        "fence" | "membar" => "LLVM IR (sequentially consistent fence); `.mbarrier_init`: —",
+        "exit" => "LLVM IR (`ret`); in a device function: runtime",
+        "trap" => "runtime (the error names kernel, block and thread)",
+        "nanosleep" => "runtime (yields to the CTA's other threads)",
+        "isspacep" => "LLVM IR (`.shared` by address range; `.local`/`.const`/`.param`: false)",
+        "prefetch" | "prefetchu" | "applypriority" | "discard" | "griddepcontrol"
+        | "setmaxnreg" | "brkpt" | "pmevent" => "no-op (hint)",
+        "createpolicy" => "LLVM IR (policy 0: cache hints are dropped)",
+        "abs" | "neg" | "min" | "max" | "mul24" | "mad24" | "sad" | "rem" | "addc" | "subc"
+        | "madc" | "popc" | "clz" | "bfind" | "fns" | "brev" | "bfe" | "bfi" | "szext" | "bmsk"
+        | "dp4a" | "dp2a" | "testp" | "copysign" | "and" | "or" | "xor" | "not" | "cnot"
+        | "lop3" | "shf" | "shl" | "shr" | "prmt" | "setp" | "set" | "selp" | "slct" | "mov"
+        | "ldu" | "bra" | "brx" | "call" | "ret" | "alloca" | "stacksave" | "stackrestore"
+        | "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset"
+        | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2" | "vadd4"
+        | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => "LLVM IR",
+        _ => UNSUPPORTED,
+    }
+}
+
+/// What the cpu column does not show (printed under the table).
+const CPU_NOTES: &str = "
+### The cpu target
+
+Kernels run as host code (`ptx2llvm run`, the Rust API `ptx2llvm::api`, the C API
+`include/ptx2llvm.h`, or objects from `--emit obj`); `runtime/README.md` describes the execution
+model. Beyond the table:
+
+- Unsupported instructions fail at compile time with `` FILE:LINE:COL: error: not supported on
+  the cpu target: `INSTRUCTION` ``: tensor cores (`wmma`, `mma`, `wgmma`, `tcgen05`, `ldmatrix`,
+  `stmatrix`, `movmatrix`), textures and surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`,
+  `sured`, `suq`, `istypep`), asynchronous copies and TMA (`cp.async*`, `cp.reduce.async.bulk`,
+  `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
+  `clusterlaunchcontrol`, `.shared::cluster` accesses of other CTAs) and `multimem`. Cluster
+  special registers read as a cluster of one CTA.
+- Grid-wide synchronization needs a cooperative launch, which the cpu target does not offer:
+  `cg::this_grid().sync()` traps as it does on a GPU after a normal launch. Blocks that wait for
+  each other through global memory make progress only while they run at the same time: the
+  runtime runs one block per worker thread (`LaunchConfig::workers`, one per core by default).
+- Legacy warp-synchronous code (no `__syncwarp`) is not run in lock step: the lanes of a warp run
+  one after another between synchronization points.
+- Invalid memory accesses (null or unmapped addresses) in JIT-compiled kernels fail the launch
+  with the block and thread (x86-64 Linux); accesses past the end of a buffer into other valid
+  memory are not detected.
+- External functions a module declares but does not define (e.g. numba's fp16 shims) are a
+  load error naming them.
+";
 
 /// Module and function directives the parser reads, in the manual's order.
 pub const DIRECTIVES: &[&str] = &[
@@ -135,6 +214,7 @@ pub fn coverage_markdown() -> String {
             support(op, "cpu")
         );
     }
+    out.push_str(CPU_NOTES);
     out.push_str("\n## Directives\n\n");
     out.push_str("| directive | parsed |\n| --- | --- |\n");
     for d in DIRECTIVES {

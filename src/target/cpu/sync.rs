@@ -112,25 +112,24 @@ pub fn lower<'c, 'a>(
             l.call(f, None, &[t, id, count]);
             Ok(true)
         }
+        // Every fence is a sequentially consistent host fence: at least as strong as any PTX
+        // fence. Proxy fences order the generic proxy against the async/texture/tensormap
+        // proxies; with no asynchronous copy engines here a full fence covers them.
         "fence" | "membar" => {
-            if ins.op == "fence"
-                && ins.mods.iter().any(|m| {
-                    !matches!(
-                        *m,
-                        ".sc"
-                            | ".acq_rel"
-                            | ".acquire"
-                            | ".release"
-                            | ".cta"
-                            | ".gpu"
-                            | ".sys"
-                            | ".cluster"
-                    )
-                })
-            {
+            if ins.op == "fence" && ins.has(".mbarrier_init") {
                 return Err(unsupported(i));
             }
             fence(l.ctx, &l.b, Ordering::SeqCst, "");
+            Ok(true)
+        }
+        // Hints with no effect on a CPU: L2 eviction priority, discarding cached lines (their
+        // contents become undefined: keeping them is allowed), register-count changes and
+        // programmatic dependent launch (launches run one after another, so a grid's
+        // prerequisites are always complete).
+        "applypriority" | "discard" | "setmaxnreg" | "griddepcontrol" => Ok(true),
+        // A cache policy only feeds `.L2::cache_hint` operands, which the lowering drops.
+        "createpolicy" => {
+            l.set(fs, &ops[0], l.i64().const_zero().into(), false)?;
             Ok(true)
         }
         // `exit` in a device function (a kernel's own `exit` returns from its body): the
