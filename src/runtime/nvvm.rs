@@ -490,8 +490,10 @@ mod tests {
 
     #[test]
     fn directed_rounding() {
-        let third = rz_f::div(1.0, 3.0);
-        assert!(third < 1.0 / 3.0 && rp_f::div(1.0, 3.0) > 1.0 / 3.0);
+        // Compared with the exact quotient (in f64): RP(1/3) is also RN(1/3) in f32.
+        let third = 1.0f64 / 3.0;
+        assert!((rz_f::div(1.0, 3.0) as f64) < third && (rp_f::div(1.0, 3.0) as f64) > third);
+        assert_eq!(rz_f::div(1.0, 3.0), next_toward32(1.0 / 3.0, 0.0));
         assert_eq!(rz_f::add(1.0, 1e-10), 1.0);
         assert_eq!(rp_f::add(1.0, 1e-10), next_toward32(1.0, 2.0));
         assert_eq!(rm_d::add(1.0, -1e-30), next_toward64(1.0, 0.0));
