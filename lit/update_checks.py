@@ -22,7 +22,7 @@ after it (`@NAME`, and on the cpu target `@NAME.ptx` and other `@NAME.*`), line 
 Local value and block names become FileCheck variables (defined at their first appearance),
 attribute group and metadata numbers become `{{[0-9]+}}`; strings (inline asm, c"...") and
 global names stay literal. With --check-globals (remembered in the NOTE line) the module's global
-variables and declarations are checked too, at the top of the file.
+variables (and aliases) are checked too, at the top of the file.
 
 Lines with the regenerated prefixes are deleted first: do not mix hand-written checks with a
 generated prefix (give them a prefix of their own). Other RUN lines (`%if ptxas`, `not`, run
@@ -183,7 +183,7 @@ def split_ir(ir):
                 i += 1
             body.append("}")
             funcs.append((name, body))
-        elif line.startswith("@") or line.startswith("declare "):
+        elif line.startswith("@"):
             globs.append(line)
         i += 1
     return funcs, globs, types
@@ -325,7 +325,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tests", nargs="+", help="lit test files (.ptx)")
     ap.add_argument("--ptx2llvm", help="the ptx2llvm binary (default: $PTX2LLVM_BIN or target/release/ptx2llvm)")
-    ap.add_argument("--check-globals", action="store_true", help="check global variables and declarations too")
+    ap.add_argument("--check-globals", action="store_true", help="check global variables too")
     a = ap.parse_args()
     binary = a.ptx2llvm or os.environ.get("PTX2LLVM_BIN") or os.path.join(ROOT, "target", "release", "ptx2llvm")
     if not os.access(binary, os.X_OK):
