@@ -228,6 +228,12 @@ pub struct Module {
 impl Module {
     /// Parses, checks and compiles PTX source at optimization level `opt` (0–3).
     pub fn from_ptx(src: &str, opt: u8) -> Result<Module, ApiError> {
+        Self::from_ptx_with(src, opt, crate::target::cpu::fission::CpuMode::from_env())
+    }
+
+    /// As `from_ptx`, running kernels as `mode` says (thread loops or coroutines; the default
+    /// comes from `PTX2LLVM_CPU_MODE`).
+    pub fn from_ptx_with(src: &str, opt: u8, mode: crate::target::cpu::fission::CpuMode) -> Result<Module, ApiError> {
         // The lowering borrows the AST for the module's whole life (its lifetime is invariant):
         // keep source and AST for the process, as the translate command does.
         let src: &'static str = Box::leak(src.to_string().into_boxed_str());
@@ -241,7 +247,7 @@ impl Module {
             )));
         }
         let ast: &'static _ = Box::leak(Box::new(ast));
-        let program = Program::load(ast, opt, "ptx")?;
+        let program = Program::load_with(ast, opt, "ptx", mode)?;
         Ok(Module { program })
     }
 
@@ -334,17 +340,17 @@ impl Module {
             ))
         })?;
         let params = param_buffer(kernel, &info.params, args)?;
-        let entry = self
+        let code = self
             .program
-            .entry(kernel)
+            .code(kernel)
             .ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
         let mut cfg = cfg.clone();
         cfg.static_shared = self.program.static_shared();
         crate::runtime::fault::install();
         crate::runtime::fault::set_kernel(kernel);
-        // SAFETY: `entry` was compiled for this ABI and `params` matches its layout; buffers
+        // SAFETY: `code` was compiled for this ABI and `params` matches its layout; buffers
         // in `args` stay alive (borrowed) during the launch.
-        unsafe { crate::runtime::launch(kernel, entry, &params, &cfg) }?;
+        unsafe { crate::runtime::launch_code(kernel, &code, &params, &cfg) }?;
         Ok(())
     }
 }

@@ -9,6 +9,7 @@ use super::RunArgs;
 use crate::driver;
 use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
 use ptx2llvm::runtime::LaunchConfig;
+use ptx2llvm::target::cpu::fission::KernelPath;
 use ptx2llvm::target::cpu::Program;
 
 fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
@@ -153,8 +154,8 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         dynamic_shared: a.shared_mem.unwrap_or(0),
         ..LaunchConfig::default()
     };
-    let entry = program
-        .entry(&a.kernel)
+    let code = program
+        .code(&a.kernel)
         .ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;
     // Invalid memory accesses of the kernel become errors naming block and thread.
     ptx2llvm::runtime::fault::install();
@@ -162,9 +163,9 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     let mut times = Vec::with_capacity(repeat as usize);
     for _ in 0..repeat {
         let t0 = Instant::now();
-        // SAFETY: `entry` is the JIT-compiled kernel; `params` was built from its layout and
+        // SAFETY: `code` is the JIT-compiled kernel; `params` was built from its layout and
         // the buffers it points to live in `args` until the end of this function.
-        let r = unsafe { ptx2llvm::runtime::launch(&a.kernel, entry, &params, &cfg) };
+        let r = unsafe { ptx2llvm::runtime::launch_code(&a.kernel, &code, &params, &cfg) };
         times.push(t0.elapsed().as_secs_f64() * 1e3);
         r.map_err(|e| fail(format!("error: {e}")))?;
     }
@@ -181,6 +182,14 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             s[0],
             s[s.len() - 1],
             s.len()
+        );
+        eprintln!(
+            "kernel path: {}",
+            match &info.path {
+                KernelPath::Fission(_) => "thread loops".to_string(),
+                KernelPath::Coroutine { why } if why.is_empty() => "coroutines".to_string(),
+                KernelPath::Coroutine { why } => format!("coroutines ({why})"),
+            }
         );
     }
     for (i, p) in &dumps {

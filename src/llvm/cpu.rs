@@ -272,7 +272,11 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
             if c::LLVMIsDeclaration(f) != 0 {
                 continue;
             }
-            let mut base: LLVMValueRef = std::ptr::null_mut();
+            // Thread-loop code receives the shared-memory base as a parameter.
+            let mut base: LLVMValueRef = match super::fission::raw_shared_arg(f) {
+                Some(i) => c::LLVMGetParam(f, i),
+                None => std::ptr::null_mut(),
+            };
             let entry = c::LLVMGetEntryBasicBlock(f);
             let mut shared_base = |b: LLVMBuilderRef| -> LLVMValueRef {
                 if base.is_null() {

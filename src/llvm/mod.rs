@@ -6,6 +6,7 @@
 use std::ffi::c_char;
 
 pub mod cpu;
+pub mod fission;
 
 pub use inkwell::attributes::AttributeLoc;
 pub use inkwell::basic_block::BasicBlock;

@@ -741,6 +741,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn dispatch(&self, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {
+        if self.target.instruction(self, fs, ins.i)? {
+            return Ok(());
+        }
         let done = match ins.op {
             "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg" | "min" | "max"
             | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp"

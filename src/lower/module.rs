@@ -177,7 +177,8 @@ pub fn local_var<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, v: &'a V
         ".local" | ".param" => {
             for n in &v.names {
                 let (ty, _elem, _) = var_type(l, v, &n.array)?;
-                let p = l.alloca(fs, ty, v.align.unwrap_or(0), n.name);
+                let own = if v.space.spelling() == ".local" { l.target.local_var(l, fs, ty, v.align.unwrap_or(0), n.name) } else { None };
+                let p = own.unwrap_or_else(|| l.alloca(fs, ty, v.align.unwrap_or(0), n.name));
                 if v.space.spelling() == ".param" {
                     fs.params.insert(n.name, ParamSlot::Mem(p));
                     fs.local_vars.remove(n.name);

@@ -54,7 +54,7 @@ enum St {
 
 /// Kinds of barrier participation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BarKind {
+pub enum BarKind {
     Sync,
     Arrive,
     /// `bar.red` with the operator in `bar_red`.
@@ -63,7 +63,7 @@ pub(crate) enum BarKind {
 
 /// A warp-level collective operation, with its mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WarpOp {
+pub enum WarpOp {
     Shfl(u32),
     Vote(u32),
     MatchAny,
@@ -244,6 +244,41 @@ impl Cta {
         self.am_wait.clear();
         self.am_wait.resize(nwu, 0);
         self.current = 0;
+    }
+
+    // ---- thread-loop (fission) driving ------------------------------------------------
+
+    /// Sets the ids of the CTA a thread-loop worker runs (for error reports).
+    pub(crate) fn fis_set_ids(&mut self, ctaid: [u32; 3], ntid: [u32; 3]) {
+        self.ctaid = ctaid;
+        self.ntid = ntid;
+    }
+
+    /// Starts deciding a thread-loop CTA's synchronization here: every thread is running
+    /// (stopped threads are registered by the driver, exited ones reported with `fis_exit`).
+    pub(crate) fn fis_begin(&mut self) {
+        let (c, t) = (self.ctaid, self.ntid);
+        self.reset(c, t);
+        self.ready.clear();
+        self.st.iter_mut().for_each(|s| *s = St::Running);
+        self.current = u32::MAX;
+    }
+
+    /// Thread `i` has finished.
+    pub(crate) fn fis_exit(&mut self, i: u32) {
+        self.on_exit(i);
+    }
+
+    /// The next released thread (now running).
+    pub(crate) fn fis_pop_ready(&mut self) -> Option<u32> {
+        let i = self.ready.pop_front()?;
+        self.st[i as usize] = St::Running;
+        Some(i)
+    }
+
+    /// Threads that have not finished.
+    pub(crate) fn fis_nlive(&self) -> u32 {
+        self.nlive
     }
 
     /// Thread coordinates of linear index `i`.
@@ -526,7 +561,7 @@ impl Cta {
 
     /// Answers every `activemask` waiting; called when no thread can run. Returns whether any
     /// thread was released.
-    fn activemask_resolve(&mut self) -> bool {
+    pub(crate) fn activemask_resolve(&mut self) -> bool {
         let mut any = false;
         for w in 0..self.nwarps as usize {
             let m = std::mem::take(&mut self.am_wait[w]);
@@ -573,7 +608,7 @@ impl Cta {
     }
 
     /// The deadlock report: which threads wait for what.
-    fn deadlock_report(&self) -> String {
+    pub(crate) fn deadlock_report(&self) -> String {
         let mut seen: Vec<Wait> = Vec::new();
         let mut out = String::new();
         let mut blocked = 0;

@@ -195,6 +195,10 @@ fn kernel_name(m: &mut Msg) {
 
 /// Where a redirected thread resumes: fails the launch with the message, like `trap`.
 extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> ! {
+    // Thread-loop code outside its diagnostic replay: which thread faulted is not known yet;
+    // the driver replays the CTA thread by thread to find it (does not return then).
+    // SAFETY: `t` is the running context (checked by the handler).
+    unsafe { super::fission::fault_before_replay(t, addr, sig_and_access) };
     let mut m = Msg::new();
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
@@ -202,6 +206,14 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
     // SAFETY: `t` is the running CUDA thread's context (checked by the handler); the message
     // is a NUL-terminated buffer that `ptx2llvm_rt_trap` copies before suspending.
     unsafe { super::entry::ptx2llvm_rt_trap(t, m.bytes().as_ptr() as *const libc::c_char) }
+}
+
+/// The text of a fault's message (`sig_and_access` as `fault_trap` takes it).
+pub(crate) fn message(addr: usize, sig_and_access: usize) -> String {
+    let mut m = Msg::new();
+    let access = Access::from_code(sig_and_access >> 8);
+    describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
+    String::from_utf8_lossy(m.bytes()).into_owned()
 }
 
 /// Whether `pc` lies in a loaded object (executable or shared library) rather than in

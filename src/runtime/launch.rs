@@ -7,10 +7,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use corosensei::stack::DefaultStack;
+use corosensei::CoroutineResult;
 
 use super::abi::{KernelEntry, Thread, MAX_SHARED_PER_CTA, MAX_THREADS_PER_CTA, WARP_SIZE};
 use super::cta::{set_yielder, Coro, Cta, ThreadYielder};
+use super::fission::{FisFault, FisKernel, FisMem};
 use super::LaunchError;
+
+/// Compiled code of a kernel: a coroutine per CUDA thread, or thread loops (`fission`).
+#[derive(Clone)]
+pub enum KernelCode {
+    /// `void K(const void *params, ptx2llvm_thread *t)`, run once per CUDA thread.
+    Coroutine(KernelEntry),
+    /// The CTA function of a kernel compiled for thread-loop execution.
+    Fission(FisKernel),
+}
 
 /// Default size of a CUDA thread's coroutine stack (`.local` arrays and call frames live there).
 pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
@@ -100,7 +111,7 @@ impl LaunchConfig {
 /// Launch-wide state every worker and CTA shares.
 pub(crate) struct LaunchShared {
     pub(crate) kernel: String,
-    entry: KernelEntry,
+    code: KernelCode,
     params: *const u8,
     cfg: LaunchConfig,
     next_cta: AtomicU64,
@@ -178,9 +189,23 @@ pub unsafe fn launch(
     params: &[u8],
     cfg: &LaunchConfig,
 ) -> Result<(), LaunchError> {
+    launch_code(kernel, &KernelCode::Coroutine(entry), params, cfg)
+}
+
+/// Launches compiled kernel code of either kind over the grid and waits for it (see
+/// `launch`).
+///
+/// # Safety
+/// As `launch`: `code` must be compiled for the cpu target and `params` hold what it expects.
+pub unsafe fn launch_code(
+    kernel: &str,
+    code: &KernelCode,
+    params: &[u8],
+    cfg: &LaunchConfig,
+) -> Result<(), LaunchError> {
     cfg.validate()?;
     let ctas = cfg.ctas();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = super::pool::cores();
     let nworkers = cfg.workers.unwrap_or(cores).max(1).min(ctas as usize);
     // Keep the parameters 16-byte aligned whatever the caller's buffer is.
     let mut aligned = vec![0u128; params.len().div_ceil(16).max(1)];
@@ -192,7 +217,7 @@ pub unsafe fn launch(
     );
     let shared = LaunchShared {
         kernel: kernel.to_string(),
-        entry,
+        code: code.clone(),
         params: aligned.as_ptr() as *const u8,
         cfg: cfg.clone(),
         next_cta: AtomicU64::new(0),
@@ -201,24 +226,11 @@ pub unsafe fn launch(
         gridid: GRIDID.fetch_add(1, Ordering::Relaxed),
         nworkers: nworkers as u32,
     };
-    if nworkers == 1 {
-        worker(&shared, 0);
-    } else {
-        std::thread::scope(|s| {
-            for w in 0..nworkers {
-                let sh = &shared;
-                let spawned = std::thread::Builder::new()
-                    .name(format!("ptx2llvm-worker-{w}"))
-                    .stack_size(1 << 20)
-                    .spawn_scoped(s, move || worker(sh, w as u32));
-                if let Err(e) = spawned {
-                    shared.fail(LaunchError::Resource(format!(
-                        "cannot start a worker thread: {e}"
-                    )));
-                }
-            }
-        });
-    }
+    let sh = &shared;
+    super::pool::run(nworkers, &move |w| match &sh.code {
+        KernelCode::Coroutine(_) => worker(sh, w),
+        KernelCode::Fission(k) => fis_worker(sh, k, w),
+    });
     super::printf::flush();
     let err = shared.error.lock().ok().and_then(|mut e| e.take());
     match err {
@@ -287,9 +299,11 @@ fn worker(sh: &LaunchShared, index: u32) {
                 reserved: [std::ptr::null_mut(); 2],
             };
         }
+        let KernelCode::Coroutine(entry) = sh.code else {
+            return;
+        };
         for t in threads.iter_mut() {
             let tp: *mut Thread = t;
-            let entry = sh.entry;
             let params = sh.params;
             let Some(stack) = stack_list.pop() else {
                 return sh.fail(LaunchError::Resource("thread stack pool exhausted".into()));
@@ -315,6 +329,160 @@ fn worker(sh: &LaunchShared, index: u32) {
     }
     if let Some(s) = stacks {
         give_stacks(cfg.stack_size, s);
+    }
+}
+
+/// CTAs a thread-loop worker takes at a time.
+fn chunk(total: u64, nworkers: u32) -> u64 {
+    (total / (nworkers as u64 * 16)).clamp(1, 64)
+}
+
+/// Stack of a thread-loop worker's coroutine: device-function frames and the `.local`
+/// variables of kernels without stops live on it.
+const FIS_STACK: usize = 8 << 20;
+
+/// One thread-loop worker: takes chunks of CTAs from the shared counter and runs each as
+/// rounds of thread loops (`fission::run_cta`), inside one coroutine so that a trap or a
+/// fault in kernel code can abandon it. A fault is attributed to its thread by replaying the
+/// CTA thread by thread (`fission::replay_cta`).
+fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
+    let cfg = &sh.cfg;
+    let [bx, by, bz] = cfg.block;
+    let n = (bx * by * bz) as usize;
+    let mut mem = FisMem::new(&k.info, n);
+    let total_shared = (cfg.dynamic_offset() + cfg.dynamic_shared) as usize;
+    let mut shared_mem = vec![0u128; total_shared.div_ceil(16).max(1)];
+    let mut cta = Box::new(Cta::new(sh));
+    let cta_ptr: *mut Cta = &mut *cta;
+    let mut fault = Box::new(FisFault::default());
+    let fault_ptr: *mut FisFault = &mut *fault;
+    let mut ctx = Box::new(blank_thread());
+    ctx.ntid = cfg.block;
+    ctx.nctaid = cfg.grid;
+    ctx.nwarpid = (n as u32).div_ceil(WARP_SIZE);
+    ctx.smid = index;
+    ctx.nsmid = sh.nworkers;
+    ctx.dynamic_smem_size = cfg.dynamic_shared;
+    ctx.total_smem_size = total_shared as u32;
+    ctx.gridid = sh.gridid;
+    ctx.shared = shared_mem.as_mut_ptr() as *mut u8;
+    ctx.cta = cta_ptr as *mut _;
+    ctx.reserved[0] = fault_ptr as *mut _;
+    let ctx_ptr: *mut Thread = &mut *ctx;
+    let w = FisWork {
+        sh,
+        k,
+        ctx: ctx_ptr,
+        mem: &mut mem,
+        cta: cta_ptr,
+        shared: shared_mem.as_mut_ptr(),
+        shared_words: shared_mem.len(),
+        fault: fault_ptr,
+    };
+    let wp: *const FisWork = &w;
+    let mut stack = match take_stacks(FIS_STACK, 1) {
+        Ok(mut s) => s.pop(),
+        Err(e) => return sh.fail(e),
+    };
+    super::nvvm::CURRENT.with(|c| c.set(ctx_ptr));
+    let mut coro = Coro::with_stack(stack.take().unwrap_or_else(|| unreachable!()), move |y: &ThreadYielder, ()| {
+        set_yielder(ctx_ptr, y);
+        // SAFETY: `w` outlives the coroutine, which only this worker resumes.
+        unsafe { (*wp).ctas() };
+    });
+    if let CoroutineResult::Yield(_) = coro.resume(()) {
+        // SAFETY: nothing with a destructor lives on the abandoned coroutine's stack.
+        unsafe { coro.force_reset() };
+        // SAFETY: the coroutine is abandoned; only this worker touches `fault`.
+        if let Some((addr, sig)) = unsafe { (*fault_ptr).pending.take() } {
+            let mut replay = Coro::with_stack(coro.into_stack(), move |y: &ThreadYielder, ()| {
+                set_yielder(ctx_ptr, y);
+                // SAFETY: as above.
+                unsafe { (*wp).replay(addr, sig) };
+            });
+            if let CoroutineResult::Yield(_) = replay.resume(()) {
+                // SAFETY: as above.
+                unsafe { replay.force_reset() };
+            }
+            stack = Some(replay.into_stack());
+        } else {
+            stack = Some(coro.into_stack());
+        }
+    } else {
+        stack = Some(coro.into_stack());
+    }
+    super::nvvm::CURRENT.with(|c| c.set(std::ptr::null_mut()));
+    if let Some(s) = stack {
+        give_stacks(FIS_STACK, vec![s]);
+    }
+    drop(w);
+    drop(cta);
+    drop(ctx);
+}
+
+/// What a thread-loop worker's coroutine works with.
+struct FisWork {
+    sh: *const LaunchShared,
+    k: *const FisKernel,
+    ctx: *mut Thread,
+    mem: *mut FisMem,
+    cta: *mut Cta,
+    shared: *mut u128,
+    shared_words: usize,
+    fault: *mut FisFault,
+}
+
+impl FisWork {
+    /// Starts CTA `ctaid`: ids, zeroed shared memory.
+    unsafe fn begin(&self, ctaid: [u32; 3]) {
+        let cfg = &(*self.sh).cfg;
+        if cfg.dynamic_offset() + cfg.dynamic_shared > 0 {
+            std::ptr::write_bytes(self.shared, 0, self.shared_words);
+        }
+        (*self.ctx).ctaid = ctaid;
+        (*self.ctx).tid = [0; 3];
+        (*self.cta).fis_set_ids(ctaid, cfg.block);
+        (*self.fault).ctaid = ctaid;
+    }
+
+    /// Runs CTAs from the shared counter until none is left or the launch failed.
+    unsafe fn ctas(&self) {
+        let sh = &*self.sh;
+        let cfg = &sh.cfg;
+        let [gx, gy, _] = cfg.grid;
+        let total = cfg.ctas();
+        let step = chunk(total, sh.nworkers);
+        loop {
+            if sh.aborted() {
+                return;
+            }
+            let first = sh.next_cta.fetch_add(step, Ordering::Relaxed);
+            if first >= total {
+                return;
+            }
+            for c in first..(first + step).min(total) {
+                let ctaid = [
+                    (c % gx as u64) as u32,
+                    ((c / gx as u64) % gy as u64) as u32,
+                    (c / (gx as u64 * gy as u64)) as u32,
+                ];
+                self.begin(ctaid);
+                // A failure is recorded in the launch.
+                if !super::fission::run_cta(&*self.k, sh.params, self.ctx, &mut *self.mem, &mut *self.cta) || sh.aborted() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Replays the CTA where a fault happened, thread by thread, so that the fault (if it
+    /// happens again) names its thread; otherwise reports it for the last thread run.
+    unsafe fn replay(&self, addr: usize, sig: usize) {
+        (*self.fault).diagnostic = true;
+        self.begin((*self.fault).ctaid);
+        super::fission::replay_cta(&*self.k, (*self.sh).params, self.ctx, &mut *self.mem, &mut *self.cta);
+        let e = (*self.cta).thread_error((*self.ctx).flat_tid, super::fault::message(addr, sig));
+        (*self.sh).fail(e);
     }
 }
 

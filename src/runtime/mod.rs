@@ -14,11 +14,13 @@
 //! - `fault`: invalid memory accesses of kernels as launch errors (a `SIGSEGV` handler).
 
 pub mod abi;
-mod cta;
+pub(crate) mod cta;
 pub mod entry;
 pub mod fault;
+pub mod fission;
 pub mod launch;
 pub mod nvvm;
+mod pool;
 mod printf;
 pub mod softfp;
 mod time;
@@ -27,7 +29,7 @@ mod time;
 mod tests;
 
 pub use abi::{KernelEntry, Thread};
-pub use launch::{launch, LaunchConfig, DEFAULT_STACK_SIZE};
+pub use launch::{launch, launch_code, KernelCode, LaunchConfig, DEFAULT_STACK_SIZE};
 
 /// Every symbol generated cpu-target code may reference, with its address (for the JIT).
 pub fn symbols() -> Vec<(String, usize)> {
@@ -52,6 +54,10 @@ pub fn symbols() -> Vec<(String, usize)> {
     v.push((
         "ptx2llvm_rt_assertfail_dev".into(),
         nvvm::ptx2llvm_rt_assertfail_dev as *const () as usize,
+    ));
+    v.push((
+        "ptx2llvm_rt_fis_trap".into(),
+        fission::ptx2llvm_rt_fis_trap as *const () as usize,
     ));
     v
 }

@@ -7,6 +7,7 @@
 //! Generated code and runtime meet at the C ABI documented in `runtime/README.md` and
 //! `include/ptx2llvm_rt.h`.
 
+pub mod fission;
 pub mod layout;
 mod sync;
 
@@ -169,6 +170,8 @@ pub enum CompileError {
 pub struct KernelInfo {
     pub name: String,
     pub params: ParamLayout,
+    /// Thread loops or coroutines.
+    pub path: fission::KernelPath,
 }
 
 /// What `build` produces: the LLVM module, its kernels, the static shared-memory size and the
@@ -183,6 +186,7 @@ fn build<'c, 'a>(
     opt: u8,
     machine: &HostMachine,
     jit: bool,
+    mode: fission::CpuMode,
 ) -> Result<Built<'c>, CompileError> {
     static CPU: Cpu = Cpu;
     let addr64 = module.address_size.unwrap_or(64) == 64;
@@ -191,13 +195,14 @@ fn build<'c, 'a>(
             "the cpu target needs `.address_size 64`".into(),
         ));
     }
-    let kernels: Vec<KernelInfo> = module
+    let mut kernels: Vec<KernelInfo> = module
         .items
         .iter()
         .filter_map(|i| match i {
             Item::Function(f) if f.kind == FnKind::Entry && f.body.is_some() => Some(KernelInfo {
                 name: f.name.to_string(),
                 params: layout(f),
+                path: fission::KernelPath::Coroutine { why: String::new() },
             }),
             _ => None,
         })
@@ -216,10 +221,16 @@ fn build<'c, 'a>(
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
+        for (name, path) in fission::lower_kernels(&mut l, module, mode) {
+            if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
+                k.path = path;
+            }
+        }
         l.module
     };
     let layouts: Vec<KernelLayout> = kernels
         .iter()
+        .filter(|k| matches!(k.path, fission::KernelPath::Coroutine { .. }))
         .map(|k| KernelLayout {
             name: k.name.clone(),
             params: k
@@ -261,7 +272,7 @@ pub fn compile<'a>(
 ) -> Result<Output, CompileError> {
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
-    let (m, _, shared, _) = build(&ctx, module, name, opt, &machine, false)?;
+    let (m, _, shared, _) = build(&ctx, module, name, opt, &machine, false, fission::CpuMode::Coroutine)?;
     // Linked objects reach the runtime helpers without an exported symbol by lookup.
     crate::llvm::cpu::add_lookup_stubs(&m, &crate::runtime::needs_lookup);
     // Tell object users how much static shared memory the module's kernels need.
@@ -296,17 +307,28 @@ pub struct Program {
 }
 
 impl Program {
-    /// Compiles `module` with the JIT.
+    /// Compiles `module` with the JIT, in the mode `PTX2LLVM_CPU_MODE` names (thread loops
+    /// where possible by default).
     pub fn load<'a>(
         module: &'a ast::Module<'a>,
         opt: u8,
         name: &str,
     ) -> Result<Program, CompileError> {
+        Self::load_with(module, opt, name, fission::CpuMode::from_env())
+    }
+
+    /// Compiles `module` with the JIT, running kernels as `mode` says.
+    pub fn load_with<'a>(
+        module: &'a ast::Module<'a>,
+        opt: u8,
+        name: &str,
+        mode: fission::CpuMode,
+    ) -> Result<Program, CompileError> {
         let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
         // The context must outlive the engine; a program lives as long as its user keeps it,
         // and contexts are small: leak it.
         let ctx: &'static Context = Box::leak(Box::new(Context::create()));
-        let (m, kernels, static_shared, globals) = build(ctx, module, name, opt, &machine, true)?;
+        let (m, kernels, static_shared, globals) = build(ctx, module, name, opt, &machine, true, mode)?;
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
         // MCJIT leaves a call to a symbol it cannot resolve as a call to address 0: refuse
@@ -366,7 +388,31 @@ impl Program {
         self.globals.iter().map(|(n, _)| n.as_str())
     }
 
-    /// The entry point of kernel `name`.
+    /// The compiled code of kernel `name`, of either kind.
+    pub fn code(&self, name: &str) -> Option<crate::runtime::KernelCode> {
+        match &self.kernel(name)?.path {
+            fission::KernelPath::Coroutine { .. } => self.entry(name).map(crate::runtime::KernelCode::Coroutine),
+            fission::KernelPath::Fission(info) => {
+                let a = self.jit.address(&format!("{name}.fis"))?;
+                // SAFETY: the JIT compiled `NAME.fis` with the thread-loop CTA ABI.
+                let entry = unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
+                Some(crate::runtime::KernelCode::Fission(crate::runtime::fission::FisKernel { entry, info: info.clone() }))
+            }
+        }
+    }
+
+    /// Launches kernel `name` with the CUDA-layout parameter buffer `params` and waits for it.
+    ///
+    /// # Safety
+    /// `params` must hold what the kernel expects: device pointers in it valid host memory of
+    /// the sizes the kernel uses, for the whole launch.
+    pub unsafe fn launch(&self, name: &str, params: &[u8], cfg: &crate::runtime::LaunchConfig) -> Result<(), crate::runtime::LaunchError> {
+        let code = self.code(name).ok_or_else(|| crate::runtime::LaunchError::Config(format!("kernel `{name}` has no entry point")))?;
+        crate::runtime::launch_code(name, &code, params, cfg)
+    }
+
+    /// The coroutine entry point of kernel `name` (`None` for a kernel compiled as thread
+    /// loops: use `code` or `launch`).
     pub fn entry(&self, name: &str) -> Option<crate::runtime::KernelEntry> {
         self.kernel(name)?;
         let a = self.jit.address(name)?;

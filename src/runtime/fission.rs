@@ -1,0 +1,514 @@
+//! Thread-loop ("fission") execution of a CTA. The compiler turns a kernel into
+//! `void K.fis(const void *params, ptx2llvm_thread *ctx, ptx2llvm_fis *f)`, which runs one
+//! *round*: every selected thread of the CTA, one after another in a loop that LLVM
+//! vectorizes, executes from a resume point until it reaches a *stop* (a barrier, a warp-level
+//! operation, `activemask`, `nanosleep`), returns, exits or traps. At a stop a thread saves the
+//! registers live across it to per-thread arrays, its operands to the operand arrays, and
+//! `STOP | j` to its state; after the round the driver here decides what runs next:
+//!
+//! - every live thread at the same `bar.sync` (constant id, no thread count): the barrier is
+//!   complete; the next round resumes all of them after it;
+//! - every live thread at the same `shfl.sync` with a full member mask, whole warps: the next
+//!   round resumes after it and computes the shuffle inline from the operand arrays;
+//! - anything else (divergent barriers, partial masks, votes, `bar.red`, `activemask`, …): the
+//!   *generic* path registers each stopped thread with the coroutine scheduler's CTA state
+//!   machine (`cta::Cta`, the same code that decides barriers and warp operations for the
+//!   coroutine path), hands the released threads their results and resumes exactly them, each
+//!   from its own point, until the CTA is done. Deadlocks and misuse are reported as there.
+//!
+//! `ALL` rounds run every thread; `MASKED` rounds run the threads whose state is `want`
+//! (after some threads exited); `GENERIC` rounds run every thread whose state is a resume
+//! point, through an out-of-line copy of the kernel that dispatches on it.
+
+use std::sync::Arc;
+
+use super::abi::{Thread, NUM_BARRIERS, WARP_SIZE};
+use super::cta::Cta;
+pub use super::cta::{BarKind, WarpOp};
+use super::LaunchError;
+
+/// The round descriptor shared with generated code (`ptx2llvm_fis`). Field offsets are in
+/// `off`; generated code reads and writes them directly.
+#[repr(C)]
+#[derive(Debug)]
+pub struct FisCtx {
+    /// Resume point of an `ALL`/`MASKED` round.
+    pub k: u32,
+    /// `MODE_*`.
+    pub mode: u32,
+    /// `MASKED`: the state of the threads to run.
+    pub want: u32,
+    /// Threads in the CTA.
+    pub n: u32,
+    /// Out: bit 0 some thread finished, bit `min(j, 62)` some thread stopped at stop `j`,
+    /// bit 63 some thread trapped.
+    pub seen: u64,
+    /// Out: non-zero when a thread trapped (the error is recorded in the launch).
+    pub status: u32,
+    /// The half of `opa` this round's stops write (0/1); the other half holds the previous
+    /// round's operands.
+    pub bank: u32,
+    /// Per thread: a resume point (< `ST_STOP`), `ST_STOP | j`, `ST_EXIT` or `ST_TRAP`.
+    pub state: *mut u16,
+    /// Per-thread arrays of the registers live across stops.
+    pub frame: *mut u8,
+    /// Operand arrays of the stops. `opa` has two banks of `n + 64` elements (32 elements of
+    /// padding on both sides of each).
+    pub opa: *mut u32,
+    pub opa_hi: *mut u32,
+    pub opb: *mut u32,
+    pub opc: *mut u32,
+    pub mask: *mut u32,
+    /// Results handed to threads resumed after a warp operation or `bar.red`.
+    pub res: *mut u32,
+    pub resp: *mut u8,
+    /// Per-thread `.local` memory.
+    pub local: *mut u8,
+}
+
+/// Byte offsets of `FisCtx` fields.
+pub mod off {
+    pub const K: u32 = 0;
+    pub const MODE: u32 = 4;
+    pub const WANT: u32 = 8;
+    pub const N: u32 = 12;
+    pub const SEEN: u32 = 16;
+    pub const STATUS: u32 = 24;
+    pub const BANK: u32 = 28;
+    pub const STATE: u32 = 32;
+    pub const FRAME: u32 = 40;
+    pub const OPA: u32 = 48;
+    pub const OPA_HI: u32 = 56;
+    pub const OPB: u32 = 64;
+    pub const OPC: u32 = 72;
+    pub const MASK: u32 = 80;
+    pub const RES: u32 = 88;
+    pub const RESP: u32 = 96;
+    pub const LOCAL: u32 = 104;
+}
+
+pub const MODE_ALL: u32 = 0;
+pub const MODE_MASKED: u32 = 1;
+pub const MODE_GENERIC: u32 = 2;
+
+pub const ST_STOP: u16 = 0x8000;
+pub const ST_EXIT: u16 = 0xFFFF;
+pub const ST_TRAP: u16 = 0xFFFE;
+/// Seen bit for stops numbered 62 and above (the driver then looks at the states).
+pub const SEEN_MANY: u32 = 62;
+
+/// What a stop is, for the driver. Operands travel in the operand arrays: barriers put the
+/// id in `opb`, the thread count in `opc` (0: none) and the `bar.red` predicate in `opa`;
+/// warp operations put `a` in `opa`/`opa_hi`, `b` in `opb`, `c` in `opc` and the member mask
+/// in `mask`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopKind {
+    /// `bar.sync`/`barrier.sync`/`bar.red`/`bar.arrive`; `id`: the id when it is a constant;
+    /// `counted`: a thread count operand is present.
+    Bar {
+        kind: BarKind,
+        id: Option<u32>,
+        counted: bool,
+    },
+    /// A warp-level operation; `mask`: the member mask when it is a constant; `inline`: the
+    /// kernel has a resume point that computes it from the operand arrays (`shfl` with whole
+    /// warps taking part), numbered `stops + j`.
+    Warp {
+        op: WarpOp,
+        mask: Option<u32>,
+        inline: bool,
+    },
+    ActiveMask,
+    /// `nanosleep`: lets the other threads run first.
+    Sleep,
+}
+
+/// What the driver knows about a compiled kernel.
+#[derive(Clone, Debug, Default)]
+pub struct FisInfo {
+    /// Stop `j` (1-based) is `stops[j - 1]`.
+    pub stops: Vec<StopKind>,
+    /// Bytes of per-thread register arrays, per thread.
+    pub frame_bytes: u32,
+    /// Bytes of `.local` memory per thread.
+    pub local_bytes: u32,
+}
+
+/// `void K.fis(const void *params, ptx2llvm_thread *ctx, ptx2llvm_fis *f)`.
+pub type FisEntry = unsafe extern "C" fn(params: *const u8, ctx: *mut Thread, f: *mut FisCtx);
+
+/// A kernel compiled for thread-loop execution.
+#[derive(Clone)]
+pub struct FisKernel {
+    pub entry: FisEntry,
+    pub info: Arc<FisInfo>,
+}
+
+/// A worker's memory for running CTAs of one launch.
+pub(crate) struct FisMem {
+    n: usize,
+    state: Vec<u16>,
+    frame: Vec<u64>,
+    opa: Vec<u32>,
+    opa_hi: Vec<u32>,
+    opb: Vec<u32>,
+    opc: Vec<u32>,
+    mask: Vec<u32>,
+    res: Vec<u32>,
+    resp: Vec<u8>,
+    local: Vec<u64>,
+    pub(crate) f: FisCtx,
+}
+
+impl FisMem {
+    pub(crate) fn new(info: &FisInfo, n: usize) -> FisMem {
+        let frame_words = (info.frame_bytes as usize * n).div_ceil(8) + 8;
+        let local_words = (info.local_bytes as usize * n).div_ceil(8) + 2;
+        let mut m = FisMem {
+            n,
+            state: vec![ST_EXIT; n],
+            frame: vec![0; frame_words],
+            opa: vec![0; 2 * (n + 2 * WARP_SIZE as usize)],
+            opa_hi: vec![0; n],
+            opb: vec![0; n],
+            opc: vec![0; n],
+            mask: vec![0; n],
+            res: vec![0; n],
+            resp: vec![0; n],
+            local: vec![0; local_words],
+            f: FisCtx {
+                k: 0,
+                mode: MODE_ALL,
+                want: 0,
+                n: n as u32,
+                seen: 0,
+                status: 0,
+                bank: 0,
+                state: std::ptr::null_mut(),
+                frame: std::ptr::null_mut(),
+                opa: std::ptr::null_mut(),
+                opa_hi: std::ptr::null_mut(),
+                opb: std::ptr::null_mut(),
+                opc: std::ptr::null_mut(),
+                mask: std::ptr::null_mut(),
+                res: std::ptr::null_mut(),
+                resp: std::ptr::null_mut(),
+                local: std::ptr::null_mut(),
+            },
+        };
+        m.f.state = m.state.as_mut_ptr();
+        // 64-byte alignment for the register arrays.
+        let fp = m.frame.as_mut_ptr() as *mut u8;
+        m.f.frame = unsafe { fp.add(fp.align_offset(64).min(63)) };
+        m.f.opa = unsafe { m.opa.as_mut_ptr().add(WARP_SIZE as usize) };
+        m.f.opa_hi = m.opa_hi.as_mut_ptr();
+        m.f.opb = m.opb.as_mut_ptr();
+        m.f.opc = m.opc.as_mut_ptr();
+        m.f.mask = m.mask.as_mut_ptr();
+        m.f.res = m.res.as_mut_ptr();
+        m.f.resp = m.resp.as_mut_ptr();
+        m.f.local = m.local.as_mut_ptr() as *mut u8;
+        m
+    }
+}
+
+/// Runs one round; its stops write the other half of `opa`.
+unsafe fn round(k: &FisKernel, params: *const u8, ctx: *mut Thread, f: *mut FisCtx) {
+    (*f).bank ^= 1;
+    (k.entry)(params, ctx, f);
+}
+
+/// Runs one CTA. The CTA's `ctx` (ids, shared memory, `cta` pointing at `cta`) is set up by
+/// the caller. Returns false when the launch failed (the error is recorded in the launch).
+///
+/// # Safety
+/// `k` must be a kernel compiled for this ABI, `params` its parameter buffer, `ctx` and `cta`
+/// this worker's, `mem` made for the CTA size.
+pub(crate) unsafe fn run_cta(
+    k: &FisKernel,
+    params: *const u8,
+    ctx: *mut Thread,
+    mem: &mut FisMem,
+    cta: &mut Cta,
+) -> bool {
+    let info = &*k.info;
+    let nstops = info.stops.len() as u32;
+    let f: *mut FisCtx = &mut mem.f;
+    (*f).k = 0;
+    (*f).mode = MODE_ALL;
+    (*f).want = 0;
+    (*f).status = 0;
+    if nstops > 0 {
+        // Rounds of kernels with stops run the threads whose state is `want`.
+        mem.state.iter_mut().for_each(|s| *s = 0);
+    }
+    round(k, params, ctx, f);
+    if nstops == 0 {
+        return (*f).status == 0;
+    }
+    let mut exited = false;
+    loop {
+        if (*f).status != 0 {
+            return false;
+        }
+        let seen = (*f).seen;
+        exited |= seen & 1 != 0;
+        let stops = seen & !1;
+        if stops == 0 {
+            return true;
+        }
+        let mut next = None;
+        if stops.is_power_of_two() && stops.trailing_zeros() < SEEN_MANY {
+            let j = stops.trailing_zeros();
+            match info.stops[j as usize - 1] {
+                StopKind::Bar {
+                    kind: BarKind::Sync,
+                    id: Some(_),
+                    counted: false,
+                } => next = Some(j),
+                StopKind::Warp {
+                    op: WarpOp::Shfl(_),
+                    mask,
+                    inline: true,
+                } => {
+                    if whole_warps(mem, j, mask, exited) {
+                        next = Some(nstops + j);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(r) = next {
+                (*f).k = r;
+                (*f).mode = if exited { MODE_MASKED } else { MODE_ALL };
+                (*f).want = (ST_STOP | j as u16) as u32;
+                round(k, params, ctx, f);
+                continue;
+            }
+        }
+        return generic(k, params, ctx, mem, cta, false);
+    }
+}
+
+/// Whether every warp has all or none of its lanes at stop `j` (the others finished), with a
+/// full member mask.
+unsafe fn whole_warps(mem: &FisMem, j: u32, mask: Option<u32>, exited: bool) -> bool {
+    let n = mem.n;
+    if n % 32 != 0 {
+        return false;
+    }
+    if mask.is_some_and(|m| m != u32::MAX) {
+        return false;
+    }
+    let at = ST_STOP | j as u16;
+    if !exited && mask.is_some() {
+        return true; // every thread is at j (seen has no other bit)
+    }
+    for w in 0..n / 32 {
+        let lanes = &mem.state[w * 32..w * 32 + 32];
+        let k = lanes.iter().filter(|&&s| s == at).count();
+        if k != 0 && k != 32 {
+            return false;
+        }
+        if k == 32 && mask.is_none() && mem.mask[w * 32..w * 32 + 32].iter().any(|&m| m != u32::MAX)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// The generic path: every decision by the coroutine scheduler's CTA state machine. With
+/// `from_start` every thread first runs from its state (all 0: the start).
+unsafe fn generic(
+    k: &FisKernel,
+    params: *const u8,
+    ctx: *mut Thread,
+    mem: &mut FisMem,
+    cta: &mut Cta,
+    from_start: bool,
+) -> bool {
+    let info = &*k.info;
+    let n = mem.n;
+    let f: *mut FisCtx = &mut mem.f;
+    cta.fis_begin();
+    if from_start {
+        (*f).mode = MODE_GENERIC;
+        round(k, params, ctx, f);
+        if (*f).status != 0 {
+            return false;
+        }
+    }
+    for t in 0..n {
+        if mem.state[t] == ST_EXIT {
+            cta.fis_exit(t as u32);
+        }
+    }
+    let mut ran: Vec<u32> = (0..n as u32)
+        .filter(|&t| mem.state[t as usize] != ST_EXIT)
+        .collect();
+    let mut ready: Vec<u32> = Vec::with_capacity(n);
+    loop {
+        ready.clear();
+        for &t in &ran {
+            let tu = t as usize;
+            let s = mem.state[tu];
+            if s == ST_EXIT {
+                cta.fis_exit(t);
+                continue;
+            }
+            if s == ST_TRAP || s & ST_STOP == 0 {
+                continue;
+            }
+            let j = (s & !ST_STOP) as usize;
+            let Some(kind) = info.stops.get(j.wrapping_sub(1)) else {
+                continue;
+            };
+            let a = mem.opa[mem.f.bank as usize * (n + 64) + 32 + tu];
+            let b = mem.opb[tu];
+            let c = mem.opc[tu];
+            match *kind {
+                StopKind::Bar { kind, .. } => {
+                    let what = match kind {
+                        BarKind::Sync => "bar.sync",
+                        BarKind::Arrive => "bar.arrive",
+                        BarKind::Red(_) => "bar.red",
+                    };
+                    if b >= NUM_BARRIERS {
+                        return fail(
+                            cta,
+                            t,
+                            format!("{what}: barrier {b} is out of range (0..15)"),
+                        );
+                    }
+                    if c % 32 != 0 {
+                        return fail(
+                            cta,
+                            t,
+                            format!(
+                                "{what}: thread count {c} is not a multiple of the warp size 32"
+                            ),
+                        );
+                    }
+                    cta.bar_arrive(t, b, c, kind, a != 0);
+                    if kind == BarKind::Arrive {
+                        ready.push(t);
+                    }
+                }
+                StopKind::Warp { op, .. } => {
+                    let wide = (mem.opa_hi[tu] as u64) << 32 | a as u64;
+                    let av = if matches!(op, WarpOp::MatchAny | WarpOp::MatchAll) {
+                        wide
+                    } else {
+                        a as u64
+                    };
+                    if let Err(m) = cta.warp_arrive(t, op, mem.mask[tu], av, b, c) {
+                        return fail(cta, t, m);
+                    }
+                }
+                StopKind::ActiveMask => cta.activemask_arrive(t),
+                StopKind::Sleep => ready.push(t),
+            }
+        }
+        loop {
+            while let Some(t) = cta.fis_pop_ready() {
+                ready.push(t);
+            }
+            if !ready.is_empty() || cta.fis_nlive() == 0 {
+                break;
+            }
+            if !cta.activemask_resolve() {
+                let e = LaunchError::Deadlock {
+                    kernel: (*cta.launch).kernel.clone(),
+                    block: cta.ctaid,
+                    detail: cta.deadlock_report(),
+                };
+                (*cta.launch).fail(e);
+                return false;
+            }
+        }
+        if ready.is_empty() {
+            return true;
+        }
+        for &t in &ready {
+            let tu = t as usize;
+            let j = mem.state[tu] & !ST_STOP;
+            let (r, p) = cta.result(t);
+            mem.res[tu] = r;
+            mem.resp[tu] = p as u8;
+            mem.state[tu] = j;
+        }
+        std::mem::swap(&mut ran, &mut ready);
+        (*f).mode = MODE_GENERIC;
+        round(k, params, ctx, f);
+        if (*f).status != 0 {
+            return false;
+        }
+    }
+}
+
+unsafe fn fail(cta: &mut Cta, t: u32, m: String) -> bool {
+    let e = cta.thread_error(t, m);
+    (*cta.launch).fail(e);
+    false
+}
+
+/// `trap` in thread-loop code: records the failure of thread `t` (linear index); the caller
+/// marks the thread trapped and the round failed.
+///
+/// # Safety
+/// `ctx` must be the context the runtime passed to the running CTA function.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_fis_trap(ctx: *mut Thread, t: u32) {
+    let cta = (*ctx).cta as *mut Cta;
+    if cta.is_null() {
+        return;
+    }
+    let e = (*cta).thread_error(t, "trap instruction executed".to_string());
+    (*(*cta).launch).fail(e);
+}
+
+/// Fault state of a thread-loop worker (`Thread::reserved[0]` of its CTA context).
+#[derive(Default)]
+pub(crate) struct FisFault {
+    /// A diagnostic replay runs: faults are reported as they happen (the context holds the
+    /// running thread's ids).
+    pub(crate) diagnostic: bool,
+    /// A fault outside a replay: address and `sig_and_access` (see `fault`).
+    pub(crate) pending: Option<(usize, usize)>,
+    /// The CTA being run.
+    pub(crate) ctaid: [u32; 3],
+}
+
+/// Called where a faulting kernel resumes: in thread-loop code outside a diagnostic replay,
+/// records the fault and abandons the worker's coroutine (the driver then replays the CTA).
+/// Returns in every other case.
+///
+/// # Safety
+/// `t` must be the running context.
+pub(crate) unsafe fn fault_before_replay(t: *mut Thread, addr: usize, sig_and_access: usize) {
+    let p = (*t).reserved[0] as *mut FisFault;
+    if p.is_null() || (*p).diagnostic || (*t).yielder.is_null() {
+        return;
+    }
+    (*p).pending = Some((addr, sig_and_access));
+    super::cta::yielder(t).suspend(super::cta::Event::Trapped);
+    std::process::abort()
+}
+
+/// Replays a CTA from its start for a diagnosis: every round `GENERIC`, the running thread's
+/// ids stored in the context before it runs, so that a fault names its thread.
+///
+/// # Safety
+/// As `run_cta`.
+pub(crate) unsafe fn replay_cta(
+    k: &FisKernel,
+    params: *const u8,
+    ctx: *mut Thread,
+    mem: &mut FisMem,
+    cta: &mut Cta,
+) -> bool {
+    let n = mem.n;
+    mem.state[..n].iter_mut().for_each(|s| *s = 0);
+    mem.f.status = 0;
+    generic(k, params, ctx, mem, cta, true)
+}

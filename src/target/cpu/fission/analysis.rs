@@ -1,0 +1,744 @@
+//! Analysis of a kernel body for the thread-loop ("fission") execution of the cpu target:
+//! the stop points (barriers, warp-level operations, `activemask`, `nanosleep`), an
+//! instruction-level control-flow graph, register liveness across stop points, registers that
+//! hold one constant everywhere (rematerialized instead of saved), and the reasons a kernel
+//! must keep the coroutine path.
+//!
+//! Registers are tracked by name. Only registers declared in the kernel's top-level block
+//! take part; names declared in nested blocks (nvcc's `{ .reg .b16 %tmp; … }` scopes) cannot
+//! be live across a stop outside their block (control can only re-enter a block at its top),
+//! and a stop inside a block that declares something makes the kernel ineligible.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::syntax::ast::{self, Expr, Function, Instruction, Item, Operand, Statement};
+
+/// A stop point: where a thread leaves the region loop.
+#[derive(Clone, Debug)]
+pub struct StopSite<'x, 'a> {
+    pub ins: &'x Instruction<'a>,
+    /// Registers (names) to save before the stop and restore after it.
+    pub saved: Vec<&'a str>,
+    /// Constant registers live across the stop: rematerialized after it.
+    pub remat: Vec<&'a str>,
+}
+
+/// The result of the analysis of one kernel.
+pub struct Plan<'x, 'a> {
+    /// Stop `j` (1-based) is `stops[j - 1]`.
+    pub stops: Vec<StopSite<'x, 'a>>,
+    /// Stop number of an instruction (by address).
+    pub stop_of: HashMap<*const Instruction<'a>, u32>,
+    /// Registers defined exactly once, by `mov` of an integer immediate: name → value.
+    pub consts: HashMap<&'a str, u64>,
+    /// Whether the kernel declares `.local` variables.
+    pub has_locals: bool,
+}
+
+impl Plan<'_, '_> {
+    pub fn has_stops(&self) -> bool {
+        !self.stops.is_empty()
+    }
+}
+
+/// Opcodes that make a thread stop.
+pub fn is_stop(op: &str) -> bool {
+    matches!(
+        op,
+        "bar"
+            | "barrier"
+            | "shfl"
+            | "vote"
+            | "match"
+            | "redux"
+            | "activemask"
+            | "elect"
+            | "nanosleep"
+    )
+}
+
+/// Opcodes whose first operand is written and not read.
+fn dest_first(op: &str) -> bool {
+    matches!(
+        op,
+        "add"
+            | "sub"
+            | "mul"
+            | "mad"
+            | "mul24"
+            | "mad24"
+            | "div"
+            | "rem"
+            | "abs"
+            | "neg"
+            | "min"
+            | "max"
+            | "sad"
+            | "addc"
+            | "subc"
+            | "madc"
+            | "and"
+            | "or"
+            | "xor"
+            | "not"
+            | "cnot"
+            | "shl"
+            | "shr"
+            | "setp"
+            | "selp"
+            | "set"
+            | "slct"
+            | "mov"
+            | "fma"
+            | "rcp"
+            | "sqrt"
+            | "rsqrt"
+            | "ex2"
+            | "lg2"
+            | "sin"
+            | "cos"
+            | "tanh"
+            | "copysign"
+            | "testp"
+            | "cvt"
+            | "cvta"
+            | "isspacep"
+            | "bfe"
+            | "bfi"
+            | "prmt"
+            | "lop3"
+            | "shf"
+            | "bfind"
+            | "brev"
+            | "clz"
+            | "popc"
+            | "fns"
+            | "bmsk"
+            | "szext"
+            | "dp4a"
+            | "dp2a"
+            | "ld"
+            | "ldu"
+            | "atom"
+            | "shfl"
+            | "vote"
+            | "match"
+            | "redux"
+            | "activemask"
+            | "elect"
+    )
+}
+
+/// The functions of a module by name, for the call summaries.
+fn functions<'x, 'a>(m: &'x ast::Module<'a>) -> HashMap<&'a str, &'x Function<'a>> {
+    m.items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) => Some((f.name, &**f)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn walk<'x, 'a>(b: &'x ast::Block<'a>, f: &mut impl FnMut(&'x Instruction<'a>)) {
+    for s in &b.stmts {
+        match s {
+            Statement::Instr(i) => f(i),
+            Statement::Block(b) => walk(b, f),
+            _ => {}
+        }
+    }
+}
+
+/// The function a `call` names (`None`: an indirect call through a register).
+pub fn callee_name<'a>(i: &Instruction<'a>) -> Option<&'a str> {
+    let ops = &i.operands;
+    let k = match ops.first() {
+        Some(Operand::List(..)) if ops.len() >= 2 && !matches!(ops[1], Operand::List(..)) => 1,
+        _ => 0,
+    };
+    match ops.get(k) {
+        Some(Operand::Name { name, .. }) => Some(name),
+        _ => None,
+    }
+}
+
+/// Why a device function cannot run inside a thread loop (it stops, ends or traps the thread,
+/// or calls what does), if it cannot.
+fn callee_problem<'a>(
+    fns: &HashMap<&'a str, &Function<'a>>,
+    name: &'a str,
+    memo: &mut HashMap<&'a str, Option<String>>,
+) -> Option<String> {
+    if let Some(r) = memo.get(name) {
+        return r.clone();
+    }
+    memo.insert(name, None); // recursion: assume fine while visiting
+    let r = (|| {
+        if name == "__assertfail" {
+            return Some("calls `__assertfail` in a device function".to_string());
+        }
+        let f = fns.get(name)?;
+        let body = f.body.as_ref()?;
+        let mut problem = None;
+        walk(body, &mut |i| {
+            if problem.is_some() {
+                return;
+            }
+            let op = i.opcode.spelling();
+            if is_stop(op) {
+                problem = Some(format!("device function `{name}` contains `{op}`"));
+            } else if matches!(op, "exit" | "trap") {
+                problem = Some(format!("device function `{name}` contains `{op}`"));
+            } else if op == "call" {
+                match callee_name(i) {
+                    Some(c) if fns.contains_key(c) || c == "__assertfail" => {
+                        if let Some(p) = callee_problem(fns, c, memo) {
+                            problem = Some(p);
+                        }
+                    }
+                    Some(c) if c == "vprintf" => {}
+                    _ => problem = Some(format!("device function `{name}` makes an indirect call")),
+                }
+            }
+        });
+        problem
+    })();
+    memo.insert(name, r.clone());
+    r
+}
+
+/// Register declarations of the top-level block: exact names and `%r<N>` prefixes.
+#[derive(Default)]
+struct Regs<'a> {
+    exact: HashSet<&'a str>,
+    ranges: HashMap<&'a str, u32>,
+}
+
+impl<'a> Regs<'a> {
+    fn add(&mut self, v: &ast::VarDecl<'a>) {
+        for n in &v.names {
+            match n.count {
+                Some(c) => {
+                    self.ranges.insert(n.name, c);
+                }
+                None => {
+                    self.exact.insert(n.name);
+                }
+            }
+        }
+    }
+    fn contains(&self, name: &str) -> bool {
+        if self.exact.contains(name) {
+            return true;
+        }
+        let split = name.trim_end_matches(|c: char| c.is_ascii_digit());
+        if split.len() == name.len() {
+            return false;
+        }
+        match (self.ranges.get(split), name[split.len()..].parse::<u32>()) {
+            (Some(&c), Ok(i)) => i < c,
+            _ => false,
+        }
+    }
+    /// Whether a nested declaration reuses a top-level name or prefix.
+    fn shadowed_by(&self, v: &ast::VarDecl) -> bool {
+        v.names.iter().any(|n| {
+            self.exact.contains(n.name)
+                || self.ranges.contains_key(n.name)
+                || (n.count.is_none() && self.contains(n.name))
+        })
+    }
+}
+
+struct Node<'x, 'a> {
+    ins: &'x Instruction<'a>,
+    succ: Vec<usize>,
+    uses: Vec<u32>,
+    kills: Vec<u32>,
+}
+
+/// Flattened body with label scopes.
+struct Flat<'x, 'a> {
+    nodes: Vec<Node<'x, 'a>>,
+    /// (node, scope, label) of branches to resolve.
+    branches: Vec<(usize, usize, Vec<&'a str>)>,
+    scopes: Vec<(Option<usize>, HashMap<&'a str, usize>)>,
+    problems: Vec<String>,
+    has_locals: bool,
+}
+
+fn flatten<'x, 'a>(
+    blk: &'x ast::Block<'a>,
+    parent: Option<usize>,
+    depth: usize,
+    top: &Regs<'a>,
+    branch_lists: &HashMap<&'a str, Vec<&'a str>>,
+    out: &mut Flat<'x, 'a>,
+) {
+    let scope = out.scopes.len();
+    out.scopes.push((parent, HashMap::new()));
+    let declares = blk.stmts.iter().any(|s| matches!(s, Statement::Var(_)));
+    for st in &blk.stmts {
+        match st {
+            Statement::Label(name, _) => {
+                let at = out.nodes.len();
+                out.scopes[scope].1.insert(name, at);
+            }
+            Statement::Instr(i) => {
+                let op = i.opcode.spelling();
+                if depth > 0 && declares && is_stop(op) {
+                    out.problems.push(format!(
+                        "`{op}` inside a nested block that declares variables"
+                    ));
+                }
+                let at = out.nodes.len();
+                match op {
+                    "bra" => out
+                        .branches
+                        .push((at, scope, label_of(i).into_iter().collect())),
+                    "brx" => {
+                        let list = match i.operands.get(1) {
+                            Some(Operand::Name { name, .. }) => {
+                                branch_lists.get(name).cloned().unwrap_or_default()
+                            }
+                            _ => Vec::new(),
+                        };
+                        out.branches.push((at, scope, list));
+                    }
+                    _ => {}
+                }
+                out.nodes.push(Node {
+                    ins: i,
+                    succ: Vec::new(),
+                    uses: Vec::new(),
+                    kills: Vec::new(),
+                });
+            }
+            Statement::Var(v) => {
+                let sp = v.space.spelling();
+                if sp == ".local" {
+                    out.has_locals = true;
+                }
+                if depth > 0 && sp == ".reg" && top.shadowed_by(v) {
+                    out.problems
+                        .push("a nested block redeclares a register name".to_string());
+                }
+            }
+            Statement::Block(b) => flatten(b, Some(scope), depth + 1, top, branch_lists, out),
+            _ => {}
+        }
+    }
+}
+
+fn label_of<'a>(i: &Instruction<'a>) -> Option<&'a str> {
+    match i.operands.first() {
+        Some(Operand::Name { name, .. }) => Some(name),
+        _ => None,
+    }
+}
+
+/// Register names an operand reads (all of them; destinations are handled by the caller).
+fn names_in<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
+    match op {
+        Operand::Name { name, .. } => out.push(name),
+        Operand::Addr(a) => out.extend(a.base),
+        Operand::AddrList(v, _) | Operand::Vec(v, _) | Operand::List(v, _) => {
+            v.iter().for_each(|o| names_in(o, out))
+        }
+        Operand::Pair(a, b, _) => {
+            names_in(a, out);
+            names_in(b, out);
+        }
+        Operand::Imm(e) => expr_names(e, out),
+        Operand::Sink(_) => {}
+    }
+}
+
+fn expr_names<'a>(e: &Expr<'a>, out: &mut Vec<&'a str>) {
+    match e {
+        Expr::Sym(s, _) | Expr::Generic(s, _) => out.push(s),
+        Expr::Mask(_, a, _) | Expr::Unary(_, a, _) | Expr::Cast(_, a, _) => expr_names(a, out),
+        Expr::Binary(_, a, b, _) => {
+            expr_names(a, out);
+            expr_names(b, out);
+        }
+        Expr::Cond(a, b, c, _) => {
+            expr_names(a, out);
+            expr_names(b, out);
+            expr_names(c, out);
+        }
+        _ => {}
+    }
+}
+
+/// Registers a destination operand writes completely.
+fn dest_names<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
+    match op {
+        Operand::Name {
+            name, comp: None, ..
+        } => out.push(name),
+        Operand::Vec(v, _) => v.iter().for_each(|o| dest_names(o, out)),
+        Operand::Pair(a, b, _) => {
+            dest_names(a, out);
+            dest_names(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// Analyses kernel `f` of module `m`. `Err` says why the kernel must keep the coroutine path.
+pub fn analyse<'x, 'a>(
+    m: &'x ast::Module<'a>,
+    f: &'x Function<'a>,
+) -> Result<Plan<'x, 'a>, String> {
+    let body = f.body.as_ref().ok_or("no body")?;
+    let fns = functions(m);
+    let mut top = Regs::default();
+    for st in &body.stmts {
+        if let Statement::Var(v) = st {
+            if v.space.spelling() == ".reg" {
+                top.add(v);
+            }
+        }
+    }
+    let mut branch_lists: HashMap<&'a str, Vec<&'a str>> = HashMap::new();
+    collect_branch_targets(body, &mut branch_lists);
+    let mut flat = Flat {
+        nodes: Vec::new(),
+        branches: Vec::new(),
+        scopes: Vec::new(),
+        problems: Vec::new(),
+        has_locals: false,
+    };
+    flatten(body, None, 0, &top, &branch_lists, &mut flat);
+
+    // Calls and instructions the thread loop cannot host.
+    let mut memo = HashMap::new();
+    let mut any_stop = false;
+    for n in &flat.nodes {
+        let op = n.ins.opcode.spelling();
+        if is_stop(op) {
+            any_stop = true;
+        }
+        match op {
+            "call" => match callee_name(n.ins) {
+                Some("__assertfail") | Some("vprintf") => {}
+                Some(c) if fns.contains_key(c) => {
+                    if let Some(p) = callee_problem(&fns, c, &mut memo) {
+                        flat.problems.push(p);
+                    }
+                }
+                _ => flat.problems.push("an indirect call".to_string()),
+            },
+            "alloca" | "stacksave" | "stackrestore" => flat.problems.push(format!("`{op}`")),
+            _ => {}
+        }
+    }
+    if !any_stop {
+        // Without stops only calls matter: a region is the whole kernel.
+        if let Some(p) = flat
+            .problems
+            .into_iter()
+            .find(|p| !p.contains("nested block"))
+        {
+            return Err(p);
+        }
+        return Ok(Plan {
+            stops: Vec::new(),
+            stop_of: HashMap::new(),
+            consts: HashMap::new(),
+            has_locals: flat.has_locals,
+        });
+    }
+    if let Some(p) = flat.problems.first() {
+        return Err(p.clone());
+    }
+
+    // Register ids.
+    let mut ids: HashMap<&'a str, u32> = HashMap::new();
+    let mut names: Vec<&'a str> = Vec::new();
+    let cc_id = 0u32;
+    names.push("%%cc");
+    let id_of =
+        |n: &'a str, ids: &mut HashMap<&'a str, u32>, names: &mut Vec<&'a str>| -> Option<u32> {
+            if !top.contains(n) {
+                return None;
+            }
+            Some(*ids.entry(n).or_insert_with(|| {
+                names.push(n);
+                names.len() as u32 - 1
+            }))
+        };
+    let nn = flat.nodes.len();
+    let mut defs_count: HashMap<&'a str, u32> = HashMap::new();
+    let mut consts: HashMap<&'a str, u64> = HashMap::new();
+    for k in 0..nn {
+        let i = flat.nodes[k].ins;
+        let op = i.opcode.spelling();
+        let mut uses = Vec::new();
+        let mut dests = Vec::new();
+        if let Some(g) = i.guard {
+            uses.push(g.pred);
+        }
+        let first_is_dest = dest_first(op) && !i.operands.is_empty();
+        for (x, o) in i.operands.iter().enumerate() {
+            if x == 0 && first_is_dest {
+                dest_names(o, &mut dests);
+                // A partial write (vector component) or an address keeps the operand read.
+                if !matches!(
+                    o,
+                    Operand::Name { comp: None, .. }
+                        | Operand::Vec(..)
+                        | Operand::Pair(..)
+                        | Operand::Sink(_)
+                ) {
+                    names_in(o, &mut uses);
+                }
+                if let Operand::Vec(v, _) = o {
+                    for e in v {
+                        if !matches!(e, Operand::Name { comp: None, .. } | Operand::Sink(_)) {
+                            names_in(e, &mut uses);
+                        }
+                    }
+                }
+            } else {
+                names_in(o, &mut uses);
+            }
+        }
+        // Anything in the first operand may be written (counts against constness).
+        let mut maybe = Vec::new();
+        if let Some(o) = i.operands.first() {
+            names_in(o, &mut maybe);
+        }
+        for d in maybe {
+            *defs_count.entry(d).or_default() += 1;
+        }
+        // `mov rX, imm` with a single definition: a constant.
+        if op == "mov" && i.guard.is_none() && dests.len() == 1 {
+            if let Some(Operand::Imm(e)) = i.operands.get(1) {
+                if !matches!(e, Expr::F32(..) | Expr::F64(..)) {
+                    if let Some(c) = crate::syntax::consteval::eval(e) {
+                        consts.insert(dests[0], c.bits);
+                    }
+                }
+            }
+        }
+        let mut u: Vec<u32> = uses
+            .iter()
+            .filter_map(|n| id_of(n, &mut ids, &mut names))
+            .collect();
+        let mut kl: Vec<u32> = if i.guard.is_none() {
+            dests
+                .iter()
+                .filter_map(|n| id_of(n, &mut ids, &mut names))
+                .collect()
+        } else {
+            dests.iter().for_each(|n| {
+                id_of(n, &mut ids, &mut names);
+            });
+            Vec::new()
+        };
+        if matches!(op, "addc" | "subc" | "madc") {
+            u.push(cc_id);
+        }
+        if i.mods.iter().any(|m| m.spelling() == ".cc")
+            && i.guard.is_none()
+            && !matches!(op, "addc" | "subc" | "madc")
+        {
+            kl.push(cc_id);
+        }
+        flat.nodes[k].uses = u;
+        flat.nodes[k].kills = kl;
+    }
+    consts.retain(|n, _| defs_count.get(n) == Some(&1));
+
+    // Successors.
+    let resolve = |scope: usize,
+                   l: &str,
+                   scopes: &Vec<(Option<usize>, HashMap<&'a str, usize>)>|
+     -> Option<usize> {
+        let mut s = Some(scope);
+        while let Some(k) = s {
+            if let Some(&at) = scopes[k].1.get(l) {
+                return Some(at);
+            }
+            s = scopes[k].0;
+        }
+        None
+    };
+    let mut targets: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (at, scope, labels) in &flat.branches {
+        let mut t = Vec::new();
+        for l in labels {
+            match resolve(*scope, l, &flat.scopes) {
+                Some(x) => t.push(x),
+                None => return Err(format!("unknown label `{l}`")),
+            }
+        }
+        targets.insert(*at, t);
+    }
+    for k in 0..nn {
+        let i = flat.nodes[k].ins;
+        let op = i.opcode.spelling();
+        let guarded = i.guard.is_some();
+        let mut s = Vec::new();
+        match op {
+            "bra" | "brx" => {
+                s.extend(targets.get(&k).cloned().unwrap_or_default());
+                if guarded {
+                    s.push(k + 1);
+                }
+            }
+            "ret" | "exit" | "trap" => {
+                if guarded {
+                    s.push(k + 1);
+                }
+            }
+            _ => s.push(k + 1),
+        }
+        s.retain(|&x| x < nn);
+        flat.nodes[k].succ = s;
+    }
+
+    // Liveness (backward, bit sets).
+    let nr = names.len();
+    let words = nr.div_ceil(64).max(1);
+    let mut live_in = vec![0u64; nn * words];
+    let mut live_out = vec![0u64; nn * words];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in (0..nn).rev() {
+            let mut out = vec![0u64; words];
+            for &s in &flat.nodes[k].succ {
+                for w in 0..words {
+                    out[w] |= live_in[s * words + w];
+                }
+            }
+            let mut inn = out.clone();
+            for &x in &flat.nodes[k].kills {
+                inn[x as usize / 64] &= !(1u64 << (x % 64));
+            }
+            for &x in &flat.nodes[k].uses {
+                inn[x as usize / 64] |= 1u64 << (x % 64);
+            }
+            if inn[..] != live_in[k * words..(k + 1) * words] {
+                live_in[k * words..(k + 1) * words].copy_from_slice(&inn);
+                changed = true;
+            }
+            live_out[k * words..(k + 1) * words].copy_from_slice(&out);
+        }
+    }
+
+    let mut stops = Vec::new();
+    let mut stop_of = HashMap::new();
+    for k in 0..nn {
+        let n = &flat.nodes[k];
+        if !is_stop(n.ins.opcode.spelling()) {
+            continue;
+        }
+        let mut set = live_out[k * words..(k + 1) * words].to_vec();
+        for &x in &n.kills {
+            set[x as usize / 64] &= !(1u64 << (x % 64));
+        }
+        if set[0] & 1 != 0 {
+            return Err("the carry flag is live across a barrier or warp operation".to_string());
+        }
+        let mut saved = Vec::new();
+        let mut remat = Vec::new();
+        for (x, name) in names.iter().enumerate().skip(1) {
+            if set[x / 64] & (1u64 << (x % 64)) != 0 {
+                if consts.contains_key(name) {
+                    remat.push(*name);
+                } else {
+                    saved.push(*name);
+                }
+            }
+        }
+        stops.push(StopSite {
+            ins: n.ins,
+            saved,
+            remat,
+        });
+        stop_of.insert(n.ins as *const Instruction<'a>, stops.len() as u32);
+    }
+    if stops.len() > 8000 {
+        return Err(format!("{} barriers and warp operations", stops.len()));
+    }
+    Ok(Plan {
+        stops,
+        stop_of,
+        consts,
+        has_locals: flat.has_locals,
+    })
+}
+
+fn collect_branch_targets<'a>(b: &ast::Block<'a>, out: &mut HashMap<&'a str, Vec<&'a str>>) {
+    for s in &b.stmts {
+        match s {
+            Statement::BranchTargets { name, targets, .. } => {
+                out.insert(name, targets.clone());
+            }
+            Statement::Block(b) => collect_branch_targets(b, out),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_of(src: &str, check: impl FnOnce(Result<Plan, String>)) {
+        let (m, d) = crate::syntax::parse(src);
+        assert!(d.is_empty(), "{d:?}");
+        let f = m
+            .items
+            .iter()
+            .find_map(|i| match i {
+                Item::Function(f) if f.kind == ast::FnKind::Entry => Some(&**f),
+                _ => None,
+            })
+            .unwrap();
+        check(analyse(&m, f));
+    }
+
+    #[test]
+    fn block_reduce_saves_what_crosses_barriers() {
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/corpus/nvrtc/shared_sync.ptx"
+        ))
+        .unwrap();
+        plan_of(&src, |p| {
+            let p = p.unwrap();
+            assert_eq!(p.stops.len(), 2);
+            let s0: HashSet<&str> = p.stops[0].saved.iter().copied().collect();
+            let s1: HashSet<&str> = p.stops[1].saved.iter().copied().collect();
+            assert_eq!(
+                s0,
+                ["%r1", "%r2", "%r3", "%r5", "%rd2"].into_iter().collect()
+            );
+            assert_eq!(
+                s1,
+                ["%r2", "%r3", "%r5", "%r14", "%rd2"].into_iter().collect()
+            );
+        });
+    }
+
+    #[test]
+    fn constants_are_not_saved() {
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/suite/kernels/reduce_warp.ptx"
+        ))
+        .unwrap();
+        plan_of(&src, |p| {
+            let p = p.unwrap();
+            assert_eq!(p.stops.len(), 11);
+            assert_eq!(p.consts.get("%r12"), Some(&u64::MAX));
+            assert!(p.stops.iter().all(|s| !s.saved.contains(&"%r10")));
+        });
+    }
+}

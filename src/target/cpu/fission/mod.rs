@@ -1,0 +1,1157 @@
+//! Thread-loop ("fission") code for the cpu target: a kernel runs as loops over the threads of
+//! a CTA instead of one coroutine per thread (see `runtime::fission` for the execution model).
+//!
+//! For kernel `K` the compiler emits
+//! - `K.step(<K's parameters>, <extras>)`: the kernel body for *one* thread, entered at a resume
+//!   point `k` (0: the start; `j`: after stop `j`, taking a warp operation's result from the
+//!   result arrays; `stops + j`: after `shfl` stop `j`, computing the shuffle from the operand
+//!   arrays). The entry block switches on `k` to the resume blocks, which restore the registers
+//!   live across the stop from per-thread arrays (structure of arrays, one array per register)
+//!   and rematerialize constant registers. A stop stores the operands and the live registers,
+//!   sets the thread's state to `STOP | j` and returns; `ret`/`exit` return (the caller set the
+//!   state to `EXIT`); `trap` and `__assertfail` mark the thread trapped.
+//! - `K.fis(params, ctx, fis)`: loads the parameters and the CTA's uniform values once and runs
+//!   one round: for `ALL`/`MASKED` rounds a loop nest z/y/x per resume point with `K.step`
+//!   inlined (`alwaysinline` call sites) and specialized for that point, which LLVM vectorizes
+//!   across threads; for `GENERIC` rounds one loop that calls the out-of-line `K.step` with each
+//!   thread's own resume point.
+//!
+//! Special registers come from the loop (`%tid`, `%laneid`, …) or from values loaded once per
+//! round (`%ntid`, `%ctaid`, …); calls store the thread's ids into the CTA context first, so
+//! device functions that read them through `ptx2llvm_rt_self()` see the right thread.
+//! `.local` variables of kernels with stops live in per-thread memory (one array per variable).
+
+pub mod analysis;
+mod cta;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::llvm::fission as lf;
+use crate::llvm::*;
+use crate::lower::{
+    ApproxOp, Error, FnState, Ins, Lowerer, RoundedOp, Rounding, Space, Target, Ty,
+};
+use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
+use crate::runtime::cta::{BarKind, WarpOp};
+use crate::runtime::fission::{StopKind, ST_STOP, ST_TRAP};
+use crate::syntax::ast::{self, FnDirective, Instruction, Operand};
+
+pub use analysis::{analyse, Plan};
+pub use cta::emit_kernel;
+
+/// Extra parameters of `K.step`, after the kernel's own (index offsets).
+pub(crate) mod extra {
+    pub const CTX: u32 = 0;
+    pub const FIS: u32 = 1;
+    pub const T: u32 = 2;
+    pub const TX: u32 = 3;
+    pub const K: u32 = 6;
+    pub const NT: u32 = 7;
+    pub const C: u32 = 10;
+    pub const NC: u32 = 13;
+    pub const N: u32 = 16;
+    pub const SHARED: u32 = 17;
+    pub const STATE: u32 = 18;
+    pub const FRAME: u32 = 19;
+    pub const OPA: u32 = 20;
+    pub const OPA_HI: u32 = 21;
+    pub const OPB: u32 = 22;
+    pub const OPC: u32 = 23;
+    pub const MASK: u32 = 24;
+    pub const RES: u32 = 25;
+    pub const RESP: u32 = 26;
+    pub const LOCAL: u32 = 27;
+    /// Which half of the double-buffered `opa` this round's stops write (the other half holds
+    /// the previous round's operands, which inline shuffles read).
+    pub const BANK: u32 = 28;
+    /// i32 parameters are `T..=N` and `BANK`; the rest are pointers.
+    pub const COUNT: u32 = 29;
+    pub fn is_i32(k: u32) -> bool {
+        (T..=N).contains(&k) || k == BANK
+    }
+}
+
+/// What the lowering of one kernel's `K.step` needs and collects.
+#[derive(Default)]
+struct Cur {
+    nptx: u32,
+    nstops: u32,
+    stop_of: HashMap<usize, u32>,
+    saved: Vec<Vec<String>>,
+    remat: Vec<Vec<(String, u64)>>,
+    consts: HashMap<String, u64>,
+    /// Register → (per-thread array offset in units of `n`, element size).
+    slots: HashMap<String, (u32, u32)>,
+    frame_bytes: u32,
+    local_bytes: u32,
+    locals_per_thread: bool,
+    kinds: Vec<Option<StopKind>>,
+}
+
+thread_local! {
+    static CUR: RefCell<Option<Cur>> = const { RefCell::new(None) };
+}
+
+fn with_cur<R>(f: impl FnOnce(&mut Cur) -> R) -> R {
+    CUR.with(|c| f(c.borrow_mut().as_mut().expect("thread-loop lowering state")))
+}
+
+/// The lowering target of `K.step`: the cpu target with thread-loop stops, special registers
+/// and `.local` memory.
+pub struct FisTarget;
+
+static CPU: super::Cpu = super::Cpu;
+pub(crate) static FIS: FisTarget = FisTarget;
+
+fn arg<'c>(f: FunctionValue<'c>, k: u32) -> BasicValueEnum<'c> {
+    let nptx = with_cur(|c| c.nptx);
+    f.get_nth_param(nptx + k).expect("thread-loop parameter")
+}
+
+fn cur_fn<'c>(l: &Lowerer<'c, '_>) -> FunctionValue<'c> {
+    l.b.get_insert_block()
+        .and_then(|b| b.get_parent())
+        .expect("inside a function")
+}
+
+fn t_i64<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) -> IntValue<'c> {
+    let t = arg(f, extra::T).into_int_value();
+    l.b.build_int_z_extend(t, l.i64(), "t64").unwrap()
+}
+
+/// `&base[idx]` with elements of `ty`.
+fn elem<'c>(
+    l: &Lowerer<'c, '_>,
+    base: BasicValueEnum<'c>,
+    ty: BasicTypeEnum<'c>,
+    idx: IntValue<'c>,
+) -> PointerValue<'c> {
+    unsafe {
+        l.b.build_gep(ty, base.into_pointer_value(), &[idx], "")
+            .unwrap()
+    }
+}
+
+/// Stores `v` (an i32) to operand array `which` at the thread.
+fn put_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32, v: BasicValueEnum<'c>) {
+    let v = l.coerce(v, l.i32().into(), false);
+    let p = elem(l, arg(f, which), l.i32().into(), t_i64(l, f));
+    l.b.build_store(p, v).unwrap();
+}
+
+/// Index of the thread's `opa` element in bank `bank` (0/1): `bank * (n + 64) + t`.
+fn opa_index<'c>(
+    l: &Lowerer<'c, '_>,
+    f: FunctionValue<'c>,
+    bank: IntValue<'c>,
+    t: IntValue<'c>,
+) -> IntValue<'c> {
+    let b = &l.b;
+    let n = b
+        .build_int_z_extend(arg(f, extra::N).into_int_value(), l.i64(), "")
+        .unwrap();
+    let stride = b
+        .build_int_add(n, l.i64().const_int(64, false), "")
+        .unwrap();
+    let bank = b.build_int_z_extend(bank, l.i64(), "").unwrap();
+    b.build_int_add(b.build_int_mul(bank, stride, "").unwrap(), t, "")
+        .unwrap()
+}
+
+/// Stores `v` (an i32) to this round's bank of `opa` at the thread.
+fn put_opa<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, v: BasicValueEnum<'c>) {
+    let v = l.coerce(v, l.i32().into(), false);
+    let idx = opa_index(l, f, arg(f, extra::BANK).into_int_value(), t_i64(l, f));
+    let p = elem(l, arg(f, extra::OPA), l.i32().into(), idx);
+    l.b.build_store(p, v).unwrap();
+}
+
+fn get_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32) -> IntValue<'c> {
+    let p = elem(l, arg(f, which), l.i32().into(), t_i64(l, f));
+    l.b.build_load(l.i32(), p, "").unwrap().into_int_value()
+}
+
+fn set_state<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, s: u16) {
+    let i16t = l.ctx.i16_type();
+    let p = elem(l, arg(f, extra::STATE), i16t.into(), t_i64(l, f));
+    l.b.build_store(p, i16t.const_int(s as u64, false)).unwrap();
+}
+
+/// The compile-time value of an operand: an integer immediate or a constant register.
+fn const_of(op: &Operand) -> Option<u64> {
+    match op {
+        Operand::Imm(e) => crate::syntax::consteval::eval(e).map(|c| c.bits),
+        Operand::Name {
+            name,
+            comp: None,
+            negated: false,
+            ..
+        } => with_cur(|c| c.consts.get(*name).copied()),
+        _ => None,
+    }
+}
+
+fn set_pair<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    op: &Operand<'a>,
+    d: BasicValueEnum<'c>,
+    p: BasicValueEnum<'c>,
+) -> Result<(), Error> {
+    match op {
+        Operand::Pair(a, b, _) => {
+            l.set(fs, a, d, false)?;
+            l.set(fs, b, p, false)
+        }
+        other => l.set(fs, other, d, false),
+    }
+}
+
+/// Byte size of a storage type.
+fn size_of<'c>(l: &Lowerer<'c, '_>, t: BasicTypeEnum<'c>) -> u32 {
+    match t {
+        BasicTypeEnum::ArrayType(a) => a.len() * size_of(l, a.get_element_type()),
+        BasicTypeEnum::VectorType(v) => v.get_size() * size_of(l, v.get_element_type()),
+        BasicTypeEnum::StructType(s) => s.get_field_types().iter().map(|t| size_of(l, *t)).sum(),
+        _ => l.bits_of(t).div_ceil(8).max(1),
+    }
+}
+
+/// The per-thread array slot of register `name` (allocated on first use).
+fn slot_of(name: &str, size: u32) -> u32 {
+    with_cur(|c| {
+        if let Some(&(p, _)) = c.slots.get(name) {
+            return p;
+        }
+        let p = c.frame_bytes.div_ceil(size) * size;
+        c.frame_bytes = p + size;
+        c.slots.insert(name.to_string(), (p, size));
+        p
+    })
+}
+
+/// Pointer to the thread's element of register `name`'s array and the value type stored.
+fn frame_elem<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    name: &str,
+) -> Option<(
+    PointerValue<'c>,
+    BasicTypeEnum<'c>,
+    PointerValue<'c>,
+    BasicTypeEnum<'c>,
+)> {
+    let (reg, st, _) = l.reg(fs, name)?;
+    let mem_ty: BasicTypeEnum = if l.bits_of(st) == 1 {
+        l.ctx.i8_type().into()
+    } else {
+        st
+    };
+    let size = size_of(l, mem_ty);
+    let p = slot_of(name, size);
+    let f = fs.func;
+    let n =
+        l.b.build_int_z_extend(arg(f, extra::N).into_int_value(), l.i64(), "")
+            .unwrap();
+    let base =
+        l.b.build_int_mul(n, l.i64().const_int(p as u64, false), "")
+            .unwrap();
+    let t = t_i64(l, f);
+    let off =
+        l.b.build_int_add(
+            base,
+            l.b.build_int_mul(t, l.i64().const_int(size as u64, false), "")
+                .unwrap(),
+            "",
+        )
+        .unwrap();
+    let ptr = elem(l, arg(f, extra::FRAME), l.ctx.i8_type().into(), off);
+    Some((ptr, mem_ty, reg, st))
+}
+
+fn save_regs<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, names: &[String]) {
+    for n in names {
+        let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n) else {
+            continue;
+        };
+        let v = l.b.build_load(st, reg, "").unwrap();
+        let v = if mem_ty != st {
+            l.b.build_int_z_extend(v.into_int_value(), mem_ty.into_int_type(), "")
+                .unwrap()
+                .into()
+        } else {
+            v
+        };
+        l.b.build_store(ptr, v).unwrap();
+    }
+}
+
+fn restore_regs<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    names: &[String],
+    remat: &[(String, u64)],
+) {
+    for n in names {
+        let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n) else {
+            continue;
+        };
+        let v = l.b.build_load(mem_ty, ptr, "").unwrap();
+        let v = if mem_ty != st {
+            l.b.build_int_truncate(v.into_int_value(), st.into_int_type(), "")
+                .unwrap()
+                .into()
+        } else {
+            v
+        };
+        l.b.build_store(reg, v).unwrap();
+    }
+    for (n, c) in remat {
+        let Some((reg, st, _)) = l.reg(fs, n) else {
+            continue;
+        };
+        let bits = l.bits_of(st);
+        let iv = l.int(bits).const_int(*c, false);
+        let v = l.coerce(iv.into(), st, false);
+        l.b.build_store(reg, v).unwrap();
+    }
+}
+
+/// The thread's ids into the CTA context (for device functions and runtime calls).
+fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
+    let ctx = arg(f, extra::CTX).into_pointer_value();
+    let put = |off: u32, v: IntValue<'c>| {
+        let p = unsafe {
+            l.b.build_gep(
+                l.ctx.i8_type(),
+                ctx,
+                &[l.i64().const_int(off as u64, false)],
+                "",
+            )
+            .unwrap()
+        };
+        l.b.build_store(p, v).unwrap();
+    };
+    for k in 0..3 {
+        put(offset::TID + 4 * k, arg(f, extra::TX + k).into_int_value());
+    }
+    let t = arg(f, extra::T).into_int_value();
+    put(offset::FLAT_TID, t);
+    put(offset::LANEID, l.b.build_and(t, l.c32(31), "").unwrap());
+    put(
+        offset::WARPID,
+        l.b.build_right_shift(t, l.c32(5), false, "").unwrap(),
+    );
+}
+
+/// Marks the thread trapped and returns from `K.step`.
+fn trap_tail<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
+    set_state(l, f, ST_TRAP);
+    let fis = arg(f, extra::FIS).into_pointer_value();
+    let p = unsafe {
+        l.b.build_gep(
+            l.ctx.i8_type(),
+            fis,
+            &[l.i64()
+                .const_int(crate::runtime::fission::off::STATUS as u64, false)],
+            "",
+        )
+        .unwrap()
+    };
+    l.b.build_store(p, l.c32(1)).unwrap();
+    l.b.build_return(None).unwrap();
+}
+
+/// Lowers stop `j` at instruction `i`: operands, saves, the return, and the resume blocks.
+fn lower_stop<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+    j: u32,
+) -> Result<(), Error> {
+    let ins = Ins::new(i);
+    let ops = ins.ops();
+    let f = fs.func;
+    let b32 = Ty::b(32);
+    let warp = |op: WarpOp, m: &Operand| StopKind::Warp {
+        op,
+        mask: const_of(m).map(|v| v as u32),
+        inline: false,
+    };
+    // 1. Operands and the stop's kind.
+    let kind = match ins.op {
+        "bar" if ins.has(".warp") => {
+            let m = l.operand(fs, &ops[0], b32)?;
+            put_u32(l, f, extra::MASK, m);
+            warp(WarpOp::WarpSync, &ops[0])
+        }
+        "bar" | "barrier" => {
+            if ins.has(".cluster") || ops.is_empty() {
+                return Err(ins.unsupported("not supported on the cpu target"));
+            }
+            let (kind, idx) = if ins.has(".red") {
+                let op = match ins.any(&[".popc", ".and", ".or"]) {
+                    Some(".popc") => bar_red::POPC,
+                    Some(".and") => bar_red::AND,
+                    _ => bar_red::OR,
+                };
+                (BarKind::Red(op), 1)
+            } else if ins.has(".arrive") {
+                (BarKind::Arrive, 0)
+            } else {
+                (BarKind::Sync, 0)
+            };
+            let id = l.operand(fs, &ops[idx], b32)?;
+            put_u32(l, f, extra::OPB, id);
+            let has_count = match kind {
+                BarKind::Red(_) => ops.len() == 4,
+                _ => ops.len() > 1,
+            };
+            let count = if has_count {
+                l.operand(fs, &ops[idx + 1], b32)?
+            } else {
+                l.c32(0).into()
+            };
+            put_u32(l, f, extra::OPC, count);
+            if let BarKind::Red(_) = kind {
+                let p = l.operand(fs, &ops[ops.len() - 1], Ty::PRED)?;
+                put_opa(l, f, l.coerce(p, l.i32().into(), false));
+            }
+            StopKind::Bar {
+                kind,
+                id: const_of(&ops[idx]).map(|v| v as u32),
+                counted: has_count,
+            }
+        }
+        "shfl" => {
+            let mode = match ins.any(&[".up", ".down", ".bfly", ".idx"]) {
+                Some(".up") => shfl::UP,
+                Some(".down") => shfl::DOWN,
+                Some(".bfly") => shfl::BFLY,
+                _ => shfl::IDX,
+            };
+            if ops.len() != 5 {
+                return Err(
+                    ins.unsupported("shuffles without `.sync` are not supported in thread loops")
+                );
+            }
+            let a = l.operand(fs, &ops[1], b32)?;
+            put_opa(l, f, a);
+            for (k, which) in [(2, extra::OPB), (3, extra::OPC), (4, extra::MASK)] {
+                let v = l.operand(fs, &ops[k], b32)?;
+                put_u32(l, f, which, v);
+            }
+            let mask = const_of(&ops[4]).map(|v| v as u32);
+            StopKind::Warp {
+                op: WarpOp::Shfl(mode),
+                mask,
+                inline: mask.is_none_or(|m| m == u32::MAX),
+            }
+        }
+        "vote" => {
+            let mode = match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
+                Some(".all") => vote::ALL,
+                Some(".any") => vote::ANY,
+                Some(".uni") => vote::UNI,
+                _ => vote::BALLOT,
+            };
+            if ops.len() != 3 {
+                return Err(
+                    ins.unsupported("votes without `.sync` are not supported in thread loops")
+                );
+            }
+            let p = l.operand(fs, &ops[1], Ty::PRED)?;
+            put_opa(l, f, l.coerce(p, l.i32().into(), false));
+            let m = l.operand(fs, &ops[2], b32)?;
+            put_u32(l, f, extra::MASK, m);
+            warp(WarpOp::Vote(mode), &ops[2])
+        }
+        "match" => {
+            let bits = ins.ty().bits;
+            let a = l.operand(fs, &ops[1], Ty::b(bits))?;
+            let a64 = l.coerce(a, l.i64().into(), false).into_int_value();
+            put_opa(
+                l,
+                f,
+                l.b.build_int_truncate(a64, l.i32(), "").unwrap().into(),
+            );
+            let hi =
+                l.b.build_right_shift(a64, l.i64().const_int(32, false), false, "")
+                    .unwrap();
+            put_u32(
+                l,
+                f,
+                extra::OPA_HI,
+                l.b.build_int_truncate(hi, l.i32(), "").unwrap().into(),
+            );
+            let m = l.operand(fs, &ops[2], b32)?;
+            put_u32(l, f, extra::MASK, m);
+            warp(
+                if ins.has(".any") {
+                    WarpOp::MatchAny
+                } else {
+                    WarpOp::MatchAll
+                },
+                &ops[2],
+            )
+        }
+        "redux" => {
+            let t_ = ins.ty();
+            let mut op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
+                Some(".add") => redux::ADD,
+                Some(".min") if t_.is_float() => redux::MIN_F32,
+                Some(".max") if t_.is_float() => redux::MAX_F32,
+                Some(".min") if t_.is_signed() => redux::MIN_S32,
+                Some(".max") if t_.is_signed() => redux::MAX_S32,
+                Some(".min") => redux::MIN_U32,
+                Some(".max") => redux::MAX_U32,
+                Some(".and") => redux::AND,
+                Some(".or") => redux::OR,
+                _ => redux::XOR,
+            };
+            if ins.has(".abs") {
+                op |= redux::FLAG_ABS;
+            }
+            if ins.has(".NaN") {
+                op |= redux::FLAG_NAN;
+            }
+            let a = l.operand(fs, &ops[1], b32)?;
+            put_opa(l, f, a);
+            let m = l.operand(fs, &ops[2], b32)?;
+            put_u32(l, f, extra::MASK, m);
+            warp(WarpOp::Redux(op), &ops[2])
+        }
+        "elect" => {
+            let m = l.operand(fs, &ops[1], b32)?;
+            put_u32(l, f, extra::MASK, m);
+            warp(WarpOp::Elect, &ops[1])
+        }
+        "activemask" => StopKind::ActiveMask,
+        "nanosleep" => {
+            l.operand(fs, &ops[0], b32)?;
+            StopKind::Sleep
+        }
+        _ => return Err(ins.unsupported("not a stop")),
+    };
+    let (saved, remat, nstops) = with_cur(|c| {
+        c.kinds[j as usize - 1] = Some(kind);
+        (
+            c.saved[j as usize - 1].clone(),
+            c.remat[j as usize - 1].clone(),
+            c.nstops,
+        )
+    });
+    // 2. Save, stop, return.
+    save_regs(l, fs, &saved);
+    set_state(l, f, ST_STOP | j as u16);
+    l.b.build_return(None).unwrap();
+    // 3. Resume blocks.
+    let cont = l.ctx.append_basic_block(f, &format!("fis.cont.{j}"));
+    let generic = l.ctx.append_basic_block(f, &format!("fis.resume.{j}"));
+    l.b.position_at_end(generic);
+    restore_regs(l, fs, &saved, &remat);
+    let res = get_u32(l, f, extra::RES);
+    let resp = {
+        let p = elem(l, arg(f, extra::RESP), l.ctx.i8_type().into(), t_i64(l, f));
+        let v =
+            l.b.build_load(l.ctx.i8_type(), p, "")
+                .unwrap()
+                .into_int_value();
+        l.b.build_int_compare(IntPredicate::NE, v, l.ctx.i8_type().const_zero(), "")
+            .unwrap()
+    };
+    let bool_of = |v: IntValue<'c>| -> BasicValueEnum<'c> {
+        l.b.build_int_compare(IntPredicate::NE, v, l.c32(0), "")
+            .unwrap()
+            .into()
+    };
+    match kind {
+        StopKind::Bar {
+            kind: BarKind::Red(op),
+            ..
+        } => {
+            let r: BasicValueEnum = if op == bar_red::POPC {
+                res.into()
+            } else {
+                bool_of(res)
+            };
+            l.set(fs, &ops[0], r, false)?;
+        }
+        StopKind::Warp { op, .. } => match op {
+            WarpOp::Shfl(_) | WarpOp::MatchAll => {
+                set_pair(l, fs, &ops[0], res.into(), resp.into())?
+            }
+            WarpOp::Vote(m) => {
+                let r: BasicValueEnum = if m == vote::BALLOT {
+                    res.into()
+                } else {
+                    bool_of(res)
+                };
+                l.set(fs, &ops[0], r, false)?;
+            }
+            WarpOp::MatchAny => l.set(fs, &ops[0], res.into(), false)?,
+            WarpOp::Redux(_) => {
+                let r = if ins.ty().is_float() {
+                    l.b.build_bit_cast(res, l.ctx.f32_type(), "").unwrap()
+                } else {
+                    res.into()
+                };
+                l.set(fs, &ops[0], r, false)?;
+            }
+            WarpOp::Elect => match &ops[0] {
+                Operand::Pair(..) => set_pair(l, fs, &ops[0], res.into(), resp.into())?,
+                d => l.set(fs, d, resp.into(), false)?,
+            },
+            WarpOp::WarpSync => {}
+        },
+        StopKind::ActiveMask => l.set(fs, &ops[0], res.into(), false)?,
+        _ => {}
+    }
+    l.b.build_unconditional_branch(cont).unwrap();
+    if let StopKind::Warp {
+        op: WarpOp::Shfl(mode),
+        inline: true,
+        ..
+    } = kind
+    {
+        let bb = l
+            .ctx
+            .append_basic_block(f, &format!("fis.resume.{}", nstops + j));
+        l.b.position_at_end(bb);
+        restore_regs(l, fs, &saved, &remat);
+        let (d, p) = inline_shfl(l, fs, mode, &ops[2], &ops[3]);
+        set_pair(l, fs, &ops[0], d.into(), p.into())?;
+        l.b.build_unconditional_branch(cont).unwrap();
+    }
+    l.b.position_at_end(cont);
+    Ok(())
+}
+
+/// `shfl.sync` computed from the operand arrays when whole warps take part (PTX ISA
+/// semantics as `runtime::cta::shfl_source`).
+fn inline_shfl<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    mode: u32,
+    bop: &Operand<'a>,
+    cop: &Operand<'a>,
+) -> (IntValue<'c>, IntValue<'c>) {
+    let f = fs.func;
+    let b = &l.b;
+    let i32t = l.i32();
+    let c = |v: u64| i32t.const_int(v, false);
+    let bv = match const_of(bop) {
+        Some(v) => c(v & 0xffff_ffff),
+        None => get_u32(l, f, extra::OPB),
+    };
+    let cv = match const_of(cop) {
+        Some(v) => c(v & 0xffff_ffff),
+        None => get_u32(l, f, extra::OPC),
+    };
+    let t = arg(f, extra::T).into_int_value();
+    let lane = b.build_and(t, c(31), "lane").unwrap();
+    let bval = b.build_and(bv, c(31), "").unwrap();
+    let cval = b.build_and(cv, c(31), "").unwrap();
+    let seg = b
+        .build_and(b.build_right_shift(cv, c(8), false, "").unwrap(), c(31), "")
+        .unwrap();
+    let nseg = b.build_not(seg, "").unwrap();
+    let max_lane = b
+        .build_or(
+            b.build_and(lane, seg, "").unwrap(),
+            b.build_and(cval, nseg, "").unwrap(),
+            "",
+        )
+        .unwrap();
+    let min_lane = b.build_and(lane, seg, "").unwrap();
+    let opa = arg(f, extra::OPA);
+    // The previous round's operands.
+    let prev = b
+        .build_xor(arg(f, extra::BANK).into_int_value(), c(1), "")
+        .unwrap();
+    let bank0 = opa_index(l, f, prev, l.i64().const_zero());
+    let load = |idx: IntValue<'c>| -> IntValue<'c> {
+        let idx = b.build_int_add(bank0, idx, "").unwrap();
+        let p = elem(l, opa, i32t.into(), idx);
+        b.build_load(i32t, p, "").unwrap().into_int_value()
+    };
+    let t64 = t_i64(l, f);
+    let own = load(t64);
+    match mode {
+        shfl::UP | shfl::DOWN => {
+            let (j, p) = if mode == shfl::UP {
+                let j = b.build_int_sub(lane, bval, "").unwrap();
+                (
+                    j,
+                    b.build_int_compare(IntPredicate::SGE, j, max_lane, "")
+                        .unwrap(),
+                )
+            } else {
+                let j = b.build_int_add(lane, bval, "").unwrap();
+                (
+                    j,
+                    b.build_int_compare(IntPredicate::ULE, j, max_lane, "")
+                        .unwrap(),
+                )
+            };
+            let _ = j;
+            let d64 = b.build_int_z_extend(bval, l.i64(), "").unwrap();
+            let idx = if mode == shfl::UP {
+                b.build_int_sub(t64, d64, "").unwrap()
+            } else {
+                b.build_int_add(t64, d64, "").unwrap()
+            };
+            let other = load(idx);
+            (
+                b.build_select(p, other, own, "").unwrap().into_int_value(),
+                p,
+            )
+        }
+        _ => {
+            let j = if mode == shfl::BFLY {
+                b.build_xor(lane, bval, "").unwrap()
+            } else {
+                b.build_or(min_lane, b.build_and(bval, nseg, "").unwrap(), "")
+                    .unwrap()
+            };
+            let p = b
+                .build_int_compare(IntPredicate::ULE, j, max_lane, "")
+                .unwrap();
+            let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
+            let base = b.build_and(t, c(!31u32 as u64), "").unwrap();
+            let idx = b
+                .build_int_z_extend(b.build_or(base, src, "").unwrap(), l.i64(), "")
+                .unwrap();
+            (load(idx), p)
+        }
+    }
+}
+
+impl Target for FisTarget {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn addr_space(&self, s: Space) -> u16 {
+        CPU.addr_space(s)
+    }
+
+    fn sreg<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        name: &str,
+        comp: Option<char>,
+    ) -> Option<BasicValueEnum<'c>> {
+        let f = cur_fn(l);
+        let k = match comp {
+            Some('x') => Some(0),
+            Some('y') => Some(1),
+            Some('z') => Some(2),
+            _ => None,
+        };
+        let t = || arg(f, extra::T).into_int_value();
+        let b = &l.b;
+        match name {
+            "tid" => Some(arg(f, extra::TX + k?)),
+            "ntid" => Some(arg(f, extra::NT + k?)),
+            "ctaid" | "clusterid" => Some(arg(f, extra::C + k?)),
+            "nctaid" | "nclusterid" => Some(arg(f, extra::NC + k?)),
+            "laneid" => Some(b.build_and(t(), l.c32(31), "").unwrap().into()),
+            "warpid" => Some(
+                b.build_right_shift(t(), l.c32(5), false, "")
+                    .unwrap()
+                    .into(),
+            ),
+            "nwarpid" => {
+                let n = arg(f, extra::N).into_int_value();
+                Some(
+                    b.build_right_shift(
+                        b.build_int_add(n, l.c32(31), "").unwrap(),
+                        l.c32(5),
+                        false,
+                        "",
+                    )
+                    .unwrap()
+                    .into(),
+                )
+            }
+            "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => {
+                let lane = b.build_and(t(), l.c32(31), "").unwrap();
+                let one = l.c32(1);
+                let all = l.i32().const_all_ones();
+                let eq = b.build_left_shift(one, lane, "").unwrap();
+                let lt = b.build_int_sub(eq, one, "").unwrap();
+                let le = b.build_or(lt, eq, "").unwrap();
+                Some(
+                    match name {
+                        "lanemask_eq" => eq,
+                        "lanemask_lt" => lt,
+                        "lanemask_le" => le,
+                        "lanemask_ge" => b.build_xor(lt, all, "").unwrap(),
+                        _ => b.build_xor(le, all, "").unwrap(),
+                    }
+                    .into(),
+                )
+            }
+            _ => CPU.sreg(l, name, comp),
+        }
+    }
+
+    fn kernel<'c>(&self, l: &Lowerer<'c, '_>, f: FunctionValue<'c>, directives: &[FnDirective]) {
+        CPU.kernel(l, f, directives)
+    }
+
+    fn sync_op<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
+        CPU.sync_op(l, fs, i)
+    }
+
+    fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error> {
+        CPU.inline_asm_ok(i)
+    }
+
+    fn instruction<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
+        let op = i.opcode.spelling();
+        if analysis::is_stop(op) {
+            let j = with_cur(|c| c.stop_of.get(&(i as *const Instruction as usize)).copied());
+            let Some(j) = j else {
+                return Err(Error::Unsupported {
+                    msg: format!("`{op}` not found by the thread-loop analysis"),
+                    span: i.span,
+                });
+            };
+            lower_stop(l, fs, i, j)?;
+            return Ok(true);
+        }
+        match op {
+            "trap" => {
+                let f = fs.func;
+                let t = arg(f, extra::T);
+                let ctx = arg(f, extra::CTX);
+                l.call("ptx2llvm_rt_fis_trap", None, &[ctx, t]);
+                trap_tail(l, f);
+                Ok(true)
+            }
+            "call" => {
+                let f = fs.func;
+                store_ids(l, f);
+                crate::lower::call::lower_call(l, fs, &Ins::new(i))?;
+                if analysis::callee_name(i) == Some("__assertfail") {
+                    if let Some(bb) = l.b.get_insert_block() {
+                        lf::drop_unreachable(bb);
+                        if bb.get_terminator().is_none() {
+                            trap_tail(l, f);
+                        }
+                    }
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn local_var<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        ty: BasicTypeEnum<'c>,
+        align: u32,
+        _name: &str,
+    ) -> Option<PointerValue<'c>> {
+        if !with_cur(|c| c.locals_per_thread) {
+            return None;
+        }
+        let al = align.max(16);
+        let size = size_of(l, ty).div_ceil(al) * al;
+        let p = with_cur(|c| {
+            let p = c.local_bytes.div_ceil(al) * al;
+            c.local_bytes = p + size;
+            p
+        });
+        let cur = l.b.get_insert_block();
+        l.b.position_at_end(fs.alloca_bb);
+        let f = fs.func;
+        let n =
+            l.b.build_int_z_extend(arg(f, extra::N).into_int_value(), l.i64(), "")
+                .unwrap();
+        let base =
+            l.b.build_int_mul(n, l.i64().const_int(p as u64, false), "")
+                .unwrap();
+        let t = t_i64(l, f);
+        let off =
+            l.b.build_int_add(
+                base,
+                l.b.build_int_mul(t, l.i64().const_int(size as u64, false), "")
+                    .unwrap(),
+                "",
+            )
+            .unwrap();
+        let ptr = elem(l, arg(f, extra::LOCAL), l.ctx.i8_type().into(), off);
+        if let Some(c) = cur {
+            l.b.position_at_end(c);
+        }
+        Some(ptr)
+    }
+
+    fn rounded_op<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        op: RoundedOp,
+        rnd: Rounding,
+        ftz: bool,
+        ty: Ty,
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>, Error> {
+        CPU.rounded_op(l, op, rnd, ftz, ty, args)
+    }
+
+    fn rounded_cvt<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        rnd: Rounding,
+        dt: Ty,
+        st: Ty,
+        a: BasicValueEnum<'c>,
+    ) -> Result<BasicValueEnum<'c>, Error> {
+        CPU.rounded_cvt(l, rnd, dt, st, a)
+    }
+
+    fn approx_op<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        op: ApproxOp,
+        ftz: bool,
+        ty: Ty,
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>, Error> {
+        CPU.approx_op(l, op, ftz, ty, args)
+    }
+}
+
+/// What `lower_step` produced.
+pub struct StepOut<'c> {
+    pub step: FunctionValue<'c>,
+    pub stops: Vec<StopKind>,
+    pub frame_bytes: u32,
+    pub local_bytes: u32,
+    /// Resume points of ALL/MASKED rounds: 0, fast barriers `j`, inline shuffles `stops + j`.
+    pub resumes: Vec<u32>,
+}
+
+/// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
+pub fn lower_step<'c, 'a>(
+    l: &mut Lowerer<'c, 'a>,
+    f: &'a ast::Function<'a>,
+    plan: &Plan<'_, 'a>,
+) -> Result<StepOut<'c>, Error> {
+    let sig = l
+        .sigs
+        .get(f.name)
+        .cloned()
+        .ok_or_else(|| Error::Llvm(format!("kernel `{}` is not declared", f.name)))?;
+    let mut ptys: Vec<BasicMetadataTypeEnum> = sig
+        .fn_ty
+        .get_param_types()
+        .into_iter()
+        .map(|t| t.into())
+        .collect();
+    let nptx = ptys.len() as u32;
+    for k in 0..extra::COUNT {
+        ptys.push(if extra::is_i32(k) {
+            l.i32().into()
+        } else {
+            l.ptr(Space::Generic).into()
+        });
+    }
+    let fty = l.ctx.void_type().fn_type(&ptys, false);
+    let step = l
+        .module
+        .add_function(&format!("{}.step", f.name), fty, Some(Linkage::Internal));
+    lf::set_shared_arg(l.ctx, step, nptx + extra::SHARED);
+    let cur = Cur {
+        nptx,
+        nstops: plan.stops.len() as u32,
+        stop_of: plan
+            .stop_of
+            .iter()
+            .map(|(k, v)| (*k as usize, *v))
+            .collect(),
+        saved: plan
+            .stops
+            .iter()
+            .map(|s| s.saved.iter().map(|x| x.to_string()).collect())
+            .collect(),
+        remat: plan
+            .stops
+            .iter()
+            .map(|s| {
+                s.remat
+                    .iter()
+                    .map(|x| (x.to_string(), plan.consts[x]))
+                    .collect()
+            })
+            .collect(),
+        consts: plan
+            .consts
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        locals_per_thread: plan.has_stops() && plan.has_locals,
+        kinds: vec![None; plan.stops.len()],
+        ..Cur::default()
+    };
+    CUR.with(|c| *c.borrow_mut() = Some(cur));
+    let saved_target = l.target;
+    l.target = &FIS;
+    let r = l.lower_body(f, step);
+    l.target = saved_target;
+    let cur = CUR.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    if let Err(e) = r {
+        unsafe { step.delete() };
+        return Err(e);
+    }
+    // Entry: switch on the resume point.
+    let entry = step
+        .get_first_basic_block()
+        .ok_or_else(|| Error::Llvm("empty step function".into()))?;
+    let start = lf::branch_target(entry)
+        .ok_or_else(|| Error::Llvm("unexpected entry block of a step function".into()))?;
+    let mut resumes = vec![0u32];
+    let mut cases = Vec::new();
+    for bb in step.get_basic_block_iter() {
+        let name = bb.get_name().to_string_lossy().into_owned();
+        if let Some(id) = name
+            .strip_prefix("fis.resume.")
+            .and_then(|x| x.parse::<u32>().ok())
+        {
+            resumes.push(id);
+            cases.push((l.i32().const_int(id as u64, false), bb));
+        }
+    }
+    resumes.sort_unstable();
+    lf::drop_terminator(entry);
+    l.b.position_at_end(entry);
+    let k = step
+        .get_nth_param(nptx + extra::K)
+        .unwrap()
+        .into_int_value();
+    l.b.build_switch(k, start, &cases).unwrap();
+    let stops = cur
+        .kinds
+        .into_iter()
+        .enumerate()
+        .map(|(x, k)| k.ok_or_else(|| Error::Llvm(format!("stop {} was not lowered", x + 1))))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Only the start and the points the driver resumes in ALL/MASKED rounds get loop nests
+    // of their own; the rest run in GENERIC rounds.
+    let ns = stops.len() as u32;
+    resumes.retain(|&r| {
+        r == 0
+            || r > ns
+            || matches!(
+                stops[r as usize - 1],
+                StopKind::Bar {
+                    kind: BarKind::Sync,
+                    id: Some(_),
+                    counted: false
+                }
+            )
+    });
+    Ok(StepOut {
+        step,
+        stops,
+        frame_bytes: cur.frame_bytes.div_ceil(16) * 16,
+        local_bytes: cur.local_bytes,
+        resumes,
+    })
+}
+
+/// How kernels run on the cpu target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CpuMode {
+    /// Thread loops wherever the analysis allows them, coroutines elsewhere (the default).
+    #[default]
+    Auto,
+    /// Thread loops wherever possible (the same choice as `Auto`; kernels that cannot run as
+    /// thread loops still run as coroutines and say why in `KernelPath::Coroutine`).
+    Fission,
+    /// Every CUDA thread a coroutine.
+    Coroutine,
+}
+
+impl CpuMode {
+    /// The mode named by `PTX2LLVM_CPU_MODE` (`auto`, `fission`, `coroutine`); `Auto` when
+    /// unset or unknown.
+    pub fn from_env() -> CpuMode {
+        match std::env::var("PTX2LLVM_CPU_MODE").as_deref() {
+            Ok("coroutine") | Ok("coroutines") => CpuMode::Coroutine,
+            Ok("fission") | Ok("loops") => CpuMode::Fission,
+            _ => CpuMode::Auto,
+        }
+    }
+}
+
+/// How one kernel was compiled.
+#[derive(Clone, Debug)]
+pub enum KernelPath {
+    /// A coroutine per CUDA thread; `why` says why not thread loops (empty when the mode
+    /// asked for coroutines).
+    Coroutine { why: String },
+    /// Thread loops (`K.fis`).
+    Fission(std::sync::Arc<crate::runtime::fission::FisInfo>),
+}
+
+/// Compiles the thread-loop version of every kernel of `module` that allows it (after
+/// `lower_module`), deleting their coroutine versions. Returns each kernel's path.
+pub fn lower_kernels<'c, 'a>(
+    l: &mut Lowerer<'c, 'a>,
+    module: &'a ast::Module<'a>,
+    mode: CpuMode,
+) -> Vec<(String, KernelPath)> {
+    let mut out = Vec::new();
+    for it in &module.items {
+        let ast::Item::Function(f) = it else { continue };
+        if f.kind != ast::FnKind::Entry || f.body.is_none() {
+            continue;
+        }
+        let path = if mode == CpuMode::Coroutine {
+            KernelPath::Coroutine { why: String::new() }
+        } else {
+            match analyse(module, f) {
+                Err(why) => KernelPath::Coroutine { why },
+                Ok(plan) => match lower_step(l, f, &plan) {
+                    Err(e) => KernelPath::Coroutine { why: e.to_string() },
+                    Ok(so) => {
+                        emit_kernel(l, f.name, &super::layout(f), &so);
+                        if let Some(k) = l.module.get_function(f.name) {
+                            if k.as_global_value()
+                                .as_pointer_value()
+                                .get_first_use()
+                                .is_none()
+                            {
+                                unsafe { k.delete() };
+                            }
+                        }
+                        KernelPath::Fission(std::sync::Arc::new(crate::runtime::fission::FisInfo {
+                            stops: so.stops,
+                            frame_bytes: so.frame_bytes,
+                            local_bytes: so.local_bytes,
+                        }))
+                    }
+                },
+            }
+        };
+        out.push((f.name.to_string(), path));
+    }
+    out
+}
