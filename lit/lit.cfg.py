@@ -8,6 +8,9 @@
 #   %ptxas          NVIDIA's ptxas, when found; the `ptxas` feature is set then, so a test can
 #                   write `%if ptxas %{ ... | %ptxas-verify -arch=sm_80 %}` or `REQUIRES: ptxas`
 #   %ptxas-verify   ptxas reading PTX from stdin, output discarded: `... | %ptxas-verify -arch=sm_80`
+#   %cc             a C compiler (cc, gcc or clang-22) with -I for the repo's include/, when found;
+#                   the `cc` feature is set then (`%if cc %{ %cc -fsyntax-only ... %}`)
+#   %include        the repo's include/ folder
 #   %s, %t, %S ...  lit's own
 # No site config is needed: paths are found relative to this file.
 
@@ -74,6 +77,13 @@ if ptxas and os.access(ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", ptxas))
 else:
     lit_config.note("ptxas not found: tests that need it are UNSUPPORTED (run scripts/setup.sh)")
+
+# ---- A C compiler (optional), for tests that compile generated headers -----------------------
+cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang-22")
+if cc:
+    config.available_features.add("cc")
+    config.substitutions.append(("%cc", "%s -I%s" % (cc, os.path.join(repo_root, "include"))))
+config.substitutions.append(("%include", os.path.join(repo_root, "include")))
 
 for name, path in substitutions:
     config.substitutions.append((tool_pattern(name), path))
