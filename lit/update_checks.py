@@ -241,7 +241,7 @@ def update(path, binary, check_globals_flag):
     with open(path) as f:
         lines = f.read().split("\n")
     flags = ""
-    for line in lines[:5]:
+    for line in lines:
         m = NOTE_RE.match(line)
         if m:
             flags = m.group(1)
