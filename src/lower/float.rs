@@ -6,7 +6,7 @@
 //! `copysign` with explicit IR (`fp.rs`); `.approx` operations through [`Target::approx_op`];
 //! the mixed-precision forms (`add.f32.f16`, `fma.f32.bf16`) by exact widening. Packed types
 //! are computed lane by lane (element 0 is the low half), except for plain round-to-nearest
-//! `add/sub/mul/fma/neg/abs`, which stay LLVM vector operations.
+//! `add/sub/mul/neg/abs` and `.f32x2` `fma`, which stay LLVM vector operations.
 
 use super::fp::{self, fsel};
 use super::target::{ApproxOp, RoundedOp, Rounding};
@@ -76,6 +76,17 @@ fn arith_lane<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, 
     }
     // 16-bit types: round-to-nearest only; `.ftz` flushes 16-bit subnormals.
     let x: Vec<FloatValue<'c>> = x.iter().map(|v| fp::flush_if(l, ftz, *v)).collect();
+    if op == RoundedOp::Fma {
+        // One rounding of the exact a*b+c: the product of 16-bit values and its sum with c are
+        // exact in f64 (two_sum), rounded to odd at f32 and then to nearest. (LLVM's fma of
+        // half/bfloat computes in f32 and rounds twice: fma.rn.bf16(0x3f81, 0xfcc0, 0x3f34)
+        // would give 0xfcc2 instead of 0xfcc1.)
+        let d = l.ctx.f64_type();
+        let w: Vec<FloatValue<'c>> = x.iter().map(|v| fp::fext(l, *v, d)).collect();
+        let (s, e) = fp::two_sum(l, fp::fmul(l, w[0], w[1]), w[2]);
+        let r = fp::ftrunc(l, fp::round_odd_f32(l, s, e), x[0].get_type());
+        return Ok(fp::flush_if(l, ftz, r));
+    }
     let r = fp::default_rounded_op(l, op, Rounding::Rn, false, et, &x.iter().map(|v| (*v).into()).collect::<Vec<_>>())?.into_float_value();
     Ok(fp::flush_if(l, ftz, r))
 }
@@ -140,7 +151,9 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             for k in 0..nargs {
                 args.push(src(fs, k + 1, t)?);
             }
-            if n > 1 && rnd == Rounding::Rn && !ftz && !p.sat && !p.relu {
+            // (A 16-bit fma goes lane by lane: LLVM's vector fma of half/bfloat rounds twice.)
+            let half_fma = op == RoundedOp::Fma && et.bits == 16;
+            if n > 1 && rnd == Rounding::Rn && !ftz && !p.sat && !p.relu && !half_fma {
                 // Plain packed arithmetic stays a vector operation.
                 let (a, b) = (args[0].into_vector_value(), args[1].into_vector_value());
                 match op {

@@ -228,6 +228,17 @@ pub fn canonicalize_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValu
 /// (unless it is NaN).
 pub fn minmax<'c>(l: &Lowerer<'c, '_>, is_max: bool, nan: bool, xorsign_abs: bool, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
     let ft = a.get_type();
+    if xorsign_abs && is_bf16(l, ft) {
+        // In f32 (exact both ways), behind `llvm.arithmetic.fence` so that InstCombine does not
+        // move the sign tests back to the bfloat bit casts: LLVM 22's x86 back end miscompiles
+        // the sign bit of a bitcast bfloat when only that bit is used (SimplifyDemandedBits
+        // BITCAST → FGETSIGN, fixed in LLVM 23, llvm-project#189363); `min.xorsign.abs.bf16(x2)`
+        // lost its sign (tests/cpu_instr_float.rs).
+        let f = l.ctx.f32_type();
+        let fence = |v: FloatValue<'c>| l.call_v("llvm.arithmetic.fence.f32", f.into(), &[fext(l, v, f).into()]).into_float_value();
+        let r = minmax(l, is_max, nan, true, fence(a), fence(b));
+        return fsel(l, is_nan(l, r), canonical_nan(l, ft), ftrunc(l, r, ft));
+    }
     let (mut a, mut b) = (a, b);
     let xs = if xorsign_abs {
         let s = l.b.build_xor(sign_bit(l, a), sign_bit(l, b), "").unwrap();
@@ -320,6 +331,28 @@ pub fn narrow<'c>(l: &Lowerer<'c, '_>, w: FloatValue<'c>, wpos: IntValue<'c>, wn
     let pos = or(l, fcmp(l, FloatPredicate::OGT, diff, z), and(l, deq, wpos));
     let neg = or(l, fcmp(l, FloatPredicate::OLT, diff, z), and(l, deq, wneg));
     adjust(l, t, pos, neg, rnd)
+}
+
+/// Rounds the exact value `s + e` (`f64`, `|e|` below half an ulp of `s`, as `two_sum` gives) to
+/// `f32` with round-to-odd: when inexact, the neighbour whose last bit is 1. One more
+/// round-to-nearest to a 16-bit type is then correctly rounded (24 ≥ 11 + 2 bits), where
+/// rounding twice to nearest is not (fma of 16-bit values).
+pub fn round_odd_f32<'c>(l: &Lowerer<'c, '_>, s: FloatValue<'c>, e: FloatValue<'c>) -> FloatValue<'c> {
+    let f = l.ctx.f32_type();
+    let wt = s.get_type();
+    let t = ftrunc(l, s, f);
+    let diff = fsub(l, s, fext(l, t, wt));
+    let z = wt.const_zero();
+    let deq = fcmp(l, FloatPredicate::OEQ, diff, z);
+    let pos = or(l, fcmp(l, FloatPredicate::OGT, diff, z), and(l, deq, fcmp(l, FloatPredicate::OGT, e, z)));
+    let neg = or(l, fcmp(l, FloatPredicate::OLT, diff, z), and(l, deq, fcmp(l, FloatPredicate::OLT, e, z)));
+    let bits = to_bits(l, t);
+    let lsb = l.b.build_and(bits, bits.get_type().const_int(1, false), "").unwrap();
+    let even = and(l, l.b.build_int_compare(IntPredicate::EQ, lsb, bits.get_type().const_zero(), "").unwrap(), is_finite(l, t));
+    let f0 = l.i1().const_zero();
+    let up = adjust(l, t, l.i1().const_all_ones(), f0, Rounding::Rp);
+    let down = adjust(l, t, f0, l.i1().const_all_ones(), Rounding::Rm);
+    fsel(l, and(l, even, pos), up, fsel(l, and(l, even, neg), down, t))
 }
 
 /// Knuth's TwoSum: `s = fl(a+b)` and the exact error `e = a + b - s` (without overflow).
@@ -565,7 +598,14 @@ pub fn default_approx_op<'c>(l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: T
     let a: Vec<FloatValue<'c>> = args.iter().map(|v| flush_if(l, ftz, v.into_float_value())).collect();
     // 16-bit types are computed in f32.
     let ct = if fbits(l, ft) == 16 { l.ctx.f32_type() } else { ft };
-    let x: Vec<FloatValue<'c>> = a.iter().map(|v| fconv(l, *v, ct)).collect();
+    let mut x: Vec<FloatValue<'c>> = a.iter().map(|v| fconv(l, *v, ct)).collect();
+    // rsqrt.approx.ftz.f64 reads the upper word of `a` only and writes d[31:0] = 0 (PTX ISA
+    // rsqrt: "tmp = a[63:32]; d[63:32] = 1.0 / sqrt(tmp); d[31:0] = 0x00000000").
+    let hi_word = |l: &Lowerer<'c, '_>, v: FloatValue<'c>| from_bits(l, l.b.build_and(to_bits(l, v), l.i64().const_int(0xffff_ffff_0000_0000, false), "").unwrap(), ct);
+    let f64_ftz = ftz && fbits(l, ct) == 64;
+    if f64_ftz && op == ApproxOp::Rsqrt {
+        x[0] = hi_word(l, x[0]);
+    }
     let one = fconst(ct, 1.0);
     let r = match op {
         ApproxOp::Rcp => fdiv(l, one, x[0]),
@@ -579,5 +619,12 @@ pub fn default_approx_op<'c>(l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: T
         ApproxOp::Div | ApproxOp::DivFull => fdiv(l, x[0], x[1]),
     };
     let r = fconv(l, r, ft);
-    Ok(flush_if(l, ftz, r).into())
+    let r = flush_if(l, ftz, r);
+    let r = match op {
+        ApproxOp::Rsqrt if f64_ftz => hi_word(l, r),
+        // rcp.approx.ftz.f64: "Input NaNs map to a canonical NaN with encoding 0x7fffffff00000000".
+        ApproxOp::Rcp if f64_ftz => fsel(l, is_nan(l, x[0]), from_bits(l, l.i64().const_int(0x7fff_ffff_0000_0000, false), ct), r),
+        _ => r,
+    };
+    Ok(r.into())
 }

@@ -3,9 +3,8 @@
 //! `exit`, `vprintf` and `__assertfail` without an explicit thread argument. The cpu rewrite
 //! renames `llvm.nvvm.X.Y` to `ptx2llvm_nvvm_X_Y`; `has` tells it which exist.
 //!
-//! Directed rounding (`.rz`, `.rm`, `.rp`) of `f32` operations is computed exactly in `f64`
-//! and rounded once in the requested direction; `f64` add/mul use the exact error term
-//! (two-sum / fma) to step the round-to-nearest result. `.ftz` flushes subnormal inputs and
+//! Directed rounding (`.rz`, `.rm`, `.rp`) of `f32` and `f64` operations runs the operation on
+//! the host FPU in that rounding mode (`fesetround`). `.ftz` flushes subnormal inputs and
 //! results to zero of the same sign.
 
 use std::cell::Cell;
@@ -49,91 +48,71 @@ fn ftz64(x: f64) -> f64 {
     }
 }
 
-/// Rounds an exact `f64` value to `f32` in direction `r`.
-fn round32(x: f64, r: Rnd) -> f32 {
-    let n = x as f32;
-    if r == Rnd::N || n as f64 == x || x.is_nan() {
-        return n;
-    }
-    let up = (n as f64) < x; // the exact value lies above n
-    let toward = match r {
-        Rnd::Z if x > 0.0 => f32::NEG_INFINITY,
-        Rnd::Z => f32::INFINITY,
-        Rnd::M => f32::NEG_INFINITY,
-        _ => f32::INFINITY,
+extern "C" {
+    fn fegetround() -> i32;
+    fn fesetround(mode: i32) -> i32;
+}
+
+/// `<fenv.h>` `FE_TOWARDZERO`, `FE_DOWNWARD`, `FE_UPWARD` of the host.
+#[cfg(target_arch = "aarch64")]
+const FE_MODES: [i32; 3] = [0xc0_0000, 0x80_0000, 0x40_0000];
+#[cfg(not(target_arch = "aarch64"))]
+const FE_MODES: [i32; 3] = [0xc00, 0x400, 0x800];
+
+/// `f(a, b, c)` of one correctly rounded IEEE operation (`*`, `/`, `sqrt`, `mul_add`) in
+/// direction `d`: the host FPU in that rounding mode. (Stepping the nearest result by the sign of
+/// an fma error term fails when that term underflows — `mul.rp(2^-600, 2^-600)`,
+/// `fma.rz(tiny, tiny, c)` — and cannot give the sign of an exact zero sum.) `black_box` keeps
+/// the operation between the mode switches.
+fn directed64(d: Rnd, a: f64, b: f64, c: f64, f: fn(f64, f64, f64) -> f64) -> f64 {
+    use std::hint::black_box;
+    let mode = match d {
+        Rnd::N => return f(a, b, c),
+        Rnd::Z => FE_MODES[0],
+        Rnd::M => FE_MODES[1],
+        Rnd::P => FE_MODES[2],
     };
-    // n is the nearest; step once if it lies on the wrong side.
-    let wrong = match r {
-        Rnd::Z => (n as f64).abs() > x.abs(),
-        Rnd::M => !up,
-        _ => up,
+    // SAFETY: fegetround/fesetround only read and write this thread's floating-point mode,
+    // which is restored before returning.
+    unsafe {
+        let old = fegetround();
+        fesetround(mode);
+        let r = black_box(f(black_box(a), black_box(b), black_box(c)));
+        fesetround(old);
+        r
+    }
+}
+
+/// As `directed64`, for `f32` operations. (Rounding an `f64` result once more is not enough: an
+/// `f32` sum or fused product-sum need not be exact in `f64`, e.g. `add.rp(1, 2^-149)`.)
+fn directed32(d: Rnd, a: f32, b: f32, c: f32, f: fn(f32, f32, f32) -> f32) -> f32 {
+    use std::hint::black_box;
+    let mode = match d {
+        Rnd::N => return f(a, b, c),
+        Rnd::Z => FE_MODES[0],
+        Rnd::M => FE_MODES[1],
+        Rnd::P => FE_MODES[2],
     };
-    if wrong {
-        next_toward32(n, toward)
-    } else {
-        n
-    }
-}
-
-fn next_toward32(x: f32, t: f32) -> f32 {
-    if x == t || x.is_nan() {
-        return x;
-    }
-    if x == 0.0 {
-        let tiny = f32::from_bits(1);
-        return if t > 0.0 { tiny } else { -tiny };
-    }
-    let b = x.to_bits();
-    let up = (t > x) == (x > 0.0);
-    f32::from_bits(if up { b + 1 } else { b - 1 })
-}
-
-fn next_toward64(x: f64, t: f64) -> f64 {
-    if x == t || x.is_nan() {
-        return x;
-    }
-    if x == 0.0 {
-        let tiny = f64::from_bits(1);
-        return if t > 0.0 { tiny } else { -tiny };
-    }
-    let b = x.to_bits();
-    let up = (t > x) == (x > 0.0);
-    f64::from_bits(if up { b + 1 } else { b - 1 })
-}
-
-/// Steps the nearest result `r` by its exact error `e` into direction `d`.
-fn direct64(r: f64, e: f64, d: Rnd) -> f64 {
-    if d == Rnd::N || e == 0.0 || !r.is_finite() {
-        return r;
-    }
-    match d {
-        Rnd::Z if (e < 0.0) == (r > 0.0) => next_toward64(r, 0.0),
-        Rnd::M if e < 0.0 => next_toward64(r, f64::NEG_INFINITY),
-        Rnd::P if e > 0.0 => next_toward64(r, f64::INFINITY),
-        _ => r,
+    // SAFETY: as in `directed64`.
+    unsafe {
+        let old = fegetround();
+        fesetround(mode);
+        let r = black_box(f(black_box(a), black_box(b), black_box(c)));
+        fesetround(old);
+        r
     }
 }
 
 fn add64(a: f64, b: f64, d: Rnd) -> f64 {
-    let s = a + b;
-    let bb = s - a;
-    let e = (a - (s - bb)) + (b - bb);
-    direct64(s, e, d)
+    directed64(d, a, b, 0.0, |a, b, _| a + b)
 }
 
 fn mul64(a: f64, b: f64, d: Rnd) -> f64 {
-    let p = a * b;
-    direct64(p, a.mul_add(b, -p), d)
+    directed64(d, a, b, 0.0, |a, b, _| a * b)
 }
 
 fn fma64(a: f64, b: f64, c: f64, d: Rnd) -> f64 {
-    let r = a.mul_add(b, c);
-    if d == Rnd::N {
-        return r;
-    }
-    // Error of the fused result: exact a*b+c−r ≈ (a*b − (r − c)) computed with fma.
-    let e = a.mul_add(b, -(r - c));
-    direct64(r, e, d)
+    directed64(d, a, b, c, |a, b, c| a.mul_add(b, c))
 }
 
 macro_rules! f32_ops {
@@ -155,26 +134,22 @@ macro_rules! paste_f32 {
                 }
             }
             pub extern "C" fn add(a: f32, b: f32) -> f32 {
-                f(round32(f(a) as f64 + f(b) as f64, Rnd::$rnd))
+                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a + b))
             }
             pub extern "C" fn mul(a: f32, b: f32) -> f32 {
-                f(round32(f(a) as f64 * f(b) as f64, Rnd::$rnd))
+                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a * b))
             }
             pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
-                f(round32(
-                    (f(a) as f64).mul_add(f(b) as f64, f(c) as f64),
-                    Rnd::$rnd,
-                ))
+                f(directed32(Rnd::$rnd, f(a), f(b), f(c), |a, b, c| a.mul_add(b, c)))
             }
             pub extern "C" fn div(a: f32, b: f32) -> f32 {
-                let q = f(a) as f64 / f(b) as f64;
-                f(round32(q, Rnd::$rnd))
+                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a / b))
             }
             pub extern "C" fn rcp(a: f32) -> f32 {
-                f(round32(1.0 / f(a) as f64, Rnd::$rnd))
+                div(1.0, a)
             }
             pub extern "C" fn sqrt(a: f32) -> f32 {
-                f(round32((f(a) as f64).sqrt(), Rnd::$rnd))
+                f(directed32(Rnd::$rnd, f(a), 0.0, 0.0, |a, _, _| a.sqrt()))
             }
         }
     };
@@ -192,15 +167,9 @@ macro_rules! f64_ops {
             pub extern "C" fn add(a: f64, b: f64) -> f64 { add64(a, b, Rnd::$rnd) }
             pub extern "C" fn mul(a: f64, b: f64) -> f64 { mul64(a, b, Rnd::$rnd) }
             pub extern "C" fn fma(a: f64, b: f64, c: f64) -> f64 { fma64(a, b, c, Rnd::$rnd) }
-            pub extern "C" fn div(a: f64, b: f64) -> f64 {
-                let q = a / b;
-                direct64(q, -(q.mul_add(b, -a)) / b, Rnd::$rnd)
-            }
+            pub extern "C" fn div(a: f64, b: f64) -> f64 { directed64(Rnd::$rnd, a, b, 0.0, |a, b, _| a / b) }
             pub extern "C" fn rcp(a: f64) -> f64 { div(1.0, a) }
-            pub extern "C" fn sqrt(a: f64) -> f64 {
-                let s = a.sqrt();
-                direct64(s, -(s.mul_add(s, -a)), Rnd::$rnd)
-            }
+            pub extern "C" fn sqrt(a: f64) -> f64 { directed64(Rnd::$rnd, a, 0.0, 0.0, |a, _, _| a.sqrt()) }
         }
     )*};
 }
@@ -493,10 +462,10 @@ mod tests {
         // Compared with the exact quotient (in f64): RP(1/3) is also RN(1/3) in f32.
         let third = 1.0f64 / 3.0;
         assert!((rz_f::div(1.0, 3.0) as f64) < third && (rp_f::div(1.0, 3.0) as f64) > third);
-        assert_eq!(rz_f::div(1.0, 3.0), next_toward32(1.0 / 3.0, 0.0));
+        assert_eq!(rz_f::div(1.0, 3.0), f32::from_bits((1.0f32 / 3.0).to_bits() - 1));
         assert_eq!(rz_f::add(1.0, 1e-10), 1.0);
-        assert_eq!(rp_f::add(1.0, 1e-10), next_toward32(1.0, 2.0));
-        assert_eq!(rm_d::add(1.0, -1e-30), next_toward64(1.0, 0.0));
+        assert_eq!(rp_f::add(1.0, 1e-10), f32::from_bits(0x3f80_0001));
+        assert_eq!(rm_d::add(1.0, -1e-30), f64::from_bits(0x3fef_ffff_ffff_ffff));
         assert_eq!(rn_d::mul(3.0, 7.0), 21.0);
         assert_eq!(prmt(0x33221100, 0x77665544, 0x3210), 0x33221100);
         assert_eq!(prmt(0x33221100, 0x77665544, 0x7654), 0x77665544);

@@ -140,6 +140,11 @@ pub fn run(inputs: &[&str], ops: &[Op], cases: &[Vec<u64>]) -> Vec<Vec<Vec<u64>>
 
 pub fn run_opt(inputs: &[&str], ops: &[Op], cases: &[Vec<u64>], opt: u8) -> Vec<Vec<Vec<u64>>> {
     let src = kernel_src(inputs, ops);
+    if let Ok(dir) = std::env::var("INSTR_DUMP_DIR") {
+        // Debugging aid: every kernel's PTX, named after its first instruction.
+        let name: String = ops[0].name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+        let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{name}.ptx")), &src);
+    }
     let m = Module::from_ptx(&src, opt).unwrap_or_else(|e| panic!("compiling the test kernel failed: {e}\n{src}"));
     let nin = inputs.len();
     let nout: usize = ops.iter().map(|o| o.outs.len()).sum();
