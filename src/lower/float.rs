@@ -76,7 +76,7 @@ fn arith_lane<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, 
     }
     // 16-bit types: round-to-nearest only; `.ftz` flushes 16-bit subnormals.
     let x: Vec<FloatValue<'c>> = x.iter().map(|v| fp::flush_if(l, ftz, *v)).collect();
-    if op == RoundedOp::Fma {
+    if op == RoundedOp::Fma && l.target.emulate_fma16() {
         // One rounding of the exact a*b+c: the product of 16-bit values and its sum with c are
         // exact in f64 (two_sum), rounded to odd at f32 and then to nearest. (LLVM's fma of
         // half/bfloat computes in f32 and rounds twice: fma.rn.bf16(0x3f81, 0xfcc0, 0x3f34)
@@ -152,7 +152,7 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 args.push(src(fs, k + 1, t)?);
             }
             // (A 16-bit fma goes lane by lane: LLVM's vector fma of half/bfloat rounds twice.)
-            let half_fma = op == RoundedOp::Fma && et.bits == 16;
+            let half_fma = op == RoundedOp::Fma && et.bits == 16 && l.target.emulate_fma16();
             if n > 1 && rnd == Rounding::Rn && !ftz && !p.sat && !p.relu && !half_fma {
                 // Plain packed arithmetic stays a vector operation.
                 let (a, b) = (args[0].into_vector_value(), args[1].into_vector_value());

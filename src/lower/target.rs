@@ -131,6 +131,12 @@ pub trait Target {
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error>;
+    /// Whether a 16-bit (`f16`/`bf16`) `fma` must be computed in software to round once.
+    /// LLVM computes a half/bfloat fma in f32 and rounds twice on hosts without a native
+    /// 16-bit fma; the NVPTX back end emits `fma.rn.f16`, which rounds once.
+    fn emulate_fma16(&self) -> bool {
+        true
+    }
     /// Lowers any instruction in the target's own way before the shared lowering sees it
     /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes
     /// barriers, warp operations, `trap` and calls here.

@@ -17,6 +17,10 @@ impl Target for Nvptx {
         "nvptx"
     }
 
+    fn emulate_fma16(&self) -> bool {
+        false
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         match s {
             Space::Generic => 0,
