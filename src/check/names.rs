@@ -293,6 +293,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     self.initializer(i);
                 }
             }
+            // Field names and values of opaque types are keywords, not declared names.
+            Initializer::Field(..) => {}
         }
     }
 

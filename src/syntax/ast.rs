@@ -249,6 +249,9 @@ pub struct DeclName<'a> {
 pub enum Initializer<'a> {
     Expr(Expr<'a>),
     List(Vec<Initializer<'a>>, Span),
+    /// `name = value` inside the braces of a `.samplerref`/`.texref` initializer
+    /// (`{ addr_mode_0 = clamp_to_edge, filter_mode = nearest }`).
+    Field(&'a str, &'a str, Span),
 }
 
 /// A constant expression (immediate operands, initializers, array sizes).

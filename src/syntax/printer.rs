@@ -366,6 +366,9 @@ impl Printer {
     fn init(&mut self, i: &Initializer) {
         match i {
             Initializer::Expr(e) => self.expr(e),
+            Initializer::Field(name, value, _) => {
+                let _ = write!(self.out, "{name} = {value}");
+            }
             Initializer::List(items, _) => {
                 self.out.push('{');
                 for (k, it) in items.iter().enumerate() {

@@ -299,6 +299,17 @@ impl<'a> Parser<'a> {
             self.expect(Tok::RBrace, "`,` or `}` in initializer list")?;
             return Ok(Initializer::List(items, self.end_span(start)));
         }
+        if self.at(Tok::Ident) && self.peek().kind == Tok::Assign {
+            // Opaque-type field: `filter_mode = nearest`, `normalized_coords = 1`.
+            let (name, start) = self.expect_ident("field name")?;
+            self.bump();
+            let t = self.tok;
+            if !matches!(t.kind, Tok::Ident | Tok::Int) {
+                return Err(self.unexpected("a field value (e.g. `nearest`, `clamp_to_edge`, `1`)"));
+            }
+            self.bump();
+            return Ok(Initializer::Field(name, self.text(t), self.end_span(start)));
+        }
         Ok(Initializer::Expr(self.expr()?))
     }
 }
