@@ -26,6 +26,15 @@ pub fn run(args: &TranslateArgs) -> i32 {
     if args.target == Target::Cpu {
         return cpu(args, path, src);
     }
+    if let Some(arch) = &args.arch {
+        if !nvptx::LLVM_ARCHS.contains(&arch.as_str()) {
+            eprintln!(
+                "error: unknown GPU architecture `--arch {arch}`; expected one of: {}",
+                nvptx::LLVM_ARCHS.join(", ")
+            );
+            return 2;
+        }
+    }
     // The module lives until the process ends; the lowering borrows names from it.
     let src: &'static str = Box::leak(src.into_boxed_str());
     let (module, _) = ptx2llvm::syntax::parse(src);

@@ -123,6 +123,15 @@ pub struct Output {
 pub const MAX_PTX: u32 = 90;
 
 /// The default `sm_XX` of a module (its `.target`), or `sm_52`.
+/// The processors LLVM 22's NVPTX back end knows (`llc -march=nvptx64 -mcpu=help`); any
+/// other `-mcpu` is ignored by LLVM with a warning, so `--arch` is checked against this list.
+pub const LLVM_ARCHS: &[&str] = &[
+    "sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62",
+    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a",
+    "sm_100f", "sm_101", "sm_101a", "sm_101f", "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
+    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+];
+
 pub fn module_arch(m: &ast::Module) -> String {
     m.target.iter().find(|t| t.starts_with("sm_")).map(|s| s.to_string()).unwrap_or_else(|| "sm_52".into())
 }
