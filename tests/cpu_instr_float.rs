@@ -798,3 +798,34 @@ fn runtime_rounding_helpers() {
     }
     chk.finish();
 }
+
+/// Packed .f32x2 add/sub/mul/fma (element 0 in the low word) with every rounding and .ftz.
+#[test]
+fn f32x2_arithmetic() {
+    let mut chk = Checker::new("f32x2 arithmetic");
+    let v = vals32(70, 19);
+    let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| v[(i * 13 + j * 5) % v.len()])
+        .into_iter()
+        .map(|c| vec![c[0] | c[1] << 32, c[1] | c[0] << 32, c[2] | c[2] << 32])
+        .collect();
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for op in ["add", "sub", "mul", "fma"] {
+        for r in ["rn", "rz", "rm", "rp"] {
+            for ftz in ["", ".ftz"] {
+                let args = if op == "fma" { "$d, $a, $b, $c" } else { "$d, $a, $b" };
+                ops.push(Op::ins("b64", format!("{op}.{r}{ftz}.f32x2 {args};")));
+                meta.push((op, r, !ftz.is_empty()));
+            }
+        }
+    }
+    let got = run(&["b64", "b64", "b64"], &ops, &cases);
+    for (k, op) in ops.iter().enumerate() {
+        let (o, r, ftz) = meta[k];
+        chk.table(op, &cases, &got[k], |c| {
+            let lane = |i: u32| ref_f32(o, r, ftz, false, c[0] >> (32 * i) & 0xffff_ffff, c[1] >> (32 * i) & 0xffff_ffff, c[2] >> (32 * i) & 0xffff_ffff);
+            vec![lane(0) | lane(1) << 32]
+        }, |_t, w, g| same_float("f32", w & 0xffff_ffff, g & 0xffff_ffff) && same_float("f32", w >> 32, g >> 32));
+    }
+    chk.finish();
+}

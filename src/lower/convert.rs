@@ -199,7 +199,9 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
         let rnd = m.frnd.unwrap_or(Rounding::Rn);
         let v = a.into_int_value();
         let ft = dty.into_float_type();
-        let r = if rnd == Rounding::Rn {
+        let r = if rnd == Rounding::Rn && dt.k == K::BF && st.bits >= 32 {
+            int_to_bf16_rn(l, v, st.is_signed())
+        } else if rnd == Rounding::Rn {
             if st.is_signed() {
                 bd.build_signed_int_to_float(v, ft, "").unwrap()
             } else {
@@ -239,6 +241,30 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
         return Ok(fp::flush_if(l, f32ftz(dt), r).into());
     }
     Err(invalid(Span::new(0, 0), format!("cvt from {st:?} to {dt:?}")))
+}
+
+/// `cvt.rn.bf16.{u,s}{32,64}` with one rounding: LLVM converts integers to bfloat through f32
+/// and rounds twice (`cvt.rn.bf16.u32 0x37200001` gave 0x4e5c, not 0x4e5d). The integer to f64
+/// (exact for 32 bits; for 64 bits with the sign of its error from comparing back), rounded to
+/// odd at f32, then to nearest bfloat.
+fn int_to_bf16_rn<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, signed: bool) -> FloatValue<'c> {
+    let bd = &l.b;
+    let d = l.ctx.f64_type();
+    let t = if signed { bd.build_signed_int_to_float(x, d, "").unwrap() } else { bd.build_unsigned_int_to_float(x, d, "").unwrap() };
+    let e = if x.get_type().get_bit_width() <= 32 {
+        d.const_zero()
+    } else {
+        // t may be 2^63 (signed) or 2^64 (unsigned), above every input.
+        let limit = if signed { 2f64.powi(63) } else { 2f64.powi(64) };
+        let big = fp::fcmp(l, FloatPredicate::OGE, t, fp::fconst(d, limit));
+        let tt = fsel(l, big, d.const_zero(), t);
+        let back = if signed { bd.build_float_to_signed_int(tt, l.i64(), "").unwrap() } else { bd.build_float_to_unsigned_int(tt, l.i64(), "").unwrap() };
+        let (gt, lt) = if signed { (IntPredicate::SGT, IntPredicate::SLT) } else { (IntPredicate::UGT, IntPredicate::ULT) };
+        let pos = fp::and(l, fp::not(l, big), bd.build_int_compare(gt, x, back, "").unwrap());
+        let neg = fp::or(l, big, bd.build_int_compare(lt, x, back, "").unwrap());
+        fsel(l, pos, fp::fconst(d, 1.0), fsel(l, neg, fp::fconst(d, -1.0), d.const_zero()))
+    };
+    fp::ftrunc(l, fp::round_odd_f32(l, t, e), l.ctx.bf16_type())
 }
 
 fn db16(t: Ty) -> bool {

@@ -333,8 +333,9 @@ pub fn narrow<'c>(l: &Lowerer<'c, '_>, w: FloatValue<'c>, wpos: IntValue<'c>, wn
     adjust(l, t, pos, neg, rnd)
 }
 
-/// Rounds the exact value `s + e` (`f64`, `|e|` below half an ulp of `s`, as `two_sum` gives) to
-/// `f32` with round-to-odd: when inexact, the neighbour whose last bit is 1. One more
+/// Rounds the exact value `s + e` (`f64`, `|e|` below half an ulp of `s`, as `two_sum` gives;
+/// only the sign of `e` is used) to `f32` with round-to-odd: when inexact, the neighbour whose
+/// last bit is 1. One more
 /// round-to-nearest to a 16-bit type is then correctly rounded (24 ≥ 11 + 2 bits), where
 /// rounding twice to nearest is not (fma of 16-bit values).
 pub fn round_odd_f32<'c>(l: &Lowerer<'c, '_>, s: FloatValue<'c>, e: FloatValue<'c>) -> FloatValue<'c> {
