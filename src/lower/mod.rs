@@ -21,6 +21,7 @@ pub mod inline_asm;
 pub mod int;
 pub mod memory;
 pub mod module;
+pub mod realized;
 pub mod target;
 pub mod types;
 pub mod video;
@@ -741,6 +742,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn dispatch(&self, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {
+        let asm_before = crate::llvm::inline_asm_count();
+        let r = self.dispatch_inner(fs, ins);
+        if r.is_ok() {
+            realized::note(ins.i.opcode, crate::llvm::inline_asm_count() > asm_before);
+        }
+        r
+    }
+
+    fn dispatch_inner(&self, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {
         if self.target.instruction(self, fs, ins.i)? {
             return Ok(());
         }
