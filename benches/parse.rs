@@ -33,7 +33,9 @@ unsafe impl GlobalAlloc for Counting {
 static A: Counting = Counting;
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -49,9 +51,13 @@ fn main() {
     let mut files = Vec::new();
     collect(&root, &mut files);
     files.sort();
-    let sources: Vec<String> = files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    let sources: Vec<String> = files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     let total: usize = sources.iter().map(|s| s.len()).sum();
-    let quick = std::env::args().any(|a| a == "--quick") || std::env::var_os("PTX2LLVM_BENCH_QUICK").is_some();
+    let quick = std::env::args().any(|a| a == "--quick")
+        || std::env::var_os("PTX2LLVM_BENCH_QUICK").is_some();
     let rounds = if quick { 3 } else { 40 };
 
     let mut errors = 0;
@@ -76,7 +82,11 @@ fn main() {
         total as f64 / 1e6,
         best * 1e3,
         total as f64 / 1e6 / best,
-        if errors > 0 { format!(", {errors} parse errors!") } else { String::new() }
+        if errors > 0 {
+            format!(", {errors} parse errors!")
+        } else {
+            String::new()
+        }
     );
 
     let mut t = Instant::now();
@@ -87,7 +97,11 @@ fn main() {
         }
     }
     let per = t.elapsed().as_secs_f64() / rounds as f64;
-    println!("parse+check: {:.2} ms per corpus pass -> {:.0} MB/s", per * 1e3, total as f64 / 1e6 / per);
+    println!(
+        "parse+check: {:.2} ms per corpus pass -> {:.0} MB/s",
+        per * 1e3,
+        total as f64 / 1e6 / per
+    );
     t = Instant::now();
     let _ = t;
 
@@ -101,7 +115,10 @@ fn main() {
         sum_mod += held;
         let ratio = held as f64 / s.len() as f64;
         if ratio > worst.0 {
-            worst = (ratio, p.strip_prefix(&root).unwrap_or(p).display().to_string());
+            worst = (
+                ratio,
+                p.strip_prefix(&root).unwrap_or(p).display().to_string(),
+            );
         }
     }
     println!(

@@ -8,7 +8,8 @@ use ptx2llvm::syntax::diag::{render_all, Diagnostic};
 
 /// Reads a source file; the error message names the file.
 pub fn load(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "error: {} is not valid UTF-8 text (byte offset {}); PTX files are ASCII",
@@ -37,7 +38,8 @@ pub fn write_output(path: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
     match path {
         None => write_stdout(bytes),
         Some(p) if p.as_os_str() == "-" => write_stdout(bytes),
-        Some(p) => std::fs::write(p, bytes).map_err(|e| format!("error: cannot write {}: {e}", p.display())),
+        Some(p) => std::fs::write(p, bytes)
+            .map_err(|e| format!("error: cannot write {}: {e}", p.display())),
     }
 }
 

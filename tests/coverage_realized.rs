@@ -19,7 +19,9 @@ use ptx2llvm::lower::realized::{record, Realized};
 use ptx2llvm::target::nvptx;
 
 fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -39,7 +41,11 @@ fn nvptx_coverage_column_matches_the_lowering() {
     let mut translated = 0;
     for f in &files {
         // `compile` borrows the module for the source's lifetime (as the CLI does, leak both).
-        let src: &'static str = Box::leak(std::fs::read_to_string(f).unwrap_or_default().into_boxed_str());
+        let src: &'static str = Box::leak(
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .into_boxed_str(),
+        );
         let (module, diags) = ptx2llvm::syntax::parse(src);
         let module: &'static _ = Box::leak(Box::new(module));
         if !diags.is_empty() || !ptx2llvm::check::check(module).is_empty() {
@@ -91,7 +97,10 @@ fn nvptx_coverage_column_matches_the_lowering() {
             ));
         }
     }
-    println!("{translated} inputs translated; {} opcodes exercised", total.len());
+    println!(
+        "{translated} inputs translated; {} opcodes exercised",
+        total.len()
+    );
     assert!(
         problems.is_empty(),
         "docs/COVERAGE.md's nvptx column disagrees with the lowering:\n{}",

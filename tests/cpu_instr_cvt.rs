@@ -148,7 +148,11 @@ fn max_norm(t: &str) -> f64 {
 /// modifiers (`rni`, `rn`, `ftz`, `sat`, `relu`, `satfinite`).
 fn ref_cvt(dt: &str, st: &str, mods: &[&str], v: u64) -> u64 {
     let has = |m: &str| mods.contains(&m);
-    let rnd = mods.iter().copied().find(|m| m.starts_with('r') && *m != "relu").unwrap_or("rn");
+    let rnd = mods
+        .iter()
+        .copied()
+        .find(|m| m.starts_with('r') && *m != "relu")
+        .unwrap_or("rn");
     let ftz = has("ftz");
     if is_int(st) && is_int(dt) {
         let x = ival(v, st);
@@ -164,7 +168,11 @@ fn ref_cvt(dt: &str, st: &str, mods: &[&str], v: u64) -> u64 {
         let (lo, hi) = range(dt);
         if x.is_nan() {
             let b = bits_of(dt);
-            return if st == "f64" || b == 64 { ireg(ival(1u64 << (b - 1), dt), dt) } else { 0 };
+            return if st == "f64" || b == 64 {
+                ireg(ival(1u64 << (b - 1), dt), dt)
+            } else {
+                0
+            };
         }
         let y = match rnd {
             "rni" => x.round_ties_even(),
@@ -172,7 +180,13 @@ fn ref_cvt(dt: &str, st: &str, mods: &[&str], v: u64) -> u64 {
             "rmi" => x.floor(),
             _ => x.ceil(),
         };
-        let y = if y >= hi as f64 { hi } else if y <= lo as f64 { lo } else { y as i128 };
+        let y = if y >= hi as f64 {
+            hi
+        } else if y <= lo as f64 {
+            lo
+        } else {
+            y as i128
+        };
         return ireg(y, dt);
     }
     // → float
@@ -210,7 +224,11 @@ fn ref_cvt(dt: &str, st: &str, mods: &[&str], v: u64) -> u64 {
     }
     let val = fval(out, dt);
     if has("sat") {
-        let s = if val.is_nan() || val <= 0.0 { 0.0 } else { val.min(1.0) };
+        let s = if val.is_nan() || val <= 0.0 {
+            0.0
+        } else {
+            val.min(1.0)
+        };
         out = fenc(s, dt, "rn");
     }
     if has("relu") {
@@ -309,13 +327,37 @@ fn sources(st: &str) -> Vec<u64> {
     let mut r = Rng::new(bits_of(st) as u64 * 7 + st.len() as u64);
     match st {
         // 8-bit sources: every byte, with garbage in the register's high byte.
-        "u8" | "s8" => (0..1024u64).map(|i| (i & 0xff) | (if i < 256 { 0 } else { (r.u32() as u64 & 0xff) << 8 })).collect(),
+        "u8" | "s8" => (0..1024u64)
+            .map(|i| {
+                (i & 0xff)
+                    | (if i < 256 {
+                        0
+                    } else {
+                        (r.u32() as u64 & 0xff) << 8
+                    })
+            })
+            .collect(),
         "u16" | "s16" | "f16" | "bf16" => (0..0x1_0000).collect(),
         "f32" => {
-            let mut v: Vec<u64> = ptx_ref::floats32(1500, 5).into_iter().map(|x| x as u64).collect();
-            v.extend(float_edges().into_iter().map(|x| (x as f32).to_bits() as u64));
-            v.extend(float_edges().into_iter().map(|x| (x as f32).to_bits() as u64 + 1));
-            v.extend(float_edges().into_iter().map(|x| (x as f32).to_bits() as u64 - 1));
+            let mut v: Vec<u64> = ptx_ref::floats32(1500, 5)
+                .into_iter()
+                .map(|x| x as u64)
+                .collect();
+            v.extend(
+                float_edges()
+                    .into_iter()
+                    .map(|x| (x as f32).to_bits() as u64),
+            );
+            v.extend(
+                float_edges()
+                    .into_iter()
+                    .map(|x| (x as f32).to_bits() as u64 + 1),
+            );
+            v.extend(
+                float_edges()
+                    .into_iter()
+                    .map(|x| (x as f32).to_bits() as u64 - 1),
+            );
             v.retain(|x| *x <= 0xffff_ffff);
             v
         }
@@ -338,7 +380,14 @@ fn sources(st: &str) -> Vec<u64> {
             let mut v: Vec<u64> = Vec::new();
             for k in 0..b {
                 let p = 1u64 << k;
-                for x in [p, p + 1, p - 1, p.wrapping_neg(), p.wrapping_neg() + 1, p.wrapping_neg().wrapping_sub(1)] {
+                for x in [
+                    p,
+                    p + 1,
+                    p - 1,
+                    p.wrapping_neg(),
+                    p.wrapping_neg() + 1,
+                    p.wrapping_neg().wrapping_sub(1),
+                ] {
                     v.push(mask(x, b));
                 }
             }
@@ -362,10 +411,32 @@ fn sources(st: &str) -> Vec<u64> {
 
 /// Boundaries of the integer ranges and rounding cases in f64.
 fn float_edges() -> Vec<f64> {
-    let mut v = vec![0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 1.0, -1.0, 3.5, -3.5];
+    let mut v = vec![
+        0.5,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        -2.5,
+        0.49999999999999994,
+        1.0,
+        -1.0,
+        3.5,
+        -3.5,
+    ];
     for k in [7, 8, 15, 16, 31, 32, 63, 64] {
         let p = 2f64.powi(k);
-        v.extend([p, -p, p - 1.0, -p - 1.0, p + 1.0, p - 0.5, -p + 0.5, -p - 0.5, p * 1.5]);
+        v.extend([
+            p,
+            -p,
+            p - 1.0,
+            -p - 1.0,
+            p + 1.0,
+            p - 0.5,
+            -p + 0.5,
+            -p - 0.5,
+            p * 1.5,
+        ]);
     }
     v.retain(|x| *x != 0.0);
     v
@@ -399,7 +470,19 @@ fn cvt_from(chk: &mut Checker, st: &'static str) {
             let (dt, m) = (chunk_meta[k].0, chunk_meta[k].1.clone());
             let relu = m.contains(&"relu");
             let same = same_cvt(dt);
-            chk.table(op, &cases, &got[k], |c| vec![ref_cvt(dt, st, &m, c[0])], |t, w, g| if relu { w == g || (w != 0x7fff && same(t, w, g)) } else { same(t, w, g) });
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| vec![ref_cvt(dt, st, &m, c[0])],
+                |t, w, g| {
+                    if relu {
+                        w == g || (w != 0x7fff && same(t, w, g))
+                    } else {
+                        same(t, w, g)
+                    }
+                },
+            );
         }
     }
 }
@@ -445,7 +528,21 @@ fn cvt_from_f32_f64() {
 #[test]
 fn cvt_packs_f16x2_bf16x2() {
     let mut chk = Checker::new("cvt f16x2/bf16x2 packs");
-    let v: Vec<u64> = ptx_ref::floats32(400, 77).into_iter().map(|x| x as u64).chain([0x477f_e000u64, 0x477f_f000, 0x477f_f001, 0xc77f_f000, 0x7f7f_8000, 0x7f7f_7fff, 0x3380_0000, 0x3380_0001, 0xb380_0000]).collect();
+    let v: Vec<u64> = ptx_ref::floats32(400, 77)
+        .into_iter()
+        .map(|x| x as u64)
+        .chain([
+            0x477f_e000u64,
+            0x477f_f000,
+            0x477f_f001,
+            0xc77f_f000,
+            0x7f7f_8000,
+            0x7f7f_7fff,
+            0x3380_0000,
+            0x3380_0001,
+            0xb380_0000,
+        ])
+        .collect();
     let mut cases = Vec::new();
     for (i, &a) in v.iter().enumerate() {
         for j in 0..24 {
@@ -456,7 +553,12 @@ fn cvt_packs_f16x2_bf16x2() {
     let mut meta = Vec::new();
     for t in ["f16x2", "bf16x2"] {
         for r in ["rn", "rz"] {
-            for m in [vec![], vec!["relu"], vec!["satfinite"], vec!["relu", "satfinite"]] {
+            for m in [
+                vec![],
+                vec!["relu"],
+                vec!["satfinite"],
+                vec!["relu", "satfinite"],
+            ] {
                 let ms: String = m.iter().map(|x| format!(".{x}")).collect();
                 ops.push(Op::ins("b32", format!("cvt.{r}{ms}.{t}.f32 $d, $a, $b;")));
                 let mut mm = vec![r];
@@ -469,11 +571,17 @@ fn cvt_packs_f16x2_bf16x2() {
     for (k, op) in ops.iter().enumerate() {
         let (dt, m) = (meta[k].0, meta[k].1.clone());
         let relu = m.contains(&"relu");
-        chk.table(op, &cases, &got[k], |c| vec![ref_cvt(dt, "f32", &m, c[0]) << 16 | ref_cvt(dt, "f32", &m, c[1])], |_t, w, g| {
-            let same = same_cvt(dt);
-            let lane = |x: u64, y: u64| if relu { x == y } else { same(dt, x, y) };
-            lane(w >> 16, g >> 16) && lane(w & 0xffff, g & 0xffff)
-        });
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| vec![ref_cvt(dt, "f32", &m, c[0]) << 16 | ref_cvt(dt, "f32", &m, c[1])],
+            |_t, w, g| {
+                let same = same_cvt(dt);
+                let lane = |x: u64, y: u64| if relu { x == y } else { same(dt, x, y) };
+                lane(w >> 16, g >> 16) && lane(w & 0xffff, g & 0xffff)
+            },
+        );
     }
     chk.finish();
 }

@@ -38,7 +38,11 @@ fn wrap(v: i128, bits: u32) -> u64 {
 }
 
 fn clamp_to(v: i128, bits: u32, signed: bool) -> u64 {
-    let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let (lo, hi) = if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
     wrap(v.clamp(lo, hi), bits)
 }
 
@@ -64,7 +68,10 @@ fn ref_int(op: &str, bits: u32, signed: bool, a: u64, b: u64, c: u64) -> u64 {
         "mul.lo" => wrap(product(a, b, n, signed) as i128, n),
         "mul.hi" => mask((product(a, b, n, signed) >> n) as u64, n),
         "mul.wide" => mask(product(a, b, n, signed) as u64, 2 * n),
-        "mad.lo" => wrap((product(a, b, n, signed) as i128).wrapping_add(c as i128), n),
+        "mad.lo" => wrap(
+            (product(a, b, n, signed) as i128).wrapping_add(c as i128),
+            n,
+        ),
         "mad.hi" => mask(((product(a, b, n, signed) >> n) as u64).wrapping_add(c), n),
         "mad.wide" => mask((product(a, b, n, signed) as u64).wrapping_add(c), 2 * n),
         "mad.hi.sat" => {
@@ -108,7 +115,14 @@ fn edges(bits: u32) -> Vec<u64> {
     let mut v = vec![0, 1, 2, 3, m, m - 1, min, min + 1, min - 1, min - 2];
     for k in 0..bits {
         let p = 1u64 << k;
-        for x in [p, p + 1, p - 1, p.wrapping_neg(), p.wrapping_neg().wrapping_add(1), p.wrapping_neg().wrapping_sub(1)] {
+        for x in [
+            p,
+            p + 1,
+            p - 1,
+            p.wrapping_neg(),
+            p.wrapping_neg().wrapping_add(1),
+            p.wrapping_neg().wrapping_sub(1),
+        ] {
             v.push(x & m);
         }
     }
@@ -148,7 +162,10 @@ fn pairs_wide(bits: u32, extra: usize, seed: u64) -> Vec<(u64, u64)> {
         let (a, b) = (r.u64(), r.u64());
         // Mix in narrow magnitudes so that products, quotients and carries vary.
         let sh = (i % 4) as u32 * bits / 4;
-        v.push((mask(a >> sh, bits), mask(b >> ((i as u32 * 7) % bits), bits)));
+        v.push((
+            mask(a >> sh, bits),
+            mask(b >> ((i as u32 * 7) % bits), bits),
+        ));
     }
     v
 }
@@ -167,7 +184,9 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
     let mut ops: Vec<(Op, &str, bool)> = Vec::new();
     for signed in [false, true] {
         let t = tname(signed, bits);
-        let mut names: Vec<&str> = vec!["add", "sub", "mul.lo", "mul.hi", "mad.lo", "mad.hi", "div", "rem", "min", "max", "sad"];
+        let mut names: Vec<&str> = vec![
+            "add", "sub", "mul.lo", "mul.hi", "mad.lo", "mad.hi", "div", "rem", "min", "max", "sad",
+        ];
         if bits < 64 {
             names.extend(["mul.wide", "mad.wide"]);
         }
@@ -178,7 +197,11 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
             }
         }
         for n in names {
-            let out = if n.ends_with("wide") { leak(b2.clone()) } else { bt };
+            let out = if n.ends_with("wide") {
+                leak(b2.clone())
+            } else {
+                bt
+            };
             let args = match n {
                 "abs" | "neg" => "$d, $a",
                 "sad" | "mad.lo" | "mad.hi" | "mad.hi.sat" => "$d, $a, $b, $c",
@@ -194,7 +217,11 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
         }
     }
     for n in ["and", "or", "xor", "not", "cnot"] {
-        let args = if n == "not" || n == "cnot" { "$d, $a" } else { "$d, $a, $b" };
+        let args = if n == "not" || n == "cnot" {
+            "$d, $a"
+        } else {
+            "$d, $a, $b"
+        };
         ops.push((Op::ins(bt, format!("{n}.b{bits} {args};")), n, false));
     }
     let mut inputs: Vec<&str> = vec![bt, bt, bt];
@@ -207,7 +234,11 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
         .enumerate()
         .map(|(i, &(a, b))| {
             let (c0, c1) = pairs[(i * 7 + 3) % pairs.len()];
-            let c = if i % 3 == 0 { mask(r.u64(), bits) } else { c0 ^ c1 };
+            let c = if i % 3 == 0 {
+                mask(r.u64(), bits)
+            } else {
+                c0 ^ c1
+            };
             let mut v = vec![a, b, c];
             if bits < 64 {
                 v.push(mask(c | (r.u64() << bits), 2 * bits));
@@ -219,7 +250,22 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
     let got = run(&inputs, &plain, &cases);
     for (k, (op, n, signed)) in ops.iter().enumerate() {
         let wide = n.ends_with("wide");
-        chk.table(op, &cases, &got[k], |c| vec![ref_int(n, bits, *signed, c[0], c[1], if wide { c[3] } else { c[2] })], exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                vec![ref_int(
+                    n,
+                    bits,
+                    *signed,
+                    c[0],
+                    c[1],
+                    if wide { c[3] } else { c[2] },
+                )]
+            },
+            exact,
+        );
     }
 }
 
@@ -250,7 +296,21 @@ fn int64_boundaries_and_random() {
 fn shifts_every_amount() {
     let mut chk = Checker::new("shl/shr");
     let mut amounts: Vec<u64> = (0..=40).collect();
-    amounts.extend([47, 48, 63, 64, 65, 100, 127, 128, 255, 256, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff]);
+    amounts.extend([
+        47,
+        48,
+        63,
+        64,
+        65,
+        100,
+        127,
+        128,
+        255,
+        256,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+    ]);
     for bits in [16u32, 32, 64] {
         let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
         let mut vals = edges(bits);
@@ -264,17 +324,38 @@ fn shifts_every_amount() {
             Op::ins(bt, format!("shr.u{bits} $d, $a, $b;")),
             Op::ins(bt, format!("shr.s{bits} $d, $a, $b;")),
         ];
-        let cases: Vec<Vec<u64>> = vals.iter().flat_map(|&a| amounts.iter().map(move |&s| vec![a, s])).collect();
+        let cases: Vec<Vec<u64>> = vals
+            .iter()
+            .flat_map(|&a| amounts.iter().map(move |&s| vec![a, s]))
+            .collect();
         let got = run(&[bt, "u32"], &ops, &cases);
         for (k, op) in ops.iter().enumerate() {
-            chk.table(op, &cases, &got[k], |c| {
-                let (a, s) = (c[0], c[1].min(bits as u64) as u32);
-                vec![match k {
-                    0 => if s >= bits { 0 } else { mask(a << s, bits) },
-                    1 | 2 => if s >= bits { 0 } else { mask(a, bits) >> s },
-                    _ => mask((sext(a, bits) as i64 >> s.min(63)) as u64, bits),
-                }]
-            }, exact);
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    let (a, s) = (c[0], c[1].min(bits as u64) as u32);
+                    vec![match k {
+                        0 => {
+                            if s >= bits {
+                                0
+                            } else {
+                                mask(a << s, bits)
+                            }
+                        }
+                        1 | 2 => {
+                            if s >= bits {
+                                0
+                            } else {
+                                mask(a, bits) >> s
+                            }
+                        }
+                        _ => mask((sext(a, bits) as i64 >> s.min(63)) as u64, bits),
+                    }]
+                },
+                exact,
+            );
         }
     }
     chk.finish();
@@ -296,19 +377,31 @@ fn packed_16x2() {
     ];
     // Lane 0 from the 16-bit edge pairs, lane 1 from the same list shifted.
     let p = pairs16();
-    let cases: Vec<Vec<u64>> = (0..p.len()).step_by(3).map(|i| {
-        let (a0, b0) = p[i];
-        let (a1, b1) = p[(i * 13 + 5) % p.len()];
-        vec![a0 | (a1 << 16), b0 | (b1 << 16)]
-    }).collect();
+    let cases: Vec<Vec<u64>> = (0..p.len())
+        .step_by(3)
+        .map(|i| {
+            let (a0, b0) = p[i];
+            let (a1, b1) = p[(i * 13 + 5) % p.len()];
+            vec![a0 | (a1 << 16), b0 | (b1 << 16)]
+        })
+        .collect();
     let got = run(&["b32", "b32"], &ops, &cases);
-    let names = ["add", "add", "min", "max", "min", "max", "min.relu", "max.relu"];
+    let names = [
+        "add", "add", "min", "max", "min", "max", "min.relu", "max.relu",
+    ];
     for (k, op) in ops.iter().enumerate() {
         let signed = k == 1 || k >= 4;
-        chk.table(op, &cases, &got[k], |c| {
-            let lane = |i: u32| ref_int(names[k], 16, signed, c[0] >> (16 * i), c[1] >> (16 * i), 0);
-            vec![lane(0) | (lane(1) << 16)]
-        }, exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                let lane =
+                    |i: u32| ref_int(names[k], 16, signed, c[0] >> (16 * i), c[1] >> (16 * i), 0);
+                vec![lane(0) | (lane(1) << 16)]
+            },
+            exact,
+        );
     }
     chk.finish();
 }
@@ -336,7 +429,15 @@ fn mul24_mad24() {
         }
     }
     for _ in 0..20_000 {
-        cases.push(vec![mask(r.u64(), 32), mask(r.u64(), 32), if r.u32() & 1 == 0 { 0x7fff_fff0 + (r.u32() as u64 & 31) } else { mask(r.u64(), 32) }]);
+        cases.push(vec![
+            mask(r.u64(), 32),
+            mask(r.u64(), 32),
+            if r.u32() & 1 == 0 {
+                0x7fff_fff0 + (r.u32() as u64 & 31)
+            } else {
+                mask(r.u64(), 32)
+            },
+        ]);
     }
     let got = run(&["b32", "b32", "b32"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
@@ -344,18 +445,30 @@ fn mul24_mad24() {
         let hi = op.name.contains(".hi");
         let mad = op.name.starts_with("mad24");
         let sat = op.name.contains(".sat");
-        chk.table(op, &cases, &got[k], |c| {
-            let x24 = |v: u64| if signed { sext(v & 0xff_ffff, 24) as i64 as i128 } else { (v & 0xff_ffff) as i128 };
-            let t = x24(c[0]) * x24(c[1]);
-            let part = if hi { (t >> 16) as u64 } else { t as u64 } & 0xffff_ffff;
-            vec![if !mad {
-                part
-            } else if sat {
-                clamp_to(val(part, 32, true) + val(c[2], 32, true), 32, true)
-            } else {
-                mask(part.wrapping_add(c[2]), 32)
-            }]
-        }, exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                let x24 = |v: u64| {
+                    if signed {
+                        sext(v & 0xff_ffff, 24) as i64 as i128
+                    } else {
+                        (v & 0xff_ffff) as i128
+                    }
+                };
+                let t = x24(c[0]) * x24(c[1]);
+                let part = if hi { (t >> 16) as u64 } else { t as u64 } & 0xffff_ffff;
+                vec![if !mad {
+                    part
+                } else if sat {
+                    clamp_to(val(part, 32, true) + val(c[2], 32, true), 32, true)
+                } else {
+                    mask(part.wrapping_add(c[2]), 32)
+                }]
+            },
+            exact,
+        );
     }
     chk.finish();
 }
@@ -380,10 +493,24 @@ fn carry_chains_128_bit() {
     let ops = vec![add32, sub32, mul];
     let mut r = Rng::new(128);
     let e = edges(32);
-    let mut nums: Vec<u128> = vec![0, 1, u128::MAX, u128::MAX - 1, 1 << 127, (1 << 127) - 1, u64::MAX as u128, (u64::MAX as u128) + 1, 0xffff_ffff, 0x1_0000_0000, 0xffff_ffff_ffff_ffff_ffff_ffff];
+    let mut nums: Vec<u128> = vec![
+        0,
+        1,
+        u128::MAX,
+        u128::MAX - 1,
+        1 << 127,
+        (1 << 127) - 1,
+        u64::MAX as u128,
+        (u64::MAX as u128) + 1,
+        0xffff_ffff,
+        0x1_0000_0000,
+        0xffff_ffff_ffff_ffff_ffff_ffff,
+    ];
     for _ in 0..300 {
         // Words drawn from the 32-bit boundary values make carries ripple.
-        let wv: Vec<u128> = (0..4).map(|_| e[(r.u32() as usize) % e.len()] as u128).collect();
+        let wv: Vec<u128> = (0..4)
+            .map(|_| e[(r.u32() as usize) % e.len()] as u128)
+            .collect();
         nums.push(wv[0] | wv[1] << 32 | wv[2] << 64 | wv[3] << 96);
         nums.push((r.u64() as u128) << 64 | r.u64() as u128);
     }
@@ -396,17 +523,22 @@ fn carry_chains_128_bit() {
         }
     }
     let words = |x: u128| (0..4).map(move |k| (x >> (32 * k)) as u32 as u64);
-    let cases: Vec<Vec<u64>> = pairs.iter().map(|&(a, b)| {
-        let wa: Vec<u64> = words(a).collect();
-        let wb: Vec<u64> = words(b).collect();
-        // Operand order: a0 a1 a2 | b0 b1 b2 | a3 b3 (the harness's six, then $h, $i).
-        vec![wa[0], wa[1], wa[2], wb[0], wb[1], wb[2], wa[3], wb[3]]
-    }).collect();
+    let cases: Vec<Vec<u64>> = pairs
+        .iter()
+        .map(|&(a, b)| {
+            let wa: Vec<u64> = words(a).collect();
+            let wb: Vec<u64> = words(b).collect();
+            // Operand order: a0 a1 a2 | b0 b1 b2 | a3 b3 (the harness's six, then $h, $i).
+            vec![wa[0], wa[1], wa[2], wb[0], wb[1], wb[2], wa[3], wb[3]]
+        })
+        .collect();
     let got = run(&["b32"; 8], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
         for (c, g) in cases.iter().zip(&got[k]) {
-            let a = c[0] as u128 | (c[1] as u128) << 32 | (c[2] as u128) << 64 | (c[6] as u128) << 96;
-            let b = c[3] as u128 | (c[4] as u128) << 32 | (c[5] as u128) << 64 | (c[7] as u128) << 96;
+            let a =
+                c[0] as u128 | (c[1] as u128) << 32 | (c[2] as u128) << 64 | (c[6] as u128) << 96;
+            let b =
+                c[3] as u128 | (c[4] as u128) << 32 | (c[5] as u128) << 64 | (c[7] as u128) << 96;
             let (want, extra): (u128, Option<u64>) = match k {
                 0 => {
                     let (s, o) = a.overflowing_add(b);
@@ -418,30 +550,76 @@ fn carry_chains_128_bit() {
                 }
                 _ => ((a as u64 as u128) * (b as u64 as u128), None),
             };
-            let gotv = g[0] as u128 | (g[1] as u128) << 32 | (g[2] as u128) << 64 | (g[3] as u128) << 96;
+            let gotv =
+                g[0] as u128 | (g[1] as u128) << 32 | (g[2] as u128) << 64 | (g[3] as u128) << 96;
             let ins = [a as u64, (a >> 64) as u64, b as u64, (b >> 64) as u64];
-            chk.check_text(&op.name, &ins, &format!("{want:#x}"), &format!("{gotv:#x}"), gotv == want);
+            chk.check_text(
+                &op.name,
+                &ins,
+                &format!("{want:#x}"),
+                &format!("{gotv:#x}"),
+                gotv == want,
+            );
             if let Some(x) = extra {
-                chk.check(&format!("{} carry/borrow out", op.name), &ins, x, g[4], g[4] == x);
+                chk.check(
+                    &format!("{} carry/borrow out", op.name),
+                    &ins,
+                    x,
+                    g[4],
+                    g[4] == x,
+                );
             }
         }
     }
     // 64-bit words: add.cc.u64/addc.u64 and sub.cc.s64/subc.u64 on two words.
     let ops64 = vec![
-        Op::multi("add.cc/addc.cc/addc.u64 (128-bit add)", &["b64", "b64", "b64"], "add.cc.u64 $d, $a, $c;\n\taddc.cc.s64 $d1, $b, $e;\n\taddc.u64 $d2, 0, 0;"),
-        Op::multi("sub.cc/subc.cc/subc.u64 (128-bit sub)", &["b64", "b64", "b64"], "sub.cc.s64 $d, $a, $c;\n\tsubc.cc.u64 $d1, $b, $e;\n\tsubc.u64 $d2, 0, 0;"),
+        Op::multi(
+            "add.cc/addc.cc/addc.u64 (128-bit add)",
+            &["b64", "b64", "b64"],
+            "add.cc.u64 $d, $a, $c;\n\taddc.cc.s64 $d1, $b, $e;\n\taddc.u64 $d2, 0, 0;",
+        ),
+        Op::multi(
+            "sub.cc/subc.cc/subc.u64 (128-bit sub)",
+            &["b64", "b64", "b64"],
+            "sub.cc.s64 $d, $a, $c;\n\tsubc.cc.u64 $d1, $b, $e;\n\tsubc.u64 $d2, 0, 0;",
+        ),
     ];
-    let cases: Vec<Vec<u64>> = pairs.iter().map(|&(a, b)| vec![a as u64, (a >> 64) as u64, b as u64, (b >> 64) as u64]).collect();
+    let cases: Vec<Vec<u64>> = pairs
+        .iter()
+        .map(|&(a, b)| vec![a as u64, (a >> 64) as u64, b as u64, (b >> 64) as u64])
+        .collect();
     let got = run(&["b64", "b64", "b64", "b64"], &ops64, &cases);
     for (k, op) in ops64.iter().enumerate() {
         for (c, g) in cases.iter().zip(&got[k]) {
             let a = c[0] as u128 | (c[1] as u128) << 64;
             let b = c[2] as u128 | (c[3] as u128) << 64;
-            let (want, o) = if k == 0 { a.overflowing_add(b) } else { a.overflowing_sub(b) };
+            let (want, o) = if k == 0 {
+                a.overflowing_add(b)
+            } else {
+                a.overflowing_sub(b)
+            };
             let gotv = g[0] as u128 | (g[1] as u128) << 64;
-            chk.check_text(&op.name, c, &format!("{want:#x}"), &format!("{gotv:#x}"), gotv == want);
-            let x = if !o { 0 } else if k == 0 { 1 } else { u64::MAX };
-            chk.check(&format!("{} carry/borrow out", op.name), c, x, g[2], g[2] == x);
+            chk.check_text(
+                &op.name,
+                c,
+                &format!("{want:#x}"),
+                &format!("{gotv:#x}"),
+                gotv == want,
+            );
+            let x = if !o {
+                0
+            } else if k == 0 {
+                1
+            } else {
+                u64::MAX
+            };
+            chk.check(
+                &format!("{} carry/borrow out", op.name),
+                c,
+                x,
+                g[2],
+                g[2] == x,
+            );
         }
     }
     chk.finish();
@@ -456,26 +634,55 @@ fn setp_selp_slct_int() {
         let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
         let mut ops = Vec::new();
         let mut meta = Vec::new();
-        for (t, cmps) in [("s", &["eq", "ne", "lt", "le", "gt", "ge"][..]), ("u", &["eq", "ne", "lo", "ls", "hi", "hs", "lt", "le", "gt", "ge"][..]), ("b", &["eq", "ne"][..])] {
+        for (t, cmps) in [
+            ("s", &["eq", "ne", "lt", "le", "gt", "ge"][..]),
+            (
+                "u",
+                &["eq", "ne", "lo", "ls", "hi", "hs", "lt", "le", "gt", "ge"][..],
+            ),
+            ("b", &["eq", "ne"][..]),
+        ] {
             for c in cmps {
                 ops.push(Op::ins("pred", format!("setp.{c}.{t}{bits} $d, $a, $b;")));
                 meta.push((t, *c, ""));
             }
         }
         for bop in ["and", "or", "xor"] {
-            ops.push(Op::ins("pred", format!("setp.lt.{bop}.s{bits} $d, $a, $b, $c;")));
+            ops.push(Op::ins(
+                "pred",
+                format!("setp.lt.{bop}.s{bits} $d, $a, $b, $c;"),
+            ));
             meta.push(("s", "lt", bop));
-            ops.push(Op::ins("pred", format!("setp.hi.{bop}.u{bits} $d, $a, $b, !$c;")));
+            ops.push(Op::ins(
+                "pred",
+                format!("setp.hi.{bop}.u{bits} $d, $a, $b, !$c;"),
+            ));
             meta.push(("u", "hi", bop));
         }
         let nsetp = ops.len();
-        ops.push(Op::multi(format!("setp.ge.s{bits} p|q"), &["pred", "pred"], format!("setp.ge.s{bits} $d|$d1, $a, $b;")));
-        ops.push(Op::multi(format!("setp.ls.or.u{bits} p|q, !c"), &["pred", "pred"], format!("setp.ls.or.u{bits} $d|$d1, $a, $b, !$c;")));
+        ops.push(Op::multi(
+            format!("setp.ge.s{bits} p|q"),
+            &["pred", "pred"],
+            format!("setp.ge.s{bits} $d|$d1, $a, $b;"),
+        ));
+        ops.push(Op::multi(
+            format!("setp.ls.or.u{bits} p|q, !c"),
+            &["pred", "pred"],
+            format!("setp.ls.or.u{bits} $d|$d1, $a, $b, !$c;"),
+        ));
         for t in ["b", "u", "s"] {
             ops.push(Op::ins(bt, format!("selp.{t}{bits} $d, $a, $b, $c;")));
         }
-        let pairs = if bits == 16 { pairs16().into_iter().step_by(7).collect() } else { pairs_wide(bits, 5000, 77 + bits as u64) };
-        let cases: Vec<Vec<u64>> = pairs.iter().enumerate().map(|(i, &(a, b))| vec![a, b, (i as u64 * 0x9e37_79b9 >> 7) & 1]).collect();
+        let pairs = if bits == 16 {
+            pairs16().into_iter().step_by(7).collect()
+        } else {
+            pairs_wide(bits, 5000, 77 + bits as u64)
+        };
+        let cases: Vec<Vec<u64>> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| vec![a, b, (i as u64 * 0x9e37_79b9 >> 7) & 1])
+            .collect();
         let got = run(&[bt, bt, "pred"], &ops, &cases);
         let cmp = |t: &str, c: &str, a: u64, b: u64| -> bool {
             let (x, y) = (val(a, bits, t == "s"), val(b, bits, t == "s"));
@@ -500,22 +707,30 @@ fn setp_selp_slct_int() {
             _ => p,
         };
         for (k, op) in ops.iter().enumerate() {
-            chk.table(op, &cases, &got[k], |c| {
-                let pc = c[2] != 0;
-                if k < nsetp {
-                    let (t, cm, bop) = meta[k];
-                    let neg = op.name.contains('!');
-                    vec![bool_op(bop, cmp(t, cm, c[0], c[1]), if neg { !pc } else { pc }) as u64]
-                } else if k == nsetp {
-                    let p = cmp("s", "ge", c[0], c[1]);
-                    vec![p as u64, !p as u64]
-                } else if k == nsetp + 1 {
-                    let p = cmp("u", "ls", c[0], c[1]);
-                    vec![(p || !pc) as u64, (!p || !pc) as u64]
-                } else {
-                    vec![if pc { c[0] } else { c[1] }]
-                }
-            }, exact);
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    let pc = c[2] != 0;
+                    if k < nsetp {
+                        let (t, cm, bop) = meta[k];
+                        let neg = op.name.contains('!');
+                        vec![
+                            bool_op(bop, cmp(t, cm, c[0], c[1]), if neg { !pc } else { pc }) as u64,
+                        ]
+                    } else if k == nsetp {
+                        let p = cmp("s", "ge", c[0], c[1]);
+                        vec![p as u64, !p as u64]
+                    } else if k == nsetp + 1 {
+                        let p = cmp("u", "ls", c[0], c[1]);
+                        vec![(p || !pc) as u64, (!p || !pc) as u64]
+                    } else {
+                        vec![if pc { c[0] } else { c[1] }]
+                    }
+                },
+                exact,
+            );
         }
     }
     // slct: d = (c >= 0) ? a : b, c an .s32 or an .f32 (−0.0 ≥ 0; NaN c is not ≥ 0).
@@ -527,17 +742,45 @@ fn setp_selp_slct_int() {
     ];
     let mut cs: Vec<u64> = edges(32);
     cs.extend(ptx_ref::floats32(200, 9).into_iter().map(|x| x as u64));
-    let cases: Vec<Vec<u64>> = cs.iter().enumerate().map(|(i, &c)| vec![0x1111_0000 + i as u64, 0x2222_0000 + i as u64, c, 0x3333_0000_0000_0000 + i as u64, 0x4444_0000_0000_0000 + i as u64]).collect();
+    let cases: Vec<Vec<u64>> = cs
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            vec![
+                0x1111_0000 + i as u64,
+                0x2222_0000 + i as u64,
+                c,
+                0x3333_0000_0000_0000 + i as u64,
+                0x4444_0000_0000_0000 + i as u64,
+            ]
+        })
+        .collect();
     let got = run(&["b32", "b32", "b32", "b64", "b64"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
-        chk.table(op, &cases, &got[k], |c| {
-            let ge = match k {
-                0 | 1 => c[2] as u32 as i32 >= 0,
-                2 => f32::from_bits(c[2] as u32) >= 0.0,
-                _ => ptx_ref::ftz32(f32::from_bits(c[2] as u32)) >= 0.0,
-            };
-            vec![if k == 1 { if ge { c[3] } else { c[4] } } else if ge { c[0] } else { c[1] }]
-        }, exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                let ge = match k {
+                    0 | 1 => c[2] as u32 as i32 >= 0,
+                    2 => f32::from_bits(c[2] as u32) >= 0.0,
+                    _ => ptx_ref::ftz32(f32::from_bits(c[2] as u32)) >= 0.0,
+                };
+                vec![if k == 1 {
+                    if ge {
+                        c[3]
+                    } else {
+                        c[4]
+                    }
+                } else if ge {
+                    c[0]
+                } else {
+                    c[1]
+                }]
+            },
+            exact,
+        );
     }
     chk.finish();
 }
@@ -551,9 +794,15 @@ fn harness_reports_mismatches() {
     let got = run(&["b32", "b32"], std::slice::from_ref(&op), &cases);
     let mut chk = Checker::new("self-test");
     chk.table(&op, &cases, &got[0], |c| vec![c[0] + c[1]], exact);
-    let msg = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| chk.finish())).expect_err("a mismatch must fail");
+    let msg = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| chk.finish()))
+        .expect_err("a mismatch must fail");
     let msg = msg.downcast_ref::<String>().unwrap();
-    assert!(msg.contains("add.u32 $d, $a, $b;  inputs [0xffffffff, 0x1]: expected 0x100000000, got 0x0"), "{msg}");
+    assert!(
+        msg.contains(
+            "add.u32 $d, $a, $b;  inputs [0xffffffff, 0x1]: expected 0x100000000, got 0x0"
+        ),
+        "{msg}"
+    );
     assert!(msg.contains("1 mismatches"), "{msg}");
 }
 
@@ -574,7 +823,18 @@ fn words(bits: u32, n: usize, seed: u64) -> Vec<u64> {
 /// Shift/position/length amounts: 0..=limit and larger values (only some bits of which count).
 fn amounts(limit: u64) -> Vec<u64> {
     let mut v: Vec<u64> = (0..=limit).collect();
-    v.extend([127, 128, 255, 256, 257, 288, 0x1_0000, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff]);
+    v.extend([
+        127,
+        128,
+        255,
+        256,
+        257,
+        288,
+        0x1_0000,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+    ]);
     v
 }
 
@@ -601,13 +861,19 @@ fn bfe_bfi_every_position_and_length() {
         }
         let got = run(&[bt, bt, "b32", "b32"], &ops, &cases);
         for (k, op) in ops.iter().enumerate() {
-            chk.table(op, &cases, &got[k], |c| {
-                vec![match k {
-                    0 => ptx_ref::ref_bfe(c[0], c[2] as u32, c[3] as u32, bits, false),
-                    1 => ptx_ref::ref_bfe(c[0], c[2] as u32, c[3] as u32, bits, true),
-                    _ => ptx_ref::ref_bfi(c[0], c[1], c[2] as u32, c[3] as u32, bits),
-                }]
-            }, exact);
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    vec![match k {
+                        0 => ptx_ref::ref_bfe(c[0], c[2] as u32, c[3] as u32, bits, false),
+                        1 => ptx_ref::ref_bfe(c[0], c[2] as u32, c[3] as u32, bits, true),
+                        _ => ptx_ref::ref_bfi(c[0], c[1], c[2] as u32, c[3] as u32, bits),
+                    }]
+                },
+                exact,
+            );
         }
     }
     chk.finish();
@@ -617,8 +883,15 @@ fn bfe_bfi_every_position_and_length() {
 fn prmt_every_selector() {
     let mut chk = Checker::new("prmt");
     let modes = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
-    let ops: Vec<Op> = modes.iter().map(|m| Op::ins("b32", format!("prmt.b32{m} $d, $a, $b, $c;"))).collect();
-    let ab = [(0x8765_4321u64, 0xfedc_ba98u64), (0x0011_2233, 0x4455_6677), (0x80ff_7f01, 0x7f80_01fe)];
+    let ops: Vec<Op> = modes
+        .iter()
+        .map(|m| Op::ins("b32", format!("prmt.b32{m} $d, $a, $b, $c;")))
+        .collect();
+    let ab = [
+        (0x8765_4321u64, 0xfedc_ba98u64),
+        (0x0011_2233, 0x4455_6677),
+        (0x80ff_7f01, 0x7f80_01fe),
+    ];
     let mut r = Rng::new(99);
     let mut cases = Vec::new();
     // Every 16-bit selector value (the default mode reads four nibbles; the others c[1:0]).
@@ -629,7 +902,13 @@ fn prmt_every_selector() {
     let got = run(&["b32", "b32", "b32"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
         let m = modes[k].trim_start_matches('.');
-        chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_prmt(c[0] as u32, c[1] as u32, c[2] as u32, m) as u64], exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| vec![ptx_ref::ref_prmt(c[0] as u32, c[1] as u32, c[2] as u32, m) as u64],
+            exact,
+        );
     }
     chk.finish();
 }
@@ -638,35 +917,61 @@ fn prmt_every_selector() {
 fn lop3_every_table() {
     let mut chk = Checker::new("lop3");
     let mut r = Rng::new(3);
-    let mut cases: Vec<Vec<u64>> = vec![vec![0xf0f0_f0f0, 0xcccc_cccc, 0xaaaa_aaaa], vec![0, 0, 0], vec![0xffff_ffff; 3]];
+    let mut cases: Vec<Vec<u64>> = vec![
+        vec![0xf0f0_f0f0, 0xcccc_cccc, 0xaaaa_aaaa],
+        vec![0, 0, 0],
+        vec![0xffff_ffff; 3],
+    ];
     for _ in 0..509 {
         cases.push(vec![r.u32() as u64, r.u32() as u64, r.u32() as u64]);
     }
     for chunk in 0..4u32 {
-        let ops: Vec<Op> = (chunk * 64..chunk * 64 + 64).map(|lut| Op::ins("b32", format!("lop3.b32 $d, $a, $b, $c, {lut:#x};"))).collect();
+        let ops: Vec<Op> = (chunk * 64..chunk * 64 + 64)
+            .map(|lut| Op::ins("b32", format!("lop3.b32 $d, $a, $b, $c, {lut:#x};")))
+            .collect();
         let got = run(&["b32", "b32", "b32"], &ops, &cases);
         for (k, op) in ops.iter().enumerate() {
             let lut = chunk * 64 + k as u32;
-            chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_lop3(c[0] as u32, c[1] as u32, c[2] as u32, lut) as u64], exact);
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| vec![ptx_ref::ref_lop3(c[0] as u32, c[1] as u32, c[2] as u32, lut) as u64],
+                exact,
+            );
         }
     }
     // lop3.BoolOp: p = (d != 0) BoolOp q.
     let mut ops = Vec::new();
     for bop in ["or", "and"] {
         for lut in [0x00u32, 0x80, 0x96, 0xfe, 0x1a] {
-            ops.push(Op::multi(format!("lop3.{bop}.b32 d|p, a, b, c, {lut:#x}, q"), &["b32", "pred"], format!("lop3.{bop}.b32 $d|$d1, $a, $b, $c, {lut:#x}, $e;")));
+            ops.push(Op::multi(
+                format!("lop3.{bop}.b32 d|p, a, b, c, {lut:#x}, q"),
+                &["b32", "pred"],
+                format!("lop3.{bop}.b32 $d|$d1, $a, $b, $c, {lut:#x}, $e;"),
+            ));
         }
     }
-    let cases: Vec<Vec<u64>> = cases.iter().enumerate().map(|(i, c)| vec![c[0], c[1], c[2], (i & 1) as u64]).collect();
+    let cases: Vec<Vec<u64>> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| vec![c[0], c[1], c[2], (i & 1) as u64])
+        .collect();
     let got = run(&["b32", "b32", "b32", "pred"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
         let lut = [0x00u32, 0x80, 0x96, 0xfe, 0x1a][k % 5];
         let or = k < 5;
-        chk.table(op, &cases, &got[k], |c| {
-            let d = ptx_ref::ref_lop3(c[0] as u32, c[1] as u32, c[2] as u32, lut);
-            let q = c[3] != 0;
-            vec![d as u64, if or { d != 0 || q } else { d != 0 && q } as u64]
-        }, exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                let d = ptx_ref::ref_lop3(c[0] as u32, c[1] as u32, c[2] as u32, lut);
+                let q = c[3] != 0;
+                vec![d as u64, if or { d != 0 || q } else { d != 0 && q } as u64]
+            },
+            exact,
+        );
     }
     chk.finish();
 }
@@ -693,7 +998,18 @@ fn shf_every_amount() {
     }
     let got = run(&["b32", "b32", "b32"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
-        chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_shf(c[0] as u32, c[1] as u32, c[2] as u32, k < 2, k % 2 == 1) as u64], exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                vec![
+                    ptx_ref::ref_shf(c[0] as u32, c[1] as u32, c[2] as u32, k < 2, k % 2 == 1)
+                        as u64,
+                ]
+            },
+            exact,
+        );
     }
     chk.finish();
 }
@@ -713,7 +1029,13 @@ fn fns_bfind_clz_popc_brev_bmsk_szext() {
         }
     }
     let got = run(&["b32", "b32", "b32"], std::slice::from_ref(&op), &cases);
-    chk.table(&op, &cases, &got[0], |c| vec![ptx_ref::ref_fns(c[0] as u32, c[1] as u32, c[2] as u32 as i32) as u64], exact);
+    chk.table(
+        &op,
+        &cases,
+        &got[0],
+        |c| vec![ptx_ref::ref_fns(c[0] as u32, c[1] as u32, c[2] as u32 as i32) as u64],
+        exact,
+    );
     // one-operand bit counts on 32 and 64 bits
     for bits in [32u32, 64] {
         let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
@@ -726,18 +1048,39 @@ fn fns_bfind_clz_popc_brev_bmsk_szext() {
             Op::ins("b32", format!("popc.b{bits} $d, $a;")),
             Op::ins(bt, format!("brev.b{bits} $d, $a;")),
         ];
-        let cases: Vec<Vec<u64>> = words(bits, 3000, 12 + bits as u64).into_iter().map(|a| vec![a]).collect();
+        let cases: Vec<Vec<u64>> = words(bits, 3000, 12 + bits as u64)
+            .into_iter()
+            .map(|a| vec![a])
+            .collect();
         let got = run(&[bt], &ops, &cases);
         for (k, op) in ops.iter().enumerate() {
-            chk.table(op, &cases, &got[k], |c| {
-                let a = c[0];
-                vec![match k {
-                    0..=3 => ptx_ref::ref_bfind(a, bits, k % 2 == 1, k >= 2) as u64,
-                    4 => if bits == 32 { (a as u32).leading_zeros() as u64 } else { a.leading_zeros() as u64 },
-                    5 => a.count_ones() as u64,
-                    _ => if bits == 32 { (a as u32).reverse_bits() as u64 } else { a.reverse_bits() },
-                }]
-            }, exact);
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    let a = c[0];
+                    vec![match k {
+                        0..=3 => ptx_ref::ref_bfind(a, bits, k % 2 == 1, k >= 2) as u64,
+                        4 => {
+                            if bits == 32 {
+                                (a as u32).leading_zeros() as u64
+                            } else {
+                                a.leading_zeros() as u64
+                            }
+                        }
+                        5 => a.count_ones() as u64,
+                        _ => {
+                            if bits == 32 {
+                                (a as u32).reverse_bits() as u64
+                            } else {
+                                a.reverse_bits()
+                            }
+                        }
+                    }]
+                },
+                exact,
+            );
         }
     }
     // bmsk / szext with every a, b in 0..=40 and large values
@@ -761,17 +1104,23 @@ fn fns_bfind_clz_popc_brev_bmsk_szext() {
     }
     let got = run(&["b32", "b32", "b32"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
-        chk.table(op, &cases, &got[k], |c| {
-            let (a, b, v) = (c[0] as u32, c[1] as u32, c[2] as u32);
-            vec![match k {
-                0 => ptx_ref::ref_bmsk(a, b, true),
-                1 => ptx_ref::ref_bmsk(a, b, false),
-                2 => ptx_ref::ref_szext(v, b, true, false),
-                3 => ptx_ref::ref_szext(v, b, false, false),
-                4 => ptx_ref::ref_szext(v, b, true, true),
-                _ => ptx_ref::ref_szext(v, b, false, true),
-            } as u64]
-        }, exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                let (a, b, v) = (c[0] as u32, c[1] as u32, c[2] as u32);
+                vec![match k {
+                    0 => ptx_ref::ref_bmsk(a, b, true),
+                    1 => ptx_ref::ref_bmsk(a, b, false),
+                    2 => ptx_ref::ref_szext(v, b, true, false),
+                    3 => ptx_ref::ref_szext(v, b, false, false),
+                    4 => ptx_ref::ref_szext(v, b, true, true),
+                    _ => ptx_ref::ref_szext(v, b, false, true),
+                } as u64]
+            },
+            exact,
+        );
     }
     chk.finish();
 }
@@ -786,13 +1135,26 @@ fn dp4a_dp2a_every_signedness() {
             ops.push(Op::ins("b32", format!("dp4a.{at}.{btp} $d, $a, $b, $c;")));
             meta.push((false, false, at, btp));
             for m in ["lo", "hi"] {
-                ops.push(Op::ins("b32", format!("dp2a.{m}.{at}.{btp} $d, $a, $b, $c;")));
+                ops.push(Op::ins(
+                    "b32",
+                    format!("dp2a.{m}.{at}.{btp} $d, $a, $b, $c;"),
+                ));
                 meta.push((true, m == "hi", at, btp));
             }
         }
     }
     // Bytes and halves at their extremes, plus random words.
-    let mut vals: Vec<u64> = vec![0, 0xffff_ffff, 0x8080_8080, 0x7f7f_7f7f, 0x8000_8000, 0x7fff_7fff, 0x0180_ff7f, 0x80ff_7f01, 0x0101_0101];
+    let mut vals: Vec<u64> = vec![
+        0,
+        0xffff_ffff,
+        0x8080_8080,
+        0x7f7f_7f7f,
+        0x8000_8000,
+        0x7fff_7fff,
+        0x0180_ff7f,
+        0x80ff_7f01,
+        0x0101_0101,
+    ];
     vals.extend(words(32, 60, 14));
     let mut cases = Vec::new();
     for (i, &a) in vals.iter().enumerate() {
@@ -803,7 +1165,23 @@ fn dp4a_dp2a_every_signedness() {
     let got = run(&["b32", "b32", "b32"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
         let (two, hi, at, btp) = meta[k];
-        chk.table(op, &cases, &got[k], |c| vec![ptx_ref::ref_dp(two, hi, c[0] as u32, c[1] as u32, c[2] as u32, at == "s32", btp == "s32") as u64], exact);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                vec![ptx_ref::ref_dp(
+                    two,
+                    hi,
+                    c[0] as u32,
+                    c[1] as u32,
+                    c[2] as u32,
+                    at == "s32",
+                    btp == "s32",
+                ) as u64]
+            },
+            exact,
+        );
     }
     chk.finish();
 }

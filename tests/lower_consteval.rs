@@ -27,15 +27,31 @@ impl Target for Stub {
     fn addr_space(&self, _s: Space) -> u16 {
         0
     }
-    fn sreg<'c>(&self, _l: &Lowerer<'c, '_>, _name: &str, _comp: Option<char>) -> Option<BasicValueEnum<'c>> {
+    fn sreg<'c>(
+        &self,
+        _l: &Lowerer<'c, '_>,
+        _name: &str,
+        _comp: Option<char>,
+    ) -> Option<BasicValueEnum<'c>> {
         None
     }
     fn kernel<'c>(&self, _l: &Lowerer<'c, '_>, _f: FunctionValue<'c>, _d: &[FnDirective]) {}
-    fn sync_op<'c, 'a>(&self, _l: &Lowerer<'c, 'a>, _fs: &mut FnState<'c, 'a>, _i: &Instruction<'a>) -> Result<bool, Error> {
+    fn sync_op<'c, 'a>(
+        &self,
+        _l: &Lowerer<'c, 'a>,
+        _fs: &mut FnState<'c, 'a>,
+        _i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
         Ok(false)
     }
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error> {
-        Err(Error::Unsupported { msg: format!("inline PTX for `{}` on the host test target", i.opcode.spelling()), span: i.span })
+        Err(Error::Unsupported {
+            msg: format!(
+                "inline PTX for `{}` on the host test target",
+                i.opcode.spelling()
+            ),
+            span: i.span,
+        })
     }
 }
 
@@ -154,12 +170,22 @@ fn jit(body: &str, opt: u8) -> Jit {
     let src = format!(".version 8.8\n.target sm_90a\n.address_size 64\n{body}");
     let src: &'static str = Box::leak(src.into_boxed_str());
     let (module, diags) = ptx2llvm::syntax::parse(src);
-    assert!(diags.is_empty(), "parse: {:?}\n{src}", diags.iter().map(|d| d.message.clone()).collect::<Vec<_>>());
+    assert!(
+        diags.is_empty(),
+        "parse: {:?}\n{src}",
+        diags.iter().map(|d| d.message.clone()).collect::<Vec<_>>()
+    );
     let module: &'static _ = Box::leak(Box::new(module));
     let ctx: &'static Context = Box::leak(Box::new(Context::create()));
     let mut l = Lowerer::new(ctx, &STUB, "consteval", true, 90);
     if let Err(errs) = lower::module::lower_module(&mut l, module) {
-        panic!("lowering: {}", errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"));
+        panic!(
+            "lowering: {}",
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
     if let Err(e) = ptx2llvm::llvm::verify(&l.module) {
         panic!("verify: {e}\n{}", l.module.print_to_string().to_string());
@@ -180,7 +206,9 @@ fn jit(body: &str, opt: u8) -> Jit {
 
 impl Jit {
     fn addr(&self, name: &str) -> usize {
-        self.jit.function_address(name).unwrap_or_else(|| panic!("no function {name}"))
+        self.jit
+            .function_address(name)
+            .unwrap_or_else(|| panic!("no function {name}"))
     }
     fn f1_32(&self, name: &str) -> extern "C" fn(u32) -> u32 {
         unsafe { std::mem::transmute(self.addr(name)) }
@@ -228,22 +256,55 @@ fn bfe_bfi() {
     let (fi32, fi64) = (j.f4_32("bfi_b32"), j.f4_64_32("bfi_b64"));
     let mut n = 0;
     let a32 = [0x8765_4321u32, 0x7fff_fffe, 0xffff_ffff, 0x0000_0001];
-    let a64 = [0x8765_4321_0fed_cba9u64, 0x7fff_ffff_ffff_fffe, 0xffff_ffff_ffff_ffff, 1];
+    let a64 = [
+        0x8765_4321_0fed_cba9u64,
+        0x7fff_ffff_ffff_fffe,
+        0xffff_ffff_ffff_ffff,
+        1,
+    ];
     for pos in 0..=300u32 {
         for len in 0..=300u32 {
             // Bits above the low byte are ignored.
-            let (b, c) = if pos > 255 || len > 255 { (pos | 0x1200, len | 0x3400) } else { (pos, len) };
+            let (b, c) = if pos > 255 || len > 255 {
+                (pos | 0x1200, len | 0x3400)
+            } else {
+                (pos, len)
+            };
             for k in 0..4 {
                 let a = a32[k];
-                assert_eq!(bu(a, b, c) as u64, ref_bfe(a as u64, b, c, 32, false), "bfe.u32 {a:#x} {b} {c}");
-                assert_eq!(bs(a, b, c) as u64, ref_bfe(a as u64, b, c, 32, true), "bfe.s32 {a:#x} {b} {c}");
+                assert_eq!(
+                    bu(a, b, c) as u64,
+                    ref_bfe(a as u64, b, c, 32, false),
+                    "bfe.u32 {a:#x} {b} {c}"
+                );
+                assert_eq!(
+                    bs(a, b, c) as u64,
+                    ref_bfe(a as u64, b, c, 32, true),
+                    "bfe.s32 {a:#x} {b} {c}"
+                );
                 let a6 = a64[k];
-                assert_eq!(bu64(a6, b, c), ref_bfe(a6, b, c, 64, false), "bfe.u64 {a6:#x} {b} {c}");
-                assert_eq!(bs64(a6, b, c), ref_bfe(a6, b, c, 64, true), "bfe.s64 {a6:#x} {b} {c}");
+                assert_eq!(
+                    bu64(a6, b, c),
+                    ref_bfe(a6, b, c, 64, false),
+                    "bfe.u64 {a6:#x} {b} {c}"
+                );
+                assert_eq!(
+                    bs64(a6, b, c),
+                    ref_bfe(a6, b, c, 64, true),
+                    "bfe.s64 {a6:#x} {b} {c}"
+                );
                 let bb = a32[(k + 1) % 4];
-                assert_eq!(fi32(a, bb, b, c) as u64, ref_bfi(a as u64, bb as u64, b, c, 32), "bfi.b32 {a:#x} {bb:#x} {b} {c}");
+                assert_eq!(
+                    fi32(a, bb, b, c) as u64,
+                    ref_bfi(a as u64, bb as u64, b, c, 32),
+                    "bfi.b32 {a:#x} {bb:#x} {b} {c}"
+                );
                 let bb6 = a64[(k + 1) % 4];
-                assert_eq!(fi64(a6, bb6, b, c), ref_bfi(a6, bb6, b, c, 64), "bfi.b64 {a6:#x} {bb6:#x} {b} {c}");
+                assert_eq!(
+                    fi64(a6, bb6, b, c),
+                    ref_bfi(a6, bb6, b, c, 64),
+                    "bfi.b64 {a6:#x} {bb6:#x} {b} {c}"
+                );
                 n += 6;
             }
         }
@@ -255,8 +316,16 @@ fn bfe_bfi() {
 fn prmt_all_modes() {
     let mut src = String::new();
     for m in ["", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"] {
-        let dot = if m.is_empty() { String::new() } else { format!(".{m}") };
-        src += &func3(&format!("prmt_{}", if m.is_empty() { "gen" } else { m }), "b32", &format!("prmt.b32{dot} d, a, b, c;"));
+        let dot = if m.is_empty() {
+            String::new()
+        } else {
+            format!(".{m}")
+        };
+        src += &func3(
+            &format!("prmt_{}", if m.is_empty() { "gen" } else { m }),
+            "b32",
+            &format!("prmt.b32{dot} d, a, b, c;"),
+        );
     }
     let j = jit(&src, 0);
     let (a, b) = (0x8877_6655u32, 0x4433_2211u32);
@@ -265,7 +334,11 @@ fn prmt_all_modes() {
     // Every 16-bit selector, two operand pairs, upper selector bits set or not.
     for c in 0..=0xffffu32 {
         assert_eq!(g(a, b, c), ref_prmt(a, b, c, ""), "prmt {c:#x}");
-        assert_eq!(g(a2, b2, c | 0xabcd_0000), ref_prmt(a2, b2, c, ""), "prmt {c:#x}");
+        assert_eq!(
+            g(a2, b2, c | 0xabcd_0000),
+            ref_prmt(a2, b2, c, ""),
+            "prmt {c:#x}"
+        );
     }
     for m in ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"] {
         let f = j.f3_32(&format!("prmt_{m}"));
@@ -280,7 +353,11 @@ fn prmt_all_modes() {
 fn lop3_every_table() {
     let mut src = String::new();
     for lut in 0..256 {
-        src += &func3(&format!("lop3_{lut}"), "b32", &format!("lop3.b32 d, a, b, c, {lut};"));
+        src += &func3(
+            &format!("lop3_{lut}"),
+            "b32",
+            &format!("lop3.b32 d, a, b, c, {lut};"),
+        );
     }
     // A table in a register (not a constant).
     src += ".visible .func (.reg .b32 d) lop3_reg(.reg .b32 a, .reg .b32 b, .reg .b32 c, .reg .b32 l)\n{\n\tlop3.b32 d, a, b, c, l;\n\tret;\n}\n";
@@ -293,9 +370,17 @@ fn lop3_every_table() {
     for lut in 0..256u32 {
         let f = j.f3_32(&format!("lop3_{lut}"));
         for k in 0..vals.len() {
-            let (a, b, c) = (vals[k], vals[(k * 7 + 1) % vals.len()], vals[(k * 13 + 5) % vals.len()]);
+            let (a, b, c) = (
+                vals[k],
+                vals[(k * 7 + 1) % vals.len()],
+                vals[(k * 13 + 5) % vals.len()],
+            );
             assert_eq!(f(a, b, c), ref_lop3(a, b, c, lut), "lop3 {lut:#x}");
-            assert_eq!(reg(a, b, c, lut), ref_lop3(a, b, c, lut), "lop3 reg {lut:#x}");
+            assert_eq!(
+                reg(a, b, c, lut),
+                ref_lop3(a, b, c, lut),
+                "lop3 reg {lut:#x}"
+            );
         }
     }
     let (or, and) = (j.f4_32("lop3_or"), j.f4_32("lop3_and"));
@@ -311,7 +396,11 @@ fn shf_fns_bfind_bmsk_szext() {
     let mut src = String::new();
     for d in ["l", "r"] {
         for m in ["wrap", "clamp"] {
-            src += &func3(&format!("shf_{d}_{m}"), "b32", &format!("shf.{d}.{m}.b32 d, a, b, c;"));
+            src += &func3(
+                &format!("shf_{d}_{m}"),
+                "b32",
+                &format!("shf.{d}.{m}.b32 d, a, b, c;"),
+            );
         }
     }
     src += &func3("fns", "b32", "fns.b32 d, a, b, c;");
@@ -339,7 +428,11 @@ fn shf_fns_bfind_bmsk_szext() {
             for &a in &vals[..12] {
                 for c in (0..70).chain([0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0020]) {
                     let b = a.rotate_left(7) ^ 0x5a5a_1234;
-                    assert_eq!(f(a, b, c), ref_shf(a, b, c, d == "l", m == "clamp"), "shf.{d}.{m} {a:#x} {b:#x} {c}");
+                    assert_eq!(
+                        f(a, b, c),
+                        ref_shf(a, b, c, d == "l", m == "clamp"),
+                        "shf.{d}.{m} {a:#x} {b:#x} {c}"
+                    );
                 }
             }
         }
@@ -348,10 +441,18 @@ fn shf_fns_bfind_bmsk_szext() {
     for &mask in &vals {
         for base in 0..32u32 {
             for off in -34i32..=34 {
-                assert_eq!(f(mask, base, off as u32), ref_fns(mask, base, off), "fns {mask:#x} {base} {off}");
+                assert_eq!(
+                    f(mask, base, off as u32),
+                    ref_fns(mask, base, off),
+                    "fns {mask:#x} {base} {off}"
+                );
             }
             for off in [i32::MIN, i32::MAX, -1000, 1000] {
-                assert_eq!(f(mask, base, off as u32), ref_fns(mask, base, off), "fns {mask:#x} {base} {off}");
+                assert_eq!(
+                    f(mask, base, off as u32),
+                    ref_fns(mask, base, off),
+                    "fns {mask:#x} {base} {off}"
+                );
             }
         }
     }
@@ -360,7 +461,11 @@ fn shf_fns_bfind_bmsk_szext() {
             let f = j.f1_32(&format!("bfind_{t}{s}"));
             for &a in &vals {
                 for a in [a, a >> (a & 31), !(a >> (a & 31))] {
-                    assert_eq!(f(a), ref_bfind(a as u64, 32, t == "s32", !s.is_empty()), "bfind{s}.{t} {a:#x}");
+                    assert_eq!(
+                        f(a),
+                        ref_bfind(a as u64, 32, t == "s32", !s.is_empty()),
+                        "bfind{s}.{t} {a:#x}"
+                    );
                 }
             }
         }
@@ -370,14 +475,21 @@ fn shf_fns_bfind_bmsk_szext() {
             let f = j.f1_64(&format!("bfind_{t}{s}"));
             for a in ints64(60, 5) {
                 for a in [a, a >> (a & 63), !(a >> (a & 63))] {
-                    assert_eq!(f(a) as u32, ref_bfind(a, 64, t == "s64", !s.is_empty()), "bfind{s}.{t} {a:#x}");
+                    assert_eq!(
+                        f(a) as u32,
+                        ref_bfind(a, 64, t == "s64", !s.is_empty()),
+                        "bfind{s}.{t} {a:#x}"
+                    );
                 }
             }
         }
     }
     for m in ["wrap", "clamp"] {
         let f = j.f2_32(&format!("bmsk_{m}"));
-        let sz = [j.f2_32(&format!("szext_{m}_u32")), j.f2_32(&format!("szext_{m}_s32"))];
+        let sz = [
+            j.f2_32(&format!("szext_{m}_u32")),
+            j.f2_32(&format!("szext_{m}_s32")),
+        ];
         for a in (0..70).chain(vals.iter().copied()) {
             for b in (0..70).chain([0x100, 0x120, 0xffff_ffff, 0x8000_0000]) {
                 assert_eq!(f(a, b), ref_bmsk(a, b, m == "clamp"), "bmsk.{m} {a} {b}");
@@ -385,8 +497,16 @@ fn shf_fns_bfind_bmsk_szext() {
         }
         for &a in &vals {
             for b in (0..70).chain([0x100, 0x120, 0xffff_ffff, 0x8000_0000]) {
-                assert_eq!(sz[0](a, b), ref_szext(a, b, m == "clamp", false), "szext.{m}.u32 {a:#x} {b}");
-                assert_eq!(sz[1](a, b), ref_szext(a, b, m == "clamp", true), "szext.{m}.s32 {a:#x} {b}");
+                assert_eq!(
+                    sz[0](a, b),
+                    ref_szext(a, b, m == "clamp", false),
+                    "szext.{m}.u32 {a:#x} {b}"
+                );
+                assert_eq!(
+                    sz[1](a, b),
+                    ref_szext(a, b, m == "clamp", true),
+                    "szext.{m}.s32 {a:#x} {b}"
+                );
             }
         }
     }
@@ -397,9 +517,17 @@ fn dp4a_dp2a() {
     let mut src = String::new();
     for at in ["u32", "s32"] {
         for bt in ["u32", "s32"] {
-            src += &func3(&format!("dp4a_{at}_{bt}"), "b32", &format!("dp4a.{at}.{bt} d, a, b, c;"));
+            src += &func3(
+                &format!("dp4a_{at}_{bt}"),
+                "b32",
+                &format!("dp4a.{at}.{bt} d, a, b, c;"),
+            );
             for m in ["lo", "hi"] {
-                src += &func3(&format!("dp2a_{m}_{at}_{bt}"), "b32", &format!("dp2a.{m}.{at}.{bt} d, a, b, c;"));
+                src += &func3(
+                    &format!("dp2a_{m}_{at}_{bt}"),
+                    "b32",
+                    &format!("dp2a.{m}.{at}.{bt} d, a, b, c;"),
+                );
             }
         }
     }
@@ -414,9 +542,21 @@ fn dp4a_dp2a() {
             for (k, &a) in vals.iter().enumerate() {
                 let b = vals[(k * 7 + 3) % vals.len()];
                 let c = vals[(k * 11 + 1) % vals.len()];
-                assert_eq!(f(a, b, c), ref_dp(false, false, a, b, c, sa, sb), "dp4a.{at}.{bt}");
-                assert_eq!(lo(a, b, c), ref_dp(true, false, a, b, c, sa, sb), "dp2a.lo.{at}.{bt}");
-                assert_eq!(hi(a, b, c), ref_dp(true, true, a, b, c, sa, sb), "dp2a.hi.{at}.{bt}");
+                assert_eq!(
+                    f(a, b, c),
+                    ref_dp(false, false, a, b, c, sa, sb),
+                    "dp4a.{at}.{bt}"
+                );
+                assert_eq!(
+                    lo(a, b, c),
+                    ref_dp(true, false, a, b, c, sa, sb),
+                    "dp2a.lo.{at}.{bt}"
+                );
+                assert_eq!(
+                    hi(a, b, c),
+                    ref_dp(true, true, a, b, c, sa, sb),
+                    "dp2a.hi.{at}.{bt}"
+                );
             }
         }
     }
@@ -424,11 +564,17 @@ fn dp4a_dp2a() {
 
 // ---- floating point --------------------------------------------------------------------------
 
-
 fn float_fn(name: &str, ty: &str, n: usize, body: &str) -> String {
-    let (bt, ft) = if ty == "f64" { ("b64", "f64") } else { ("b32", "f32") };
+    let (bt, ft) = if ty == "f64" {
+        ("b64", "f64")
+    } else {
+        ("b32", "f32")
+    };
     let params: Vec<String> = (0..n).map(|k| format!(".reg .{bt} p{k}")).collect();
-    let mut s = format!(".visible .func (.reg .{bt} r) {name}({})\n{{\n\t.reg .{ft} x<4>, z;\n", params.join(", "));
+    let mut s = format!(
+        ".visible .func (.reg .{bt} r) {name}({})\n{{\n\t.reg .{ft} x<4>, z;\n",
+        params.join(", ")
+    );
     for k in 0..n {
         s += &format!("\tmov.{bt} x{k}, p{k};\n");
     }
@@ -438,13 +584,26 @@ fn float_fn(name: &str, ty: &str, n: usize, body: &str) -> String {
 
 #[test]
 fn f32_rounding_modes_and_ftz() {
-    let ops: &[(&str, usize)] = &[("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("fma", 3), ("sqrt", 1), ("rcp", 1)];
+    let ops: &[(&str, usize)] = &[
+        ("add", 2),
+        ("sub", 2),
+        ("mul", 2),
+        ("div", 2),
+        ("fma", 3),
+        ("sqrt", 1),
+        ("rcp", 1),
+    ];
     let mut src = String::new();
     for (op, n) in ops {
         for r in ["rn", "rz", "rm", "rp"] {
             for ftz in ["", ".ftz"] {
                 let args = ["x0", "x1", "x2"][..*n].join(", ");
-                src += &float_fn(&format!("{op}_{r}{}", ftz.replace('.', "_")), "f32", *n, &format!("{op}.{r}{ftz}.f32 z, {args};"));
+                src += &float_fn(
+                    &format!("{op}_{r}{}", ftz.replace('.', "_")),
+                    "f32",
+                    *n,
+                    &format!("{op}.{r}{ftz}.f32 z, {args};"),
+                );
             }
         }
     }
@@ -478,14 +637,20 @@ fn f32_rounding_modes_and_ftz() {
                     }
                 };
                 for (k, &a) in vals.iter().enumerate() {
-                    for (m, &b) in vals.iter().enumerate().step_by(if *n == 1 { vals.len() } else { 1 }) {
+                    for (m, &b) in
+                        vals.iter()
+                            .enumerate()
+                            .step_by(if *n == 1 { vals.len() } else { 1 })
+                    {
                         let c = vals[(k * 31 + m * 7) % vals.len()];
                         let got = match n {
                             1 => (unsafe { std::mem::transmute::<usize, F1u32>(addr) })(a),
                             2 => (unsafe { std::mem::transmute::<usize, F2u32>(addr) })(a, b),
                             _ => (unsafe { std::mem::transmute::<usize, F3u32>(addr) })(a, b, c),
                         };
-                        let want = reference(&[f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)]).to_bits();
+                        let want =
+                            reference(&[f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)])
+                                .to_bits();
                         assert!(same32(got, want), "{name}({a:#010x}, {b:#010x}, {c:#010x}) = {got:#010x}, want {want:#010x}");
                         count += 1;
                     }
@@ -493,14 +658,30 @@ fn f32_rounding_modes_and_ftz() {
             }
         }
     }
-    let (sat, mrs, mad) = (j.f2_32("add_sat"), j.f2_32("mul_rz_ftz_sat"), j.f3_32("mad_rm"));
-    let satf = |v: f32| if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) };
+    let (sat, mrs, mad) = (
+        j.f2_32("add_sat"),
+        j.f2_32("mul_rz_ftz_sat"),
+        j.f3_32("mad_rm"),
+    );
+    let satf = |v: f32| {
+        if v.is_nan() || v <= 0.0 {
+            0.0
+        } else {
+            v.min(1.0)
+        }
+    };
     for &a in &vals {
         for &b in &vals {
             let (x, y) = (f32::from_bits(a), f32::from_bits(b));
-            assert!(same32(sat(a, b), satf(x + y).to_bits()), "add.sat {a:#x} {b:#x}");
+            assert!(
+                same32(sat(a, b), satf(x + y).to_bits()),
+                "add.sat {a:#x} {b:#x}"
+            );
             let want = satf(ftz32(with_mode(RZ, || bb(ftz32(x)) * bb(ftz32(y)))));
-            assert!(same32(mrs(a, b), want.to_bits()), "mul.rz.ftz.sat {a:#x} {b:#x}");
+            assert!(
+                same32(mrs(a, b), want.to_bits()),
+                "mul.rz.ftz.sat {a:#x} {b:#x}"
+            );
             let want = with_mode(RM, || bb(x).mul_add(bb(y), bb(x)));
             assert!(same32(mad(a, b, a), want.to_bits()), "mad.rm {a:#x} {b:#x}");
         }
@@ -510,12 +691,25 @@ fn f32_rounding_modes_and_ftz() {
 
 #[test]
 fn f64_rounding_modes() {
-    let ops: &[(&str, usize)] = &[("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("fma", 3), ("sqrt", 1), ("rcp", 1)];
+    let ops: &[(&str, usize)] = &[
+        ("add", 2),
+        ("sub", 2),
+        ("mul", 2),
+        ("div", 2),
+        ("fma", 3),
+        ("sqrt", 1),
+        ("rcp", 1),
+    ];
     let mut src = String::new();
     for (op, n) in ops {
         for r in ["rn", "rz", "rm", "rp"] {
             let args = ["x0", "x1", "x2"][..*n].join(", ");
-            src += &float_fn(&format!("{op}_{r}"), "f64", *n, &format!("{op}.{r}.f64 z, {args};"));
+            src += &float_fn(
+                &format!("{op}_{r}"),
+                "f64",
+                *n,
+                &format!("{op}.{r}.f64 z, {args};"),
+            );
         }
     }
     let j = jit(&src, 0);
@@ -525,7 +719,11 @@ fn f64_rounding_modes() {
             let name = format!("{op}_{r}");
             let addr = j.addr(&name);
             for (k, &a) in vals.iter().enumerate() {
-                for (m, &b) in vals.iter().enumerate().step_by(if *n == 1 { vals.len() } else { 1 }) {
+                for (m, &b) in vals
+                    .iter()
+                    .enumerate()
+                    .step_by(if *n == 1 { vals.len() } else { 1 })
+                {
                     let c = vals[(k * 31 + m * 7) % vals.len()];
                     let got = match n {
                         1 => (unsafe { std::mem::transmute::<usize, F1u64>(addr) })(a),
@@ -543,7 +741,10 @@ fn f64_rounding_modes() {
                         _ => 1.0 / bb(x),
                     })
                     .to_bits();
-                    assert!(same64(got, want), "{name}({a:#018x}, {b:#018x}, {c:#018x}) = {got:#018x}, want {want:#018x}");
+                    assert!(
+                        same64(got, want),
+                        "{name}({a:#018x}, {b:#018x}, {c:#018x}) = {got:#018x}, want {want:#018x}"
+                    );
                 }
             }
         }
@@ -560,7 +761,11 @@ fn host_rounding_mode_is_effective() {
 }
 
 fn cvt_fn(name: &str, dt: &str, st: &str, mods: &str) -> String {
-    let bits = |t: &str| -> u32 { t.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap() };
+    let bits = |t: &str| -> u32 {
+        t.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .parse()
+            .unwrap()
+    };
     let reg = |t: &str| if bits(t) == 64 { "b64" } else { "b32" };
     let (dr, sr) = (reg(dt), reg(st));
     // Registers of the instruction types; 8/16-bit values travel in 32-bit parameters.
@@ -580,7 +785,10 @@ fn cvt_fn(name: &str, dt: &str, st: &str, mods: &str) -> String {
     };
     let mv_out = match dt {
         "f16" | "bf16" => "cvt.u32.u16 r, z;".to_string(),
-        _ if bits(dt) == 8 || bits(dt) == 16 => format!("cvt.u32.{}16 r, z;", if dt.starts_with('s') { "s" } else { "u" }),
+        _ if bits(dt) == 8 || bits(dt) == 16 => format!(
+            "cvt.u32.{}16 r, z;",
+            if dt.starts_with('s') { "s" } else { "u" }
+        ),
         _ => format!("mov.{dr} r, z;"),
     };
     format!(
@@ -603,19 +811,30 @@ fn cvt_int_int() {
     for d in INT_TYPES {
         for s in INT_TYPES {
             let db: u32 = d[1..].parse().unwrap();
-            let (lo, hi) = if d.starts_with('s') { (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1) } else { (0, (1i128 << db) - 1) };
+            let (lo, hi) = if d.starts_with('s') {
+                (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1)
+            } else {
+                (0, (1i128 << db) - 1)
+            };
             let f = j.addr(&format!("c_{d}_{s}"));
             let fsat = j.addr(&format!("cs_{d}_{s}"));
             for v in ints64(80, 31) {
                 let x = int_val(v, s);
                 // The function returns the destination register (sign- or zero-extended).
                 let call = |a: usize| -> i128 {
-                    let r: u64 = match (s.ends_with("64"), d.ends_with("64")) {
-                        (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(v),
-                        (true, false) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a) })(v) as u64,
-                        (false, true) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a) })(v as u32),
-                        _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(v as u32) as u64,
-                    };
+                    let r: u64 =
+                        match (s.ends_with("64"), d.ends_with("64")) {
+                            (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(v),
+                            (true, false) => (unsafe {
+                                std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a)
+                            })(v) as u64,
+                            (false, true) => (unsafe {
+                                std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a)
+                            })(v as u32),
+                            _ => {
+                                (unsafe { std::mem::transmute::<usize, F1u32>(a) })(v as u32) as u64
+                            }
+                        };
                     int_val(r, d)
                 };
                 let wrap = int_val(x as u64, d);
@@ -642,14 +861,41 @@ fn cvt_float_int() {
     let j = jit(&src, 0);
     for d in INT_TYPES {
         let db: u32 = d[1..].parse().unwrap();
-        let (lo, hi) = if d.starts_with('s') { (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1) } else { (0, (1i128 << db) - 1) };
+        let (lo, hi) = if d.starts_with('s') {
+            (-(1i128 << (db - 1)), (1i128 << (db - 1)) - 1)
+        } else {
+            (0, (1i128 << db) - 1)
+        };
         for s in ["f16", "bf16", "f32", "f64"] {
             let vals: Vec<f64> = if s == "f64" {
                 floats64(120, 3).into_iter().map(f64::from_bits).collect()
             } else {
-                floats32(150, 3).into_iter().map(|b| f32::from_bits(b) as f64).collect()
+                floats32(150, 3)
+                    .into_iter()
+                    .map(|b| f32::from_bits(b) as f64)
+                    .collect()
             };
-            let extra = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 127.5, 128.0, -128.5, 255.5, 256.0, 65535.4, 65536.0, 2147483647.5, -2147483648.7, 4294967295.2, 9.3e18, -9.3e18, 1.9e19];
+            let extra = [
+                0.5,
+                1.5,
+                2.5,
+                -0.5,
+                -1.5,
+                -2.5,
+                127.5,
+                128.0,
+                -128.5,
+                255.5,
+                256.0,
+                65535.4,
+                65536.0,
+                2147483647.5,
+                -2147483648.7,
+                4294967295.2,
+                9.3e18,
+                -9.3e18,
+                1.9e19,
+            ];
             for x in vals.into_iter().chain(extra) {
                 // The source value as the instruction sees it.
                 let (bits, xv) = match s {
@@ -669,13 +915,25 @@ fn cvt_float_int() {
                         continue;
                     }
                     let a = j.addr(&format!("c_{d}_{s}_{r}"));
-                    let got: u64 = match (s == "f64", db == 64) {
-                        (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits),
-                        (true, false) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a) })(bits) as u64,
-                        (false, true) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a) })(bits as u32),
-                        _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32) as u64,
+                    let got: u64 =
+                        match (s == "f64", db == 64) {
+                            (true, true) => {
+                                (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits)
+                            }
+                            (true, false) => (unsafe {
+                                std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a)
+                            })(bits) as u64,
+                            (false, true) => (unsafe {
+                                std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a)
+                            })(bits as u32),
+                            _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32)
+                                as u64,
+                        };
+                    let xin = if r == "ftz" && (xv as f32).is_subnormal() {
+                        0.0
+                    } else {
+                        xv
                     };
-                    let xin = if r == "ftz" && (xv as f32).is_subnormal() { 0.0 } else { xv };
                     let want: i128 = if xin.is_nan() {
                         if s == "f64" || db == 64 {
                             int_val(1u64 << (db - 1), d)
@@ -697,7 +955,11 @@ fn cvt_float_int() {
                             y as i128
                         }
                     };
-                    assert_eq!(int_val(got, d), want, "cvt.{r}.{d}.{s} {x:e} (bits {bits:#x})");
+                    assert_eq!(
+                        int_val(got, d),
+                        want,
+                        "cvt.{r}.{d}.{s} {x:e} (bits {bits:#x})"
+                    );
                 }
             }
         }
@@ -711,9 +973,18 @@ fn cvt_to_float() {
     for d in fts {
         for s in INT_TYPES.iter().copied().chain(fts) {
             for r in ["rn", "rz", "rm", "rp"] {
-                let exact = s.starts_with('f') && d.starts_with('f') && d[1..].parse::<u32>().unwrap() >= s[1..].parse::<u32>().unwrap_or(16) && !(d == "f16" && s == "bf16");
-                let exact = exact || (s == "bf16" && (d == "f32" || d == "f64")) || (s == "f16" && d != "bf16" && d != "f16");
-                let mods = if exact || s == d { String::new() } else { format!(".{r}") };
+                let exact = s.starts_with('f')
+                    && d.starts_with('f')
+                    && d[1..].parse::<u32>().unwrap() >= s[1..].parse::<u32>().unwrap_or(16)
+                    && !(d == "f16" && s == "bf16");
+                let exact = exact
+                    || (s == "bf16" && (d == "f32" || d == "f64"))
+                    || (s == "f16" && d != "bf16" && d != "f16");
+                let mods = if exact || s == d {
+                    String::new()
+                } else {
+                    format!(".{r}")
+                };
                 src += &cvt_fn(&format!("c_{d}_{s}_{r}"), d, s, &mods);
             }
         }
@@ -736,8 +1007,14 @@ fn cvt_to_float() {
                 let a = j.addr(&name);
                 let inputs: Vec<(u64, f64, Option<i128>)> = if s.starts_with('f') || s == "bf16" {
                     match s {
-                        "f64" => fvals64.iter().map(|b| (*b, f64::from_bits(*b), None)).collect(),
-                        "f32" => fvals32.iter().map(|b| (*b as u64, f32::from_bits(*b) as f64, None)).collect(),
+                        "f64" => fvals64
+                            .iter()
+                            .map(|b| (*b, f64::from_bits(*b), None))
+                            .collect(),
+                        "f32" => fvals32
+                            .iter()
+                            .map(|b| (*b as u64, f32::from_bits(*b) as f64, None))
+                            .collect(),
                         _ => fvals32
                             .iter()
                             .map(|b| {
@@ -747,17 +1024,28 @@ fn cvt_to_float() {
                             .collect(),
                     }
                 } else {
-                    ivals.iter().map(|v| (*v, 0.0, Some(int_val(*v, s)))).collect()
+                    ivals
+                        .iter()
+                        .map(|v| (*v, 0.0, Some(int_val(*v, s))))
+                        .collect()
                 };
                 let wide_in = s.ends_with("64");
                 let wide_out = d == "f64";
                 for (bits, xf, xi) in inputs {
-                    let got: u64 = match (wide_in, wide_out) {
-                        (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits),
-                        (true, false) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a) })(bits) as u64,
-                        (false, true) => (unsafe { std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a) })(bits as u32),
-                        _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32) as u64,
-                    };
+                    let got: u64 =
+                        match (wide_in, wide_out) {
+                            (true, true) => {
+                                (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits)
+                            }
+                            (true, false) => (unsafe {
+                                std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a)
+                            })(bits) as u64,
+                            (false, true) => (unsafe {
+                                std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a)
+                            })(bits as u32),
+                            _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32)
+                                as u64,
+                        };
                     // Reference: the exact value, rounded once.
                     let want: u64 = match d {
                         "f16" | "bf16" => {
@@ -793,38 +1081,92 @@ fn cvt_to_float() {
                         },
                     };
                     let ok = match d {
-                        "f16" => got == want || (half_to_f64(got as u16, false).is_nan() && half_to_f64(want as u16, false).is_nan()),
-                        "bf16" => got == want || (half_to_f64(got as u16, true).is_nan() && half_to_f64(want as u16, true).is_nan()),
+                        "f16" => {
+                            got == want
+                                || (half_to_f64(got as u16, false).is_nan()
+                                    && half_to_f64(want as u16, false).is_nan())
+                        }
+                        "bf16" => {
+                            got == want
+                                || (half_to_f64(got as u16, true).is_nan()
+                                    && half_to_f64(want as u16, true).is_nan())
+                        }
                         "f32" => same32(got as u32, want as u32),
                         _ => same64(got, want),
                     };
-                    assert!(ok, "{name}: cvt.{r}.{d}.{s} {bits:#x} = {got:#x}, want {want:#x}");
+                    assert!(
+                        ok,
+                        "{name}: cvt.{r}.{d}.{s} {bits:#x} = {got:#x}, want {want:#x}"
+                    );
                 }
             }
         }
     }
-    let satf = |v: f32| if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) };
-    let (sat, ftz, rni) = (j.f1_32("sat_f32_f32"), j.f1_32("ftz_f32_f32"), j.f1_32("rni_f32_f32"));
-    let (h_sat, h_relu, b_sf) = (j.f1_32("sat_f16_f32"), j.f1_32("relu_f16_f32"), j.f1_32("satfinite_bf16_f32"));
+    let satf = |v: f32| {
+        if v.is_nan() || v <= 0.0 {
+            0.0
+        } else {
+            v.min(1.0)
+        }
+    };
+    let (sat, ftz, rni) = (
+        j.f1_32("sat_f32_f32"),
+        j.f1_32("ftz_f32_f32"),
+        j.f1_32("rni_f32_f32"),
+    );
+    let (h_sat, h_relu, b_sf) = (
+        j.f1_32("sat_f16_f32"),
+        j.f1_32("relu_f16_f32"),
+        j.f1_32("satfinite_bf16_f32"),
+    );
     let f_ftz: extern "C" fn(u64) -> u32 = unsafe { std::mem::transmute(j.addr("ftz_f32_f64")) };
     for &b in &fvals32 {
         let x = f32::from_bits(b);
         assert!(same32(sat(b), satf(x).to_bits()), "cvt.sat.f32.f32 {b:#x}");
         assert!(same32(ftz(b), ftz32(x).to_bits()), "cvt.ftz.f32.f32 {b:#x}");
-        assert!(same32(rni(b), x.round_ties_even().to_bits()), "cvt.rni.f32.f32 {b:#x}");
+        assert!(
+            same32(rni(b), x.round_ties_even().to_bits()),
+            "cvt.rni.f32.f32 {b:#x}"
+        );
         let h = ref_to_half(x as f64, false, "rn");
-        let hs = if x.is_nan() || x <= 0.0 { 0 } else if half_to_f64(h, false) >= 1.0 { 0x3c00 } else { h };
+        let hs = if x.is_nan() || x <= 0.0 {
+            0
+        } else if half_to_f64(h, false) >= 1.0 {
+            0x3c00
+        } else {
+            h
+        };
         assert_eq!(h_sat(b) as u16, hs, "cvt.rn.sat.f16.f32 {b:#x}");
-        let hr = if x.is_nan() { 0x7fff } else if x.is_sign_negative() { 0 } else { h };
+        let hr = if x.is_nan() {
+            0x7fff
+        } else if x.is_sign_negative() {
+            0
+        } else {
+            h
+        };
         assert_eq!(h_relu(b) as u16, hr, "cvt.rn.relu.f16.f32 {b:#x}");
         let bz = ref_to_half(x as f64, true, "rz");
-        let bz = if x.is_infinite() { if x > 0.0 { 0x7f7f } else { 0xff7f } } else { bz };
+        let bz = if x.is_infinite() {
+            if x > 0.0 {
+                0x7f7f
+            } else {
+                0xff7f
+            }
+        } else {
+            bz
+        };
         let got = b_sf(b) as u16;
-        assert!(got == bz || (x.is_nan() && half_to_f64(got, true).is_nan()), "cvt.rz.satfinite.bf16.f32 {b:#x}: {got:#x} want {bz:#x}");
+        assert!(
+            got == bz || (x.is_nan() && half_to_f64(got, true).is_nan()),
+            "cvt.rz.satfinite.bf16.f32 {b:#x}: {got:#x} want {bz:#x}"
+        );
     }
     for &b in &fvals64 {
         let want = ftz32(with_mode(RM, || bb(f64::from_bits(b)) as f32));
-        assert!(same32(f_ftz(b), want.to_bits()), "cvt.rm.ftz.f32.f64 {b:#x}");
+        assert!(
+            same32(f_ftz(b), want.to_bits()),
+            "cvt.rm.ftz.f32.f64 {b:#x}"
+        );
     }
 }
 
@@ -836,22 +1178,43 @@ fn minmax_testp_copysign() {
     for op in ["min", "max"] {
         for m in ["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs", ".ftz"] {
             let n = format!("{op}{}", m.replace('.', "_"));
-            src += &float_fn(&format!("{n}_f32"), "f32", 2, &format!("{op}{m}.f32 z, x0, x1;"));
+            src += &float_fn(
+                &format!("{n}_f32"),
+                "f32",
+                2,
+                &format!("{op}{m}.f32 z, x0, x1;"),
+            );
             if m != ".ftz" {
                 src += &format!(".visible .func (.reg .b32 r) {n}_f16(.reg .b32 a, .reg .b32 b)\n{{\n\t.reg .b16 x, y, z;\n\tcvt.u16.u32 x, a;\n\tcvt.u16.u32 y, b;\n\t{op}{m}.f16 z, x, y;\n\tcvt.u32.u16 r, z;\n\tret;\n}}\n");
                 src += &format!(".visible .func (.reg .b32 r) {n}_bf16x2(.reg .b32 a, .reg .b32 b)\n{{\n\t{op}{m}.bf16x2 r, a, b;\n\tret;\n}}\n");
             }
         }
-        src += &float_fn(&format!("{op}3_abs_f32"), "f32", 3, &format!("{op}.abs.f32 z, x0, x1, x2;"));
+        src += &float_fn(
+            &format!("{op}3_abs_f32"),
+            "f32",
+            3,
+            &format!("{op}.abs.f32 z, x0, x1, x2;"),
+        );
     }
-    for c in ["finite", "infinite", "number", "notanumber", "normal", "subnormal"] {
+    for c in [
+        "finite",
+        "infinite",
+        "number",
+        "notanumber",
+        "normal",
+        "subnormal",
+    ] {
         src += &format!(".visible .func (.reg .b32 r) testp_{c}(.reg .b32 a)\n{{\n\t.reg .pred p;\n\t.reg .f32 x;\n\tmov.b32 x, a;\n\ttestp.{c}.f32 p, x;\n\tselp.u32 r, 1, 0, p;\n\tret;\n}}\n");
         src += &format!(".visible .func (.reg .b32 r) testpd_{c}(.reg .b64 a)\n{{\n\t.reg .pred p;\n\t.reg .f64 x;\n\tmov.b64 x, a;\n\ttestp.{c}.f64 p, x;\n\tselp.u32 r, 1, 0, p;\n\tret;\n}}\n");
     }
     src += &float_fn("copysign", "f32", 2, "copysign.f32 z, x0, x1;");
     let j = jit(&src, 0);
     let vals = floats32(70, 29);
-    let halves: Vec<u32> = vals.iter().map(|b| ref_to_half(f32::from_bits(*b) as f64, false, "rn") as u32).chain([0x7e00, 0xfe01, 0x8000, 0, 0x0001, 0x8001]).collect();
+    let halves: Vec<u32> = vals
+        .iter()
+        .map(|b| ref_to_half(f32::from_bits(*b) as f64, false, "rn") as u32)
+        .chain([0x7e00, 0xfe01, 0x8000, 0, 0x0001, 0x8001])
+        .collect();
     for op in ["min", "max"] {
         for m in ["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs", ".ftz"] {
             let n = format!("{op}{}", m.replace('.', "_"));
@@ -862,7 +1225,11 @@ fn minmax_testp_copysign() {
                     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
                     let (x, y) = if ftz { (ftz32(x), ftz32(y)) } else { (x, y) };
                     let want = ref_minmax(op == "max", nan, xa, x as f64, y as f64) as f32;
-                    let want = if want.is_nan() { 0x7fff_ffff } else { want.to_bits() };
+                    let want = if want.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        want.to_bits()
+                    };
                     let got = f(a, b);
                     assert_eq!(got, want, "{op}{m}.f32 {a:#x} {b:#x}");
                 }
@@ -874,20 +1241,39 @@ fn minmax_testp_copysign() {
             let bx2 = j.f2_32(&format!("{n}_bf16x2"));
             for &a in &halves {
                 for &b in &halves {
-                    let want = ref_minmax(op == "max", nan, xa, half_to_f64(a as u16, false), half_to_f64(b as u16, false));
-                    let want = if want.is_nan() { 0x7fff } else { ref_to_half(want, false, "rn") as u32 };
+                    let want = ref_minmax(
+                        op == "max",
+                        nan,
+                        xa,
+                        half_to_f64(a as u16, false),
+                        half_to_f64(b as u16, false),
+                    );
+                    let want = if want.is_nan() {
+                        0x7fff
+                    } else {
+                        ref_to_half(want, false, "rn") as u32
+                    };
                     assert_eq!(h(a, b) & 0xffff, want, "{op}{m}.f16 {a:#x} {b:#x}");
                     // bf16x2: lanes (a, b) against (b, a).
                     let (pa, pb) = (a | (b << 16), b | (a << 16));
                     let lane = |p: u32, q: u32| {
-                        let w = ref_minmax(op == "max", nan, xa, half_to_f64(p as u16, true), half_to_f64(q as u16, true));
+                        let w = ref_minmax(
+                            op == "max",
+                            nan,
+                            xa,
+                            half_to_f64(p as u16, true),
+                            half_to_f64(q as u16, true),
+                        );
                         if w.is_nan() {
                             0x7fff
                         } else {
                             ref_to_half(w, true, "rn") as u32
                         }
                     };
-                    let (ba, bb_) = (ref_to_half(half_to_f64(a as u16, false), true, "rn") as u32, ref_to_half(half_to_f64(b as u16, false), true, "rn") as u32);
+                    let (ba, bb_) = (
+                        ref_to_half(half_to_f64(a as u16, false), true, "rn") as u32,
+                        ref_to_half(half_to_f64(b as u16, false), true, "rn") as u32,
+                    );
                     let _ = (pa, pb);
                     let (pa, pb) = (ba | (bb_ << 16), bb_ | (ba << 16));
                     let want2 = lane(ba, bb_) | (lane(bb_, ba) << 16);
@@ -897,16 +1283,37 @@ fn minmax_testp_copysign() {
         }
         let f = j.f3_32(&format!("{op}3_abs_f32"));
         for (k, &a) in vals.iter().enumerate() {
-            let (b, c) = (vals[(k * 5 + 1) % vals.len()], vals[(k * 11 + 2) % vals.len()]);
-            let (x, y, z) = (f32::from_bits(a).abs() as f64, f32::from_bits(b).abs() as f64, f32::from_bits(c).abs() as f64);
-            let w = ref_minmax(op == "max", false, false, ref_minmax(op == "max", false, false, x, y), z) as f32;
+            let (b, c) = (
+                vals[(k * 5 + 1) % vals.len()],
+                vals[(k * 11 + 2) % vals.len()],
+            );
+            let (x, y, z) = (
+                f32::from_bits(a).abs() as f64,
+                f32::from_bits(b).abs() as f64,
+                f32::from_bits(c).abs() as f64,
+            );
+            let w = ref_minmax(
+                op == "max",
+                false,
+                false,
+                ref_minmax(op == "max", false, false, x, y),
+                z,
+            ) as f32;
             let w = if w.is_nan() { 0x7fff_ffff } else { w.to_bits() };
             assert_eq!(f(a, b, c), w, "{op}.abs.f32 3-input");
         }
     }
-    for c in ["finite", "infinite", "number", "notanumber", "normal", "subnormal"] {
+    for c in [
+        "finite",
+        "infinite",
+        "number",
+        "notanumber",
+        "normal",
+        "subnormal",
+    ] {
         let f = j.f1_32(&format!("testp_{c}"));
-        let fd: extern "C" fn(u64) -> u32 = unsafe { std::mem::transmute(j.addr(&format!("testpd_{c}"))) };
+        let fd: extern "C" fn(u64) -> u32 =
+            unsafe { std::mem::transmute(j.addr(&format!("testpd_{c}"))) };
         let class = |fin: bool, inf: bool, nan: bool, norm: bool, sub: bool| match c {
             "finite" => fin,
             "infinite" => inf,
@@ -917,17 +1324,41 @@ fn minmax_testp_copysign() {
         };
         for &a in &vals {
             let x = f32::from_bits(a);
-            assert_eq!(f(a) == 1, class(x.is_finite(), x.is_infinite(), x.is_nan(), x.is_normal(), x.is_subnormal()), "testp.{c}.f32 {a:#x}");
+            assert_eq!(
+                f(a) == 1,
+                class(
+                    x.is_finite(),
+                    x.is_infinite(),
+                    x.is_nan(),
+                    x.is_normal(),
+                    x.is_subnormal()
+                ),
+                "testp.{c}.f32 {a:#x}"
+            );
         }
         for a in floats64(50, 3) {
             let x = f64::from_bits(a);
-            assert_eq!(fd(a) == 1, class(x.is_finite(), x.is_infinite(), x.is_nan(), x.is_normal(), x.is_subnormal()), "testp.{c}.f64 {a:#x}");
+            assert_eq!(
+                fd(a) == 1,
+                class(
+                    x.is_finite(),
+                    x.is_infinite(),
+                    x.is_nan(),
+                    x.is_normal(),
+                    x.is_subnormal()
+                ),
+                "testp.{c}.f64 {a:#x}"
+            );
         }
     }
     let f = j.f2_32("copysign");
     for &a in &vals {
         for &b in &vals[..20] {
-            assert_eq!(f(a, b), (b & 0x7fff_ffff) | (a & 0x8000_0000), "copysign {a:#x} {b:#x}");
+            assert_eq!(
+                f(a, b),
+                (b & 0x7fff_ffff) | (a & 0x8000_0000),
+                "copysign {a:#x} {b:#x}"
+            );
         }
     }
 }
@@ -935,27 +1366,64 @@ fn minmax_testp_copysign() {
 #[test]
 fn half_arith() {
     let mut src = String::new();
-    for (ty, tys) in [("f16", &["", ".ftz", ".sat", ".ftz.sat"][..]), ("bf16", &[""][..])] {
+    for (ty, tys) in [
+        ("f16", &["", ".ftz", ".sat", ".ftz.sat"][..]),
+        ("bf16", &[""][..]),
+    ] {
         for op in ["add", "sub", "mul"] {
             for m in tys {
                 src += &format!(".visible .func (.reg .b32 r) {op}{}_{ty}x2(.reg .b32 a, .reg .b32 b)\n{{\n\t{op}.rn{m}.{ty}x2 r, a, b;\n\tret;\n}}\n", m.replace('.', "_"));
             }
         }
-        for m in tys.iter().map(|m| m.to_string()).chain([".relu".to_string()]) {
+        for m in tys
+            .iter()
+            .map(|m| m.to_string())
+            .chain([".relu".to_string()])
+        {
             src += &format!(".visible .func (.reg .b32 r) fma{}_{ty}x2(.reg .b32 a, .reg .b32 b, .reg .b32 c)\n{{\n\tfma.rn{m}.{ty}x2 r, a, b, c;\n\tret;\n}}\n", m.replace('.', "_"));
         }
     }
     let j = jit(&src, 0);
-    let vals: Vec<u32> = floats32(60, 37).iter().map(|b| ref_to_half(f32::from_bits(*b) as f64 * 0.001, false, "rn") as u32).chain([0, 0x8000, 1, 0x8001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x3555, 0x5bff]).collect();
-    for (ty, tys) in [("f16", &["", ".ftz", ".sat", ".ftz.sat"][..]), ("bf16", &[""][..])] {
+    let vals: Vec<u32> = floats32(60, 37)
+        .iter()
+        .map(|b| ref_to_half(f32::from_bits(*b) as f64 * 0.001, false, "rn") as u32)
+        .chain([
+            0, 0x8000, 1, 0x8001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00,
+            0x3555, 0x5bff,
+        ])
+        .collect();
+    for (ty, tys) in [
+        ("f16", &["", ".ftz", ".sat", ".ftz.sat"][..]),
+        ("bf16", &[""][..]),
+    ] {
         let bf = ty == "bf16";
-        let conv = |h: u32| if bf { ref_to_half(half_to_f64(h as u16, false), true, "rn") as u32 } else { h };
+        let conv = |h: u32| {
+            if bf {
+                ref_to_half(half_to_f64(h as u16, false), true, "rn") as u32
+            } else {
+                h
+            }
+        };
         let val = |h: u32| half_to_f64(h as u16, bf);
-        let flush = |x: f64, ftz: bool| if ftz && x != 0.0 && x.abs() < 2f64.powi(-14) { 0.0f64.copysign(x) } else { x };
+        let flush = |x: f64, ftz: bool| {
+            if ftz && x != 0.0 && x.abs() < 2f64.powi(-14) {
+                0.0f64.copysign(x)
+            } else {
+                x
+            }
+        };
         let finish = |x: f64, ftz: bool, sat: bool, relu: bool| -> u32 {
             let h = ref_to_half(x, bf, "rn");
             let v = flush(half_to_f64(h, bf), ftz);
-            let v = if sat { if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) } } else { v };
+            let v = if sat {
+                if v.is_nan() || v <= 0.0 {
+                    0.0
+                } else {
+                    v.min(1.0)
+                }
+            } else {
+                v
+            };
             if relu && v.is_nan() {
                 return 0x7fff;
             }
@@ -977,7 +1445,8 @@ fn half_arith() {
                     for (q, &b) in vals.iter().enumerate() {
                         let c = vals[(k * 7 + q * 3) % vals.len()];
                         let (a, b, c) = (conv(a), conv(b), conv(c));
-                        let (x, y, z) = (flush(val(a), ftz), flush(val(b), ftz), flush(val(c), ftz));
+                        let (x, y, z) =
+                            (flush(val(a), ftz), flush(val(b), ftz), flush(val(c), ftz));
                         let exact = match op {
                             "add" => odd(|| bb(x) + bb(y)),
                             "sub" => odd(|| bb(x) - bb(y)),
@@ -999,8 +1468,16 @@ fn half_arith() {
                         } else {
                             (unsafe { std::mem::transmute::<usize, F2u32>(a3) })(pa, pb)
                         };
-                        assert!(same16(got & 0xffff, want), "{name} lane 0: {a:#x} {b:#x} {c:#x} = {:#x}, want {want:#x}", got & 0xffff);
-                        assert!(same16(got >> 16, want1), "{name} lane 1: {b:#x} {a:#x} {c:#x} = {:#x}, want {want1:#x}", got >> 16);
+                        assert!(
+                            same16(got & 0xffff, want),
+                            "{name} lane 0: {a:#x} {b:#x} {c:#x} = {:#x}, want {want:#x}",
+                            got & 0xffff
+                        );
+                        assert!(
+                            same16(got >> 16, want1),
+                            "{name} lane 1: {b:#x} {a:#x} {c:#x} = {:#x}, want {want1:#x}",
+                            got >> 16
+                        );
                     }
                 }
             }
@@ -1046,7 +1523,11 @@ fn int_sat_packed_24bit() {
     let x24s = |v: u32| ((v << 8) as i32 >> 8) as i64;
     let x24u = |v: u32| (v & 0xff_ffff) as i64;
     let pack = |a: u32, b: u32, c: u32, size: u32, signed: bool| -> u32 {
-        let (lo, hi) = if signed { (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1) } else { (0, (1i64 << size) - 1) };
+        let (lo, hi) = if signed {
+            (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1)
+        } else {
+            (0, (1i64 << size) - 1)
+        };
         let m = (1u64 << size) - 1;
         let ta = (a as i32 as i64).clamp(lo, hi) as u64 & m;
         let tb = (b as i32 as i64).clamp(lo, hi) as u64 & m;
@@ -1066,19 +1547,43 @@ fn int_sat_packed_24bit() {
                 ("sub_sat", clamp32(sa - sb)),
                 ("min_relu", sa.min(sb).max(0) as u32),
                 ("max_relu", sa.max(sb).max(0) as u32),
-                ("add_s16x2", pk(s16(a, 0) + s16(b, 0), s16(a, 1) + s16(b, 1))),
-                ("add_u16x2", pk(u16_(a, 0) + u16_(b, 0), u16_(a, 1) + u16_(b, 1))),
-                ("min_s16x2", pk(s16(a, 0).min(s16(b, 0)), s16(a, 1).min(s16(b, 1)))),
-                ("max_u16x2", pk(u16_(a, 0).max(u16_(b, 0)), u16_(a, 1).max(u16_(b, 1)))),
-                ("max_relu_s16x2", pk(s16(a, 0).max(s16(b, 0)).max(0), s16(a, 1).max(s16(b, 1)).max(0))),
+                (
+                    "add_s16x2",
+                    pk(s16(a, 0) + s16(b, 0), s16(a, 1) + s16(b, 1)),
+                ),
+                (
+                    "add_u16x2",
+                    pk(u16_(a, 0) + u16_(b, 0), u16_(a, 1) + u16_(b, 1)),
+                ),
+                (
+                    "min_s16x2",
+                    pk(s16(a, 0).min(s16(b, 0)), s16(a, 1).min(s16(b, 1))),
+                ),
+                (
+                    "max_u16x2",
+                    pk(u16_(a, 0).max(u16_(b, 0)), u16_(a, 1).max(u16_(b, 1))),
+                ),
+                (
+                    "max_relu_s16x2",
+                    pk(
+                        s16(a, 0).max(s16(b, 0)).max(0),
+                        s16(a, 1).max(s16(b, 1)).max(0),
+                    ),
+                ),
                 ("mul24_lo_s", (x24s(a) * x24s(b)) as u32),
                 ("mul24_hi_s", ((x24s(a) * x24s(b)) >> 16) as u32),
                 ("mul24_hi_u", ((x24u(a) * x24u(b)) >> 16) as u32),
-                ("mad24_hi_sat", clamp32(((x24s(a) * x24s(b)) >> 16) as i32 as i64 + sc)),
+                (
+                    "mad24_hi_sat",
+                    clamp32(((x24s(a) * x24s(b)) >> 16) as i32 as i64 + sc),
+                ),
                 ("mad24_lo_u", ((x24u(a) * x24u(b)) as u32).wrapping_add(c)),
                 ("mad_hi_sat", clamp32(((sa * sb) >> 32) + sc)),
                 ("sad_s", c.wrapping_add((sa - sb).unsigned_abs() as u32)),
-                ("sad_u", c.wrapping_add((a as i64 - b as i64).unsigned_abs() as u32)),
+                (
+                    "sad_u",
+                    c.wrapping_add((a as i64 - b as i64).unsigned_abs() as u32),
+                ),
                 ("pack_u16", pack(a, b, c, 16, false)),
                 ("pack_s4", pack(a, b, c, 4, true)),
                 ("pack_u2", pack(a, b, c, 2, false)),
@@ -1136,7 +1641,13 @@ fn carry_chains() {
     #[repr(C)]
     struct Pair(u64, u64);
     type F = extern "C" fn(u64, u64, u64, u64) -> Pair;
-    let (add, sub, mac): (F, F, F) = unsafe { (std::mem::transmute(j.addr("add128")), std::mem::transmute(j.addr("sub128")), std::mem::transmute(j.addr("mac64"))) };
+    let (add, sub, mac): (F, F, F) = unsafe {
+        (
+            std::mem::transmute(j.addr("add128")),
+            std::mem::transmute(j.addr("sub128")),
+            std::mem::transmute(j.addr("mac64")),
+        )
+    };
     let vals = ints64(30, 71);
     for &a0 in &vals {
         for &b0 in &vals {
@@ -1144,12 +1655,24 @@ fn carry_chains() {
             let a = ((a1 as u128) << 64) | a0 as u128;
             let b = ((b1 as u128) << 64) | b0 as u128;
             let r = add(a0, a1, b0, b1);
-            assert_eq!(((r.1 as u128) << 64) | r.0 as u128, a.wrapping_add(b), "add128 {a:#x} {b:#x}");
+            assert_eq!(
+                ((r.1 as u128) << 64) | r.0 as u128,
+                a.wrapping_add(b),
+                "add128 {a:#x} {b:#x}"
+            );
             let r = sub(a0, a1, b0, b1);
-            assert_eq!(((r.1 as u128) << 64) | r.0 as u128, a.wrapping_sub(b), "sub128 {a:#x} {b:#x}");
+            assert_eq!(
+                ((r.1 as u128) << 64) | r.0 as u128,
+                a.wrapping_sub(b),
+                "sub128 {a:#x} {b:#x}"
+            );
             let r = mac(a0, b0, a1, b1);
             let want = (a0 as u128 * b0 as u128).wrapping_add(((b1 as u128) << 64) | a1 as u128);
-            assert_eq!(((r.1 as u128) << 64) | r.0 as u128, want, "mac64 {a0:#x} {b0:#x}");
+            assert_eq!(
+                ((r.1 as u128) << 64) | r.0 as u128,
+                want,
+                "mac64 {a0:#x} {b0:#x}"
+            );
         }
     }
 }
@@ -1182,12 +1705,30 @@ fn vclamp(v: i128, bits: u32, signed: bool) -> i128 {
 /// Scalar video instructions (vadd.txt … vshr.txt Semantics, with optSaturate, optSecondaryOp
 /// and optMerge as defined for the scalar video instructions).
 #[allow(clippy::too_many_arguments)]
-fn ref_video(op: &str, dt: bool, at: bool, bt: bool, sat: bool, mode: &str, op2: &str, dsel: &str, asel: &str, bsel: &str, a: u32, b: u32, c: u32) -> u32 {
+fn ref_video(
+    op: &str,
+    dt: bool,
+    at: bool,
+    bt: bool,
+    sat: bool,
+    mode: &str,
+    op2: &str,
+    dsel: &str,
+    asel: &str,
+    bsel: &str,
+    a: u32,
+    b: u32,
+    c: u32,
+) -> u32 {
     let ta = vpart(a, asel, at);
     let mut tmp = match op {
         "vshl" | "vshr" => {
             let tb = vpart(b, bsel, false);
-            let tb = if mode == "clamp" { tb.min(32) } else { tb & 0x1f };
+            let tb = if mode == "clamp" {
+                tb.min(32)
+            } else {
+                tb & 0x1f
+            };
             if op == "vshl" {
                 ta << tb
             } else {
@@ -1245,7 +1786,21 @@ fn ref_video(op: &str, dt: bool, at: bool, bt: bool, sat: bool, mode: &str, op2:
 }
 
 /// vmad (vmad.txt Semantics).
-fn ref_vmad(at: bool, bt: bool, na: bool, nb: bool, nc: bool, po: bool, sat: bool, scale: u32, asel: &str, bsel: &str, a: u32, b: u32, c: u32) -> u32 {
+fn ref_vmad(
+    at: bool,
+    bt: bool,
+    na: bool,
+    nb: bool,
+    nc: bool,
+    po: bool,
+    sat: bool,
+    scale: u32,
+    asel: &str,
+    bsel: &str,
+    a: u32,
+    b: u32,
+    c: u32,
+) -> u32 {
     let ta = vpart(a, asel, at);
     let tb = vpart(b, bsel, bt);
     let signed_final = at || bt || (na ^ nb) || nc;
@@ -1261,7 +1816,11 @@ fn ref_vmad(at: bool, bt: bool, na: bool, nb: bool, nc: bool, po: bool, sat: boo
         c = !c;
         lsb = 1;
     }
-    let c128 = if signed_final { c as i32 as i128 } else { c as i128 };
+    let c128 = if signed_final {
+        c as i32 as i128
+    } else {
+        c as i128
+    };
     let tmp = tmp + c128 + lsb;
     let result = ((tmp >> scale) as u128 & 0xffff_ffff_ffff_ffff) as u64;
     let result = if sat {
@@ -1278,7 +1837,22 @@ fn ref_vmad(at: bool, bt: bool, na: bool, nb: bool, nc: bool, po: bool, sat: boo
 
 /// SIMD video instructions (vadd2.txt … vset4.txt Semantics).
 #[allow(clippy::too_many_arguments)]
-fn ref_vsimd(op: &str, lanes: u32, dt: bool, at: bool, bt: bool, sat: bool, add: bool, cmp: &str, mask: &str, asel: &str, bsel: &str, a: u32, b: u32, c: u32) -> u32 {
+fn ref_vsimd(
+    op: &str,
+    lanes: u32,
+    dt: bool,
+    at: bool,
+    bt: bool,
+    sat: bool,
+    add: bool,
+    cmp: &str,
+    mask: &str,
+    asel: &str,
+    bsel: &str,
+    a: u32,
+    b: u32,
+    c: u32,
+) -> u32 {
     let w = 32 / lanes;
     let ab = ((b as u64) << 32) | a as u64;
     let ext = |v: u64, s: bool| -> i64 {
@@ -1289,7 +1863,8 @@ fn ref_vsimd(op: &str, lanes: u32, dt: bool, at: bool, bt: bool, sat: bool, add:
             v as i64
         }
     };
-    let digits = |s: &str| -> Vec<u32> { s[2..].bytes().rev().map(|d| (d - b'0') as u32).collect() };
+    let digits =
+        |s: &str| -> Vec<u32> { s[2..].bytes().rev().map(|d| (d - b'0') as u32).collect() };
     let (sa, sb, sm) = (digits(asel), digits(bsel), digits(mask));
     let mut d: i64 = if add { c as i64 } else { 0 };
     for i in 0..lanes {
@@ -1308,14 +1883,16 @@ fn ref_vsimd(op: &str, lanes: u32, dt: bool, at: bool, bt: bool, sat: bool, add:
             "vabsdiff" => (va - vb).abs(),
             "vmin" => va.min(vb),
             "vmax" => va.max(vb),
-            _ => (match cmp {
-                "eq" => va == vb,
-                "ne" => va != vb,
-                "lt" => va < vb,
-                "le" => va <= vb,
-                "gt" => va > vb,
-                _ => va >= vb,
-            }) as i64,
+            _ => {
+                (match cmp {
+                    "eq" => va == vb,
+                    "ne" => va != vb,
+                    "lt" => va < vb,
+                    "le" => va <= vb,
+                    "gt" => va > vb,
+                    _ => va >= vb,
+                }) as i64
+            }
         };
         if sat {
             t = vclamp(t as i128, w, dt) as i64;
@@ -1343,9 +1920,18 @@ fn video() {
     // (name, closure computing the reference)
     let mut cases: Vec<(String, Box<dyn Fn(u32, u32, u32) -> u32>)> = Vec::new();
     for k in 0..160 {
-        let op = pick(&mut r, &["vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset"]);
+        let op = pick(
+            &mut r,
+            &[
+                "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset",
+            ],
+        );
         let (dt, at, bt) = (r.u32() & 1 == 1, r.u32() & 1 == 1, r.u32() & 1 == 1);
-        let bt = if matches!(op, "vshl" | "vshr") { false } else { bt };
+        let bt = if matches!(op, "vshl" | "vshr") {
+            false
+        } else {
+            bt
+        };
         let sat = op != "vset" && r.u32() & 1 == 1;
         let mode = match op {
             "vshl" | "vshr" => pick(&mut r, &["clamp", "wrap"]),
@@ -1353,22 +1939,65 @@ fn video() {
             _ => "",
         };
         let form = r.u32() % 3;
-        let op2 = if form == 1 { pick(&mut r, &[".add", ".min", ".max"]) } else { "" };
-        let dsel = if form == 2 { pick(&mut r, &sels[1..]) } else { "" };
+        let op2 = if form == 1 {
+            pick(&mut r, &[".add", ".min", ".max"])
+        } else {
+            ""
+        };
+        let dsel = if form == 2 {
+            pick(&mut r, &sels[1..])
+        } else {
+            ""
+        };
         let (asel, bsel) = (pick(&mut r, &sels), pick(&mut r, &sels));
         let name = format!("v{k}");
-        let types = if op == "vset" { format!(".{}.{}.{mode}", ty(at), ty(bt)) } else if mode.is_empty() { format!(".{}.{}.{}", ty(dt), ty(at), ty(bt)) } else { format!(".{}.{}.u32", ty(dt), ty(at)) };
-        let modes = if op == "vset" { op2.to_string() } else { format!("{}{}{op2}", if sat { ".sat" } else { "" }, if mode.is_empty() { String::new() } else { format!(".{mode}") }) };
+        let types = if op == "vset" {
+            format!(".{}.{}.{mode}", ty(at), ty(bt))
+        } else if mode.is_empty() {
+            format!(".{}.{}.{}", ty(dt), ty(at), ty(bt))
+        } else {
+            format!(".{}.{}.u32", ty(dt), ty(at))
+        };
+        let modes = if op == "vset" {
+            op2.to_string()
+        } else {
+            format!(
+                "{}{}{op2}",
+                if sat { ".sat" } else { "" },
+                if mode.is_empty() {
+                    String::new()
+                } else {
+                    format!(".{mode}")
+                }
+            )
+        };
         let c = if form == 0 { "" } else { ", c" };
-        src += &func3(&name, "b32", &format!("{op}{types}{modes} d{dsel}, a{asel}, b{bsel}{c};"));
+        src += &func3(
+            &name,
+            "b32",
+            &format!("{op}{types}{modes} d{dsel}, a{asel}, b{bsel}{c};"),
+        );
         let dt = if op == "vset" { false } else { dt };
-        cases.push((name, Box::new(move |a, b, c| ref_video(op, dt, at, bt, sat, mode, op2, dsel, asel, bsel, a, b, c))));
+        cases.push((
+            name,
+            Box::new(move |a, b, c| {
+                ref_video(op, dt, at, bt, sat, mode, op2, dsel, asel, bsel, a, b, c)
+            }),
+        ));
     }
     for k in 0..40 {
         let (at, bt) = (r.u32() & 1 == 1, r.u32() & 1 == 1);
         let po = k % 4 == 0;
-        let (na, nb, nc) = if po { (false, false, false) } else { (r.u32() % 3 == 0, r.u32() % 3 == 0, r.u32() % 3 == 0) };
-        let (na, nb, nc) = if na ^ nb { (na, nb, false) } else { (na, nb, nc) };
+        let (na, nb, nc) = if po {
+            (false, false, false)
+        } else {
+            (r.u32() % 3 == 0, r.u32() % 3 == 0, r.u32() % 3 == 0)
+        };
+        let (na, nb, nc) = if na ^ nb {
+            (na, nb, false)
+        } else {
+            (na, nb, nc)
+        };
         let sat = r.u32() & 1 == 1;
         let scale = pick(&mut r, &["", ".shr7", ".shr15"]);
         let (asel, bsel) = (pick(&mut r, &sels), pick(&mut r, &sels));
@@ -1396,30 +2025,74 @@ fn video() {
             ".shr15" => 15,
             _ => 0,
         };
-        cases.push((name, Box::new(move |a, b, c| ref_vmad(at, bt, na, nb, nc, po, sat, sc, asel, bsel, a, b, c))));
+        cases.push((
+            name,
+            Box::new(move |a, b, c| ref_vmad(at, bt, na, nb, nc, po, sat, sc, asel, bsel, a, b, c)),
+        ));
     }
     for k in 0..120 {
         let lanes = if k % 2 == 0 { 2 } else { 4 };
-        let op = pick(&mut r, &["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"]);
+        let op = pick(
+            &mut r,
+            &["vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"],
+        );
         let (dt, at, bt) = (r.u32() & 1 == 1, r.u32() & 1 == 1, r.u32() & 1 == 1);
         let add = r.u32() & 1 == 1;
         let sat = !add && op != "vset" && r.u32() & 1 == 1;
-        let cmp = if op == "vset" { pick(&mut r, &["eq", "ne", "lt", "le", "gt", "ge"]) } else { "" };
+        let cmp = if op == "vset" {
+            pick(&mut r, &["eq", "ne", "lt", "le", "gt", "ge"])
+        } else {
+            ""
+        };
         let sel = |r: &mut Rng, n: u32| -> String {
-            let digits: String = (0..lanes).map(|_| char::from(b'0' + (r.u32() % n) as u8)).collect();
+            let digits: String = (0..lanes)
+                .map(|_| char::from(b'0' + (r.u32() % n) as u8))
+                .collect();
             format!(".{}{digits}", if lanes == 2 { 'h' } else { 'b' })
         };
         let masks2 = [".h0", ".h1", ".h10"];
-        let masks4 = [".b0", ".b1", ".b10", ".b2", ".b20", ".b21", ".b210", ".b3", ".b30", ".b31", ".b310", ".b32", ".b320", ".b321", ".b3210"];
+        let masks4 = [
+            ".b0", ".b1", ".b10", ".b2", ".b20", ".b21", ".b210", ".b3", ".b30", ".b31", ".b310",
+            ".b32", ".b320", ".b321", ".b3210",
+        ];
         let (mask, explicit_mask) = match r.u32() % 3 {
             0 => (if lanes == 2 { ".h10" } else { ".b3210" }, false),
-            _ => (if lanes == 2 { pick(&mut r, &masks2) } else { pick(&mut r, &masks4) }, true),
+            _ => (
+                if lanes == 2 {
+                    pick(&mut r, &masks2)
+                } else {
+                    pick(&mut r, &masks4)
+                },
+                true,
+            ),
         };
-        let (asel, explicit_a) = if r.u32() & 1 == 1 { (sel(&mut r, lanes * 2), true) } else { ((if lanes == 2 { ".h10" } else { ".b3210" }).to_string(), false) };
-        let (bsel, explicit_b) = if r.u32() & 1 == 1 { (sel(&mut r, lanes * 2), true) } else { ((if lanes == 2 { ".h32" } else { ".b7654" }).to_string(), false) };
+        let (asel, explicit_a) = if r.u32() & 1 == 1 {
+            (sel(&mut r, lanes * 2), true)
+        } else {
+            (
+                (if lanes == 2 { ".h10" } else { ".b3210" }).to_string(),
+                false,
+            )
+        };
+        let (bsel, explicit_b) = if r.u32() & 1 == 1 {
+            (sel(&mut r, lanes * 2), true)
+        } else {
+            (
+                (if lanes == 2 { ".h32" } else { ".b7654" }).to_string(),
+                false,
+            )
+        };
         let name = format!("s{k}");
-        let types = if op == "vset" { format!(".{}.{}.{cmp}", ty(at), ty(bt)) } else { format!(".{}.{}.{}", ty(dt), ty(at), ty(bt)) };
-        let modes = format!("{}{}", if sat { ".sat" } else { "" }, if add { ".add" } else { "" });
+        let types = if op == "vset" {
+            format!(".{}.{}.{cmp}", ty(at), ty(bt))
+        } else {
+            format!(".{}.{}.{}", ty(dt), ty(at), ty(bt))
+        };
+        let modes = format!(
+            "{}{}",
+            if sat { ".sat" } else { "" },
+            if add { ".add" } else { "" }
+        );
         src += &func3(
             &name,
             "b32",
@@ -1431,7 +2104,14 @@ fn video() {
             ),
         );
         let dt = if op == "vset" { false } else { dt };
-        cases.push((name, Box::new(move |a, b, c| ref_vsimd(op, lanes, dt, at, bt, sat, add, cmp, mask, &asel, &bsel, a, b, c))));
+        cases.push((
+            name,
+            Box::new(move |a, b, c| {
+                ref_vsimd(
+                    op, lanes, dt, at, bt, sat, add, cmp, mask, &asel, &bsel, a, b, c,
+                )
+            }),
+        ));
     }
     let j = jit(&src, 0);
     let vals = ints32(24, 5);
@@ -1440,7 +2120,15 @@ fn video() {
         for (k, &a) in vals.iter().enumerate() {
             for (q, &b) in vals.iter().enumerate() {
                 let c = vals[(k * 7 + q) % vals.len()];
-                assert_eq!(f(a, b, c), want(a, b, c), "{name}({a:#x}, {b:#x}, {c:#x})\n{}", src.lines().skip_while(|l| !l.contains(&format!(" {name}("))).nth(2).unwrap_or(""));
+                assert_eq!(
+                    f(a, b, c),
+                    want(a, b, c),
+                    "{name}({a:#x}, {b:#x}, {c:#x})\n{}",
+                    src.lines()
+                        .skip_while(|l| !l.contains(&format!(" {name}(")))
+                        .nth(2)
+                        .unwrap_or("")
+                );
             }
         }
     }
@@ -1469,7 +2157,11 @@ fn ref_encode(x: f64, f: &str, relu: bool) -> u32 {
     let x = if relu && x.is_sign_negative() { 0.0 } else { x };
     let s = (x.is_sign_negative() as u32) << (e + m);
     let emin = 1 - bias;
-    let v = if x.is_infinite() { max } else { ref_round(x.abs(), m, emin, "rn").min(max) };
+    let v = if x.is_infinite() {
+        max
+    } else {
+        ref_round(x.abs(), m, emin, "rn").min(max)
+    };
     let code = if v < 2f64.powi(emin) {
         (v / 2f64.powi(emin - m)) as u32
     } else {
@@ -1485,12 +2177,20 @@ fn ref_decode(c: u32, f: &str) -> f64 {
     let s = if (c >> (e + m)) & 1 == 1 { -1.0 } else { 1.0 };
     let (ef, mf) = ((mag >> m) as i32, (mag & ((1 << m) - 1)) as f64);
     if f == "e5m2" && ef == 31 {
-        return if mf == 0.0 { s * f64::INFINITY } else { f64::NAN };
+        return if mf == 0.0 {
+            s * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
     if f == "e4m3" && mag == 0x7f && has_nan {
         return f64::NAN;
     }
-    s * if ef == 0 { mf * 2f64.powi(1 - bias - m) } else { (2f64.powi(m) + mf) * 2f64.powi(ef - bias - m) }
+    s * if ef == 0 {
+        mf * 2f64.powi(1 - bias - m)
+    } else {
+        (2f64.powi(m) + mf) * 2f64.powi(ef - bias - m)
+    }
 }
 
 #[test]
@@ -1511,7 +2211,11 @@ fn small_formats() {
         src += &format!(".visible .func (.reg .b32 r) ue8m0_{r}(.reg .b32 a, .reg .b32 b)\n{{\n\t.reg .f32 x, y;\n\t.reg .b16 z;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.{r}.satfinite.ue8m0x2.f32 z, x, y;\n\tcvt.u32.u16 r, z;\n\tret;\n}}\n");
     }
     src += ".visible .func (.reg .b32 r) ue8m0_dec(.reg .b32 a)\n{\n\t.reg .b16 x;\n\tcvt.u16.u32 x, a;\n\tcvt.rn.bf16x2.ue8m0x2 r, x;\n\tret;\n}\n";
-    for (n, m) in [("tf32_rna", ".rna.satfinite"), ("tf32_rn", ".rn"), ("tf32_rz_relu", ".rz.relu")] {
+    for (n, m) in [
+        ("tf32_rna", ".rna.satfinite"),
+        ("tf32_rn", ".rn"),
+        ("tf32_rz_relu", ".rz.relu"),
+    ] {
         src += &format!(".visible .func (.reg .b32 r) {n}(.reg .b32 a)\n{{\n\t.reg .f32 x;\n\tmov.b32 x, a;\n\tcvt{m}.tf32.f32 r, x;\n\tret;\n}}\n");
     }
     src += ".visible .func (.reg .b32 r) rs_bf16x2(.reg .b32 a, .reg .b32 b, .reg .b32 c)\n{\n\t.reg .f32 x, y;\n\tmov.b32 x, a;\n\tmov.b32 y, b;\n\tcvt.rs.bf16x2.f32 r, x, y, c;\n\tret;\n}\n";
@@ -1520,7 +2224,9 @@ fn small_formats() {
     let mut vals: Vec<u32> = floats32(200, 43);
     // Values in the small formats' ranges, ties included.
     for k in -40i32..40 {
-        for m in [1.0f32, 1.0625, 1.125, 1.1875, 1.25, 1.5, 1.75, 1.875, 1.9375] {
+        for m in [
+            1.0f32, 1.0625, 1.125, 1.1875, 1.25, 1.5, 1.75, 1.875, 1.9375,
+        ] {
             vals.push((m * 2f32.powi(k / 2)).to_bits());
             vals.push((-m * 2f32.powi(k / 3)).to_bits());
         }
@@ -1534,8 +2240,14 @@ fn small_formats() {
             let e = j.f2_32(&format!("enc_{f}{}", if relu { "_relu" } else { "" }));
             for (k, &a) in vals.iter().enumerate() {
                 let b = vals[(k * 13 + 7) % vals.len()];
-                let want = (ref_encode(f32::from_bits(a) as f64, f, relu) << lane) | ref_encode(f32::from_bits(b) as f64, f, relu);
-                assert_eq!(e(a, b), want, "cvt.rn.satfinite{}.{f}x2.f32 {a:#x} {b:#x}", if relu { ".relu" } else { "" });
+                let want = (ref_encode(f32::from_bits(a) as f64, f, relu) << lane)
+                    | ref_encode(f32::from_bits(b) as f64, f, relu);
+                assert_eq!(
+                    e(a, b),
+                    want,
+                    "cvt.rn.satfinite{}.{f}x2.f32 {a:#x} {b:#x}",
+                    if relu { ".relu" } else { "" }
+                );
             }
         }
         let d = j.f1_32(&format!("dec_{f}"));
@@ -1544,7 +2256,11 @@ fn small_formats() {
             for (i, code) in [(0, c & ((1 << lane) - 1)), (1, c >> lane)] {
                 let want = ref_decode(code, f);
                 let got = half_to_f64((r >> (16 * i)) as u16, false);
-                assert!(got == want && got.is_sign_negative() == want.is_sign_negative() || got.is_nan() && want.is_nan(), "cvt.rn.f16x2.{f}x2 {c:#x} lane {i}: {got} want {want}");
+                assert!(
+                    got == want && got.is_sign_negative() == want.is_sign_negative()
+                        || got.is_nan() && want.is_nan(),
+                    "cvt.rn.f16x2.{f}x2 {c:#x} lane {i}: {got} want {want}"
+                );
             }
         }
     }
@@ -1553,8 +2269,13 @@ fn small_formats() {
         for &a in &vals {
             let h = ref_to_half(f32::from_bits(a) as f64, false, "rn") as u32;
             let h2 = ref_to_half(f32::from_bits(a) as f64 * -0.37, false, "rn") as u32;
-            let want = (ref_encode(half_to_f64(h2 as u16, false), f, false) << 8) | ref_encode(half_to_f64(h as u16, false), f, false);
-            assert_eq!(e(h | (h2 << 16)), want, "cvt.rn.satfinite.{f}x2.f16x2 {h:#x} {h2:#x}");
+            let want = (ref_encode(half_to_f64(h2 as u16, false), f, false) << 8)
+                | ref_encode(half_to_f64(h as u16, false), f, false);
+            assert_eq!(
+                e(h | (h2 << 16)),
+                want,
+                "cvt.rn.satfinite.{f}x2.f16x2 {h:#x} {h2:#x}"
+            );
         }
     }
     // ue8m0: 2^(code-127); rz floors, rp ceils log2; satfinite caps at 0xfe.
@@ -1570,7 +2291,11 @@ fn small_formats() {
         }
         let x = x as f64;
         let e = ((x.to_bits() >> 52) as i32 - 1023).max(-1075);
-        let e = if x < f64::MIN_POSITIVE { (x.log2().floor()) as i32 } else { e };
+        let e = if x < f64::MIN_POSITIVE {
+            (x.log2().floor()) as i32
+        } else {
+            e
+        };
         let e = if rp && 2f64.powi(e) != x { e + 1 } else { e };
         (e + 127).clamp(0, 254) as u32
     };
@@ -1590,7 +2315,11 @@ fn small_formats() {
             if code == 0xff {
                 assert!(got.is_nan());
             } else {
-                assert_eq!(got, 2f64.powi(code as i32 - 127), "cvt.rn.bf16x2.ue8m0x2 {c:#x}");
+                assert_eq!(
+                    got,
+                    2f64.powi(code as i32 - 127),
+                    "cvt.rn.bf16x2.ue8m0x2 {c:#x}"
+                );
             }
         }
     }
@@ -1600,13 +2329,40 @@ fn small_formats() {
         if x.is_nan() {
             return 0x7fff_ffff;
         }
-        let x = if mode == "rz_relu" && x.is_sign_negative() { 0.0 } else { x };
-        let r = if x.is_infinite() { x as f64 } else { ref_round(x as f64, 10, -126, if mode == "rna" { "rna" } else if mode == "rn" { "rn" } else { "rz" }) };
+        let x = if mode == "rz_relu" && x.is_sign_negative() {
+            0.0
+        } else {
+            x
+        };
+        let r = if x.is_infinite() {
+            x as f64
+        } else {
+            ref_round(
+                x as f64,
+                10,
+                -126,
+                if mode == "rna" {
+                    "rna"
+                } else if mode == "rn" {
+                    "rn"
+                } else {
+                    "rz"
+                },
+            )
+        };
         let r = r as f32;
-        let r = if mode == "rna" && r.is_infinite() { f32::from_bits(0x7f7f_e000).copysign(r) } else { r };
+        let r = if mode == "rna" && r.is_infinite() {
+            f32::from_bits(0x7f7f_e000).copysign(r)
+        } else {
+            r
+        };
         r.to_bits()
     };
-    for (n, mode) in [("tf32_rna", "rna"), ("tf32_rn", "rn"), ("tf32_rz_relu", "rz_relu")] {
+    for (n, mode) in [
+        ("tf32_rna", "rna"),
+        ("tf32_rn", "rn"),
+        ("tf32_rz_relu", "rz_relu"),
+    ] {
         let f = j.f1_32(n);
         for &a in &vals {
             assert_eq!(f(a), tf(a, mode), "cvt.{mode}.tf32.f32 {a:#x}");
@@ -1630,7 +2386,11 @@ fn small_formats() {
             let carry = (x & 0xffff) + (r & 0xffff) >= 0x10000;
             (x >> 16) + carry as u32
         };
-        assert_eq!(rs(a, b, rb), (lane(a, rb >> 16) << 16) | lane(b, rb & 0xffff), "cvt.rs.bf16x2.f32 {a:#x} {b:#x} {rb:#x}");
+        assert_eq!(
+            rs(a, b, rb),
+            (lane(a, rb >> 16) << 16) | lane(b, rb & 0xffff),
+            "cvt.rs.bf16x2.f32 {a:#x} {b:#x} {rb:#x}"
+        );
         // f16: inputs in the normal f16 range; 13 random bits per lane.
         let fa = f32::from_bits(a);
         if fa.is_finite() && fa.abs() >= 2f32.powi(-14) && fa.abs() < 65504.0 {
@@ -1640,7 +2400,11 @@ fn small_formats() {
                 t + carry as u32
             };
             let got = rsh(a, a, rb);
-            assert_eq!(got, (h(a, rb >> 16) << 16) | h(a, rb & 0xffff), "cvt.rs.f16x2.f32 {a:#x} {rb:#x}");
+            assert_eq!(
+                got,
+                (h(a, rb >> 16) << 16) | h(a, rb & 0xffff),
+                "cvt.rs.f16x2.f32 {a:#x} {rb:#x}"
+            );
         }
     }
 }

@@ -57,10 +57,26 @@ fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
     }
     let module: &'static _ = Box::leak(Box::new(module));
     let arch = nvptx::module_arch(module);
-    let n: u32 = arch.trim_start_matches("sm_").trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(52);
-    let (ptxas_arch, note) = if n < 75 { ("sm_75".to_string(), format!(" ({arch} below sm_75: ptxas -arch=sm_75)")) } else { (arch.clone(), String::new()) };
+    let n: u32 = arch
+        .trim_start_matches("sm_")
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        .unwrap_or(52);
+    let (ptxas_arch, note) = if n < 75 {
+        (
+            "sm_75".to_string(),
+            format!(" ({arch} below sm_75: ptxas -arch=sm_75)"),
+        )
+    } else {
+        (arch.clone(), String::new())
+    };
     for opt in [0u8, 2] {
-        let opts = nvptx::Options { emit: EmitKind::Asm, opt, arch: None, name: path.display().to_string() };
+        let opts = nvptx::Options {
+            emit: EmitKind::Asm,
+            opt,
+            arch: None,
+            name: path.display().to_string(),
+        };
         let out = nvptx::compile(module, &opts).map_err(|e| format!("-O{opt}: {e}"))?;
         if let Some(px) = ptxas {
             let tmp = tempfile::NamedTempFile::new().unwrap();
@@ -71,7 +87,14 @@ fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
                 .output()
                 .map_err(|e| e.to_string())?;
             if !r.status.success() {
-                return Err(format!("-O{opt}: ptxas: {}", String::from_utf8_lossy(&r.stderr).lines().take(3).collect::<Vec<_>>().join(" | ")));
+                return Err(format!(
+                    "-O{opt}: ptxas: {}",
+                    String::from_utf8_lossy(&r.stderr)
+                        .lines()
+                        .take(3)
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ));
             }
         }
     }
@@ -95,7 +118,9 @@ fn nvptx_corpus_round_trip() {
         .map(|_| {
             let (q, r, px) = (queue.clone(), results.clone(), ptxas.clone());
             std::thread::spawn(move || loop {
-                let Some(f) = q.lock().unwrap().pop() else { break };
+                let Some(f) = q.lock().unwrap().pop() else {
+                    break;
+                };
                 let res = check(&f, px.as_deref());
                 r.lock().unwrap().push((f, res));
             })
@@ -117,6 +142,15 @@ fn nvptx_corpus_round_trip() {
             }
         }
     }
-    println!("nvptx corpus: {} of {} files round-trip at -O0 and -O2{}", results.len() - failed, results.len(), if ptxas.is_some() { " through ptxas" } else { "" });
+    println!(
+        "nvptx corpus: {} of {} files round-trip at -O0 and -O2{}",
+        results.len() - failed,
+        results.len(),
+        if ptxas.is_some() {
+            " through ptxas"
+        } else {
+            ""
+        }
+    );
     assert_eq!(failed, 0, "{failed} corpus files failed");
 }

@@ -233,7 +233,11 @@ impl Module {
 
     /// As `from_ptx`, running kernels as `mode` says (thread loops or coroutines; the default
     /// comes from `PTX2LLVM_CPU_MODE`).
-    pub fn from_ptx_with(src: &str, opt: u8, mode: crate::target::cpu::fission::CpuMode) -> Result<Module, ApiError> {
+    pub fn from_ptx_with(
+        src: &str,
+        opt: u8,
+        mode: crate::target::cpu::fission::CpuMode,
+    ) -> Result<Module, ApiError> {
         // The lowering borrows the AST for the module's whole life (its lifetime is invariant):
         // keep source and AST for the process, as the translate command does.
         let src: &'static str = Box::leak(src.to_string().into_boxed_str());

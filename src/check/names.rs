@@ -192,7 +192,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         };
         let mut scope = Scope::default();
         for p in f.rets.iter().chain(&f.params) {
-            let kind = if p.ty == Mod::Pred { Kind::Pred } else { Kind::Data };
+            let kind = if p.ty == Mod::Pred {
+                Kind::Pred
+            } else {
+                Kind::Data
+            };
             if scope.names.insert(p.name, kind).is_some() {
                 self.error(p.span, format!("parameter `{}` is declared twice", p.name));
             }
@@ -210,7 +214,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for s in &b.stmts {
             let (name, span, kind) = match s {
                 Statement::Var(v) => {
-                    let kind = if v.ty == Mod::Pred { Kind::Pred } else { Kind::Data };
+                    let kind = if v.ty == Mod::Pred {
+                        Kind::Pred
+                    } else {
+                        Kind::Data
+                    };
                     for n in &v.names {
                         if !scope.declare(n, kind) {
                             let shown = match n.count {

@@ -53,9 +53,11 @@ pub struct CheckArgs {
 /// `ptx2llvm run FILE.ptx --kernel NAME [--grid X[,Y[,Z]]] [--block X[,Y[,Z]]]
 /// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N]`
 #[derive(Args, Debug)]
-#[command(after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
+#[command(
+    after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
     @PATH (a device buffer holding PATH's bytes), zeros:BYTES (a zero-filled device buffer),\n      \
-    bytes:HEX (a by-value parameter given as raw bytes)")]
+    bytes:HEX (a by-value parameter given as raw bytes)"
+)]
 pub struct RunArgs {
     /// The PTX file.
     #[arg(value_name = "FILE.ptx")]

@@ -52,7 +52,10 @@ pub fn run(args: &TranslateArgs) -> i32 {
         emit,
         opt: args.opt,
         arch: args.arch.clone(),
-        name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
     };
     match nvptx::compile(module, &opts) {
         Ok(out) => {
@@ -95,7 +98,10 @@ fn cpu(args: &TranslateArgs, path: &std::path::Path, src: String) -> i32 {
         Emit::Asm => EmitKind::Asm,
         Emit::Obj => EmitKind::Object,
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     match cpu::compile(module, emit, args.opt, &name) {
         Ok(out) => {
             if !out.text && args.output.is_none() {
@@ -111,8 +117,10 @@ fn cpu(args: &TranslateArgs, path: &std::path::Path, src: String) -> i32 {
             }
         }
         Err(cpu::CompileError::Lower(errs)) => {
-            let diags: Vec<Diagnostic> =
-                errs.iter().map(|e| Diagnostic::new(e.span().unwrap_or_default(), e.to_string())).collect();
+            let diags: Vec<Diagnostic> = errs
+                .iter()
+                .map(|e| Diagnostic::new(e.span().unwrap_or_default(), e.to_string()))
+                .collect();
             eprint!("{}", driver::render(&diags, path, src));
             1
         }

@@ -81,14 +81,16 @@ impl<T: Copy + 'static> Table<T> {
 #[inline]
 pub fn lookup_mod(s: &str) -> Option<Mod> {
     static T: OnceLock<Table<Mod>> = OnceLock::new();
-    T.get_or_init(|| Table::build(Mod::ALL, Mod::spelling)).get(s)
+    T.get_or_init(|| Table::build(Mod::ALL, Mod::spelling))
+        .get(s)
 }
 
 /// Looks an opcode (the instruction's first word) up.
 #[inline]
 pub fn lookup_opcode(s: &str) -> Option<Opcode> {
     static T: OnceLock<Table<Opcode>> = OnceLock::new();
-    T.get_or_init(|| Table::build(Opcode::ALL, Opcode::spelling)).get(s)
+    T.get_or_init(|| Table::build(Opcode::ALL, Opcode::spelling))
+        .get(s)
 }
 
 #[cfg(test)]
@@ -105,7 +107,10 @@ mod tests {
         }
         assert_eq!(lookup_mod(".nonexistent"), None);
         assert_eq!(lookup_mod(""), None);
-        assert_eq!(lookup_mod(".a_very_long_modifier_that_does_not_exist"), None);
+        assert_eq!(
+            lookup_mod(".a_very_long_modifier_that_does_not_exist"),
+            None
+        );
         assert_eq!(lookup_opcode("frobnicate"), None);
     }
 }

@@ -25,11 +25,12 @@ pub use inkwell::AddressSpace;
 pub use inkwell::{FloatPredicate, IntPredicate};
 
 use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target as LTarget, TargetMachine, TargetTriple,
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LTarget, TargetMachine,
+    TargetTriple,
 };
-use inkwell::OptimizationLevel;
 use inkwell::types::AnyType as _;
 use inkwell::values::AsValueRef as _;
+use inkwell::OptimizationLevel;
 use llvm_sys::core as c;
 use llvm_sys::prelude::LLVMValueRef;
 
@@ -159,7 +160,12 @@ pub fn atomic_cmpxchg<'c>(
             ss,
         );
         let name = b"\0";
-        BasicValueEnum::new(c::LLVMBuildExtractValue(b_ref(b), v, 0, name.as_ptr() as *const c_char))
+        BasicValueEnum::new(c::LLVMBuildExtractValue(
+            b_ref(b),
+            v,
+            0,
+            name.as_ptr() as *const c_char,
+        ))
     }
 }
 
@@ -167,7 +173,12 @@ pub fn atomic_cmpxchg<'c>(
 pub fn fence(ctx: &Context, b: &Builder, ord: Ordering, scope: &str) {
     let ss = sync_scope(ctx, scope);
     unsafe {
-        c::LLVMBuildFenceSyncScope(b_ref(b), sys_order(ord), ss, b"\0".as_ptr() as *const c_char);
+        c::LLVMBuildFenceSyncScope(
+            b_ref(b),
+            sys_order(ord),
+            ss,
+            b"\0".as_ptr() as *const c_char,
+        );
     }
 }
 
@@ -205,7 +216,8 @@ pub fn call_named<'c>(
     let f = match module.get_function(name) {
         Some(f) => f,
         None => {
-            let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+            let params: Vec<BasicMetadataTypeEnum> =
+                args.iter().map(|a| a.get_type().into()).collect();
             let ty = match ret {
                 Some(r) => r.fn_type(&params, false),
                 None => module.get_context().void_type().fn_type(&params, false),
@@ -245,9 +257,19 @@ pub fn inline_asm<'c>(
         None => ctx.void_type().fn_type(&params, false),
     };
     INLINE_ASM_COUNT.with(|c| c.set(c.get() + 1));
-    let f = ctx.create_inline_asm(fty, asm.to_string(), constraints.to_string(), side_effects, false, None, false);
+    let f = ctx.create_inline_asm(
+        fty,
+        asm.to_string(),
+        constraints.to_string(),
+        side_effects,
+        false,
+        None,
+        false,
+    );
     let margs: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
-    let cs = b.build_indirect_call(fty, f, &margs, "").expect("builder positioned");
+    let cs = b
+        .build_indirect_call(fty, f, &margs, "")
+        .expect("builder positioned");
     cs.try_as_basic_value().basic()
 }
 
@@ -269,7 +291,11 @@ impl Machine {
     /// The NVPTX back end for `sm_XX` with PTX ISA feature `+ptxNN`.
     pub fn nvptx(cpu: &str, features: &str, opt: u8, bits64: bool) -> Result<Machine, String> {
         LTarget::initialize_nvptx(&InitializationConfig::default());
-        let triple = TargetTriple::create(if bits64 { "nvptx64-nvidia-cuda" } else { "nvptx-nvidia-cuda" });
+        let triple = TargetTriple::create(if bits64 {
+            "nvptx64-nvidia-cuda"
+        } else {
+            "nvptx-nvidia-cuda"
+        });
         let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
         let level = match opt {
             0 => OptimizationLevel::None,
@@ -278,7 +304,14 @@ impl Machine {
             _ => OptimizationLevel::Aggressive,
         };
         let tm = t
-            .create_target_machine(&triple, cpu, features, level, RelocMode::Default, CodeModel::Default)
+            .create_target_machine(
+                &triple,
+                cpu,
+                features,
+                level,
+                RelocMode::Default,
+                CodeModel::Default,
+            )
             .ok_or_else(|| format!("cannot create an NVPTX target machine for {cpu} {features}"))?;
         Ok(Machine { tm })
     }
@@ -291,10 +324,15 @@ impl Machine {
 
     /// Runs the new-pass-manager pipeline `default<On>` (nothing at -O0 but the verifier).
     pub fn optimize(&self, m: &Module, opt: u8) -> Result<(), String> {
-        let pipeline = if opt == 0 { "verify".to_string() } else { format!("default<O{opt}>") };
+        let pipeline = if opt == 0 {
+            "verify".to_string()
+        } else {
+            format!("default<O{opt}>")
+        };
         let opts = inkwell::passes::PassBuilderOptions::create();
         opts.set_verify_each(false);
-        m.run_passes(&pipeline, &self.tm, opts).map_err(|e| e.to_string())
+        m.run_passes(&pipeline, &self.tm, opts)
+            .map_err(|e| e.to_string())
     }
 
     pub fn emit(&self, m: &Module, kind: EmitKind) -> Result<Vec<u8>, String> {
@@ -302,8 +340,15 @@ impl Machine {
             EmitKind::Llvm => Ok(m.print_to_string().to_bytes().to_vec()),
             EmitKind::Bitcode => Ok(m.write_bitcode_to_memory().as_slice().to_vec()),
             EmitKind::Asm | EmitKind::Object => {
-                let ft = if kind == EmitKind::Asm { FileType::Assembly } else { FileType::Object };
-                let buf = self.tm.write_to_memory_buffer(m, ft).map_err(|e| e.to_string())?;
+                let ft = if kind == EmitKind::Asm {
+                    FileType::Assembly
+                } else {
+                    FileType::Object
+                };
+                let buf = self
+                    .tm
+                    .write_to_memory_buffer(m, ft)
+                    .map_err(|e| e.to_string())?;
                 Ok(buf.as_slice().to_vec())
             }
         }
@@ -324,18 +369,26 @@ pub fn enum_attr<'c>(ctx: &'c Context, name: &str, val: u64) -> Attribute {
 
 /// A type attribute (`byval(T)`, …) by name.
 pub fn type_attr<'c>(ctx: &'c Context, name: &str, ty: BasicTypeEnum<'c>) -> Attribute {
-    ctx.create_type_attribute(Attribute::get_named_enum_kind_id(name), ty.as_any_type_enum())
+    ctx.create_type_attribute(
+        Attribute::get_named_enum_kind_id(name),
+        ty.as_any_type_enum(),
+    )
 }
 
 /// Whether `f` carries the enum function attribute `name`.
 pub fn has_fn_attr(f: FunctionValue, name: &str) -> bool {
-    f.get_enum_attribute(AttributeLoc::Function, Attribute::get_named_enum_kind_id(name)).is_some()
+    f.get_enum_attribute(
+        AttributeLoc::Function,
+        Attribute::get_named_enum_kind_id(name),
+    )
+    .is_some()
 }
 pub use inkwell::values::VectorValue;
 
 /// The integer type of `bits` bits (1 ≤ bits).
 pub fn int_type(ctx: &Context, bits: u32) -> IntType<'_> {
-    ctx.custom_width_int_type(std::num::NonZeroU32::new(bits.max(1)).unwrap()).expect("valid integer width")
+    ctx.custom_width_int_type(std::num::NonZeroU32::new(bits.max(1)).unwrap())
+        .expect("valid integer width")
 }
 
 /// A host JIT compilation of a module (MCJIT), for executing lowered code on the machine
@@ -360,10 +413,19 @@ impl<'c> HostJit<'c> {
         let cpu = TargetMachine::get_host_cpu_name().to_string();
         let features = TargetMachine::get_host_cpu_features().to_string();
         let tm = t
-            .create_target_machine(&triple, &cpu, &features, level, RelocMode::Default, CodeModel::JITDefault)
+            .create_target_machine(
+                &triple,
+                &cpu,
+                &features,
+                level,
+                RelocMode::Default,
+                CodeModel::JITDefault,
+            )
             .ok_or("cannot create a host target machine")?;
         m.set_data_layout(&tm.get_target_data().get_data_layout());
-        let ee = m.create_jit_execution_engine(level).map_err(|e| e.to_string())?;
+        let ee = m
+            .create_jit_execution_engine(level)
+            .map_err(|e| e.to_string())?;
         Ok(HostJit { ee })
     }
 

@@ -45,23 +45,36 @@ fn cas_loop<'c, 'a>(
     let old_bits = phi.as_basic_value().into_int_value();
     let old = fp::from_bits(l, old_bits, ft);
     let new = fp::to_bits(l, f(old));
-    let seen = atomic_cmpxchg(l.ctx, &l.b, ptr, old_bits.into(), new.into(), ord, scope).into_int_value();
-    let ok = l.b.build_int_compare(IntPredicate::EQ, seen, old_bits, "").unwrap();
+    let seen =
+        atomic_cmpxchg(l.ctx, &l.b, ptr, old_bits.into(), new.into(), ord, scope).into_int_value();
+    let ok =
+        l.b.build_int_compare(IntPredicate::EQ, seen, old_bits, "")
+            .unwrap();
     phi.add_incoming(&[(&init, pre), (&seen, body)]);
     l.b.build_conditional_branch(ok, done, body).unwrap();
     l.b.position_at_end(done);
     old
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
     let is_red = ins.op == "red";
     if ins.has(".async") || ins.has(".mmio") {
         return Ok(false);
     }
-    let (addr, rest) = if is_red { (&ops[0], &ops[1..]) } else { (&ops[1], &ops[2..]) };
-    let Operand::Addr(a) = addr else { return Ok(false) };
+    let (addr, rest) = if is_red {
+        (&ops[0], &ops[1..])
+    } else {
+        (&ops[1], &ops[2..])
+    };
+    let Operand::Addr(a) = addr else {
+        return Ok(false);
+    };
     let space = ins.space().unwrap_or(Space::Generic);
     if space == Space::Param {
         return Ok(false);
@@ -69,7 +82,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     let base = l.address(fs, a, space, addr.span())?;
     let ord = ordering(ins);
     let scope = memory::scope_name(ins);
-    let Some(opname) = ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor", ".exch", ".cas", ".inc", ".dec"]) else { return Ok(false) };
+    let Some(opname) = ins.any(&[
+        ".add", ".min", ".max", ".and", ".or", ".xor", ".exch", ".cas", ".inc", ".dec",
+    ]) else {
+        return Ok(false);
+    };
     // Scalar elements: vectors and packed types are element-wise.
     let nvec = match ins.any(&[".v2", ".v4", ".v8"]) {
         Some(".v2") => 2,
@@ -92,13 +109,20 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     for it in &items {
         let v = l.operand(fs, it, t)?;
         if lanes > 1 {
-            srcs.extend(super::float::split(l, v).into_iter().map(BasicValueEnum::from));
+            srcs.extend(
+                super::float::split(l, v)
+                    .into_iter()
+                    .map(BasicValueEnum::from),
+            );
         } else {
             srcs.push(v);
         }
     }
     if srcs.len() != n as usize {
-        return Err(invalid(ins.span(), "vector operand size does not match the vector qualifier"));
+        return Err(invalid(
+            ins.span(),
+            "vector operand size does not match the vector qualifier",
+        ));
     }
     let ety = et.llvm(l.ctx);
     let mut olds: Vec<BasicValueEnum<'c>> = Vec::new();
@@ -119,7 +143,10 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let ft = ety.into_float_type();
             let bv = b.into_float_value();
             let is_max = opname == ".max";
-            cas_loop(l, fs, ptr, ft, ord, scope, |old| fp::minmax(l, is_max, false, false, old, bv)).into()
+            cas_loop(l, fs, ptr, ft, ord, scope, |old| {
+                fp::minmax(l, is_max, false, false, old, bv)
+            })
+            .into()
         } else {
             let op = match (opname, et.k) {
                 (".add", K::F | K::BF) => RmwOp::FAdd,
@@ -136,7 +163,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 (".dec", _) => RmwOp::UDecWrap,
                 _ => return Ok(false),
             };
-            let v = if et.is_float() && op != RmwOp::FAdd { l.coerce(*b, l.int(et.bits).into(), false) } else { *b };
+            let v = if et.is_float() && op != RmwOp::FAdd {
+                l.coerce(*b, l.int(et.bits).into(), false)
+            } else {
+                *b
+            };
             let r = atomic_rmw(l.ctx, &l.b, op, ptr, v, ord, scope);
             l.coerce(r, ety, false)
         };
@@ -152,7 +183,10 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     };
     for (k, d) in dests.iter().enumerate() {
         let v = if lanes > 1 {
-            let xs: Vec<FloatValue<'c>> = olds[k * 2..k * 2 + 2].iter().map(|v| v.into_float_value()).collect();
+            let xs: Vec<FloatValue<'c>> = olds[k * 2..k * 2 + 2]
+                .iter()
+                .map(|v| v.into_float_value())
+                .collect();
             super::float::join(l, t, &xs)
         } else {
             olds[k]

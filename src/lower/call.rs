@@ -7,18 +7,31 @@ use crate::syntax::ast::{FnKind, Function, Linkage as PLinkage, Param};
 
 fn param_kind<'c>(l: &Lowerer<'c, '_>, p: &Param) -> ParamKind<'c> {
     let ty = Ty::of(p.ty).unwrap_or(Ty::b(64));
-    let n: u64 = p.array.iter().map(|d| d.unwrap_or(0)).product::<u64>() * p.vector.unwrap_or(1) as u64;
+    let n: u64 =
+        p.array.iter().map(|d| d.unwrap_or(0)).product::<u64>() * p.vector.unwrap_or(1) as u64;
     if p.array.is_empty() && p.vector.is_none() {
-        let t = if ty.k == K::Pred { l.i1().into() } else { ty.storage(l.ctx) };
+        let t = if ty.k == K::Pred {
+            l.i1().into()
+        } else {
+            ty.storage(l.ctx)
+        };
         ParamKind::Scalar(t)
     } else {
         let size = (n * (ty.bits as u64 / 8).max(1)) as u32;
-        ParamKind::Bytes { size, align: p.align.unwrap_or((ty.bits / 8).max(1)) }
+        ParamKind::Bytes {
+            size,
+            align: p.align.unwrap_or((ty.bits / 8).max(1)),
+        }
     }
 }
 
 /// Builds the LLVM signature of a PTX function or prototype.
-pub fn signature<'c>(l: &Lowerer<'c, '_>, rets: &[Param], params: &[Param], kernel: bool) -> Sig<'c> {
+pub fn signature<'c>(
+    l: &Lowerer<'c, '_>,
+    rets: &[Param],
+    params: &[Param],
+    kernel: bool,
+) -> Sig<'c> {
     let rets: Vec<ParamKind> = rets.iter().map(|p| param_kind(l, p)).collect();
     let params: Vec<ParamKind> = params.iter().map(|p| param_kind(l, p)).collect();
     let ptys: Vec<BasicMetadataTypeEnum> = params
@@ -42,11 +55,18 @@ pub fn signature<'c>(l: &Lowerer<'c, '_>, rets: &[Param], params: &[Param], kern
     } else {
         l.ctx.struct_type(&rtys, false).fn_type(&ptys, false)
     };
-    Sig { rets, params, fn_ty }
+    Sig {
+        rets,
+        params,
+        fn_ty,
+    }
 }
 
 /// Declares (or finds) the LLVM function of a PTX function.
-pub fn declare_fn<'c, 'a>(l: &mut Lowerer<'c, 'a>, f: &'a Function<'a>) -> Result<FunctionValue<'c>, Error> {
+pub fn declare_fn<'c, 'a>(
+    l: &mut Lowerer<'c, 'a>,
+    f: &'a Function<'a>,
+) -> Result<FunctionValue<'c>, Error> {
     let kernel = f.kind == FnKind::Entry;
     let func = match l.module.get_function(f.name) {
         Some(func) => func,
@@ -64,7 +84,11 @@ pub fn declare_fn<'c, 'a>(l: &mut Lowerer<'c, 'a>, f: &'a Function<'a>) -> Resul
             if kernel {
                 func.set_call_conventions(CC_PTX_KERNEL);
                 l.target.kernel(l, func, &f.directives);
-            } else if f.directives.iter().any(|d| matches!(d, ast::FnDirective::NoReturn(_))) {
+            } else if f
+                .directives
+                .iter()
+                .any(|d| matches!(d, ast::FnDirective::NoReturn(_)))
+            {
                 let nr = enum_attr(l.ctx, "noreturn", 0);
                 func.add_attribute(AttributeLoc::Function, nr);
             }
@@ -84,7 +108,11 @@ pub fn declare_fn<'c, 'a>(l: &mut Lowerer<'c, 'a>, f: &'a Function<'a>) -> Resul
 }
 
 /// Binds a function's parameters and return slots at entry.
-pub fn bind_params<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, f: &'a Function<'a>) -> Result<(), Error> {
+pub fn bind_params<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    f: &'a Function<'a>,
+) -> Result<(), Error> {
     let sig = l.sigs[f.name].clone();
     for (i, p) in f.params.iter().enumerate() {
         let arg = fs.func.get_nth_param(i as u32).unwrap();
@@ -96,7 +124,13 @@ pub fn bind_params<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, f: &'a
                 vector: p.vector,
                 ty: p.ty,
                 attributes: vec![],
-                names: smallvec::smallvec![ast::DeclName { name: p.name, count: None, array: Default::default(), init: None, span: p.span }],
+                names: smallvec::smallvec![ast::DeclName {
+                    name: p.name,
+                    count: None,
+                    array: Default::default(),
+                    init: None,
+                    span: p.span
+                }],
                 span: p.span,
             };
             l.declare_reg(fs, Box::leak(Box::new(decl)))?;
@@ -106,7 +140,10 @@ pub fn bind_params<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, f: &'a
             continue;
         }
         let slot = match sig.params[i] {
-            ParamKind::Scalar(_) => ParamSlot::Arg { val: arg, spill: None },
+            ParamKind::Scalar(_) => ParamSlot::Arg {
+                val: arg,
+                spill: None,
+            },
             ParamKind::Bytes { .. } => ParamSlot::Mem(arg.into_pointer_value()),
         };
         fs.params.insert(p.name, slot);
@@ -121,7 +158,13 @@ pub fn bind_params<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, f: &'a
                 vector: p.vector,
                 ty: p.ty,
                 attributes: vec![],
-                names: smallvec::smallvec![ast::DeclName { name: p.name, count: None, array: Default::default(), init: None, span: p.span }],
+                names: smallvec::smallvec![ast::DeclName {
+                    name: p.name,
+                    count: None,
+                    array: Default::default(),
+                    init: None,
+                    span: p.span
+                }],
                 span: p.span,
             };
             l.declare_reg(fs, Box::leak(Box::new(decl)))?;
@@ -167,10 +210,18 @@ pub fn emit_ret<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>) -> Result
     if vals.len() == 1 {
         l.b.build_return(Some(&vals[0])).unwrap();
     } else {
-        let st = fs.func.get_type().get_return_type().unwrap().into_struct_type();
+        let st = fs
+            .func
+            .get_type()
+            .get_return_type()
+            .unwrap()
+            .into_struct_type();
         let mut agg = st.get_undef();
         for (i, v) in vals.iter().enumerate() {
-            agg = l.b.build_insert_value(agg, *v, i as u32, "").unwrap().into_struct_value();
+            agg =
+                l.b.build_insert_value(agg, *v, i as u32, "")
+                    .unwrap()
+                    .into_struct_value();
         }
         l.b.build_return(Some(&agg)).unwrap();
     }
@@ -178,7 +229,11 @@ pub fn emit_ret<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>) -> Result
 }
 
 /// `call{.uni} (rets), f, (args) {, proto}`.
-pub fn lower_call<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower_call<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let mut k = 0;
     let mut rets: &[Operand] = &[];
@@ -188,7 +243,9 @@ pub fn lower_call<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &I
             k = 1;
         }
     }
-    let callee = ops.get(k).ok_or_else(|| invalid(ins.span(), "`call` without a target"))?;
+    let callee = ops
+        .get(k)
+        .ok_or_else(|| invalid(ins.span(), "`call` without a target"))?;
     let args: &[Operand] = match ops.get(k + 1) {
         Some(Operand::List(a, _)) => a,
         _ => &[],
@@ -197,28 +254,51 @@ pub fn lower_call<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &I
         Operand::Name { name, .. } => Some(*name),
         _ => None,
     });
-    let Operand::Name { name: fname, span: fspan, .. } = callee else {
-        return Err(invalid(callee.span(), "expected a function name or register"));
+    let Operand::Name {
+        name: fname,
+        span: fspan,
+        ..
+    } = callee
+    else {
+        return Err(invalid(
+            callee.span(),
+            "expected a function name or register",
+        ));
     };
     // Direct or indirect.
-    let (sig, target): (Sig<'c>, Result<FunctionValue<'c>, PointerValue<'c>>) = if let (Some(sig), Some(Sym::Func(f))) = (l.sigs.get(fname), l.syms.get(fname)) {
-        (sig.clone(), Ok(*f))
-    } else {
-        let pname = proto_name.ok_or_else(|| invalid(*fspan, format!("indirect call through `{fname}` needs a `.callprototype`")))?;
-        let sig = if let Some(p) = fs.prototypes.get(pname) {
-            signature(l, &p.rets, &p.params, false)
-        } else if let Some(s) = l.sigs.get(pname) {
-            s.clone()
+    let (sig, target): (Sig<'c>, Result<FunctionValue<'c>, PointerValue<'c>>) =
+        if let (Some(sig), Some(Sym::Func(f))) = (l.sigs.get(fname), l.syms.get(fname)) {
+            (sig.clone(), Ok(*f))
         } else {
-            return Err(invalid(ins.span(), format!("unknown call prototype `{pname}`")));
+            let pname = proto_name.ok_or_else(|| {
+                invalid(
+                    *fspan,
+                    format!("indirect call through `{fname}` needs a `.callprototype`"),
+                )
+            })?;
+            let sig = if let Some(p) = fs.prototypes.get(pname) {
+                signature(l, &p.rets, &p.params, false)
+            } else if let Some(s) = l.sigs.get(pname) {
+                s.clone()
+            } else {
+                return Err(invalid(
+                    ins.span(),
+                    format!("unknown call prototype `{pname}`"),
+                ));
+            };
+            let v = l.name_value(fs, fname, None, *fspan)?;
+            let p = l
+                .coerce(v, l.ptr(Space::Generic).into(), false)
+                .into_pointer_value();
+            (sig, Err(p))
         };
-        let v = l.name_value(fs, fname, None, *fspan)?;
-        let p = l.coerce(v, l.ptr(Space::Generic).into(), false).into_pointer_value();
-        (sig, Err(p))
-    };
     let mut argv: Vec<BasicMetadataValueEnum> = Vec::new();
     for (i, a) in args.iter().enumerate() {
-        let kind = sig.params.get(i).copied().unwrap_or(ParamKind::Scalar(l.i32().into()));
+        let kind = sig
+            .params
+            .get(i)
+            .copied()
+            .unwrap_or(ParamKind::Scalar(l.i32().into()));
         let v: BasicValueEnum = match (a, kind) {
             (Operand::Name { name, .. }, _) if fs.params.contains_key(name) => {
                 let slot = fs.params[name];
@@ -230,11 +310,22 @@ pub fn lower_call<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &I
             }
             (_, ParamKind::Scalar(t)) => {
                 let bits = l.bits_of(t);
-                let ty = if t.is_float_type() { Ty::f(bits) } else if bits == 1 { Ty::PRED } else { Ty::b(bits) };
+                let ty = if t.is_float_type() {
+                    Ty::f(bits)
+                } else if bits == 1 {
+                    Ty::PRED
+                } else {
+                    Ty::b(bits)
+                };
                 let v = l.operand(fs, a, ty)?;
                 l.coerce(v, t, false)
             }
-            (_, ParamKind::Bytes { .. }) => return Err(invalid(a.span(), "an aggregate argument must be a `.param` variable")),
+            (_, ParamKind::Bytes { .. }) => {
+                return Err(invalid(
+                    a.span(),
+                    "an aggregate argument must be a `.param` variable",
+                ))
+            }
         };
         argv.push(v.into());
     }
@@ -246,7 +337,8 @@ pub fn lower_call<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &I
     for (i, r) in rets.iter().enumerate() {
         let Some(rv) = rv else { break };
         let v = if sig.rets.len() > 1 {
-            l.b.build_extract_value(rv.into_struct_value(), i as u32, "").unwrap()
+            l.b.build_extract_value(rv.into_struct_value(), i as u32, "")
+                .unwrap()
         } else {
             rv
         };

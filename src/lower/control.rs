@@ -3,7 +3,11 @@
 
 use super::*;
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let i = ins.i;
     // Guarded terminators: branch to the action or fall through.
     let mut cont = None;
@@ -30,12 +34,21 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         "brx" => {
             let idx = l.operand(fs, &ins.ops()[0], Ty::u(32))?.into_int_value();
             let Some(Operand::Name { name, span, .. }) = ins.ops().get(1) else {
-                return Err(invalid(ins.span(), "`brx.idx` needs a `.branchtargets` list"));
+                return Err(invalid(
+                    ins.span(),
+                    "`brx.idx` needs a `.branchtargets` list",
+                ));
             };
-            let targets = fs.branch_targets.get(name).cloned().ok_or_else(|| invalid(*span, format!("unknown `.branchtargets` list `{name}`")))?;
+            let targets =
+                fs.branch_targets.get(name).cloned().ok_or_else(|| {
+                    invalid(*span, format!("unknown `.branchtargets` list `{name}`"))
+                })?;
             let mut cases = Vec::new();
             for (k, t) in targets.iter().enumerate() {
-                let bb = *fs.labels.get(t).ok_or_else(|| invalid(*span, format!("unknown label `{t}`")))?;
+                let bb = *fs
+                    .labels
+                    .get(t)
+                    .ok_or_else(|| invalid(*span, format!("unknown label `{t}`")))?;
                 cases.push((l.i32().const_int(k as u64, false), bb));
             }
             // An out-of-range index is undefined behaviour in PTX.
@@ -70,10 +83,18 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     Ok(true)
 }
 
-fn label<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<BasicBlock<'c>, Error> {
+fn label<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<BasicBlock<'c>, Error> {
     let _ = l;
     match ins.ops().first() {
-        Some(Operand::Name { name, span, .. }) => fs.labels.get(name).copied().ok_or_else(|| invalid(*span, format!("unknown label `{name}`"))),
+        Some(Operand::Name { name, span, .. }) => fs
+            .labels
+            .get(name)
+            .copied()
+            .ok_or_else(|| invalid(*span, format!("unknown label `{name}`"))),
         _ => Err(invalid(ins.span(), "`bra` needs a label")),
     }
 }

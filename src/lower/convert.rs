@@ -13,15 +13,24 @@ fn space_mod(ins: &Ins) -> Option<Space> {
     ins.space()
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let bd = &l.b;
     match ins.op {
         "cvta" => {
-            let Some(space) = space_mod(ins) else { return Ok(false) };
+            let Some(space) = space_mod(ins) else {
+                return Ok(false);
+            };
             let t = ins.ty();
             let to = ins.has(".to");
-            if space == Space::Param && (to || !matches!(&ops[1], Operand::Name { name, .. } if l.reg(fs, name).is_none())) {
+            if space == Space::Param
+                && (to
+                    || !matches!(&ops[1], Operand::Name { name, .. } if l.reg(fs, name).is_none()))
+            {
                 // Only `cvta.param d, var` (a generic address of a parameter) has a meaning
                 // independent of the hardware's parameter window.
                 return Ok(false);
@@ -29,10 +38,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             // Symbol operand: its pointer; register: an address in the source space.
             let src_space = if to { Space::Generic } else { space };
             let p = match &ops[1] {
-                Operand::Name { name, .. } if l.reg(fs, name).is_none() => match l.sym_ptr(fs, name) {
-                    Some(p) => p,
-                    None => return Ok(false),
-                },
+                Operand::Name { name, .. } if l.reg(fs, name).is_none() => {
+                    match l.sym_ptr(fs, name) {
+                        Some(p) => p,
+                        None => return Ok(false),
+                    }
+                }
                 Operand::Imm(e) if crate::syntax::consteval::eval(e).is_none() => {
                     let v = l.sym_expr(fs, e)?;
                     bd.build_int_to_ptr(v, l.ptr(src_space), "").unwrap()
@@ -42,8 +53,16 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                     bd.build_int_to_ptr(v, l.ptr(src_space), "").unwrap()
                 }
             };
-            let dst = if to { l.ptr(space) } else { l.ptr(Space::Generic) };
-            let q = if p.get_type() == dst { p } else { bd.build_address_space_cast(p, dst, "").unwrap() };
+            let dst = if to {
+                l.ptr(space)
+            } else {
+                l.ptr(Space::Generic)
+            };
+            let q = if p.get_type() == dst {
+                p
+            } else {
+                bd.build_address_space_cast(p, dst, "").unwrap()
+            };
             let v = bd.build_ptr_to_int(q, l.int(t.bits), "").unwrap();
             l.set(fs, &ops[0], v.into(), false)?;
             Ok(true)
@@ -59,10 +78,15 @@ use super::fp::{self, fsel};
 use super::target::Rounding;
 
 const FORMATS: &[&str] = &[
-    ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".tf32", ".e4m3x4", ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4",
+    ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".tf32", ".e4m3x4",
+    ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4",
 ];
 
-fn cvt<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+fn cvt<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     if ins.has(".pack") {
         return pack(l, fs, ins);
@@ -78,18 +102,32 @@ fn cvt<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>)
     if matches!(dt.k, K::F16x2 | K::BF16x2) {
         // cvt.frnd2{.relu}{.satfinite}.f16x2.f32 d, a, b: d[31:16] = cvt(a), d[15:0] = cvt(b);
         // `.rs` takes random bits in a fourth operand.
-        let et = if dt.k == K::F16x2 { Ty::f(16) } else { Ty { k: K::BF, bits: 16 } };
+        let et = if dt.k == K::F16x2 {
+            Ty::f(16)
+        } else {
+            Ty { k: K::BF, bits: 16 }
+        };
         let a = l.operand(fs, &ops[1], st)?;
         let b = l.operand(fs, &ops[2], st)?;
         let (hi, lo) = if ins.has(".rs") {
             let rbits = l.operand(fs, &ops[3], Ty::b(32))?.into_int_value();
             let i32t = l.i32();
-            let rhi = l.b.build_right_shift(rbits, i32t.const_int(16, false), false, "").unwrap();
-            let rlo = l.b.build_and(rbits, i32t.const_int(0xffff, false), "").unwrap();
+            let rhi =
+                l.b.build_right_shift(rbits, i32t.const_int(16, false), false, "")
+                    .unwrap();
+            let rlo =
+                l.b.build_and(rbits, i32t.const_int(0xffff, false), "")
+                    .unwrap();
             let k = if dt.k == K::F16x2 { 13 } else { 16 };
-            (stochastic(l, &m, a.into_float_value(), rhi, k, et)?, stochastic(l, &m, b.into_float_value(), rlo, k, et)?)
+            (
+                stochastic(l, &m, a.into_float_value(), rhi, k, et)?,
+                stochastic(l, &m, b.into_float_value(), rlo, k, et)?,
+            )
         } else {
-            (convert(l, &m, et, st, a)?.into_float_value(), convert(l, &m, et, st, b)?.into_float_value())
+            (
+                convert(l, &m, et, st, a)?.into_float_value(),
+                convert(l, &m, et, st, b)?.into_float_value(),
+            )
         };
         let v = super::float::join(l, dt, &[lo, hi]);
         l.set(fs, &ops[0], v, false)?;
@@ -117,7 +155,9 @@ struct Mods {
 impl Mods {
     fn of(ins: &Ins) -> Mods {
         Mods {
-            frnd: ins.any(&[".rn", ".rz", ".rm", ".rp"]).and_then(Rounding::from_spelling),
+            frnd: ins
+                .any(&[".rn", ".rz", ".rm", ".rp"])
+                .and_then(Rounding::from_spelling),
             irnd: ins.any(&[".rni", ".rzi", ".rmi", ".rpi"]),
             ftz: ins.has(".ftz"),
             sat: ins.has(".sat"),
@@ -138,7 +178,11 @@ fn int_bounds(t: Ty) -> (i128, i128) {
 /// Largest finite value of a 16-bit float type.
 fn max_finite<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> FloatValue<'c> {
     let it = l.ctx.i16_type();
-    let bits = if ft == l.ctx.bf16_type() { 0x7f7f } else { 0x7bff };
+    let bits = if ft == l.ctx.bf16_type() {
+        0x7f7f
+    } else {
+        0x7bff
+    };
     fp::from_bits(l, it.const_int(bits, false), ft)
 }
 
@@ -149,7 +193,13 @@ fn satfinite<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
 }
 
 /// One scalar conversion from PTX type `st` to `dt`.
-fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+fn convert<'c>(
+    l: &Lowerer<'c, '_>,
+    m: &Mods,
+    dt: Ty,
+    st: Ty,
+    a: BasicValueEnum<'c>,
+) -> Result<BasicValueEnum<'c>, Error> {
     let bd = &l.b;
     let dty = dt.llvm(l.ctx);
     let flt = |t: Ty| matches!(t.k, K::F | K::BF);
@@ -160,17 +210,34 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
         let v = a.into_int_value();
         let w = if st.bits.max(dt.bits) >= 64 { 128 } else { 64 };
         let wt = l.int(w);
-        let x = if st.is_signed() { bd.build_int_s_extend(v, wt, "").unwrap() } else { bd.build_int_z_extend(v, wt, "").unwrap() };
+        let x = if st.is_signed() {
+            bd.build_int_s_extend(v, wt, "").unwrap()
+        } else {
+            bd.build_int_z_extend(v, wt, "").unwrap()
+        };
         let x = if m.sat {
             let (lo, hi) = int_bounds(dt);
             let c = |v: i128| wt.const_int_arbitrary_precision(&[v as u64, (v >> 64) as u64]);
             let (lo, hi) = (c(lo), c(hi));
-            let x = fsel_i(l, bd.build_int_compare(IntPredicate::SLT, x, lo, "").unwrap(), lo, x);
-            fsel_i(l, bd.build_int_compare(IntPredicate::SGT, x, hi, "").unwrap(), hi, x)
+            let x = fsel_i(
+                l,
+                bd.build_int_compare(IntPredicate::SLT, x, lo, "").unwrap(),
+                lo,
+                x,
+            );
+            fsel_i(
+                l,
+                bd.build_int_compare(IntPredicate::SGT, x, hi, "").unwrap(),
+                hi,
+                x,
+            )
         } else {
             x
         };
-        return Ok(bd.build_int_truncate(x, dty.into_int_type(), "").unwrap().into());
+        return Ok(bd
+            .build_int_truncate(x, dty.into_int_type(), "")
+            .unwrap()
+            .into());
     }
     if flt(st) && dt.is_int() {
         // Float → integer: integer rounding (default .rzi), saturating to the destination
@@ -186,8 +253,18 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
         if let Some(f) = f {
             v = fp::unary(l, f, v);
         }
-        let name = if dt.is_signed() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
-        let r = l.call_v(&format!("{name}.i{}.{}", dt.bits, fp::ftname(l, v.get_type())), dty, &[v.into()]).into_int_value();
+        let name = if dt.is_signed() {
+            "llvm.fptosi.sat"
+        } else {
+            "llvm.fptoui.sat"
+        };
+        let r = l
+            .call_v(
+                &format!("{name}.i{}.{}", dt.bits, fp::ftname(l, v.get_type())),
+                dty,
+                &[v.into()],
+            )
+            .into_int_value();
         if st.bits == 64 || dt.bits == 64 {
             let it = dty.into_int_type();
             let nan = it.const_int(1u64 << (dt.bits - 1), false);
@@ -208,7 +285,9 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
                 bd.build_unsigned_int_to_float(v, ft, "").unwrap()
             }
         } else {
-            l.target.rounded_cvt(l, rnd, dt, st, v.into())?.into_float_value()
+            l.target
+                .rounded_cvt(l, rnd, dt, st, v.into())?
+                .into_float_value()
         };
         let r = if m.sat { fp::sat(l, r) } else { r };
         return Ok(fp::flush_if(l, f32ftz(dt), r).into());
@@ -227,20 +306,31 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
             fp::fconv(l, fp::unary(l, f, x), ft)
         } else {
             let (sb, db) = (st.bits, dt.bits);
-            let exact = db > sb || (sb == db && st.k == dt.k) || (st.k == K::BF && dt.k == K::F && db >= 32);
+            let exact = db > sb
+                || (sb == db && st.k == dt.k)
+                || (st.k == K::BF && dt.k == K::F && db >= 32);
             let rnd = m.frnd.unwrap_or(Rounding::Rn);
             if exact || rnd == Rounding::Rn {
                 fp::fconv(l, x, ft)
             } else {
-                l.target.rounded_cvt(l, rnd, dt, st, x.into())?.into_float_value()
+                l.target
+                    .rounded_cvt(l, rnd, dt, st, x.into())?
+                    .into_float_value()
             }
         };
         let r = if m.sat { fp::sat(l, r) } else { r };
-        let r = if m.satfinite && db16(dt) { satfinite(l, r) } else { r };
+        let r = if m.satfinite && db16(dt) {
+            satfinite(l, r)
+        } else {
+            r
+        };
         let r = if m.relu { fp::relu(l, r) } else { r };
         return Ok(fp::flush_if(l, f32ftz(dt), r).into());
     }
-    Err(invalid(Span::new(0, 0), format!("cvt from {st:?} to {dt:?}")))
+    Err(invalid(
+        Span::new(0, 0),
+        format!("cvt from {st:?} to {dt:?}"),
+    ))
 }
 
 /// `cvt.rn.bf16.{u,s}{32,64}` with one rounding: LLVM converts integers to bfloat through f32
@@ -250,7 +340,11 @@ fn convert<'c>(l: &Lowerer<'c, '_>, m: &Mods, dt: Ty, st: Ty, a: BasicValueEnum<
 fn int_to_bf16_rn<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, signed: bool) -> FloatValue<'c> {
     let bd = &l.b;
     let d = l.ctx.f64_type();
-    let t = if signed { bd.build_signed_int_to_float(x, d, "").unwrap() } else { bd.build_unsigned_int_to_float(x, d, "").unwrap() };
+    let t = if signed {
+        bd.build_signed_int_to_float(x, d, "").unwrap()
+    } else {
+        bd.build_unsigned_int_to_float(x, d, "").unwrap()
+    };
     let e = if x.get_type().get_bit_width() <= 32 {
         d.const_zero()
     } else {
@@ -258,11 +352,28 @@ fn int_to_bf16_rn<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, signed: bool) -> Flo
         let limit = if signed { 2f64.powi(63) } else { 2f64.powi(64) };
         let big = fp::fcmp(l, FloatPredicate::OGE, t, fp::fconst(d, limit));
         let tt = fsel(l, big, d.const_zero(), t);
-        let back = if signed { bd.build_float_to_signed_int(tt, l.i64(), "").unwrap() } else { bd.build_float_to_unsigned_int(tt, l.i64(), "").unwrap() };
-        let (gt, lt) = if signed { (IntPredicate::SGT, IntPredicate::SLT) } else { (IntPredicate::UGT, IntPredicate::ULT) };
-        let pos = fp::and(l, fp::not(l, big), bd.build_int_compare(gt, x, back, "").unwrap());
+        let back = if signed {
+            bd.build_float_to_signed_int(tt, l.i64(), "").unwrap()
+        } else {
+            bd.build_float_to_unsigned_int(tt, l.i64(), "").unwrap()
+        };
+        let (gt, lt) = if signed {
+            (IntPredicate::SGT, IntPredicate::SLT)
+        } else {
+            (IntPredicate::UGT, IntPredicate::ULT)
+        };
+        let pos = fp::and(
+            l,
+            fp::not(l, big),
+            bd.build_int_compare(gt, x, back, "").unwrap(),
+        );
         let neg = fp::or(l, big, bd.build_int_compare(lt, x, back, "").unwrap());
-        fsel(l, pos, fp::fconst(d, 1.0), fsel(l, neg, fp::fconst(d, -1.0), d.const_zero()))
+        fsel(
+            l,
+            pos,
+            fp::fconst(d, 1.0),
+            fsel(l, neg, fp::fconst(d, -1.0), d.const_zero()),
+        )
     };
     fp::ftrunc(l, fp::round_odd_f32(l, t, e), l.ctx.bf16_type())
 }
@@ -271,34 +382,91 @@ fn db16(t: Ty) -> bool {
     t.bits == 16 && matches!(t.k, K::F | K::BF)
 }
 
-fn fsel_i<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+fn fsel_i<'c>(
+    l: &Lowerer<'c, '_>,
+    c: IntValue<'c>,
+    a: IntValue<'c>,
+    b: IntValue<'c>,
+) -> IntValue<'c> {
     l.b.build_select(c, a, b, "").unwrap().into_int_value()
 }
 
 /// `.rs` stochastic rounding of f32 `x` to the 16-bit float type `et`: the result rounded
 /// toward zero, moved one ulp away from zero when adding the random bits `r` (the low `k` bits
 /// used) to the `k` discarded bits below the result's lsb carries out.
-fn stochastic<'c>(l: &Lowerer<'c, '_>, m: &Mods, x: FloatValue<'c>, r: IntValue<'c>, k: u32, et: Ty) -> Result<FloatValue<'c>, Error> {
+fn stochastic<'c>(
+    l: &Lowerer<'c, '_>,
+    m: &Mods,
+    x: FloatValue<'c>,
+    r: IntValue<'c>,
+    k: u32,
+    et: Ty,
+) -> Result<FloatValue<'c>, Error> {
     let f32t = l.ctx.f32_type();
     let nt = fp::fty(l, et);
-    let t = l.target.rounded_cvt(l, Rounding::Rz, et, Ty::f(32), x.into())?.into_float_value();
+    let t = l
+        .target
+        .rounded_cvt(l, Rounding::Rz, et, Ty::f(32), x.into())?
+        .into_float_value();
     // One ulp away from zero (bit pattern + 1 on the magnitude).
     let tb = fp::to_bits(l, t);
-    let away = fp::from_bits(l, l.b.build_int_add(tb, tb.get_type().const_int(1, false), "").unwrap(), nt);
+    let away = fp::from_bits(
+        l,
+        l.b.build_int_add(tb, tb.get_type().const_int(1, false), "")
+            .unwrap(),
+        nt,
+    );
     // The ulp of t: toward the next value away from zero, or (at MAX_NORM, where that is
     // infinity) toward the previous one.
-    let prev = fp::from_bits(l, l.b.build_int_sub(tb, tb.get_type().const_int(1, false), "").unwrap(), nt);
-    let (t32, a32, p32) = (fp::fext(l, t, f32t), fp::fext(l, away, f32t), fp::fext(l, prev, f32t));
-    let ulp = fsel(l, fp::is_inf(l, a32), fp::fsub(l, t32, p32), fp::fsub(l, a32, t32));
+    let prev = fp::from_bits(
+        l,
+        l.b.build_int_sub(tb, tb.get_type().const_int(1, false), "")
+            .unwrap(),
+        nt,
+    );
+    let (t32, a32, p32) = (
+        fp::fext(l, t, f32t),
+        fp::fext(l, away, f32t),
+        fp::fext(l, prev, f32t),
+    );
+    let ulp = fsel(
+        l,
+        fp::is_inf(l, a32),
+        fp::fsub(l, t32, p32),
+        fp::fsub(l, a32, t32),
+    );
     let ulp = fp::fabs(l, ulp);
     let frac = fp::fdiv(l, fp::fsub(l, fp::fabs(l, x), fp::fabs(l, t32)), ulp);
-    let scaled = fp::unary(l, "floor", fp::fmul(l, frac, fp::fconst(f32t, (1u64 << k) as f64)));
+    let scaled = fp::unary(
+        l,
+        "floor",
+        fp::fmul(l, frac, fp::fconst(f32t, (1u64 << k) as f64)),
+    );
     let i32t = l.i32();
-    let disc = l.b.build_float_to_unsigned_int(fsel(l, fp::is_finite(l, scaled), scaled, f32t.const_zero()), i32t, "").unwrap();
-    let rk = l.b.build_and(r, i32t.const_int((1u64 << k) - 1, false), "").unwrap();
-    let carry = l.b.build_int_compare(IntPredicate::UGE, l.b.build_int_add(disc, rk, "").unwrap(), i32t.const_int(1u64 << k, false), "").unwrap();
-    let special = l.b.build_or(fp::is_nan(l, x), fp::is_inf(l, x), "").unwrap();
-    let carry = l.b.build_and(carry, l.b.build_not(special, "").unwrap(), "").unwrap();
+    let disc =
+        l.b.build_float_to_unsigned_int(
+            fsel(l, fp::is_finite(l, scaled), scaled, f32t.const_zero()),
+            i32t,
+            "",
+        )
+        .unwrap();
+    let rk =
+        l.b.build_and(r, i32t.const_int((1u64 << k) - 1, false), "")
+            .unwrap();
+    let carry =
+        l.b.build_int_compare(
+            IntPredicate::UGE,
+            l.b.build_int_add(disc, rk, "").unwrap(),
+            i32t.const_int(1u64 << k, false),
+            "",
+        )
+        .unwrap();
+    let special =
+        l.b.build_or(fp::is_nan(l, x), fp::is_inf(l, x), "")
+            .unwrap();
+    let carry =
+        l.b.build_and(carry, l.b.build_not(special, "").unwrap(), "")
+            .unwrap();
     let v = fsel(l, carry, away, t);
     let v = fsel(l, fp::is_nan(l, x), fp::canonical_nan(l, nt), v);
     let v = if m.satfinite { satfinite(l, v) } else { v };
@@ -306,25 +474,58 @@ fn stochastic<'c>(l: &Lowerer<'c, '_>, m: &Mods, x: FloatValue<'c>, r: IntValue<
 }
 
 /// `cvt.pack.sat.{u16,s16}.s32 d, a, b` and `cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c`.
-fn pack<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+fn pack<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
-    let Some(ct) = ins.any(&[".u16", ".s16", ".u8", ".s8", ".u4", ".s4", ".u2", ".s2"]) else { return Ok(false) };
+    let Some(ct) = ins.any(&[".u16", ".s16", ".u8", ".s8", ".u4", ".s4", ".u2", ".s2"]) else {
+        return Ok(false);
+    };
     let size: u32 = ct[2..].parse().unwrap();
     let signed = ct.starts_with(".s");
-    let (lo, hi) = if signed { (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1) } else { (0, (1i64 << size) - 1) };
+    let (lo, hi) = if signed {
+        (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1)
+    } else {
+        (0, (1i64 << size) - 1)
+    };
     let i32t = l.i32();
     let clamp = |v: IntValue<'c>| {
-        let (lo, hi) = (i32t.const_int(lo as u64, true), i32t.const_int(hi as u64, true));
-        let v = fsel_i(l, l.b.build_int_compare(IntPredicate::SLT, v, lo, "").unwrap(), lo, v);
-        let v = fsel_i(l, l.b.build_int_compare(IntPredicate::SGT, v, hi, "").unwrap(), hi, v);
-        l.b.build_and(v, i32t.const_int((1u64 << size) - 1, false), "").unwrap()
+        let (lo, hi) = (
+            i32t.const_int(lo as u64, true),
+            i32t.const_int(hi as u64, true),
+        );
+        let v = fsel_i(
+            l,
+            l.b.build_int_compare(IntPredicate::SLT, v, lo, "").unwrap(),
+            lo,
+            v,
+        );
+        let v = fsel_i(
+            l,
+            l.b.build_int_compare(IntPredicate::SGT, v, hi, "").unwrap(),
+            hi,
+            v,
+        );
+        l.b.build_and(v, i32t.const_int((1u64 << size) - 1, false), "")
+            .unwrap()
     };
     let a = clamp(l.operand(fs, &ops[1], Ty::s(32))?.into_int_value());
     let b = clamp(l.operand(fs, &ops[2], Ty::s(32))?.into_int_value());
-    let mut d = l.b.build_or(l.b.build_left_shift(a, i32t.const_int(size as u64, false), "").unwrap(), b, "").unwrap();
+    let mut d =
+        l.b.build_or(
+            l.b.build_left_shift(a, i32t.const_int(size as u64, false), "")
+                .unwrap(),
+            b,
+            "",
+        )
+        .unwrap();
     if size < 16 {
         let c = l.operand(fs, &ops[3], Ty::b(32))?.into_int_value();
-        let c = l.b.build_left_shift(c, i32t.const_int(2 * size as u64, false), "").unwrap();
+        let c =
+            l.b.build_left_shift(c, i32t.const_int(2 * size as u64, false), "")
+                .unwrap();
         d = l.b.build_or(d, c, "").unwrap();
     }
     l.set(fs, &ops[0], d.into(), false)?;
@@ -349,31 +550,96 @@ struct Fmt {
 
 fn fmt_of(f: &str) -> Fmt {
     match f {
-        ".e4m3x2" | ".e4m3x4" => Fmt { ebits: 4, mbits: 3, bias: 7, signed: true, max: 448.0, nan: Some(0x7f), inf: None },
-        ".e5m2x2" | ".e5m2x4" => Fmt { ebits: 5, mbits: 2, bias: 15, signed: true, max: 57344.0, nan: Some(0x7f), inf: Some(0x7c) },
-        ".e2m1x2" | ".e2m1x4" => Fmt { ebits: 2, mbits: 1, bias: 1, signed: true, max: 6.0, nan: None, inf: None },
-        ".e2m3x2" | ".e2m3x4" => Fmt { ebits: 2, mbits: 3, bias: 1, signed: true, max: 7.5, nan: None, inf: None },
-        ".e3m2x2" | ".e3m2x4" => Fmt { ebits: 3, mbits: 2, bias: 3, signed: true, max: 28.0, nan: None, inf: None },
+        ".e4m3x2" | ".e4m3x4" => Fmt {
+            ebits: 4,
+            mbits: 3,
+            bias: 7,
+            signed: true,
+            max: 448.0,
+            nan: Some(0x7f),
+            inf: None,
+        },
+        ".e5m2x2" | ".e5m2x4" => Fmt {
+            ebits: 5,
+            mbits: 2,
+            bias: 15,
+            signed: true,
+            max: 57344.0,
+            nan: Some(0x7f),
+            inf: Some(0x7c),
+        },
+        ".e2m1x2" | ".e2m1x4" => Fmt {
+            ebits: 2,
+            mbits: 1,
+            bias: 1,
+            signed: true,
+            max: 6.0,
+            nan: None,
+            inf: None,
+        },
+        ".e2m3x2" | ".e2m3x4" => Fmt {
+            ebits: 2,
+            mbits: 3,
+            bias: 1,
+            signed: true,
+            max: 7.5,
+            nan: None,
+            inf: None,
+        },
+        ".e3m2x2" | ".e3m2x4" => Fmt {
+            ebits: 3,
+            mbits: 2,
+            bias: 3,
+            signed: true,
+            max: 28.0,
+            nan: None,
+            inf: None,
+        },
         // ue8m0 (see `encode_ue8m0`).
-        _ => Fmt { ebits: 8, mbits: 0, bias: 127, signed: false, max: 2f64.powi(127), nan: Some(0xff), inf: None },
+        _ => Fmt {
+            ebits: 8,
+            mbits: 0,
+            bias: 127,
+            signed: false,
+            max: 2f64.powi(127),
+            nan: Some(0xff),
+            inf: None,
+        },
     }
 }
 
 /// `floor(log2 |x|)` of a nonzero finite f64 (through `llvm.frexp`).
 fn ilogb<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
-    let st = l.ctx.struct_type(&[x.get_type().into(), l.i32().into()], false);
-    let r = l.call_v("llvm.frexp.f64.i32", st.into(), &[x.into()]).into_struct_value();
+    let st = l
+        .ctx
+        .struct_type(&[x.get_type().into(), l.i32().into()], false);
+    let r = l
+        .call_v("llvm.frexp.f64.i32", st.into(), &[x.into()])
+        .into_struct_value();
     let e = l.b.build_extract_value(r, 1, "").unwrap().into_int_value();
-    l.b.build_int_sub(e, l.i32().const_int(1, false), "").unwrap()
+    l.b.build_int_sub(e, l.i32().const_int(1, false), "")
+        .unwrap()
 }
 
 fn ldexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, e: IntValue<'c>) -> FloatValue<'c> {
-    l.call_v("llvm.ldexp.f64.i32", x.get_type().into(), &[x.into(), e.into()]).into_float_value()
+    l.call_v(
+        "llvm.ldexp.f64.i32",
+        x.get_type().into(),
+        &[x.into(), e.into()],
+    )
+    .into_float_value()
 }
 
 /// Encodes f64 `x` (an f32 or f16 value) into format `f`, rounding the magnitude with `rnd`
 /// (`.rn`, `.rz` or `.rp`), with `.satfinite` (mandatory for these formats) and `.relu`.
-fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, satfinite: bool, relu: bool) -> IntValue<'c> {
+fn encode<'c>(
+    l: &Lowerer<'c, '_>,
+    f: Fmt,
+    x: FloatValue<'c>,
+    rnd: Rounding,
+    satfinite: bool,
+    relu: bool,
+) -> IntValue<'c> {
     if f.mbits == 0 {
         return encode_ue8m0(l, x, rnd, satfinite);
     }
@@ -382,18 +648,40 @@ fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, sat
     let bd = &l.b;
     let nan = fp::is_nan(l, x);
     let neg = fp::sign_bit(l, x);
-    let x = if relu { fsel(l, neg, d.const_zero(), x) } else { x };
-    let neg = if relu || !f.signed { l.i1().const_zero() } else { neg };
+    let x = if relu {
+        fsel(l, neg, d.const_zero(), x)
+    } else {
+        x
+    };
+    let neg = if relu || !f.signed {
+        l.i1().const_zero()
+    } else {
+        neg
+    };
     let ax = fp::fabs(l, x);
     let emin = 1 - f.bias;
     // Quantum: 2^(max(floor(log2 |x|), emin) - mbits).
     let zero = fp::fcmp(l, FloatPredicate::OEQ, ax, d.const_zero());
     let finite = fp::is_finite(l, ax);
-    let safe = fsel(l, l.b.build_and(finite, l.b.build_not(zero, "").unwrap(), "").unwrap(), ax, fp::fconst(d, 1.0));
+    let safe = fsel(
+        l,
+        l.b.build_and(finite, l.b.build_not(zero, "").unwrap(), "")
+            .unwrap(),
+        ax,
+        fp::fconst(d, 1.0),
+    );
     let e = ilogb(l, safe);
     let emin_v = i32t.const_int(emin as u64, true);
-    let e = fsel_i(l, bd.build_int_compare(IntPredicate::SLT, e, emin_v, "").unwrap(), emin_v, e);
-    let qe = bd.build_int_sub(e, i32t.const_int(f.mbits as u64, false), "").unwrap();
+    let e = fsel_i(
+        l,
+        bd.build_int_compare(IntPredicate::SLT, e, emin_v, "")
+            .unwrap(),
+        emin_v,
+        e,
+    );
+    let qe = bd
+        .build_int_sub(e, i32t.const_int(f.mbits as u64, false), "")
+        .unwrap();
     let scaled = ldexp(l, ax, bd.build_int_neg(qe, "").unwrap());
     let rf = match rnd {
         Rounding::Rz => "trunc",
@@ -408,23 +696,58 @@ fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, sat
     let r = fsel(l, over, maxv, r);
     // Fields.
     let normal = fp::fcmp(l, FloatPredicate::OGE, r, fp::fconst(d, 2f64.powi(emin)));
-    let rsafe = fsel(l, fp::fcmp(l, FloatPredicate::OEQ, r, d.const_zero()), fp::fconst(d, 1.0), r);
+    let rsafe = fsel(
+        l,
+        fp::fcmp(l, FloatPredicate::OEQ, r, d.const_zero()),
+        fp::fconst(d, 1.0),
+        r,
+    );
     let er = ilogb(l, rsafe);
     let er = fsel_i(l, normal, er, emin_v);
-    let expf = fsel_i(l, normal, bd.build_int_add(er, i32t.const_int(f.bias as u64, true), "").unwrap(), i32t.const_zero());
-    let mant_scaled = ldexp(l, r, bd.build_int_sub(i32t.const_int(f.mbits as u64, false), er, "").unwrap());
-    let mant = bd.build_float_to_unsigned_int(mant_scaled, i32t, "").unwrap();
-    let mant = bd.build_and(mant, i32t.const_int((1u64 << f.mbits) - 1, false), "").unwrap();
-    let mut v = bd.build_or(bd.build_left_shift(expf, i32t.const_int(f.mbits as u64, false), "").unwrap(), mant, "").unwrap();
+    let expf = fsel_i(
+        l,
+        normal,
+        bd.build_int_add(er, i32t.const_int(f.bias as u64, true), "")
+            .unwrap(),
+        i32t.const_zero(),
+    );
+    let mant_scaled = ldexp(
+        l,
+        r,
+        bd.build_int_sub(i32t.const_int(f.mbits as u64, false), er, "")
+            .unwrap(),
+    );
+    let mant = bd
+        .build_float_to_unsigned_int(mant_scaled, i32t, "")
+        .unwrap();
+    let mant = bd
+        .build_and(mant, i32t.const_int((1u64 << f.mbits) - 1, false), "")
+        .unwrap();
+    let mut v = bd
+        .build_or(
+            bd.build_left_shift(expf, i32t.const_int(f.mbits as u64, false), "")
+                .unwrap(),
+            mant,
+            "",
+        )
+        .unwrap();
     if !satfinite {
         // Without .satfinite an overflow gives infinity where the format has one, else NaN.
         if let Some(sp) = f.inf.or(f.nan) {
-            let of = l.b.build_or(over, l.b.build_not(finite, "").unwrap(), "").unwrap();
+            let of =
+                l.b.build_or(over, l.b.build_not(finite, "").unwrap(), "")
+                    .unwrap();
             v = fsel_i(l, of, i32t.const_int(sp as u64, false), v);
         }
     }
     if f.signed {
-        let sb = bd.build_left_shift(bd.build_int_z_extend(neg, i32t, "").unwrap(), i32t.const_int((f.ebits + f.mbits) as u64, false), "").unwrap();
+        let sb = bd
+            .build_left_shift(
+                bd.build_int_z_extend(neg, i32t, "").unwrap(),
+                i32t.const_int((f.ebits + f.mbits) as u64, false),
+                "",
+            )
+            .unwrap();
         v = bd.build_or(v, sb, "").unwrap();
     }
     // NaN: the format's NaN, or +MAX_NORM for formats without one.
@@ -438,20 +761,63 @@ fn encode<'c>(l: &Lowerer<'c, '_>, f: Fmt, x: FloatValue<'c>, rnd: Rounding, sat
 /// `.ue8m0`: an unsigned power of two 2^(code-127) (code 0 is 2^-127: no zero), code 0xff is
 /// NaN. `.rz` takes floor(log2 x), `.rp` ceil(log2 x); non-positive inputs give the smallest
 /// code; too large values (and +inf) give 0xfe with `.satfinite`, else NaN.
-fn encode_ue8m0<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, rnd: Rounding, satfinite: bool) -> IntValue<'c> {
+fn encode_ue8m0<'c>(
+    l: &Lowerer<'c, '_>,
+    x: FloatValue<'c>,
+    rnd: Rounding,
+    satfinite: bool,
+) -> IntValue<'c> {
     let d = l.ctx.f64_type();
     let i32t = l.i32();
     let bd = &l.b;
     let pos = fp::fcmp(l, FloatPredicate::OGT, x, d.const_zero());
     let finite = fp::is_finite(l, x);
-    let safe = fsel(l, bd.build_and(pos, finite, "").unwrap(), x, fp::fconst(d, 1.0));
+    let safe = fsel(
+        l,
+        bd.build_and(pos, finite, "").unwrap(),
+        x,
+        fp::fconst(d, 1.0),
+    );
     let e = ilogb(l, safe);
-    let pow2 = fp::fcmp(l, FloatPredicate::OEQ, ldexp(l, fp::fconst(d, 1.0), e), safe);
-    let e = if rnd == Rounding::Rp { bd.build_int_add(e, bd.build_int_z_extend(bd.build_not(pow2, "").unwrap(), i32t, "").unwrap(), "").unwrap() } else { e };
+    let pow2 = fp::fcmp(
+        l,
+        FloatPredicate::OEQ,
+        ldexp(l, fp::fconst(d, 1.0), e),
+        safe,
+    );
+    let e = if rnd == Rounding::Rp {
+        bd.build_int_add(
+            e,
+            bd.build_int_z_extend(bd.build_not(pow2, "").unwrap(), i32t, "")
+                .unwrap(),
+            "",
+        )
+        .unwrap()
+    } else {
+        e
+    };
     let code = bd.build_int_add(e, i32t.const_int(127, false), "").unwrap();
-    let code = fsel_i(l, bd.build_int_compare(IntPredicate::SLT, code, i32t.const_zero(), "").unwrap(), i32t.const_zero(), code);
-    let over = bd.build_or(bd.build_int_compare(IntPredicate::SGT, code, i32t.const_int(254, false), "").unwrap(), bd.build_not(finite, "").unwrap(), "").unwrap();
-    let code = fsel_i(l, over, i32t.const_int(if satfinite { 254 } else { 255 }, false), code);
+    let code = fsel_i(
+        l,
+        bd.build_int_compare(IntPredicate::SLT, code, i32t.const_zero(), "")
+            .unwrap(),
+        i32t.const_zero(),
+        code,
+    );
+    let over = bd
+        .build_or(
+            bd.build_int_compare(IntPredicate::SGT, code, i32t.const_int(254, false), "")
+                .unwrap(),
+            bd.build_not(finite, "").unwrap(),
+            "",
+        )
+        .unwrap();
+    let code = fsel_i(
+        l,
+        over,
+        i32t.const_int(if satfinite { 254 } else { 255 }, false),
+        code,
+    );
     let code = fsel_i(l, pos, code, i32t.const_zero());
     fsel_i(l, fp::is_nan(l, x), i32t.const_int(255, false), code)
 }
@@ -463,43 +829,112 @@ fn decode<'c>(l: &Lowerer<'c, '_>, f: Fmt, v: IntValue<'c>) -> FloatValue<'c> {
         // ue8m0: 2^(code-127), 0xff NaN.
         let i32t = l.i32();
         let code = l.b.build_and(v, i32t.const_int(0xff, false), "").unwrap();
-        let val = ldexp(l, fp::fconst(d, 1.0), l.b.build_int_sub(code, i32t.const_int(127, false), "").unwrap());
-        let nan = l.b.build_int_compare(IntPredicate::EQ, code, i32t.const_int(0xff, false), "").unwrap();
+        let val = ldexp(
+            l,
+            fp::fconst(d, 1.0),
+            l.b.build_int_sub(code, i32t.const_int(127, false), "")
+                .unwrap(),
+        );
+        let nan =
+            l.b.build_int_compare(IntPredicate::EQ, code, i32t.const_int(0xff, false), "")
+                .unwrap();
         return fsel(l, nan, fp::canonical_nan(l, d), val);
     }
     let i32t = l.i32();
     let bd = &l.b;
     let width = f.ebits + f.mbits + f.signed as u32;
-    let v = bd.build_and(v, i32t.const_int((1u64 << width) - 1, false), "").unwrap();
-    let mag = bd.build_and(v, i32t.const_int((1u64 << (f.ebits + f.mbits)) - 1, false), "").unwrap();
-    let expf = bd.build_right_shift(mag, i32t.const_int(f.mbits as u64, false), false, "").unwrap();
-    let mant = bd.build_and(mag, i32t.const_int((1u64 << f.mbits) - 1, false), "").unwrap();
-    let normal = bd.build_int_compare(IntPredicate::NE, expf, i32t.const_zero(), "").unwrap();
-    let sig = fsel_i(l, normal, bd.build_or(mant, i32t.const_int(1u64 << f.mbits, false), "").unwrap(), mant);
+    let v = bd
+        .build_and(v, i32t.const_int((1u64 << width) - 1, false), "")
+        .unwrap();
+    let mag = bd
+        .build_and(
+            v,
+            i32t.const_int((1u64 << (f.ebits + f.mbits)) - 1, false),
+            "",
+        )
+        .unwrap();
+    let expf = bd
+        .build_right_shift(mag, i32t.const_int(f.mbits as u64, false), false, "")
+        .unwrap();
+    let mant = bd
+        .build_and(mag, i32t.const_int((1u64 << f.mbits) - 1, false), "")
+        .unwrap();
+    let normal = bd
+        .build_int_compare(IntPredicate::NE, expf, i32t.const_zero(), "")
+        .unwrap();
+    let sig = fsel_i(
+        l,
+        normal,
+        bd.build_or(mant, i32t.const_int(1u64 << f.mbits, false), "")
+            .unwrap(),
+        mant,
+    );
     let e = fsel_i(l, normal, expf, i32t.const_int(1, false));
-    let e = bd.build_int_sub(e, i32t.const_int((f.bias + f.mbits as i32) as u64, true), "").unwrap();
+    let e = bd
+        .build_int_sub(
+            e,
+            i32t.const_int((f.bias + f.mbits as i32) as u64, true),
+            "",
+        )
+        .unwrap();
     let val = ldexp(l, bd.build_unsigned_int_to_float(sig, d, "").unwrap(), e);
     let mut val = val;
     if f.signed {
-        let s = bd.build_int_compare(IntPredicate::NE, bd.build_right_shift(v, i32t.const_int((f.ebits + f.mbits) as u64, false), false, "").unwrap(), i32t.const_zero(), "").unwrap();
+        let s = bd
+            .build_int_compare(
+                IntPredicate::NE,
+                bd.build_right_shift(
+                    v,
+                    i32t.const_int((f.ebits + f.mbits) as u64, false),
+                    false,
+                    "",
+                )
+                .unwrap(),
+                i32t.const_zero(),
+                "",
+            )
+            .unwrap();
         val = fsel(l, s, fp::fneg(l, val), val);
     }
     if let Some(inf) = f.inf {
-        let is = bd.build_int_compare(IntPredicate::EQ, mag, i32t.const_int(inf as u64, false), "").unwrap();
-        val = fsel(l, is, fp::copysign(l, fp::fconst(d, f64::INFINITY), val), val);
+        let is = bd
+            .build_int_compare(IntPredicate::EQ, mag, i32t.const_int(inf as u64, false), "")
+            .unwrap();
+        val = fsel(
+            l,
+            is,
+            fp::copysign(l, fp::fconst(d, f64::INFINITY), val),
+            val,
+        );
         // e5m2: every other all-ones exponent is NaN.
-        let allones = bd.build_int_compare(IntPredicate::EQ, expf, i32t.const_int((1u64 << f.ebits) - 1, false), "").unwrap();
-        let isnan = bd.build_and(allones, bd.build_not(is, "").unwrap(), "").unwrap();
+        let allones = bd
+            .build_int_compare(
+                IntPredicate::EQ,
+                expf,
+                i32t.const_int((1u64 << f.ebits) - 1, false),
+                "",
+            )
+            .unwrap();
+        let isnan = bd
+            .build_and(allones, bd.build_not(is, "").unwrap(), "")
+            .unwrap();
         val = fsel(l, isnan, fp::canonical_nan(l, d), val);
     } else if let Some(n) = f.nan {
-        let isnan = bd.build_int_compare(IntPredicate::EQ, mag, i32t.const_int(n as u64, false), "").unwrap();
+        let isnan = bd
+            .build_int_compare(IntPredicate::EQ, mag, i32t.const_int(n as u64, false), "")
+            .unwrap();
         val = fsel(l, isnan, fp::canonical_nan(l, d), val);
     }
     val
 }
 
 /// `cvt` to or from `.tf32` and the packed small formats.
-fn small_format<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>, f: &'static str) -> Result<bool, Error> {
+fn small_format<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+    f: &'static str,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let m = Mods::of(ins);
     let d = l.ctx.f64_type();
@@ -513,12 +948,26 @@ fn small_format<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins
         let add = match ins.any(&[".rna", ".rn", ".rz"]) {
             Some(".rna") => i32t.const_int(0x1000, false),
             Some(".rn") => {
-                let odd = l.b.build_and(l.b.build_right_shift(bits, i32t.const_int(13, false), false, "").unwrap(), i32t.const_int(1, false), "").unwrap();
-                l.b.build_int_add(i32t.const_int(0xfff, false), odd, "").unwrap()
+                let odd =
+                    l.b.build_and(
+                        l.b.build_right_shift(bits, i32t.const_int(13, false), false, "")
+                            .unwrap(),
+                        i32t.const_int(1, false),
+                        "",
+                    )
+                    .unwrap();
+                l.b.build_int_add(i32t.const_int(0xfff, false), odd, "")
+                    .unwrap()
             }
             _ => i32t.const_zero(),
         };
-        let r = l.b.build_and(l.b.build_int_add(bits, add, "").unwrap(), i32t.const_int(0xffff_e000, false), "").unwrap();
+        let r =
+            l.b.build_and(
+                l.b.build_int_add(bits, add, "").unwrap(),
+                i32t.const_int(0xffff_e000, false),
+                "",
+            )
+            .unwrap();
         let rf = fp::from_bits(l, r, l.ctx.f32_type());
         let rf = if m.satfinite {
             let maxv = fp::from_bits(l, i32t.const_int(0x7f7f_e000, false), l.ctx.f32_type());
@@ -536,7 +985,11 @@ fn small_format<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins
         return Ok(false);
     }
     let fmt = fmt_of(f);
-    let lane = if fmt.ebits + fmt.mbits + fmt.signed as u32 == 4 { 4 } else { 8 };
+    let lane = if fmt.ebits + fmt.mbits + fmt.signed as u32 == 4 {
+        4
+    } else {
+        8
+    };
     // The destination type comes first: `cvt.rn.satfinite.e4m3x2.f32` encodes,
     // `cvt.rn.f16x2.e4m3x2` decodes.
     let fpos = ins.mods.iter().position(|x| *x == f);
@@ -554,14 +1007,24 @@ fn small_format<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins
             let b = l.operand(fs, &ops[2], Ty::f(32))?.into_float_value();
             (fp::fext(l, a, d), fp::fext(l, b, d))
         } else {
-            let st = *ins.types.last().unwrap_or(&Ty { k: K::F16x2, bits: 32 });
+            let st = *ins.types.last().unwrap_or(&Ty {
+                k: K::F16x2,
+                bits: 32,
+            });
             let v = l.operand(fs, &ops[1], st)?;
             let xs = super::float::split(l, v);
             (fp::fext(l, xs[1], d), fp::fext(l, xs[0], d))
         };
         let eh = encode(l, fmt, hi, rnd, m.satfinite, m.relu);
         let el = encode(l, fmt, lo, rnd, m.satfinite, m.relu);
-        let r = l.b.build_or(l.b.build_left_shift(eh, i32t.const_int(lane, false), "").unwrap(), el, "").unwrap();
+        let r =
+            l.b.build_or(
+                l.b.build_left_shift(eh, i32t.const_int(lane, false), "")
+                    .unwrap(),
+                el,
+                "",
+            )
+            .unwrap();
         l.set(fs, &ops[0], r.into(), false)?;
     } else {
         // cvt.rn{.relu}.f16x2.<fmt> d, a / cvt.rn.bf16x2.ue8m0x2 d, a: decode both lanes.
@@ -569,7 +1032,9 @@ fn small_format<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins
         let et = super::float::lanes(dt).0;
         let ft = fp::fty(l, et);
         let a = l.operand(fs, &ops[1], Ty::b(32))?.into_int_value();
-        let hi = l.b.build_right_shift(a, i32t.const_int(lane, false), false, "").unwrap();
+        let hi =
+            l.b.build_right_shift(a, i32t.const_int(lane, false), false, "")
+                .unwrap();
         let lanes: Vec<FloatValue<'c>> = [a, hi]
             .iter()
             .map(|v| {

@@ -26,7 +26,11 @@ pub fn lanes(t: Ty) -> (Ty, u32) {
 pub fn split<'c>(l: &Lowerer<'c, '_>, v: BasicValueEnum<'c>) -> Vec<FloatValue<'c>> {
     match v {
         BasicValueEnum::VectorValue(vv) => (0..vv.get_type().get_size())
-            .map(|i| l.b.build_extract_element(vv, l.i32().const_int(i as u64, false), "").unwrap().into_float_value())
+            .map(|i| {
+                l.b.build_extract_element(vv, l.i32().const_int(i as u64, false), "")
+                    .unwrap()
+                    .into_float_value()
+            })
             .collect(),
         _ => vec![v.into_float_value()],
     }
@@ -40,13 +44,17 @@ pub fn join<'c>(l: &Lowerer<'c, '_>, t: Ty, xs: &[FloatValue<'c>]) -> BasicValue
     let vt = t.llvm(l.ctx).into_vector_type();
     let mut v = vt.get_undef();
     for (i, x) in xs.iter().enumerate() {
-        v = l.b.build_insert_element(v, *x, l.i32().const_int(i as u64, false), "").unwrap();
+        v =
+            l.b.build_insert_element(v, *x, l.i32().const_int(i as u64, false), "")
+                .unwrap();
     }
     v.into()
 }
 
 fn rounding(ins: &Ins) -> Rounding {
-    ins.any(&[".rn", ".rz", ".rm", ".rp"]).and_then(Rounding::from_spelling).unwrap_or(Rounding::Rn)
+    ins.any(&[".rn", ".rz", ".rm", ".rp"])
+        .and_then(Rounding::from_spelling)
+        .unwrap_or(Rounding::Rn)
 }
 
 /// The result modifiers of an arithmetic instruction, applied lane by lane.
@@ -66,13 +74,25 @@ fn post<'c>(l: &Lowerer<'c, '_>, p: Post, x: FloatValue<'c>) -> FloatValue<'c> {
 }
 
 /// One lane of `add/sub/mul/fma/div` on element type `et`.
-fn arith_lane<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, et: Ty, x: &[FloatValue<'c>]) -> Result<FloatValue<'c>, Error> {
+fn arith_lane<'c>(
+    l: &Lowerer<'c, '_>,
+    op: RoundedOp,
+    rnd: Rounding,
+    ftz: bool,
+    et: Ty,
+    x: &[FloatValue<'c>],
+) -> Result<FloatValue<'c>, Error> {
     let args: Vec<BasicValueEnum<'c>> = x.iter().map(|v| (*v).into()).collect();
     if et.k == K::F && et.bits >= 32 {
         if rnd != Rounding::Rn || ftz {
-            return Ok(l.target.rounded_op(l, op, rnd, ftz, et, &args)?.into_float_value());
+            return Ok(l
+                .target
+                .rounded_op(l, op, rnd, ftz, et, &args)?
+                .into_float_value());
         }
-        return Ok(fp::default_rounded_op(l, op, Rounding::Rn, false, et, &args)?.into_float_value());
+        return Ok(
+            fp::default_rounded_op(l, op, Rounding::Rn, false, et, &args)?.into_float_value(),
+        );
     }
     // 16-bit types: round-to-nearest only; `.ftz` flushes 16-bit subnormals.
     let x: Vec<FloatValue<'c>> = x.iter().map(|v| fp::flush_if(l, ftz, *v)).collect();
@@ -87,11 +107,23 @@ fn arith_lane<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, 
         let r = fp::ftrunc(l, fp::round_odd_f32(l, s, e), x[0].get_type());
         return Ok(fp::flush_if(l, ftz, r));
     }
-    let r = fp::default_rounded_op(l, op, Rounding::Rn, false, et, &x.iter().map(|v| (*v).into()).collect::<Vec<_>>())?.into_float_value();
+    let r = fp::default_rounded_op(
+        l,
+        op,
+        Rounding::Rn,
+        false,
+        et,
+        &x.iter().map(|v| (*v).into()).collect::<Vec<_>>(),
+    )?
+    .into_float_value();
     Ok(fp::flush_if(l, ftz, r))
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
     if !t.is_float() {
@@ -100,7 +132,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     let (et, n) = lanes(t);
     let ftz = ins.has(".ftz");
     let src = |fs: &mut FnState<'c, 'a>, k: usize, ty: Ty| -> Result<BasicValueEnum<'c>, Error> {
-        l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, ty)
+        l.operand(
+            fs,
+            ops.get(k)
+                .ok_or_else(|| invalid(ins.span(), "missing operand"))?,
+            ty,
+        )
     };
     let r: BasicValueEnum<'c> = match ins.op {
         "add" | "sub" | "mul" | "fma" | "mad" | "div" => {
@@ -116,7 +153,10 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 _ => RoundedOp::Fma,
             };
             let rnd = rounding(ins);
-            let p = Post { sat: ins.has(".sat"), relu: ins.has(".relu") };
+            let p = Post {
+                sat: ins.has(".sat"),
+                relu: ins.has(".relu"),
+            };
             // Mixed precision: `add.f32.f16 d, a, c`, `fma.f32.bf16 d, a, b, c` — the 16-bit
             // sources widen exactly to f32.
             if ins.types.len() == 2 && ins.types[0] != ins.types[1] {
@@ -138,8 +178,14 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 let a = src(fs, 1, t)?.into_float_value();
                 let b = src(fs, 2, t)?.into_float_value();
                 let r = if ins.has(".approx") || ins.has(".full") {
-                    let ap = if ins.has(".full") { ApproxOp::DivFull } else { ApproxOp::Div };
-                    l.target.approx_op(l, ap, ftz, t, &[a.into(), b.into()])?.into_float_value()
+                    let ap = if ins.has(".full") {
+                        ApproxOp::DivFull
+                    } else {
+                        ApproxOp::Div
+                    };
+                    l.target
+                        .approx_op(l, ap, ftz, t, &[a.into(), b.into()])?
+                        .into_float_value()
                 } else {
                     arith_lane(l, op, rnd, ftz, t, &[a, b])?
                 };
@@ -163,7 +209,8 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                     _ => l.call_v(&format!("llvm.fma.{}", tyname(t)), t.llvm(l.ctx), &args),
                 }
             } else {
-                let lanes_in: Vec<Vec<FloatValue<'c>>> = args.iter().map(|v| split(l, *v)).collect();
+                let lanes_in: Vec<Vec<FloatValue<'c>>> =
+                    args.iter().map(|v| split(l, *v)).collect();
                 let mut out = Vec::new();
                 for i in 0..n as usize {
                     let x: Vec<FloatValue<'c>> = lanes_in.iter().map(|v| v[i]).collect();
@@ -184,7 +231,8 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             }
             let mut out = Vec::new();
             for i in 0..n as usize {
-                let mut x: Vec<FloatValue<'c>> = args.iter().map(|v| fp::flush_if(l, ftz, v[i])).collect();
+                let mut x: Vec<FloatValue<'c>> =
+                    args.iter().map(|v| fp::flush_if(l, ftz, v[i])).collect();
                 let r = if x.len() == 2 {
                     fp::minmax(l, is_max, nan, xa && abs, x[0], x[1])
                 } else {
@@ -207,8 +255,14 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                     l.call_v(&format!("llvm.fabs.{}", tyname(t)), t.llvm(l.ctx), &[a])
                 } else {
                     match a {
-                        BasicValueEnum::VectorValue(v) => l.b.build_float_neg(v, "").unwrap().into(),
-                        _ => l.b.build_float_neg(a.into_float_value(), "").unwrap().into(),
+                        BasicValueEnum::VectorValue(v) => {
+                            l.b.build_float_neg(v, "").unwrap().into()
+                        }
+                        _ => {
+                            l.b.build_float_neg(a.into_float_value(), "")
+                                .unwrap()
+                                .into()
+                        }
                     }
                 }
             } else {
@@ -233,7 +287,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             for x in split(l, a) {
                 let r = if !approx {
                     // rcp.rnd / sqrt.rnd: IEEE.
-                    let op = if ins.op == "rcp" { RoundedOp::Rcp } else { RoundedOp::Sqrt };
+                    let op = if ins.op == "rcp" {
+                        RoundedOp::Rcp
+                    } else {
+                        RoundedOp::Sqrt
+                    };
                     if !matches!(ins.op, "rcp" | "sqrt") {
                         return Ok(false);
                     }
@@ -249,7 +307,9 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                         "cos" => ApproxOp::Cos,
                         _ => ApproxOp::Tanh,
                     };
-                    l.target.approx_op(l, op, ftz, et, &[x.into()])?.into_float_value()
+                    l.target
+                        .approx_op(l, op, ftz, et, &[x.into()])?
+                        .into_float_value()
                 };
                 out.push(r);
             }
@@ -265,7 +325,14 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let a = src(fs, 1, t)?;
             // llvm.is.fpclass bits: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -subnormal, 5 -0,
             // 6 +0, 7 +subnormal, 8 +normal, 9 +inf.
-            let mask: u64 = match ins.any(&[".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"]) {
+            let mask: u64 = match ins.any(&[
+                ".finite",
+                ".infinite",
+                ".number",
+                ".notanumber",
+                ".normal",
+                ".subnormal",
+            ]) {
                 Some(".finite") => 0x1f8,
                 Some(".infinite") => 0x204,
                 Some(".number") => 0x3fc,
@@ -274,7 +341,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 Some(".subnormal") => 0x90,
                 _ => return Ok(false),
             };
-            let r = l.call_v(&format!("llvm.is.fpclass.{}", tyname(t)), l.i1().into(), &[a, l.i32().const_int(mask, false).into()]);
+            let r = l.call_v(
+                &format!("llvm.is.fpclass.{}", tyname(t)),
+                l.i1().into(),
+                &[a, l.i32().const_int(mask, false).into()],
+            );
             l.set(fs, &ops[0], r, false)?;
             return Ok(true);
         }
@@ -285,7 +356,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
 }
 
 /// Selects with a float result (re-exported for other families).
-pub fn select_f<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+pub fn select_f<'c>(
+    l: &Lowerer<'c, '_>,
+    c: IntValue<'c>,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+) -> FloatValue<'c> {
     fsel(l, c, a, b)
 }
 

@@ -36,7 +36,9 @@ pub fn ftname<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> &'static str {
 
 pub fn to_bits<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
     let w = fbits(l, x.get_type());
-    l.b.build_bit_cast(x, l.int(w), "").unwrap().into_int_value()
+    l.b.build_bit_cast(x, l.int(w), "")
+        .unwrap()
+        .into_int_value()
 }
 
 pub fn from_bits<'c>(l: &Lowerer<'c, '_>, i: IntValue<'c>, ft: FloatType<'c>) -> FloatValue<'c> {
@@ -47,19 +49,39 @@ pub fn fconst<'c>(ft: FloatType<'c>, v: f64) -> FloatValue<'c> {
     ft.const_float(v)
 }
 
-pub fn fcmp<'c>(l: &Lowerer<'c, '_>, p: FloatPredicate, a: FloatValue<'c>, b: FloatValue<'c>) -> IntValue<'c> {
+pub fn fcmp<'c>(
+    l: &Lowerer<'c, '_>,
+    p: FloatPredicate,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+) -> IntValue<'c> {
     l.b.build_float_compare(p, a, b, "").unwrap()
 }
 
-pub fn sel<'c, V: BasicValue<'c>>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: V, b: V) -> BasicValueEnum<'c> {
+pub fn sel<'c, V: BasicValue<'c>>(
+    l: &Lowerer<'c, '_>,
+    c: IntValue<'c>,
+    a: V,
+    b: V,
+) -> BasicValueEnum<'c> {
     l.b.build_select(c, a, b, "").unwrap()
 }
 
-pub fn fsel<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+pub fn fsel<'c>(
+    l: &Lowerer<'c, '_>,
+    c: IntValue<'c>,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+) -> FloatValue<'c> {
     sel(l, c, a, b).into_float_value()
 }
 
-pub fn isel<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+pub fn isel<'c>(
+    l: &Lowerer<'c, '_>,
+    c: IntValue<'c>,
+    a: IntValue<'c>,
+    b: IntValue<'c>,
+) -> IntValue<'c> {
     sel(l, c, a, b).into_int_value()
 }
 
@@ -81,7 +103,8 @@ pub fn is_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
 /// The sign bit of `x` is set.
 pub fn sign_bit<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
     let b = to_bits(l, x);
-    l.b.build_int_compare(IntPredicate::SLT, b, b.get_type().const_zero(), "").unwrap()
+    l.b.build_int_compare(IntPredicate::SLT, b, b.get_type().const_zero(), "")
+        .unwrap()
 }
 
 /// `|x|` is infinite.
@@ -98,13 +121,27 @@ pub fn is_finite<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> IntValue<'c> {
 
 pub fn fabs<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     let ft = x.get_type();
-    l.call_v(&format!("llvm.fabs.{}", ftname(l, ft)), ft.into(), &[x.into()]).into_float_value()
+    l.call_v(
+        &format!("llvm.fabs.{}", ftname(l, ft)),
+        ft.into(),
+        &[x.into()],
+    )
+    .into_float_value()
 }
 
 /// The magnitude of `mag` with the sign of `sgn`.
-pub fn copysign<'c>(l: &Lowerer<'c, '_>, mag: FloatValue<'c>, sgn: FloatValue<'c>) -> FloatValue<'c> {
+pub fn copysign<'c>(
+    l: &Lowerer<'c, '_>,
+    mag: FloatValue<'c>,
+    sgn: FloatValue<'c>,
+) -> FloatValue<'c> {
     let ft = mag.get_type();
-    l.call_v(&format!("llvm.copysign.{}", ftname(l, ft)), ft.into(), &[mag.into(), sgn.into()]).into_float_value()
+    l.call_v(
+        &format!("llvm.copysign.{}", ftname(l, ft)),
+        ft.into(),
+        &[mag.into(), sgn.into()],
+    )
+    .into_float_value()
 }
 
 pub fn fneg<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
@@ -122,14 +159,29 @@ pub fn fmul<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> Fl
 pub fn fdiv<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
     l.b.build_float_div(a, b, "").unwrap()
 }
-pub fn ffma<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>, c: FloatValue<'c>) -> FloatValue<'c> {
+pub fn ffma<'c>(
+    l: &Lowerer<'c, '_>,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+    c: FloatValue<'c>,
+) -> FloatValue<'c> {
     let ft = a.get_type();
-    l.call_v(&format!("llvm.fma.{}", ftname(l, ft)), ft.into(), &[a.into(), b.into(), c.into()]).into_float_value()
+    l.call_v(
+        &format!("llvm.fma.{}", ftname(l, ft)),
+        ft.into(),
+        &[a.into(), b.into(), c.into()],
+    )
+    .into_float_value()
 }
 /// A one-operand overloaded float intrinsic (`sqrt`, `sin`, `exp2`, `roundeven`, …).
 pub fn unary<'c>(l: &Lowerer<'c, '_>, name: &str, x: FloatValue<'c>) -> FloatValue<'c> {
     let ft = x.get_type();
-    l.call_v(&format!("llvm.{name}.{}", ftname(l, ft)), ft.into(), &[x.into()]).into_float_value()
+    l.call_v(
+        &format!("llvm.{name}.{}", ftname(l, ft)),
+        ft.into(),
+        &[x.into()],
+    )
+    .into_float_value()
 }
 pub fn fext<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, to: FloatType<'c>) -> FloatValue<'c> {
     if x.get_type() == to {
@@ -167,7 +219,9 @@ pub fn canonical_nan<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> FloatValue<'
     let w = fbits(l, ft);
     let it = l.int(w);
     let v = it.const_all_ones();
-    let v = l.b.build_right_shift(v, it.const_int(1, false), false, "").unwrap();
+    let v =
+        l.b.build_right_shift(v, it.const_int(1, false), false, "")
+            .unwrap();
     from_bits(l, v, ft)
 }
 
@@ -184,7 +238,12 @@ fn min_normal<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> f64 {
 /// Flushes a subnormal `x` to sign-preserving zero (`.ftz`): `|x| < min_normal → copysign(0, x)`.
 pub fn flush<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     let ft = x.get_type();
-    let small = fcmp(l, FloatPredicate::OLT, fabs(l, x), fconst(ft, min_normal(l, ft)));
+    let small = fcmp(
+        l,
+        FloatPredicate::OLT,
+        fabs(l, x),
+        fconst(ft, min_normal(l, ft)),
+    );
     let z = copysign(l, ft.const_zero(), x);
     fsel(l, small, z, x)
 }
@@ -226,7 +285,14 @@ pub fn canonicalize_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValu
 /// operand; two NaNs (or, with `.NaN`, any NaN) give the canonical NaN; -0.0 < +0.0; with
 /// `.xorsign.abs` the magnitudes are compared and the result takes the XOR of the input signs
 /// (unless it is NaN).
-pub fn minmax<'c>(l: &Lowerer<'c, '_>, is_max: bool, nan: bool, xorsign_abs: bool, a: FloatValue<'c>, b: FloatValue<'c>) -> FloatValue<'c> {
+pub fn minmax<'c>(
+    l: &Lowerer<'c, '_>,
+    is_max: bool,
+    nan: bool,
+    xorsign_abs: bool,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+) -> FloatValue<'c> {
     let ft = a.get_type();
     if xorsign_abs && is_bf16(l, ft) {
         // In f32 (exact both ways), behind `llvm.arithmetic.fence` so that InstCombine does not
@@ -235,7 +301,14 @@ pub fn minmax<'c>(l: &Lowerer<'c, '_>, is_max: bool, nan: bool, xorsign_abs: boo
         // BITCAST → FGETSIGN, fixed in LLVM 23, llvm-project#189363); `min.xorsign.abs.bf16(x2)`
         // lost its sign (tests/cpu_instr_float.rs).
         let f = l.ctx.f32_type();
-        let fence = |v: FloatValue<'c>| l.call_v("llvm.arithmetic.fence.f32", f.into(), &[fext(l, v, f).into()]).into_float_value();
+        let fence = |v: FloatValue<'c>| {
+            l.call_v(
+                "llvm.arithmetic.fence.f32",
+                f.into(),
+                &[fext(l, v, f).into()],
+            )
+            .into_float_value()
+        };
         let r = minmax(l, is_max, nan, true, fence(a), fence(b));
         return fsel(l, is_nan(l, r), canonical_nan(l, ft), ftrunc(l, r, ft));
     }
@@ -254,16 +327,26 @@ pub fn minmax<'c>(l: &Lowerer<'c, '_>, is_max: bool, nan: bool, xorsign_abs: boo
         (false, true) => "minimum",
         (true, true) => "maximum",
     };
-    let r = l.call_v(&format!("llvm.{name}.{}", ftname(l, ft)), ft.into(), &[a.into(), b.into()]).into_float_value();
+    let r = l
+        .call_v(
+            &format!("llvm.{name}.{}", ftname(l, ft)),
+            ft.into(),
+            &[a.into(), b.into()],
+        )
+        .into_float_value();
     let r = canonicalize_nan(l, r);
     match xs {
         Some(s) => {
             let bits = to_bits(l, r);
             let it = bits.get_type();
             let w = it.get_bit_width();
-            let mag = l.b.build_and(bits, it.const_int(u64::MAX >> (65 - w), false), "").unwrap();
+            let mag =
+                l.b.build_and(bits, it.const_int(u64::MAX >> (65 - w), false), "")
+                    .unwrap();
             let sb = l.b.build_int_z_extend(s, it, "").unwrap();
-            let sb = l.b.build_left_shift(sb, it.const_int(w as u64 - 1, false), "").unwrap();
+            let sb =
+                l.b.build_left_shift(sb, it.const_int(w as u64 - 1, false), "")
+                    .unwrap();
             let v = from_bits(l, l.b.build_or(mag, sb, "").unwrap(), ft);
             fsel(l, is_nan(l, r), r, v)
         }
@@ -277,14 +360,24 @@ pub fn minmax<'c>(l: &Lowerer<'c, '_>, is_max: bool, nan: bool, xorsign_abs: boo
 fn step<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, up: bool) -> FloatValue<'c> {
     let b = to_bits(l, t);
     let one = b.get_type().const_int(1, false);
-    let r = if up { l.b.build_int_add(b, one, "").unwrap() } else { l.b.build_int_sub(b, one, "").unwrap() };
+    let r = if up {
+        l.b.build_int_add(b, one, "").unwrap()
+    } else {
+        l.b.build_int_sub(b, one, "").unwrap()
+    };
     from_bits(l, r, t.get_type())
 }
 
 /// Rounds in direction `rnd`, given the round-to-nearest result `t` (finite or overflowed to
 /// infinity; any bracketing neighbour of the exact value will do) and whether the exact value
 /// is above (`pos`) or below (`neg`) it.
-pub fn adjust<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, pos: IntValue<'c>, neg: IntValue<'c>, rnd: Rounding) -> FloatValue<'c> {
+pub fn adjust<'c>(
+    l: &Lowerer<'c, '_>,
+    t: FloatValue<'c>,
+    pos: IntValue<'c>,
+    neg: IntValue<'c>,
+    rnd: Rounding,
+) -> FloatValue<'c> {
     let ft = t.get_type();
     let w = fbits(l, ft);
     let it = l.int(w);
@@ -316,14 +409,25 @@ pub fn adjust<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, pos: IntValue<'c>, neg
 
 /// Rounds a wide value `w` (plus an error whose sign is given by `wpos`/`wneg`, far below the
 /// narrow type's ulp) to `nt` in direction `rnd`.
-pub fn narrow<'c>(l: &Lowerer<'c, '_>, w: FloatValue<'c>, wpos: IntValue<'c>, wneg: IntValue<'c>, rnd: Rounding, nt: FloatType<'c>) -> FloatValue<'c> {
+pub fn narrow<'c>(
+    l: &Lowerer<'c, '_>,
+    w: FloatValue<'c>,
+    wpos: IntValue<'c>,
+    wneg: IntValue<'c>,
+    rnd: Rounding,
+    nt: FloatType<'c>,
+) -> FloatValue<'c> {
     let wt = w.get_type();
     if wt == nt {
         return adjust(l, w, wpos, wneg, rnd);
     }
     // Round to nearest (through f32 for 16-bit types: a double rounding still lands on a
     // neighbour of the exact value, which is all `adjust` needs).
-    let t = if fbits(l, nt) == 16 && fbits(l, wt) == 64 { ftrunc(l, ftrunc(l, w, l.ctx.f32_type()), nt) } else { ftrunc(l, w, nt) };
+    let t = if fbits(l, nt) == 16 && fbits(l, wt) == 64 {
+        ftrunc(l, ftrunc(l, w, l.ctx.f32_type()), nt)
+    } else {
+        ftrunc(l, w, nt)
+    };
     let back = fconv(l, t, wt);
     let diff = fsub(l, w, back);
     let z = wt.const_zero();
@@ -338,26 +442,54 @@ pub fn narrow<'c>(l: &Lowerer<'c, '_>, w: FloatValue<'c>, wpos: IntValue<'c>, wn
 /// last bit is 1. One more
 /// round-to-nearest to a 16-bit type is then correctly rounded (24 ≥ 11 + 2 bits), where
 /// rounding twice to nearest is not (fma of 16-bit values).
-pub fn round_odd_f32<'c>(l: &Lowerer<'c, '_>, s: FloatValue<'c>, e: FloatValue<'c>) -> FloatValue<'c> {
+pub fn round_odd_f32<'c>(
+    l: &Lowerer<'c, '_>,
+    s: FloatValue<'c>,
+    e: FloatValue<'c>,
+) -> FloatValue<'c> {
     let f = l.ctx.f32_type();
     let wt = s.get_type();
     let t = ftrunc(l, s, f);
     let diff = fsub(l, s, fext(l, t, wt));
     let z = wt.const_zero();
     let deq = fcmp(l, FloatPredicate::OEQ, diff, z);
-    let pos = or(l, fcmp(l, FloatPredicate::OGT, diff, z), and(l, deq, fcmp(l, FloatPredicate::OGT, e, z)));
-    let neg = or(l, fcmp(l, FloatPredicate::OLT, diff, z), and(l, deq, fcmp(l, FloatPredicate::OLT, e, z)));
+    let pos = or(
+        l,
+        fcmp(l, FloatPredicate::OGT, diff, z),
+        and(l, deq, fcmp(l, FloatPredicate::OGT, e, z)),
+    );
+    let neg = or(
+        l,
+        fcmp(l, FloatPredicate::OLT, diff, z),
+        and(l, deq, fcmp(l, FloatPredicate::OLT, e, z)),
+    );
     let bits = to_bits(l, t);
-    let lsb = l.b.build_and(bits, bits.get_type().const_int(1, false), "").unwrap();
-    let even = and(l, l.b.build_int_compare(IntPredicate::EQ, lsb, bits.get_type().const_zero(), "").unwrap(), is_finite(l, t));
+    let lsb =
+        l.b.build_and(bits, bits.get_type().const_int(1, false), "")
+            .unwrap();
+    let even = and(
+        l,
+        l.b.build_int_compare(IntPredicate::EQ, lsb, bits.get_type().const_zero(), "")
+            .unwrap(),
+        is_finite(l, t),
+    );
     let f0 = l.i1().const_zero();
     let up = adjust(l, t, l.i1().const_all_ones(), f0, Rounding::Rp);
     let down = adjust(l, t, f0, l.i1().const_all_ones(), Rounding::Rm);
-    fsel(l, and(l, even, pos), up, fsel(l, and(l, even, neg), down, t))
+    fsel(
+        l,
+        and(l, even, pos),
+        up,
+        fsel(l, and(l, even, neg), down, t),
+    )
 }
 
 /// Knuth's TwoSum: `s = fl(a+b)` and the exact error `e = a + b - s` (without overflow).
-pub fn two_sum<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) -> (FloatValue<'c>, FloatValue<'c>) {
+pub fn two_sum<'c>(
+    l: &Lowerer<'c, '_>,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+) -> (FloatValue<'c>, FloatValue<'c>) {
     let s = fadd(l, a, b);
     let bb = fsub(l, s, a);
     let ab = fsub(l, s, bb);
@@ -367,26 +499,51 @@ pub fn two_sum<'c>(l: &Lowerer<'c, '_>, a: FloatValue<'c>, b: FloatValue<'c>) ->
 
 fn signs<'c>(l: &Lowerer<'c, '_>, e: FloatValue<'c>) -> (IntValue<'c>, IntValue<'c>) {
     let z = e.get_type().const_zero();
-    (fcmp(l, FloatPredicate::OGT, e, z), fcmp(l, FloatPredicate::OLT, e, z))
+    (
+        fcmp(l, FloatPredicate::OGT, e, z),
+        fcmp(l, FloatPredicate::OLT, e, z),
+    )
 }
 
 /// `llvm.frexp`: mantissa in [0.5, 1) (sign kept) and exponent.
 pub fn frexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> (FloatValue<'c>, IntValue<'c>) {
-    let st = l.ctx.struct_type(&[x.get_type().into(), l.i32().into()], false);
-    let r = l.call_v(&format!("llvm.frexp.{}.i32", ftname(l, x.get_type())), st.into(), &[x.into()]).into_struct_value();
-    (l.b.build_extract_value(r, 0, "").unwrap().into_float_value(), l.b.build_extract_value(r, 1, "").unwrap().into_int_value())
+    let st = l
+        .ctx
+        .struct_type(&[x.get_type().into(), l.i32().into()], false);
+    let r = l
+        .call_v(
+            &format!("llvm.frexp.{}.i32", ftname(l, x.get_type())),
+            st.into(),
+            &[x.into()],
+        )
+        .into_struct_value();
+    (
+        l.b.build_extract_value(r, 0, "")
+            .unwrap()
+            .into_float_value(),
+        l.b.build_extract_value(r, 1, "").unwrap().into_int_value(),
+    )
 }
 
 /// `llvm.ldexp`: `x * 2^e`.
 pub fn ldexp<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, e: IntValue<'c>) -> FloatValue<'c> {
-    l.call_v(&format!("llvm.ldexp.{}.i32", ftname(l, x.get_type())), x.get_type().into(), &[x.into(), e.into()]).into_float_value()
+    l.call_v(
+        &format!("llvm.ldexp.{}.i32", ftname(l, x.get_type())),
+        x.get_type().into(),
+        &[x.into(), e.into()],
+    )
+    .into_float_value()
 }
 
 /// `.f64` `mul`/`div`/`rcp`/`sqrt`: the round-to-nearest result and the sign of its error,
 /// from an exact residual (`fma`) computed on operands scaled to [0.5, 2) with `frexp`, so that
 /// neither overflow nor underflow of the result disturbs it. Zero, infinite and NaN operands
 /// give exact results; an overflow of finite operands errs toward zero.
-fn f64_residual<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, a: &[FloatValue<'c>]) -> (FloatValue<'c>, IntValue<'c>, IntValue<'c>) {
+fn f64_residual<'c>(
+    l: &Lowerer<'c, '_>,
+    op: RoundedOp,
+    a: &[FloatValue<'c>],
+) -> (FloatValue<'c>, IntValue<'c>, IntValue<'c>) {
     let d = l.ctx.f64_type();
     let i32t = l.i32();
     let one = fconst(d, 1.0);
@@ -402,7 +559,12 @@ fn f64_residual<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, a: &[FloatValue<'c>]) ->
             let p = fmul(l, x, y);
             let (mx, ex) = frexp(l, x);
             let (my, ey) = frexp(l, y);
-            let ps = ldexp(l, p, l.b.build_int_neg(l.b.build_int_add(ex, ey, "").unwrap(), "").unwrap());
+            let ps = ldexp(
+                l,
+                p,
+                l.b.build_int_neg(l.b.build_int_add(ex, ey, "").unwrap(), "")
+                    .unwrap(),
+            );
             // x*y - p, scaled: exact value above p when positive.
             (p, ffma(l, mx, my, fneg(l, ps)), None)
         }
@@ -411,10 +573,14 @@ fn f64_residual<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, a: &[FloatValue<'c>]) ->
             let (m, e) = frexp(l, x);
             // Even exponent: m in [0.5, 2).
             let odd = l.b.build_and(e, i32t.const_int(1, false), "").unwrap();
-            let oddb = l.b.build_int_compare(IntPredicate::NE, odd, i32t.const_zero(), "").unwrap();
+            let oddb =
+                l.b.build_int_compare(IntPredicate::NE, odd, i32t.const_zero(), "")
+                    .unwrap();
             let m = fsel(l, oddb, fmul(l, m, fconst(d, 2.0)), m);
             let e = l.b.build_int_sub(e, odd, "").unwrap();
-            let half = l.b.build_right_shift(e, i32t.const_int(1, false), true, "").unwrap();
+            let half =
+                l.b.build_right_shift(e, i32t.const_int(1, false), true, "")
+                    .unwrap();
             let ss = ldexp(l, s, l.b.build_int_neg(half, "").unwrap());
             (s, ffma(l, fneg(l, ss), ss, m), None)
         }
@@ -424,12 +590,19 @@ fn f64_residual<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, a: &[FloatValue<'c>]) ->
             let (my, ey) = frexp(l, y);
             let qs = ldexp(l, q, l.b.build_int_sub(ey, ex, "").unwrap());
             // x/y - q has the sign of (mx - qs*my) / my.
-            (q, ffma(l, fneg(l, qs), my, mx), Some(fcmp(l, FloatPredicate::OGT, my, z)))
+            (
+                q,
+                ffma(l, fneg(l, qs), my, mx),
+                Some(fcmp(l, FloatPredicate::OGT, my, z)),
+            )
         }
     };
     let (rp, rn) = signs(l, res);
     let (pos, neg) = match pos_sign {
-        Some(dpos) => (or(l, and(l, rp, dpos), and(l, rn, not(l, dpos))), or(l, and(l, rn, dpos), and(l, rp, not(l, dpos)))),
+        Some(dpos) => (
+            or(l, and(l, rp, dpos), and(l, rn, not(l, dpos))),
+            or(l, and(l, rn, dpos), and(l, rp, not(l, dpos))),
+        ),
         None => (rp, rn),
     };
     // Only regular (finite, nonzero) operands round; sqrt of a negative is NaN (exact).
@@ -456,7 +629,10 @@ pub fn default_rounded_op<'c>(
 ) -> Result<BasicValueEnum<'c>, Error> {
     let ft = fty(l, ty);
     let ftz = ftz && ty.bits == 32;
-    let a: Vec<FloatValue<'c>> = args.iter().map(|v| flush_if(l, ftz, v.into_float_value())).collect();
+    let a: Vec<FloatValue<'c>> = args
+        .iter()
+        .map(|v| flush_if(l, ftz, v.into_float_value()))
+        .collect();
     let r = if rnd == Rounding::Rn {
         match op {
             RoundedOp::Add => fadd(l, a[0], a[1]),
@@ -475,7 +651,11 @@ pub fn default_rounded_op<'c>(
         // (wide value, error above, error below, summands for the exact-zero rule)
         let (w, pos, neg, sum) = match op {
             RoundedOp::Add | RoundedOp::Sub => {
-                let y = if op == RoundedOp::Sub { fneg(l, x[1]) } else { x[1] };
+                let y = if op == RoundedOp::Sub {
+                    fneg(l, x[1])
+                } else {
+                    x[1]
+                };
                 let (s, e) = two_sum(l, x[0], y);
                 let (p, n) = signs(l, e);
                 (s, p, n, Some((x[0], y)))
@@ -488,7 +668,11 @@ pub fn default_rounded_op<'c>(
                 (s, pp, n, Some((p, x[2])))
             }
             RoundedOp::Div | RoundedOp::Rcp => {
-                let (num, den) = if op == RoundedOp::Rcp { (fconst(d, 1.0), x[0]) } else { (x[0], x[1]) };
+                let (num, den) = if op == RoundedOp::Rcp {
+                    (fconst(d, 1.0), x[0])
+                } else {
+                    (x[0], x[1])
+                };
                 let q = fdiv(l, num, den);
                 // num/den - q = r/den with r = num - q*den exact.
                 let r = ffma(l, fneg(l, q), den, num);
@@ -517,7 +701,11 @@ pub fn default_rounded_op<'c>(
     } else {
         match op {
             RoundedOp::Add | RoundedOp::Sub => {
-                let y = if op == RoundedOp::Sub { fneg(l, a[1]) } else { a[1] };
+                let y = if op == RoundedOp::Sub {
+                    fneg(l, a[1])
+                } else {
+                    a[1]
+                };
                 let (s, e) = two_sum(l, a[0], y);
                 let (p, n) = signs(l, e);
                 // Overflow of finite operands: the exact value is below +inf / above -inf.
@@ -548,7 +736,13 @@ pub fn default_rounded_op<'c>(
 }
 
 /// The default [`Target::rounded_cvt`]: see its documentation.
-pub fn default_rounded_cvt<'c>(l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+pub fn default_rounded_cvt<'c>(
+    l: &Lowerer<'c, '_>,
+    rnd: Rounding,
+    dt: Ty,
+    st: Ty,
+    a: BasicValueEnum<'c>,
+) -> Result<BasicValueEnum<'c>, Error> {
     let d = l.ctx.f64_type();
     let nt = fty(l, dt);
     let f = l.i1().const_zero();
@@ -572,7 +766,12 @@ pub fn default_rounded_cvt<'c>(l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: T
     if st.bits <= 32 {
         // Exact in double.
         let w = itof(x, d);
-        return Ok(if rnd == Rounding::Rn { fconv(l, w, nt) } else { narrow(l, w, f, f, rnd, nt) }.into());
+        return Ok(if rnd == Rounding::Rn {
+            fconv(l, w, nt)
+        } else {
+            narrow(l, w, f, f, rnd, nt)
+        }
+        .into());
     }
     // 64-bit integers: round to nearest in f64 (or f32 for narrower results), compare back
     // exactly in the integer domain.
@@ -585,24 +784,64 @@ pub fn default_rounded_cvt<'c>(l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: T
     let limit = if signed { 2f64.powi(63) } else { 2f64.powi(64) };
     let big = fcmp(l, FloatPredicate::OGE, t, fconst(mid, limit));
     let tt = fsel(l, big, mid.const_zero(), t);
-    let back = if signed { l.b.build_float_to_signed_int(tt, i64t, "").unwrap() } else { l.b.build_float_to_unsigned_int(tt, i64t, "").unwrap() };
-    let (gt, lt) = if signed { (IntPredicate::SGT, IntPredicate::SLT) } else { (IntPredicate::UGT, IntPredicate::ULT) };
-    let pos = and(l, not(l, big), l.b.build_int_compare(gt, x, back, "").unwrap());
+    let back = if signed {
+        l.b.build_float_to_signed_int(tt, i64t, "").unwrap()
+    } else {
+        l.b.build_float_to_unsigned_int(tt, i64t, "").unwrap()
+    };
+    let (gt, lt) = if signed {
+        (IntPredicate::SGT, IntPredicate::SLT)
+    } else {
+        (IntPredicate::UGT, IntPredicate::ULT)
+    };
+    let pos = and(
+        l,
+        not(l, big),
+        l.b.build_int_compare(gt, x, back, "").unwrap(),
+    );
     let neg = or(l, big, l.b.build_int_compare(lt, x, back, "").unwrap());
-    let r = if mid == nt { adjust(l, t, pos, neg, rnd) } else { narrow(l, fext(l, t, d), pos, neg, rnd, nt) };
+    let r = if mid == nt {
+        adjust(l, t, pos, neg, rnd)
+    } else {
+        narrow(l, fext(l, t, d), pos, neg, rnd, nt)
+    };
     Ok(r.into())
 }
 
 /// The default [`Target::approx_op`]: see its documentation.
-pub fn default_approx_op<'c>(l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+pub fn default_approx_op<'c>(
+    l: &Lowerer<'c, '_>,
+    op: ApproxOp,
+    ftz: bool,
+    ty: Ty,
+    args: &[BasicValueEnum<'c>],
+) -> Result<BasicValueEnum<'c>, Error> {
     let ft = fty(l, ty);
-    let a: Vec<FloatValue<'c>> = args.iter().map(|v| flush_if(l, ftz, v.into_float_value())).collect();
+    let a: Vec<FloatValue<'c>> = args
+        .iter()
+        .map(|v| flush_if(l, ftz, v.into_float_value()))
+        .collect();
     // 16-bit types are computed in f32.
-    let ct = if fbits(l, ft) == 16 { l.ctx.f32_type() } else { ft };
+    let ct = if fbits(l, ft) == 16 {
+        l.ctx.f32_type()
+    } else {
+        ft
+    };
     let mut x: Vec<FloatValue<'c>> = a.iter().map(|v| fconv(l, *v, ct)).collect();
     // rsqrt.approx.ftz.f64 reads the upper word of `a` only and writes d[31:0] = 0 (PTX ISA
     // rsqrt: "tmp = a[63:32]; d[63:32] = 1.0 / sqrt(tmp); d[31:0] = 0x00000000").
-    let hi_word = |l: &Lowerer<'c, '_>, v: FloatValue<'c>| from_bits(l, l.b.build_and(to_bits(l, v), l.i64().const_int(0xffff_ffff_0000_0000, false), "").unwrap(), ct);
+    let hi_word = |l: &Lowerer<'c, '_>, v: FloatValue<'c>| {
+        from_bits(
+            l,
+            l.b.build_and(
+                to_bits(l, v),
+                l.i64().const_int(0xffff_ffff_0000_0000, false),
+                "",
+            )
+            .unwrap(),
+            ct,
+        )
+    };
     let f64_ftz = ftz && fbits(l, ct) == 64;
     if f64_ftz && op == ApproxOp::Rsqrt {
         x[0] = hi_word(l, x[0]);
@@ -624,7 +863,12 @@ pub fn default_approx_op<'c>(l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: T
     let r = match op {
         ApproxOp::Rsqrt if f64_ftz => hi_word(l, r),
         // rcp.approx.ftz.f64: "Input NaNs map to a canonical NaN with encoding 0x7fffffff00000000".
-        ApproxOp::Rcp if f64_ftz => fsel(l, is_nan(l, x[0]), from_bits(l, l.i64().const_int(0x7fff_ffff_0000_0000, false), ct), r),
+        ApproxOp::Rcp if f64_ftz => fsel(
+            l,
+            is_nan(l, x[0]),
+            from_bits(l, l.i64().const_int(0x7fff_ffff_0000_0000, false), ct),
+            r,
+        ),
         _ => r,
     };
     Ok(r.into())

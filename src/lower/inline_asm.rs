@@ -23,18 +23,48 @@ pub fn spell(i: &Instruction) -> String {
 fn no_dest(op: &str, mods: &[&str]) -> bool {
     matches!(
         op,
-        "st" | "red" | "sust" | "sured" | "bar" | "barrier" | "prefetch" | "prefetchu" | "cp" | "fence" | "membar"
-            | "nanosleep" | "griddepcontrol" | "trap" | "stmatrix" | "pmevent" | "bra" | "brkpt" | "setmaxnreg"
-            | "discard" | "applypriority" | "cvta" | "tensormap" | "st_async" | "red_async" | "multimem"
+        "st" | "red"
+            | "sust"
+            | "sured"
+            | "bar"
+            | "barrier"
+            | "prefetch"
+            | "prefetchu"
+            | "cp"
+            | "fence"
+            | "membar"
+            | "nanosleep"
+            | "griddepcontrol"
+            | "trap"
+            | "stmatrix"
+            | "pmevent"
+            | "bra"
+            | "brkpt"
+            | "setmaxnreg"
+            | "discard"
+            | "applypriority"
+            | "cvta"
+            | "tensormap"
+            | "st_async"
+            | "red_async"
+            | "multimem"
     ) && !(op == "multimem" && mods.contains(&".ld_reduce"))
         || op == "wgmma" && !mods.contains(&".mma_async")
         || op == "tcgen05" && !mods.contains(&".ld")
-        || op == "mbarrier" && (mods.contains(&".init") || mods.contains(&".inval") || mods.contains(&".expect_tx") || mods.contains(&".complete_tx"))
+        || op == "mbarrier"
+            && (mods.contains(&".init")
+                || mods.contains(&".inval")
+                || mods.contains(&".expect_tx")
+                || mods.contains(&".complete_tx"))
 }
 
 struct Asm<'c> {
     text: String,
-    outs: Vec<(String, BasicTypeEnum<'c>, Option<(&'static str, IntValue<'c>)>)>,
+    outs: Vec<(
+        String,
+        BasicTypeEnum<'c>,
+        Option<(&'static str, IntValue<'c>)>,
+    )>,
     ins: Vec<(String, BasicValueEnum<'c>)>,
     /// Output operand destinations (register names) with their storage types.
     dests: Vec<(String, BasicTypeEnum<'c>, bool)>,
@@ -58,7 +88,9 @@ fn constraint<'c>(l: &Lowerer<'c, '_>, t: BasicTypeEnum<'c>) -> &'static str {
 impl<'c> Asm<'c> {
     fn expr(&mut self, e: &Expr) {
         match e {
-            Expr::Int { value, unsigned, .. } => {
+            Expr::Int {
+                value, unsigned, ..
+            } => {
                 if *unsigned {
                     let _ = write!(self.text, "{value}U");
                 } else {
@@ -82,14 +114,30 @@ impl<'c> Asm<'c> {
     }
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<(), Error> {
     let i = ins.i;
-    let mut a = Asm { text: String::new(), outs: vec![], ins: vec![], dests: vec![], preds_in: vec![], preds_out: vec![], npred: 0 };
+    let mut a = Asm {
+        text: String::new(),
+        outs: vec![],
+        ins: vec![],
+        dests: vec![],
+        preds_in: vec![],
+        preds_out: vec![],
+        npred: 0,
+    };
     a.text.push_str(i.opcode.spelling());
     for m in &i.mods {
         a.text.push_str(m.spelling());
     }
-    let ndest = if no_dest(ins.op, &ins.mods) || matches!(i.operands.first(), Some(Operand::Addr(_) | Operand::AddrList(..))) {
+    let ndest = if no_dest(ins.op, &ins.mods)
+        || matches!(
+            i.operands.first(),
+            Some(Operand::Addr(_) | Operand::AddrList(..))
+        ) {
         0
     } else {
         1
@@ -133,7 +181,8 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     let bytes = text.as_bytes();
     let mut p = 0;
     while p < bytes.len() {
-        if bytes[p] == b'$' && p + 1 < bytes.len() && (bytes[p + 1] == b'o' || bytes[p + 1] == b'i') {
+        if bytes[p] == b'$' && p + 1 < bytes.len() && (bytes[p + 1] == b'o' || bytes[p + 1] == b'i')
+        {
             let kind = bytes[p + 1];
             let mut q = p + 2;
             while q < bytes.len() && bytes[q].is_ascii_digit() {
@@ -166,8 +215,17 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     };
     let r = inline_asm(l.ctx, &l.b, ret_ty, &args, &out, &cons.join(","), true);
     for (k, (name, st, is_pred)) in a.dests.iter().enumerate() {
-        let v = if nout == 1 { r.unwrap() } else { l.b.build_extract_value(r.unwrap().into_struct_value(), k as u32, "").unwrap() };
-        let v = if *is_pred { l.coerce(v, l.i1().into(), false) } else { v };
+        let v = if nout == 1 {
+            r.unwrap()
+        } else {
+            l.b.build_extract_value(r.unwrap().into_struct_value(), k as u32, "")
+                .unwrap()
+        };
+        let v = if *is_pred {
+            l.coerce(v, l.i1().into(), false)
+        } else {
+            v
+        };
         let (ptr, rst, _) = l.reg(fs, name).unwrap();
         let v = l.coerce(v, rst, false);
         let _ = st;
@@ -176,9 +234,20 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     Ok(())
 }
 
-fn operand<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, a: &mut Asm<'c>, op: &Operand<'a>, is_out: bool) -> Result<(), Error> {
+fn operand<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    a: &mut Asm<'c>,
+    op: &Operand<'a>,
+    is_out: bool,
+) -> Result<(), Error> {
     match op {
-        Operand::Name { name, comp, negated, span } => {
+        Operand::Name {
+            name,
+            comp,
+            negated,
+            span,
+        } => {
             if let Some((ptr, st, _)) = l.reg(fs, name).filter(|_| comp.is_none()) {
                 let is_pred = l.bits_of(st) == 1;
                 let ty: BasicTypeEnum = if is_pred {
@@ -250,7 +319,9 @@ fn operand<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, a: &mut Asm<'c
             }
         }
         Operand::Imm(e) => {
-            if crate::syntax::consteval::eval(e).is_none() && !matches!(e, Expr::F32(..) | Expr::F64(..)) {
+            if crate::syntax::consteval::eval(e).is_none()
+                && !matches!(e, Expr::F32(..) | Expr::F64(..))
+            {
                 let v = l.sym_expr(fs, e)?;
                 let k = a.ins.len();
                 a.ins.push(("l".into(), v.into()));
@@ -263,7 +334,12 @@ fn operand<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, a: &mut Asm<'c
             a.text.push('[');
             match ad.base {
                 Some(b) => {
-                    let base = Operand::Name { name: b, comp: None, negated: false, span: ad.span };
+                    let base = Operand::Name {
+                        name: b,
+                        comp: None,
+                        negated: false,
+                        span: ad.span,
+                    };
                     operand(l, fs, a, &base, false)?;
                     if ad.offset != 0 {
                         let _ = write!(a.text, "+{}", ad.offset);
@@ -286,7 +362,11 @@ fn operand<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, a: &mut Asm<'c
             a.text.push(']');
         }
         Operand::Vec(items, _) | Operand::List(items, _) => {
-            let (o, c) = if matches!(op, Operand::Vec(..)) { ('{', '}') } else { ('(', ')') };
+            let (o, c) = if matches!(op, Operand::Vec(..)) {
+                ('{', '}')
+            } else {
+                ('(', ')')
+            };
             a.text.push(o);
             for (k, it) in items.iter().enumerate() {
                 if k > 0 {

@@ -4,7 +4,13 @@
 
 use super::*;
 
-fn bin<'c>(l: &Lowerer<'c, '_>, op: &str, a: IntValue<'c>, b: IntValue<'c>, signed: bool) -> IntValue<'c> {
+fn bin<'c>(
+    l: &Lowerer<'c, '_>,
+    op: &str,
+    a: IntValue<'c>,
+    b: IntValue<'c>,
+    signed: bool,
+) -> IntValue<'c> {
     let bd = &l.b;
     match op {
         "add" => bd.build_int_add(a, b, "").unwrap(),
@@ -27,17 +33,31 @@ fn bin<'c>(l: &Lowerer<'c, '_>, op: &str, a: IntValue<'c>, b: IntValue<'c>, sign
 }
 
 /// Multiplication with `.lo`, `.hi` or `.wide`; returns the result of the destination width.
-fn mul<'c>(l: &Lowerer<'c, '_>, ins: &Ins, a: IntValue<'c>, b: IntValue<'c>, t: Ty) -> IntValue<'c> {
+fn mul<'c>(
+    l: &Lowerer<'c, '_>,
+    ins: &Ins,
+    a: IntValue<'c>,
+    b: IntValue<'c>,
+    t: Ty,
+) -> IntValue<'c> {
     let bd = &l.b;
     let s = t.is_signed();
     if ins.has(".hi") || ins.has(".wide") {
         let w = l.int(t.bits * 2);
-        let ext = |v: IntValue<'c>| if s { bd.build_int_s_extend(v, w, "").unwrap() } else { bd.build_int_z_extend(v, w, "").unwrap() };
+        let ext = |v: IntValue<'c>| {
+            if s {
+                bd.build_int_s_extend(v, w, "").unwrap()
+            } else {
+                bd.build_int_z_extend(v, w, "").unwrap()
+            }
+        };
         let p = bd.build_int_mul(ext(a), ext(b), "").unwrap();
         if ins.has(".wide") {
             return p;
         }
-        let sh = bd.build_right_shift(p, w.const_int(t.bits as u64, false), false, "").unwrap();
+        let sh = bd
+            .build_right_shift(p, w.const_int(t.bits as u64, false), false, "")
+            .unwrap();
         return bd.build_int_truncate(sh, l.int(t.bits), "").unwrap();
     }
     bd.build_int_mul(a, b, "").unwrap()
@@ -60,11 +80,18 @@ fn cmp_pred(op: &str, signed: bool) -> Option<IntPredicate> {
 }
 
 const CMPS: &[&str] = &[
-    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
+    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu",
+    ".leu", ".gtu", ".geu", ".num", ".nan",
 ];
 
 /// Compares `a` and `b` of type `t` with the comparison of `ins`.
-pub fn compare<'c>(l: &Lowerer<'c, '_>, ins: &Ins, t: Ty, a: BasicValueEnum<'c>, b: BasicValueEnum<'c>) -> Option<IntValue<'c>> {
+pub fn compare<'c>(
+    l: &Lowerer<'c, '_>,
+    ins: &Ins,
+    t: Ty,
+    a: BasicValueEnum<'c>,
+    b: BasicValueEnum<'c>,
+) -> Option<IntValue<'c>> {
     let op = ins.any(CMPS)?;
     if t.is_float() {
         if !matches!(t.k, K::F | K::BF) {
@@ -87,17 +114,37 @@ pub fn compare<'c>(l: &Lowerer<'c, '_>, ins: &Ins, t: Ty, a: BasicValueEnum<'c>,
             ".nan" => FloatPredicate::UNO,
             _ => return None,
         };
-        return Some(l.b.build_float_compare(p, a.into_float_value(), b.into_float_value(), "").unwrap());
+        return Some(
+            l.b.build_float_compare(p, a.into_float_value(), b.into_float_value(), "")
+                .unwrap(),
+        );
     }
     let p = cmp_pred(op, t.is_signed())?;
-    Some(l.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "").unwrap())
+    Some(
+        l.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "")
+            .unwrap(),
+    )
 }
 
 /// Applies `.and/.or/.xor` with predicate `c` (setp/set's boolean part).
-fn bool_op<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>, r: IntValue<'c>, c_op: Option<&Operand<'a>>) -> Result<(IntValue<'c>, IntValue<'c>), Error> {
+fn bool_op<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+    r: IntValue<'c>,
+    c_op: Option<&Operand<'a>>,
+) -> Result<(IntValue<'c>, IntValue<'c>), Error> {
     let nr = l.b.build_not(r, "").unwrap();
-    let Some(bo) = ins.any(&[".and", ".or", ".xor"]) else { return Ok((r, nr)) };
-    let c = l.operand(fs, c_op.ok_or_else(|| invalid(ins.span(), "missing predicate operand"))?, Ty::PRED)?.into_int_value();
+    let Some(bo) = ins.any(&[".and", ".or", ".xor"]) else {
+        return Ok((r, nr));
+    };
+    let c = l
+        .operand(
+            fs,
+            c_op.ok_or_else(|| invalid(ins.span(), "missing predicate operand"))?,
+            Ty::PRED,
+        )?
+        .into_int_value();
     let f = |x: IntValue<'c>| match bo {
         ".and" => l.b.build_and(x, c, "").unwrap(),
         ".or" => l.b.build_or(x, c, "").unwrap(),
@@ -106,7 +153,11 @@ fn bool_op<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 
     Ok((f(r), f(nr)))
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
     let bd = &l.b;
@@ -115,7 +166,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         return Ok(false);
     }
     let src = |fs: &mut FnState<'c, 'a>, k: usize, ty: Ty| -> Result<BasicValueEnum<'c>, Error> {
-        l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, ty)
+        l.operand(
+            fs,
+            ops.get(k)
+                .ok_or_else(|| invalid(ins.span(), "missing operand"))?,
+            ty,
+        )
     };
     if t.k == K::I16x2 {
         // add/min/max .u16x2/.s16x2 (min/max also .relu.s16x2): lane-wise on <2 x i16>.
@@ -146,7 +202,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             // CC.CF: the carry-out of add.cc, the borrow-out of sub.cc (PTX ISA 9.2, sub.cc).
-            let name = if ins.op == "add" { "llvm.uadd.with.overflow" } else { "llvm.usub.with.overflow" };
+            let name = if ins.op == "add" {
+                "llvm.uadd.with.overflow"
+            } else {
+                "llvm.usub.with.overflow"
+            };
             let (r, c) = overflow(l, name, a, b);
             let slot = l.cc_slot(fs);
             bd.build_store(slot, c).unwrap();
@@ -158,15 +218,26 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let mut r = if ins.has(".sat") && matches!(ins.op, "add" | "sub") {
                 // add.sat.s32/sub.sat.s32 clamp to MININT..MAXINT (unsigned forms saturate to
                 // the unsigned range).
-                let n = format!("llvm.{}{}.sat.i{}", if s { "s" } else { "u" }, ins.op, t.bits);
-                l.call_v(&n, a.get_type().into(), &[a.into(), b.into()]).into_int_value()
+                let n = format!(
+                    "llvm.{}{}.sat.i{}",
+                    if s { "s" } else { "u" },
+                    ins.op,
+                    t.bits
+                );
+                l.call_v(&n, a.get_type().into(), &[a.into(), b.into()])
+                    .into_int_value()
             } else {
                 bin(l, ins.op, a, b, s)
             };
             if ins.has(".relu") {
                 // min/max.relu.s32: clamp negative results to 0.
-                let neg = bd.build_int_compare(IntPredicate::SLT, r, r.get_type().const_zero(), "").unwrap();
-                r = bd.build_select(neg, r.get_type().const_zero(), r, "").unwrap().into_int_value();
+                let neg = bd
+                    .build_int_compare(IntPredicate::SLT, r, r.get_type().const_zero(), "")
+                    .unwrap();
+                r = bd
+                    .build_select(neg, r.get_type().const_zero(), r, "")
+                    .unwrap()
+                    .into_int_value();
             }
             l.set(fs, &ops[0], r.into(), s)?;
         }
@@ -176,7 +247,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let slot = l.cc_slot(fs);
             let cf = bd.build_load(l.i1(), slot, "").unwrap().into_int_value();
             let cfw = bd.build_int_z_extend(cf, a.get_type(), "").unwrap();
-            let name = if ins.op == "addc" { "llvm.uadd.with.overflow" } else { "llvm.usub.with.overflow" };
+            let name = if ins.op == "addc" {
+                "llvm.uadd.with.overflow"
+            } else {
+                "llvm.usub.with.overflow"
+            };
             let (r1, c1) = overflow(l, name, a, b);
             let (r2, c2) = overflow(l, name, r1, cfw);
             if ins.has(".cc") {
@@ -195,7 +270,14 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             let p = mul(l, ins, a, b, t);
-            let ct = if ins.has(".wide") { Ty { k: t.k, bits: t.bits * 2 } } else { t };
+            let ct = if ins.has(".wide") {
+                Ty {
+                    k: t.k,
+                    bits: t.bits * 2,
+                }
+            } else {
+                t
+            };
             let c = src(fs, 3, ct)?.into_int_value();
             let r = if ins.has(".cc") || ins.op == "madc" {
                 let slot = l.cc_slot(fs);
@@ -214,7 +296,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 r
             } else if ins.has(".sat") {
                 // mad.hi.sat.s32: the addition saturates to MININT..MAXINT.
-                l.call_v(&format!("llvm.sadd.sat.i{}", t.bits), p.get_type().into(), &[p.into(), c.into()]).into_int_value()
+                l.call_v(
+                    &format!("llvm.sadd.sat.i{}", t.bits),
+                    p.get_type().into(),
+                    &[p.into(), c.into()],
+                )
+                .into_int_value()
             } else {
                 bd.build_int_add(p, c, "").unwrap()
             };
@@ -231,9 +318,17 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 bd.build_right_shift(v, sh, s, "").unwrap()
             };
             let mut r = if ins.has(".hi") {
-                let ext = |v: IntValue<'c>| if s { bd.build_int_s_extend(v, l.i64(), "").unwrap() } else { bd.build_int_z_extend(v, l.i64(), "").unwrap() };
+                let ext = |v: IntValue<'c>| {
+                    if s {
+                        bd.build_int_s_extend(v, l.i64(), "").unwrap()
+                    } else {
+                        bd.build_int_z_extend(v, l.i64(), "").unwrap()
+                    }
+                };
                 let p = bd.build_int_mul(ext(x24(a)), ext(x24(b)), "").unwrap();
-                let p = bd.build_right_shift(p, l.i64().const_int(16, false), false, "").unwrap();
+                let p = bd
+                    .build_right_shift(p, l.i64().const_int(16, false), false, "")
+                    .unwrap();
                 bd.build_int_truncate(p, l.i32(), "").unwrap()
             } else {
                 bd.build_int_mul(x24(a), x24(b), "").unwrap()
@@ -241,7 +336,8 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             if ins.op == "mad24" {
                 let c = src(fs, 3, t)?.into_int_value();
                 r = if ins.has(".sat") {
-                    l.call_v("llvm.sadd.sat.i32", l.i32().into(), &[r.into(), c.into()]).into_int_value()
+                    l.call_v("llvm.sadd.sat.i32", l.i32().into(), &[r.into(), c.into()])
+                        .into_int_value()
                 } else {
                     bd.build_int_add(r, c, "").unwrap()
                 };
@@ -257,9 +353,16 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let bz = bd.build_int_compare(IntPredicate::EQ, b, zero, "").unwrap();
             let bm1 = bd.build_int_compare(IntPredicate::EQ, b, ones, "").unwrap();
             // Divisor 0 → hardware's all-ones quotient / dividend remainder; INT_MIN / -1 wraps.
-            let unsafe_b = if s { bd.build_or(bz, bm1, "").unwrap() } else { bz };
+            let unsafe_b = if s {
+                bd.build_or(bz, bm1, "").unwrap()
+            } else {
+                bz
+            };
             let one = ty.const_int(1, false);
-            let sb = bd.build_select(unsafe_b, one, b, "").unwrap().into_int_value();
+            let sb = bd
+                .build_select(unsafe_b, one, b, "")
+                .unwrap()
+                .into_int_value();
             let r = match (ins.op, s) {
                 ("div", true) => bd.build_int_signed_div(a, sb, "").unwrap(),
                 ("div", false) => bd.build_int_unsigned_div(a, sb, "").unwrap(),
@@ -268,10 +371,18 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             };
             let r = if ins.op == "div" {
                 let neg = bd.build_int_neg(a, "").unwrap();
-                let r = if s { bd.build_select(bm1, neg, r, "").unwrap().into_int_value() } else { r };
+                let r = if s {
+                    bd.build_select(bm1, neg, r, "").unwrap().into_int_value()
+                } else {
+                    r
+                };
                 bd.build_select(bz, ones, r, "").unwrap().into_int_value()
             } else {
-                let r = if s { bd.build_select(bm1, zero, r, "").unwrap().into_int_value() } else { r };
+                let r = if s {
+                    bd.build_select(bm1, zero, r, "").unwrap().into_int_value()
+                } else {
+                    r
+                };
                 bd.build_select(bz, a, r, "").unwrap().into_int_value()
             };
             l.set(fs, &ops[0], r.into(), s)?;
@@ -280,12 +391,18 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let a = src(fs, 1, t)?.into_int_value();
             let r = match ins.op {
                 "abs" => l
-                    .call_v(&format!("llvm.abs.i{}", t.bits), a.get_type().into(), &[a.into(), l.i1().const_zero().into()])
+                    .call_v(
+                        &format!("llvm.abs.i{}", t.bits),
+                        a.get_type().into(),
+                        &[a.into(), l.i1().const_zero().into()],
+                    )
                     .into_int_value(),
                 "neg" => bd.build_int_neg(a, "").unwrap(),
                 "not" => bd.build_not(a, "").unwrap(),
                 _ => {
-                    let z = bd.build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "").unwrap();
+                    let z = bd
+                        .build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "")
+                        .unwrap();
                     bd.build_int_z_extend(z, a.get_type(), "").unwrap()
                 }
             };
@@ -296,7 +413,9 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let b = src(fs, 2, Ty::u(32))?.into_int_value();
             let ty = a.get_type();
             let bits = l.i32().const_int(t.bits as u64, false);
-            let big = bd.build_int_compare(IntPredicate::UGE, b, bits, "").unwrap();
+            let big = bd
+                .build_int_compare(IntPredicate::UGE, b, bits, "")
+                .unwrap();
             let r = if ins.op == "shr" && s {
                 let lim = l.i32().const_int(t.bits as u64 - 1, false);
                 let amt = bd.build_select(big, lim, b, "").unwrap().into_int_value();
@@ -306,8 +425,14 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 let lim = l.i32().const_zero();
                 let amt = bd.build_select(big, lim, b, "").unwrap().into_int_value();
                 let amt = l.coerce(amt.into(), ty.into(), false).into_int_value();
-                let r = if ins.op == "shl" { bd.build_left_shift(a, amt, "").unwrap() } else { bd.build_right_shift(a, amt, false, "").unwrap() };
-                bd.build_select(big, ty.const_zero(), r, "").unwrap().into_int_value()
+                let r = if ins.op == "shl" {
+                    bd.build_left_shift(a, amt, "").unwrap()
+                } else {
+                    bd.build_right_shift(a, amt, false, "").unwrap()
+                };
+                bd.build_select(big, ty.const_zero(), r, "")
+                    .unwrap()
+                    .into_int_value()
             };
             l.set(fs, &ops[0], r.into(), s)?;
         }
@@ -315,7 +440,18 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             let c = src(fs, 3, t)?.into_int_value();
-            let gt = bd.build_int_compare(if s { IntPredicate::SGT } else { IntPredicate::UGT }, a, b, "").unwrap();
+            let gt = bd
+                .build_int_compare(
+                    if s {
+                        IntPredicate::SGT
+                    } else {
+                        IntPredicate::UGT
+                    },
+                    a,
+                    b,
+                    "",
+                )
+                .unwrap();
             let d1 = bd.build_int_sub(a, b, "").unwrap();
             let d2 = bd.build_int_sub(b, a, "").unwrap();
             let d = bd.build_select(gt, d1, d2, "").unwrap().into_int_value();
@@ -330,8 +466,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 let et = float::lanes(t).0;
                 let mut res = Vec::new();
                 for i in 0..2 {
-                    let (x, y) = (fp::flush_if(l, ins.has(".ftz"), a[i]), fp::flush_if(l, ins.has(".ftz"), b[i]));
-                    let Some(r) = compare(l, ins, et, x.into(), y.into()) else { return Ok(false) };
+                    let (x, y) = (
+                        fp::flush_if(l, ins.has(".ftz"), a[i]),
+                        fp::flush_if(l, ins.has(".ftz"), b[i]),
+                    );
+                    let Some(r) = compare(l, ins, et, x.into(), y.into()) else {
+                        return Ok(false);
+                    };
                     res.push(bool_op(l, fs, ins, r, ops.get(3))?.0);
                 }
                 match &ops[0] {
@@ -349,7 +490,9 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 a = fp::flush(l, a.into_float_value()).into();
                 b = fp::flush(l, b.into_float_value()).into();
             }
-            let Some(r) = compare(l, ins, t, a, b) else { return Ok(false) };
+            let Some(r) = compare(l, ins, t, a, b) else {
+                return Ok(false);
+            };
             let (r, nr) = bool_op(l, fs, ins, r, ops.get(3))?;
             match &ops[0] {
                 Operand::Pair(p, q, _) => {
@@ -364,22 +507,28 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             // sources and destinations lane by lane.
             let (dt, st) = (ins.types[0], *ins.types.get(1).unwrap_or(&ins.types[0]));
             let ftz = ins.has(".ftz");
-            let srcs = |fs: &mut FnState<'c, 'a>, k: usize| -> Result<Vec<BasicValueEnum<'c>>, Error> {
-                let v = src(fs, k, st)?;
-                Ok(if matches!(st.k, K::F16x2 | K::BF16x2) {
-                    float::split(l, v).into_iter().map(|x| fp::flush_if(l, ftz, x).into()).collect()
-                } else if st.is_float() {
-                    vec![fp::flush_if(l, ftz, v.into_float_value()).into()]
-                } else {
-                    vec![v]
-                })
-            };
+            let srcs =
+                |fs: &mut FnState<'c, 'a>, k: usize| -> Result<Vec<BasicValueEnum<'c>>, Error> {
+                    let v = src(fs, k, st)?;
+                    Ok(if matches!(st.k, K::F16x2 | K::BF16x2) {
+                        float::split(l, v)
+                            .into_iter()
+                            .map(|x| fp::flush_if(l, ftz, x).into())
+                            .collect()
+                    } else if st.is_float() {
+                        vec![fp::flush_if(l, ftz, v.into_float_value()).into()]
+                    } else {
+                        vec![v]
+                    })
+                };
             let a = srcs(fs, 1)?;
             let b = srcs(fs, 2)?;
             let et = float::lanes(st).0;
             let mut lanes = Vec::new();
             for i in 0..a.len() {
-                let Some(r) = compare(l, ins, et, a[i], b[i]) else { return Ok(false) };
+                let Some(r) = compare(l, ins, et, a[i], b[i]) else {
+                    return Ok(false);
+                };
                 lanes.push(bool_op(l, fs, ins, r, ops.get(3))?.0);
             }
             let v: BasicValueEnum = if a.len() == 2 {
@@ -392,8 +541,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 let i32t = l.i32();
                 let mut acc = i32t.const_zero();
                 for (i, r) in lanes.iter().enumerate() {
-                    let h = bd.build_select(*r, i32t.const_int(one, false), i32t.const_zero(), "").unwrap().into_int_value();
-                    let h = bd.build_left_shift(h, i32t.const_int((i as u32 * w) as u64, false), "").unwrap();
+                    let h = bd
+                        .build_select(*r, i32t.const_int(one, false), i32t.const_zero(), "")
+                        .unwrap()
+                        .into_int_value();
+                    let h = bd
+                        .build_left_shift(h, i32t.const_int((i as u32 * w) as u64, false), "")
+                        .unwrap();
                     acc = bd.build_or(acc, h, "").unwrap();
                 }
                 acc.into()
@@ -402,10 +556,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 let dty = dt.llvm(l.ctx);
                 if dt.is_float() {
                     let ft = dty.into_float_type();
-                    bd.build_select(r, ft.const_float(1.0), ft.const_zero(), "").unwrap()
+                    bd.build_select(r, ft.const_float(1.0), ft.const_zero(), "")
+                        .unwrap()
                 } else {
                     let it = dty.into_int_type();
-                    bd.build_select(r, it.const_all_ones(), it.const_zero(), "").unwrap()
+                    bd.build_select(r, it.const_all_ones(), it.const_zero(), "")
+                        .unwrap()
                 }
             };
             l.set(fs, &ops[0], v, false)?;
@@ -425,9 +581,16 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             let c = src(fs, 3, ct)?;
             let ge = if ct.is_float() {
                 let c = fp::flush_if(l, ins.has(".ftz"), c.into_float_value());
-                bd.build_float_compare(FloatPredicate::OGE, c, c.get_type().const_zero(), "").unwrap()
+                bd.build_float_compare(FloatPredicate::OGE, c, c.get_type().const_zero(), "")
+                    .unwrap()
             } else {
-                bd.build_int_compare(IntPredicate::SGE, c.into_int_value(), l.i32().const_zero(), "").unwrap()
+                bd.build_int_compare(
+                    IntPredicate::SGE,
+                    c.into_int_value(),
+                    l.i32().const_zero(),
+                    "",
+                )
+                .unwrap()
             };
             let r = bd.build_select(ge, a, b, "").unwrap();
             l.set(fs, &ops[0], r, dt.is_signed())?;
@@ -437,17 +600,32 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     Ok(true)
 }
 
-fn overflow<'c>(l: &Lowerer<'c, '_>, name: &str, a: IntValue<'c>, b: IntValue<'c>) -> (IntValue<'c>, IntValue<'c>) {
+fn overflow<'c>(
+    l: &Lowerer<'c, '_>,
+    name: &str,
+    a: IntValue<'c>,
+    b: IntValue<'c>,
+) -> (IntValue<'c>, IntValue<'c>) {
     let ty = a.get_type();
     let st = l.ctx.struct_type(&[ty.into(), l.i1().into()], false);
-    let r = l.call_v(&format!("{name}.i{}", ty.get_bit_width()), st.into(), &[a.into(), b.into()]).into_struct_value();
+    let r = l
+        .call_v(
+            &format!("{name}.i{}", ty.get_bit_width()),
+            st.into(),
+            &[a.into(), b.into()],
+        )
+        .into_struct_value();
     let v = l.b.build_extract_value(r, 0, "").unwrap().into_int_value();
     let c = l.b.build_extract_value(r, 1, "").unwrap().into_int_value();
     (v, c)
 }
 
 /// `mov`: registers, immediates, special registers, symbol addresses, and vector pack/unpack.
-fn mov<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+fn mov<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
     if ops.len() != 2 {
@@ -465,7 +643,9 @@ fn mov<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>)
                     _ => l.operand(fs, it, Ty::b(eb))?.into_int_value(),
                 };
                 let v = l.b.build_int_z_extend_or_bit_cast(v, w, "").unwrap();
-                let v = l.b.build_left_shift(v, w.const_int((k as u32 * eb) as u64, false), "").unwrap();
+                let v =
+                    l.b.build_left_shift(v, w.const_int((k as u32 * eb) as u64, false), "")
+                        .unwrap();
                 acc = l.b.build_or(acc, v, "").unwrap();
             }
             l.set(fs, d, acc.into(), false)?;
@@ -477,8 +657,17 @@ fn mov<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>)
                 if matches!(it, Operand::Sink(_)) {
                     continue;
                 }
-                let s = l.b.build_right_shift(v, v.get_type().const_int((k as u32 * eb) as u64, false), false, "").unwrap();
-                let e = l.b.build_int_truncate_or_bit_cast(s, l.int(eb), "").unwrap();
+                let s =
+                    l.b.build_right_shift(
+                        v,
+                        v.get_type().const_int((k as u32 * eb) as u64, false),
+                        false,
+                        "",
+                    )
+                    .unwrap();
+                let e =
+                    l.b.build_int_truncate_or_bit_cast(s, l.int(eb), "")
+                        .unwrap();
                 l.set(fs, it, e.into(), false)?;
             }
         }

@@ -20,17 +20,29 @@ pub fn scope_name(ins: &Ins) -> &'static str {
 /// `alloca`, `stacksave`, `stackrestore` (PTX ISA 9.2 §9.7.17): dynamic stack allocation with
 /// LLVM's `alloca` and `llvm.stacksave`/`llvm.stackrestore`; pointers are local-window
 /// addresses (like `.local` variables).
-fn stack<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+fn stack<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     let t = ins.ty();
     let it = l.int(t.bits);
     let lp = l.ptr(Space::Local);
-    let to_local = |p: PointerValue<'c>| if p.get_type() == lp { p } else { l.b.build_address_space_cast(p, lp, "").unwrap() };
+    let to_local = |p: PointerValue<'c>| {
+        if p.get_type() == lp {
+            p
+        } else {
+            l.b.build_address_space_cast(p, lp, "").unwrap()
+        }
+    };
     match ins.op {
         "alloca" => {
             let size = l.operand(fs, &ops[1], t)?.into_int_value();
             let align = match ops.get(2) {
-                Some(Operand::Imm(e)) => crate::syntax::consteval::eval(e).map_or(8, |c| c.bits as u32),
+                Some(Operand::Imm(e)) => {
+                    crate::syntax::consteval::eval(e).map_or(8, |c| c.bits as u32)
+                }
                 _ => 8,
             };
             let p = l.b.build_array_alloca(l.ctx.i8_type(), size, "").unwrap();
@@ -40,7 +52,9 @@ fn stack<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a
         }
         "stacksave" => {
             let p0 = l.ctx.ptr_type(AddressSpace::default());
-            let p = l.call_v("llvm.stacksave.p0", p0.into(), &[]).into_pointer_value();
+            let p = l
+                .call_v("llvm.stacksave.p0", p0.into(), &[])
+                .into_pointer_value();
             let v = l.b.build_ptr_to_int(to_local(p), it, "").unwrap();
             l.set(fs, &ops[0], v.into(), false)?;
         }
@@ -48,14 +62,22 @@ fn stack<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a
             let p0 = l.ctx.ptr_type(AddressSpace::default());
             let v = l.operand(fs, &ops[0], t)?.into_int_value();
             let p = l.b.build_int_to_ptr(v, lp, "").unwrap();
-            let p = if p0 == lp { p } else { l.b.build_address_space_cast(p, p0, "").unwrap() };
+            let p = if p0 == lp {
+                p
+            } else {
+                l.b.build_address_space_cast(p, p0, "").unwrap()
+            };
             l.call("llvm.stackrestore.p0", None, &[p.into()]);
         }
     }
     Ok(true)
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
     let ops = ins.ops();
     if matches!(ins.op, "alloca" | "stacksave" | "stackrestore") {
         return stack(l, fs, ins);
@@ -77,15 +99,22 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         _ => 1,
     };
     let is_load = ins.op != "st";
-    let (data, addr) = if is_load { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
-    let Operand::Addr(a) = addr else { return Ok(false) };
+    let (data, addr) = if is_load {
+        (&ops[0], &ops[1])
+    } else {
+        (&ops[1], &ops[0])
+    };
+    let Operand::Addr(a) = addr else {
+        return Ok(false);
+    };
     let elem_t = if t.k == K::Pred { Ty::u(8) } else { t };
     let ety = elem_t.llvm(l.ctx);
     // Parameters: argument values and slots.
     if space == Space::Param || a.base.is_some_and(|b| fs.params.contains_key(b)) {
         if let Some(b) = a.base {
             if let Some(ParamSlot::Arg { val, .. }) = fs.params.get(b).copied() {
-                if is_load && vec == 1 && a.offset == 0 && l.bits_of(val.get_type()) == elem_t.bits {
+                if is_load && vec == 1 && a.offset == 0 && l.bits_of(val.get_type()) == elem_t.bits
+                {
                     let v = l.coerce(val, ety, false);
                     l.set(fs, data, v, t.is_signed())?;
                     return Ok(true);
@@ -93,7 +122,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             }
         }
     }
-    let ptr_space = if space == Space::Param { Space::Param } else { space };
+    let ptr_space = if space == Space::Param {
+        Space::Param
+    } else {
+        space
+    };
     let ptr = if ptr_space == Space::Param {
         match a.base {
             Some(b) if fs.params.contains_key(b) => {
@@ -111,7 +144,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     } else {
         l.address(fs, a, ptr_space, addr.span())?
     };
-    let vty: BasicTypeEnum = if vec > 1 { vec_type(l.ctx, ety, vec) } else { ety };
+    let vty: BasicTypeEnum = if vec > 1 {
+        vec_type(l.ctx, ety, vec)
+    } else {
+        ety
+    };
     let align = (elem_t.bits / 8).max(1) * vec;
     let ordering = match ins.any(&[".relaxed", ".acquire", ".release"]) {
         Some(".relaxed") => Some(Ordering::Monotonic),
@@ -133,29 +170,45 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             set_atomic(l.ctx, inst, o, scope_name(ins));
         }
         if vec == 1 {
-            let v = if t.k == K::Pred { l.coerce(v, l.i1().into(), false) } else { v };
+            let v = if t.k == K::Pred {
+                l.coerce(v, l.i1().into(), false)
+            } else {
+                v
+            };
             l.set(fs, data, v, t.is_signed())?;
         } else {
-            let Operand::Vec(items, _) = data else { return Err(invalid(data.span(), "expected a vector operand")) };
+            let Operand::Vec(items, _) = data else {
+                return Err(invalid(data.span(), "expected a vector operand"));
+            };
             let vv = v.into_vector_value();
             for (k, it) in items.iter().enumerate() {
                 if matches!(it, Operand::Sink(_)) {
                     continue;
                 }
-                let e = l.b.build_extract_element(vv, l.i32().const_int(k as u64, false), "").unwrap();
+                let e =
+                    l.b.build_extract_element(vv, l.i32().const_int(k as u64, false), "")
+                        .unwrap();
                 l.set(fs, it, e, t.is_signed())?;
             }
         }
     } else {
         let v: BasicValueEnum = if vec == 1 {
             let v = l.operand(fs, data, t)?;
-            if t.k == K::Pred { l.coerce(v, ety, false) } else { v }
+            if t.k == K::Pred {
+                l.coerce(v, ety, false)
+            } else {
+                v
+            }
         } else {
-            let Operand::Vec(items, _) = data else { return Err(invalid(data.span(), "expected a vector operand")) };
+            let Operand::Vec(items, _) = data else {
+                return Err(invalid(data.span(), "expected a vector operand"));
+            };
             let mut acc = undef_vec(vty);
             for (k, it) in items.iter().enumerate() {
                 let e = l.operand(fs, it, t)?;
-                acc = l.b.build_insert_element(acc, e, l.i32().const_int(k as u64, false), "").unwrap();
+                acc =
+                    l.b.build_insert_element(acc, e, l.i32().const_int(k as u64, false), "")
+                        .unwrap();
             }
             acc.into()
         };

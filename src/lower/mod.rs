@@ -56,14 +56,20 @@ impl Error {
 }
 
 pub(crate) fn invalid(span: Span, msg: impl Into<String>) -> Error {
-    Error::Invalid { msg: msg.into(), span }
+    Error::Invalid {
+        msg: msg.into(),
+        span,
+    }
 }
 
 /// A module-level symbol.
 #[derive(Clone, Copy)]
 pub enum Sym<'c> {
     /// A variable: pointer in the state space's address space.
-    Var { ptr: PointerValue<'c>, space: Space },
+    Var {
+        ptr: PointerValue<'c>,
+        space: Space,
+    },
     Func(FunctionValue<'c>),
 }
 
@@ -98,7 +104,10 @@ struct RegDecl {
 #[derive(Clone, Copy)]
 pub enum ParamSlot<'c> {
     /// An argument value (scalar `.param` of the function).
-    Arg { val: BasicValueEnum<'c>, spill: Option<PointerValue<'c>> },
+    Arg {
+        val: BasicValueEnum<'c>,
+        spill: Option<PointerValue<'c>>,
+    },
     /// Memory (byval argument, return slot, call argument slot).
     Mem(PointerValue<'c>),
 }
@@ -150,9 +159,15 @@ pub struct Ins<'i, 'a> {
 
 impl<'i, 'a> Ins<'i, 'a> {
     pub fn new(i: &'i Instruction<'a>) -> Self {
-        let mods: smallvec::SmallVec<[&'static str; 6]> = i.mods.iter().map(|m: &Mod| m.spelling()).collect();
+        let mods: smallvec::SmallVec<[&'static str; 6]> =
+            i.mods.iter().map(|m: &Mod| m.spelling()).collect();
         let types = mods.iter().filter_map(|m| Ty::from_spelling(m)).collect();
-        Ins { i, op: i.opcode.spelling(), mods, types }
+        Ins {
+            i,
+            op: i.opcode.spelling(),
+            mods,
+            types,
+        }
     }
     pub fn has(&self, m: &str) -> bool {
         self.mods.iter().any(|x| *x == m)
@@ -186,7 +201,10 @@ impl<'i, 'a> Ins<'i, 'a> {
         None
     }
     pub fn unsupported(&self, why: &str) -> Error {
-        Error::Unsupported { msg: format!("`{}`: {why}", inline_asm::spell(self.i)), span: self.i.span }
+        Error::Unsupported {
+            msg: format!("`{}`: {why}", inline_asm::spell(self.i)),
+            span: self.i.span,
+        }
     }
 }
 
@@ -195,20 +213,55 @@ pub fn is_sreg(name: &str) -> bool {
     let n = name.trim_start_matches('%');
     matches!(
         n,
-        "tid" | "ntid" | "ctaid" | "nctaid" | "laneid" | "warpid" | "nwarpid" | "smid" | "nsmid" | "gridid"
-            | "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" | "clock"
-            | "clock_hi" | "clock64" | "globaltimer" | "globaltimer_lo" | "globaltimer_hi"
-            | "total_smem_size" | "aggr_smem_size" | "dynamic_smem_size" | "is_explicit_cluster"
-            | "clusterid" | "nclusterid" | "cluster_ctaid" | "cluster_nctaid" | "cluster_ctarank"
-            | "cluster_nctarank" | "current_graph_exec" | "reserved_smem_offset_begin"
-            | "reserved_smem_offset_end" | "reserved_smem_offset_cap" | "reserved_smem_offset_0"
+        "tid"
+            | "ntid"
+            | "ctaid"
+            | "nctaid"
+            | "laneid"
+            | "warpid"
+            | "nwarpid"
+            | "smid"
+            | "nsmid"
+            | "gridid"
+            | "lanemask_eq"
+            | "lanemask_le"
+            | "lanemask_lt"
+            | "lanemask_ge"
+            | "lanemask_gt"
+            | "clock"
+            | "clock_hi"
+            | "clock64"
+            | "globaltimer"
+            | "globaltimer_lo"
+            | "globaltimer_hi"
+            | "total_smem_size"
+            | "aggr_smem_size"
+            | "dynamic_smem_size"
+            | "is_explicit_cluster"
+            | "clusterid"
+            | "nclusterid"
+            | "cluster_ctaid"
+            | "cluster_nctaid"
+            | "cluster_ctarank"
+            | "cluster_nctarank"
+            | "current_graph_exec"
+            | "reserved_smem_offset_begin"
+            | "reserved_smem_offset_end"
+            | "reserved_smem_offset_cap"
+            | "reserved_smem_offset_0"
             | "reserved_smem_offset_1"
     ) || n.starts_with("envreg")
         || n.starts_with("pm")
 }
 
 impl<'c, 'a> Lowerer<'c, 'a> {
-    pub fn new(ctx: &'c Context, target: &'c dyn Target, name: &str, addr64: bool, sm: u32) -> Self {
+    pub fn new(
+        ctx: &'c Context,
+        target: &'c dyn Target,
+        name: &str,
+        addr64: bool,
+        sm: u32,
+    ) -> Self {
         Lowerer {
             ctx,
             module: ctx.create_module(name),
@@ -234,7 +287,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         int_type(self.ctx, bits)
     }
     pub fn ptr(&self, s: Space) -> PointerType<'c> {
-        self.ctx.ptr_type(AddressSpace::from(self.target.addr_space(s)))
+        self.ctx
+            .ptr_type(AddressSpace::from(self.target.addr_space(s)))
     }
     pub fn ptr_int(&self) -> IntType<'c> {
         if self.addr64 {
@@ -248,11 +302,22 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Calls an intrinsic (or any function) by name.
-    pub fn call(&self, name: &str, ret: Option<BasicTypeEnum<'c>>, args: &[BasicValueEnum<'c>]) -> Option<BasicValueEnum<'c>> {
+    pub fn call(
+        &self,
+        name: &str,
+        ret: Option<BasicTypeEnum<'c>>,
+        args: &[BasicValueEnum<'c>],
+    ) -> Option<BasicValueEnum<'c>> {
         call_named(&self.module, &self.b, name, ret, args)
     }
-    pub fn call_v(&self, name: &str, ret: BasicTypeEnum<'c>, args: &[BasicValueEnum<'c>]) -> BasicValueEnum<'c> {
-        self.call(name, Some(ret), args).expect("non-void intrinsic")
+    pub fn call_v(
+        &self,
+        name: &str,
+        ret: BasicTypeEnum<'c>,
+        args: &[BasicValueEnum<'c>],
+    ) -> BasicValueEnum<'c> {
+        self.call(name, Some(ret), args)
+            .expect("non-void intrinsic")
     }
 
     pub fn bits_of(&self, t: BasicTypeEnum<'c>) -> u32 {
@@ -278,7 +343,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     /// Converts a value to `to` by PTX's rules for register/instruction type mismatch:
     /// same size → bitcast; narrower → truncate; wider → sign- or zero-extend.
-    pub fn coerce(&self, v: BasicValueEnum<'c>, to: BasicTypeEnum<'c>, signed: bool) -> BasicValueEnum<'c> {
+    pub fn coerce(
+        &self,
+        v: BasicValueEnum<'c>,
+        to: BasicTypeEnum<'c>,
+        signed: bool,
+    ) -> BasicValueEnum<'c> {
         let from = v.get_type();
         if from == to {
             return v;
@@ -290,13 +360,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let iv: IntValue<'c> = match v {
             BasicValueEnum::IntValue(i) => i,
             BasicValueEnum::PointerValue(p) => b.build_ptr_to_int(p, self.int(fb), "").unwrap(),
-            _ => b.build_bit_cast(v, self.int(fb), "").unwrap().into_int_value(),
+            _ => b
+                .build_bit_cast(v, self.int(fb), "")
+                .unwrap()
+                .into_int_value(),
         };
         let it = self.int(tb);
         let iv = if fb == tb {
             iv
         } else if tb == 1 {
-            b.build_int_compare(IntPredicate::NE, iv, iv.get_type().const_zero(), "").unwrap()
+            b.build_int_compare(IntPredicate::NE, iv, iv.get_type().const_zero(), "")
+                .unwrap()
         } else if fb > tb {
             b.build_int_truncate(iv, it, "").unwrap()
         } else if signed && fb > 1 {
@@ -313,7 +387,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     // ---- registers and operands -----------------------------------------------------------
 
-    fn entry_alloca(&self, fs: &FnState<'c, 'a>, ty: BasicTypeEnum<'c>, name: &str) -> PointerValue<'c> {
+    fn entry_alloca(
+        &self,
+        fs: &FnState<'c, 'a>,
+        ty: BasicTypeEnum<'c>,
+        name: &str,
+    ) -> PointerValue<'c> {
         let cur = self.b.get_insert_block();
         match fs.alloca_bb.get_first_instruction() {
             Some(i) => self.b.position_before(&i),
@@ -327,7 +406,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// An alloca of `ty` in the entry block, with alignment.
-    pub fn alloca(&self, fs: &FnState<'c, 'a>, ty: BasicTypeEnum<'c>, align: u32, name: &str) -> PointerValue<'c> {
+    pub fn alloca(
+        &self,
+        fs: &FnState<'c, 'a>,
+        ty: BasicTypeEnum<'c>,
+        align: u32,
+        name: &str,
+    ) -> PointerValue<'c> {
         let p = self.entry_alloca(fs, ty, name);
         if align > 0 {
             set_alignment(raw(p), align);
@@ -336,7 +421,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// The register `name`: its alloca, storage type and declared type.
-    pub fn reg(&self, fs: &mut FnState<'c, 'a>, name: &str) -> Option<(PointerValue<'c>, BasicTypeEnum<'c>, Ty)> {
+    pub fn reg(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        name: &str,
+    ) -> Option<(PointerValue<'c>, BasicTypeEnum<'c>, Ty)> {
         let decl = match fs.reg_decls.get(name) {
             Some(d) if d.count.is_none() => *d,
             _ => {
@@ -357,25 +446,49 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             st = self.int(decl.ty.bits * n as u32).into();
         }
         let p = self.entry_alloca(fs, st, name);
-        fs.regs.insert((decl.id, name.to_string()), (p, st, decl.ty));
+        fs.regs
+            .insert((decl.id, name.to_string()), (p, st, decl.ty));
         Some((p, st, decl.ty))
     }
 
-    pub fn declare_reg(&self, fs: &mut FnState<'c, 'a>, v: &'a ast::VarDecl<'a>) -> Result<(), Error> {
-        let ty = Ty::of(v.ty).ok_or_else(|| invalid(v.span, format!("register of type `{}`", v.ty.spelling())))?;
+    pub fn declare_reg(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        v: &'a ast::VarDecl<'a>,
+    ) -> Result<(), Error> {
+        let ty = Ty::of(v.ty)
+            .ok_or_else(|| invalid(v.span, format!("register of type `{}`", v.ty.spelling())))?;
         for n in &v.names {
             fs.counter += 1;
-            fs.reg_decls.insert(n.name, RegDecl { id: fs.counter, ty, count: n.count, vector: v.vector });
+            fs.reg_decls.insert(
+                n.name,
+                RegDecl {
+                    id: fs.counter,
+                    ty,
+                    count: n.count,
+                    vector: v.vector,
+                },
+            );
         }
         Ok(())
     }
 
     /// Loads a value of PTX type `ty` from operand `op` (register, immediate, symbol, sreg).
-    pub fn operand(&self, fs: &mut FnState<'c, 'a>, op: &Operand<'a>, ty: Ty) -> Result<BasicValueEnum<'c>, Error> {
+    pub fn operand(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        op: &Operand<'a>,
+        ty: Ty,
+    ) -> Result<BasicValueEnum<'c>, Error> {
         let want = ty.llvm(self.ctx);
         match op {
             Operand::Vec(items, _) if items.len() == 1 => self.operand(fs, &items[0], ty),
-            Operand::Name { name, comp, negated, span } => {
+            Operand::Name {
+                name,
+                comp,
+                negated,
+                span,
+            } => {
                 let v = self.name_value(fs, name, *comp, *span)?;
                 let mut v = self.coerce(v, want, ty.is_signed());
                 if *negated {
@@ -390,7 +503,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 let p = self.address(fs, a, Space::Generic, op.span())?;
                 Ok(self.coerce(p.into(), want, false))
             }
-            _ => Err(invalid(op.span(), "expected a register or constant operand")),
+            _ => Err(invalid(
+                op.span(),
+                "expected a register or constant operand",
+            )),
         }
     }
 
@@ -408,8 +524,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 // Component of a vector register: bits slice.
                 let shift = (c as u32) * t.bits;
                 let iv = v.into_int_value();
-                let s = self.b.build_right_shift(iv, iv.get_type().const_int(shift as u64, false), false, "").unwrap();
-                return Ok(self.b.build_int_truncate(s, self.int(t.bits), "").unwrap().into());
+                let s = self
+                    .b
+                    .build_right_shift(iv, iv.get_type().const_int(shift as u64, false), false, "")
+                    .unwrap();
+                return Ok(self
+                    .b
+                    .build_int_truncate(s, self.int(t.bits), "")
+                    .unwrap()
+                    .into());
             }
             return Ok(v);
         }
@@ -423,7 +546,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             return self
                 .target
                 .sreg(self, &name[1..], c)
-                .ok_or_else(|| Error::Unsupported { msg: format!("special register `{name}` on the {} target", self.target.name()), span });
+                .ok_or_else(|| Error::Unsupported {
+                    msg: format!(
+                        "special register `{name}` on the {} target",
+                        self.target.name()
+                    ),
+                    span,
+                });
         }
         if let Some(p) = self.sym_ptr(fs, name) {
             return Ok(self.b.build_ptr_to_int(p, self.i64(), "").unwrap().into());
@@ -431,7 +560,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if name == "WARP_SZ" {
             return Ok(self.i32().const_int(32, false).into());
         }
-        Err(invalid(span, format!("unknown register or symbol `{name}`")))
+        Err(invalid(
+            span,
+            format!("unknown register or symbol `{name}`"),
+        ))
     }
 
     /// The pointer of a symbol (variable, function, parameter) by name.
@@ -457,7 +589,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Memory holding a parameter (spilling a scalar argument on first use).
-    pub fn param_mem(&self, fs: &mut FnState<'c, 'a>, name: &str, p: ParamSlot<'c>) -> PointerValue<'c> {
+    pub fn param_mem(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        name: &str,
+        p: ParamSlot<'c>,
+    ) -> PointerValue<'c> {
         match p {
             ParamSlot::Mem(m) => m,
             ParamSlot::Arg { spill: Some(m), .. } => m,
@@ -471,22 +608,45 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 self.b.build_store(m, val).unwrap();
                 self.b.position_at_end(cur);
                 let key = fs.params.keys().find(|k| **k == name).copied().unwrap();
-                fs.params.insert(key, ParamSlot::Arg { val, spill: Some(m) });
+                fs.params.insert(
+                    key,
+                    ParamSlot::Arg {
+                        val,
+                        spill: Some(m),
+                    },
+                );
                 m
             }
         }
     }
 
     /// An immediate of type `ty`.
-    pub fn imm(&self, fs: &mut FnState<'c, 'a>, e: &Expr<'a>, ty: Ty) -> Result<BasicValueEnum<'c>, Error> {
+    pub fn imm(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        e: &Expr<'a>,
+        ty: Ty,
+    ) -> Result<BasicValueEnum<'c>, Error> {
         let want = ty.llvm(self.ctx);
         match e {
             Expr::F32(bits, _) => {
-                let f = self.ctx.f32_type().const_float(f32::from_bits(*bits) as f64);
+                let f = self
+                    .ctx
+                    .f32_type()
+                    .const_float(f32::from_bits(*bits) as f64);
                 let v: BasicValueEnum = if ty.k == K::F && ty.bits == 32 {
-                    self.b.build_bit_cast(self.i32().const_int(*bits as u64, false), self.ctx.f32_type(), "").unwrap()
+                    self.b
+                        .build_bit_cast(
+                            self.i32().const_int(*bits as u64, false),
+                            self.ctx.f32_type(),
+                            "",
+                        )
+                        .unwrap()
                 } else if ty.is_float() {
-                    self.b.build_float_cast(f, self.ctx.f64_type(), "").unwrap().into()
+                    self.b
+                        .build_float_cast(f, self.ctx.f64_type(), "")
+                        .unwrap()
+                        .into()
                 } else {
                     self.i32().const_int(*bits as u64, false).into()
                 };
@@ -494,7 +654,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             }
             Expr::F64(bits, _) => {
                 let v: BasicValueEnum = if ty.is_float() {
-                    self.ctx.f64_type().const_float(f64::from_bits(*bits)).into()
+                    self.ctx
+                        .f64_type()
+                        .const_float(f64::from_bits(*bits))
+                        .into()
                 } else {
                     self.i64().const_int(*bits, false).into()
                 };
@@ -524,7 +687,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             return v;
         }
         if ty.is_float() && v.is_float_value() && want.is_float_type() {
-            return self.b.build_float_cast(v.into_float_value(), want.into_float_type(), "").unwrap().into();
+            return self
+                .b
+                .build_float_cast(v.into_float_value(), want.into_float_type(), "")
+                .unwrap()
+                .into();
         }
         self.coerce(v, want, false)
     }
@@ -533,8 +700,14 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     pub fn sym_expr(&self, fs: &mut FnState<'c, 'a>, e: &Expr<'a>) -> Result<IntValue<'c>, Error> {
         match e {
             Expr::Sym(s, span) | Expr::Generic(s, span) => {
-                let p = self.sym_ptr(fs, s).ok_or_else(|| invalid(*span, format!("unknown symbol `{s}`")))?;
-                let p = if matches!(e, Expr::Generic(..)) { self.to_generic(p) } else { p };
+                let p = self
+                    .sym_ptr(fs, s)
+                    .ok_or_else(|| invalid(*span, format!("unknown symbol `{s}`")))?;
+                let p = if matches!(e, Expr::Generic(..)) {
+                    self.to_generic(p)
+                } else {
+                    p
+                };
                 Ok(self.b.build_ptr_to_int(p, self.i64(), "").unwrap())
             }
             Expr::Binary(op, a, b2, span) => {
@@ -563,10 +736,23 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Stores `v` (of an instruction type) into the destination operand.
-    pub fn set(&self, fs: &mut FnState<'c, 'a>, op: &Operand<'a>, v: BasicValueEnum<'c>, signed: bool) -> Result<(), Error> {
+    pub fn set(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        op: &Operand<'a>,
+        v: BasicValueEnum<'c>,
+        signed: bool,
+    ) -> Result<(), Error> {
         match op {
-            Operand::Name { name, comp: None, span, .. } => {
-                let (p, st, _) = self.reg(fs, name).ok_or_else(|| invalid(*span, format!("`{name}` is not a register")))?;
+            Operand::Name {
+                name,
+                comp: None,
+                span,
+                ..
+            } => {
+                let (p, st, _) = self
+                    .reg(fs, name)
+                    .ok_or_else(|| invalid(*span, format!("`{name}` is not a register")))?;
                 let v = self.coerce(v, st, signed);
                 self.b.build_store(p, v).unwrap();
                 Ok(())
@@ -578,7 +764,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Pointer for an address operand `[base+off]` in state space `space`.
-    pub fn address(&self, fs: &mut FnState<'c, 'a>, a: &ast::Address<'a>, space: Space, span: Span) -> Result<PointerValue<'c>, Error> {
+    pub fn address(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        a: &ast::Address<'a>,
+        space: Space,
+        span: Span,
+    ) -> Result<PointerValue<'c>, Error> {
         let pty = self.ptr(space);
         let base: PointerValue<'c> = match a.base {
             None => {
@@ -588,12 +780,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             Some(name) => {
                 if let Some((p, st, _)) = self.reg(fs, name) {
                     let v = self.b.build_load(st, p, "").unwrap();
-                    let iv = self.coerce(v, self.int(self.bits_of(st).max(32)).into(), false).into_int_value();
+                    let iv = self
+                        .coerce(v, self.int(self.bits_of(st).max(32)).into(), false)
+                        .into_int_value();
                     self.b.build_int_to_ptr(iv, pty, "").unwrap()
                 } else if let Some(p) = self.sym_ptr(fs, name) {
                     if p.get_type() == pty || space == Space::Param {
                         p
-                    } else if self.sym_space(fs, name) == Some(Space::Param) || p.get_type() != self.ptr(Space::Generic) && pty != self.ptr(Space::Generic) {
+                    } else if self.sym_space(fs, name) == Some(Space::Param)
+                        || p.get_type() != self.ptr(Space::Generic)
+                            && pty != self.ptr(Space::Generic)
+                    {
                         // e.g. `ld.shared::cluster [shared_var]`
                         let g = self.to_generic(p);
                         self.b.build_address_space_cast(g, pty, "").unwrap()
@@ -609,26 +806,44 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             return Ok(base);
         }
         let off = self.i64().const_int(a.offset as u64, true);
-        Ok(unsafe { self.b.build_gep(self.ctx.i8_type(), base, &[off], "").unwrap() })
+        Ok(unsafe {
+            self.b
+                .build_gep(self.ctx.i8_type(), base, &[off], "")
+                .unwrap()
+        })
     }
 
     // ---- control helpers -----------------------------------------------------------------
 
     pub fn new_block(&self, fs: &mut FnState<'c, 'a>, name: &str) -> BasicBlock<'c> {
         fs.counter += 1;
-        self.ctx.append_basic_block(fs.func, &format!("{name}{}", fs.counter))
+        self.ctx
+            .append_basic_block(fs.func, &format!("{name}{}", fs.counter))
     }
 
     /// Whether the current block already ends in a terminator.
     pub fn terminated(&self) -> bool {
-        self.b.get_insert_block().and_then(|bb| bb.get_terminator()).is_some()
+        self.b
+            .get_insert_block()
+            .and_then(|bb| bb.get_terminator())
+            .is_some()
     }
 
     /// Reads a predicate register as i1.
-    pub fn pred(&self, fs: &mut FnState<'c, 'a>, name: &str, negated: bool, span: Span) -> Result<IntValue<'c>, Error> {
+    pub fn pred(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        name: &str,
+        negated: bool,
+        span: Span,
+    ) -> Result<IntValue<'c>, Error> {
         let v = self.name_value(fs, name, None, span)?;
         let v = self.coerce(v, self.i1().into(), false).into_int_value();
-        Ok(if negated { self.b.build_not(v, "").unwrap() } else { v })
+        Ok(if negated {
+            self.b.build_not(v, "").unwrap()
+        } else {
+            v
+        })
     }
 
     /// The carry flag CC.CF (an i1 alloca per function).
@@ -643,7 +858,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     // ---- functions ----------------------------------------------------------------------
 
-    pub fn lower_body(&mut self, f: &'a ast::Function<'a>, func: FunctionValue<'c>) -> Result<(), Error> {
+    pub fn lower_body(
+        &mut self,
+        f: &'a ast::Function<'a>,
+        func: FunctionValue<'c>,
+    ) -> Result<(), Error> {
         let body = f.body.as_ref().unwrap();
         let alloca_bb = self.ctx.append_basic_block(func, "entry");
         let start = self.ctx.append_basic_block(func, "start");
@@ -682,7 +901,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let saved_labels = fs.labels.clone();
         for st in &blk.stmts {
             if let ast::Statement::Label(name, _) = st {
-                let bb = self.ctx.append_basic_block(fs.func, name.trim_start_matches('$'));
+                let bb = self
+                    .ctx
+                    .append_basic_block(fs.func, name.trim_start_matches('$'));
                 fs.labels.insert(name, bb);
             }
         }
@@ -755,25 +976,29 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             return Ok(());
         }
         let done = match ins.op {
-            "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg" | "min" | "max"
-            | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp"
-            | "selp" | "set" | "slct" | "mov" => {
-                if ins.types.first().is_some_and(|t| t.is_float()) && !matches!(ins.op, "mov" | "selp" | "slct" | "set" | "setp") {
+            "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg"
+            | "min" | "max" | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not"
+            | "cnot" | "shl" | "shr" | "setp" | "selp" | "set" | "slct" | "mov" => {
+                if ins.types.first().is_some_and(|t| t.is_float())
+                    && !matches!(ins.op, "mov" | "selp" | "slct" | "set" | "setp")
+                {
                     float::lower(self, fs, ins)?
                 } else {
                     int::lower(self, fs, ins)?
                 }
             }
-            "fma" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" | "copysign" | "testp" => {
-                float::lower(self, fs, ins)?
-            }
+            "fma" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh"
+            | "copysign" | "testp" => float::lower(self, fs, ins)?,
             "cvt" | "cvta" | "isspacep" => convert::lower(self, fs, ins)?,
-            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns" | "bmsk" | "szext" | "dp4a"
-            | "dp2a" => bits::lower(self, fs, ins)?,
-            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset" | "vadd2" | "vsub2"
-            | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2" | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4"
-            | "vmin4" | "vmax4" | "vset4" => video::lower(self, fs, ins)?,
-            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" | "alloca" | "stacksave" | "stackrestore" => memory::lower(self, fs, ins)?,
+            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns"
+            | "bmsk" | "szext" | "dp4a" | "dp2a" => bits::lower(self, fs, ins)?,
+            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset"
+            | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2"
+            | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => {
+                video::lower(self, fs, ins)?
+            }
+            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" | "alloca" | "stacksave"
+            | "stackrestore" => memory::lower(self, fs, ins)?,
             "atom" | "red" => atomic::lower(self, fs, ins)?,
             "bra" | "brx" | "ret" | "exit" | "trap" => control::lower(self, fs, ins)?,
             "call" => call::lower_call(self, fs, ins)?,

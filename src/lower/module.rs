@@ -27,7 +27,11 @@ fn elem_type<'c>(l: &Lowerer<'c, '_>, v: &VarDecl) -> Result<BasicTypeEnum<'c>, 
     Ok(t)
 }
 
-fn var_type<'c>(l: &Lowerer<'c, '_>, v: &VarDecl, dims: &[Option<u64>]) -> Result<(BasicTypeEnum<'c>, BasicTypeEnum<'c>, u64), Error> {
+fn var_type<'c>(
+    l: &Lowerer<'c, '_>,
+    v: &VarDecl,
+    dims: &[Option<u64>],
+) -> Result<(BasicTypeEnum<'c>, BasicTypeEnum<'c>, u64), Error> {
     let elem = elem_type(l, v)?;
     let mut n: u64 = v.vector.map(|x| x as u64).unwrap_or(1);
     let mut is_array = v.vector.is_some();
@@ -35,7 +39,11 @@ fn var_type<'c>(l: &Lowerer<'c, '_>, v: &VarDecl, dims: &[Option<u64>]) -> Resul
         is_array = true;
         n *= d.unwrap_or(0);
     }
-    let ty: BasicTypeEnum = if is_array { elem.array_type(n as u32).into() } else { elem };
+    let ty: BasicTypeEnum = if is_array {
+        elem.array_type(n as u32).into()
+    } else {
+        elem
+    };
     Ok((ty, elem, n))
 }
 
@@ -49,10 +57,18 @@ fn flatten<'x, 'a>(i: &'x Initializer<'a>, out: &mut Vec<&'x Expr<'a>>) {
     }
 }
 
-fn const_elem<'c>(l: &Lowerer<'c, '_>, e: &Expr, elem: BasicTypeEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+fn const_elem<'c>(
+    l: &Lowerer<'c, '_>,
+    e: &Expr,
+    elem: BasicTypeEnum<'c>,
+) -> Result<BasicValueEnum<'c>, Error> {
     match (e, elem) {
-        (Expr::F32(b, _), BasicTypeEnum::FloatType(f)) => Ok(f.const_float(f32::from_bits(*b) as f64).into()),
-        (Expr::F64(b, _), BasicTypeEnum::FloatType(f)) => Ok(f.const_float(f64::from_bits(*b)).into()),
+        (Expr::F32(b, _), BasicTypeEnum::FloatType(f)) => {
+            Ok(f.const_float(f32::from_bits(*b) as f64).into())
+        }
+        (Expr::F64(b, _), BasicTypeEnum::FloatType(f)) => {
+            Ok(f.const_float(f64::from_bits(*b)).into())
+        }
         (Expr::F32(b, _), BasicTypeEnum::IntType(i)) => Ok(i.const_int(*b as u64, false).into()),
         (Expr::F64(b, _), BasicTypeEnum::IntType(i)) => Ok(i.const_int(*b, false).into()),
         (Expr::Sym(s, sp) | Expr::Generic(s, sp), BasicTypeEnum::IntType(i)) => {
@@ -61,7 +77,11 @@ fn const_elem<'c>(l: &Lowerer<'c, '_>, e: &Expr, elem: BasicTypeEnum<'c>) -> Res
                 Some(Sym::Func(f)) => f.as_global_value().as_pointer_value(),
                 None => return Err(invalid(*sp, format!("unknown symbol `{s}` in initializer"))),
             };
-            let p = if matches!(e, Expr::Generic(..)) { p.const_address_space_cast(l.ptr(Space::Generic)) } else { p };
+            let p = if matches!(e, Expr::Generic(..)) {
+                p.const_address_space_cast(l.ptr(Space::Generic))
+            } else {
+                p
+            };
             Ok(p.const_to_int(i).into())
         }
         (Expr::Binary(ast::BinOp::Add, a, b, sp), BasicTypeEnum::IntType(i)) => {
@@ -70,7 +90,10 @@ fn const_elem<'c>(l: &Lowerer<'c, '_>, e: &Expr, elem: BasicTypeEnum<'c>) -> Res
                 _ => return Err(invalid(*sp, "unsupported initializer expression")),
             };
             let base = const_elem(l, s, l.i64().into())?.into_int_value();
-            let p = unsafe { base.const_to_pointer(l.ptr(Space::Generic)).const_gep(l.ctx.i8_type(), &[l.i64().const_int(off, false)]) };
+            let p = unsafe {
+                base.const_to_pointer(l.ptr(Space::Generic))
+                    .const_gep(l.ctx.i8_type(), &[l.i64().const_int(off, false)])
+            };
             Ok(p.const_to_int(i).into())
         }
         (_, BasicTypeEnum::IntType(i)) => match crate::syntax::consteval::eval(e) {
@@ -85,7 +108,11 @@ fn const_elem<'c>(l: &Lowerer<'c, '_>, e: &Expr, elem: BasicTypeEnum<'c>) -> Res
     }
 }
 
-fn const_array<'c>(l: &Lowerer<'c, '_>, elem: BasicTypeEnum<'c>, vals: &[BasicValueEnum<'c>]) -> BasicValueEnum<'c> {
+fn const_array<'c>(
+    l: &Lowerer<'c, '_>,
+    elem: BasicTypeEnum<'c>,
+    vals: &[BasicValueEnum<'c>],
+) -> BasicValueEnum<'c> {
     match elem {
         BasicTypeEnum::IntType(t) => {
             let v: Vec<IntValue> = vals.iter().map(|x| x.into_int_value()).collect();
@@ -103,23 +130,41 @@ fn const_array<'c>(l: &Lowerer<'c, '_>, elem: BasicTypeEnum<'c>, vals: &[BasicVa
 }
 
 /// Creates the global for a module-level (or function-local static) variable.
-pub fn global_var<'c, 'a>(l: &Lowerer<'c, 'a>, v: &'a VarDecl<'a>, prefix: &str) -> Result<Vec<(&'a str, Sym<'c>)>, Error> {
-    let space = space_of(v.space).ok_or_else(|| invalid(v.span, format!("variable in state space `{}`", v.space.spelling())))?;
+pub fn global_var<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    v: &'a VarDecl<'a>,
+    prefix: &str,
+) -> Result<Vec<(&'a str, Sym<'c>)>, Error> {
+    let space = space_of(v.space).ok_or_else(|| {
+        invalid(
+            v.span,
+            format!("variable in state space `{}`", v.space.spelling()),
+        )
+    })?;
     let mut out = Vec::new();
     for n in &v.names {
         let (ty, elem, count) = var_type(l, v, &n.array)?;
         let name = format!("{prefix}{}", n.name);
-        let gname = if prefix.is_empty() { n.name.to_string() } else { name };
+        let gname = if prefix.is_empty() {
+            n.name.to_string()
+        } else {
+            name
+        };
         let g = match l.module.get_global(&gname) {
             Some(g) => g,
-            None => l.module.add_global(ty, Some(AddressSpace::from(l.target.addr_space(space))), &gname),
+            None => l.module.add_global(
+                ty,
+                Some(AddressSpace::from(l.target.addr_space(space))),
+                &gname,
+            ),
         };
         let elem_bytes = (l.bits_of(elem) / 8).max(1);
         g.set_alignment(v.align.unwrap_or(elem_bytes));
         if space == Space::Const {
             g.set_constant(true);
         }
-        let extern_ = v.linkage == PLinkage::Extern || (n.array.iter().any(|d| d.is_none()) && n.init.is_none());
+        let extern_ = v.linkage == PLinkage::Extern
+            || (n.array.iter().any(|d| d.is_none()) && n.init.is_none());
         g.set_linkage(match v.linkage {
             PLinkage::Visible => Linkage::External,
             PLinkage::Extern => Linkage::External,
@@ -147,7 +192,9 @@ pub fn global_var<'c, 'a>(l: &Lowerer<'c, 'a>, v: &'a VarDecl<'a>, prefix: &str)
                         const_array(l, elem, &vals)
                     }
                 }
-                None if matches!(space, Space::Shared | Space::SharedCluster | Space::Local) => undef_of(ty),
+                None if matches!(space, Space::Shared | Space::SharedCluster | Space::Local) => {
+                    undef_of(ty)
+                }
                 None => ty.const_zero(),
             };
             if matches!(space, Space::Shared | Space::SharedCluster) && n.init.is_none() {
@@ -156,7 +203,13 @@ pub fn global_var<'c, 'a>(l: &Lowerer<'c, 'a>, v: &'a VarDecl<'a>, prefix: &str)
                 g.set_initializer(&init);
             }
         }
-        out.push((n.name, Sym::Var { ptr: g.as_pointer_value(), space }));
+        out.push((
+            n.name,
+            Sym::Var {
+                ptr: g.as_pointer_value(),
+                space,
+            },
+        ));
     }
     Ok(out)
 }
@@ -174,13 +227,21 @@ fn undef_of(t: BasicTypeEnum) -> BasicValueEnum {
 }
 
 /// A variable declared inside a function body.
-pub fn local_var<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, v: &'a VarDecl<'a>) -> Result<(), Error> {
+pub fn local_var<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    v: &'a VarDecl<'a>,
+) -> Result<(), Error> {
     match v.space.spelling() {
         ".reg" => l.declare_reg(fs, v),
         ".local" | ".param" => {
             for n in &v.names {
                 let (ty, _elem, _) = var_type(l, v, &n.array)?;
-                let own = if v.space.spelling() == ".local" { l.target.local_var(l, fs, ty, v.align.unwrap_or(0), n.name) } else { None };
+                let own = if v.space.spelling() == ".local" {
+                    l.target.local_var(l, fs, ty, v.align.unwrap_or(0), n.name)
+                } else {
+                    None
+                };
                 let p = own.unwrap_or_else(|| l.alloca(fs, ty, v.align.unwrap_or(0), n.name));
                 if v.space.spelling() == ".param" {
                     fs.params.insert(n.name, ParamSlot::Mem(p));
@@ -198,7 +259,13 @@ pub fn local_var<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, v: &'a V
                         l.b.position_at_end(cur);
                         c
                     };
-                    fs.local_vars.insert(n.name, Sym::Var { ptr: p, space: Space::Local });
+                    fs.local_vars.insert(
+                        n.name,
+                        Sym::Var {
+                            ptr: p,
+                            space: Space::Local,
+                        },
+                    );
                 }
             }
             Ok(())
@@ -214,7 +281,10 @@ pub fn local_var<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, v: &'a V
 }
 
 /// Lowers a whole module: declarations first, then variables, then bodies.
-pub fn lower_module<'c, 'a>(l: &mut Lowerer<'c, 'a>, m: &'a ast::Module<'a>) -> Result<(), Vec<Error>> {
+pub fn lower_module<'c, 'a>(
+    l: &mut Lowerer<'c, 'a>,
+    m: &'a ast::Module<'a>,
+) -> Result<(), Vec<Error>> {
     let mut errors = Vec::new();
     // Functions.
     let mut defs = Vec::new();

@@ -23,7 +23,9 @@ thread_local! {
 pub fn record<R>(f: impl FnOnce() -> R) -> (R, BTreeMap<Opcode, Realized>) {
     let outer = LOG.with(|l| l.borrow_mut().replace(BTreeMap::new()));
     let r = f();
-    let log = LOG.with(|l| std::mem::replace(&mut *l.borrow_mut(), outer)).unwrap_or_default();
+    let log = LOG
+        .with(|l| std::mem::replace(&mut *l.borrow_mut(), outer))
+        .unwrap_or_default();
     (r, log)
 }
 

@@ -120,14 +120,24 @@ pub trait Target {
     /// LLVM address space of a state space.
     fn addr_space(&self, s: Space) -> u16;
     /// Reads a special register (`%tid.x` → name `tid`, component `Some('x')`).
-    fn sreg<'c>(&self, l: &Lowerer<'c, '_>, name: &str, comp: Option<char>) -> Option<BasicValueEnum<'c>>;
+    fn sreg<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        name: &str,
+        comp: Option<char>,
+    ) -> Option<BasicValueEnum<'c>>;
     /// Marks `f` as a kernel and applies performance directives.
     fn kernel<'c>(&self, l: &Lowerer<'c, '_>, f: FunctionValue<'c>, directives: &[FnDirective]);
     /// Lowers a barrier, fence, warp-level or trap/exit instruction (including `exit` from a
     /// device function) or a state-space query (`isspacep`) natively; `Ok(false)` means "not
     /// handled here" (the lowering then uses the inline-assembly fallback, if
     /// [`Target::inline_asm_ok`] allows it).
-    fn sync_op<'c, 'a>(&self, l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error>;
+    fn sync_op<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        i: &Instruction<'a>,
+    ) -> Result<bool, Error>;
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error>;
@@ -140,12 +150,24 @@ pub trait Target {
     /// Lowers any instruction in the target's own way before the shared lowering sees it
     /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes
     /// barriers, warp operations, `trap` and calls here.
-    fn instruction<'c, 'a>(&self, _l: &Lowerer<'c, 'a>, _fs: &mut FnState<'c, 'a>, _i: &Instruction<'a>) -> Result<bool, Error> {
+    fn instruction<'c, 'a>(
+        &self,
+        _l: &Lowerer<'c, 'a>,
+        _fs: &mut FnState<'c, 'a>,
+        _i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
         Ok(false)
     }
     /// Storage of a `.local` variable of a function body (`ty`, alignment, name); `None`: an
     /// alloca in the entry block.
-    fn local_var<'c, 'a>(&self, _l: &Lowerer<'c, 'a>, _fs: &mut FnState<'c, 'a>, _ty: BasicTypeEnum<'c>, _align: u32, _name: &str) -> Option<PointerValue<'c>> {
+    fn local_var<'c, 'a>(
+        &self,
+        _l: &Lowerer<'c, 'a>,
+        _fs: &mut FnState<'c, 'a>,
+        _ty: BasicTypeEnum<'c>,
+        _align: u32,
+        _name: &str,
+    ) -> Option<PointerValue<'c>> {
         None
     }
 
@@ -178,7 +200,14 @@ pub trait Target {
     /// conversions take integer rounding `.rni/.rzi/.rmi/.rpi` and are target-independent.)
     /// The default ([`fp::default_rounded_cvt`]) is target-independent IR: the
     /// round-to-nearest conversion, compared exactly with the source, stepped by one ulp.
-    fn rounded_cvt<'c>(&self, l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+    fn rounded_cvt<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        rnd: Rounding,
+        dt: Ty,
+        st: Ty,
+        a: BasicValueEnum<'c>,
+    ) -> Result<BasicValueEnum<'c>, Error> {
         fp::default_rounded_cvt(l, rnd, dt, st, a)
     }
 
@@ -187,7 +216,14 @@ pub trait Target {
     /// bounds; the default ([`fp::default_approx_op`]) computes them precisely with
     /// target-independent LLVM IR (`fdiv`, `llvm.sqrt`, `llvm.sin`, `llvm.cos`, `llvm.log2`,
     /// `llvm.exp2`, `llvm.tanh`), which is within every bound.
-    fn approx_op<'c>(&self, l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+    fn approx_op<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        op: ApproxOp,
+        ftz: bool,
+        ty: Ty,
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>, Error> {
         fp::default_approx_op(l, op, ftz, ty, args)
     }
 }

@@ -30,7 +30,10 @@ pub struct Ty {
 }
 
 impl Ty {
-    pub const PRED: Ty = Ty { k: K::Pred, bits: 1 };
+    pub const PRED: Ty = Ty {
+        k: K::Pred,
+        bits: 1,
+    };
     pub const fn b(bits: u32) -> Ty {
         Ty { k: K::B, bits }
     }
@@ -65,10 +68,22 @@ impl Ty {
             ".f32" => Ty::f(32),
             ".f64" => Ty::f(64),
             ".bf16" => Ty { k: K::BF, bits: 16 },
-            ".f16x2" => Ty { k: K::F16x2, bits: 32 },
-            ".bf16x2" => Ty { k: K::BF16x2, bits: 32 },
-            ".u16x2" | ".s16x2" => Ty { k: K::I16x2, bits: 32 },
-            ".f32x2" => Ty { k: K::F32x2, bits: 64 },
+            ".f16x2" => Ty {
+                k: K::F16x2,
+                bits: 32,
+            },
+            ".bf16x2" => Ty {
+                k: K::BF16x2,
+                bits: 32,
+            },
+            ".u16x2" | ".s16x2" => Ty {
+                k: K::I16x2,
+                bits: 32,
+            },
+            ".f32x2" => Ty {
+                k: K::F32x2,
+                bits: 64,
+            },
             _ => return None,
         })
     }

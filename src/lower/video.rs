@@ -16,7 +16,12 @@ fn c64<'c>(l: &Lowerer<'c, '_>, v: i64) -> IntValue<'c> {
     l.i64().const_int(v as u64, true)
 }
 
-fn icmp<'c>(l: &Lowerer<'c, '_>, p: IntPredicate, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+fn icmp<'c>(
+    l: &Lowerer<'c, '_>,
+    p: IntPredicate,
+    a: IntValue<'c>,
+    b: IntValue<'c>,
+) -> IntValue<'c> {
     l.b.build_int_compare(p, a, b, "").unwrap()
 }
 
@@ -25,9 +30,19 @@ fn sel<'c>(l: &Lowerer<'c, '_>, c: IntValue<'c>, a: IntValue<'c>, b: IntValue<'c
 }
 
 /// Bits `[lo, lo+bits)` of a 32- or 64-bit value, sign- or zero-extended to i64.
-fn field<'c>(l: &Lowerer<'c, '_>, v: IntValue<'c>, lo: u32, bits: u32, signed: bool) -> IntValue<'c> {
-    let s = l.b.build_right_shift(v, v.get_type().const_int(lo as u64, false), false, "").unwrap();
-    let t = l.b.build_int_truncate_or_bit_cast(s, l.int(bits), "").unwrap();
+fn field<'c>(
+    l: &Lowerer<'c, '_>,
+    v: IntValue<'c>,
+    lo: u32,
+    bits: u32,
+    signed: bool,
+) -> IntValue<'c> {
+    let s =
+        l.b.build_right_shift(v, v.get_type().const_int(lo as u64, false), false, "")
+            .unwrap();
+    let t =
+        l.b.build_int_truncate_or_bit_cast(s, l.int(bits), "")
+            .unwrap();
     if bits == 64 {
         return t;
     }
@@ -41,7 +56,9 @@ fn field<'c>(l: &Lowerer<'c, '_>, v: IntValue<'c>, lo: u32, bits: u32, signed: b
 /// `partSelectSignExtend(x, type, sel)` of the scalar video instructions.
 fn part<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, sel: Option<&str>, signed: bool) -> IntValue<'c> {
     match sel {
-        Some(s @ (".b0" | ".b1" | ".b2" | ".b3")) => field(l, x, 8 * (s.as_bytes()[2] - b'0') as u32, 8, signed),
+        Some(s @ (".b0" | ".b1" | ".b2" | ".b3")) => {
+            field(l, x, 8 * (s.as_bytes()[2] - b'0') as u32, 8, signed)
+        }
         Some(s @ (".h0" | ".h1")) => field(l, x, 16 * (s.as_bytes()[2] - b'0') as u32, 16, signed),
         _ => field(l, x, 0, 32, signed),
     }
@@ -96,7 +113,8 @@ fn cmp<'c>(l: &Lowerer<'c, '_>, c: &str, a: IntValue<'c>, b: IntValue<'c>) -> In
         ".gt" => IntPredicate::SGT,
         _ => IntPredicate::SGE,
     };
-    l.b.build_int_z_extend(icmp(l, p, a, b), l.i64(), "").unwrap()
+    l.b.build_int_z_extend(icmp(l, p, a, b), l.i64(), "")
+        .unwrap()
 }
 
 /// The selector modifier written right after each operand (`a.b1` → `.b1`), by operand index.
@@ -110,8 +128,14 @@ pub fn selectors(i: &Instruction) -> Option<Vec<Option<&'static str>>> {
     Some(sels)
 }
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<bool, Error> {
-    let Some(sels) = selectors(ins.i) else { return Ok(false) };
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+) -> Result<bool, Error> {
+    let Some(sels) = selectors(ins.i) else {
+        return Ok(false);
+    };
     let ops = ins.ops();
     let slot = |n: &str| -> Option<&'static str> {
         let k = match n {
@@ -123,7 +147,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
     };
     let b32 = Ty::b(32);
     let src = |fs: &mut FnState<'c, 'a>, k: usize| -> Result<IntValue<'c>, Error> {
-        Ok(l.operand(fs, ops.get(k).ok_or_else(|| invalid(ins.span(), "missing operand"))?, b32)?.into_int_value())
+        Ok(l.operand(
+            fs,
+            ops.get(k)
+                .ok_or_else(|| invalid(ins.span(), "missing operand"))?,
+            b32,
+        )?
+        .into_int_value())
     };
     let op = ins.op;
     let simd = op.ends_with('2') || op.ends_with('4');
@@ -136,36 +166,56 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         let (dsigned, asigned, bsigned) = if is_set {
             (false, types[0].is_signed(), types[1].is_signed())
         } else {
-            (types[0].is_signed(), types[1].is_signed(), types[2].is_signed())
+            (
+                types[0].is_signed(),
+                types[1].is_signed(),
+                types[2].is_signed(),
+            )
         };
         let a = src(fs, 1)?;
         let b = src(fs, 2)?;
         let c = src(fs, 3)?;
         // {b, a} as 64 bits: lanes 0..lanes-1 from a, the rest from b.
         let t64 = l.i64();
-        let ab = l.b.build_or(
-            l.b.build_left_shift(l.b.build_int_z_extend(b, t64, "").unwrap(), c64(l, 32), "").unwrap(),
-            l.b.build_int_z_extend(a, t64, "").unwrap(),
-            "",
-        )
-        .unwrap();
+        let ab =
+            l.b.build_or(
+                l.b.build_left_shift(l.b.build_int_z_extend(b, t64, "").unwrap(), c64(l, 32), "")
+                    .unwrap(),
+                l.b.build_int_z_extend(a, t64, "").unwrap(),
+                "",
+            )
+            .unwrap();
         // Selector digits: the last digit selects lane 0.
         let digits = |s: Option<&str>, default: &str| -> Vec<u32> {
             let s = s.unwrap_or(default);
             s[2..].bytes().rev().map(|d| (d - b'0') as u32).collect()
         };
-        let (da, db, dm) = if lanes == 2 { (".h10", ".h32", ".h10") } else { (".b3210", ".b7654", ".b3210") };
+        let (da, db, dm) = if lanes == 2 {
+            (".h10", ".h32", ".h10")
+        } else {
+            (".b3210", ".b7654", ".b3210")
+        };
         let asel = digits(slot("asel"), da);
         let bsel = digits(slot("bsel"), db);
         let mask: Vec<u32> = digits(slot("mask"), dm);
-        let base = op.trim_start_matches('v').trim_end_matches(|c: char| c.is_ascii_digit());
+        let base = op
+            .trim_start_matches('v')
+            .trim_end_matches(|c: char| c.is_ascii_digit());
         let cmpop = ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"]);
         let acc = ins.has(".add");
-        let mut d = if acc { l.b.build_int_z_extend(c, t64, "").unwrap() } else { t64.const_zero() };
+        let mut d = if acc {
+            l.b.build_int_z_extend(c, t64, "").unwrap()
+        } else {
+            t64.const_zero()
+        };
         for i in 0..lanes {
             let va = field(l, ab, asel[i as usize] * w, w, asigned);
             let vb = field(l, ab, bsel[i as usize] * w, w, bsigned);
-            let mut t = if is_set { cmp(l, cmpop.unwrap_or(".eq"), va, vb) } else { vop(l, base, va, vb) };
+            let mut t = if is_set {
+                cmp(l, cmpop.unwrap_or(".eq"), va, vb)
+            } else {
+                vop(l, base, va, vb)
+            };
             if sat && !is_set {
                 t = clamp_bits(l, t, w, dsigned);
             }
@@ -176,7 +226,9 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 }
             } else {
                 let v = if on { t } else { field(l, c, i * w, w, false) };
-                let v = l.b.build_and(v, c64(l, ((1u64 << w) - 1) as i64), "").unwrap();
+                let v =
+                    l.b.build_and(v, c64(l, ((1u64 << w) - 1) as i64), "")
+                        .unwrap();
                 let v = l.b.build_left_shift(v, c64(l, (i * w) as i64), "").unwrap();
                 d = l.b.build_or(d, v, "").unwrap();
             }
@@ -193,7 +245,15 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         let neg = |k: usize| -> (bool, Operand<'a>) {
             match &ops[k] {
                 Operand::Imm(ast::Expr::Unary(ast::UnOp::Neg, e, _)) => match e.as_ref() {
-                    ast::Expr::Sym(n, sp) => (true, Operand::Name { name: n, comp: None, negated: false, span: *sp }),
+                    ast::Expr::Sym(n, sp) => (
+                        true,
+                        Operand::Name {
+                            name: n,
+                            comp: None,
+                            negated: false,
+                            span: *sp,
+                        },
+                    ),
                     _ => (false, ops[k].clone()),
                 },
                 o => (false, o.clone()),
@@ -208,8 +268,12 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         let signed_final = at.is_signed() || bt.is_signed() || (na ^ nb) || nc;
         let _ = dt;
         let i128t = l.int(128);
-        let ta = l.b.build_int_s_extend(part(l, a, asel, at.is_signed()), i128t, "").unwrap();
-        let tb = l.b.build_int_s_extend(part(l, b, bsel, bt.is_signed()), i128t, "").unwrap();
+        let ta =
+            l.b.build_int_s_extend(part(l, a, asel, at.is_signed()), i128t, "")
+                .unwrap();
+        let tb =
+            l.b.build_int_s_extend(part(l, b, bsel, bt.is_signed()), i128t, "")
+                .unwrap();
         let mut tmp = l.b.build_int_mul(ta, tb, "").unwrap();
         let mut c = c;
         let mut lsb = 0u64;
@@ -222,16 +286,29 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
             c = l.b.build_not(c, "").unwrap();
             lsb = 1;
         }
-        let c128 = if signed_final { l.b.build_int_s_extend(c, i128t, "").unwrap() } else { l.b.build_int_z_extend(c, i128t, "").unwrap() };
+        let c128 = if signed_final {
+            l.b.build_int_s_extend(c, i128t, "").unwrap()
+        } else {
+            l.b.build_int_z_extend(c, i128t, "").unwrap()
+        };
         tmp = l.b.build_int_add(tmp, c128, "").unwrap();
-        tmp = l.b.build_int_add(tmp, i128t.const_int(lsb, false), "").unwrap();
+        tmp =
+            l.b.build_int_add(tmp, i128t.const_int(lsb, false), "")
+                .unwrap();
         let shift = match ins.any(&[".shr7", ".shr15"]) {
             Some(".shr7") => 7,
             Some(_) => 15,
             None => 0,
         };
         // result = (tmp >> scale) & 0xffffffffffffffff
-        let res = l.b.build_int_truncate(l.b.build_right_shift(tmp, i128t.const_int(shift, false), true, "").unwrap(), l.i64(), "").unwrap();
+        let res =
+            l.b.build_int_truncate(
+                l.b.build_right_shift(tmp, i128t.const_int(shift, false), true, "")
+                    .unwrap(),
+                l.i64(),
+                "",
+            )
+            .unwrap();
         let res = if sat {
             // The 64-bit result is clamped as a signed or unsigned 64-bit value.
             if signed_final {
@@ -246,28 +323,47 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         l.b.build_int_truncate(res, l.i32(), "").unwrap()
     } else {
         let is_set = op == "vset";
-        let (dsigned, at, bt) = if is_set { (false, types[0], types[1]) } else { (types[0].is_signed(), types[1], types[2]) };
+        let (dsigned, at, bt) = if is_set {
+            (false, types[0], types[1])
+        } else {
+            (types[0].is_signed(), types[1], types[2])
+        };
         let a = src(fs, 1)?;
         let b = src(fs, 2)?;
         let ta = part(l, a, asel, at.is_signed());
         let mut tmp = if matches!(op, "vshl" | "vshr") {
             let tb = part(l, b, bsel, false);
             let tb = if ins.has(".clamp") {
-                sel(l, icmp(l, IntPredicate::UGT, tb, c64(l, 32)), c64(l, 32), tb)
+                sel(
+                    l,
+                    icmp(l, IntPredicate::UGT, tb, c64(l, 32)),
+                    c64(l, 32),
+                    tb,
+                )
             } else {
                 l.b.build_and(tb, c64(l, 0x1f), "").unwrap()
             };
             if op == "vshl" {
                 // Up to 33 + 32 bits: shift in i128 so that `.sat` sees the true value.
                 let w = l.int(128);
-                let wide = l.b.build_left_shift(l.b.build_int_s_extend(ta, w, "").unwrap(), l.b.build_int_z_extend(tb, w, "").unwrap(), "").unwrap();
+                let wide =
+                    l.b.build_left_shift(
+                        l.b.build_int_s_extend(ta, w, "").unwrap(),
+                        l.b.build_int_z_extend(tb, w, "").unwrap(),
+                        "",
+                    )
+                    .unwrap();
                 if sat {
                     let bits = match dsel {
                         Some(".b0" | ".b1" | ".b2" | ".b3") => 8,
                         Some(".h0" | ".h1") => 16,
                         _ => 32,
                     };
-                    let (lo, hi) = if dsigned { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, ((1u64 << bits) - 1) as i64) };
+                    let (lo, hi) = if dsigned {
+                        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+                    } else {
+                        (0, ((1u64 << bits) - 1) as i64)
+                    };
                     let (lo, hi) = (w.const_int(lo as u64, true), w.const_int(hi as u64, true));
                     let v = sel(l, icmp(l, IntPredicate::SLT, wide, lo), lo, wide);
                     let v = sel(l, icmp(l, IntPredicate::SGT, v, hi), hi, v);
@@ -281,7 +377,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         } else {
             let tb = part(l, b, bsel, bt.is_signed());
             if is_set {
-                cmp(l, ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"]).unwrap_or(".eq"), ta, tb)
+                cmp(
+                    l,
+                    ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"])
+                        .unwrap_or(".eq"),
+                    ta,
+                    tb,
+                )
             } else {
                 vop(l, &op[1..], ta, tb)
             }
@@ -296,7 +398,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
         }
         let has_c = ops.len() > 3;
         let c = if has_c { Some(src(fs, 3)?) } else { None };
-        let c64v = c.map(|c| if dsigned { l.b.build_int_s_extend(c, l.i64(), "").unwrap() } else { l.b.build_int_z_extend(c, l.i64(), "").unwrap() });
+        let c64v = c.map(|c| {
+            if dsigned {
+                l.b.build_int_s_extend(c, l.i64(), "").unwrap()
+            } else {
+                l.b.build_int_z_extend(c, l.i64(), "").unwrap()
+            }
+        });
         let d = match (ins.any(&[".add", ".min", ".max"]), dsel, c64v) {
             (Some(".add"), None, Some(c)) => l.b.build_int_add(tmp, c, "").unwrap(),
             (Some(".min"), None, Some(c)) => smin(l, tmp, c),
@@ -313,9 +421,13 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, ins: &Ins<'_
                 };
                 let m = (((1u64 << bits) - 1) << lo) as u32 as u64;
                 let i32t = l.i32();
-                let v = l.b.build_left_shift(d, i32t.const_int(lo, false), "").unwrap();
+                let v =
+                    l.b.build_left_shift(d, i32t.const_int(lo, false), "")
+                        .unwrap();
                 let v = l.b.build_and(v, i32t.const_int(m, false), "").unwrap();
-                let keep = l.b.build_and(c, i32t.const_int(!m & 0xffff_ffff, false), "").unwrap();
+                let keep =
+                    l.b.build_and(c, i32t.const_int(!m & 0xffff_ffff, false), "")
+                        .unwrap();
                 l.b.build_or(v, keep, "").unwrap()
             }
             _ => d,

@@ -140,7 +140,9 @@ macro_rules! paste_f32 {
                 f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a * b))
             }
             pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
-                f(directed32(Rnd::$rnd, f(a), f(b), f(c), |a, b, c| a.mul_add(b, c)))
+                f(directed32(Rnd::$rnd, f(a), f(b), f(c), |a, b, c| {
+                    a.mul_add(b, c)
+                }))
             }
             pub extern "C" fn div(a: f32, b: f32) -> f32 {
                 f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a / b))
@@ -462,10 +464,16 @@ mod tests {
         // Compared with the exact quotient (in f64): RP(1/3) is also RN(1/3) in f32.
         let third = 1.0f64 / 3.0;
         assert!((rz_f::div(1.0, 3.0) as f64) < third && (rp_f::div(1.0, 3.0) as f64) > third);
-        assert_eq!(rz_f::div(1.0, 3.0), f32::from_bits((1.0f32 / 3.0).to_bits() - 1));
+        assert_eq!(
+            rz_f::div(1.0, 3.0),
+            f32::from_bits((1.0f32 / 3.0).to_bits() - 1)
+        );
         assert_eq!(rz_f::add(1.0, 1e-10), 1.0);
         assert_eq!(rp_f::add(1.0, 1e-10), f32::from_bits(0x3f80_0001));
-        assert_eq!(rm_d::add(1.0, -1e-30), f64::from_bits(0x3fef_ffff_ffff_ffff));
+        assert_eq!(
+            rm_d::add(1.0, -1e-30),
+            f64::from_bits(0x3fef_ffff_ffff_ffff)
+        );
         assert_eq!(rn_d::mul(3.0, 7.0), 21.0);
         assert_eq!(prmt(0x33221100, 0x77665544, 0x3210), 0x33221100);
         assert_eq!(prmt(0x33221100, 0x77665544, 0x7654), 0x77665544);

@@ -258,7 +258,11 @@ pub enum Initializer<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr<'a> {
     /// Integer literal; `unsigned` is true for a `U` suffix. Values are 64-bit.
-    Int { value: u64, unsigned: bool, span: Span },
+    Int {
+        value: u64,
+        unsigned: bool,
+        span: Span,
+    },
     /// `0fXXXXXXXX` single-precision bit pattern.
     F32(u32, Span),
     /// `0dXXXXXXXXXXXXXXXX` double bit pattern, or a decimal floating-point literal.
@@ -429,8 +433,17 @@ impl Instruction<'_> {
 
     /// The modifiers written after operands, with the index of the operand each follows.
     pub fn post_mods(&self) -> impl Iterator<Item = (usize, Mod)> + '_ {
-        let n = self.post_ops.0.iter().take_while(|&&k| k != u8::MAX).count();
+        let n = self
+            .post_ops
+            .0
+            .iter()
+            .take_while(|&&k| k != u8::MAX)
+            .count();
         let tail = &self.mods[self.mods.len().saturating_sub(n)..];
-        self.post_ops.0.iter().zip(tail).map(|(&k, &m)| (k as usize, m))
+        self.post_ops
+            .0
+            .iter()
+            .zip(tail)
+            .map(|(&k, &m)| (k as usize, m))
     }
 }

@@ -30,6 +30,9 @@ pub fn line_col(src: &str, offset: u32) -> (usize, usize) {
     let off = (offset as usize).min(src.len());
     let before = &src.as_bytes()[..off];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     (line, off - line_start + 1)
 }

@@ -31,15 +31,27 @@ pub struct Op {
 impl Op {
     /// An instruction with one result of type `out`; `text` uses `$d`, `$a`, `$b`, ….
     pub fn new(name: impl Into<String>, out: &'static str, text: impl Into<String>) -> Op {
-        Op { name: name.into(), outs: vec![out], text: text.into() }
+        Op {
+            name: name.into(),
+            outs: vec![out],
+            text: text.into(),
+        }
     }
     /// `text` is `name` itself (`add.s32 $d, $a, $b;`).
     pub fn ins(out: &'static str, text: impl Into<String>) -> Op {
         let t: String = text.into();
-        Op { name: t.trim().to_string(), outs: vec![out], text: t }
+        Op {
+            name: t.trim().to_string(),
+            outs: vec![out],
+            text: t,
+        }
     }
     pub fn multi(name: impl Into<String>, outs: &[&'static str], text: impl Into<String>) -> Op {
-        Op { name: name.into(), outs: outs.to_vec(), text: text.into() }
+        Op {
+            name: name.into(),
+            outs: outs.to_vec(),
+            text: text.into(),
+        }
     }
 }
 
@@ -89,14 +101,25 @@ pub fn kernel_src(inputs: &[&str], ops: &[Op]) -> String {
     s += "\tld.param.u64 %tia, [pin];\n\tld.param.u64 %toa, [pout];\n\tld.param.u32 %tn, [pn];\n";
     s += "\tmov.u32 %tix, %tid.x;\n\tmov.u32 %tnt, %ntid.x;\n\tmov.u32 %tct, %ctaid.x;\n";
     s += "\tmad.lo.u32 %tix, %tct, %tnt, %tix;\n\tsetp.ge.u32 %tdone, %tix, %tn;\n\t@%tdone bra $L_end;\n";
-    s += &format!("\tmul.wide.u32 %toff, %tix, {};\n\tadd.u64 %tia, %tia, %toff;\n", nin * 8);
-    s += &format!("\tmul.wide.u32 %toff, %tix, {};\n\tadd.u64 %toa, %toa, %toff;\n", nout.max(1) * 8);
+    s += &format!(
+        "\tmul.wide.u32 %toff, %tix, {};\n\tadd.u64 %tia, %tia, %toff;\n",
+        nin * 8
+    );
+    s += &format!(
+        "\tmul.wide.u32 %toff, %tix, {};\n\tadd.u64 %toa, %toa, %toff;\n",
+        nout.max(1) * 8
+    );
     for (k, t) in inputs.iter().enumerate() {
         let r = OPERANDS[k];
         if *t == "pred" {
             s += &format!("\t.reg .pred %{r};\n\t.reg .u32 %{r}_w;\n\tld.global.u32 %{r}_w, [%tia+{}];\n\tsetp.ne.u32 %{r}, %{r}_w, 0;\n", k * 8);
         } else {
-            s += &format!("\t.reg .{} %{r};\n\tld.global.{} %{r}, [%tia+{}];\n", reg_ty(t), mem_ty(t), k * 8);
+            s += &format!(
+                "\t.reg .{} %{r};\n\tld.global.{} %{r}, [%tia+{}];\n",
+                reg_ty(t),
+                mem_ty(t),
+                k * 8
+            );
         }
     }
     let mut slot = 0usize;
@@ -106,16 +129,27 @@ pub fn kernel_src(inputs: &[&str], ops: &[Op]) -> String {
         let mut text = op.text.clone();
         for (j, t) in op.outs.iter().enumerate().rev() {
             s += &format!("\t.reg .{} %d{k}_{j};\n", reg_ty(t));
-            let from = if j == 0 { "$d".to_string() } else { format!("$d{j}") };
+            let from = if j == 0 {
+                "$d".to_string()
+            } else {
+                format!("$d{j}")
+            };
             text = text.replace(&from, &format!("%d{k}_{j}"));
         }
-        text = text.replace("$p", &format!("%p{k}")).replace("$q", &format!("%q{k}")).replace("$k", &k.to_string());
+        text = text
+            .replace("$p", &format!("%p{k}"))
+            .replace("$q", &format!("%q{k}"))
+            .replace("$k", &k.to_string());
         for (j, r) in OPERANDS.iter().enumerate() {
             if j < nin {
                 text = text.replace(&format!("${r}"), &format!("%{r}"));
             }
         }
-        assert!(!text.contains('$'), "harness: unresolved placeholder in `{}`", op.text);
+        assert!(
+            !text.contains('$'),
+            "harness: unresolved placeholder in `{}`",
+            op.text
+        );
         s += &format!("\t{text}\n");
         for (j, t) in op.outs.iter().enumerate() {
             let off = slot * 8;
@@ -134,41 +168,79 @@ pub fn kernel_src(inputs: &[&str], ops: &[Op]) -> String {
 /// Compiles the kernel for `inputs`/`ops` at -O2 and runs it over `cases` (each case: one u64
 /// bit pattern per input). Returns, per op, per case, the result bit patterns (zero-extended
 /// from the stored width).
+/// The optimization level is 2, or `INSTR_OPT` (0–3) from the environment.
 pub fn run(inputs: &[&str], ops: &[Op], cases: &[Vec<u64>]) -> Vec<Vec<Vec<u64>>> {
-    run_opt(inputs, ops, cases, 2)
+    let opt = std::env::var("INSTR_OPT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    run_opt(inputs, ops, cases, opt)
 }
 
 pub fn run_opt(inputs: &[&str], ops: &[Op], cases: &[Vec<u64>], opt: u8) -> Vec<Vec<Vec<u64>>> {
     let src = kernel_src(inputs, ops);
     if let Ok(dir) = std::env::var("INSTR_DUMP_DIR") {
         // Debugging aid: every kernel's PTX, named after its first instruction.
-        let name: String = ops[0].name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+        let name: String = ops[0]
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{name}.ptx")), &src);
     }
-    let m = Module::from_ptx(&src, opt).unwrap_or_else(|e| panic!("compiling the test kernel failed: {e}\n{src}"));
+    let m = Module::from_ptx(&src, opt)
+        .unwrap_or_else(|e| panic!("compiling the test kernel failed: {e}\n{src}"));
     let nin = inputs.len();
     let nout: usize = ops.iter().map(|o| o.outs.len()).sum();
     let n = cases.len();
     let mut bytes = Vec::with_capacity(n * nin * 8);
     for c in cases {
-        assert_eq!(c.len(), nin, "harness: case with {} operands, kernel takes {nin}", c.len());
+        assert_eq!(
+            c.len(),
+            nin,
+            "harness: case with {} operands, kernel takes {nin}",
+            c.len()
+        );
         for v in c {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
     let input = Buffer::from_bytes(&bytes);
     let output = Buffer::zeroed(n * nout.max(1) * 8);
-    let mut args = vec![Arg::Pointer(input.address()), Arg::Pointer(output.address()), Arg::scalar_u32(n as u32)];
+    let mut args = vec![
+        Arg::Pointer(input.address()),
+        Arg::Pointer(output.address()),
+        Arg::scalar_u32(n as u32),
+    ];
     let block = 256u32;
     let grid = (n as u32).div_ceil(block).max(1);
-    m.launch("k", Dim3::x(grid), Dim3::x(block), 0, &mut args).unwrap_or_else(|e| panic!("launch failed: {e}\n{src}"));
-    let words: Vec<u64> = output.as_slice().chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+    m.launch("k", Dim3::x(grid), Dim3::x(block), 0, &mut args)
+        .unwrap_or_else(|e| panic!("launch failed: {e}\n{src}"));
+    let words: Vec<u64> = output
+        .as_slice()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     let mut res = Vec::with_capacity(ops.len());
     let mut slot = 0;
     for op in ops {
         let w = op.outs.len();
         let widths: Vec<u64> = op.outs.iter().map(|t| width_mask(t)).collect();
-        res.push((0..n).map(|i| (0..w).map(|j| words[i * nout + slot + j] & widths[j]).collect()).collect());
+        res.push(
+            (0..n)
+                .map(|i| {
+                    (0..w)
+                        .map(|j| words[i * nout + slot + j] & widths[j])
+                        .collect()
+                })
+                .collect(),
+        );
         slot += w;
     }
     res
@@ -231,16 +303,30 @@ impl Checker {
         *c += 1;
         if *c <= 8 {
             let ins: Vec<String> = inputs.iter().map(|v| format!("{v:#x}")).collect();
-            self.lines.push(format!("  {instr}  inputs [{}]: expected {want}, got {got}", ins.join(", ")));
+            self.lines.push(format!(
+                "  {instr}  inputs [{}]: expected {want}, got {got}",
+                ins.join(", ")
+            ));
         }
     }
 
     /// Checks a whole op result table: `want(case) -> (expected, ok(got))`.
-    pub fn table(&mut self, op: &Op, cases: &[Vec<u64>], got: &[Vec<u64>], mut want: impl FnMut(&[u64]) -> Vec<u64>, same: impl Fn(&str, u64, u64) -> bool) {
+    pub fn table(
+        &mut self,
+        op: &Op,
+        cases: &[Vec<u64>],
+        got: &[Vec<u64>],
+        mut want: impl FnMut(&[u64]) -> Vec<u64>,
+        same: impl Fn(&str, u64, u64) -> bool,
+    ) {
         for (c, g) in cases.iter().zip(got) {
             let w = want(c);
             for (j, (wv, gv)) in w.iter().zip(g).enumerate() {
-                let name = if op.outs.len() > 1 { format!("{} (result {j})", op.name) } else { op.name.clone() };
+                let name = if op.outs.len() > 1 {
+                    format!("{} (result {j})", op.name)
+                } else {
+                    op.name.clone()
+                };
                 let ok = same(op.outs[j], *wv, *gv);
                 self.check(&name, c, *wv, *gv, ok);
             }
@@ -256,15 +342,28 @@ impl Checker {
 
     /// Prints the summary and panics if anything mismatched.
     pub fn finish(self) {
-        println!("{}: {} instruction forms, {} cases", self.what, self.instrs.len(), self.cases);
+        println!(
+            "{}: {} instruction forms, {} cases",
+            self.what,
+            self.instrs.len(),
+            self.cases
+        );
         for g in &self.gaps {
             println!("  known gap (skipped): {g}");
         }
         if !self.cur_fail.is_empty() {
             let mut counts: Vec<_> = self.cur_fail.iter().collect();
             counts.sort();
-            let summary: Vec<String> = counts.iter().map(|(k, v)| format!("  {k}: {v} mismatches")).collect();
-            panic!("{}: mismatches\n{}\nfirst mismatches:\n{}", self.what, summary.join("\n"), self.lines.join("\n"));
+            let summary: Vec<String> = counts
+                .iter()
+                .map(|(k, v)| format!("  {k}: {v} mismatches"))
+                .collect();
+            panic!(
+                "{}: mismatches\n{}\nfirst mismatches:\n{}",
+                self.what,
+                summary.join("\n"),
+                self.lines.join("\n")
+            );
         }
     }
 }

@@ -60,7 +60,39 @@ impl Rng {
 
 /// Boundary values and random 32-bit values.
 pub fn ints32(n: usize, seed: u64) -> Vec<u32> {
-    let mut v = vec![0, 1, 2, 3, 7, 8, 15, 16, 31, 32, 33, 63, 64, 127, 128, 255, 256, 0x7fff, 0x8000, 0xffff, 0x10000, 0x7fff_ffff, 0x8000_0000, 0x8000_0001, 0xffff_fffe, 0xffff_ffff, 0x1234_5678, 0x8765_4321, 0xdead_beef, 0x00ff_00ff, 0xff00_ff00];
+    let mut v = vec![
+        0,
+        1,
+        2,
+        3,
+        7,
+        8,
+        15,
+        16,
+        31,
+        32,
+        33,
+        63,
+        64,
+        127,
+        128,
+        255,
+        256,
+        0x7fff,
+        0x8000,
+        0xffff,
+        0x10000,
+        0x7fff_ffff,
+        0x8000_0000,
+        0x8000_0001,
+        0xffff_fffe,
+        0xffff_ffff,
+        0x1234_5678,
+        0x8765_4321,
+        0xdead_beef,
+        0x00ff_00ff,
+        0xff00_ff00,
+    ];
     let mut r = Rng::new(seed);
     while v.len() < n {
         v.push(r.u32());
@@ -69,7 +101,22 @@ pub fn ints32(n: usize, seed: u64) -> Vec<u32> {
 }
 
 pub fn ints64(n: usize, seed: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = vec![0, 1, 2, 31, 32, 63, 64, 0xffff_ffff, 0x1_0000_0000, 0x7fff_ffff_ffff_ffff, 0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff, 0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210];
+    let mut v: Vec<u64> = vec![
+        0,
+        1,
+        2,
+        31,
+        32,
+        63,
+        64,
+        0xffff_ffff,
+        0x1_0000_0000,
+        0x7fff_ffff_ffff_ffff,
+        0x8000_0000_0000_0000,
+        0xffff_ffff_ffff_ffff,
+        0x0123_4567_89ab_cdef,
+        0xfedc_ba98_7654_3210,
+    ];
     let mut r = Rng::new(seed);
     while v.len() < n {
         v.push(r.u64());
@@ -83,10 +130,18 @@ pub fn ref_bfe(a: u64, b: u32, c: u32, bits: u32, signed: bool) -> u64 {
     let msb = bits - 1;
     let pos = b & 0xff;
     let len = c & 0xff;
-    let sbit = if !signed || len == 0 { 0 } else { (a >> (pos + len - 1).min(msb)) & 1 };
+    let sbit = if !signed || len == 0 {
+        0
+    } else {
+        (a >> (pos + len - 1).min(msb)) & 1
+    };
     let mut d = 0u64;
     for i in 0..=msb {
-        let bit = if i < len && pos + i <= msb { (a >> (pos + i)) & 1 } else { sbit };
+        let bit = if i < len && pos + i <= msb {
+            (a >> (pos + i)) & 1
+        } else {
+            sbit
+        };
         d |= bit << i;
     }
     d
@@ -126,12 +181,24 @@ pub fn ref_prmt(a: u32, b: u32, c: u32, mode: &str) -> u32 {
                 }
             }
             // Tables of the prmt description (d.b0..d.b3 for c[1:0] = 0..3).
-            "f4e" => byte([[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]][ctl as usize][i as usize]),
-            "b4e" => byte([[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]][ctl as usize][i as usize]),
-            "rc8" => byte([[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]][ctl as usize][i as usize]),
-            "ecl" => byte([[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]][ctl as usize][i as usize]),
-            "ecr" => byte([[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]][ctl as usize][i as usize]),
-            _ => byte([[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]][ctl as usize][i as usize]),
+            "f4e" => byte(
+                [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]][ctl as usize][i as usize],
+            ),
+            "b4e" => byte(
+                [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]][ctl as usize][i as usize],
+            ),
+            "rc8" => byte(
+                [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]][ctl as usize][i as usize],
+            ),
+            "ecl" => byte(
+                [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]][ctl as usize][i as usize],
+            ),
+            "ecr" => byte(
+                [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]][ctl as usize][i as usize],
+            ),
+            _ => byte(
+                [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]][ctl as usize][i as usize],
+            ),
         };
         d |= v << (8 * i);
     }
@@ -231,7 +298,11 @@ pub fn ref_szext(a: u32, b: u32, clamp: bool, signed: bool) -> u32 {
     let too_large = b >= 32 && clamp;
     let mask = if too_large { 0 } else { !0u32 << b1 };
     let sign_pos = b1.wrapping_sub(1) & 0x1f;
-    let sign_bit = if b1 == 0 || too_large || !signed { false } else { (a >> sign_pos) & 1 == 1 };
+    let sign_bit = if b1 == 0 || too_large || !signed {
+        false
+    } else {
+        (a >> sign_pos) & 1 == 1
+    };
     (a & !mask) | if sign_bit { mask } else { 0 }
 }
 
@@ -258,15 +329,49 @@ pub fn ref_dp(two: bool, hi: bool, a: u32, b: u32, c: u32, sa: bool, sb: bool) -
     d as u32
 }
 
-
 /// f32 test values: zeros, subnormals, normals near the boundaries, infinities, NaNs, and
 /// random bit patterns.
 pub fn floats32(n: usize, seed: u64) -> Vec<u32> {
     let mut v: Vec<u32> = vec![
-        0, 0x8000_0000, 1, 0x8000_0001, 0x007f_ffff, 0x807f_ffff, 0x0080_0000, 0x8080_0000, 0x0080_0001, 0x3f80_0000, 0xbf80_0000, 0x3f80_0001, 0x3fff_ffff,
-        0x4000_0000, 0x3eaa_aaab, 0x7f7f_ffff, 0xff7f_ffff, 0x7f00_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7fff_ffff, 0xffc0_0001, 0x4b80_0000,
-        0x4b7f_ffff, 0x3400_0000, 0x0040_0000, 0x3f00_0000, 0xbf00_0000, 0x3fc0_0000, 0x4020_0000, 0x4f00_0000, 0x5f00_0000, 0xdf00_0000, 0x477f_e000,
-        0x477f_f000, 0x3380_0000, 0x3880_0000, 0x3870_0000,
+        0,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x007f_ffff,
+        0x807f_ffff,
+        0x0080_0000,
+        0x8080_0000,
+        0x0080_0001,
+        0x3f80_0000,
+        0xbf80_0000,
+        0x3f80_0001,
+        0x3fff_ffff,
+        0x4000_0000,
+        0x3eaa_aaab,
+        0x7f7f_ffff,
+        0xff7f_ffff,
+        0x7f00_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0x7fff_ffff,
+        0xffc0_0001,
+        0x4b80_0000,
+        0x4b7f_ffff,
+        0x3400_0000,
+        0x0040_0000,
+        0x3f00_0000,
+        0xbf00_0000,
+        0x3fc0_0000,
+        0x4020_0000,
+        0x4f00_0000,
+        0x5f00_0000,
+        0xdf00_0000,
+        0x477f_e000,
+        0x477f_f000,
+        0x3380_0000,
+        0x3880_0000,
+        0x3870_0000,
     ];
     let mut r = Rng::new(seed);
     while v.len() < n {
@@ -285,14 +390,41 @@ pub fn floats32(n: usize, seed: u64) -> Vec<u32> {
 
 pub fn floats64(n: usize, seed: u64) -> Vec<u64> {
     let mut v: Vec<u64> = vec![
-        0, 0x8000_0000_0000_0000, 1, 0x8000_0000_0000_0001, 0x000f_ffff_ffff_ffff, 0x0010_0000_0000_0000, 0x3ff0_0000_0000_0000,
-        0xbff0_0000_0000_0000, 0x3ff0_0000_0000_0001, 0x7fef_ffff_ffff_ffff, 0xffef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000,
-        0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x4330_0000_0000_0000, 0x3ca0_0000_0000_0000, 0x7fe0_0000_0000_0000,
-        0x4340_0000_0000_0000, 0x43e0_0000_0000_0000, 0xc3e0_0000_0000_0000, 0x47ef_ffff_e000_0000, 0x47ef_ffff_f000_0000,
-        0x36a0_0000_0000_0000, 0x3810_0000_0000_0000,
+        0,
+        0x8000_0000_0000_0000,
+        1,
+        0x8000_0000_0000_0001,
+        0x000f_ffff_ffff_ffff,
+        0x0010_0000_0000_0000,
+        0x3ff0_0000_0000_0000,
+        0xbff0_0000_0000_0000,
+        0x3ff0_0000_0000_0001,
+        0x7fef_ffff_ffff_ffff,
+        0xffef_ffff_ffff_ffff,
+        0x7ff0_0000_0000_0000,
+        0xfff0_0000_0000_0000,
+        0x7ff8_0000_0000_0000,
+        0x4330_0000_0000_0000,
+        0x3ca0_0000_0000_0000,
+        0x7fe0_0000_0000_0000,
+        0x4340_0000_0000_0000,
+        0x43e0_0000_0000_0000,
+        0xc3e0_0000_0000_0000,
+        0x47ef_ffff_e000_0000,
+        0x47ef_ffff_f000_0000,
+        0x36a0_0000_0000_0000,
+        0x3810_0000_0000_0000,
         // Products and quotients that underflow or overflow.
-        0x1e00_0000_0000_0001, 0x2000_0000_0000_0003, 0x1fff_ffff_ffff_ffff, 0xa000_0000_0000_0007, 0x0000_0000_0000_0003,
-        0x0008_0000_0000_0001, 0x5fe0_0000_0000_0001, 0x7fd0_0000_0000_0005, 0x6000_0000_0000_0009, 0xe000_0000_0000_000b,
+        0x1e00_0000_0000_0001,
+        0x2000_0000_0000_0003,
+        0x1fff_ffff_ffff_ffff,
+        0xa000_0000_0000_0007,
+        0x0000_0000_0000_0003,
+        0x0008_0000_0000_0001,
+        0x5fe0_0000_0000_0001,
+        0x7fd0_0000_0000_0005,
+        0x6000_0000_0000_0009,
+        0xe000_0000_0000_000b,
     ];
     let mut r = Rng::new(seed);
     while v.len() < n {
@@ -354,7 +486,11 @@ pub fn ref_round(x: f64, mbits: i32, emin: i32, r: &str) -> f64 {
 
 /// f64 → IEEE binary16 / bfloat16 bits with rounding `r` (overflow per the mode).
 pub fn ref_to_half(x: f64, bf: bool, r: &str) -> u16 {
-    let (mbits, emin, emax, ebits) = if bf { (7, -126, 127, 8) } else { (10, -14, 15, 5) };
+    let (mbits, emin, emax, ebits) = if bf {
+        (7, -126, 127, 8)
+    } else {
+        (10, -14, 15, 5)
+    };
     let sign = if x.is_sign_negative() { 1u16 << 15 } else { 0 };
     if x.is_nan() {
         return if bf { 0x7fc0 } else { 0x7e00 };
@@ -370,7 +506,11 @@ pub fn ref_to_half(x: f64, bf: bool, r: &str) -> u16 {
             "rp" => sign == 0,
             _ => sign != 0,
         };
-        return if to_inf || v.is_infinite() && x.is_infinite() { inf } else { max_bits };
+        return if to_inf || v.is_infinite() && x.is_infinite() {
+            inf
+        } else {
+            max_bits
+        };
     }
     let a = v.abs();
     if a == 0.0 {
@@ -380,7 +520,8 @@ pub fn ref_to_half(x: f64, bf: bool, r: &str) -> u16 {
     let bits = if a < 2f64.powi(emin) {
         (a / 2f64.powi(emin - mbits)) as u16
     } else {
-        (((e - emin + 1) as u16) << mbits) | ((a / 2f64.powi(e - mbits)) as u64 as u16 & ((1 << mbits) - 1))
+        (((e - emin + 1) as u16) << mbits)
+            | ((a / 2f64.powi(e - mbits)) as u64 as u16 & ((1 << mbits) - 1))
     };
     bits | sign
 }
@@ -400,19 +541,21 @@ pub fn half_to_f64(h: u16, bf: bool) -> f64 {
     }
 }
 
-
 pub const INT_TYPES: [&str; 8] = ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"];
 
 pub fn int_val(v: u64, t: &str) -> i128 {
     let bits: u32 = t[1..].parse().unwrap();
-    let m = if bits == 64 { v } else { v & ((1u64 << bits) - 1) };
+    let m = if bits == 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    };
     if t.starts_with('s') && (m >> (bits - 1)) & 1 == 1 {
         m as i128 - (1i128 << bits)
     } else {
         m as i128
     }
 }
-
 
 /// An integer (of at most 64 bits, either sign) to f64 / f32 in the current rounding mode with
 /// one rounding: values above i64 are halved with round-to-odd first (exact enough: 63 bits).
@@ -433,14 +576,15 @@ pub fn u_to_f32(i: i128) -> f32 {
     }
 }
 
-
 /// PTX min/max (PTX ISA 9.2 min.txt/max.txt Semantics): NaN operands yield the other operand,
 /// two NaNs (or any NaN with .NaN) the canonical NaN; +0.0 > -0.0; .xorsign.abs. On f64 values
 /// holding the exact inputs; returns the result value (NaN for the canonical NaN).
 pub fn ref_minmax(is_max: bool, nan: bool, xa: bool, a: f64, b: f64) -> f64 {
     let xs = a.is_sign_negative() ^ b.is_sign_negative();
     let (a, b) = if xa { (a.abs(), b.abs()) } else { (a, b) };
-    let lt = |x: f64, y: f64| x < y || (x == 0.0 && y == 0.0 && x.is_sign_negative() && !y.is_sign_negative());
+    let lt = |x: f64, y: f64| {
+        x < y || (x == 0.0 && y == 0.0 && x.is_sign_negative() && !y.is_sign_negative())
+    };
     let d = if a.is_nan() && b.is_nan() || nan && (a.is_nan() || b.is_nan()) {
         f64::NAN
     } else if a.is_nan() {
@@ -469,7 +613,6 @@ pub fn ref_minmax(is_max: bool, nan: bool, xa: bool, a: f64, b: f64) -> f64 {
     }
 }
 
-
 /// Computes `f` exactly enough for one later rounding to ≤ 24 significant bits: the value
 /// rounded to odd at 53 bits (round toward zero, lsb set when inexact).
 pub fn odd(f: impl Fn() -> f64) -> f64 {
@@ -482,4 +625,3 @@ pub fn odd(f: impl Fn() -> f64) -> f64 {
         f64::from_bits(z.to_bits() | 1)
     }
 }
-

@@ -100,8 +100,12 @@ impl<'a> Parser<'a> {
         let e = self.unary(depth + 1)?;
         // A negated float literal is a literal with the sign bit flipped (`-50.0`, `-0f3F800000`).
         match (op, &e) {
-            (UnOp::Neg, Expr::F32(bits, span)) => return Ok(Expr::F32(bits ^ 0x8000_0000, start.to(*span))),
-            (UnOp::Neg, Expr::F64(bits, span)) => return Ok(Expr::F64(bits ^ (1 << 63), start.to(*span))),
+            (UnOp::Neg, Expr::F32(bits, span)) => {
+                return Ok(Expr::F32(bits ^ 0x8000_0000, start.to(*span)))
+            }
+            (UnOp::Neg, Expr::F64(bits, span)) => {
+                return Ok(Expr::F64(bits ^ (1 << 63), start.to(*span)))
+            }
             _ => {}
         }
         // Fold negative literals right away: they are by far the common case.

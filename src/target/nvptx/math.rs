@@ -15,8 +15,17 @@ fn sfx(ty: Ty) -> Option<&'static str> {
     }
 }
 
-pub fn rounded_op<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
-    let Some(s) = sfx(ty) else { return fp::default_rounded_op(l, op, rnd, ftz, ty, args) };
+pub fn rounded_op<'c>(
+    l: &Lowerer<'c, '_>,
+    op: RoundedOp,
+    rnd: Rounding,
+    ftz: bool,
+    ty: Ty,
+    args: &[BasicValueEnum<'c>],
+) -> Result<BasicValueEnum<'c>, Error> {
+    let Some(s) = sfx(ty) else {
+        return fp::default_rounded_op(l, op, rnd, ftz, ty, args);
+    };
     let ftz = ftz && s == "f";
     let mut args = args.to_vec();
     let base = match op {
@@ -31,11 +40,21 @@ pub fn rounded_op<'c>(l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bo
         RoundedOp::Sqrt => "sqrt",
         RoundedOp::Rcp => "rcp",
     };
-    let name = format!("llvm.nvvm.{base}.{}{}.{s}", rnd.name(), if ftz { ".ftz" } else { "" });
+    let name = format!(
+        "llvm.nvvm.{base}.{}{}.{s}",
+        rnd.name(),
+        if ftz { ".ftz" } else { "" }
+    );
     Ok(l.call_v(&name, ty.llvm(l.ctx), &args))
 }
 
-pub fn rounded_cvt<'c>(l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+pub fn rounded_cvt<'c>(
+    l: &Lowerer<'c, '_>,
+    rnd: Rounding,
+    dt: Ty,
+    st: Ty,
+    a: BasicValueEnum<'c>,
+) -> Result<BasicValueEnum<'c>, Error> {
     let r = rnd.name();
     let dty = dt.llvm(l.ctx);
     match (st.k, st.bits, dt.k, dt.bits) {
@@ -43,12 +62,19 @@ pub fn rounded_cvt<'c>(l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: Ba
             let u = if st.is_signed() { "" } else { "u" };
             let (w, kind) = if sb == 64 { (64, "ll") } else { (32, "i") };
             let v = l.coerce(a, l.int(w).into(), st.is_signed());
-            let name = format!("llvm.nvvm.{u}{kind}2{}.{r}", if db == 32 { "f" } else { "d" });
+            let name = format!(
+                "llvm.nvvm.{u}{kind}2{}.{r}",
+                if db == 32 { "f" } else { "d" }
+            );
             Ok(l.call_v(&name, dty, &[v]))
         }
         (K::F, 64, K::F, 32) => Ok(l.call_v(&format!("llvm.nvvm.d2f.{r}"), dty, &[a])),
-        (K::F, 32, K::F, 16) if rnd == Rounding::Rz => Ok(l.call_v("llvm.nvvm.f2f16.rz", dty, &[a])),
-        (K::F, 32, K::BF, 16) if rnd == Rounding::Rz => Ok(l.call_v("llvm.nvvm.f2bf16.rz", dty, &[a])),
+        (K::F, 32, K::F, 16) if rnd == Rounding::Rz => {
+            Ok(l.call_v("llvm.nvvm.f2f16.rz", dty, &[a]))
+        }
+        (K::F, 32, K::BF, 16) if rnd == Rounding::Rz => {
+            Ok(l.call_v("llvm.nvvm.f2bf16.rz", dty, &[a]))
+        }
         _ => fp::default_rounded_cvt(l, rnd, dt, st, a),
     }
 }
@@ -58,14 +84,38 @@ fn asm1<'c>(l: &Lowerer<'c, '_>, text: &str, x: FloatValue<'c>) -> BasicValueEnu
     let ft = x.get_type();
     if fp::fbits(l, ft) == 16 {
         let i = fp::to_bits(l, x);
-        let r = inline_asm(l.ctx, &l.b, Some(l.ctx.i16_type().into()), &[i.into()], text, "=h,h", false).unwrap();
+        let r = inline_asm(
+            l.ctx,
+            &l.b,
+            Some(l.ctx.i16_type().into()),
+            &[i.into()],
+            text,
+            "=h,h",
+            false,
+        )
+        .unwrap();
         fp::from_bits(l, r.into_int_value(), ft).into()
     } else {
-        inline_asm(l.ctx, &l.b, Some(ft.into()), &[x.into()], text, "=f,f", false).unwrap()
+        inline_asm(
+            l.ctx,
+            &l.b,
+            Some(ft.into()),
+            &[x.into()],
+            text,
+            "=f,f",
+            false,
+        )
+        .unwrap()
     }
 }
 
-pub fn approx_op<'c>(l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+pub fn approx_op<'c>(
+    l: &Lowerer<'c, '_>,
+    op: ApproxOp,
+    ftz: bool,
+    ty: Ty,
+    args: &[BasicValueEnum<'c>],
+) -> Result<BasicValueEnum<'c>, Error> {
     let f = if ftz { ".ftz" } else { "" };
     let rt = ty.llvm(l.ctx);
     let x = args[0].into_float_value();

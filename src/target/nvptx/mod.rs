@@ -6,7 +6,9 @@ mod math;
 mod sync;
 
 use crate::llvm::*;
-use crate::lower::{self, ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty};
+use crate::lower::{
+    self, ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty,
+};
 use crate::syntax::ast::{self, FnDirective, Instruction};
 
 /// The NVPTX implementation of `lower::Target`.
@@ -33,27 +35,48 @@ impl Target for Nvptx {
         }
     }
 
-    fn sreg<'c>(&self, l: &Lowerer<'c, '_>, name: &str, comp: Option<char>) -> Option<BasicValueEnum<'c>> {
+    fn sreg<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        name: &str,
+        comp: Option<char>,
+    ) -> Option<BasicValueEnum<'c>> {
         let i32t: BasicTypeEnum = l.i32().into();
         let i64t: BasicTypeEnum = l.i64().into();
-        let with_comp = |base: &str| comp.map(|c| format!("llvm.nvvm.read.ptx.sreg.{}.{c}", base.replace('_', ".")));
+        let with_comp = |base: &str| {
+            comp.map(|c| format!("llvm.nvvm.read.ptx.sreg.{}.{c}", base.replace('_', ".")))
+        };
         let (intr, ty) = match name {
-            "tid" | "ntid" | "ctaid" | "nctaid" | "clusterid" | "nclusterid" | "cluster_ctaid" | "cluster_nctaid" => (with_comp(name)?, i32t),
-            "laneid" | "warpid" | "nwarpid" | "smid" | "nsmid" | "clock" | "cluster_ctarank" | "cluster_nctarank" => {
-                (format!("llvm.nvvm.read.ptx.sreg.{}", name.replace('_', ".")), i32t)
+            "tid" | "ntid" | "ctaid" | "nctaid" | "clusterid" | "nclusterid" | "cluster_ctaid"
+            | "cluster_nctaid" => (with_comp(name)?, i32t),
+            "laneid" | "warpid" | "nwarpid" | "smid" | "nsmid" | "clock" | "cluster_ctarank"
+            | "cluster_nctarank" => (
+                format!("llvm.nvvm.read.ptx.sreg.{}", name.replace('_', ".")),
+                i32t,
+            ),
+            "gridid" | "clock64" | "globaltimer" => {
+                (format!("llvm.nvvm.read.ptx.sreg.{name}"), i64t)
             }
-            "gridid" | "clock64" | "globaltimer" => (format!("llvm.nvvm.read.ptx.sreg.{name}"), i64t),
-            "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => {
-                (format!("llvm.nvvm.read.ptx.sreg.lanemask.{}", &name[9..]), i32t)
-            }
-            "is_explicit_cluster" => ("llvm.nvvm.read.ptx.sreg.is.explicit.cluster".to_string(), l.i1().into()),
+            "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => (
+                format!("llvm.nvvm.read.ptx.sreg.lanemask.{}", &name[9..]),
+                i32t,
+            ),
+            "is_explicit_cluster" => (
+                "llvm.nvvm.read.ptx.sreg.is.explicit.cluster".to_string(),
+                l.i1().into(),
+            ),
             _ => {
                 // Everything else (envregN, pmN, smem sizes, …) is read with inline PTX.
-                let (ty, cons, w) = if matches!(name, "clock_hi" | "globaltimer_lo" | "globaltimer_hi") || name.starts_with("envreg") || name.contains("smem") || name.starts_with("pm") && !name.ends_with("64") {
-                    (i32t, "=r", "b32")
-                } else {
-                    (i64t, "=l", "b64")
-                };
+                let (ty, cons, w) =
+                    if matches!(name, "clock_hi" | "globaltimer_lo" | "globaltimer_hi")
+                        || name.starts_with("envreg")
+                        || name.contains("smem")
+                        || name.starts_with("pm") && !name.ends_with("64")
+                    {
+                        (i32t, "=r", "b32")
+                    } else {
+                        (i64t, "=l", "b64")
+                    };
                 let asm = format!("mov.{w} $0, %{name};");
                 return inline_asm(l.ctx, &l.b, Some(ty), &[], &asm, cons, true);
             }
@@ -62,7 +85,12 @@ impl Target for Nvptx {
     }
 
     fn kernel<'c>(&self, l: &Lowerer<'c, '_>, f: FunctionValue<'c>, directives: &[FnDirective]) {
-        let dims = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+        let dims = |v: &[u32]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         for d in directives {
             let (k, v) = match d {
                 FnDirective::MaxNTid(v, _) => ("nvvm.maxntid", dims(v)),
@@ -78,7 +106,12 @@ impl Target for Nvptx {
         }
     }
 
-    fn sync_op<'c, 'a>(&self, l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+    fn sync_op<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
         sync::lower(l, fs, i)
     }
 
@@ -86,15 +119,37 @@ impl Target for Nvptx {
         Ok(())
     }
 
-    fn rounded_op<'c>(&self, l: &Lowerer<'c, '_>, op: RoundedOp, rnd: Rounding, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+    fn rounded_op<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        op: RoundedOp,
+        rnd: Rounding,
+        ftz: bool,
+        ty: Ty,
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>, Error> {
         math::rounded_op(l, op, rnd, ftz, ty, args)
     }
 
-    fn rounded_cvt<'c>(&self, l: &Lowerer<'c, '_>, rnd: Rounding, dt: Ty, st: Ty, a: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>, Error> {
+    fn rounded_cvt<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        rnd: Rounding,
+        dt: Ty,
+        st: Ty,
+        a: BasicValueEnum<'c>,
+    ) -> Result<BasicValueEnum<'c>, Error> {
         math::rounded_cvt(l, rnd, dt, st, a)
     }
 
-    fn approx_op<'c>(&self, l: &Lowerer<'c, '_>, op: ApproxOp, ftz: bool, ty: Ty, args: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>, Error> {
+    fn approx_op<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        op: ApproxOp,
+        ftz: bool,
+        ty: Ty,
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>, Error> {
         math::approx_op(l, op, ftz, ty, args)
     }
 }
@@ -126,18 +181,26 @@ pub const MAX_PTX: u32 = 90;
 /// The processors LLVM 22's NVPTX back end knows (`llc -march=nvptx64 -mcpu=help`); any
 /// other `-mcpu` is ignored by LLVM with a warning, so `--arch` is checked against this list.
 pub const LLVM_ARCHS: &[&str] = &[
-    "sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62",
-    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a",
-    "sm_100f", "sm_101", "sm_101a", "sm_101f", "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
-    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+    "sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60",
+    "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89",
+    "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_101", "sm_101a", "sm_101f", "sm_103",
+    "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f", "sm_120", "sm_120a", "sm_120f", "sm_121",
+    "sm_121a", "sm_121f",
 ];
 
 pub fn module_arch(m: &ast::Module) -> String {
-    m.target.iter().find(|t| t.starts_with("sm_")).map(|s| s.to_string()).unwrap_or_else(|| "sm_52".into())
+    m.target
+        .iter()
+        .find(|t| t.starts_with("sm_"))
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "sm_52".into())
 }
 
 fn sm_number(arch: &str) -> u32 {
-    arch.trim_start_matches("sm_").trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(52)
+    arch.trim_start_matches("sm_")
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        .unwrap_or(52)
 }
 
 /// Errors of the whole compilation (lowering errors carry spans).
@@ -162,8 +225,18 @@ pub fn compile<'a>(module: &'a ast::Module<'a>, opts: &Options) -> Result<Output
     let mut l = Lowerer::new(&ctx, &NVPTX, &opts.name, addr64, sm_number(&arch));
     machine.configure(&l.module);
     lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
-    verify(&l.module).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
-    machine.optimize(&l.module, opts.opt).map_err(CompileError::Llvm)?;
-    let bytes = machine.emit(&l.module, opts.emit).map_err(CompileError::Llvm)?;
-    Ok(Output { bytes, text: matches!(opts.emit, EmitKind::Llvm | EmitKind::Asm), arch, ptx_feature: feature })
+    verify(&l.module)
+        .map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
+    machine
+        .optimize(&l.module, opts.opt)
+        .map_err(CompileError::Llvm)?;
+    let bytes = machine
+        .emit(&l.module, opts.emit)
+        .map_err(CompileError::Llvm)?;
+    Ok(Output {
+        bytes,
+        text: matches!(opts.emit, EmitKind::Llvm | EmitKind::Asm),
+        arch,
+        ptx_feature: feature,
+    })
 }

@@ -5,7 +5,11 @@ use crate::llvm::*;
 use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::syntax::ast::{Instruction, Operand};
 
-pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruction<'a>) -> Result<bool, Error> {
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+) -> Result<bool, Error> {
     // SAFETY of lifetimes: `Ins` borrows `i` only for this call.
     let ins = Ins::new(i);
     let ops = ins.ops();
@@ -41,7 +45,14 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             Ok(true)
         }
         "fence" | "membar" => {
-            if ins.op == "fence" && ins.mods.iter().any(|m| !matches!(*m, ".sc" | ".acq_rel" | ".cta" | ".gpu" | ".sys" | ".cluster")) {
+            if ins.op == "fence"
+                && ins.mods.iter().any(|m| {
+                    !matches!(
+                        *m,
+                        ".sc" | ".acq_rel" | ".cta" | ".gpu" | ".sys" | ".cluster"
+                    )
+                })
+            {
                 return Ok(false);
             }
             let scope = match ins.any(&[".cta", ".gl", ".gpu", ".sys", ".cluster"]) {
@@ -50,7 +61,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
                 Some(".sys") => "",
                 _ => "device",
             };
-            let ord = if ins.has(".acq_rel") { Ordering::AcqRel } else { Ordering::SeqCst };
+            let ord = if ins.has(".acq_rel") {
+                Ordering::AcqRel
+            } else {
+                Ordering::SeqCst
+            };
             fence(l.ctx, &l.b, ord, scope);
             Ok(true)
         }
@@ -65,7 +80,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             };
             let v = l.operand(fs, &ops[1], Ty::u(64))?.into_int_value();
             let p = l.b.build_int_to_ptr(v, l.ptr(Space::Generic), "").unwrap();
-            let r = l.call_v(&format!("llvm.nvvm.isspacep.{name}"), l.i1().into(), &[p.into()]);
+            let r = l.call_v(
+                &format!("llvm.nvvm.isspacep.{name}"),
+                l.i1().into(),
+                &[p.into()],
+            );
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
@@ -89,14 +108,24 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             match &ops[0] {
                 Operand::Pair(d, p, _) => {
                     let st = l.ctx.struct_type(&[l.i32().into(), l.i1().into()], false);
-                    let r = l.call_v(&format!("llvm.nvvm.shfl.sync.{mode}.i32p"), st.into(), &[m, a, b, c]).into_struct_value();
+                    let r = l
+                        .call_v(
+                            &format!("llvm.nvvm.shfl.sync.{mode}.i32p"),
+                            st.into(),
+                            &[m, a, b, c],
+                        )
+                        .into_struct_value();
                     let v = l.b.build_extract_value(r, 0, "").unwrap();
                     let q = l.b.build_extract_value(r, 1, "").unwrap();
                     l.set(fs, d, v, false)?;
                     l.set(fs, p, q, false)?;
                 }
                 d => {
-                    let r = l.call_v(&format!("llvm.nvvm.shfl.sync.{mode}.i32"), l.i32().into(), &[m, a, b, c]);
+                    let r = l.call_v(
+                        &format!("llvm.nvvm.shfl.sync.{mode}.i32"),
+                        l.i32().into(),
+                        &[m, a, b, c],
+                    );
                     l.set(fs, d, r, false)?;
                 }
             }
@@ -112,7 +141,11 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             };
             let p = l.operand(fs, &ops[1], Ty::PRED)?;
             let m = l.operand(fs, &ops[2], b32)?;
-            let rt = if mode == "ballot" { l.i32().into() } else { l.i1().into() };
+            let rt = if mode == "ballot" {
+                l.i32().into()
+            } else {
+                l.i1().into()
+            };
             let r = l.call_v(&format!("llvm.nvvm.vote.{mode}.sync"), rt, &[m, p]);
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
@@ -122,11 +155,21 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             let a = l.operand(fs, &ops[1], Ty::b(t.bits))?;
             let m = l.operand(fs, &ops[2], b32)?;
             if ins.has(".any") {
-                let r = l.call_v(&format!("llvm.nvvm.match.any.sync.i{}", t.bits), l.i32().into(), &[m, a]);
+                let r = l.call_v(
+                    &format!("llvm.nvvm.match.any.sync.i{}", t.bits),
+                    l.i32().into(),
+                    &[m, a],
+                );
                 l.set(fs, &ops[0], r, false)?;
             } else {
                 let st = l.ctx.struct_type(&[l.i32().into(), l.i1().into()], false);
-                let r = l.call_v(&format!("llvm.nvvm.match.all.sync.i{}p", t.bits), st.into(), &[m, a]).into_struct_value();
+                let r = l
+                    .call_v(
+                        &format!("llvm.nvvm.match.all.sync.i{}p", t.bits),
+                        st.into(),
+                        &[m, a],
+                    )
+                    .into_struct_value();
                 let v = l.b.build_extract_value(r, 0, "").unwrap();
                 let q = l.b.build_extract_value(r, 1, "").unwrap();
                 match &ops[0] {
@@ -152,14 +195,20 @@ pub fn lower<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, i: &Instruct
             };
             let a = l.operand(fs, &ops[1], b32)?;
             let m = l.operand(fs, &ops[2], b32)?;
-            let r = l.call_v(&format!("llvm.nvvm.redux.sync.{op}"), l.i32().into(), &[a, m]);
+            let r = l.call_v(
+                &format!("llvm.nvvm.redux.sync.{op}"),
+                l.i32().into(),
+                &[a, m],
+            );
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
         "elect" => {
             let m = l.operand(fs, &ops[1], b32)?;
             let st = l.ctx.struct_type(&[l.i32().into(), l.i1().into()], false);
-            let r = l.call_v("llvm.nvvm.elect.sync", st.into(), &[m]).into_struct_value();
+            let r = l
+                .call_v("llvm.nvvm.elect.sync", st.into(), &[m])
+                .into_struct_value();
             let v = l.b.build_extract_value(r, 0, "").unwrap();
             let q = l.b.build_extract_value(r, 1, "").unwrap();
             match &ops[0] {
