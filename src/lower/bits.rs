@@ -499,6 +499,7 @@ pub fn bfind<'c>(
 }
 
 /// `dp4a`/`dp2a` (`hi` selects bytes 2..3 of `b` for `dp2a`).
+#[allow(clippy::too_many_arguments)]
 pub fn dp<'c>(
     l: &Lowerer<'c, '_>,
     two: bool,

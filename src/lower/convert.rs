@@ -753,7 +753,7 @@ fn encode<'c>(
     // NaN: the format's NaN, or +MAX_NORM for formats without one.
     let nanv = match f.nan {
         Some(n) => i32t.const_int(n as u64, false),
-        None => i32t.const_int(((1u64 << (f.ebits + f.mbits)) - 1) as u64, false),
+        None => i32t.const_int((1u64 << (f.ebits + f.mbits)) - 1, false),
     };
     fsel_i(l, nan, nanv, v)
 }

@@ -58,6 +58,7 @@ fn no_dest(op: &str, mods: &[&str]) -> bool {
                 || mods.contains(&".complete_tx"))
 }
 
+#[allow(clippy::type_complexity)]
 struct Asm<'c> {
     text: String,
     outs: Vec<(
@@ -108,7 +109,7 @@ impl<'c> Asm<'c> {
                 Some(c) => {
                     let _ = write!(self.text, "{}", c.bits as i64);
                 }
-                None => self.text.push_str("0"),
+                None => self.text.push('0'),
             },
         }
     }
@@ -252,9 +253,11 @@ fn operand<'c, 'a>(
                 let is_pred = l.bits_of(st) == 1;
                 let ty: BasicTypeEnum = if is_pred {
                     l.i32().into()
-                } else if st == l.ctx.f16_type().into() || st == l.ctx.bf16_type().into() {
-                    l.ctx.i16_type().into()
-                } else if st.is_int_type() && l.bits_of(st) == 8 {
+                } else if st == l.ctx.f16_type().into()
+                    || st == l.ctx.bf16_type().into()
+                    || (st.is_int_type() && l.bits_of(st) == 8)
+                {
+                    // 16-bit floats and bytes travel in 16-bit (`h`) registers.
                     l.ctx.i16_type().into()
                 } else {
                     st

@@ -170,7 +170,7 @@ impl<'i, 'a> Ins<'i, 'a> {
         }
     }
     pub fn has(&self, m: &str) -> bool {
-        self.mods.iter().any(|x| *x == m)
+        self.mods.contains(&m)
     }
     pub fn any(&self, ms: &[&str]) -> Option<&'static str> {
         self.mods.iter().copied().find(|x| ms.contains(x))
@@ -884,7 +884,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         };
         self.b.position_at_end(start);
         call::bind_params(self, &mut fs, f)?;
-        collect_labels(self, &mut fs, body);
+        collect_labels(&mut fs, body);
         self.block(&mut fs, body)?;
         if !self.terminated() {
             call::emit_ret(self, &mut fs)?;
@@ -942,7 +942,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Lowers one instruction, with its guard.
-    fn instruction(&self, fs: &mut FnState<'c, 'a>, i: &'a Instruction<'a>) -> Result<(), Error> {
+    pub(crate) fn instruction(&self, fs: &mut FnState<'c, 'a>, i: &'a Instruction<'a>) -> Result<(), Error> {
         let ins = Ins::new(i);
         // Branches take their guard as the condition.
         if matches!(ins.op, "bra" | "ret" | "exit") || i.guard.is_none() {
@@ -1012,10 +1012,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 }
 
-fn collect_labels<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) {
+fn collect_labels<'c, 'a>(fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) {
     for st in &blk.stmts {
         match st {
-            ast::Statement::Block(b) => collect_labels(l, fs, b),
+            ast::Statement::Block(b) => collect_labels(fs, b),
             ast::Statement::BranchTargets { name, targets, .. } => {
                 fs.branch_targets.insert(name, targets.clone());
             }
