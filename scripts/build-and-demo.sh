@@ -80,6 +80,18 @@ cpu_translate() {
     ls -l "$obj"
 }
 
+# Runs saxpy on the cpu target: y = a*x + y for n = 1000 elements over 4 blocks of 256 threads,
+# three times (buffers persist between launches), then checks every element against the
+# same formula computed here.
+cpu_run() {
+    local x="$OUT/x.f32" y="$OUT/y.f32" out="$OUT/y.out.f32"
+    python3 -c 'import struct,sys; n=1000; open(sys.argv[1],"wb").write(struct.pack("<%df" % n, *[i*0.5 for i in range(n)])); open(sys.argv[2],"wb").write(struct.pack("<%df" % n, *[1.0]*n))' "$x" "$y"
+    show "$BIN" run "$EXAMPLE" --kernel saxpy --grid 4 --block 256 \
+        --arg "@$x" --arg "@$y" --arg f32:2.0 --arg u32:1000 --dump "1=$out" --repeat 3 || return
+    produced "$out" || return
+    python3 -c 'import struct,sys; n=1000; y=struct.unpack("<%df" % n, open(sys.argv[1],"rb").read()); bad=[i for i in range(n) if y[i] != 1.0 + 3*(2.0*(i*0.5))]; print("y[0..5] =", y[:5]); print("all %d elements equal y0 + 3*(a*x) after 3 launches" % n if not bad else "MISMATCH at %s" % bad[:5]); sys.exit(1 if bad else 0)' "$out"
+}
+
 header "the example: $EXAMPLE"
 cat "$EXAMPLE"
 
@@ -88,7 +100,7 @@ demo "fmt: print the module back in canonical form" show "$BIN" fmt "$EXAMPLE"
 demo "translate: PTX -> LLVM IR for the nvptx target" show "$BIN" "$EXAMPLE" --target nvptx --emit llvm
 demo "nvptx: LLVM IR -> PTX (sm_80) through LLVM, checked by ptxas" nvptx_roundtrip
 demo "cpu: PTX -> LLVM IR and an object file for this machine" cpu_translate
-# To come: `ptx2llvm run` launching saxpy on the cpu target and checking y = a*x + y.
+demo "run: saxpy on this machine's cores, checked against y = a*x + y" cpu_run
 
 header "summary"
 printf '  %s\n' "${results[@]}"
