@@ -43,8 +43,18 @@ fn satf(v: f32) -> f32 {
 /// f32 test values: the ptx_ref set (zeros, subnormals, MIN_NORMAL, MAX, infinities, NaNs with
 /// payloads, values around 1 and powers of two) plus random ones.
 fn vals32(n: usize, seed: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = ptx_ref::floats32(n, seed).into_iter().map(|x| x as u64).collect();
-    v.extend([0x7f7f_ffffu64, 0x0080_0000, 0x8000_0001, 0x3f7f_ffff, 0xc000_0000, 0x7fa0_0000]);
+    let mut v: Vec<u64> = ptx_ref::floats32(n, seed)
+        .into_iter()
+        .map(|x| x as u64)
+        .collect();
+    v.extend([
+        0x7f7f_ffffu64,
+        0x0080_0000,
+        0x8000_0001,
+        0x3f7f_ffff,
+        0xc000_0000,
+        0x7fa0_0000,
+    ]);
     v
 }
 
@@ -103,7 +113,9 @@ fn fcmp(cmp: &str, x: f64, y: f64) -> bool {
     }
 }
 
-const FCMPS: [&str; 14] = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"];
+const FCMPS: [&str; 14] = [
+    "eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+];
 
 fn pairs_of(v: &[u64], third: impl Fn(usize, usize) -> u64) -> Vec<Vec<u64>> {
     let mut cases = Vec::with_capacity(v.len() * v.len());
@@ -125,12 +137,29 @@ fn f32_arithmetic_every_rounding() {
     let mut ops = Vec::new();
     let mut meta = Vec::new();
     for op in ["add", "sub", "mul", "div", "fma", "mad", "sqrt", "rcp"] {
-        let rnds: &[&str] = if ["add", "sub", "mul"].contains(&op) { &["", "rn", "rz", "rm", "rp"] } else { &["rn", "rz", "rm", "rp"] };
+        let rnds: &[&str] = if ["add", "sub", "mul"].contains(&op) {
+            &["", "rn", "rz", "rm", "rp"]
+        } else {
+            &["rn", "rz", "rm", "rp"]
+        };
         for r in rnds {
             for ftz in [false, true] {
-                let sats: &[bool] = if ["div", "sqrt", "rcp"].contains(&op) { &[false] } else { &[false, true] };
+                let sats: &[bool] = if ["div", "sqrt", "rcp"].contains(&op) {
+                    &[false]
+                } else {
+                    &[false, true]
+                };
                 for &sat in sats {
-                    let m = format!("{}{}{}", if r.is_empty() { String::new() } else { format!(".{r}") }, if ftz { ".ftz" } else { "" }, if sat { ".sat" } else { "" });
+                    let m = format!(
+                        "{}{}{}",
+                        if r.is_empty() {
+                            String::new()
+                        } else {
+                            format!(".{r}")
+                        },
+                        if ftz { ".ftz" } else { "" },
+                        if sat { ".sat" } else { "" }
+                    );
                     let args = match op {
                         "sqrt" | "rcp" => "$d, $a",
                         "fma" | "mad" => "$d, $a, $b, $c",
@@ -146,7 +175,13 @@ fn f32_arithmetic_every_rounding() {
         let got = run(&["f32", "f32", "f32"], chunk.0, &cases);
         for (k, op) in chunk.0.iter().enumerate() {
             let (o, r, ftz, sat) = chunk.1[k];
-            chk.table(op, &cases, &got[k], |c| vec![ref_f32(o, r, ftz, sat, c[0], c[1], c[2])], same_float);
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| vec![ref_f32(o, r, ftz, sat, c[0], c[1], c[2])],
+                same_float,
+            );
         }
     }
     chk.finish();
@@ -160,9 +195,17 @@ fn f64_arithmetic_every_rounding() {
     let mut ops = Vec::new();
     let mut meta = Vec::new();
     for op in ["add", "sub", "mul", "div", "fma", "mad", "sqrt", "rcp"] {
-        let rnds: &[&str] = if ["add", "sub", "mul"].contains(&op) { &["", "rn", "rz", "rm", "rp"] } else { &["rn", "rz", "rm", "rp"] };
+        let rnds: &[&str] = if ["add", "sub", "mul"].contains(&op) {
+            &["", "rn", "rz", "rm", "rp"]
+        } else {
+            &["rn", "rz", "rm", "rp"]
+        };
         for r in rnds {
-            let m = if r.is_empty() { String::new() } else { format!(".{r}") };
+            let m = if r.is_empty() {
+                String::new()
+            } else {
+                format!(".{r}")
+            };
             let args = match op {
                 "sqrt" | "rcp" => "$d, $a",
                 "fma" | "mad" => "$d, $a, $b, $c",
@@ -175,7 +218,13 @@ fn f64_arithmetic_every_rounding() {
     let got = run(&["f64", "f64", "f64"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
         let (o, r) = meta[k];
-        chk.table(op, &cases, &got[k], |c| vec![ref_f64(o, r, c[0], c[1], c[2])], same_float);
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| vec![ref_f64(o, r, c[0], c[1], c[2])],
+            same_float,
+        );
     }
     chk.finish();
 }
@@ -188,13 +237,20 @@ fn f32_f64_compare_select_minmax() {
     let mut chk = Checker::new("f32/f64 abs/neg/min/max/copysign/testp/setp/selp");
     for ty in ["f32", "f64"] {
         let is32 = ty == "f32";
-        let v: Vec<u64> = if is32 { vals32(90, 29) } else { ptx_ref::floats64(90, 31) };
-        let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| ((i * 7 + j) % 2) as u64).into_iter().map(|mut c| {
-            let p = c[2];
-            c[2] = v[(c[0] as usize ^ c[1] as usize) % v.len()];
-            c.push(p);
-            c
-        }).collect();
+        let v: Vec<u64> = if is32 {
+            vals32(90, 29)
+        } else {
+            ptx_ref::floats64(90, 31)
+        };
+        let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| ((i * 7 + j) % 2) as u64)
+            .into_iter()
+            .map(|mut c| {
+                let p = c[2];
+                c[2] = v[(c[0] as usize ^ c[1] as usize) % v.len()];
+                c.push(p);
+                c
+            })
+            .collect();
         let val = |b: u64, ftz: bool| -> f64 {
             if is32 {
                 let x = f(b);
@@ -203,8 +259,18 @@ fn f32_f64_compare_select_minmax() {
                 d(b)
             }
         };
-        let bits = |x: f64| -> u64 { if is32 { (x as f32).to_bits() as u64 } else { x.to_bits() } };
-        let canon = if is32 { 0x7fff_ffffu64 } else { 0x7fff_ffff_ffff_ffff };
+        let bits = |x: f64| -> u64 {
+            if is32 {
+                (x as f32).to_bits() as u64
+            } else {
+                x.to_bits()
+            }
+        };
+        let canon = if is32 {
+            0x7fff_ffffu64
+        } else {
+            0x7fff_ffff_ffff_ffff
+        };
         let ftzs: &[bool] = if is32 { &[false, true] } else { &[false] };
         let mut ops: Vec<Op> = Vec::new();
         // (kind, modifiers) for the reference
@@ -215,7 +281,11 @@ fn f32_f64_compare_select_minmax() {
             meta.push(("abs", fz.into()));
             ops.push(Op::ins(ty, format!("neg{fz}.{ty} $d, $a;")));
             meta.push(("neg", fz.into()));
-            let mm: &[&str] = if is32 { &["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs"] } else { &[""] };
+            let mm: &[&str] = if is32 {
+                &["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs"]
+            } else {
+                &[""]
+            };
             for op in ["min", "max"] {
                 for m in mm {
                     ops.push(Op::ins(ty, format!("{op}{fz}{m}.{ty} $d, $a, $b;")));
@@ -224,7 +294,10 @@ fn f32_f64_compare_select_minmax() {
                 if is32 {
                     for m in ["", ".abs", ".NaN", ".NaN.abs"] {
                         ops.push(Op::ins(ty, format!("{op}{fz}{m}.{ty} $d, $a, $b, $c;")));
-                        meta.push((if op == "min" { "min3" } else { "max3" }, format!("{fz}{m}")));
+                        meta.push((
+                            if op == "min" { "min3" } else { "max3" },
+                            format!("{fz}{m}"),
+                        ));
                     }
                 }
             }
@@ -233,15 +306,29 @@ fn f32_f64_compare_select_minmax() {
                 meta.push(("setp", format!("{c}{fz}")));
             }
             for (c, bop) in [("lt", "and"), ("geu", "or"), ("ne", "xor"), ("nan", "and")] {
-                ops.push(Op::ins("pred", format!("setp.{c}.{bop}{fz}.{ty} $d, $a, $b, !$e;")));
+                ops.push(Op::ins(
+                    "pred",
+                    format!("setp.{c}.{bop}{fz}.{ty} $d, $a, $b, !$e;"),
+                ));
                 meta.push(("setpb", format!("{c} {bop}{fz}")));
             }
-            ops.push(Op::multi(format!("setp.ltu{fz}.{ty} p|q"), &["pred", "pred"], format!("setp.ltu{fz}.{ty} $d|$d1, $a, $b;")));
+            ops.push(Op::multi(
+                format!("setp.ltu{fz}.{ty} p|q"),
+                &["pred", "pred"],
+                format!("setp.ltu{fz}.{ty} $d|$d1, $a, $b;"),
+            ));
             meta.push(("setpq", fz.into()));
         }
         ops.push(Op::ins(ty, format!("copysign.{ty} $d, $a, $b;")));
         meta.push(("copysign", String::new()));
-        for c in ["finite", "infinite", "number", "notanumber", "normal", "subnormal"] {
+        for c in [
+            "finite",
+            "infinite",
+            "number",
+            "notanumber",
+            "normal",
+            "subnormal",
+        ] {
             ops.push(Op::ins("pred", format!("testp.{c}.{ty} $d, $a;")));
             meta.push(("testp", c.into()));
         }
@@ -251,57 +338,92 @@ fn f32_f64_compare_select_minmax() {
         for (k, op) in ops.iter().enumerate() {
             let (kind, m) = (meta[k].0, meta[k].1.clone());
             let ftz = m.contains("ftz");
-            chk.table(op, &cases, &got[k], |c| {
-                let (x, y, z) = (val(c[0], ftz), val(c[1], ftz), val(c[2], ftz));
-                let p = c[3] != 0;
-                match kind {
-                    "abs" => vec![bits(x.abs())],
-                    "neg" => vec![bits(-x)],
-                    "min" | "max" => {
-                        let w = ref_minmax(kind == "max", m.contains("NaN"), m.contains("xorsign"), x, y);
-                        vec![if w.is_nan() { canon } else { bits(w) }]
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    let (x, y, z) = (val(c[0], ftz), val(c[1], ftz), val(c[2], ftz));
+                    let p = c[3] != 0;
+                    match kind {
+                        "abs" => vec![bits(x.abs())],
+                        "neg" => vec![bits(-x)],
+                        "min" | "max" => {
+                            let w = ref_minmax(
+                                kind == "max",
+                                m.contains("NaN"),
+                                m.contains("xorsign"),
+                                x,
+                                y,
+                            );
+                            vec![if w.is_nan() { canon } else { bits(w) }]
+                        }
+                        "min3" | "max3" => {
+                            let ab = m.contains("abs");
+                            let (x, y, z) = if ab {
+                                (x.abs(), y.abs(), z.abs())
+                            } else {
+                                (x, y, z)
+                            };
+                            let nan = m.contains("NaN");
+                            let w = ref_minmax(
+                                kind == "max3",
+                                nan,
+                                false,
+                                ref_minmax(kind == "max3", nan, false, x, y),
+                                z,
+                            );
+                            vec![if w.is_nan() { canon } else { bits(w) }]
+                        }
+                        "setp" => vec![fcmp(m.trim_end_matches(".ftz"), x, y) as u64],
+                        "setpb" => {
+                            let mut it = m.split(' ');
+                            let (cm, bop) = (
+                                it.next().unwrap(),
+                                it.next().unwrap().trim_end_matches(".ftz"),
+                            );
+                            let r = fcmp(cm, x, y);
+                            vec![match bop {
+                                "and" => r && !p,
+                                "or" => r || !p,
+                                _ => r ^ !p,
+                            } as u64]
+                        }
+                        "setpq" => {
+                            let r = fcmp("ltu", x, y);
+                            vec![r as u64, !r as u64]
+                        }
+                        "copysign" => {
+                            let sign = if is32 { 0x8000_0000u64 } else { 1 << 63 };
+                            vec![(c[1] & !sign) | (c[0] & sign)]
+                        }
+                        "testp" => {
+                            let (fin, inf, nan) = (x.is_finite(), x.is_infinite(), x.is_nan());
+                            let (norm, sub) = if is32 {
+                                (f(c[0]).is_normal(), f(c[0]).is_subnormal())
+                            } else {
+                                (x.is_normal(), x.is_subnormal())
+                            };
+                            vec![match m.as_str() {
+                                "finite" => fin,
+                                "infinite" => inf,
+                                "number" => !nan,
+                                "notanumber" => nan,
+                                "normal" => norm,
+                                _ => sub,
+                            } as u64]
+                        }
+                        _ => vec![if p { c[0] } else { c[1] }],
                     }
-                    "min3" | "max3" => {
-                        let ab = m.contains("abs");
-                        let (x, y, z) = if ab { (x.abs(), y.abs(), z.abs()) } else { (x, y, z) };
-                        let nan = m.contains("NaN");
-                        let w = ref_minmax(kind == "max3", nan, false, ref_minmax(kind == "max3", nan, false, x, y), z);
-                        vec![if w.is_nan() { canon } else { bits(w) }]
+                },
+                |t, w, g| {
+                    if kind == "abs" || kind == "neg" {
+                        same_float(t, w, g)
+                    } else {
+                        w == g
                     }
-                    "setp" => vec![fcmp(m.trim_end_matches(".ftz"), x, y) as u64],
-                    "setpb" => {
-                        let mut it = m.split(' ');
-                        let (cm, bop) = (it.next().unwrap(), it.next().unwrap().trim_end_matches(".ftz"));
-                        let r = fcmp(cm, x, y);
-                        vec![match bop {
-                            "and" => r && !p,
-                            "or" => r || !p,
-                            _ => r ^ !p,
-                        } as u64]
-                    }
-                    "setpq" => {
-                        let r = fcmp("ltu", x, y);
-                        vec![r as u64, !r as u64]
-                    }
-                    "copysign" => {
-                        let sign = if is32 { 0x8000_0000u64 } else { 1 << 63 };
-                        vec![(c[1] & !sign) | (c[0] & sign)]
-                    }
-                    "testp" => {
-                        let (fin, inf, nan) = (x.is_finite(), x.is_infinite(), x.is_nan());
-                        let (norm, sub) = if is32 { (f(c[0]).is_normal(), f(c[0]).is_subnormal()) } else { (x.is_normal(), x.is_subnormal()) };
-                        vec![match m.as_str() {
-                            "finite" => fin,
-                            "infinite" => inf,
-                            "number" => !nan,
-                            "notanumber" => nan,
-                            "normal" => norm,
-                            _ => sub,
-                        } as u64]
-                    }
-                    _ => vec![if p { c[0] } else { c[1] }],
-                }
-            }, |t, w, g| if kind == "abs" || kind == "neg" { same_float(t, w, g) } else { w == g });
+                },
+            );
         }
     }
     chk.finish();
@@ -314,15 +436,29 @@ fn f32_f64_compare_select_minmax() {
 /// products round to ties) and random patterns; 256 values.
 fn halves(bf: bool, seed: u64) -> Vec<u64> {
     let mut v: Vec<u64> = if bf {
-        vec![0, 0x8000, 1, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x0081, 0x3f80, 0xbf80, 0x3f81, 0x3f7f, 0x4000, 0x3f00, 0x7f7f, 0xff7f, 0x7f00, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0x7fff, 0x4b00, 0x4b80, 0x3c00, 0x0001, 0x3fc0, 0x4040, 0xc040, 0x3400]
+        vec![
+            0, 0x8000, 1, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x0081, 0x3f80, 0xbf80, 0x3f81,
+            0x3f7f, 0x4000, 0x3f00, 0x7f7f, 0xff7f, 0x7f00, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81,
+            0x7fff, 0x4b00, 0x4b80, 0x3c00, 0x0001, 0x3fc0, 0x4040, 0xc040, 0x3400,
+        ]
     } else {
-        vec![0, 0x8000, 1, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x8400, 0x0401, 0x3c00, 0xbc00, 0x3c01, 0x3bff, 0x4000, 0x3800, 0x7bff, 0xfbff, 0x7800, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x7fff, 0x6800, 0x6400, 0x1400, 0x0200, 0x3e00, 0x4200, 0xc200, 0x3555, 0x5bff, 0x0002]
+        vec![
+            0, 0x8000, 1, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x8400, 0x0401, 0x3c00, 0xbc00, 0x3c01,
+            0x3bff, 0x4000, 0x3800, 0x7bff, 0xfbff, 0x7800, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01,
+            0x7fff, 0x6800, 0x6400, 0x1400, 0x0200, 0x3e00, 0x4200, 0xc200, 0x3555, 0x5bff, 0x0002,
+        ]
     };
     let mut r = Rng::new(seed);
     while v.len() < 256 {
         let x = r.u32() as u64 & 0xffff;
         // Half random patterns, half values near 1 (exponent differences that round).
-        let x = if v.len() % 2 == 0 { x } else if bf { (x & 0x807f) | 0x3f00 | ((x >> 7) & 0x80) } else { (x & 0x83ff) | 0x3800 | ((x >> 3) & 0x400) };
+        let x = if v.len() % 2 == 0 {
+            x
+        } else if bf {
+            (x & 0x807f) | 0x3f00 | ((x >> 7) & 0x80)
+        } else {
+            (x & 0x83ff) | 0x3800 | ((x >> 3) & 0x400)
+        };
         v.push(x);
     }
     v
@@ -344,7 +480,15 @@ fn hflush(x: f64, ftz: bool) -> f64 {
 fn hfinish(x: f64, bf: bool, ftz: bool, sat: bool, relu: bool) -> u64 {
     let h = ref_to_half(x, bf, "rn");
     let v = hflush(half_to_f64(h, bf), ftz);
-    let v = if sat { if v.is_nan() || v <= 0.0 { 0.0 } else { v.min(1.0) } } else { v };
+    let v = if sat {
+        if v.is_nan() || v <= 0.0 {
+            0.0
+        } else {
+            v.min(1.0)
+        }
+    } else {
+        v
+    };
     if relu && v.is_nan() {
         return if bf { 0x7fff } else { 0x7fff };
     }
@@ -353,7 +497,11 @@ fn hfinish(x: f64, bf: bool, ftz: bool, sat: bool, relu: bool) -> u64 {
 }
 
 fn ref_half(op: &str, bf: bool, ftz: bool, sat: bool, relu: bool, a: u64, b: u64, c: u64) -> u64 {
-    let (x, y, z) = (hflush(hval(a, bf), ftz), hflush(hval(b, bf), ftz), hflush(hval(c, bf), ftz));
+    let (x, y, z) = (
+        hflush(hval(a, bf), ftz),
+        hflush(hval(b, bf), ftz),
+        hflush(hval(c, bf), ftz),
+    );
     let exact = match op {
         "add" => odd(|| bb(x) + bb(y)),
         "sub" => odd(|| bb(x) - bb(y)),
@@ -377,9 +525,22 @@ fn half_arithmetic_pairs() {
         let v = halves(bf, 37 + bf as u64);
         let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| v[(i * 7 + j * 3) % v.len()])
             .into_iter()
-            .map(|c| vec![c[0], c[1], c[2], c[0] | c[1] << 16, c[1] | c[0] << 16, c[2] | c[2] << 16])
+            .map(|c| {
+                vec![
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[0] | c[1] << 16,
+                    c[1] | c[0] << 16,
+                    c[2] | c[2] << 16,
+                ]
+            })
             .collect();
-        let mods: &[&str] = if bf { &[""] } else { &["", ".ftz", ".sat", ".ftz.sat"] };
+        let mods: &[&str] = if bf {
+            &[""]
+        } else {
+            &["", ".ftz", ".sat", ".ftz.sat"]
+        };
         let mut ops = Vec::new();
         let mut meta = Vec::new();
         for op in ["add", "sub", "mul", "fma"] {
@@ -391,8 +552,16 @@ fn half_arithmetic_pairs() {
                 }
             }
             for m in ms {
-                let rn = if op == "fma" || m.is_empty() { ".rn" } else { "" };
-                let (args, args2) = if op == "fma" { ("$d, $a, $b, $c", "$d, $e, $f, $g") } else { ("$d, $a, $b", "$d, $e, $f") };
+                let rn = if op == "fma" || m.is_empty() {
+                    ".rn"
+                } else {
+                    ""
+                };
+                let (args, args2) = if op == "fma" {
+                    ("$d, $a, $b, $c", "$d, $e, $f, $g")
+                } else {
+                    ("$d, $a, $b", "$d, $e, $f")
+                };
                 ops.push(Op::ins(ty, format!("{op}{rn}{m}.{ty} {args};")));
                 meta.push((op, m.clone(), false));
                 let x2: &'static str = if bf { "bf16x2" } else { "f16x2" };
@@ -405,14 +574,26 @@ fn half_arithmetic_pairs() {
             let (o, m, x2) = (meta[k].0, meta[k].1.clone(), meta[k].2);
             let (ftz, sat, relu) = (m.contains("ftz"), m.contains("sat"), m.contains("relu"));
             let same = same_half(bf);
-            chk.table(op, &cases, &got[k], |c| {
-                let lo = ref_half(o, bf, ftz, sat, relu, c[0], c[1], c[2]);
-                if x2 {
-                    vec![lo | ref_half(o, bf, ftz, sat, relu, c[1], c[0], c[2]) << 16]
-                } else {
-                    vec![lo]
-                }
-            }, |t, w, g| if x2 { same(t, w & 0xffff, g & 0xffff) && same(t, w >> 16, g >> 16) } else { same(t, w, g) });
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    let lo = ref_half(o, bf, ftz, sat, relu, c[0], c[1], c[2]);
+                    if x2 {
+                        vec![lo | ref_half(o, bf, ftz, sat, relu, c[1], c[0], c[2]) << 16]
+                    } else {
+                        vec![lo]
+                    }
+                },
+                |t, w, g| {
+                    if x2 {
+                        same(t, w & 0xffff, g & 0xffff) && same(t, w >> 16, g >> 16)
+                    } else {
+                        same(t, w, g)
+                    }
+                },
+            );
         }
     }
     chk.finish();
@@ -427,7 +608,10 @@ fn half_compare_minmax_mixed() {
         let ty = if bf { "bf16" } else { "f16" };
         let x2: &'static str = if bf { "bf16x2" } else { "f16x2" };
         let v = halves(bf, 41 + bf as u64);
-        let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| v[(i * 5 + j * 11) % v.len()]).into_iter().map(|c| vec![c[0], c[1], c[0] | c[1] << 16, c[1] | c[0] << 16, c[2]]).collect();
+        let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| v[(i * 5 + j * 11) % v.len()])
+            .into_iter()
+            .map(|c| vec![c[0], c[1], c[0] | c[1] << 16, c[1] | c[0] << 16, c[2]])
+            .collect();
         let canon = 0x7fffu64;
         let mut ops = Vec::new();
         let mut meta: Vec<(&str, String, bool)> = Vec::new();
@@ -451,13 +635,20 @@ fn half_compare_minmax_mixed() {
                 ops.push(Op::ins("pred", format!("setp.{cmp}{fz}.{ty} $d, $a, $b;")));
                 meta.push(("setp", format!("{cmp}{fz}"), false));
             }
-            ops.push(Op::multi(format!("setp.gtu{fz}.{x2} p|q"), &["pred", "pred"], format!("setp.gtu{fz}.{x2} $d|$d1, $c, $e;")));
+            ops.push(Op::multi(
+                format!("setp.gtu{fz}.{x2} p|q"),
+                &["pred", "pred"],
+                format!("setp.gtu{fz}.{x2} $d|$d1, $c, $e;"),
+            ));
             meta.push(("setp2", format!("gtu{fz}"), true));
         }
         for r in ["rn", "rz", "rm", "rp"] {
             for sat in ["", ".sat"] {
                 for op in ["add", "sub"] {
-                    ops.push(Op::ins("f32", format!("{op}.{r}{sat}.f32.{ty} $d, $a, $f;")));
+                    ops.push(Op::ins(
+                        "f32",
+                        format!("{op}.{r}{sat}.f32.{ty} $d, $a, $f;"),
+                    ));
                     meta.push(("mixed", format!("{op} {r}{sat}"), false));
                 }
             }
@@ -469,40 +660,78 @@ fn half_compare_minmax_mixed() {
             let ftz = m.contains("ftz");
             let lane = |a: u64, b: u64| -> u64 {
                 let (x, y) = (hflush(hval(a, bf), ftz), hflush(hval(b, bf), ftz));
-                let enc = |w: f64| if w.is_nan() { canon } else { ref_to_half(w, bf, "rn") as u64 };
+                let enc = |w: f64| {
+                    if w.is_nan() {
+                        canon
+                    } else {
+                        ref_to_half(w, bf, "rn") as u64
+                    }
+                };
                 match kind {
                     "neg" => enc(-x),
                     "abs" => enc(x.abs()),
-                    "min" | "max" => enc(ref_minmax(kind == "max", m.contains("NaN"), m.contains("xorsign"), x, y)),
+                    "min" | "max" => enc(ref_minmax(
+                        kind == "max",
+                        m.contains("NaN"),
+                        m.contains("xorsign"),
+                        x,
+                        y,
+                    )),
                     _ => fcmp(m.trim_end_matches(".ftz"), x, y) as u64,
                 }
             };
-            chk.table(op, &cases, &got[k], |c| match kind {
-                "mixed" => {
-                    let x = hval(c[0], bf);
-                    let y = f(c[4]);
-                    let (o, rm) = m.split_once(' ').unwrap();
-                    let r = &rm[..2];
-                    let v = with_mode(mode_of(r), || if o == "add" { bb(x as f32) + bb(y) } else { bb(x as f32) - bb(y) });
-                    vec![(if rm.contains("sat") { satf(v) } else { v }).to_bits() as u64]
-                }
-                "setp2" => {
-                    let r0 = fcmp("gtu", hflush(hval(c[2] & 0xffff, bf), ftz), hflush(hval(c[3] & 0xffff, bf), ftz));
-                    let r1 = fcmp("gtu", hflush(hval(c[2] >> 16, bf), ftz), hflush(hval(c[3] >> 16, bf), ftz));
-                    vec![r0 as u64, r1 as u64]
-                }
-                _ if is2 => {
-                    let b2 = if kind == "neg" || kind == "abs" { 0 } else { c[3] };
-                    vec![lane(c[2] & 0xffff, b2 & 0xffff) | lane(c[2] >> 16, b2 >> 16) << 16]
-                }
-                _ => vec![lane(c[0], c[1])],
-            }, |t, w, g| match kind {
-                // NaN inputs of neg/abs yield an unspecified NaN.
-                "neg" | "abs" if is2 => same(t, w & 0xffff, g & 0xffff) && same(t, w >> 16, g >> 16),
-                "neg" | "abs" => same(t, w, g),
-                "mixed" => same_float("f32", w, g),
-                _ => w == g,
-            });
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| match kind {
+                    "mixed" => {
+                        let x = hval(c[0], bf);
+                        let y = f(c[4]);
+                        let (o, rm) = m.split_once(' ').unwrap();
+                        let r = &rm[..2];
+                        let v = with_mode(mode_of(r), || {
+                            if o == "add" {
+                                bb(x as f32) + bb(y)
+                            } else {
+                                bb(x as f32) - bb(y)
+                            }
+                        });
+                        vec![(if rm.contains("sat") { satf(v) } else { v }).to_bits() as u64]
+                    }
+                    "setp2" => {
+                        let r0 = fcmp(
+                            "gtu",
+                            hflush(hval(c[2] & 0xffff, bf), ftz),
+                            hflush(hval(c[3] & 0xffff, bf), ftz),
+                        );
+                        let r1 = fcmp(
+                            "gtu",
+                            hflush(hval(c[2] >> 16, bf), ftz),
+                            hflush(hval(c[3] >> 16, bf), ftz),
+                        );
+                        vec![r0 as u64, r1 as u64]
+                    }
+                    _ if is2 => {
+                        let b2 = if kind == "neg" || kind == "abs" {
+                            0
+                        } else {
+                            c[3]
+                        };
+                        vec![lane(c[2] & 0xffff, b2 & 0xffff) | lane(c[2] >> 16, b2 >> 16) << 16]
+                    }
+                    _ => vec![lane(c[0], c[1])],
+                },
+                |t, w, g| match kind {
+                    // NaN inputs of neg/abs yield an unspecified NaN.
+                    "neg" | "abs" if is2 => {
+                        same(t, w & 0xffff, g & 0xffff) && same(t, w >> 16, g >> 16)
+                    }
+                    "neg" | "abs" => same(t, w, g),
+                    "mixed" => same_float("f32", w, g),
+                    _ => w == g,
+                },
+            );
         }
     }
     chk.finish();
@@ -523,8 +752,26 @@ fn ulp32(x: f64) -> f64 {
 fn approx_f32_within_documented_bounds() {
     let mut chk = Checker::new("f32 .approx");
     let mut r = Rng::new(71);
-    let mut unif = |lo: f64, hi: f64| lo + (hi - lo) * ((r.u64() >> 11) as f64 / (1u64 << 53) as f64);
-    let specials: Vec<u64> = vec![0, 0x8000_0000, 1, 0x8000_0001, 0x007f_ffff, 0x807f_ffff, 0x0080_0000, 0x8080_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0xffc0_0001, 0x3f80_0000, 0xbf80_0000, 0x7f7f_ffff, 0xff7f_ffff];
+    let mut unif =
+        |lo: f64, hi: f64| lo + (hi - lo) * ((r.u64() >> 11) as f64 / (1u64 << 53) as f64);
+    let specials: Vec<u64> = vec![
+        0,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x007f_ffff,
+        0x807f_ffff,
+        0x0080_0000,
+        0x8080_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0001,
+        0x3f80_0000,
+        0xbf80_0000,
+        0x7f7f_ffff,
+        0xff7f_ffff,
+    ];
     // Per function: (op text, input generator range, check)
     let mut cases: Vec<Vec<u64>> = Vec::new();
     for s in &specials {
@@ -612,16 +859,24 @@ fn approx_f32_within_documented_bounds() {
                     };
                     (gd - exact).abs() <= tol
                 };
-                let ok = ok || (sub_in && !ftz && gv.to_bits() == (flushed as f32).to_bits()) || (ftz && f(c[0]).is_subnormal() && gd == flushed);
+                let ok = ok
+                    || (sub_in && !ftz && gv.to_bits() == (flushed as f32).to_bits())
+                    || (ftz && f(c[0]).is_subnormal() && gd == flushed);
                 (ok, format!("{exact:e} (special input)"))
             } else {
                 let (tol, what) = match fun.as_str() {
                     "sin" | "cos" if x.abs() <= pi => (2f64.powf(-20.9), "abs 2^-20.9"),
                     "sin" | "cos" => (2.0, "|result| <= 1"),
                     "lg2" => (2f64.powf(-22.6) + ulp32(exact), "abs 2^-22.6 + 1 ulp"),
-                    "ex2" => (2f64.powf(-22.5) * exact.abs() + 2f64.powi(-149), "rel 2^-22.5"),
+                    "ex2" => (
+                        2f64.powf(-22.5) * exact.abs() + 2f64.powi(-149),
+                        "rel 2^-22.5",
+                    ),
                     "rsqrt" => (2f64.powf(-22.4) * exact.abs() + ulp32(exact), "rel 2^-22.4"),
-                    "rcp" => (2f64.powi(-22) * exact.abs() + ulp32(exact), "rel 2^-22 (abs 2^-23 on [1,2])"),
+                    "rcp" => (
+                        2f64.powi(-22) * exact.abs() + ulp32(exact),
+                        "rel 2^-22 (abs 2^-23 on [1,2])",
+                    ),
                     "sqrt" => (2f64.powi(-22) * exact.abs(), "rel 2^-22 (no bound stated)"),
                     "tanh" => (2f64.powf(-10.987), "abs 2^-10.987"),
                     _ => {
@@ -643,7 +898,12 @@ fn approx_f32_within_documented_bounds() {
             };
             // Results beyond the f32 range: overflow to ±inf, and (.ftz) subnormal results to ±0.
             let w32 = exact as f32;
-            let ok = ok || (w32.is_infinite() && gv == w32) || (ftz && w32.is_subnormal() && gv == 0.0 && gv.is_sign_negative() == w32.is_sign_negative());
+            let ok = ok
+                || (w32.is_infinite() && gv == w32)
+                || (ftz
+                    && w32.is_subnormal()
+                    && gv == 0.0
+                    && gv.is_sign_negative() == w32.is_sign_negative());
             chk.check_text(&op.name, c, &want, &format!("{:#x} ({:e})", g[0], gd), ok);
         }
     }
@@ -667,7 +927,11 @@ fn approx_f64_and_half() {
         for (c, g) in cases.iter().zip(&got[k]) {
             let x = d(c[0]);
             let ftz = op.name.contains("ftz");
-            let xf = if ftz && x.is_subnormal() { 0.0f64.copysign(x) } else { x };
+            let xf = if ftz && x.is_subnormal() {
+                0.0f64.copysign(x)
+            } else {
+                x
+            };
             let exact = if k == 0 { 1.0 / xf } else { 1.0 / xf.sqrt() };
             let gv = d(g[0]);
             // The .ftz.f64 forms work on the upper word (1.11.20 format); rsqrt's low word is 0.
@@ -684,7 +948,13 @@ fn approx_f64_and_half() {
                 (gv - exact).abs() <= tol * exact.abs()
             };
             let ok = ok && !(k == 2 && !gv.is_nan() && g[0] & 0xffff_ffff != 0);
-            chk.check_text(&op.name, c, &format!("{exact:e} (rel {tol:e})"), &format!("{:#x} ({gv:e})", g[0]), ok);
+            chk.check_text(
+                &op.name,
+                c,
+                &format!("{exact:e} (rel {tol:e})"),
+                &format!("{:#x} ({gv:e})", g[0]),
+                ok,
+            );
         }
     }
     for bf in [false, true] {
@@ -697,7 +967,9 @@ fn approx_f64_and_half() {
             Op::ins(ty, format!("tanh.approx.{ty} $d, $a;")),
             Op::ins(x2, format!("tanh.approx.{x2} $d, $b;")),
         ];
-        let cases: Vec<Vec<u64>> = (0..0x1_0000u64).map(|h| vec![h, h | ((h * 40503) & 0xffff) << 16]).collect();
+        let cases: Vec<Vec<u64>> = (0..0x1_0000u64)
+            .map(|h| vec![h, h | ((h * 40503) & 0xffff) << 16])
+            .collect();
         let got = run(&[ty, "b32"], &ops, &cases);
         for (k, op) in ops.iter().enumerate() {
             let ex2 = k < 2;
@@ -716,9 +988,14 @@ fn approx_f64_and_half() {
                 } else if ex2 {
                     let rel = if bf { 2f64.powi(-7) } else { 2f64.powf(-9.9) };
                     let tiny = if bf { 0.0 } else { 2f64.powi(-24) };
-                    (gv - exact).abs() <= rel * exact.abs() + tiny || (bf && wv.abs() < 2f64.powi(-126) && gv == 0.0)
+                    (gv - exact).abs() <= rel * exact.abs() + tiny
+                        || (bf && wv.abs() < 2f64.powi(-126) && gv == 0.0)
                 } else {
-                    let abs = if bf { 2f64.powi(-8) } else { 2f64.powf(-10.987) };
+                    let abs = if bf {
+                        2f64.powi(-8)
+                    } else {
+                        2f64.powf(-10.987)
+                    };
                     (gv - exact).abs() <= abs
                 };
                 (ok, format!("{exact:e}"))
@@ -730,7 +1007,13 @@ fn approx_f64_and_half() {
                 } else {
                     let (ok0, w0) = check(c[1] & 0xffff, g[0] & 0xffff);
                     let (ok1, w1) = check(c[1] >> 16, g[0] >> 16);
-                    chk.check_text(&op.name, c, &format!("{{{w0}, {w1}}}"), &format!("{:#x}", g[0]), ok0 && ok1);
+                    chk.check_text(
+                        &op.name,
+                        c,
+                        &format!("{{{w0}, {w1}}}"),
+                        &format!("{:#x}", g[0]),
+                        ok0 && ok1,
+                    );
                 }
             }
         }
@@ -749,13 +1032,76 @@ fn runtime_rounding_helpers() {
     type F3 = extern "C" fn(f32, f32, f32) -> f32;
     type D2 = extern "C" fn(f64, f64) -> f64;
     type D3 = extern "C" fn(f64, f64, f64) -> f64;
-    let f32s: [(&str, bool, F2, F2, F3, F2, extern "C" fn(f32) -> f32, extern "C" fn(f32) -> f32); 6] = [
-        ("rz", false, n::rz_f::add, n::rz_f::mul, n::rz_f::fma, n::rz_f::div, n::rz_f::rcp, n::rz_f::sqrt),
-        ("rm", false, n::rm_f::add, n::rm_f::mul, n::rm_f::fma, n::rm_f::div, n::rm_f::rcp, n::rm_f::sqrt),
-        ("rp", false, n::rp_f::add, n::rp_f::mul, n::rp_f::fma, n::rp_f::div, n::rp_f::rcp, n::rp_f::sqrt),
-        ("rz", true, n::rz_ftz_f::add, n::rz_ftz_f::mul, n::rz_ftz_f::fma, n::rz_ftz_f::div, n::rz_ftz_f::rcp, n::rz_ftz_f::sqrt),
-        ("rm", true, n::rm_ftz_f::add, n::rm_ftz_f::mul, n::rm_ftz_f::fma, n::rm_ftz_f::div, n::rm_ftz_f::rcp, n::rm_ftz_f::sqrt),
-        ("rp", true, n::rp_ftz_f::add, n::rp_ftz_f::mul, n::rp_ftz_f::fma, n::rp_ftz_f::div, n::rp_ftz_f::rcp, n::rp_ftz_f::sqrt),
+    let f32s: [(
+        &str,
+        bool,
+        F2,
+        F2,
+        F3,
+        F2,
+        extern "C" fn(f32) -> f32,
+        extern "C" fn(f32) -> f32,
+    ); 6] = [
+        (
+            "rz",
+            false,
+            n::rz_f::add,
+            n::rz_f::mul,
+            n::rz_f::fma,
+            n::rz_f::div,
+            n::rz_f::rcp,
+            n::rz_f::sqrt,
+        ),
+        (
+            "rm",
+            false,
+            n::rm_f::add,
+            n::rm_f::mul,
+            n::rm_f::fma,
+            n::rm_f::div,
+            n::rm_f::rcp,
+            n::rm_f::sqrt,
+        ),
+        (
+            "rp",
+            false,
+            n::rp_f::add,
+            n::rp_f::mul,
+            n::rp_f::fma,
+            n::rp_f::div,
+            n::rp_f::rcp,
+            n::rp_f::sqrt,
+        ),
+        (
+            "rz",
+            true,
+            n::rz_ftz_f::add,
+            n::rz_ftz_f::mul,
+            n::rz_ftz_f::fma,
+            n::rz_ftz_f::div,
+            n::rz_ftz_f::rcp,
+            n::rz_ftz_f::sqrt,
+        ),
+        (
+            "rm",
+            true,
+            n::rm_ftz_f::add,
+            n::rm_ftz_f::mul,
+            n::rm_ftz_f::fma,
+            n::rm_ftz_f::div,
+            n::rm_ftz_f::rcp,
+            n::rm_ftz_f::sqrt,
+        ),
+        (
+            "rp",
+            true,
+            n::rp_ftz_f::add,
+            n::rp_ftz_f::mul,
+            n::rp_ftz_f::fma,
+            n::rp_ftz_f::div,
+            n::rp_ftz_f::rcp,
+            n::rp_ftz_f::sqrt,
+        ),
     ];
     let v = vals32(80, 3);
     for (r, ftz, add, mul, fma, div, rcp, sqrt) in f32s {
@@ -773,15 +1119,53 @@ fn runtime_rounding_helpers() {
                     ("sqrt", sqrt(x), "sqrt"),
                 ] {
                     let want = ref_f32(op, r, ftz, false, a, b, c);
-                    chk.check(&format!("ptx2llvm_nvvm_{name}_{r}{fz}_f"), &[a, b, c], want, got.to_bits() as u64, same_float("f32", want, got.to_bits() as u64));
+                    chk.check(
+                        &format!("ptx2llvm_nvvm_{name}_{r}{fz}_f"),
+                        &[a, b, c],
+                        want,
+                        got.to_bits() as u64,
+                        same_float("f32", want, got.to_bits() as u64),
+                    );
                 }
             }
         }
     }
-    let f64s: [(&str, D2, D2, D3, D2, extern "C" fn(f64) -> f64, extern "C" fn(f64) -> f64); 3] = [
-        ("rz", n::rz_d::add, n::rz_d::mul, n::rz_d::fma, n::rz_d::div, n::rz_d::rcp, n::rz_d::sqrt),
-        ("rm", n::rm_d::add, n::rm_d::mul, n::rm_d::fma, n::rm_d::div, n::rm_d::rcp, n::rm_d::sqrt),
-        ("rp", n::rp_d::add, n::rp_d::mul, n::rp_d::fma, n::rp_d::div, n::rp_d::rcp, n::rp_d::sqrt),
+    let f64s: [(
+        &str,
+        D2,
+        D2,
+        D3,
+        D2,
+        extern "C" fn(f64) -> f64,
+        extern "C" fn(f64) -> f64,
+    ); 3] = [
+        (
+            "rz",
+            n::rz_d::add,
+            n::rz_d::mul,
+            n::rz_d::fma,
+            n::rz_d::div,
+            n::rz_d::rcp,
+            n::rz_d::sqrt,
+        ),
+        (
+            "rm",
+            n::rm_d::add,
+            n::rm_d::mul,
+            n::rm_d::fma,
+            n::rm_d::div,
+            n::rm_d::rcp,
+            n::rm_d::sqrt,
+        ),
+        (
+            "rp",
+            n::rp_d::add,
+            n::rp_d::mul,
+            n::rp_d::fma,
+            n::rp_d::div,
+            n::rp_d::rcp,
+            n::rp_d::sqrt,
+        ),
     ];
     let v: Vec<u64> = ptx_ref::floats64(80, 9);
     for (r, add, mul, fma, div, rcp, sqrt) in f64s {
@@ -789,9 +1173,22 @@ fn runtime_rounding_helpers() {
             for (j, &b) in v.iter().enumerate() {
                 let c = v[(i * 31 + j * 7) % v.len()];
                 let (x, y, z) = (d(a), d(b), d(c));
-                for (name, got) in [("add", add(x, y)), ("mul", mul(x, y)), ("fma", fma(x, y, z)), ("div", div(x, y)), ("rcp", rcp(x)), ("sqrt", sqrt(x))] {
+                for (name, got) in [
+                    ("add", add(x, y)),
+                    ("mul", mul(x, y)),
+                    ("fma", fma(x, y, z)),
+                    ("div", div(x, y)),
+                    ("rcp", rcp(x)),
+                    ("sqrt", sqrt(x)),
+                ] {
                     let want = ref_f64(name, r, a, b, c);
-                    chk.check(&format!("ptx2llvm_nvvm_{name}_{r}_d"), &[a, b, c], want, got.to_bits(), same_float("f64", want, got.to_bits()));
+                    chk.check(
+                        &format!("ptx2llvm_nvvm_{name}_{r}_d"),
+                        &[a, b, c],
+                        want,
+                        got.to_bits(),
+                        same_float("f64", want, got.to_bits()),
+                    );
                 }
             }
         }
@@ -813,7 +1210,11 @@ fn f32x2_arithmetic() {
     for op in ["add", "sub", "mul", "fma"] {
         for r in ["rn", "rz", "rm", "rp"] {
             for ftz in ["", ".ftz"] {
-                let args = if op == "fma" { "$d, $a, $b, $c" } else { "$d, $a, $b" };
+                let args = if op == "fma" {
+                    "$d, $a, $b, $c"
+                } else {
+                    "$d, $a, $b"
+                };
                 ops.push(Op::ins("b64", format!("{op}.{r}{ftz}.f32x2 {args};")));
                 meta.push((op, r, !ftz.is_empty()));
             }
@@ -822,10 +1223,139 @@ fn f32x2_arithmetic() {
     let got = run(&["b64", "b64", "b64"], &ops, &cases);
     for (k, op) in ops.iter().enumerate() {
         let (o, r, ftz) = meta[k];
-        chk.table(op, &cases, &got[k], |c| {
-            let lane = |i: u32| ref_f32(o, r, ftz, false, c[0] >> (32 * i) & 0xffff_ffff, c[1] >> (32 * i) & 0xffff_ffff, c[2] >> (32 * i) & 0xffff_ffff);
-            vec![lane(0) | lane(1) << 32]
-        }, |_t, w, g| same_float("f32", w & 0xffff_ffff, g & 0xffff_ffff) && same_float("f32", w >> 32, g >> 32));
+        chk.table(
+            op,
+            &cases,
+            &got[k],
+            |c| {
+                let lane = |i: u32| {
+                    ref_f32(
+                        o,
+                        r,
+                        ftz,
+                        false,
+                        c[0] >> (32 * i) & 0xffff_ffff,
+                        c[1] >> (32 * i) & 0xffff_ffff,
+                        c[2] >> (32 * i) & 0xffff_ffff,
+                    )
+                };
+                vec![lane(0) | lane(1) << 32]
+            },
+            |_t, w, g| {
+                same_float("f32", w & 0xffff_ffff, g & 0xffff_ffff)
+                    && same_float("f32", w >> 32, g >> 32)
+            },
+        );
+    }
+    chk.finish();
+}
+
+/// set.CmpOp{.BoolOp}{.ftz}.dtype.stype: 1.0f (float destination) or 0xffffffff (integer
+/// destination) when the comparison (combined with c) holds, else 0; f32, f64 and s32/u32
+/// sources.
+#[test]
+fn set_every_comparison() {
+    let mut chk = Checker::new("set");
+    for st in ["f32", "f64", "s32", "u32"] {
+        let v: Vec<u64> = match st {
+            "f32" => vals32(60, 41),
+            "f64" => ptx_ref::floats64(60, 43),
+            _ => vec![
+                0,
+                1,
+                2,
+                0x7fff_ffff,
+                0x8000_0000,
+                0x8000_0001,
+                0xffff_ffff,
+                0xffff_fffe,
+                5,
+                0x1234_5678,
+                0xdead_beef,
+            ],
+        };
+        let cases: Vec<Vec<u64>> = pairs_of(&v, |i, j| ((i + 2 * j) % 3 == 0) as u64);
+        let cmps: Vec<&str> = match st {
+            "s32" => vec!["eq", "ne", "lt", "le", "gt", "ge"],
+            "u32" => vec!["eq", "ne", "lo", "ls", "hi", "hs"],
+            _ => FCMPS.to_vec(),
+        };
+        let mut ops = Vec::new();
+        let mut meta = Vec::new();
+        for dt in ["u32", "s32", "f32"] {
+            for cm in &cmps {
+                let fzs: &[&str] = if st == "f32" { &["", ".ftz"] } else { &[""] };
+                for fz in fzs {
+                    ops.push(Op::ins(
+                        if dt == "f32" { "f32" } else { "b32" },
+                        format!("set.{cm}{fz}.{dt}.{st} $d, $a, $b;"),
+                    ));
+                    meta.push((dt, *cm, "", !fz.is_empty()));
+                }
+            }
+            for bop in ["and", "or", "xor"] {
+                ops.push(Op::ins(
+                    if dt == "f32" { "f32" } else { "b32" },
+                    format!("set.{}.{bop}.{dt}.{st} $d, $a, $b, !$c;", cmps[2]),
+                ));
+                meta.push((dt, cmps[2], bop, false));
+            }
+        }
+        let got = run(&[st, st, "pred"], &ops, &cases);
+        for (k, op) in ops.iter().enumerate() {
+            let (dt, cm, bop, ftz) = meta[k];
+            chk.table(
+                op,
+                &cases,
+                &got[k],
+                |c| {
+                    let t = match st {
+                        "f32" | "f64" => {
+                            let val = |b: u64| {
+                                if st == "f64" {
+                                    d(b)
+                                } else if ftz {
+                                    ftz32(f(b)) as f64
+                                } else {
+                                    f(b) as f64
+                                }
+                            };
+                            fcmp(cm, val(c[0]), val(c[1]))
+                        }
+                        _ => {
+                            let (x, y) = if st == "s32" {
+                                (c[0] as u32 as i32 as i64, c[1] as u32 as i32 as i64)
+                            } else {
+                                (c[0] as i64, c[1] as i64)
+                            };
+                            match cm {
+                                "eq" => x == y,
+                                "ne" => x != y,
+                                "lt" | "lo" => x < y,
+                                "le" | "ls" => x <= y,
+                                "gt" | "hi" => x > y,
+                                _ => x >= y,
+                            }
+                        }
+                    };
+                    let p = c[2] == 0; // !c
+                    let r = match bop {
+                        "and" => t && p,
+                        "or" => t || p,
+                        "xor" => t ^ p,
+                        _ => t,
+                    };
+                    vec![if !r {
+                        0
+                    } else if dt == "f32" {
+                        0x3f80_0000
+                    } else {
+                        0xffff_ffff
+                    }]
+                },
+                exact,
+            );
+        }
     }
     chk.finish();
 }
