@@ -83,6 +83,25 @@ impl HostMachine {
         m.set_data_layout(&self.tm.get_target_data().get_data_layout());
     }
 
+    /// Gives every function defined in `m` the host's `target-cpu` and `target-features`
+    /// attributes: the JIT generates code for the subtarget a function names (without them
+    /// it targets baseline x86-64, which turns vector operations the optimizer chose for the
+    /// host — `fma`, 256-bit vectors — into libm calls and narrower code).
+    pub fn mark_functions(&self, m: &Module) {
+        let cpu = self.tm.get_cpu().to_string();
+        let features = self.tm.get_feature_string().to_string_lossy().into_owned();
+        let ctx = m.get_context();
+        let mut f = m.get_first_function();
+        while let Some(func) = f {
+            if func.count_basic_blocks() > 0 {
+                use inkwell::attributes::AttributeLoc;
+                func.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("target-cpu", &cpu));
+                func.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("target-features", &features));
+            }
+            f = func.get_next_function();
+        }
+    }
+
     pub fn optimize(&self, m: &Module, opt: u8) -> Result<(), String> {
         let pipeline = if opt == 0 {
             "verify".to_string()
@@ -91,6 +110,13 @@ impl HostMachine {
         };
         let opts = inkwell::passes::PassBuilderOptions::create();
         m.run_passes(&pipeline, &self.tm, opts)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Runs a new-pass-manager pipeline (`function(sroa,instcombine)`, …) on `m`.
+    pub fn run_pipeline(&self, m: &Module, pipeline: &str) -> Result<(), String> {
+        let opts = inkwell::passes::PassBuilderOptions::create();
+        m.run_passes(pipeline, &self.tm, opts)
             .map_err(|e| e.to_string())
     }
 

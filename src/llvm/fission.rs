@@ -89,3 +89,109 @@ pub fn branch_target<'c>(bb: BasicBlock<'c>) -> Option<BasicBlock<'c>> {
         _ => None,
     }
 }
+
+/// Leaves of the `add` tree of `v` (values that are not `add` instructions).
+unsafe fn add_terms(
+    v: llvm_sys::prelude::LLVMValueRef,
+    out: &mut Vec<llvm_sys::prelude::LLVMValueRef>,
+    depth: u32,
+) {
+    if depth < 16
+        && !c::LLVMIsAInstruction(v).is_null()
+        && c::LLVMGetInstructionOpcode(v) == llvm_sys::LLVMOpcode::LLVMAdd
+    {
+        add_terms(c::LLVMGetOperand(v, 0), out, depth + 1);
+        add_terms(c::LLVMGetOperand(v, 1), out, depth + 1);
+    } else {
+        out.push(v);
+    }
+}
+
+/// How likely a leaf of an address sum is its base pointer: kernel parameters and values
+/// loaded from memory or converted from pointers are; arithmetic is not.
+unsafe fn base_rank(v: llvm_sys::prelude::LLVMValueRef) -> u32 {
+    if !c::LLVMIsAArgument(v).is_null() {
+        return 3;
+    }
+    if c::LLVMIsAInstruction(v).is_null() {
+        return 0;
+    }
+    match c::LLVMGetInstructionOpcode(v) {
+        llvm_sys::LLVMOpcode::LLVMPtrToInt => 3,
+        llvm_sys::LLVMOpcode::LLVMLoad => 2,
+        llvm_sys::LLVMOpcode::LLVMPHI | llvm_sys::LLVMOpcode::LLVMCall => 1,
+        _ => 0,
+    }
+}
+
+/// Rewrites every `inttoptr(a + b + …)` in `f` whose sum has a base-like term into
+/// `getelementptr i8, inttoptr(base), (the other terms)`: PTX computes addresses with integer
+/// arithmetic, and loop analyses (vectorization across threads) understand a loop-invariant
+/// base pointer plus an offset, not an integer converted to a pointer.
+pub fn gep_addresses(ctx: &Context, f: FunctionValue) {
+    unsafe {
+        let cx = ctx.raw();
+        let i8t = c::LLVMInt8TypeInContext(cx);
+        let b = c::LLVMCreateBuilderInContext(cx);
+        let fv = f.as_value_ref();
+        let mut work = Vec::new();
+        let mut bb = c::LLVMGetFirstBasicBlock(fv);
+        while !bb.is_null() {
+            let mut i = c::LLVMGetFirstInstruction(bb);
+            while !i.is_null() {
+                if c::LLVMGetInstructionOpcode(i) == llvm_sys::LLVMOpcode::LLVMIntToPtr {
+                    work.push(i);
+                }
+                i = c::LLVMGetNextInstruction(i);
+            }
+            bb = c::LLVMGetNextBasicBlock(bb);
+        }
+        for i in work {
+            let v = c::LLVMGetOperand(i, 0);
+            let mut terms = Vec::new();
+            add_terms(v, &mut terms, 0);
+            if terms.len() < 2 {
+                continue;
+            }
+            let (k, rank) = terms
+                .iter()
+                .enumerate()
+                .map(|(k, &t)| (k, base_rank(t)))
+                .max_by_key(|&(k, r)| (r, std::cmp::Reverse(k)))
+                .unwrap_or((0, 0));
+            if rank == 0 {
+                continue;
+            }
+            let base = terms.remove(k);
+            c::LLVMPositionBuilderBefore(b, i);
+            let pty = c::LLVMTypeOf(i);
+            let bp = c::LLVMBuildIntToPtr(b, base, pty, c"".as_ptr());
+            let mut off = terms[0];
+            for &t in &terms[1..] {
+                off = c::LLVMBuildAdd(b, off, t, c"".as_ptr());
+            }
+            let mut idx = [off];
+            let g = c::LLVMBuildGEP2(b, i8t, bp, idx.as_mut_ptr(), 1, c"".as_ptr());
+            c::LLVMReplaceAllUsesWith(i, g);
+            c::LLVMInstructionEraseFromParent(i);
+        }
+        c::LLVMDisposeBuilder(b);
+    }
+}
+
+/// Sets LLVM command-line options once per process (`-name=value` strings).
+pub fn set_llvm_options(opts: &[&str]) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let mut args: Vec<std::ffi::CString> = vec![c"ptx2llvm".to_owned()];
+        args.extend(opts.iter().filter_map(|o| std::ffi::CString::new(*o).ok()));
+        let ptrs: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(
+                ptrs.len() as i32,
+                ptrs.as_ptr(),
+                std::ptr::null(),
+            )
+        };
+    });
+}

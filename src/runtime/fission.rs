@@ -64,6 +64,17 @@ pub struct FisCtx {
     pub resp: *mut u8,
     /// Per-thread `.local` memory.
     pub local: *mut u8,
+    /// Kernels without stops: the CTAs `cta_first..cta_first + cta_count` (linear ids) run
+    /// in one call.
+    pub cta_first: u64,
+    pub cta_count: u32,
+    pub _pad: u32,
+    /// Per-thread bytes for probe branch conditions.
+    pub pbuf: *mut u8,
+    /// `ALL` rounds of one-dimensional CTAs run the threads `xlo..xhi` (all threads there are
+    /// at `want`); other CTAs run all threads.
+    pub xlo: u32,
+    pub xhi: u32,
 }
 
 /// Byte offsets of `FisCtx` fields.
@@ -85,6 +96,11 @@ pub mod off {
     pub const RES: u32 = 88;
     pub const RESP: u32 = 96;
     pub const LOCAL: u32 = 104;
+    pub const CTA_FIRST: u32 = 112;
+    pub const CTA_COUNT: u32 = 120;
+    pub const PBUF: u32 = 128;
+    pub const XLO: u32 = 136;
+    pub const XHI: u32 = 140;
 }
 
 pub const MODE_ALL: u32 = 0;
@@ -157,6 +173,7 @@ pub(crate) struct FisMem {
     res: Vec<u32>,
     resp: Vec<u8>,
     local: Vec<u64>,
+    pbuf: Vec<u8>,
     pub(crate) f: FisCtx,
 }
 
@@ -176,6 +193,7 @@ impl FisMem {
             res: vec![0; n],
             resp: vec![0; n],
             local: vec![0; local_words],
+            pbuf: vec![0; n],
             f: FisCtx {
                 k: 0,
                 mode: MODE_ALL,
@@ -194,6 +212,12 @@ impl FisMem {
                 res: std::ptr::null_mut(),
                 resp: std::ptr::null_mut(),
                 local: std::ptr::null_mut(),
+                cta_first: 0,
+                cta_count: 1,
+                _pad: 0,
+                pbuf: std::ptr::null_mut(),
+                xlo: 0,
+                xhi: 0,
             },
         };
         m.f.state = m.state.as_mut_ptr();
@@ -208,8 +232,34 @@ impl FisMem {
         m.f.res = m.res.as_mut_ptr();
         m.f.resp = m.resp.as_mut_ptr();
         m.f.local = m.local.as_mut_ptr() as *mut u8;
+        m.f.pbuf = m.pbuf.as_mut_ptr();
         m
     }
+}
+
+/// Runs the CTAs `first..first + count` of a kernel without stops in one call. Returns
+/// false when the launch failed.
+///
+/// # Safety
+/// As `run_cta`.
+pub(crate) unsafe fn run_ctas(
+    k: &FisKernel,
+    params: *const u8,
+    ctx: *mut Thread,
+    mem: &mut FisMem,
+    first: u64,
+    count: u32,
+) -> bool {
+    let f: *mut FisCtx = &mut mem.f;
+    (*f).k = 0;
+    (*f).mode = MODE_ALL;
+    (*f).status = 0;
+    (*f).cta_first = first;
+    (*f).cta_count = count;
+    (*f).xlo = 0;
+    (*f).xhi = (*ctx).ntid[0];
+    round(k, params, ctx, f);
+    (*f).status == 0
 }
 
 /// Runs one round; its stops write the other half of `opa`.
@@ -234,10 +284,14 @@ pub(crate) unsafe fn run_cta(
     let info = &*k.info;
     let nstops = info.stops.len() as u32;
     let f: *mut FisCtx = &mut mem.f;
+    let ntx = (*ctx).ntid[0];
+    let one_d = (*ctx).ntid[1] == 1 && (*ctx).ntid[2] == 1;
     (*f).k = 0;
     (*f).mode = MODE_ALL;
     (*f).want = 0;
     (*f).status = 0;
+    (*f).xlo = 0;
+    (*f).xhi = ntx;
     if nstops > 0 {
         // Rounds of kernels with stops run the threads whose state is `want`.
         mem.state.iter_mut().for_each(|s| *s = 0);
@@ -278,15 +332,39 @@ pub(crate) unsafe fn run_cta(
                 _ => {}
             }
             if let Some(r) = next {
+                let want = ST_STOP | j as u16;
                 (*f).k = r;
-                (*f).mode = if exited { MODE_MASKED } else { MODE_ALL };
-                (*f).want = (ST_STOP | j as u16) as u32;
+                (*f).want = want as u32;
+                (*f).mode = MODE_ALL;
+                (*f).xlo = 0;
+                (*f).xhi = ntx;
+                if exited {
+                    // The threads at `want` (the others finished): one contiguous range of a
+                    // one-dimensional CTA runs like all threads, else the masked round.
+                    match contiguous(&mem.state, want) {
+                        Some((lo, hi)) if one_d => {
+                            (*f).xlo = lo;
+                            (*f).xhi = hi;
+                        }
+                        _ => (*f).mode = MODE_MASKED,
+                    }
+                }
                 round(k, params, ctx, f);
                 continue;
             }
         }
         return generic(k, params, ctx, mem, cta, false);
     }
+}
+
+/// The range `lo..hi` of the threads whose state is `want`, when they are contiguous.
+fn contiguous(state: &[u16], want: u16) -> Option<(u32, u32)> {
+    let lo = state.iter().position(|&s| s == want)?;
+    let hi = state.len() - state.iter().rev().position(|&s| s == want)?;
+    state[lo..hi]
+        .iter()
+        .all(|&s| s == want)
+        .then_some((lo as u32, hi as u32))
 }
 
 /// Whether every warp has all or none of its lanes at stop `j` (the others finished), with a
@@ -463,6 +541,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_fis_trap(ctx: *mut Thread, t: u32) {
     if cta.is_null() {
         return;
     }
+    // The generated code stored the CTA's ids (a call may run several CTAs).
+    (*cta).fis_set_ids((*ctx).ctaid, (*ctx).ntid);
     let e = (*cta).thread_error(t, "trap instruction executed".to_string());
     (*(*cta).launch).fail(e);
 }
@@ -475,8 +555,8 @@ pub(crate) struct FisFault {
     pub(crate) diagnostic: bool,
     /// A fault outside a replay: address and `sig_and_access` (see `fault`).
     pub(crate) pending: Option<(usize, usize)>,
-    /// The CTA being run.
-    pub(crate) ctaid: [u32; 3],
+    /// The CTAs being run (linear ids: first, count).
+    pub(crate) batch: (u64, u32),
 }
 
 /// Called where a faulting kernel resumes: in thread-loop code outside a diagnostic replay,

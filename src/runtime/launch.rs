@@ -385,11 +385,14 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
         Err(e) => return sh.fail(e),
     };
     super::nvvm::CURRENT.with(|c| c.set(ctx_ptr));
-    let mut coro = Coro::with_stack(stack.take().unwrap_or_else(|| unreachable!()), move |y: &ThreadYielder, ()| {
-        set_yielder(ctx_ptr, y);
-        // SAFETY: `w` outlives the coroutine, which only this worker resumes.
-        unsafe { (*wp).ctas() };
-    });
+    let mut coro = Coro::with_stack(
+        stack.take().unwrap_or_else(|| unreachable!()),
+        move |y: &ThreadYielder, ()| {
+            set_yielder(ctx_ptr, y);
+            // SAFETY: `w` outlives the coroutine, which only this worker resumes.
+            unsafe { (*wp).ctas() };
+        },
+    );
     if let CoroutineResult::Yield(_) = coro.resume(()) {
         // SAFETY: nothing with a destructor lives on the abandoned coroutine's stack.
         unsafe { coro.force_reset() };
@@ -442,7 +445,6 @@ impl FisWork {
         (*self.ctx).ctaid = ctaid;
         (*self.ctx).tid = [0; 3];
         (*self.cta).fis_set_ids(ctaid, cfg.block);
-        (*self.fault).ctaid = ctaid;
     }
 
     /// Runs CTAs from the shared counter until none is left or the launch failed.
@@ -460,15 +462,40 @@ impl FisWork {
             if first >= total {
                 return;
             }
-            for c in first..(first + step).min(total) {
+            let end = (first + step).min(total);
+            let k = &*self.k;
+            // Kernels without stops and shared memory: the whole chunk in one call.
+            let shared = cfg.dynamic_offset() + cfg.dynamic_shared > 0;
+            if k.info.stops.is_empty() && !shared {
+                (*self.fault).batch = (first, (end - first) as u32);
+                if !super::fission::run_ctas(
+                    k,
+                    sh.params,
+                    self.ctx,
+                    &mut *self.mem,
+                    first,
+                    (end - first) as u32,
+                ) || sh.aborted()
+                {
+                    return;
+                }
+                continue;
+            }
+            for c in first..end {
                 let ctaid = [
                     (c % gx as u64) as u32,
                     ((c / gx as u64) % gy as u64) as u32,
                     (c / (gx as u64 * gy as u64)) as u32,
                 ];
                 self.begin(ctaid);
+                (*self.fault).batch = (c, 1);
                 // A failure is recorded in the launch.
-                if !super::fission::run_cta(&*self.k, sh.params, self.ctx, &mut *self.mem, &mut *self.cta) || sh.aborted() {
+                let ok = if k.info.stops.is_empty() {
+                    super::fission::run_ctas(k, sh.params, self.ctx, &mut *self.mem, c, 1)
+                } else {
+                    super::fission::run_cta(k, sh.params, self.ctx, &mut *self.mem, &mut *self.cta)
+                };
+                if !ok || sh.aborted() {
                     return;
                 }
             }
@@ -479,8 +506,25 @@ impl FisWork {
     /// happens again) names its thread; otherwise reports it for the last thread run.
     unsafe fn replay(&self, addr: usize, sig: usize) {
         (*self.fault).diagnostic = true;
-        self.begin((*self.fault).ctaid);
-        super::fission::replay_cta(&*self.k, (*self.sh).params, self.ctx, &mut *self.mem, &mut *self.cta);
+        let [gx, gy, _] = (*self.sh).cfg.grid;
+        let (first, count) = (*self.fault).batch;
+        for c in first..first + count as u64 {
+            let ctaid = [
+                (c % gx as u64) as u32,
+                ((c / gx as u64) % gy as u64) as u32,
+                (c / (gx as u64 * gy as u64)) as u32,
+            ];
+            self.begin(ctaid);
+            if !super::fission::replay_cta(
+                &*self.k,
+                (*self.sh).params,
+                self.ctx,
+                &mut *self.mem,
+                &mut *self.cta,
+            ) {
+                return;
+            }
+        }
         let e = (*self.cta).thread_error((*self.ctx).flat_tid, super::fault::message(addr, sig));
         (*self.sh).fail(e);
     }

@@ -34,9 +34,10 @@ struct Pool {
 
 static POOL: OnceLock<Pool> = OnceLock::new();
 
-/// Cores of this machine.
+/// Cores of this machine (asked once: the answer reads cgroup files on Linux).
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn pool() -> &'static Pool {

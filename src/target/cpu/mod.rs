@@ -253,6 +253,14 @@ fn build<'c, 'a>(
         Vec::new()
     };
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
+    machine.mark_functions(&m);
+    if opt > 0
+        && kernels
+            .iter()
+            .any(|k| matches!(k.path, fission::KernelPath::Fission(_)))
+    {
+        fission::pre_optimize(ctx, &m, machine).map_err(CompileError::Llvm)?;
+    }
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
     Ok((m, kernels, shared, globals))
 }
@@ -272,7 +280,13 @@ pub fn compile<'a>(
 ) -> Result<Output, CompileError> {
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
-    let (m, _, shared, _) = build(&ctx, module, name, opt, &machine, false, fission::CpuMode::Coroutine)?;
+    // Objects export the coroutine entry points `ptx2llvm_rt_launch` runs; IR and assembly
+    // show the thread-loop code when `PTX2LLVM_CPU_MODE=fission` asks for it.
+    let mode = match (emit, fission::CpuMode::from_env()) {
+        (EmitKind::Llvm | EmitKind::Asm, fission::CpuMode::Fission) => fission::CpuMode::Fission,
+        _ => fission::CpuMode::Coroutine,
+    };
+    let (m, _, shared, _) = build(&ctx, module, name, opt, &machine, false, mode)?;
     // Linked objects reach the runtime helpers without an exported symbol by lookup.
     crate::llvm::cpu::add_lookup_stubs(&m, &crate::runtime::needs_lookup);
     // Tell object users how much static shared memory the module's kernels need.
@@ -328,7 +342,8 @@ impl Program {
         // The context must outlive the engine; a program lives as long as its user keeps it,
         // and contexts are small: leak it.
         let ctx: &'static Context = Box::leak(Box::new(Context::create()));
-        let (m, kernels, static_shared, globals) = build(ctx, module, name, opt, &machine, true, mode)?;
+        let (m, kernels, static_shared, globals) =
+            build(ctx, module, name, opt, &machine, true, mode)?;
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
         // MCJIT leaves a call to a symbol it cannot resolve as a call to address 0: refuse
@@ -391,12 +406,20 @@ impl Program {
     /// The compiled code of kernel `name`, of either kind.
     pub fn code(&self, name: &str) -> Option<crate::runtime::KernelCode> {
         match &self.kernel(name)?.path {
-            fission::KernelPath::Coroutine { .. } => self.entry(name).map(crate::runtime::KernelCode::Coroutine),
+            fission::KernelPath::Coroutine { .. } => {
+                self.entry(name).map(crate::runtime::KernelCode::Coroutine)
+            }
             fission::KernelPath::Fission(info) => {
                 let a = self.jit.address(&format!("{name}.fis"))?;
                 // SAFETY: the JIT compiled `NAME.fis` with the thread-loop CTA ABI.
-                let entry = unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
-                Some(crate::runtime::KernelCode::Fission(crate::runtime::fission::FisKernel { entry, info: info.clone() }))
+                let entry =
+                    unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
+                Some(crate::runtime::KernelCode::Fission(
+                    crate::runtime::fission::FisKernel {
+                        entry,
+                        info: info.clone(),
+                    },
+                ))
             }
         }
     }
@@ -406,8 +429,15 @@ impl Program {
     /// # Safety
     /// `params` must hold what the kernel expects: device pointers in it valid host memory of
     /// the sizes the kernel uses, for the whole launch.
-    pub unsafe fn launch(&self, name: &str, params: &[u8], cfg: &crate::runtime::LaunchConfig) -> Result<(), crate::runtime::LaunchError> {
-        let code = self.code(name).ok_or_else(|| crate::runtime::LaunchError::Config(format!("kernel `{name}` has no entry point")))?;
+    pub unsafe fn launch(
+        &self,
+        name: &str,
+        params: &[u8],
+        cfg: &crate::runtime::LaunchConfig,
+    ) -> Result<(), crate::runtime::LaunchError> {
+        let code = self.code(name).ok_or_else(|| {
+            crate::runtime::LaunchError::Config(format!("kernel `{name}` has no entry point"))
+        })?;
         crate::runtime::launch_code(name, &code, params, cfg)
     }
 

@@ -19,8 +19,10 @@ pub struct StopSite<'x, 'a> {
     pub ins: &'x Instruction<'a>,
     /// Registers (names) to save before the stop and restore after it.
     pub saved: Vec<&'a str>,
-    /// Constant registers live across the stop: rematerialized after it.
-    pub remat: Vec<&'a str>,
+    /// Instructions to run again after the stop (in order): the definitions of the registers
+    /// live across it that are pure functions of special registers, parameters, constants and
+    /// each other (`Plan::remat`), instead of saving them.
+    pub remat: Vec<&'x Instruction<'a>>,
 }
 
 /// The result of the analysis of one kernel.
@@ -33,6 +35,14 @@ pub struct Plan<'x, 'a> {
     pub consts: HashMap<&'a str, u64>,
     /// Whether the kernel declares `.local` variables.
     pub has_locals: bool,
+    /// Probe branches by resume point (0: the start; `j`: after stop `j`, for both of its
+    /// resume points): the first conditional branch of the region when only side-effect-free
+    /// code that reads no memory other threads may write runs before it, and it can be
+    /// reached only once per round. The CTA function evaluates its condition for every thread
+    /// first and runs copies of the region specialized for each direction over the threads
+    /// that take it (bounds checks such as `if (i < n)` and `if (tid < stride)` then cost
+    /// nothing and need no masked stores).
+    pub probes: HashMap<u32, *const Instruction<'a>>,
 }
 
 impl Plan<'_, '_> {
@@ -439,16 +449,19 @@ pub fn analyse<'x, 'a>(
         // Without stops only calls matter: a region is the whole kernel.
         if let Some(p) = flat
             .problems
-            .into_iter()
+            .iter()
             .find(|p| !p.contains("nested block"))
+            .cloned()
         {
             return Err(p);
         }
+        let probes = find_probe(&flat, 0).map(|p| (0, p)).into_iter().collect();
         return Ok(Plan {
             stops: Vec::new(),
             stop_of: HashMap::new(),
             consts: HashMap::new(),
             has_locals: flat.has_locals,
+            probes,
         });
     }
     if let Some(p) = flat.problems.first() {
@@ -473,6 +486,8 @@ pub fn analyse<'x, 'a>(
     let nn = flat.nodes.len();
     let mut defs_count: HashMap<&'a str, u32> = HashMap::new();
     let mut consts: HashMap<&'a str, u64> = HashMap::new();
+    // Single-definition candidates for rematerialization: register → (node, operand names).
+    let mut pure_def: HashMap<&'a str, (usize, Vec<&'a str>)> = HashMap::new();
     for k in 0..nn {
         let i = flat.nodes[k].ins;
         let op = i.opcode.spelling();
@@ -509,10 +524,15 @@ pub fn analyse<'x, 'a>(
         // Anything in the first operand may be written (counts against constness).
         let mut maybe = Vec::new();
         if let Some(o) = i.operands.first() {
-            names_in(o, &mut maybe);
+            if !matches!(o, Operand::Addr(_) | Operand::AddrList(..)) {
+                names_in(o, &mut maybe);
+            }
         }
         for d in maybe {
             *defs_count.entry(d).or_default() += 1;
+        }
+        if i.guard.is_none() && dests.len() == 1 && remat_opcode(i) {
+            pure_def.insert(dests[0], (k, uses.clone()));
         }
         // `mov rX, imm` with a single definition: a constant.
         if op == "mov" && i.guard.is_none() && dests.len() == 1 {
@@ -552,6 +572,34 @@ pub fn analyse<'x, 'a>(
         flat.nodes[k].kills = kl;
     }
     consts.retain(|n, _| defs_count.get(n) == Some(&1));
+    // Rematerializable: one definition, pure, reading only non-registers (special registers,
+    // symbols, parameters) and rematerializable registers.
+    pure_def.retain(|n, _| defs_count.get(n) == Some(&1));
+    loop {
+        let drop: Vec<&'a str> = pure_def
+            .iter()
+            .filter(|(_, (_, ops))| {
+                ops.iter().any(|o| {
+                    if top.contains(o) {
+                        !pure_def.contains_key(o)
+                    } else {
+                        // Non-registers: clocks and timers change.
+                        let s = o.trim_start_matches('%');
+                        s.starts_with("clock")
+                            || s.starts_with("globaltimer")
+                            || s.starts_with("pm")
+                    }
+                })
+            })
+            .map(|(n, _)| *n)
+            .collect();
+        if drop.is_empty() {
+            break;
+        }
+        for n in drop {
+            pure_def.remove(n);
+        }
+    }
 
     // Successors.
     let resolve = |scope: usize,
@@ -646,16 +694,25 @@ pub fn analyse<'x, 'a>(
             return Err("the carry flag is live across a barrier or warp operation".to_string());
         }
         let mut saved = Vec::new();
-        let mut remat = Vec::new();
+        let mut want: Vec<&'a str> = Vec::new();
         for (x, name) in names.iter().enumerate().skip(1) {
             if set[x / 64] & (1u64 << (x % 64)) != 0 {
-                if consts.contains_key(name) {
-                    remat.push(*name);
+                if pure_def.contains_key(name) {
+                    want.push(name);
                 } else {
                     saved.push(*name);
                 }
             }
         }
+        // The definitions of those registers and of the registers they read, in order.
+        let mut need: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        while let Some(r) = want.pop() {
+            let (at, ops) = &pure_def[r];
+            if need.insert(*at) {
+                want.extend(ops.iter().copied().filter(|o| pure_def.contains_key(o)));
+            }
+        }
+        let remat: Vec<&'x Instruction<'a>> = need.into_iter().map(|k| flat.nodes[k].ins).collect();
         stops.push(StopSite {
             ins: n.ins,
             saved,
@@ -666,12 +723,91 @@ pub fn analyse<'x, 'a>(
     if stops.len() > 8000 {
         return Err(format!("{} barriers and warp operations", stops.len()));
     }
+    let mut probes: HashMap<u32, *const Instruction<'a>> = HashMap::new();
+    if let Some(p) = find_probe(&flat, 0) {
+        probes.insert(0, p);
+    }
+    for k in 0..nn {
+        let i = flat.nodes[k].ins;
+        if i.guard.is_none() {
+            if let Some(&j) = stop_of.get(&(i as *const Instruction<'a>)) {
+                if let Some(p) = find_probe(&flat, k + 1) {
+                    probes.insert(j, p);
+                }
+            }
+        }
+    }
     Ok(Plan {
         stops,
         stop_of,
         consts,
         has_locals: flat.has_locals,
+        probes,
     })
+}
+
+/// Whether `i` (unguarded, one destination) may be run again to recompute its destination:
+/// pure arithmetic, moves, conversions and parameter loads.
+fn remat_opcode(i: &Instruction) -> bool {
+    let op = i.opcode.spelling();
+    let mods = || i.mods.iter().map(|m| m.spelling());
+    match op {
+        "ld" => mods().any(|m| m == ".param") && !mods().any(|m| m == ".volatile"),
+        "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg"
+        | "min" | "max" | "sad" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr"
+        | "setp" | "selp" | "set" | "slct" | "mov" | "fma" | "cvt" | "cvta" | "bfe" | "bfi"
+        | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "copysign" => {
+            !mods().any(|m| m == ".cc") && !matches!(i.operands.first(), Some(Operand::Pair(..)))
+        }
+        _ => false,
+    }
+}
+
+/// The probe branch of the region starting at node `start` (see `Plan::probes`): the first
+/// instruction that is not side-effect-free straight-line code, if it is a guarded `bra` and
+/// no label lies from `start` to it.
+fn find_probe<'a>(flat: &Flat<'_, 'a>, start: usize) -> Option<*const Instruction<'a>> {
+    let first_label = flat
+        .scopes
+        .iter()
+        .flat_map(|(_, m)| m.values().copied())
+        .filter(|&x| x >= start)
+        .min()
+        .unwrap_or(usize::MAX);
+    for (k, n) in flat.nodes.iter().enumerate().skip(start) {
+        if k >= first_label {
+            return None;
+        }
+        let i = n.ins;
+        let op = i.opcode.spelling();
+        if op == "bra" {
+            return i.guard.is_some().then_some(i as *const Instruction<'a>);
+        }
+        let mods = || i.mods.iter().map(|m| m.spelling());
+        let pure = match op {
+            // Only memory no thread of the launch writes.
+            "ld" | "ldu" => {
+                (op == "ldu" || mods().any(|m| matches!(m, ".param" | ".const" | ".nc")))
+                    && !mods().any(|m| matches!(m, ".volatile" | ".relaxed" | ".acquire" | ".mmio"))
+            }
+            "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg"
+            | "min" | "max" | "sad" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr"
+            | "setp" | "selp" | "set" | "slct" | "mov" | "fma" | "rcp" | "sqrt" | "rsqrt"
+            | "cvt" | "cvta" | "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev"
+            | "clz" | "popc" | "copysign" | "testp" => !mods().any(|m| m == ".cc"),
+            _ => false,
+        };
+        let mut names = Vec::new();
+        i.operands.iter().for_each(|o| names_in(o, &mut names));
+        let timer = names.iter().any(|n| {
+            let n = n.trim_start_matches('%');
+            n.starts_with("clock") || n.starts_with("globaltimer") || n.starts_with("pm")
+        });
+        if !pure || timer {
+            return None;
+        }
+    }
+    None
 }
 
 fn collect_branch_targets<'a>(b: &ast::Block<'a>, out: &mut HashMap<&'a str, Vec<&'a str>>) {
@@ -714,16 +850,11 @@ mod tests {
         plan_of(&src, |p| {
             let p = p.unwrap();
             assert_eq!(p.stops.len(), 2);
-            let s0: HashSet<&str> = p.stops[0].saved.iter().copied().collect();
-            let s1: HashSet<&str> = p.stops[1].saved.iter().copied().collect();
-            assert_eq!(
-                s0,
-                ["%r1", "%r2", "%r3", "%r5", "%rd2"].into_iter().collect()
-            );
-            assert_eq!(
-                s1,
-                ["%r2", "%r3", "%r5", "%r14", "%rd2"].into_iter().collect()
-            );
+            // Thread ids, addresses and parameters are recomputed; only the loop's stride
+            // crosses the barrier in the loop.
+            assert!(p.stops[0].saved.is_empty(), "{:?}", p.stops[0].saved);
+            assert!(!p.stops[0].remat.is_empty());
+            assert_eq!(p.stops[1].saved, ["%r14"]);
         });
     }
 

@@ -1,23 +1,506 @@
 //! The CTA function of a thread-loop kernel: `K.fis(params, ctx, fis)` loads the kernel's
 //! parameters and the CTA's uniform values once and calls `K.fis.loops`, whose pointer
-//! parameters are `noalias` (the runtime's per-thread arrays never alias kernel memory), which
-//! runs one round: a z/y/x loop nest per resume point for `ALL` and `MASKED` rounds with
-//! `K.step` inlined and specialized, and one nest calling the out-of-line `K.step` for
-//! `GENERIC` rounds.
+//! parameters are `noalias` (the runtime's per-thread arrays never alias kernel memory). It
+//! runs one round:
+//!
+//! - `ALL` rounds: per resume point a z/y/x loop nest over the threads `xlo..xhi` (x) with
+//!   `K.step` inlined and specialized for that point, which LLVM vectorizes across threads.
+//!   A region that starts with a probe branch (`Plan::probes`) first evaluates the branch for
+//!   every thread (a cheap probing pass), then runs a copy specialized for "not taken" over
+//!   the threads that do not take it and one for "taken" over the others — when those are
+//!   all of them, or (one-dimensional CTAs) form one contiguous range and its complement,
+//!   in thread order; otherwise the out-of-line nest runs the region.
+//! - `MASKED` and `GENERIC` rounds, and probe fallbacks: one nest calling the out-of-line
+//!   `K.step` for the selected threads (state `want`, or any resume point, or all).
+//! - Kernels without stops: a loop over the CTAs `cta_first..cta_first + cta_count` around
+//!   the start region (one call runs a chunk of CTAs).
 
 use super::{extra, StepOut};
 use crate::llvm::fission as lf;
 use crate::llvm::*;
 use crate::lower::{Lowerer, Space};
 use crate::runtime::abi::offset;
-use crate::runtime::fission::{off, MODE_ALL, MODE_MASKED, SEEN_MANY, ST_EXIT, ST_STOP};
+use crate::runtime::fission::{off, MODE_ALL, MODE_MASKED, SEEN_MANY, ST_EXIT, ST_STOP, ST_TRAP};
 use crate::target::cpu::ParamLayout;
 
+/// Extra parameters of `K.fis.loops` after the step's (whose `T` is the mode, `TX` `want`).
+const L_CFIRST: u32 = extra::COUNT;
+const L_CCOUNT: u32 = extra::COUNT + 1;
+const L_XLO: u32 = extra::COUNT + 2;
+const L_XHI: u32 = extra::COUNT + 3;
+
+/// What a loop nest runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Nest {
-    All(u32),
-    Masked(u32),
-    Generic,
+enum Kind {
+    /// Every thread of the range from resume point `r`, `K.step` inlined.
+    All,
+    /// The probing pass: the probe branch's condition for every thread of the range.
+    Probe,
+    /// The threads `fmode` selects, out-of-line `K.step` (0: all, resume `k`; 1: state
+    /// `want`, resume `k`; 2: any resume point, resume there).
+    Outline,
+}
+
+/// Shared state of the generation of `K.fis.loops`.
+struct Gen<'c, 'l, 'a> {
+    l: &'l Lowerer<'c, 'a>,
+    f: FunctionValue<'c>,
+    step: FunctionValue<'c>,
+    nptx: u32,
+    has_stops: bool,
+    seen: PointerValue<'c>,
+    xs: PointerValue<'c>,
+    ys: PointerValue<'c>,
+    zs: PointerValue<'c>,
+    fmode: PointerValue<'c>,
+    /// Probing results: taken count, lowest and highest+1 not-taken x.
+    pcnt: PointerValue<'c>,
+    plo: PointerValue<'c>,
+    phi: PointerValue<'c>,
+}
+
+impl<'c> Gen<'c, '_, '_> {
+    fn p(&self, k: u32) -> BasicValueEnum<'c> {
+        self.f.get_nth_param(self.nptx + k).unwrap()
+    }
+    fn i(&self, k: u32) -> IntValue<'c> {
+        self.p(k).into_int_value()
+    }
+    fn block(&self, name: &str) -> BasicBlock<'c> {
+        self.l.ctx.append_basic_block(self.f, name)
+    }
+    fn c32(&self, v: u64) -> IntValue<'c> {
+        self.l.i32().const_int(v, false)
+    }
+    fn load32(&self, p: PointerValue<'c>) -> IntValue<'c> {
+        self.l
+            .b
+            .build_load(self.l.i32(), p, "")
+            .unwrap()
+            .into_int_value()
+    }
+
+    /// A loop nest running `kind` for resume point `k` with probe mode `probe` over x in
+    /// `lo..hi` (all y, z); `cids`: CTA ids from a CTA loop. Returns its first block; it
+    /// ends in `done`.
+    #[allow(clippy::too_many_arguments)]
+    fn nest(
+        &self,
+        tag: &str,
+        kind: Kind,
+        k: IntValue<'c>,
+        probe: u32,
+        (lo, hi): (IntValue<'c>, IntValue<'c>),
+        cids: Option<[IntValue<'c>; 3]>,
+        done: BasicBlock<'c>,
+    ) -> BasicBlock<'c> {
+        let l = self.l;
+        let ctx = l.ctx;
+        let b = &l.b;
+        let i8t = ctx.i8_type();
+        let i16t = ctx.i16_type();
+        let i32t = l.i32();
+        let i64t = l.i64();
+        let (ntx, nty, ntz) = (
+            self.i(extra::NT),
+            self.i(extra::NT + 1),
+            self.i(extra::NT + 2),
+        );
+        let _ = ntx;
+        let pre = self.block(&format!("{tag}.pre"));
+        let zh = self.block(&format!("{tag}.z"));
+        let yh = self.block(&format!("{tag}.y"));
+        let xh = self.block(&format!("{tag}.x"));
+        let run = self.block(&format!("{tag}.run"));
+        let xl = self.block(&format!("{tag}.xl"));
+        let yl = self.block(&format!("{tag}.yl"));
+        let zl = self.block(&format!("{tag}.zl"));
+        let zero = i32t.const_zero();
+        b.position_at_end(pre);
+        let empty = b.build_int_compare(IntPredicate::UGE, lo, hi, "").unwrap();
+        b.build_store(self.zs, zero).unwrap();
+        b.build_conditional_branch(empty, done, zh).unwrap();
+        b.position_at_end(zh);
+        b.build_store(self.ys, zero).unwrap();
+        b.build_unconditional_branch(yh).unwrap();
+        b.position_at_end(yh);
+        b.build_store(self.xs, lo).unwrap();
+        b.build_unconditional_branch(xh).unwrap();
+        b.position_at_end(xh);
+        let z = self.load32(self.zs);
+        let y = self.load32(self.ys);
+        let x = self.load32(self.xs);
+        let row = b
+            .build_int_mul(
+                ntx,
+                b.build_int_add(y, b.build_int_mul(nty, z, "").unwrap(), "")
+                    .unwrap(),
+                "row",
+            )
+            .unwrap();
+        let t = b.build_int_add(row, x, "t").unwrap();
+        let t64 = b.build_int_z_extend(t, i64t, "").unwrap();
+        let sp = unsafe {
+            b.build_gep(i16t, self.p(extra::STATE).into_pointer_value(), &[t64], "")
+                .unwrap()
+        };
+        let kval = if kind == Kind::Outline {
+            let s0 = b.build_load(i16t, sp, "").unwrap().into_int_value();
+            let fm = self.load32(self.fmode);
+            let want = b.build_int_truncate(self.i(extra::TX), i16t, "").unwrap();
+            let is_want = b.build_int_compare(IntPredicate::EQ, s0, want, "").unwrap();
+            let is_resume = b
+                .build_int_compare(
+                    IntPredicate::ULT,
+                    s0,
+                    i16t.const_int(ST_STOP as u64, false),
+                    "",
+                )
+                .unwrap();
+            let f0 = b.build_int_compare(IntPredicate::EQ, fm, zero, "").unwrap();
+            let f1 = b
+                .build_int_compare(IntPredicate::EQ, fm, self.c32(1), "")
+                .unwrap();
+            let sel = b
+                .build_select(f1, is_want, is_resume, "")
+                .unwrap()
+                .into_int_value();
+            let go = b
+                .build_select(f0, l.i1().const_int(1, false), sel, "")
+                .unwrap()
+                .into_int_value();
+            b.build_conditional_branch(go, run, xl).unwrap();
+            b.position_at_end(run);
+            let s0 = b.build_load(i16t, sp, "").unwrap().into_int_value();
+            let f2 = b
+                .build_int_compare(IntPredicate::EQ, self.load32(self.fmode), self.c32(2), "")
+                .unwrap();
+            let own = b.build_int_z_extend(s0, i32t, "").unwrap();
+            b.build_select(f2, own, k, "").unwrap().into_int_value()
+        } else {
+            b.build_unconditional_branch(run).unwrap();
+            b.position_at_end(run);
+            k
+        };
+        let tracks = self.has_stops || kind == Kind::Outline;
+        if tracks && kind != Kind::Probe {
+            b.build_store(sp, i16t.const_int(ST_EXIT as u64, false))
+                .unwrap();
+        }
+        let mut args: Vec<BasicMetadataValueEnum> = (0..self.nptx)
+            .map(|k| self.f.get_nth_param(k).unwrap().into())
+            .collect();
+        for a in 0..extra::COUNT {
+            let v: BasicMetadataValueEnum = match a {
+                extra::T => t.into(),
+                3 => x.into(),
+                4 => y.into(),
+                5 => z.into(),
+                extra::K => kval.into(),
+                extra::PROBE => self.c32(probe as u64).into(),
+                10..=12 if cids.is_some() => cids.unwrap()[(a - extra::C) as usize].into(),
+                _ => self.p(a).into(),
+            };
+            args.push(v);
+        }
+        if kind == Kind::Outline {
+            // The running thread's ids, for device functions, runtime calls and fault reports.
+            let cx = self.p(extra::CTX).into_pointer_value();
+            let put = |o: u32, v: IntValue<'c>| {
+                let q = unsafe {
+                    b.build_gep(i8t, cx, &[i64t.const_int(o as u64, false)], "")
+                        .unwrap()
+                };
+                b.build_store(q, v).unwrap();
+            };
+            put(offset::TID, x);
+            put(offset::TID + 4, y);
+            put(offset::TID + 8, z);
+            put(offset::FLAT_TID, t);
+            put(offset::LANEID, b.build_and(t, self.c32(31), "").unwrap());
+            put(
+                offset::WARPID,
+                b.build_right_shift(t, self.c32(5), false, "").unwrap(),
+            );
+            if let Some(c) = cids {
+                for (n, v) in c.iter().enumerate() {
+                    put(offset::CTAID + 4 * n as u32, *v);
+                }
+            }
+        }
+        let cs = b.build_call(self.step, &args, "").unwrap();
+        lf::call_site_attr(
+            ctx,
+            cs,
+            if kind == Kind::Outline {
+                "noinline"
+            } else {
+                "alwaysinline"
+            },
+        );
+        if kind == Kind::Probe {
+            let pp = unsafe {
+                b.build_gep(i8t, self.p(extra::PBUF).into_pointer_value(), &[t64], "")
+                    .unwrap()
+            };
+            let pv = b.build_load(i8t, pp, "").unwrap().into_int_value();
+            let taken = b
+                .build_int_compare(IntPredicate::NE, pv, i8t.const_zero(), "")
+                .unwrap();
+            let cnt = self.load32(self.pcnt);
+            let inc = b.build_int_z_extend(taken, i32t, "").unwrap();
+            b.build_store(self.pcnt, b.build_int_add(cnt, inc, "").unwrap())
+                .unwrap();
+            // lo = min(lo, taken ? MAX : x), hi = max(hi, taken ? 0 : x + 1): plain min/max
+            // reductions, which the loop vectorizer recognizes.
+            let x1 = b.build_int_add(x, self.c32(1), "").unwrap();
+            let cand_lo = b
+                .build_select(taken, self.c32(u32::MAX as u64), x, "")
+                .unwrap()
+                .into_int_value();
+            let cand_hi = b
+                .build_select(taken, self.c32(0), x1, "")
+                .unwrap()
+                .into_int_value();
+            let plo = self.load32(self.plo);
+            let lt = b
+                .build_int_compare(IntPredicate::ULT, cand_lo, plo, "")
+                .unwrap();
+            b.build_store(self.plo, b.build_select(lt, cand_lo, plo, "").unwrap())
+                .unwrap();
+            let phi = self.load32(self.phi);
+            let gt = b
+                .build_int_compare(IntPredicate::UGT, cand_hi, phi, "")
+                .unwrap();
+            b.build_store(self.phi, b.build_select(gt, cand_hi, phi, "").unwrap())
+                .unwrap();
+        } else if tracks {
+            let s = b.build_load(i16t, sp, "").unwrap().into_int_value();
+            let s64 = b.build_int_z_extend(s, i64t, "").unwrap();
+            let j = b.build_and(s64, i64t.const_int(0x7fff, false), "").unwrap();
+            let many = i64t.const_int(SEEN_MANY as u64, false);
+            let lt = b.build_int_compare(IntPredicate::ULT, j, many, "").unwrap();
+            let j = b.build_select(lt, j, many, "").unwrap().into_int_value();
+            let bit = b.build_left_shift(i64t.const_int(1, false), j, "").unwrap();
+            let is_exit = b
+                .build_int_compare(
+                    IntPredicate::EQ,
+                    s,
+                    i16t.const_int(ST_EXIT as u64, false),
+                    "",
+                )
+                .unwrap();
+            let bit = b
+                .build_select(is_exit, i64t.const_int(1, false), bit, "")
+                .unwrap()
+                .into_int_value();
+            let is_trap = b
+                .build_int_compare(
+                    IntPredicate::EQ,
+                    s,
+                    i16t.const_int(ST_TRAP as u64, false),
+                    "",
+                )
+                .unwrap();
+            let bit = b
+                .build_select(is_trap, i64t.const_int(1 << 63, false), bit, "")
+                .unwrap()
+                .into_int_value();
+            let old = b.build_load(i64t, self.seen, "").unwrap().into_int_value();
+            b.build_store(self.seen, b.build_or(old, bit, "").unwrap())
+                .unwrap();
+        }
+        b.build_unconditional_branch(xl).unwrap();
+        let latch = |bb: BasicBlock<'c>,
+                     slot: PointerValue<'c>,
+                     lim: IntValue<'c>,
+                     head: BasicBlock<'c>,
+                     out: BasicBlock<'c>| {
+            b.position_at_end(bb);
+            let v = self.load32(slot);
+            let v1 = b.build_int_add(v, self.c32(1), "").unwrap();
+            b.build_store(slot, v1).unwrap();
+            let c = b.build_int_compare(IntPredicate::ULT, v1, lim, "").unwrap();
+            b.build_conditional_branch(c, head, out).unwrap();
+        };
+        latch(xl, self.xs, hi, xh, yl);
+        latch(yl, self.ys, nty, yh, zl);
+        latch(zl, self.zs, ntz, zh, done);
+        pre
+    }
+
+    /// Region `r` over x in `range`: probed when `probed`, else one nest. Ends in `done`.
+    fn region(
+        &self,
+        r: u32,
+        probed: bool,
+        range: (IntValue<'c>, IntValue<'c>),
+        cids: Option<[IntValue<'c>; 3]>,
+        done: BasicBlock<'c>,
+        outline: BasicBlock<'c>,
+    ) -> BasicBlock<'c> {
+        let l = self.l;
+        let b = &l.b;
+        let kr = self.c32(r as u64);
+        if !probed {
+            return self.nest(&format!("all{r}"), Kind::All, kr, 0, range, cids, done);
+        }
+        let (xlo, xhi) = range;
+        let entry = self.block(&format!("r{r}.probe"));
+        let decide = self.block(&format!("r{r}.decide"));
+        let probe = self.nest(
+            &format!("probe{r}"),
+            Kind::Probe,
+            kr,
+            1,
+            range,
+            cids,
+            decide,
+        );
+        // Range slots of the two specialized nests and the phase of a split run.
+        let slot = |n: &str| {
+            let e = self.f.get_first_basic_block().unwrap();
+            let tmp = l.ctx.create_builder();
+            tmp.position_before(&e.get_first_instruction().unwrap());
+            tmp.build_alloca(l.i32(), n).unwrap()
+        };
+        let (tlo, thi, nlo, nhi, phase) = (
+            slot("tlo"),
+            slot("thi"),
+            slot("nlo"),
+            slot("nhi"),
+            slot("phase"),
+        );
+        let after_t = self.block(&format!("r{r}.after_t"));
+        let after_n = self.block(&format!("r{r}.after_n"));
+        let t_pre = self.block(&format!("r{r}.t"));
+        let n_pre = self.block(&format!("r{r}.n"));
+        // Taken / not-taken nests over the ranges in the slots.
+        b.position_at_end(t_pre);
+        let (a, z) = (self.load32(tlo), self.load32(thi));
+        let taken = self.nest(
+            &format!("taken{r}"),
+            Kind::All,
+            kr,
+            3,
+            (a, z),
+            cids,
+            after_t,
+        );
+        b.position_at_end(t_pre);
+        b.build_unconditional_branch(taken).unwrap();
+        b.position_at_end(n_pre);
+        let (a, z) = (self.load32(nlo), self.load32(nhi));
+        let not_taken = self.nest(
+            &format!("nottaken{r}"),
+            Kind::All,
+            kr,
+            2,
+            (a, z),
+            cids,
+            after_n,
+        );
+        b.position_at_end(n_pre);
+        b.build_unconditional_branch(not_taken).unwrap();
+        // Probing.
+        b.position_at_end(entry);
+        b.build_store(self.pcnt, self.c32(0)).unwrap();
+        b.build_store(self.plo, xhi).unwrap();
+        b.build_store(self.phi, self.c32(0)).unwrap();
+        b.build_unconditional_branch(probe).unwrap();
+        // Decision: phase 0 none taken, 1 all taken, 2/3/4 split (taken, not taken, taken).
+        b.position_at_end(decide);
+        let cnt = self.load32(self.pcnt);
+        let (plo, phi) = (self.load32(self.plo), self.load32(self.phi));
+        let (nty, ntz) = (self.i(extra::NT + 1), self.i(extra::NT + 2));
+        let width = b.build_int_sub(xhi, xlo, "").unwrap();
+        let total = b
+            .build_int_mul(width, b.build_int_mul(nty, ntz, "").unwrap(), "")
+            .unwrap();
+        let none = b
+            .build_int_compare(IntPredicate::EQ, cnt, self.c32(0), "")
+            .unwrap();
+        let all = b
+            .build_int_compare(IntPredicate::EQ, cnt, total, "")
+            .unwrap();
+        let one_d = b
+            .build_int_compare(
+                IntPredicate::EQ,
+                b.build_int_mul(nty, ntz, "").unwrap(),
+                self.c32(1),
+                "",
+            )
+            .unwrap();
+        let span = b.build_int_sub(phi, plo, "").unwrap();
+        let fits = b
+            .build_int_compare(
+                IntPredicate::EQ,
+                b.build_int_add(span, cnt, "").unwrap(),
+                total,
+                "",
+            )
+            .unwrap();
+        let split = b.build_and(one_d, fits, "").unwrap();
+        let d_none = self.block(&format!("r{r}.none"));
+        let d_rest = self.block(&format!("r{r}.rest"));
+        let d_all = self.block(&format!("r{r}.every"));
+        let d_rest2 = self.block(&format!("r{r}.rest2"));
+        let d_split = self.block(&format!("r{r}.split"));
+        let d_mixed = self.block(&format!("r{r}.mixed"));
+        b.build_conditional_branch(none, d_none, d_rest).unwrap();
+        b.position_at_end(d_none);
+        b.build_store(nlo, xlo).unwrap();
+        b.build_store(nhi, xhi).unwrap();
+        b.build_store(phase, self.c32(0)).unwrap();
+        b.build_unconditional_branch(n_pre).unwrap();
+        b.position_at_end(d_rest);
+        b.build_conditional_branch(all, d_all, d_rest2).unwrap();
+        b.position_at_end(d_all);
+        b.build_store(tlo, xlo).unwrap();
+        b.build_store(thi, xhi).unwrap();
+        b.build_store(phase, self.c32(1)).unwrap();
+        b.build_unconditional_branch(t_pre).unwrap();
+        b.position_at_end(d_rest2);
+        b.build_conditional_branch(split, d_split, d_mixed).unwrap();
+        b.position_at_end(d_split);
+        b.build_store(tlo, xlo).unwrap();
+        b.build_store(thi, plo).unwrap();
+        b.build_store(nlo, plo).unwrap();
+        b.build_store(nhi, phi).unwrap();
+        b.build_store(phase, self.c32(2)).unwrap();
+        b.build_unconditional_branch(t_pre).unwrap();
+        // Mixed: the out-of-line nest runs the threads at `want` (all of them in the range; the
+        // others finished) — or, without stops, every thread.
+        b.position_at_end(d_mixed);
+        b.build_store(self.fmode, self.c32(if self.has_stops { 1 } else { 0 }))
+            .unwrap();
+        b.build_unconditional_branch(outline).unwrap();
+        // After the taken nest: phase 2 goes on with the not-taken range, else done.
+        b.position_at_end(after_t);
+        let ph = self.load32(phase);
+        let go_n = b
+            .build_int_compare(IntPredicate::EQ, ph, self.c32(2), "")
+            .unwrap();
+        let to_n = self.block(&format!("r{r}.to_n"));
+        b.build_conditional_branch(go_n, to_n, done).unwrap();
+        b.position_at_end(to_n);
+        b.build_store(phase, self.c32(3)).unwrap();
+        b.build_unconditional_branch(n_pre).unwrap();
+        // After the not-taken nest: phase 3 ends with the taken range above it.
+        b.position_at_end(after_n);
+        let ph = self.load32(phase);
+        let go_t = b
+            .build_int_compare(IntPredicate::EQ, ph, self.c32(3), "")
+            .unwrap();
+        let to_t = self.block(&format!("r{r}.to_t"));
+        b.build_conditional_branch(go_t, to_t, done).unwrap();
+        b.position_at_end(to_t);
+        b.build_store(tlo, self.load32(nhi)).unwrap();
+        b.build_store(thi, xhi).unwrap();
+        b.build_store(phase, self.c32(4)).unwrap();
+        b.build_unconditional_branch(t_pre).unwrap();
+        entry
+    }
 }
 
 /// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered. Returns it.
@@ -42,10 +525,10 @@ pub fn emit_kernel<'c>(
         .collect();
     let nptx = step_params.len() as u32 - extra::COUNT;
 
-    // K.fis.loops(<kernel params>, <extras with k = mode, t.. = want>) — see `loops` below.
+    // K.fis.loops(<kernel params>, <the step's extras, T = mode, TX = want>, first CTA, CTA
+    // count, xlo, xhi).
     let mut lty: Vec<BasicMetadataTypeEnum> = step_params.iter().map(|t| (*t).into()).collect();
-    // Replace T..TZ (4 values) by mode, want, unused, unused: same types (i32).
-    let _ = &mut lty;
+    lty.extend::<[BasicMetadataTypeEnum; 4]>([i64t.into(), i32t.into(), i32t.into(), i32t.into()]);
     let loops_ty = ctx.void_type().fn_type(&lty, false);
     let loops = l.module.add_function(
         &format!("{name}.fis.loops"),
@@ -64,6 +547,7 @@ pub fn emit_kernel<'c>(
         extra::RES,
         extra::RESP,
         extra::LOCAL,
+        extra::PBUF,
     ] {
         lf::param_attr(ctx, loops, nptx + k, "noalias");
     }
@@ -75,8 +559,7 @@ pub fn emit_kernel<'c>(
     let entry_fn = l
         .module
         .add_function(&format!("{name}.fis"), fis_ty, Some(Linkage::External));
-    let bb = ctx.append_basic_block(entry_fn, "entry");
-    b.position_at_end(bb);
+    b.position_at_end(ctx.append_basic_block(entry_fn, "entry"));
     let pbuf = entry_fn.get_nth_param(0).unwrap().into_pointer_value();
     let cx = entry_fn.get_nth_param(1).unwrap().into_pointer_value();
     let fisp = entry_fn.get_nth_param(2).unwrap().into_pointer_value();
@@ -89,11 +572,8 @@ pub fn emit_kernel<'c>(
     let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
     for (k, t) in step_params.iter().take(nptx as usize).enumerate() {
         let place = layout.params.get(k);
-        let o = place.map_or(0, |p| p.offset);
-        let p = at(pbuf, o);
-        if place.is_some_and(|p| p.aggregate)
-            || t.is_pointer_type() && place.is_some_and(|p| p.aggregate)
-        {
+        let p = at(pbuf, place.map_or(0, |p| p.offset));
+        if place.is_some_and(|p| p.aggregate) {
             args.push(p.into());
         } else {
             let v = b.build_load(*t, p, "").unwrap();
@@ -113,7 +593,6 @@ pub fn emit_kernel<'c>(
         let v: BasicMetadataValueEnum = match k {
             extra::CTX => cx.into(),
             extra::FIS => fisp.into(),
-            // T: mode, TX: want (the rest of T..TZ unused)
             extra::T => ld32(fisp, off::MODE),
             3 => ld32(fisp, off::WANT),
             4 | 5 => i32t.const_zero().into(),
@@ -133,302 +612,162 @@ pub fn emit_kernel<'c>(
             extra::RES => ldp(fisp, off::RES),
             extra::RESP => ldp(fisp, off::RESP),
             extra::BANK => ld32(fisp, off::BANK),
+            extra::PROBE => i32t.const_zero().into(),
+            extra::PBUF => ldp(fisp, off::PBUF),
             _ => ldp(fisp, off::LOCAL),
         };
         args.push(v);
     }
+    args.push(
+        b.build_load(i64t, at(fisp, off::CTA_FIRST), "")
+            .unwrap()
+            .into(),
+    );
+    args.push(ld32(fisp, off::CTA_COUNT));
+    args.push(ld32(fisp, off::XLO));
+    args.push(ld32(fisp, off::XHI));
     b.build_call(loops, &args, "").unwrap();
     b.build_return(None).unwrap();
 
     // K.fis.loops.
-    let p = |k: u32| loops.get_nth_param(nptx + k).unwrap();
-    let has_stops = !so.stops.is_empty();
     let entry = ctx.append_basic_block(loops, "entry");
-    let done = ctx.append_basic_block(loops, "done");
     b.position_at_end(entry);
     let seen = b.build_alloca(i64t, "seen").unwrap();
+    let slot = |n: &str| b.build_alloca(i32t, n).unwrap();
+    let g = Gen {
+        l,
+        f: loops,
+        step,
+        nptx,
+        has_stops: !so.stops.is_empty(),
+        seen,
+        xs: slot("x"),
+        ys: slot("y"),
+        zs: slot("z"),
+        fmode: slot("fmode"),
+        pcnt: slot("pcnt"),
+        plo: slot("plo"),
+        phi: slot("phi"),
+    };
     b.build_store(seen, i64t.const_zero()).unwrap();
-    let (xs, ys, zs) = (
-        b.build_alloca(i32t, "x").unwrap(),
-        b.build_alloca(i32t, "y").unwrap(),
-        b.build_alloca(i32t, "z").unwrap(),
+    let done = g.block("done");
+    let all_sw = g.block("all");
+    let masked = g.block("masked");
+    let generic = g.block("generic");
+    let outline_entry = g.block("outline");
+    let k = g.i(extra::K);
+    let full = (g.c32(0), g.i(extra::NT));
+    let range = (
+        g.f.get_nth_param(nptx + L_XLO).unwrap().into_int_value(),
+        g.f.get_nth_param(nptx + L_XHI).unwrap().into_int_value(),
     );
-    let all_sw = ctx.append_basic_block(loops, "all");
-    let masked_sw = ctx.append_basic_block(loops, "masked");
-    let generic = ctx.append_basic_block(loops, "generic");
-    let mode = p(extra::T).into_int_value();
+    let outline = g.nest("outline", Kind::Outline, k, 0, full, None, done);
+    b.position_at_end(entry);
     b.build_switch(
-        mode,
+        g.i(extra::T),
         generic,
         &[
             (i32t.const_int(MODE_ALL as u64, false), all_sw),
-            (i32t.const_int(MODE_MASKED as u64, false), masked_sw),
+            (i32t.const_int(MODE_MASKED as u64, false), masked),
         ],
     )
     .unwrap();
-    let k = p(extra::K).into_int_value();
-    // Kernels with stops: one nest per resume point, running the threads whose state is
-    // `want` (ALL rounds too: the driver keeps every thread's state equal to `want` then).
-    // Kernels without stops: one unchecked nest.
+    b.position_at_end(masked);
+    b.build_store(g.fmode, g.c32(1)).unwrap();
+    b.build_unconditional_branch(outline_entry).unwrap();
+    b.position_at_end(generic);
+    b.build_store(g.fmode, g.c32(2)).unwrap();
+    b.build_unconditional_branch(outline_entry).unwrap();
+    b.position_at_end(outline_entry);
+    b.build_unconditional_branch(outline).unwrap();
     let mut cases = Vec::new();
-    for &r in &so.resumes {
-        let kind = if has_stops {
-            Nest::Masked(r)
-        } else {
-            Nest::All(r)
-        };
-        let first = nest(
-            l,
-            loops,
-            step,
-            nptx,
-            kind,
-            has_stops,
-            seen,
-            (xs, ys, zs),
-            done,
-        );
-        cases.push((i32t.const_int(r as u64, false), first));
+    if g.has_stops {
+        for &r in &so.resumes {
+            let first = g.region(r, so.probes.contains(&r), range, None, done, outline_entry);
+            cases.push((g.c32(r as u64), first));
+        }
+    } else {
+        cases.push((g.c32(0), cta_loop(&g, so.probes.contains(&0), done)));
     }
     b.position_at_end(all_sw);
     b.build_switch(k, done, &cases).unwrap();
-    b.position_at_end(masked_sw);
-    b.build_switch(k, done, &cases).unwrap();
-    // Generic rounds (also the diagnostic replay of kernels without stops).
-    let g = nest(
-        l,
-        loops,
-        step,
-        nptx,
-        Nest::Generic,
-        true,
-        seen,
-        (xs, ys, zs),
-        done,
-    );
-    b.position_at_end(generic);
-    b.build_unconditional_branch(g).unwrap();
     b.position_at_end(done);
-    let s: IntValue = b.build_load(i64t, seen, "").unwrap().into_int_value();
-    let s = if has_stops {
+    let s = b.build_load(i64t, seen, "").unwrap().into_int_value();
+    let s = if g.has_stops {
         s
     } else {
         b.build_or(s, i64t.const_int(1, false), "").unwrap()
     };
-    let fis = p(extra::FIS).into_pointer_value();
+    let fis = g.p(extra::FIS).into_pointer_value();
     b.build_store(at(fis, off::SEEN), s).unwrap();
     b.build_return(None).unwrap();
     entry_fn
 }
 
-/// One z/y/x loop nest over the CTA's threads; returns its first block. It ends in `done`.
-#[allow(clippy::too_many_arguments)]
-fn nest<'c>(
-    l: &Lowerer<'c, '_>,
-    f: FunctionValue<'c>,
-    step: FunctionValue<'c>,
-    nptx: u32,
-    kind: Nest,
-    has_stops: bool,
-    seen: PointerValue<'c>,
-    (xs, ys, zs): (PointerValue<'c>, PointerValue<'c>, PointerValue<'c>),
-    done: BasicBlock<'c>,
-) -> BasicBlock<'c> {
+/// Kernels without stops: a loop over the CTAs `first..first + count` around the start
+/// region; returns its first block.
+fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> BasicBlock<'c> {
+    let l = g.l;
     let ctx = l.ctx;
     let b = &l.b;
-    let i16t = ctx.i16_type();
     let i32t = l.i32();
     let i64t = l.i64();
-    let p = |k: u32| f.get_nth_param(nptx + k).unwrap();
-    let (ntx, nty, ntz) = (
-        p(extra::NT).into_int_value(),
-        p(extra::NT + 1).into_int_value(),
-        p(extra::NT + 2).into_int_value(),
-    );
-    let tag = match kind {
-        Nest::All(r) => format!("all{r}"),
-        Nest::Masked(r) => format!("masked{r}"),
-        Nest::Generic => "generic".to_string(),
+    let first =
+        g.f.get_nth_param(g.nptx + L_CFIRST)
+            .unwrap()
+            .into_int_value();
+    let pre = g.block("cta.pre");
+    let head = g.block("cta.head");
+    let latch = g.block("cta.latch");
+    let fallback = g.block("cta.outline");
+    let cs = {
+        let entry = g.f.get_first_basic_block().unwrap();
+        let tmp = ctx.create_builder();
+        tmp.position_before(&entry.get_first_instruction().unwrap());
+        tmp.build_alloca(i64t, "cta").unwrap()
     };
-    let pre = ctx.append_basic_block(f, &format!("{tag}.pre"));
-    let zh = ctx.append_basic_block(f, &format!("{tag}.z"));
-    let yh = ctx.append_basic_block(f, &format!("{tag}.y"));
-    let xh = ctx.append_basic_block(f, &format!("{tag}.x"));
-    let run = ctx.append_basic_block(f, &format!("{tag}.run"));
-    let xl = ctx.append_basic_block(f, &format!("{tag}.xl"));
-    let yl = ctx.append_basic_block(f, &format!("{tag}.yl"));
-    let zl = ctx.append_basic_block(f, &format!("{tag}.zl"));
-    let zero = i32t.const_zero();
-    let one = i32t.const_int(1, false);
     b.position_at_end(pre);
-    b.build_store(zs, zero).unwrap();
-    b.build_unconditional_branch(zh).unwrap();
-    b.position_at_end(zh);
-    b.build_store(ys, zero).unwrap();
-    b.build_unconditional_branch(yh).unwrap();
-    b.position_at_end(yh);
-    b.build_store(xs, zero).unwrap();
-    b.build_unconditional_branch(xh).unwrap();
-    b.position_at_end(xh);
-    let z = b.build_load(i32t, zs, "z").unwrap().into_int_value();
-    let y = b.build_load(i32t, ys, "y").unwrap().into_int_value();
-    let x = b.build_load(i32t, xs, "x").unwrap().into_int_value();
-    let row = b
-        .build_int_mul(
-            ntx,
-            b.build_int_add(y, b.build_int_mul(nty, z, "").unwrap(), "")
-                .unwrap(),
-            "row",
+    let count = b
+        .build_int_z_extend(
+            g.f.get_nth_param(g.nptx + L_CCOUNT)
+                .unwrap()
+                .into_int_value(),
+            i64t,
+            "",
         )
         .unwrap();
-    let t = b.build_int_add(row, x, "t").unwrap();
-    let t64 = b.build_int_z_extend(t, i64t, "").unwrap();
-    let state = p(extra::STATE).into_pointer_value();
-    let sp = unsafe { b.build_gep(i16t, state, &[t64], "").unwrap() };
-    let kval: IntValue = match kind {
-        Nest::All(r) => {
-            b.build_unconditional_branch(run).unwrap();
-            i32t.const_int(r as u64, false)
-        }
-        Nest::Masked(_) => {
-            let s0 = b.build_load(i16t, sp, "").unwrap().into_int_value();
-            let want = b
-                .build_int_truncate(p(extra::TX).into_int_value(), i16t, "")
-                .unwrap();
-            let c = b.build_int_compare(IntPredicate::EQ, s0, want, "").unwrap();
-            b.build_conditional_branch(c, run, xl).unwrap();
-            match kind {
-                Nest::Masked(r) => i32t.const_int(r as u64, false),
-                _ => unreachable!(),
-            }
-        }
-        Nest::Generic => {
-            let s0 = b.build_load(i16t, sp, "").unwrap().into_int_value();
-            let c = b
-                .build_int_compare(
-                    IntPredicate::ULT,
-                    s0,
-                    i16t.const_int(ST_STOP as u64, false),
-                    "",
-                )
-                .unwrap();
-            b.build_conditional_branch(c, run, xl).unwrap();
-            // Loaded again in `run` (dominance): the value is the same.
-            i32t.const_zero()
-        }
-    };
-    b.position_at_end(run);
-    let kval = if kind == Nest::Generic {
-        let s0 = b.build_load(i16t, sp, "").unwrap().into_int_value();
-        b.build_int_z_extend(s0, i32t, "").unwrap()
-    } else {
-        kval
-    };
-    if has_stops {
-        b.build_store(sp, i16t.const_int(ST_EXIT as u64, false))
-            .unwrap();
-    }
-    let mut args: Vec<BasicMetadataValueEnum> = (0..nptx)
-        .map(|k| f.get_nth_param(k).unwrap().into())
-        .collect();
-    for k in 0..extra::COUNT {
-        let v: BasicMetadataValueEnum = match k {
-            extra::T => t.into(),
-            3 => x.into(),
-            4 => y.into(),
-            5 => z.into(),
-            extra::K => kval.into(),
-            _ => p(k).into(),
-        };
-        args.push(v);
-    }
-    if kind == Nest::Generic {
-        // The running thread's ids, for device functions, runtime calls and fault reports.
-        let cx = p(extra::CTX).into_pointer_value();
-        let put = |o: u32, v: IntValue<'c>| {
-            let q = unsafe {
-                b.build_gep(ctx.i8_type(), cx, &[i64t.const_int(o as u64, false)], "")
-                    .unwrap()
-            };
-            b.build_store(q, v).unwrap();
-        };
-        put(offset::TID, x);
-        put(offset::TID + 4, y);
-        put(offset::TID + 8, z);
-        put(offset::FLAT_TID, t);
-        put(
-            offset::LANEID,
-            b.build_and(t, i32t.const_int(31, false), "").unwrap(),
-        );
-        put(
-            offset::WARPID,
-            b.build_right_shift(t, i32t.const_int(5, false), false, "")
-                .unwrap(),
-        );
-    }
-    let cs = b.build_call(step, &args, "").unwrap();
-    lf::call_site_attr(
-        ctx,
-        cs,
-        if kind == Nest::Generic {
-            "noinline"
-        } else {
-            "alwaysinline"
-        },
+    b.build_store(cs, first).unwrap();
+    b.build_unconditional_branch(head).unwrap();
+    b.position_at_end(head);
+    let c = b.build_load(i64t, cs, "c").unwrap().into_int_value();
+    let ncx = b.build_int_z_extend(g.i(extra::NC), i64t, "").unwrap();
+    let ncy = b.build_int_z_extend(g.i(extra::NC + 1), i64t, "").unwrap();
+    let cx = b.build_int_unsigned_rem(c, ncx, "").unwrap();
+    let rest = b.build_int_unsigned_div(c, ncx, "").unwrap();
+    let cy = b.build_int_unsigned_rem(rest, ncy, "").unwrap();
+    let cz = b.build_int_unsigned_div(rest, ncy, "").unwrap();
+    let t = |v: IntValue<'c>| b.build_int_truncate(v, i32t, "").unwrap();
+    let cids = [t(cx), t(cy), t(cz)];
+    let full = (g.c32(0), g.i(extra::NT));
+    let outline = g.nest(
+        "cta.outline",
+        Kind::Outline,
+        g.c32(0),
+        0,
+        full,
+        Some(cids),
+        latch,
     );
-    if has_stops {
-        let s = b.build_load(i16t, sp, "").unwrap().into_int_value();
-        let s64 = b.build_int_z_extend(s, i64t, "").unwrap();
-        let j = b.build_and(s64, i64t.const_int(0x7fff, false), "").unwrap();
-        let many = i64t.const_int(SEEN_MANY as u64, false);
-        let lt = b.build_int_compare(IntPredicate::ULT, j, many, "").unwrap();
-        let j = b.build_select(lt, j, many, "").unwrap().into_int_value();
-        let bit = b.build_left_shift(i64t.const_int(1, false), j, "").unwrap();
-        let is_exit = b
-            .build_int_compare(
-                IntPredicate::EQ,
-                s,
-                i16t.const_int(ST_EXIT as u64, false),
-                "",
-            )
-            .unwrap();
-        let bit = b
-            .build_select(is_exit, i64t.const_int(1, false), bit, "")
-            .unwrap()
-            .into_int_value();
-        let is_trap = b
-            .build_int_compare(
-                IntPredicate::EQ,
-                s,
-                i16t.const_int(crate::runtime::fission::ST_TRAP as u64, false),
-                "",
-            )
-            .unwrap();
-        let bit = b
-            .build_select(is_trap, i64t.const_int(1 << 63, false), bit, "")
-            .unwrap()
-            .into_int_value();
-        let old = b.build_load(i64t, seen, "").unwrap().into_int_value();
-        b.build_store(seen, b.build_or(old, bit, "").unwrap())
-            .unwrap();
-    }
-    b.build_unconditional_branch(xl).unwrap();
-    // Latches.
-    let latch = |bb: BasicBlock<'c>,
-                 slot: PointerValue<'c>,
-                 lim: IntValue<'c>,
-                 head: BasicBlock<'c>,
-                 out: BasicBlock<'c>| {
-        b.position_at_end(bb);
-        let v = b.build_load(i32t, slot, "").unwrap().into_int_value();
-        let v1 = b.build_int_add(v, one, "").unwrap();
-        b.build_store(slot, v1).unwrap();
-        let c = b.build_int_compare(IntPredicate::ULT, v1, lim, "").unwrap();
-        b.build_conditional_branch(c, head, out).unwrap();
-    };
-    latch(xl, xs, ntx, xh, yl);
-    // The x loop re-enters at xh, which must not reset x: split the header.
-    latch(yl, ys, nty, yh, zl);
-    latch(zl, zs, ntz, zh, done);
+    let body = g.region(0, probed, full, Some(cids), latch, fallback);
+    b.position_at_end(fallback);
+    b.build_unconditional_branch(outline).unwrap();
+    b.position_at_end(head);
+    b.build_unconditional_branch(body).unwrap();
+    b.position_at_end(latch);
+    let c1 = b.build_int_add(c, i64t.const_int(1, false), "").unwrap();
+    b.build_store(cs, c1).unwrap();
+    let end = b.build_int_add(first, count, "").unwrap();
+    let more = b.build_int_compare(IntPredicate::ULT, c1, end, "").unwrap();
+    b.build_conditional_branch(more, head, done).unwrap();
     pre
 }

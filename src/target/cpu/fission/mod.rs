@@ -65,10 +65,15 @@ pub(crate) mod extra {
     /// Which half of the double-buffered `opa` this round's stops write (the other half holds
     /// the previous round's operands, which inline shuffles read).
     pub const BANK: u32 = 28;
-    /// i32 parameters are `T..=N` and `BANK`; the rest are pointers.
-    pub const COUNT: u32 = 29;
+    /// Probe branches (`Plan::probes`): 0 as written, 1 store the condition in `PBUF` and
+    /// return, 2 not taken, 3 taken.
+    pub const PROBE: u32 = 29;
+    /// Per-thread bytes where probing rounds store probe branch conditions.
+    pub const PBUF: u32 = 30;
+    /// i32 parameters are `T..=N`, `BANK` and `PROBE`; the rest are pointers.
+    pub const COUNT: u32 = 31;
     pub fn is_i32(k: u32) -> bool {
-        (T..=N).contains(&k) || k == BANK
+        (T..=N).contains(&k) || k == BANK || k == PROBE
     }
 }
 
@@ -79,7 +84,8 @@ struct Cur {
     nstops: u32,
     stop_of: HashMap<usize, u32>,
     saved: Vec<Vec<String>>,
-    remat: Vec<Vec<(String, u64)>>,
+    /// Per stop: definitions to run again after it (instruction addresses).
+    remat: Vec<Vec<usize>>,
     consts: HashMap<String, u64>,
     /// Register → (per-thread array offset in units of `n`, element size).
     slots: HashMap<String, (u32, u32)>,
@@ -87,6 +93,8 @@ struct Cur {
     local_bytes: u32,
     locals_per_thread: bool,
     kinds: Vec<Option<StopKind>>,
+    /// Probe branches (instruction addresses).
+    probes: std::collections::HashSet<usize>,
 }
 
 thread_local! {
@@ -291,8 +299,8 @@ fn restore_regs<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     names: &[String],
-    remat: &[(String, u64)],
-) {
+    remat: &[usize],
+) -> Result<(), Error> {
     for n in names {
         let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n) else {
             continue;
@@ -307,15 +315,13 @@ fn restore_regs<'c, 'a>(
         };
         l.b.build_store(reg, v).unwrap();
     }
-    for (n, c) in remat {
-        let Some((reg, st, _)) = l.reg(fs, n) else {
-            continue;
-        };
-        let bits = l.bits_of(st);
-        let iv = l.int(bits).const_int(*c, false);
-        let v = l.coerce(iv.into(), st, false);
-        l.b.build_store(reg, v).unwrap();
+    for &p in remat {
+        // SAFETY: `p` is the address of an instruction of the AST being lowered, which lives
+        // as long as the lowering (`'a`).
+        let i: &'a Instruction<'a> = unsafe { &*(p as *const Instruction<'a>) };
+        l.instruction(fs, i)?;
     }
+    Ok(())
 }
 
 /// The thread's ids into the CTA context (for device functions and runtime calls).
@@ -335,6 +341,7 @@ fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
     };
     for k in 0..3 {
         put(offset::TID + 4 * k, arg(f, extra::TX + k).into_int_value());
+        put(offset::CTAID + 4 * k, arg(f, extra::C + k).into_int_value());
     }
     let t = arg(f, extra::T).into_int_value();
     put(offset::FLAT_TID, t);
@@ -550,7 +557,7 @@ fn lower_stop<'c, 'a>(
     let cont = l.ctx.append_basic_block(f, &format!("fis.cont.{j}"));
     let generic = l.ctx.append_basic_block(f, &format!("fis.resume.{j}"));
     l.b.position_at_end(generic);
-    restore_regs(l, fs, &saved, &remat);
+    restore_regs(l, fs, &saved, &remat)?;
     let res = get_u32(l, f, extra::RES);
     let resp = {
         let p = elem(l, arg(f, extra::RESP), l.ctx.i8_type().into(), t_i64(l, f));
@@ -619,12 +626,51 @@ fn lower_stop<'c, 'a>(
             .ctx
             .append_basic_block(f, &format!("fis.resume.{}", nstops + j));
         l.b.position_at_end(bb);
-        restore_regs(l, fs, &saved, &remat);
+        restore_regs(l, fs, &saved, &remat)?;
         let (d, p) = inline_shfl(l, fs, mode, &ops[2], &ops[3]);
         set_pair(l, fs, &ops[0], d.into(), p.into())?;
         l.b.build_unconditional_branch(cont).unwrap();
     }
     l.b.position_at_end(cont);
+    Ok(())
+}
+
+/// The probe branch `@p bra L`: see `extra::PROBE`.
+fn lower_probe<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+) -> Result<(), Error> {
+    let f = fs.func;
+    let g = i
+        .guard
+        .ok_or_else(|| Error::Llvm("probe branch without a guard".into()))?;
+    let c = l.pred(fs, g.pred, g.negated, g.span)?;
+    let target = match i.operands.first() {
+        Some(Operand::Name { name, span, .. }) => {
+            *fs.labels.get(name).ok_or_else(|| Error::Invalid {
+                msg: format!("unknown label `{name}`"),
+                span: *span,
+            })?
+        }
+        _ => return Err(Error::Llvm("probe branch without a label".into())),
+    };
+    let fall = l.new_block(fs, "fall");
+    let probe = l.new_block(fs, "probe");
+    let normal = l.new_block(fs, "asis");
+    let mode = arg(f, extra::PROBE).into_int_value();
+    let k = |v: u64| l.i32().const_int(v, false);
+    l.b.build_switch(mode, normal, &[(k(1), probe), (k(2), fall), (k(3), target)])
+        .unwrap();
+    l.b.position_at_end(probe);
+    let i8t = l.ctx.i8_type();
+    let p = elem(l, arg(f, extra::PBUF), i8t.into(), t_i64(l, f));
+    l.b.build_store(p, l.b.build_int_z_extend(c, i8t, "").unwrap())
+        .unwrap();
+    l.b.build_return(None).unwrap();
+    l.b.position_at_end(normal);
+    l.b.build_conditional_branch(c, target, fall).unwrap();
+    l.b.position_at_end(fall);
     Ok(())
 }
 
@@ -833,11 +879,16 @@ impl Target for FisTarget {
             lower_stop(l, fs, i, j)?;
             return Ok(true);
         }
+        if op == "bra" && with_cur(|c| c.probes.contains(&(i as *const Instruction as usize))) {
+            lower_probe(l, fs, i)?;
+            return Ok(true);
+        }
         match op {
             "trap" => {
                 let f = fs.func;
                 let t = arg(f, extra::T);
                 let ctx = arg(f, extra::CTX);
+                store_ids(l, f);
                 l.call("ptx2llvm_rt_fis_trap", None, &[ctx, t]);
                 trap_tail(l, f);
                 Ok(true)
@@ -944,6 +995,8 @@ pub struct StepOut<'c> {
     pub stops: Vec<StopKind>,
     pub frame_bytes: u32,
     pub local_bytes: u32,
+    /// Resume points whose region starts with a probe branch.
+    pub probes: std::collections::HashSet<u32>,
     /// Resume points of ALL/MASKED rounds: 0, fast barriers `j`, inline shuffles `stops + j`.
     pub resumes: Vec<u32>,
 }
@@ -997,7 +1050,7 @@ pub fn lower_step<'c, 'a>(
             .map(|s| {
                 s.remat
                     .iter()
-                    .map(|x| (x.to_string(), plan.consts[x]))
+                    .map(|i| *i as *const Instruction as usize)
                     .collect()
             })
             .collect(),
@@ -1007,6 +1060,7 @@ pub fn lower_step<'c, 'a>(
             .map(|(k, v)| (k.to_string(), *v))
             .collect(),
         locals_per_thread: plan.has_stops() && plan.has_locals,
+        probes: plan.probes.values().map(|p| *p as usize).collect(),
         kinds: vec![None; plan.stops.len()],
         ..Cur::default()
     };
@@ -1069,6 +1123,17 @@ pub fn lower_step<'c, 'a>(
     });
     Ok(StepOut {
         step,
+        probes: plan
+            .probes
+            .keys()
+            .flat_map(|&j| {
+                if j == 0 {
+                    vec![0]
+                } else {
+                    vec![j, plan.stops.len() as u32 + j]
+                }
+            })
+            .collect(),
         stops,
         frame_bytes: cur.frame_bytes.div_ceil(16) * 16,
         local_bytes: cur.local_bytes,
@@ -1132,7 +1197,17 @@ pub fn lower_kernels<'c, 'a>(
                 Ok(plan) => match lower_step(l, f, &plan) {
                     Err(e) => KernelPath::Coroutine { why: e.to_string() },
                     Ok(so) => {
-                        emit_kernel(l, f.name, &super::layout(f), &so);
+                        let kf = emit_kernel(l, f.name, &super::layout(f), &so);
+                        if std::env::var_os("FISVERIFY").is_some() {
+                            if let Some(lf_) =
+                                l.module.get_function(&format!("{}.fis.loops", f.name))
+                            {
+                                if !lf_.verify(true) {
+                                    lf_.print_to_stderr();
+                                }
+                            }
+                            let _ = kf;
+                        }
                         if let Some(k) = l.module.get_function(f.name) {
                             if k.as_global_value()
                                 .as_pointer_value()
@@ -1154,4 +1229,36 @@ pub fn lower_kernels<'c, 'a>(
         out.push((f.name.to_string(), path));
     }
     out
+}
+
+/// Prepares thread-loop code for the optimizer (after the module rewrite): SSA form, then
+/// addresses as a base pointer plus an offset (`llvm::fission::gep_addresses`) in the step
+/// functions, so that the loop vectorizer can analyse accesses across threads.
+pub fn pre_optimize(
+    ctx: &Context,
+    m: &Module,
+    machine: &crate::llvm::cpu::HostMachine,
+) -> Result<(), String> {
+    if let Ok(o) = std::env::var("PTX2LLVM_LLVM_OPTS") {
+        let v: Vec<&str> = o.split_whitespace().collect();
+        lf::set_llvm_options(&v);
+    }
+    machine.run_pipeline(
+        m,
+        "function(sroa,early-cse,instcombine<no-verify-fixpoint>)",
+    )?;
+    let mut f = m.get_first_function();
+    while let Some(func) = f {
+        if func.get_name().to_bytes().ends_with(b".step") {
+            lf::gep_addresses(ctx, func);
+        }
+        f = func.get_next_function();
+    }
+    if let Ok(p) = std::env::var("PTX2LLVM_FIS_PIPELINE") {
+        machine.run_pipeline(m, &p)?;
+    }
+    if let Some(p) = std::env::var_os("PTX2LLVM_FIS_DUMP") {
+        let _ = m.print_to_file(p);
+    }
+    Ok(())
 }
