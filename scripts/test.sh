@@ -75,7 +75,7 @@ if step "cargo build" build.log cargo build --release; then
 else
     built=0
 fi
-step "cargo test" cargo-test.log cargo test --release || true
+step "cargo test" cargo-test.log cargo test --release --no-fail-fast || true
 if [ "$built" = 1 ]; then
     step "lit" lit.log lit -v lit/ || true
 else

@@ -22,10 +22,7 @@ fn coverage_doc_is_up_to_date() {
             .lines()
             .zip(expected.lines())
             .position(|(a, e)| a != e)
-            .map_or_else(
-                || actual.lines().count().min(expected.lines().count()),
-                |i| i,
-            );
+            .unwrap_or_else(|| actual.lines().count().min(expected.lines().count()));
         panic!(
             "docs/COVERAGE.md is out of date (first difference at line {}):\n  file:      {:?}\n  generated: {:?}\n\
              Regenerate it with `UPDATE_COVERAGE=1 cargo test --test coverage_doc`.",

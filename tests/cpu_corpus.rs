@@ -667,7 +667,7 @@ fn warp_vote(opt: u8, file: &str) {
     for w in 0..warps {
         let v = &input[32 * w..32 * w + 32];
         let ballot: u32 = (0..32).filter(|&l| v[l] > 0).map(|l| 1u32 << l).sum();
-        let any = v.iter().any(|&x| x == 7) as u32;
+        let any = v.contains(&7) as u32;
         let all = v.iter().all(|&x| x != 0) as u32;
         let act = u32::MAX;
         let uniform = v.iter().all(|&x| x & 1 == v[0] & 1);

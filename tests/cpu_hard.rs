@@ -81,7 +81,13 @@ fn threads_exit_before_barriers() {
         );
         let l = live as usize;
         let v = |t: usize| 2 * (l as i32 - 1 - t as i32);
-        let s3 = |u: usize| if u % 3 == 0 { 2 * u as i32 } else { v(u) + 1 };
+        let s3 = |u: usize| {
+            if u.is_multiple_of(3) {
+                2 * u as i32
+            } else {
+                v(u) + 1
+            }
+        };
         let want: Vec<i32> = (0..block as usize)
             .map(|t| {
                 if t >= l {

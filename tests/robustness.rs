@@ -522,7 +522,7 @@ fn pathological_inputs() -> Vec<(&'static str, String)> {
         ),
         (
             "address overflow",
-            body(&"ld.u32 %r1, [%rd1+-9223372036854775808];"),
+            body("ld.u32 %r1, [%rd1+-9223372036854775808];"),
         ),
         (
             "dwarf section",

@@ -57,6 +57,21 @@ fn level(opt: u8) -> OptimizationLevel {
     }
 }
 
+/// The host's feature string less the features whose instructions round differently from
+/// PTX: AVX512-BF16's and AVX-NE-CONVERT's f32 -> bf16 conversions (which LLVM selects for
+/// `fptrunc float to bfloat`) treat denormal inputs as zero and always round to nearest, so
+/// `cvt.rn.bf16.f32` of 0x007fffff gave 0 instead of 0x0080.
+pub(crate) fn exact_features(host: &str) -> String {
+    host.split(',')
+        .map(|f| match f {
+            "+avx512bf16" => "-avx512bf16",
+            "+avxneconvert" => "-avxneconvert",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 impl HostMachine {
     /// The machine this process runs on.
     pub fn new(opt: u8) -> Result<HostMachine, String> {
@@ -64,7 +79,7 @@ impl HostMachine {
         let triple = TargetMachine::get_default_triple();
         let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
         let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = TargetMachine::get_host_cpu_features().to_string();
+        let features = exact_features(&TargetMachine::get_host_cpu_features().to_string());
         let tm = t
             .create_target_machine(
                 &triple,
@@ -95,8 +110,14 @@ impl HostMachine {
         while let Some(func) = f {
             if func.count_basic_blocks() > 0 {
                 use inkwell::attributes::AttributeLoc;
-                func.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("target-cpu", &cpu));
-                func.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("target-features", &features));
+                func.add_attribute(
+                    AttributeLoc::Function,
+                    ctx.create_string_attribute("target-cpu", &cpu),
+                );
+                func.add_attribute(
+                    AttributeLoc::Function,
+                    ctx.create_string_attribute("target-features", &features),
+                );
             }
             f = func.get_next_function();
         }

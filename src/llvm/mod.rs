@@ -177,12 +177,7 @@ pub fn atomic_cmpxchg<'c>(
 pub fn fence(ctx: &Context, b: &Builder, ord: Ordering, scope: &str) {
     let ss = sync_scope(ctx, scope);
     unsafe {
-        c::LLVMBuildFenceSyncScope(
-            b_ref(b),
-            sys_order(ord),
-            ss,
-            c"".as_ptr(),
-        );
+        c::LLVMBuildFenceSyncScope(b_ref(b), sys_order(ord), ss, c"".as_ptr());
     }
 }
 
@@ -415,7 +410,7 @@ impl<'c> HostJit<'c> {
         };
         let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
         let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = TargetMachine::get_host_cpu_features().to_string();
+        let features = cpu::exact_features(&TargetMachine::get_host_cpu_features().to_string());
         let tm = t
             .create_target_machine(
                 &triple,

@@ -942,7 +942,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Lowers one instruction, with its guard.
-    pub(crate) fn instruction(&self, fs: &mut FnState<'c, 'a>, i: &'a Instruction<'a>) -> Result<(), Error> {
+    pub(crate) fn instruction(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        i: &'a Instruction<'a>,
+    ) -> Result<(), Error> {
         let ins = Ins::new(i);
         // Branches take their guard as the condition.
         if matches!(ins.op, "bra" | "ret" | "exit") || i.guard.is_none() {

@@ -324,11 +324,7 @@ pub(crate) unsafe fn run_cta(
                     op: WarpOp::Shfl(_),
                     mask,
                     inline: true,
-                } => {
-                    if whole_warps(mem, j, mask, exited) {
-                        next = Some(nstops + j);
-                    }
-                }
+                } if whole_warps(mem, j, mask, exited) => next = Some(nstops + j),
                 _ => {}
             }
             if let Some(r) = next {
@@ -371,7 +367,7 @@ fn contiguous(state: &[u16], want: u16) -> Option<(u32, u32)> {
 /// full member mask.
 unsafe fn whole_warps(mem: &FisMem, j: u32, mask: Option<u32>, exited: bool) -> bool {
     let n = mem.n;
-    if n % 32 != 0 {
+    if !n.is_multiple_of(32) {
         return false;
     }
     if mask.is_some_and(|m| m != u32::MAX) {
@@ -458,7 +454,7 @@ unsafe fn generic(
                             format!("{what}: barrier {b} is out of range (0..15)"),
                         );
                     }
-                    if c % 32 != 0 {
+                    if !c.is_multiple_of(32) {
                         return fail(
                             cta,
                             t,

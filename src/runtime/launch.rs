@@ -418,7 +418,6 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     if let Some(s) = stack {
         give_stacks(FIS_STACK, vec![s]);
     }
-    drop(w);
     drop(cta);
     drop(ctx);
 }

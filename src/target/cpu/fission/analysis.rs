@@ -196,9 +196,7 @@ fn callee_problem<'a>(
                 return;
             }
             let op = i.opcode.spelling();
-            if is_stop(op) {
-                problem = Some(format!("device function `{name}` contains `{op}`"));
-            } else if matches!(op, "exit" | "trap") {
+            if is_stop(op) || matches!(op, "exit" | "trap") {
                 problem = Some(format!("device function `{name}` contains `{op}`"));
             } else if op == "call" {
                 match callee_name(i) {
@@ -207,7 +205,7 @@ fn callee_problem<'a>(
                             problem = Some(p);
                         }
                     }
-                    Some(c) if c == "vprintf" => {}
+                    Some("vprintf") => {}
                     _ => problem = Some(format!("device function `{name}` makes an indirect call")),
                 }
             }

@@ -1012,12 +1012,7 @@ pub fn lower_step<'c, 'a>(
         .get(f.name)
         .cloned()
         .ok_or_else(|| Error::Llvm(format!("kernel `{}` is not declared", f.name)))?;
-    let mut ptys: Vec<BasicMetadataTypeEnum> = sig
-        .fn_ty
-        .get_param_types()
-        .into_iter()
-        .map(|t| t.into())
-        .collect();
+    let mut ptys: Vec<BasicMetadataTypeEnum> = sig.fn_ty.get_param_types().into_iter().collect();
     let nptx = ptys.len() as u32;
     for k in 0..extra::COUNT {
         ptys.push(if extra::is_i32(k) {
