@@ -4,7 +4,8 @@
 #   1. cargo fmt --check                       formatting
 #   2. cargo clippy --release -- -D warnings   lints
 #   3. cargo build --release                   the ptx2llvm binary that lit uses
-#   4. cargo test --release                    unit, integration and doc tests
+#   4. cargo test --release                    unit, integration and doc tests, then the
+#      execution suite again with PTX2LLVM_CPU_MODE=coroutine (the general path)
 #   5. lit -v lit/                             the RUN/CHECK tests over .ptx files
 #   6. examples/cmake-project                  the CMake package: configure, build, run (PASS)
 # Every step runs even when an earlier one failed (except lit, which needs the build), so one
@@ -45,7 +46,7 @@ step() {
 
 # Adds up the test counts that cargo test and lit printed: prints "PASSED FAILED".
 count_tests() {
-    cat "$LOGS/cargo-test.log" "$LOGS/lit.log" 2>/dev/null | awk '
+    cat "$LOGS/cargo-test.log" "$LOGS/cargo-test-coroutine.log" "$LOGS/lit.log" 2>/dev/null | awk '
         /^test result: / { p += $4; f += $6 }
         /^ *Passed *: [0-9]/ { split($0, a, ":"); p += a[2] + 0 }
         /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: [0-9]/ { split($0, a, ":"); f += a[2] + 0 }
@@ -76,6 +77,10 @@ else
     built=0
 fi
 step "cargo test" cargo-test.log cargo test --release --no-fail-fast || true
+# The execution suite again with every kernel on the general path (one coroutine per CUDA thread):
+# thread loops (the default) and coroutines must give the same, reference, answers.
+step "cargo test (coroutine path)" cargo-test-coroutine.log env PTX2LLVM_CPU_MODE=coroutine \
+    cargo test --release --no-fail-fast --test cpu_corpus --test cpu_hard --test cpu_run || true
 if [ "$built" = 1 ]; then
     step "lit" lit.log lit -v lit/ || true
 else

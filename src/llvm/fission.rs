@@ -195,3 +195,57 @@ pub fn set_llvm_options(opts: &[&str]) {
         };
     });
 }
+
+/// Marks the 32-bit arithmetic of `v` (adds, subtracts, shifts and multiplications, through
+/// `depth` levels) as not overflowing signed (`nsw`).
+unsafe fn mark_nsw(v: llvm_sys::prelude::LLVMValueRef, depth: u32) {
+    if depth == 0 || c::LLVMIsAInstruction(v).is_null() {
+        return;
+    }
+    use llvm_sys::LLVMOpcode::*;
+    match c::LLVMGetInstructionOpcode(v) {
+        LLVMAdd | LLVMSub | LLVMMul | LLVMShl => {
+            c::LLVMSetNSW(v, 1);
+            mark_nsw(c::LLVMGetOperand(v, 0), depth - 1);
+            mark_nsw(c::LLVMGetOperand(v, 1), depth - 1);
+        }
+        _ => {}
+    }
+}
+
+/// Shared-memory addresses are 32-bit offsets from the CTA's shared block, computed with
+/// wrapping 32-bit arithmetic; as `base + zext(offset)` loop analyses cannot see them as
+/// affine in the thread index. Valid offsets are below 2^31 (at most 227 KiB), so in the
+/// step function `f` whose parameter `shared` is the base, every `gep base, zext(x)` becomes
+/// `gep base, sext(x)` with the arithmetic of `x` marked `nsw`.
+pub fn shared_offsets(f: FunctionValue, shared: u32) {
+    unsafe {
+        let fv = f.as_value_ref();
+        let base = c::LLVMGetParam(fv, shared);
+        let mut u = c::LLVMGetFirstUse(base);
+        let mut geps = Vec::new();
+        while !u.is_null() {
+            let user = c::LLVMGetUser(u);
+            if !c::LLVMIsAGetElementPtrInst(user).is_null() && c::LLVMGetNumOperands(user) == 2 {
+                geps.push(user);
+            }
+            u = c::LLVMGetNextUse(u);
+        }
+        let b = c::LLVMCreateBuilderInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(fv)));
+        for g in geps {
+            let idx = c::LLVMGetOperand(g, 1);
+            if c::LLVMIsAZExtInst(idx).is_null() {
+                continue;
+            }
+            let x = c::LLVMGetOperand(idx, 0);
+            if c::LLVMGetIntTypeWidth(c::LLVMTypeOf(x)) != 32 {
+                continue;
+            }
+            mark_nsw(x, 8);
+            c::LLVMPositionBuilderBefore(b, g);
+            let s = c::LLVMBuildSExt(b, x, c::LLVMTypeOf(idx), c"".as_ptr());
+            c::LLVMSetOperand(g, 1, s);
+        }
+        c::LLVMDisposeBuilder(b);
+    }
+}

@@ -148,6 +148,9 @@ pub struct FisInfo {
     pub frame_bytes: u32,
     /// Bytes of `.local` memory per thread.
     pub local_bytes: u32,
+    /// By resume point: the one stop every thread of an `ALL` round from there reaches; such
+    /// rounds do not write the threads' states.
+    pub must_stop: std::collections::HashMap<u32, u32>,
 }
 
 /// `void K.fis(const void *params, ptx2llvm_thread *ctx, ptx2llvm_fis *f)`.
@@ -301,11 +304,23 @@ pub(crate) unsafe fn run_cta(
         return (*f).status == 0;
     }
     let mut exited = false;
+    // After a round whose region has one outcome the threads' states are not written: every
+    // thread that has not finished is at `uniform`.
+    let mut uniform: Option<u16>;
     loop {
         if (*f).status != 0 {
             return false;
         }
-        let seen = (*f).seen;
+        let seen = match info.must_stop.get(&(*f).k) {
+            Some(&j) if (*f).mode == MODE_ALL => {
+                uniform = Some(ST_STOP | j as u16);
+                1u64 << j.min(SEEN_MANY)
+            }
+            _ => {
+                uniform = None;
+                (*f).seen
+            }
+        };
         exited |= seen & 1 != 0;
         let stops = seen & !1;
         if stops == 0 {
@@ -324,7 +339,14 @@ pub(crate) unsafe fn run_cta(
                     op: WarpOp::Shfl(_),
                     mask,
                     inline: true,
-                } if whole_warps(mem, j, mask, exited) => next = Some(nstops + j),
+                } => {
+                    if exited || mask.is_none() {
+                        materialize(mem, &mut uniform);
+                    }
+                    if whole_warps(mem, j, mask, exited) {
+                        next = Some(nstops + j);
+                    }
+                }
                 _ => {}
             }
             if let Some(r) = next {
@@ -337,6 +359,7 @@ pub(crate) unsafe fn run_cta(
                 if exited {
                     // The threads at `want` (the others finished): one contiguous range of a
                     // one-dimensional CTA runs like all threads, else the masked round.
+                    materialize(mem, &mut uniform);
                     match contiguous(&mem.state, want) {
                         Some((lo, hi)) if one_d => {
                             (*f).xlo = lo;
@@ -349,7 +372,19 @@ pub(crate) unsafe fn run_cta(
                 continue;
             }
         }
+        materialize(mem, &mut uniform);
         return generic(k, params, ctx, mem, cta, false);
+    }
+}
+
+/// Writes the state every unfinished thread has into the state array.
+fn materialize(mem: &mut FisMem, uniform: &mut Option<u16>) {
+    if let Some(u) = uniform.take() {
+        for s in mem.state.iter_mut() {
+            if *s != ST_EXIT {
+                *s = u;
+            }
+        }
     }
 }
 
@@ -404,6 +439,8 @@ unsafe fn generic(
     let info = &*k.info;
     let n = mem.n;
     let f: *mut FisCtx = &mut mem.f;
+    (*f).xlo = 0;
+    (*f).xhi = (*ctx).ntid[0];
     cta.fis_begin();
     if from_start {
         (*f).mode = MODE_GENERIC;

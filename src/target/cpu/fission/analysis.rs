@@ -43,6 +43,12 @@ pub struct Plan<'x, 'a> {
     /// that take it (bounds checks such as `if (i < n)` and `if (tid < stride)` then cost
     /// nothing and need no masked stores).
     pub probes: HashMap<u32, *const Instruction<'a>>,
+    /// Regions (0 or `j` as for `probes`) in which every thread that starts reaches stop
+    /// `must` (the value) and no thread finishes: their rounds need no per-thread state.
+    pub must_stop: HashMap<u32, u32>,
+    /// Probe regions whose branch leads straight to the region's only stop when taken
+    /// (`.0`) or not taken (`.1`): those threads have nothing to do in the round.
+    pub empty_paths: HashMap<u32, (bool, bool)>,
 }
 
 impl Plan<'_, '_> {
@@ -453,13 +459,18 @@ pub fn analyse<'x, 'a>(
         {
             return Err(p);
         }
-        let probes = find_probe(&flat, 0).map(|p| (0, p)).into_iter().collect();
+        let probes = find_probe(&flat, 0)
+            .map(|p| (0, flat.nodes[p].ins as *const Instruction<'a>))
+            .into_iter()
+            .collect();
         return Ok(Plan {
             stops: Vec::new(),
             stop_of: HashMap::new(),
             consts: HashMap::new(),
             has_locals: flat.has_locals,
             probes,
+            must_stop: HashMap::new(),
+            empty_paths: HashMap::new(),
         });
     }
     if let Some(p) = flat.problems.first() {
@@ -721,17 +732,67 @@ pub fn analyse<'x, 'a>(
     if stops.len() > 8000 {
         return Err(format!("{} barriers and warp operations", stops.len()));
     }
-    let mut probes: HashMap<u32, *const Instruction<'a>> = HashMap::new();
-    if let Some(p) = find_probe(&flat, 0) {
-        probes.insert(0, p);
-    }
+    // Regions: start node by region key (0: the start, j: after unguarded stop j).
+    let mut regions: Vec<(u32, usize)> = vec![(0, 0)];
     for k in 0..nn {
         let i = flat.nodes[k].ins;
-        if i.guard.is_none() {
-            if let Some(&j) = stop_of.get(&(i as *const Instruction<'a>)) {
-                if let Some(p) = find_probe(&flat, k + 1) {
-                    probes.insert(j, p);
+        if let Some(&j) = stop_of.get(&(i as *const Instruction<'a>)) {
+            if i.guard.is_none() {
+                regions.push((j, k + 1));
+            }
+        }
+    }
+    let stop_at = |k: usize| {
+        stop_of
+            .get(&(flat.nodes[k].ins as *const Instruction<'a>))
+            .copied()
+    };
+    let mut probes: HashMap<u32, *const Instruction<'a>> = HashMap::new();
+    let mut must_stop = HashMap::new();
+    let mut empty_paths = HashMap::new();
+    for &(key, start) in &regions {
+        if start >= nn {
+            continue;
+        }
+        // Stops reachable before the next stop, and whether a thread can finish.
+        let mut seen_nodes = vec![false; nn];
+        let mut work = vec![start];
+        let mut reach = std::collections::BTreeSet::new();
+        let mut finishes = false;
+        while let Some(k) = work.pop() {
+            if std::mem::replace(&mut seen_nodes[k], true) {
+                continue;
+            }
+            let i = flat.nodes[k].ins;
+            let op = i.opcode.spelling();
+            if matches!(op, "ret" | "exit") {
+                finishes = true;
+            }
+            if flat.nodes[k].succ.is_empty() && !matches!(op, "trap") {
+                finishes = true;
+            }
+            if let Some(j) = stop_at(k) {
+                reach.insert(j);
+                if i.guard.is_none() {
+                    continue;
                 }
+            }
+            work.extend(flat.nodes[k].succ.iter().copied());
+        }
+        let must = (!finishes && reach.len() == 1).then(|| *reach.iter().next().unwrap());
+        if let Some(j) = must {
+            must_stop.insert(key, j);
+        }
+        if let Some(b) = find_probe(&flat, start) {
+            probes.insert(key, flat.nodes[b].ins as *const Instruction<'a>);
+            if let Some(j) = must {
+                let is_j = |k: Option<usize>| {
+                    k.is_some_and(|k| {
+                        k < nn && stop_at(k) == Some(j) && flat.nodes[k].ins.guard.is_none()
+                    })
+                };
+                let target = targets.get(&b).and_then(|t| t.first().copied());
+                empty_paths.insert(key, (is_j(target), is_j(Some(b + 1))));
             }
         }
     }
@@ -741,6 +802,8 @@ pub fn analyse<'x, 'a>(
         consts,
         has_locals: flat.has_locals,
         probes,
+        must_stop,
+        empty_paths,
     })
 }
 
@@ -764,7 +827,7 @@ fn remat_opcode(i: &Instruction) -> bool {
 /// The probe branch of the region starting at node `start` (see `Plan::probes`): the first
 /// instruction that is not side-effect-free straight-line code, if it is a guarded `bra` and
 /// no label lies from `start` to it.
-fn find_probe<'a>(flat: &Flat<'_, 'a>, start: usize) -> Option<*const Instruction<'a>> {
+fn find_probe(flat: &Flat<'_, '_>, start: usize) -> Option<usize> {
     let first_label = flat
         .scopes
         .iter()
@@ -779,7 +842,7 @@ fn find_probe<'a>(flat: &Flat<'_, 'a>, start: usize) -> Option<*const Instructio
         let i = n.ins;
         let op = i.opcode.spelling();
         if op == "bra" {
-            return i.guard.is_some().then_some(i as *const Instruction<'a>);
+            return i.guard.is_some().then_some(k);
         }
         let mods = || i.mods.iter().map(|m| m.spelling());
         let pure = match op {

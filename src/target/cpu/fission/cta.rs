@@ -93,6 +93,7 @@ impl<'c> Gen<'c, '_, '_> {
         (lo, hi): (IntValue<'c>, IntValue<'c>),
         cids: Option<[IntValue<'c>; 3]>,
         done: BasicBlock<'c>,
+        nostate: bool,
     ) -> BasicBlock<'c> {
         let l = self.l;
         let ctx = l.ctx;
@@ -182,7 +183,7 @@ impl<'c> Gen<'c, '_, '_> {
             b.position_at_end(run);
             k
         };
-        let tracks = self.has_stops || kind == Kind::Outline;
+        let tracks = (self.has_stops && !nostate) || kind == Kind::Outline;
         if tracks && kind != Kind::Probe {
             b.build_store(sp, i16t.const_int(ST_EXIT as u64, false))
                 .unwrap();
@@ -198,6 +199,7 @@ impl<'c> Gen<'c, '_, '_> {
                 5 => z.into(),
                 extra::K => kval.into(),
                 extra::PROBE => self.c32(probe as u64).into(),
+                extra::NOSTATE => self.c32(nostate as u64).into(),
                 10..=12 if cids.is_some() => cids.unwrap()[(a - extra::C) as usize].into(),
                 _ => self.p(a).into(),
             };
@@ -330,6 +332,9 @@ impl<'c> Gen<'c, '_, '_> {
     }
 
     /// Region `r` over x in `range`: probed when `probed`, else one nest. Ends in `done`.
+    /// `must`: the region's rounds reach one stop (no per-thread state); `empty`: the taken /
+    /// not-taken threads of its probe branch have nothing to do.
+    #[allow(clippy::too_many_arguments)]
     fn region(
         &self,
         r: u32,
@@ -338,12 +343,23 @@ impl<'c> Gen<'c, '_, '_> {
         cids: Option<[IntValue<'c>; 3]>,
         done: BasicBlock<'c>,
         outline: BasicBlock<'c>,
+        must: bool,
+        empty: (bool, bool),
     ) -> BasicBlock<'c> {
         let l = self.l;
         let b = &l.b;
         let kr = self.c32(r as u64);
         if !probed {
-            return self.nest(&format!("all{r}"), Kind::All, kr, 0, range, cids, done);
+            return self.nest(
+                &format!("all{r}"),
+                Kind::All,
+                kr,
+                0,
+                range,
+                cids,
+                done,
+                must,
+            );
         }
         let (xlo, xhi) = range;
         let entry = self.block(&format!("r{r}.probe"));
@@ -356,6 +372,7 @@ impl<'c> Gen<'c, '_, '_> {
             range,
             cids,
             decide,
+            true,
         );
         // Range slots of the two specialized nests and the phase of a split run.
         let slot = |n: &str| {
@@ -375,33 +392,44 @@ impl<'c> Gen<'c, '_, '_> {
         let after_n = self.block(&format!("r{r}.after_n"));
         let t_pre = self.block(&format!("r{r}.t"));
         let n_pre = self.block(&format!("r{r}.n"));
-        // Taken / not-taken nests over the ranges in the slots.
+        // Taken / not-taken nests over the ranges in the slots (nothing when the threads of
+        // that direction have nothing to do).
         b.position_at_end(t_pre);
-        let (a, z) = (self.load32(tlo), self.load32(thi));
-        let taken = self.nest(
-            &format!("taken{r}"),
-            Kind::All,
-            kr,
-            3,
-            (a, z),
-            cids,
-            after_t,
-        );
-        b.position_at_end(t_pre);
-        b.build_unconditional_branch(taken).unwrap();
+        if must && empty.0 {
+            b.build_unconditional_branch(after_t).unwrap();
+        } else {
+            let (a, z) = (self.load32(tlo), self.load32(thi));
+            let taken = self.nest(
+                &format!("taken{r}"),
+                Kind::All,
+                kr,
+                3,
+                (a, z),
+                cids,
+                after_t,
+                must,
+            );
+            b.position_at_end(t_pre);
+            b.build_unconditional_branch(taken).unwrap();
+        }
         b.position_at_end(n_pre);
-        let (a, z) = (self.load32(nlo), self.load32(nhi));
-        let not_taken = self.nest(
-            &format!("nottaken{r}"),
-            Kind::All,
-            kr,
-            2,
-            (a, z),
-            cids,
-            after_n,
-        );
-        b.position_at_end(n_pre);
-        b.build_unconditional_branch(not_taken).unwrap();
+        if must && empty.1 {
+            b.build_unconditional_branch(after_n).unwrap();
+        } else {
+            let (a, z) = (self.load32(nlo), self.load32(nhi));
+            let not_taken = self.nest(
+                &format!("nottaken{r}"),
+                Kind::All,
+                kr,
+                2,
+                (a, z),
+                cids,
+                after_n,
+                must,
+            );
+            b.position_at_end(n_pre);
+            b.build_unconditional_branch(not_taken).unwrap();
+        }
         // Probing.
         b.position_at_end(entry);
         b.build_store(self.pcnt, self.c32(0)).unwrap();
@@ -469,11 +497,9 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_store(nhi, phi).unwrap();
         b.build_store(phase, self.c32(2)).unwrap();
         b.build_unconditional_branch(t_pre).unwrap();
-        // Mixed: the out-of-line nest runs the threads at `want` (all of them in the range; the
-        // others finished) — or, without stops, every thread.
+        // Mixed: the out-of-line nest runs every thread of the range (all at `want`).
         b.position_at_end(d_mixed);
-        b.build_store(self.fmode, self.c32(if self.has_stops { 1 } else { 0 }))
-            .unwrap();
+        b.build_store(self.fmode, self.c32(0)).unwrap();
         b.build_unconditional_branch(outline).unwrap();
         // After the taken nest: phase 2 goes on with the not-taken range, else done.
         b.position_at_end(after_t);
@@ -612,7 +638,7 @@ pub fn emit_kernel<'c>(
             extra::RES => ldp(fisp, off::RES),
             extra::RESP => ldp(fisp, off::RESP),
             extra::BANK => ld32(fisp, off::BANK),
-            extra::PROBE => i32t.const_zero().into(),
+            extra::PROBE | extra::NOSTATE => i32t.const_zero().into(),
             extra::PBUF => ldp(fisp, off::PBUF),
             _ => ldp(fisp, off::LOCAL),
         };
@@ -656,12 +682,12 @@ pub fn emit_kernel<'c>(
     let generic = g.block("generic");
     let outline_entry = g.block("outline");
     let k = g.i(extra::K);
-    let full = (g.c32(0), g.i(extra::NT));
     let range = (
         g.f.get_nth_param(nptx + L_XLO).unwrap().into_int_value(),
         g.f.get_nth_param(nptx + L_XHI).unwrap().into_int_value(),
     );
-    let outline = g.nest("outline", Kind::Outline, k, 0, full, None, done);
+    // Masked and generic rounds set the range to all threads.
+    let outline = g.nest("outline", Kind::Outline, k, 0, range, None, done, false);
     b.position_at_end(entry);
     b.build_switch(
         g.i(extra::T),
@@ -683,7 +709,18 @@ pub fn emit_kernel<'c>(
     let mut cases = Vec::new();
     if g.has_stops {
         for &r in &so.resumes {
-            let first = g.region(r, so.probes.contains(&r), range, None, done, outline_entry);
+            let must = so.must_stop.contains_key(&r);
+            let empty = so.empty_paths.get(&r).copied().unwrap_or((false, false));
+            let first = g.region(
+                r,
+                so.probes.contains(&r),
+                range,
+                None,
+                done,
+                outline_entry,
+                must,
+                empty,
+            );
             cases.push((g.c32(r as u64), first));
         }
     } else {
@@ -757,8 +794,18 @@ fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> Basi
         full,
         Some(cids),
         latch,
+        false,
     );
-    let body = g.region(0, probed, full, Some(cids), latch, fallback);
+    let body = g.region(
+        0,
+        probed,
+        full,
+        Some(cids),
+        latch,
+        fallback,
+        false,
+        (false, false),
+    );
     b.position_at_end(fallback);
     b.build_unconditional_branch(outline).unwrap();
     b.position_at_end(head);

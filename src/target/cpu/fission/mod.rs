@@ -70,10 +70,13 @@ pub(crate) mod extra {
     pub const PROBE: u32 = 29;
     /// Per-thread bytes where probing rounds store probe branch conditions.
     pub const PBUF: u32 = 30;
-    /// i32 parameters are `T..=N`, `BANK` and `PROBE`; the rest are pointers.
-    pub const COUNT: u32 = 31;
+    /// 1: stops do not record themselves in the thread's state (the round's region has one
+    /// stop every thread reaches: `Plan::must_stop`).
+    pub const NOSTATE: u32 = 31;
+    /// i32 parameters are `T..=N`, `BANK`, `PROBE` and `NOSTATE`; the rest are pointers.
+    pub const COUNT: u32 = 32;
     pub fn is_i32(k: u32) -> bool {
-        (T..=N).contains(&k) || k == BANK || k == PROBE
+        (T..=N).contains(&k) || k == BANK || k == PROBE || k == NOSTATE
     }
 }
 
@@ -551,7 +554,20 @@ fn lower_stop<'c, 'a>(
     });
     // 2. Save, stop, return.
     save_regs(l, fs, &saved);
-    set_state(l, f, ST_STOP | j as u16);
+    // The stop in the thread's state, unless the round's region has no other outcome.
+    {
+        let ns = arg(f, extra::NOSTATE).into_int_value();
+        let rec =
+            l.b.build_int_compare(IntPredicate::EQ, ns, l.c32(0), "")
+                .unwrap();
+        let yes = l.ctx.append_basic_block(f, "fis.rec");
+        let after = l.ctx.append_basic_block(f, "fis.ret");
+        l.b.build_conditional_branch(rec, yes, after).unwrap();
+        l.b.position_at_end(yes);
+        set_state(l, f, ST_STOP | j as u16);
+        l.b.build_unconditional_branch(after).unwrap();
+        l.b.position_at_end(after);
+    }
     l.b.build_return(None).unwrap();
     // 3. Resume blocks.
     let cont = l.ctx.append_basic_block(f, &format!("fis.cont.{j}"));
@@ -999,6 +1015,10 @@ pub struct StepOut<'c> {
     pub probes: std::collections::HashSet<u32>,
     /// Resume points of ALL/MASKED rounds: 0, fast barriers `j`, inline shuffles `stops + j`.
     pub resumes: Vec<u32>,
+    /// By resume point: the one stop every thread of its rounds reaches (`Plan::must_stop`).
+    pub must_stop: HashMap<u32, u32>,
+    /// By resume point with a probe: whether the taken / not-taken threads have nothing to do.
+    pub empty_paths: HashMap<u32, (bool, bool)>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1116,8 +1136,28 @@ pub fn lower_step<'c, 'a>(
                 }
             )
     });
+    let ns = plan.stops.len() as u32;
+    let by_resume = |key: u32| {
+        if key == 0 {
+            vec![0]
+        } else {
+            vec![key, ns + key]
+        }
+    };
+    let must_stop: HashMap<u32, u32> = plan
+        .must_stop
+        .iter()
+        .flat_map(|(&k, &j)| by_resume(k).into_iter().map(move |r| (r, j)))
+        .collect();
+    let empty_paths: HashMap<u32, (bool, bool)> = plan
+        .empty_paths
+        .iter()
+        .flat_map(|(&k, &e)| by_resume(k).into_iter().map(move |r| (r, e)))
+        .collect();
     Ok(StepOut {
         step,
+        must_stop,
+        empty_paths,
         probes: plan
             .probes
             .keys()
@@ -1216,6 +1256,7 @@ pub fn lower_kernels<'c, 'a>(
                             stops: so.stops,
                             frame_bytes: so.frame_bytes,
                             local_bytes: so.local_bytes,
+                            must_stop: so.must_stop.clone(),
                         }))
                     }
                 },
@@ -1246,6 +1287,9 @@ pub fn pre_optimize(
     while let Some(func) = f {
         if func.get_name().to_bytes().ends_with(b".step") {
             lf::gep_addresses(ctx, func);
+            if let Some(k) = lf::shared_arg(func) {
+                lf::shared_offsets(func, k);
+            }
         }
         f = func.get_next_function();
     }
