@@ -214,6 +214,38 @@ unsafe fn addr_space_of(v: LLVMValueRef) -> Option<u32> {
     }
 }
 
+/// The byte offset that the shared-space pointer `p` stands for, as an i64 built at `b`.
+/// Constant-offset GEPs and `inttoptr` are taken apart into integer additions (a `ptrtoint`
+/// of them would hide from loop analyses that `[%r+64]` is `%r` plus 64, and turn loads that
+/// are consecutive across threads into gathers); anything else is a `ptrtoint`.
+unsafe fn shared_int(b: LLVMBuilderRef, p: LLVMValueRef, i64t: LLVMTypeRef) -> LLVMValueRef {
+    let ctx = c::LLVMGetTypeContext(i64t);
+    let i8t = c::LLVMInt8TypeInContext(ctx);
+    if !c::LLVMIsAGetElementPtrInst(p).is_null()
+        && c::LLVMGetNumOperands(p) == 2
+        && c::LLVMGetGEPSourceElementType(p) == i8t
+    {
+        let base = shared_int(b, c::LLVMGetOperand(p, 0), i64t);
+        let idx = c::LLVMGetOperand(p, 1);
+        let idx = if c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx)) < 64 {
+            c::LLVMBuildSExt(b, idx, i64t, c"".as_ptr())
+        } else {
+            idx
+        };
+        return c::LLVMBuildAdd(b, base, idx, c"".as_ptr());
+    }
+    if !c::LLVMIsAIntToPtrInst(p).is_null() {
+        let x = c::LLVMGetOperand(p, 0);
+        let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(x));
+        return match w.cmp(&64) {
+            std::cmp::Ordering::Less => c::LLVMBuildZExt(b, x, i64t, c"".as_ptr()),
+            std::cmp::Ordering::Equal => x,
+            std::cmp::Ordering::Greater => c::LLVMBuildTrunc(b, x, i64t, c"".as_ptr()),
+        };
+    }
+    c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr())
+}
+
 /// The shared-memory address space of the lowering.
 const SHARED_AS: u32 = 3;
 /// Offset of `ptx2llvm_thread::shared`.
@@ -361,7 +393,7 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                     if addr_space_of(p) == Some(SHARED_AS) {
                         c::LLVMPositionBuilderBefore(b, i);
                         let sb = shared_base(b);
-                        let o = c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr());
+                        let o = shared_int(b, p, i64t);
                         let mut idx = [o];
                         let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
                         c::LLVMSetOperand(i, k, q);

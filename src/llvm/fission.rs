@@ -213,11 +213,42 @@ unsafe fn mark_nsw(v: llvm_sys::prelude::LLVMValueRef, depth: u32) {
     }
 }
 
+/// `idx` (an i64 offset) rebuilt at `b` with its `zext`s of 32-bit offsets as `sext`s of
+/// `nsw` arithmetic, through `add`s of constants (`[%r+64]`), or None when it has no such
+/// form.
+unsafe fn signed_offset(
+    b: llvm_sys::prelude::LLVMBuilderRef,
+    idx: llvm_sys::prelude::LLVMValueRef,
+    depth: u32,
+) -> Option<llvm_sys::prelude::LLVMValueRef> {
+    if depth == 0 || c::LLVMIsAInstruction(idx).is_null() {
+        return None;
+    }
+    if !c::LLVMIsAZExtInst(idx).is_null() {
+        let x = c::LLVMGetOperand(idx, 0);
+        if c::LLVMGetIntTypeWidth(c::LLVMTypeOf(x)) != 32 {
+            return None;
+        }
+        mark_nsw(x, 8);
+        return Some(c::LLVMBuildSExt(b, x, c::LLVMTypeOf(idx), c"".as_ptr()));
+    }
+    if c::LLVMGetInstructionOpcode(idx) == llvm_sys::LLVMOpcode::LLVMAdd {
+        let (x, k) = (c::LLVMGetOperand(idx, 0), c::LLVMGetOperand(idx, 1));
+        let (x, k) = if c::LLVMIsAConstantInt(k).is_null() { (k, x) } else { (x, k) };
+        if c::LLVMIsAConstantInt(k).is_null() {
+            return None;
+        }
+        let s = signed_offset(b, x, depth - 1)?;
+        return Some(c::LLVMBuildNSWAdd(b, s, k, c"".as_ptr()));
+    }
+    None
+}
+
 /// Shared-memory addresses are 32-bit offsets from the CTA's shared block, computed with
 /// wrapping 32-bit arithmetic; as `base + zext(offset)` loop analyses cannot see them as
 /// affine in the thread index. Valid offsets are below 2^31 (at most 227 KiB), so in the
-/// step function `f` whose parameter `shared` is the base, every `gep base, zext(x)` becomes
-/// `gep base, sext(x)` with the arithmetic of `x` marked `nsw`.
+/// step function `f` whose parameter `shared` is the base, every `gep base, zext(x)` (plus
+/// constants) becomes `gep base, sext(x)` with the arithmetic of `x` marked `nsw`.
 pub fn shared_offsets(f: FunctionValue, shared: u32) {
     unsafe {
         let fv = f.as_value_ref();
@@ -234,17 +265,10 @@ pub fn shared_offsets(f: FunctionValue, shared: u32) {
         let b = c::LLVMCreateBuilderInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(fv)));
         for g in geps {
             let idx = c::LLVMGetOperand(g, 1);
-            if c::LLVMIsAZExtInst(idx).is_null() {
-                continue;
-            }
-            let x = c::LLVMGetOperand(idx, 0);
-            if c::LLVMGetIntTypeWidth(c::LLVMTypeOf(x)) != 32 {
-                continue;
-            }
-            mark_nsw(x, 8);
             c::LLVMPositionBuilderBefore(b, g);
-            let s = c::LLVMBuildSExt(b, x, c::LLVMTypeOf(idx), c"".as_ptr());
-            c::LLVMSetOperand(g, 1, s);
+            if let Some(s) = signed_offset(b, idx, 4) {
+                c::LLVMSetOperand(g, 1, s);
+            }
         }
         c::LLVMDisposeBuilder(b);
     }
