@@ -234,7 +234,11 @@ unsafe fn signed_offset(
     }
     if c::LLVMGetInstructionOpcode(idx) == llvm_sys::LLVMOpcode::LLVMAdd {
         let (x, k) = (c::LLVMGetOperand(idx, 0), c::LLVMGetOperand(idx, 1));
-        let (x, k) = if c::LLVMIsAConstantInt(k).is_null() { (k, x) } else { (x, k) };
+        let (x, k) = if c::LLVMIsAConstantInt(k).is_null() {
+            (k, x)
+        } else {
+            (x, k)
+        };
         if c::LLVMIsAConstantInt(k).is_null() {
             return None;
         }

@@ -104,6 +104,8 @@ pub mod off {
 }
 
 pub const MODE_ALL: u32 = 0;
+/// `FisInfo::must_stop` of a resume point without one.
+pub const NO_STOP: u32 = u32::MAX;
 pub const MODE_MASKED: u32 = 1;
 pub const MODE_GENERIC: u32 = 2;
 
@@ -148,9 +150,10 @@ pub struct FisInfo {
     pub frame_bytes: u32,
     /// Bytes of `.local` memory per thread.
     pub local_bytes: u32,
-    /// By resume point: the one stop every thread of an `ALL` round from there reaches; such
-    /// rounds do not write the threads' states.
-    pub must_stop: std::collections::HashMap<u32, u32>,
+    /// Indexed by resume point: the one stop every thread of an `ALL` round from there
+    /// reaches (`NO_STOP`: none); such rounds do not write the threads' states. A vector, not a
+    /// map: the driver looks it up every round.
+    pub must_stop: Vec<u32>,
 }
 
 /// `void K.fis(const void *params, ptx2llvm_thread *ctx, ptx2llvm_fis *f)`.
@@ -311,8 +314,8 @@ pub(crate) unsafe fn run_cta(
         if (*f).status != 0 {
             return false;
         }
-        let seen = match info.must_stop.get(&(*f).k) {
-            Some(&j) if (*f).mode == MODE_ALL => {
+        let seen = match info.must_stop.get((*f).k as usize) {
+            Some(&j) if j != NO_STOP && (*f).mode == MODE_ALL => {
                 uniform = Some(ST_STOP | j as u16);
                 1u64 << j.min(SEEN_MANY)
             }
@@ -390,11 +393,18 @@ fn materialize(mem: &mut FisMem, uniform: &mut Option<u16>) {
 
 /// The range `lo..hi` of the threads whose state is `want`, when they are contiguous.
 fn contiguous(state: &[u16], want: u16) -> Option<(u32, u32)> {
-    let lo = state.iter().position(|&s| s == want)?;
-    let hi = state.len() - state.iter().rev().position(|&s| s == want)?;
+    // Whole warps first: a search element by element does not vectorize, and after a
+    // `if (warp != 0) return;` it walks past most of the CTA every round.
+    const W: usize = WARP_SIZE as usize;
+    let any = |c: &[u16]| c.iter().fold(false, |a, &s| a | (s == want));
+    let first = state.chunks(W).position(any)?;
+    let last = state.len().div_ceil(W) - 1 - state.chunks(W).rev().position(any)?;
+    let lo = first * W + state[first * W..].iter().position(|&s| s == want)?;
+    let end = ((last + 1) * W).min(state.len());
+    let hi = end - state[..end].iter().rev().position(|&s| s == want)?;
     state[lo..hi]
         .iter()
-        .all(|&s| s == want)
+        .fold(true, |a, &s| a & (s == want))
         .then_some((lo as u32, hi as u32))
 }
 
@@ -414,7 +424,7 @@ unsafe fn whole_warps(mem: &FisMem, j: u32, mask: Option<u32>, exited: bool) -> 
     }
     for w in 0..n / 32 {
         let lanes = &mem.state[w * 32..w * 32 + 32];
-        let k = lanes.iter().filter(|&&s| s == at).count();
+        let k = lanes.iter().fold(0u32, |a, &s| a + (s == at) as u32);
         if k != 0 && k != 32 {
             return false;
         }
@@ -624,4 +634,37 @@ pub(crate) unsafe fn replay_cta(
     mem.state[..n].iter_mut().for_each(|s| *s = 0);
     mem.f.status = 0;
     generic(k, params, ctx, mem, cta, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contiguous;
+
+    /// The range search against a plain scan, on CTAs of 1..=100 threads with the wanted
+    /// threads in every single range and with holes.
+    #[test]
+    fn contiguous_matches_a_plain_scan() {
+        const W: u16 = 0x8003;
+        let plain = |s: &[u16]| -> Option<(u32, u32)> {
+            let lo = s.iter().position(|&x| x == W)?;
+            let hi = s.len() - s.iter().rev().position(|&x| x == W)?;
+            s[lo..hi]
+                .iter()
+                .all(|&x| x == W)
+                .then_some((lo as u32, hi as u32))
+        };
+        for n in 1..=100usize {
+            for lo in 0..=n {
+                for hi in lo..=n {
+                    let mut s = vec![super::ST_EXIT; n];
+                    s[lo..hi].iter_mut().for_each(|x| *x = W);
+                    assert_eq!(contiguous(&s, W), plain(&s), "n {n} range {lo}..{hi}");
+                    if hi - lo > 2 {
+                        s[(lo + hi) / 2] = 0x8001;
+                        assert_eq!(contiguous(&s, W), None, "n {n} hole in {lo}..{hi}");
+                    }
+                }
+            }
+        }
+    }
 }

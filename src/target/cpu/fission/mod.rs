@@ -1252,11 +1252,20 @@ pub fn lower_kernels<'c, 'a>(
                                 unsafe { k.delete() };
                             }
                         }
+                        let nres = 2 * so.stops.len() + 1;
                         KernelPath::Fission(std::sync::Arc::new(crate::runtime::fission::FisInfo {
                             stops: so.stops,
                             frame_bytes: so.frame_bytes,
                             local_bytes: so.local_bytes,
-                            must_stop: so.must_stop.clone(),
+                            must_stop: {
+                                let mut v = vec![crate::runtime::fission::NO_STOP; nres];
+                                for (&r, &j) in &so.must_stop {
+                                    if let Some(x) = v.get_mut(r as usize) {
+                                        *x = j;
+                                    }
+                                }
+                                v
+                            },
                         }))
                     }
                 },
