@@ -246,6 +246,98 @@ unsafe fn shared_int(b: LLVMBuilderRef, p: LLVMValueRef, i64t: LLVMTypeRef) -> L
     c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr())
 }
 
+/// Replaces the atomic read-modify-write `i` on shared memory, whose operands are final, by a
+/// plain load, operation and store where that is exact: a CTA's CUDA threads all run on one
+/// worker thread and interleave only at barriers and warp operations (thread loops) or
+/// coroutine switches, never inside an instruction, and no other CTA sees its shared memory;
+/// so a locked instruction (or a compare-exchange loop) buys nothing, and costs tens of cycles
+/// per shared `atomicAdd` (histograms). Integer operations and compare-exchange are expanded;
+/// float operations keep their atomic form (its rounding and NaN rules stay LLVM's).
+unsafe fn plain_shared_atomic(b: LLVMBuilderRef, i: LLVMValueRef) {
+    use llvm_sys::LLVMAtomicRMWBinOp::*;
+    use llvm_sys::LLVMIntPredicate::*;
+    c::LLVMPositionBuilderBefore(b, i);
+    let n = c"".as_ptr();
+    if c::LLVMGetInstructionOpcode(i) == LLVMOpcode::LLVMAtomicCmpXchg {
+        let (p, cmp, new) = (
+            c::LLVMGetOperand(i, 0),
+            c::LLVMGetOperand(i, 1),
+            c::LLVMGetOperand(i, 2),
+        );
+        let ty = c::LLVMTypeOf(cmp);
+        if c::LLVMGetTypeKind(ty) != llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind {
+            return;
+        }
+        let old = c::LLVMBuildLoad2(b, ty, p, n);
+        let eq = c::LLVMBuildICmp(b, LLVMIntEQ, old, cmp, n);
+        let v = c::LLVMBuildSelect(b, eq, new, old, n);
+        c::LLVMBuildStore(b, v, p);
+        let pair = c::LLVMGetUndef(c::LLVMTypeOf(i));
+        let pair = c::LLVMBuildInsertValue(b, pair, old, 0, n);
+        let pair = c::LLVMBuildInsertValue(b, pair, eq, 1, n);
+        c::LLVMReplaceAllUsesWith(i, pair);
+        c::LLVMInstructionEraseFromParent(i);
+        return;
+    }
+    let (p, val) = (c::LLVMGetOperand(i, 0), c::LLVMGetOperand(i, 1));
+    let ty = c::LLVMTypeOf(val);
+    if c::LLVMGetTypeKind(ty) != llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind {
+        return;
+    }
+    let rmw = c::LLVMGetAtomicRMWBinOp(i);
+    let old_of = |b: LLVMBuilderRef| c::LLVMBuildLoad2(b, ty, p, n);
+    let pick = |b: LLVMBuilderRef, pred, old: LLVMValueRef| {
+        let keep = c::LLVMBuildICmp(b, pred, old, val, n);
+        c::LLVMBuildSelect(b, keep, old, val, n)
+    };
+    let old = match rmw {
+        LLVMAtomicRMWBinOpXchg
+        | LLVMAtomicRMWBinOpAdd
+        | LLVMAtomicRMWBinOpSub
+        | LLVMAtomicRMWBinOpAnd
+        | LLVMAtomicRMWBinOpOr
+        | LLVMAtomicRMWBinOpXor
+        | LLVMAtomicRMWBinOpMax
+        | LLVMAtomicRMWBinOpMin
+        | LLVMAtomicRMWBinOpUMax
+        | LLVMAtomicRMWBinOpUMin
+        | LLVMAtomicRMWBinOpUIncWrap
+        | LLVMAtomicRMWBinOpUDecWrap => old_of(b),
+        _ => return,
+    };
+    let new = match rmw {
+        LLVMAtomicRMWBinOpXchg => val,
+        LLVMAtomicRMWBinOpAdd => c::LLVMBuildAdd(b, old, val, n),
+        LLVMAtomicRMWBinOpSub => c::LLVMBuildSub(b, old, val, n),
+        LLVMAtomicRMWBinOpAnd => c::LLVMBuildAnd(b, old, val, n),
+        LLVMAtomicRMWBinOpOr => c::LLVMBuildOr(b, old, val, n),
+        LLVMAtomicRMWBinOpXor => c::LLVMBuildXor(b, old, val, n),
+        LLVMAtomicRMWBinOpMax => pick(b, LLVMIntSGT, old),
+        LLVMAtomicRMWBinOpMin => pick(b, LLVMIntSLT, old),
+        LLVMAtomicRMWBinOpUMax => pick(b, LLVMIntUGT, old),
+        LLVMAtomicRMWBinOpUMin => pick(b, LLVMIntULT, old),
+        // LLVM's definitions: inc: old >= val ? 0 : old + 1; dec: (old == 0 || old > val) ?
+        // val : old - 1 (PTX's atom.inc/atom.dec).
+        LLVMAtomicRMWBinOpUIncWrap => {
+            let one = c::LLVMConstInt(ty, 1, 0);
+            let wrap = c::LLVMBuildICmp(b, LLVMIntUGE, old, val, n);
+            let inc = c::LLVMBuildAdd(b, old, one, n);
+            c::LLVMBuildSelect(b, wrap, c::LLVMConstNull(ty), inc, n)
+        }
+        _ => {
+            let one = c::LLVMConstInt(ty, 1, 0);
+            let zero = c::LLVMBuildICmp(b, LLVMIntEQ, old, c::LLVMConstNull(ty), n);
+            let above = c::LLVMBuildICmp(b, LLVMIntUGT, old, val, n);
+            let wrap = c::LLVMBuildOr(b, zero, above, n);
+            let dec = c::LLVMBuildSub(b, old, one, n);
+            c::LLVMBuildSelect(b, wrap, val, dec, n)
+        }
+    };
+    c::LLVMBuildStore(b, new, p);
+    c::LLVMReplaceAllUsesWith(i, old);
+    c::LLVMInstructionEraseFromParent(i);
+}
+
 /// The shared-memory address space of the lowering.
 const SHARED_AS: u32 = 3;
 /// Offset of `ptx2llvm_thread::shared`.
@@ -397,6 +489,9 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                         let mut idx = [o];
                         let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
                         c::LLVMSetOperand(i, k, q);
+                        if op != LLVMOpcode::LLVMLoad && op != LLVMOpcode::LLVMStore {
+                            plain_shared_atomic(b, i);
+                        }
                     }
                     continue;
                 }
