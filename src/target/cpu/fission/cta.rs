@@ -394,41 +394,29 @@ impl<'c> Gen<'c, '_, '_> {
         let n_pre = self.block(&format!("r{r}.n"));
         // Taken / not-taken nests over the ranges in the slots (nothing when the threads of
         // that direction have nothing to do).
-        b.position_at_end(t_pre);
-        if must && empty.0 {
-            b.build_unconditional_branch(after_t).unwrap();
-        } else {
-            let (a, z) = (self.load32(tlo), self.load32(thi));
-            let taken = self.nest(
-                &format!("taken{r}"),
+        let dirs = [
+            ("taken", 3, t_pre, after_t, empty.0, tlo, thi),
+            ("nottaken", 2, n_pre, after_n, empty.1, nlo, nhi),
+        ];
+        for (name, probe, pre, after, skip, lo, hi) in dirs {
+            b.position_at_end(pre);
+            if must && skip {
+                b.build_unconditional_branch(after).unwrap();
+                continue;
+            }
+            let range = (self.load32(lo), self.load32(hi));
+            let nest = self.nest(
+                &format!("{name}{r}"),
                 Kind::All,
                 kr,
-                3,
-                (a, z),
+                probe,
+                range,
                 cids,
-                after_t,
+                after,
                 must,
             );
-            b.position_at_end(t_pre);
-            b.build_unconditional_branch(taken).unwrap();
-        }
-        b.position_at_end(n_pre);
-        if must && empty.1 {
-            b.build_unconditional_branch(after_n).unwrap();
-        } else {
-            let (a, z) = (self.load32(nlo), self.load32(nhi));
-            let not_taken = self.nest(
-                &format!("nottaken{r}"),
-                Kind::All,
-                kr,
-                2,
-                (a, z),
-                cids,
-                after_n,
-                must,
-            );
-            b.position_at_end(n_pre);
-            b.build_unconditional_branch(not_taken).unwrap();
+            b.position_at_end(pre);
+            b.build_unconditional_branch(nest).unwrap();
         }
         // Probing.
         b.position_at_end(entry);
