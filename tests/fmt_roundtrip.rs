@@ -117,7 +117,7 @@ fn corpus_fmt_round_trips() {
             });
         }
     }
-    match find_ptxas() {
+    match common::find_ptxas() {
         Some(ptxas) => failures.extend(ptxas_accepts(&ptxas, &printed)),
         None => eprintln!(
             "\n\
@@ -177,32 +177,6 @@ fn round_trip(name: &str, m: &Module, text1: &str, failures: &mut Vec<String>) -
         }
     }
     true
-}
-
-/// NVIDIA's ptxas: `$PTXAS` when set and non-empty, else the one `scripts/setup.sh` puts in
-/// the repository's venv.
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PTXAS").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "PTXAS={} is not a file", p.display());
-        return Some(p);
-    }
-    let lib = common::repo_root().join(".venv").join("lib");
-    let mut found = Vec::new();
-    for py in std::fs::read_dir(&lib).into_iter().flatten().flatten() {
-        if !py.file_name().to_string_lossy().starts_with("python3") {
-            continue;
-        }
-        let nvidia = py.path().join("site-packages").join("nvidia");
-        for cu in std::fs::read_dir(&nvidia).into_iter().flatten().flatten() {
-            let p = cu.path().join("bin").join("ptxas");
-            if cu.file_name().to_string_lossy().starts_with("cu") && p.is_file() {
-                found.push(p);
-            }
-        }
-    }
-    found.sort();
-    found.pop()
 }
 
 /// The module's first `sm_XX` target (`sm_75` when it names none).

@@ -4,7 +4,7 @@
 
 use crate::isa::decoded::{decode, MatchError};
 use crate::isa::forms::{isa, Form, OperandMismatch, Slot};
-use crate::syntax::ast::{Instruction, Module};
+use crate::syntax::ast::Instruction;
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
 
@@ -12,14 +12,6 @@ use crate::syntax::span::Span;
 const FORMS_SHOWN: usize = 6;
 /// How many values of a placeholder a message lists before `…`.
 const VALUES_SHOWN: usize = 12;
-
-pub(super) fn check_instructions(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
-    super::for_each_instruction(module, &mut |i| {
-        if let Some(d) = check_instruction(i) {
-            diags.push(d);
-        }
-    });
-}
 
 /// Validates one instruction against its forms; `None` when it fits one.
 pub fn check_instruction(instr: &Instruction<'_>) -> Option<Diagnostic> {

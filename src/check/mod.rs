@@ -9,6 +9,7 @@
 mod header;
 mod instr;
 mod names;
+mod types;
 
 pub use instr::check_instruction;
 pub use names::is_special_register;
@@ -24,7 +25,6 @@ pub fn check(module: &Module<'_>) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     header::check_header(module, &mut diags);
     names::check_names(module, &mut diags);
-    instr::check_instructions(module, &mut diags);
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     if diags.len() > MAX_DIAGNOSTICS {
         diags.truncate(MAX_DIAGNOSTICS);
@@ -32,28 +32,4 @@ pub fn check(module: &Module<'_>) -> Vec<Diagnostic> {
         diags.push(Diagnostic::new(span, "too many errors; stopping here"));
     }
     diags
-}
-
-/// Calls `f` on every instruction of the module, in order.
-pub(crate) fn for_each_instruction<'m, 'a>(
-    module: &'m Module<'a>,
-    f: &mut dyn FnMut(&'m crate::syntax::ast::Instruction<'a>),
-) {
-    use crate::syntax::ast::{Block, Item, Statement};
-    fn walk<'m, 'a>(b: &'m Block<'a>, f: &mut dyn FnMut(&'m crate::syntax::ast::Instruction<'a>)) {
-        for s in &b.stmts {
-            match s {
-                Statement::Instr(i) => f(i),
-                Statement::Block(inner) => walk(inner, f),
-                _ => {}
-            }
-        }
-    }
-    for item in &module.items {
-        if let Item::Function(func) = item {
-            if let Some(body) = &func.body {
-                walk(body, f);
-            }
-        }
-    }
 }

@@ -80,8 +80,10 @@ fn canonical_number(s: &str) -> bool {
 /// What a name denotes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
-    /// Register, variable or parameter.
+    /// Variable or parameter.
     Data,
+    /// A `.reg` register other than `.pred`, with its type and vector width.
+    Reg(Mod, Option<u8>),
     /// A `.pred` register (the only kind a guard `@p` may name).
     Pred,
     Function,
@@ -216,6 +218,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 Statement::Var(v) => {
                     let kind = if v.ty == Mod::Pred {
                         Kind::Pred
+                    } else if v.space == Mod::Reg {
+                        Kind::Reg(v.ty, v.vector)
                     } else {
                         Kind::Data
                     };
@@ -336,6 +340,43 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for op in &i.operands {
             self.operand(op);
         }
+        // Modifiers and operand shapes against the forms, then operand types in this scope.
+        match crate::isa::decoded::decode(i) {
+            Ok(decoded) => {
+                let mut found = Vec::new();
+                {
+                    let lookup = |name: &str| self.declared(name);
+                    super::types::check_types(i, &decoded, &lookup, &mut found);
+                }
+                self.diags.extend(found);
+            }
+            Err(_) => {
+                if let Some(d) = super::instr::check_instruction(i) {
+                    self.diags.push(d);
+                }
+            }
+        }
+    }
+
+    /// What `name` is, for operand typing.
+    fn declared(&self, name: &str) -> Option<super::types::Declared> {
+        use super::types::Declared;
+        if name == "WARP_SZ" {
+            return Some(Declared::Other);
+        }
+        if is_special_register(name) {
+            return Some(Declared::Special);
+        }
+        Some(
+            match self.scopes.iter().rev().find_map(|s| s.lookup(name))? {
+                Kind::Reg(ty, vector) => Declared::Reg { ty, vector },
+                Kind::Pred => Declared::Reg {
+                    ty: Mod::Pred,
+                    vector: None,
+                },
+                _ => Declared::Other,
+            },
+        )
     }
 
     fn operand(&mut self, op: &Operand<'a>) {

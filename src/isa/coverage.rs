@@ -197,7 +197,9 @@ pub fn coverage_markdown() -> String {
          *forms* counts the syntax lines declared for the opcode: the manual's, plus the few \
          modifier orders real compilers also use, after expanding opcode placeholders such as the \
          video `vop`; *parsed* means the parser reads every form and the \
-         checker validates its modifiers and operands; *nvptx* and *cpu* say how far each target \
+         checker validates its modifiers and operand shapes, and the operand types of the \
+         general-purpose instructions (arithmetic, logic, shifts, comparisons, `cvt`, `mov`, \
+         `ld`/`st`, atomics, warp operations; see `src/check/types.rs`); *nvptx* and *cpu* say how far each target \
          translates it (`{UNSUPPORTED}`: not yet). The nvptx column is held to the code by \
          `tests/coverage_realized.rs`, which translates every PTX input of the repository and \
          checks, per opcode, that what is said to be LLVM IR never went through inline PTX and \

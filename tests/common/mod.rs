@@ -47,3 +47,29 @@ pub fn rel(path: &Path) -> String {
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
+
+/// NVIDIA's ptxas: `$PTXAS` when set and non-empty, else the one `scripts/setup.sh` puts in
+/// the repository's venv.
+pub fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(p.is_file(), "PTXAS={} is not a file", p.display());
+        return Some(p);
+    }
+    let lib = repo_root().join(".venv").join("lib");
+    let mut found = Vec::new();
+    for py in std::fs::read_dir(&lib).into_iter().flatten().flatten() {
+        if !py.file_name().to_string_lossy().starts_with("python3") {
+            continue;
+        }
+        let nvidia = py.path().join("site-packages").join("nvidia");
+        for cu in std::fs::read_dir(&nvidia).into_iter().flatten().flatten() {
+            let p = cu.path().join("bin").join("ptxas");
+            if cu.file_name().to_string_lossy().starts_with("cu") && p.is_file() {
+                found.push(p);
+            }
+        }
+    }
+    found.sort();
+    found.pop()
+}

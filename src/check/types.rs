@@ -1,0 +1,756 @@
+//! Operand type checking: each register, special register and immediate an instruction uses
+//! must be compatible with the type the instruction gives that operand (PTX ISA 9.2 §5.2.1,
+//! §6.1 and the relaxed rules for `ld`/`st`/`cvt` of "Operand Size Exceeding Instruction-Type
+//! Size").
+//!
+//! The rules, as `ptxas` applies them:
+//!
+//! - bit-size types (`.bN`) accept any register of N bits; integer types (`.uN`/`.sN`) accept
+//!   integer and bit-size registers of N bits; fundamental float types (`.f16`, `.f16x2`,
+//!   `.f32`, `.f64`) accept bit-size registers of the size and float registers of exactly that
+//!   type; the other packed and alternate formats (`.bf16`, `.bf16x2`, `.tf32`, `.u16x2`, …)
+//!   need bit-size registers (a `.f16x2` register also passes for `.u16x2`/`.s16x2`);
+//!   `.pred` accepts `.pred` registers only, and a `.pred` register fits nothing else;
+//! - `ld`, `st`, `ldu` and `cvt` also accept wider bit-size and integer registers (and wider
+//!   bit-size instruction types with float registers): the value is truncated or extended;
+//! - an integer literal cannot stand for a float operand, and a float literal (`0f…`, `0d…`,
+//!   `1.5`) fits only float and bit-size types;
+//! - vector special registers (`%tid`, `%ctaid`, `%clusterid`, …) need a component; special
+//!   registers are read by `mov` and `cvt` only; `%tid`-family components may be read as 16
+//!   bits (legacy code), `%gridid` as 32 or 64 bits;
+//! - `.vN` instructions take a brace vector of exactly N elements; scalar ones do not take
+//!   vectors (except `mov`'s packing forms, whose elements together fill the type).
+//!
+//! Which type each operand has is written once per opcode in [`operand_types`]; an opcode not
+//! listed there (tensor-core, texture, TMA and other special-purpose instructions) is checked
+//! for shape only, by the form matcher.
+
+use smallvec::SmallVec;
+
+use crate::isa::decoded::Decoded;
+use crate::isa::{Mod, Opcode};
+use crate::syntax::ast::{Component, Expr, Instruction, Operand, UnOp};
+use crate::syntax::diag::Diagnostic;
+
+/// What a name denotes, as far as typing goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Declared {
+    /// `.reg .TYPE` (with `.vN` when declared as a vector register).
+    Reg { ty: Mod, vector: Option<u8> },
+    /// A special register (`%tid`, `%laneid`, …).
+    Special,
+    /// Variables, parameters, functions: their address or value is not a register's type.
+    Other,
+}
+
+/// The type an operand position expects.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Want {
+    Ty(Mod),
+    /// Not checked (immediates such as `immLut`, address-sized operands).
+    Any,
+}
+
+/// Why an operand does not fit; rendered by [`mismatch_message`].
+struct Mismatch<'s> {
+    index: usize,
+    what: String,
+    want: Mod,
+    relaxed: bool,
+    span: crate::syntax::span::Span,
+    detail: Option<&'s str>,
+}
+
+/// Checks the operand types of one decoded instruction; `lookup` resolves a name in scope.
+pub(super) fn check_types(
+    instr: &Instruction<'_>,
+    decoded: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let opcode = instr.opcode;
+    // Special registers: only `mov` and `cvt` read them; vector ones need a component.
+    for op in &instr.operands {
+        each_name(op, &mut |name, comp, span| {
+            if lookup(name) != Some(Declared::Special) {
+                return;
+            }
+            if comp.is_none() && is_vector_sreg(name) {
+                diags.push(Diagnostic::new(
+                    span,
+                    format!(
+                        "special register `{name}` is a vector: read one component, like `{name}.x`"
+                    ),
+                ));
+            } else if !matches!(opcode, Opcode::Mov | Opcode::Cvt) {
+                diags.push(Diagnostic::new(
+                    span,
+                    format!(
+                        "special register `{name}` cannot be an operand of `{}`: read it into a register with `mov` first",
+                        opcode.spelling()
+                    ),
+                ));
+            }
+        });
+    }
+    let Some(rules) = operand_types(instr, decoded) else {
+        return;
+    };
+    let form = decoded.form();
+    let name = instr_name(instr);
+    let vec_width = decoded.vec_width();
+    for (index, (op, pat)) in instr.operands.iter().zip(&form.operands).enumerate() {
+        let (first, second) = pattern_names(&pat.name);
+        let (op_a, op_b) = match op {
+            Operand::Pair(a, b, _) => (&**a, Some(&**b)),
+            _ => (op, None),
+        };
+        let mut parts: SmallVec<[(&Operand<'_>, &str); 2]> = SmallVec::new();
+        parts.push((op_a, first));
+        if let (Some(b), Some(n)) = (op_b, second) {
+            parts.push((b, n));
+        }
+        for (op, pname) in parts {
+            let Some(&(_, want)) = rules.ops.iter().find(|(n, _)| *n == pname) else {
+                continue;
+            };
+            let Want::Ty(want) = want else {
+                continue;
+            };
+            let data_operand = rules.vector_operands.contains(&pname);
+            if let Some(m) = check_operand(
+                op,
+                want,
+                rules.relaxed,
+                data_operand.then_some(vec_width).flatten(),
+                data_operand,
+                opcode,
+                lookup,
+            ) {
+                diags.push(mismatch_message(&name, pname, Mismatch { index, ..m }));
+            }
+        }
+    }
+}
+
+/// Per-opcode operand types: which operand (by its name in `ptx.isa`) has which type.
+struct Rules {
+    ops: SmallVec<[(&'static str, Want); 8]>,
+    /// `ld`/`st`/`ldu`/`cvt`: wider registers allowed.
+    relaxed: bool,
+    /// Operands that hold the data of a `.vN` access (and may be brace vectors).
+    vector_operands: &'static [&'static str],
+}
+
+fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
+    use Mod::*;
+    use Opcode as O;
+    let types = d.types();
+    let t0 = types.first().copied();
+    let one = (types.len() == 1).then_some(t0).flatten();
+    let ty = |m: Mod| Want::Ty(m);
+    let mut relaxed = false;
+    let mut vector_operands: &'static [&'static str] = &[];
+    let ops: SmallVec<[(&'static str, Want); 8]> = match instr.opcode {
+        O::Add
+        | O::Sub
+        | O::Min
+        | O::Max
+        | O::Abs
+        | O::Neg
+        | O::Div
+        | O::Rem
+        | O::And
+        | O::Or
+        | O::Xor
+        | O::Not
+        | O::Cnot
+        | O::Copysign
+        | O::Sqrt
+        | O::Rcp
+        | O::Rsqrt
+        | O::Sin
+        | O::Cos
+        | O::Lg2
+        | O::Ex2
+        | O::Tanh
+        | O::Addc
+        | O::Subc
+        | O::Sad
+        | O::Brev
+        | O::Fma
+        | O::Mul24
+        | O::Mad24 => {
+            let t = one?;
+            [("d", ty(t)), ("a", ty(t)), ("b", ty(t)), ("c", ty(t))]
+                .into_iter()
+                .collect()
+        }
+        O::Mul | O::Mad | O::Madc => {
+            let t = one?;
+            let dt = if d.has(Wide) { wide(t)? } else { t };
+            [("d", ty(dt)), ("a", ty(t)), ("b", ty(t)), ("c", ty(dt))]
+                .into_iter()
+                .collect()
+        }
+        O::Popc | O::Clz | O::Bfind => [("d", ty(U32)), ("a", ty(one?))].into_iter().collect(),
+        O::Shl | O::Shr => {
+            let t = one?;
+            [("d", ty(t)), ("a", ty(t)), ("b", ty(U32))]
+                .into_iter()
+                .collect()
+        }
+        O::Shf => [
+            ("d", ty(B32)),
+            ("a", ty(B32)),
+            ("b", ty(B32)),
+            ("c", ty(U32)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Bfe => {
+            let t = one?;
+            [("d", ty(t)), ("a", ty(t)), ("b", ty(U32)), ("c", ty(U32))]
+                .into_iter()
+                .collect()
+        }
+        O::Bfi => {
+            let t = one?;
+            [
+                ("f", ty(t)),
+                ("a", ty(t)),
+                ("b", ty(t)),
+                ("c", ty(U32)),
+                ("d", ty(U32)),
+            ]
+            .into_iter()
+            .collect()
+        }
+        O::Prmt => [
+            ("d", ty(B32)),
+            ("a", ty(B32)),
+            ("b", ty(B32)),
+            ("c", ty(B32)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Lop3 => [
+            ("d", ty(B32)),
+            ("p", ty(Pred)),
+            ("a", ty(B32)),
+            ("b", ty(B32)),
+            ("c", ty(B32)),
+            ("immLut", Want::Any),
+            ("q", ty(Pred)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Testp => [("p", ty(Pred)), ("a", ty(one?))].into_iter().collect(),
+        O::Setp => {
+            let t = one?;
+            [
+                ("p", ty(Pred)),
+                ("q", ty(Pred)),
+                ("a", ty(t)),
+                ("b", ty(t)),
+                ("c", ty(Pred)),
+            ]
+            .into_iter()
+            .collect()
+        }
+        O::Set if types.len() == 2 => [
+            ("d", ty(types[0])),
+            ("a", ty(types[1])),
+            ("b", ty(types[1])),
+            ("c", ty(Pred)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Selp => {
+            let t = one?;
+            [("d", ty(t)), ("a", ty(t)), ("b", ty(t)), ("c", ty(Pred))]
+                .into_iter()
+                .collect()
+        }
+        O::Slct if types.len() == 2 => [
+            ("d", ty(types[0])),
+            ("a", ty(types[0])),
+            ("b", ty(types[0])),
+            ("c", ty(types[1])),
+        ]
+        .into_iter()
+        .collect(),
+        // The plain `cvt.dtype.atype d, a` forms; the packing conversions are shape-checked.
+        O::Cvt if types.len() == 2 && d.form().operands.len() == 2 => {
+            relaxed = true;
+            [("d", ty(types[0])), ("a", ty(types[1]))]
+                .into_iter()
+                .collect()
+        }
+        O::Cvta => [("p", ty(one?)), ("a", ty(one?))].into_iter().collect(),
+        O::Isspacep => [("p", ty(Pred))].into_iter().collect(),
+        O::Mov => {
+            let t = one?;
+            vector_operands = &["d", "a"];
+            [("d", ty(t)), ("a", ty(t))].into_iter().collect()
+        }
+        O::Ld | O::Ldu => {
+            relaxed = true;
+            vector_operands = &["d"];
+            [("d", ty(one?))].into_iter().collect()
+        }
+        O::St if d.form().operands.len() <= 3 && !d.has(Mod::Async) => {
+            relaxed = true;
+            vector_operands = &["b"];
+            [("b", ty(one?))].into_iter().collect()
+        }
+        // Scalar atomics; the vector (`.v2.f32`, …) forms are shape-checked only.
+        O::Atom | O::Red if d.vec_width().is_none() => {
+            let t = one?;
+            [("d", ty(t)), ("b", ty(t)), ("c", ty(t))]
+                .into_iter()
+                .collect()
+        }
+        O::Shfl => [
+            ("d", ty(B32)),
+            ("p", ty(Pred)),
+            ("a", ty(B32)),
+            ("b", ty(U32)),
+            ("c", ty(U32)),
+            ("membermask", ty(U32)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Vote => {
+            let dt = if d.has(Ballot) { B32 } else { Pred };
+            [("d", ty(dt)), ("a", ty(Pred)), ("membermask", ty(U32))]
+                .into_iter()
+                .collect()
+        }
+        O::Activemask => [("d", ty(B32))].into_iter().collect(),
+        O::Match => [
+            ("d", ty(B32)),
+            ("p", ty(Pred)),
+            ("a", ty(one?)),
+            ("membermask", ty(U32)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Redux if types.len() == 1 => [
+            ("dst", ty(types[0])),
+            ("src", ty(types[0])),
+            ("membermask", ty(U32)),
+        ]
+        .into_iter()
+        .collect(),
+        O::Elect => [("d", ty(B32)), ("p", ty(Pred)), ("membermask", ty(U32))]
+            .into_iter()
+            .collect(),
+        O::Dp2a | O::Dp4a => [
+            ("d", ty(U32)),
+            ("a", ty(B32)),
+            ("b", ty(B32)),
+            ("c", ty(U32)),
+        ]
+        .into_iter()
+        .collect(),
+        _ => return None,
+    };
+    Some(Rules {
+        ops,
+        relaxed,
+        vector_operands,
+    })
+}
+
+/// The double-width type of `mul.wide`/`mad.wide`.
+fn wide(t: Mod) -> Option<Mod> {
+    use Mod::*;
+    Some(match t {
+        U16 => U32,
+        U32 => U64,
+        S16 => S32,
+        S32 => S64,
+        B16 => B32,
+        B32 => B64,
+        _ => return None,
+    })
+}
+
+/// `p[|q]` → (`p`, `q`); `d|p` → (`d`, `p`); `{!}c` is stored as `c`.
+fn pattern_names(name: &str) -> (&str, Option<&str>) {
+    let cut = name.find(['|', '[']).unwrap_or(name.len());
+    let first = &name[..cut];
+    let second = name[cut..]
+        .trim_matches(|c| c == '[' || c == ']' || c == '|')
+        .trim_start_matches('|');
+    (first, (!second.is_empty()).then_some(second))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_operand<'s>(
+    op: &Operand<'_>,
+    want: Mod,
+    relaxed: bool,
+    vec_width: Option<u8>,
+    data_operand: bool,
+    opcode: Opcode,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+) -> Option<Mismatch<'s>> {
+    let span = op.span();
+    let mk = |what: String, detail: Option<&'s str>| Mismatch {
+        index: 0,
+        what,
+        want,
+        relaxed,
+        span,
+        detail,
+    };
+    match op {
+        Operand::Vec(items, _) => {
+            if !data_operand {
+                return Some(mk(
+                    format!("it is a vector of {}", items.len()),
+                    Some("this operand is a scalar"),
+                ));
+            }
+            let n = items.len();
+            let elem = if opcode == Opcode::Mov && vec_width.is_none() && n > 1 {
+                // `mov.b64 %rd, {%r1, %r2}`: the elements pack into the type.
+                let bits = want.type_bits()?;
+                if !bits.is_multiple_of(n as u32) {
+                    return Some(mk(
+                        format!("it is a vector of {n}"),
+                        Some("`mov` packs 2 or 4 elements that together fill its type"),
+                    ));
+                }
+                bit_type(bits / n as u32)?
+            } else {
+                match vec_width {
+                    Some(w) if w as usize == n => want,
+                    None if n == 1 => want,
+                    Some(w) => {
+                        return Some(Mismatch {
+                            what: format!("it is a vector of {n}"),
+                            detail: Some(if w == 2 {
+                                "`.v2` needs a vector of 2 elements `{a, b}`"
+                            } else if w == 4 {
+                                "`.v4` needs a vector of 4 elements `{a, b, c, d}`"
+                            } else {
+                                "`.v8` needs a vector of 8 elements"
+                            }),
+                            ..mk(String::new(), None)
+                        })
+                    }
+                    None => {
+                        return Some(mk(
+                            format!("it is a vector of {n}"),
+                            Some("a vector operand needs a `.v2`/`.v4`/`.v8` modifier"),
+                        ))
+                    }
+                }
+            };
+            items
+                .iter()
+                .find_map(|item| check_operand(item, elem, relaxed, None, false, opcode, lookup))
+        }
+        Operand::Name { name, comp, .. } => {
+            let declared = lookup(name)?;
+            match declared {
+                Declared::Reg { ty, vector } => {
+                    let reg_ty = match (vector, comp) {
+                        (Some(n), None) => {
+                            if data_operand && vec_width == Some(n) {
+                                ty
+                            } else {
+                                return Some(mk(
+                                    format!(
+                                        "`{name}` is a `.v{n}{}` vector register",
+                                        ty.spelling()
+                                    ),
+                                    Some(
+                                        "use one component (`.x`, `.y`, …) or a `.vN` instruction",
+                                    ),
+                                ));
+                            }
+                        }
+                        _ => ty,
+                    };
+                    if vec_width.is_some() && data_operand && vector.is_none() {
+                        return Some(mk(
+                            format!("`{name}` is a scalar register"),
+                            Some("a `.vN` instruction needs a brace vector `{a, b, …}`"),
+                        ));
+                    }
+                    (!compatible(reg_ty, want, relaxed)).then(|| {
+                        mk(
+                            format!("`{name}` is declared `{}`", reg_ty.spelling()),
+                            None,
+                        )
+                    })
+                }
+                Declared::Special => {
+                    // A vector register without its component was reported already.
+                    if comp.is_none() && is_vector_sreg(name) {
+                        return None;
+                    }
+                    let ok = special_sizes(name)
+                        .iter()
+                        .any(|&t| compatible(t, want, relaxed));
+                    (!ok).then(|| {
+                        mk(
+                            format!(
+                                "special register `{name}{}` reads as {}",
+                                comp.map_or("", |c| match c {
+                                    Component::X => ".x",
+                                    Component::Y => ".y",
+                                    Component::Z => ".z",
+                                    Component::W => ".w",
+                                }),
+                                special_sizes(name)
+                                    .iter()
+                                    .map(|t| format!("`{}`", t.spelling()))
+                                    .collect::<Vec<_>>()
+                                    .join(" or ")
+                            ),
+                            None,
+                        )
+                    })
+                }
+                Declared::Other => None,
+            }
+        }
+        Operand::Imm(e) => {
+            if vec_width.is_some() && data_operand {
+                return Some(mk(
+                    "it is a scalar constant".into(),
+                    Some("a `.vN` instruction needs a brace vector `{a, b, …}`"),
+                ));
+            }
+            match literal_kind(e)? {
+                Literal::Int if is_float(want) && want != Mod::Pred => Some(mk(
+                    "it is an integer constant".into(),
+                    Some("write float constants as `0f3F800000` (f32 bits), `0d…` (f64 bits) or `1.0`"),
+                )),
+                Literal::Float if want.is_int_type() || want == Mod::Pred => Some(mk(
+                    "it is a floating-point constant".into(),
+                    Some("integer operands take integer constants; use a `.bN` type to move float bits"),
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+enum Literal {
+    Int,
+    Float,
+}
+
+fn literal_kind(e: &Expr<'_>) -> Option<Literal> {
+    match e {
+        Expr::Int { .. } => Some(Literal::Int),
+        Expr::F32(..) | Expr::F64(..) => Some(Literal::Float),
+        Expr::Unary(UnOp::Neg | UnOp::Plus, inner, _) => literal_kind(inner),
+        _ => None,
+    }
+}
+
+fn is_float(t: Mod) -> bool {
+    t.is_float_type()
+}
+
+fn bit_type(bits: u32) -> Option<Mod> {
+    Some(match bits {
+        8 => Mod::B8,
+        16 => Mod::B16,
+        32 => Mod::B32,
+        64 => Mod::B64,
+        128 => Mod::B128,
+        _ => return None,
+    })
+}
+
+/// Whether a register declared `reg` may stand where the instruction expects `want`.
+fn compatible(reg: Mod, want: Mod, relaxed: bool) -> bool {
+    use Mod::*;
+    if reg == Pred || want == Pred {
+        return reg == want;
+    }
+    let (Some(rb), Some(wb)) = (reg.type_bits(), want.instr_type_bits()) else {
+        return true;
+    };
+    let size_ok = |wider_ok: bool| if wider_ok { rb >= wb } else { rb == wb };
+    let fundamental = matches!(
+        want,
+        B8 | B16
+            | B32
+            | B64
+            | B128
+            | U8
+            | U16
+            | U32
+            | U64
+            | S8
+            | S16
+            | S32
+            | S64
+            | F16
+            | F16x2
+            | F32
+            | F64
+    );
+    if !fundamental {
+        // Packed and alternate formats live in bit-size registers.
+        let kind_ok = reg.is_bit_type()
+            || (matches!(want, U16x2 | S16x2) && reg == F16x2)
+            || reg.type_bits().is_none();
+        return kind_ok && rb == wb;
+    }
+    if reg.is_bit_type() {
+        size_ok(relaxed)
+    } else if reg.is_int_type() {
+        (want.is_bit_type() || want.is_int_type()) && size_ok(relaxed)
+    } else if reg.is_float_type() {
+        if want.is_bit_type() {
+            size_ok(relaxed)
+        } else {
+            reg == want
+        }
+    } else {
+        true
+    }
+}
+
+fn is_vector_sreg(name: &str) -> bool {
+    matches!(
+        name,
+        "%tid"
+            | "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
+    )
+}
+
+/// The types a special register may be read as.
+fn special_sizes(name: &str) -> &'static [Mod] {
+    use Mod::*;
+    match name {
+        // Legacy code reads the thread and CTA indices with 16-bit `mov`/`cvt`.
+        "%tid" | "%ntid" | "%ctaid" | "%nctaid" => &[U32, U16],
+        "%gridid" => &[U64, U32],
+        "%clock64" | "%globaltimer" | "%current_graph_exec" => &[U64],
+        "%is_explicit_cluster" => &[Pred],
+        n if n.starts_with("%pm") && n.ends_with("_64") => &[U64],
+        _ => &[U32],
+    }
+}
+
+/// Calls `f` on every name (with its component) an operand reads or writes directly.
+fn each_name<'a>(
+    op: &Operand<'a>,
+    f: &mut dyn FnMut(&'a str, Option<Component>, crate::syntax::span::Span),
+) {
+    match op {
+        Operand::Name {
+            name, comp, span, ..
+        } => f(name, *comp, *span),
+        Operand::Vec(items, _) | Operand::List(items, _) | Operand::AddrList(items, _) => {
+            for i in items {
+                each_name(i, f);
+            }
+        }
+        Operand::Pair(a, b, _) => {
+            each_name(a, f);
+            each_name(b, f);
+        }
+        _ => {}
+    }
+}
+
+fn instr_name(instr: &Instruction<'_>) -> String {
+    let mut s = instr.opcode.spelling().to_string();
+    for m in &instr.mods {
+        s.push_str(m.spelling());
+    }
+    s
+}
+
+/// What a type accepts, in words: `.u32` → "a 32-bit integer or bit-size register".
+fn accepts(want: Mod, relaxed: bool) -> String {
+    let bits = want.instr_type_bits().unwrap_or(0);
+    let size = if relaxed && want != Mod::Pred {
+        format!("{bits}-bit or wider")
+    } else {
+        format!("{bits}-bit")
+    };
+    if want == Mod::Pred {
+        "a `.pred` register".into()
+    } else if want.is_bit_type() {
+        format!("a {size} register of any type")
+    } else if want.is_int_type() && want.type_bits().is_some() && !want.is_packed() {
+        format!("a {size} integer (`.u`/`.s`) or bit-size (`.b`) register")
+    } else if matches!(want, Mod::F16 | Mod::F16x2 | Mod::F32 | Mod::F64) {
+        format!(
+            "a `{}` register or a {bits}-bit bit-size (`.b{bits}`) register",
+            want.spelling()
+        )
+    } else {
+        format!("a {bits}-bit bit-size (`.b{bits}`) register")
+    }
+}
+
+fn mismatch_message(instr: &str, operand: &str, m: Mismatch<'_>) -> Diagnostic {
+    let mut msg = format!(
+        "operand {} (`{operand}`) of `{instr}` has the wrong type: {}, but a `{}` operand needs {}",
+        m.index + 1,
+        m.what,
+        m.want.spelling(),
+        accepts(m.want, m.relaxed)
+    );
+    if let Some(d) = m.detail {
+        msg.push_str(" (");
+        msg.push_str(d);
+        msg.push(')');
+    }
+    Diagnostic::new(m.span, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Mod::*;
+
+    #[test]
+    fn compatibility_follows_the_manual() {
+        assert!(compatible(B32, U32, false));
+        assert!(compatible(S32, U32, false));
+        assert!(!compatible(B64, U32, false));
+        assert!(compatible(B64, U32, true));
+        assert!(!compatible(F32, U32, false));
+        assert!(compatible(B32, F32, false));
+        assert!(!compatible(U32, F32, false));
+        assert!(!compatible(F64, F32, true));
+        assert!(compatible(F64, B32, true));
+        assert!(compatible(F32, B32, false));
+        assert!(!compatible(U16, Bf16, false));
+        assert!(compatible(B16, Bf16, false));
+        assert!(compatible(F16x2, U16x2, false));
+        assert!(!compatible(F16x2, Bf16x2, false));
+        assert!(!compatible(Pred, U32, false));
+        assert!(!compatible(U32, Pred, false));
+        assert!(!compatible(U16, U32, true));
+    }
+
+    #[test]
+    fn pair_names() {
+        assert_eq!(pattern_names("p[|q]"), ("p", Some("q")));
+        assert_eq!(pattern_names("d|p"), ("d", Some("p")));
+        assert_eq!(pattern_names("a"), ("a", None));
+    }
+}
