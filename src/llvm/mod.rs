@@ -203,6 +203,23 @@ pub fn raw<'c>(v: impl AnyValue<'c>) -> LLVMValueRef {
     v.as_value_ref()
 }
 
+/// Makes the declared function `decl` an alias of `target` (PTX `.alias`): its uses call
+/// `target` directly, and a global alias with `decl`'s name and linkage keeps the symbol.
+/// inkwell has no alias API.
+pub fn alias_function<'c>(m: &Module<'c>, decl: FunctionValue<'c>, target: FunctionValue<'c>) {
+    let name = std::ffi::CString::new(decl.get_name().to_bytes()).unwrap_or_default();
+    unsafe {
+        let d = raw(decl);
+        let t = raw(target);
+        let linkage = c::LLVMGetLinkage(d);
+        c::LLVMReplaceAllUsesWith(d, t);
+        c::LLVMDeleteFunction(d);
+        let ty = c::LLVMGlobalGetValueType(t);
+        let a = c::LLVMAddAlias2(m.as_mut_ptr(), ty, 0, t, name.as_ptr());
+        c::LLVMSetLinkage(a, linkage);
+    }
+}
+
 /// Calls (declaring on first use) the function `name` of type `ret(args)`; used for
 /// `llvm.nvvm.*` and other intrinsics, whose names LLVM recognises.
 pub fn call_named<'c>(

@@ -280,6 +280,14 @@ pub fn lower_call<'c, 'a>(
                 signature(l, &p.rets, &p.params, false)
             } else if let Some(s) = l.sigs.get(pname) {
                 s.clone()
+            } else if let Some(s) = fs
+                .call_targets
+                .get(pname)
+                .and_then(|t| t.iter().find_map(|f| l.sigs.get(f)))
+            {
+                // `.calltargets`: every listed function has the call's signature (ptxas checks
+                // that), so the first one's serves.
+                s.clone()
             } else {
                 return Err(invalid(
                     ins.span(),

@@ -26,8 +26,6 @@ fn no_dest(op: &str, mods: &[&str]) -> bool {
         "st" | "red"
             | "sust"
             | "sured"
-            | "bar"
-            | "barrier"
             | "prefetch"
             | "prefetchu"
             | "cp"
@@ -43,12 +41,13 @@ fn no_dest(op: &str, mods: &[&str]) -> bool {
             | "setmaxnreg"
             | "discard"
             | "applypriority"
-            | "cvta"
             | "tensormap"
             | "st_async"
             | "red_async"
             | "multimem"
     ) && !(op == "multimem" && mods.contains(&".ld_reduce"))
+        // `bar.red`/`barrier.red` write their first operand; the other barriers write nothing.
+        || matches!(op, "bar" | "barrier") && !mods.contains(&".red")
         || op == "wgmma" && !mods.contains(&".mma_async")
         || op == "tcgen05" && !mods.contains(&".ld")
         || op == "mbarrier"

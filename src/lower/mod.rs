@@ -126,6 +126,8 @@ pub struct FnState<'c, 'a> {
     pub rets: Vec<(RetSlot<'a, 'c>, ParamKind<'c>)>,
     pub cc: Option<PointerValue<'c>>,
     pub branch_targets: HashMap<&'a str, Vec<&'a str>>,
+    /// `.calltargets` lists: an indirect call naming one takes the signature of its functions.
+    pub call_targets: HashMap<&'a str, Vec<&'a str>>,
     pub prototypes: HashMap<&'a str, &'a ast::CallPrototype<'a>>,
     pub is_kernel: bool,
     counter: u32,
@@ -879,6 +881,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             cc: None,
             branch_targets: HashMap::new(),
             prototypes: HashMap::new(),
+            call_targets: HashMap::new(),
             is_kernel: f.kind == ast::FnKind::Entry,
             counter: 0,
         };
@@ -1025,6 +1028,9 @@ fn collect_labels<'c, 'a>(fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) {
             }
             ast::Statement::CallPrototype(p) => {
                 fs.prototypes.insert(p.name, p);
+            }
+            ast::Statement::CallTargets { name, targets, .. } => {
+                fs.call_targets.insert(name, targets.clone());
             }
             _ => {}
         }

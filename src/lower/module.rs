@@ -322,6 +322,33 @@ pub fn lower_module<'c, 'a>(
             errors.push(e);
         }
     }
+    // `.alias a, b;`: `a` is declared (without a body) and becomes an alias of `b`.
+    if errors.is_empty() {
+        for it in &m.items {
+            if let Item::Alias {
+                alias,
+                aliasee,
+                span,
+            } = it
+            {
+                match (l.syms.get(alias), l.syms.get(aliasee)) {
+                    (Some(Sym::Func(a)), Some(Sym::Func(t)))
+                        if a.count_basic_blocks() == 0 && t.count_basic_blocks() > 0 =>
+                    {
+                        let (a, t) = (*a, *t);
+                        crate::llvm::alias_function(&l.module, a, t);
+                        l.syms.insert(alias, Sym::Func(t));
+                    }
+                    _ => errors.push(Error::Invalid {
+                        msg: format!(
+                            "`.alias {alias}, {aliasee};` needs `{alias}` declared without a body and `{aliasee}` defined in this module"
+                        ),
+                        span: *span,
+                    }),
+                }
+            }
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {

@@ -54,17 +54,14 @@ impl Target for Nvptx {
                 format!("llvm.nvvm.read.ptx.sreg.{}", name.replace('_', ".")),
                 i32t,
             ),
-            "gridid" | "clock64" | "globaltimer" => {
-                (format!("llvm.nvvm.read.ptx.sreg.{name}"), i64t)
-            }
+            // `%gridid` is 64 bits in PTX, but LLVM's intrinsic reads 32: it goes through inline
+            // PTX below.
+            "clock64" | "globaltimer" => (format!("llvm.nvvm.read.ptx.sreg.{name}"), i64t),
             "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => (
                 format!("llvm.nvvm.read.ptx.sreg.lanemask.{}", &name[9..]),
                 i32t,
             ),
-            "is_explicit_cluster" => (
-                "llvm.nvvm.read.ptx.sreg.is.explicit.cluster".to_string(),
-                l.i1().into(),
-            ),
+            "is_explicit_cluster" => ("llvm.nvvm.is_explicit_cluster".to_string(), l.i1().into()),
             _ => {
                 // Everything else (envregN, pmN, smem sizes, …) is read with inline PTX.
                 let (ty, cons, w) =
