@@ -220,6 +220,37 @@ pub fn alias_function<'c>(m: &Module<'c>, decl: FunctionValue<'c>, target: Funct
     }
 }
 
+/// A fresh loop ID `!0 = !{!0, !{!"llvm.loop.unroll.disable"}}` (self-referential, so
+/// distinct), built through llvm-sys: inkwell cannot make a node refer to itself.
+pub fn loop_unroll_disable(ctx: &Context) -> llvm_sys::prelude::LLVMMetadataRef {
+    unsafe {
+        let cx = ctx_ref(ctx);
+        let key = "llvm.loop.unroll.disable";
+        let s = c::LLVMMDStringInContext2(cx, key.as_ptr().cast(), key.len());
+        let mut one = [s];
+        let disable = c::LLVMMDNodeInContext2(cx, one.as_mut_ptr(), 1);
+        let tmp = llvm_sys::debuginfo::LLVMTemporaryMDNode(cx, std::ptr::null_mut(), 0);
+        let mut items = [tmp, disable];
+        let id = c::LLVMMDNodeInContext2(cx, items.as_mut_ptr(), 2);
+        llvm_sys::debuginfo::LLVMMetadataReplaceAllUsesWith(tmp, id);
+        id
+    }
+}
+
+/// Attaches a loop ID (see [`loop_unroll_disable`]) to a branch as `!llvm.loop`.
+pub fn set_loop_metadata(
+    ctx: &Context,
+    branch: inkwell::values::InstructionValue<'_>,
+    id: llvm_sys::prelude::LLVMMetadataRef,
+) {
+    unsafe {
+        let cx = ctx_ref(ctx);
+        let kind = "llvm.loop";
+        let k = c::LLVMGetMDKindIDInContext(cx, kind.as_ptr().cast(), kind.len() as u32);
+        c::LLVMSetMetadata(branch.as_value_ref(), k, c::LLVMMetadataAsValue(cx, id));
+    }
+}
+
 /// Calls (declaring on first use) the function `name` of type `ret(args)`; used for
 /// `llvm.nvvm.*` and other intrinsics, whose names LLVM recognises.
 pub fn call_named<'c>(

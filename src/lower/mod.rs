@@ -128,6 +128,9 @@ pub struct FnState<'c, 'a> {
     pub branch_targets: HashMap<&'a str, Vec<&'a str>>,
     /// `.calltargets` lists: an indirect call naming one takes the signature of its functions.
     pub call_targets: HashMap<&'a str, Vec<&'a str>>,
+    /// Blocks holding a statement-level `.pragma "nounroll";`: the headers of loops that must
+    /// not be unrolled.
+    pub nounroll: Vec<BasicBlock<'c>>,
     pub prototypes: HashMap<&'a str, &'a ast::CallPrototype<'a>>,
     pub is_kernel: bool,
     counter: u32,
@@ -149,6 +152,8 @@ pub struct Lowerer<'c, 'a> {
     pub sigs: HashMap<&'a str, Sig<'c>>,
     pub addr64: bool,
     pub sm: u32,
+    /// A module-level `.pragma "nounroll";`: no loop of the module is unrolled.
+    pub nounroll: bool,
 }
 
 /// Pre-decoded view of an instruction's modifiers.
@@ -273,6 +278,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             sigs: HashMap::new(),
             addr64,
             sm,
+            nounroll: false,
         }
     }
 
@@ -882,6 +888,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             branch_targets: HashMap::new(),
             prototypes: HashMap::new(),
             call_targets: HashMap::new(),
+            nounroll: Vec::new(),
             is_kernel: f.kind == ast::FnKind::Entry,
             counter: 0,
         };
@@ -894,7 +901,38 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         self.b.position_at_end(alloca_bb);
         self.b.build_unconditional_branch(start).unwrap();
+        let fn_nounroll = f
+            .directives
+            .iter()
+            .any(|d| matches!(d, ast::FnDirective::Pragma(strings, _) if has_nounroll(strings)));
+        self.mark_nounroll(&fs, self.nounroll || fn_nounroll);
         Ok(())
+    }
+
+    /// `.pragma "nounroll"` as `!llvm.loop !{..., !{!"llvm.loop.unroll.disable"}}` on the
+    /// branches into each loop header it names (every block when `all`). LLVM reads the
+    /// metadata from a loop's latches and ignores it on other branches, so marking every
+    /// branch into the header is exact without computing which ones are back edges.
+    fn mark_nounroll(&self, fs: &FnState<'c, 'a>, all: bool) {
+        let headers: Vec<BasicBlock<'c>> = if all {
+            // Every block that can head a loop: all but the entry block.
+            fs.func.get_basic_block_iter().skip(1).collect()
+        } else {
+            fs.nounroll.clone()
+        };
+        for h in headers {
+            let md = crate::llvm::loop_unroll_disable(self.ctx);
+            for bb in fs.func.get_basic_block_iter() {
+                let Some(t) = bb.get_terminator() else {
+                    continue;
+                };
+                let n = t.get_num_operands();
+                let into_h = (0..n).any(|k| t.get_operand(k).and_then(|o| o.block()) == Some(h));
+                if into_h {
+                    crate::llvm::set_loop_metadata(self.ctx, t, md);
+                }
+            }
+        }
     }
 
     fn block(&self, fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) -> Result<(), Error> {
@@ -931,6 +969,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 ast::Statement::Block(b) => self.block(fs, b)?,
                 ast::Statement::CallPrototype(p) => {
                     fs.prototypes.insert(p.name, p);
+                }
+                ast::Statement::Pragma(strings, _) if has_nounroll(strings) => {
+                    if let Some(bb) = self.b.get_insert_block() {
+                        fs.nounroll.push(bb);
+                    }
                 }
                 ast::Statement::BranchTargets { name, targets, .. } => {
                     fs.branch_targets.insert(name, targets.clone());
@@ -1017,6 +1060,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         Ok(())
     }
+}
+
+/// Whether a `.pragma` list holds `"nounroll"` (the strings keep their quotes).
+pub(crate) fn has_nounroll(strings: &[&str]) -> bool {
+    strings.iter().any(|s| s.trim_matches('"') == "nounroll")
 }
 
 fn collect_labels<'c, 'a>(fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) {

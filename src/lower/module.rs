@@ -286,6 +286,10 @@ pub fn lower_module<'c, 'a>(
     m: &'a ast::Module<'a>,
 ) -> Result<(), Vec<Error>> {
     let mut errors = Vec::new();
+    l.nounroll = m
+        .items
+        .iter()
+        .any(|it| matches!(it, Item::Pragma(strings, _) if super::has_nounroll(strings)));
     // Functions.
     let mut defs = Vec::new();
     for it in &m.items {
