@@ -177,7 +177,7 @@ pub fn lower<'c, 'a>(
             };
             l.set(fs, data, v, t.is_signed())?;
         } else {
-            let Operand::Vec(items, _) = data else {
+            let Some(items) = l.vector_items(fs, data) else {
                 return Err(invalid(data.span(), "expected a vector operand"));
             };
             let vv = v.into_vector_value();
@@ -200,7 +200,7 @@ pub fn lower<'c, 'a>(
                 v
             }
         } else {
-            let Operand::Vec(items, _) = data else {
+            let Some(items) = l.vector_items(fs, data) else {
                 return Err(invalid(data.span(), "expected a vector operand"));
             };
             let mut acc = undef_vec(vty);

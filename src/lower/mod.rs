@@ -743,6 +743,47 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
     }
 
+    /// The elements of a vector operand: a brace vector `{a, b}` as written, or a vector
+    /// register (`.reg .v4 .f32 %v;` used whole) as its components `%v.x`, `%v.y`, ….
+    pub fn vector_items(&self, fs: &FnState<'c, 'a>, op: &Operand<'a>) -> Option<Vec<Operand<'a>>> {
+        match op {
+            Operand::Vec(items, _) => Some(items.clone()),
+            Operand::Name {
+                name,
+                comp: None,
+                negated: false,
+                span,
+            } => {
+                let decl = fs.reg_decls.get(name).copied().or_else(|| {
+                    let split = name.trim_end_matches(|c: char| c.is_ascii_digit());
+                    fs.reg_decls
+                        .get(split)
+                        .copied()
+                        .filter(|d| d.count.is_some())
+                })?;
+                let n = decl.vector?;
+                let comps = [
+                    ast::Component::X,
+                    ast::Component::Y,
+                    ast::Component::Z,
+                    ast::Component::W,
+                ];
+                Some(
+                    comps[..(n as usize).min(4)]
+                        .iter()
+                        .map(|&c| Operand::Name {
+                            name,
+                            comp: Some(c),
+                            negated: false,
+                            span: *span,
+                        })
+                        .collect(),
+                )
+            }
+            _ => None,
+        }
+    }
+
     /// Stores `v` (of an instruction type) into the destination operand.
     pub fn set(
         &self,
@@ -763,6 +804,47 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     .ok_or_else(|| invalid(*span, format!("`{name}` is not a register")))?;
                 let v = self.coerce(v, st, signed);
                 self.b.build_store(p, v).unwrap();
+                Ok(())
+            }
+            Operand::Name {
+                name,
+                comp: Some(c),
+                span,
+                ..
+            } => {
+                // One element of a vector register (`%v.y`): its bits within the register.
+                let (p, st, t) = self
+                    .reg(fs, name)
+                    .ok_or_else(|| invalid(*span, format!("`{name}` is not a register")))?;
+                let BasicTypeEnum::IntType(whole) = st else {
+                    return Err(invalid(*span, format!("`{name}` is not a vector register")));
+                };
+                let shift = (*c as u32) * t.bits;
+                if shift + t.bits > whole.get_bit_width() {
+                    return Err(invalid(*span, format!("`{name}` has no such component")));
+                }
+                let e = self
+                    .coerce(v, self.int(t.bits).into(), signed)
+                    .into_int_value();
+                let e = self.b.build_int_z_extend(e, whole, "").unwrap();
+                let sh = whole.const_int(shift as u64, false);
+                let e = self.b.build_left_shift(e, sh, "").unwrap();
+                let field = whole.const_int(
+                    if t.bits >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << t.bits) - 1
+                    },
+                    false,
+                );
+                let keep = self
+                    .b
+                    .build_not(self.b.build_left_shift(field, sh, "").unwrap(), "")
+                    .unwrap();
+                let old = self.b.build_load(whole, p, "").unwrap().into_int_value();
+                let kept = self.b.build_and(old, keep, "").unwrap();
+                let new = self.b.build_or(kept, e, "").unwrap();
+                self.b.build_store(p, new).unwrap();
                 Ok(())
             }
             Operand::Sink(_) => Ok(()),
