@@ -345,6 +345,14 @@ fn flatten<'x, 'a>(
     }
 }
 
+fn declares_vector_regs(b: &ast::Block<'_>) -> bool {
+    b.stmts.iter().any(|s| match s {
+        Statement::Var(v) => v.space.spelling() == ".reg" && v.vector.is_some(),
+        Statement::Block(inner) => declares_vector_regs(inner),
+        _ => false,
+    })
+}
+
 fn label_of<'a>(i: &Instruction<'a>) -> Option<&'a str> {
     match i.operands.first() {
         Some(Operand::Name { name, .. }) => Some(name),
@@ -472,6 +480,11 @@ pub fn analyse<'x, 'a>(
             must_stop: HashMap::new(),
             empty_paths: HashMap::new(),
         });
+    }
+    // Liveness across stops tracks whole registers; a component write (`%v.y`) is a partial
+    // definition it does not model, so kernels with vector registers keep coroutines.
+    if declares_vector_regs(body) {
+        return Err("a vector register (`.reg .vN`) with barriers or warp operations".to_string());
     }
     if let Some(p) = flat.problems.first() {
         return Err(p.clone());
