@@ -7,6 +7,8 @@ pub mod check;
 pub mod isa;
 pub mod llvm;
 pub mod lower;
+/// The cpu target's runtime library; its sources live in the repository's `runtime/` folder.
+#[path = "../runtime/mod.rs"]
 pub mod runtime;
 pub mod syntax;
 pub mod target;

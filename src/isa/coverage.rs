@@ -64,7 +64,7 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
 }
 
 /// How the cpu target runs each opcode: host LLVM IR from the shared lowering, the runtime
-/// library (`src/runtime`: barriers and warp collectives over coroutines, clocks, printf, host
+/// library (`runtime/`: barriers and warp collectives over coroutines, clocks, printf, host
 /// math for approximations and directed rounding), a no-op where the instruction is only a
 /// hint, or `—` with the compile error "not supported on the cpu target: `INSTRUCTION`"
 /// (tensor cores, textures and surfaces, asynchronous copies and TMA, mbarriers, clusters,

@@ -1,5 +1,5 @@
 //! cpu lowering of barriers, fences, warp-level operations, `nanosleep` and the clocks: each
-//! becomes a call to a `ptx2llvm_rt_*` runtime entry point (see `src/runtime/entry.rs`) with
+//! becomes a call to a `ptx2llvm_rt_*` runtime entry point (see `runtime/entry.rs`) with
 //! the calling thread's context, which the runtime returns from `ptx2llvm_rt_self()`.
 
 use crate::llvm::*;
