@@ -103,6 +103,7 @@ fn nvrtc_calls_recursion_function_pointers_struct_returns() {
     calls(2, "nvrtc/calls.ptx");
     calls(0, "nvrtc/calls.ptx");
     calls(2, "nvrtc/variants/calls.nvrtc12.sm80.ptx");
+    calls(2, "nvrtc/variants/calls.rdc.sm80.ptx");
 }
 
 /// `Params { float scale; int n; float bias[4]; }` as bytes.
@@ -256,7 +257,12 @@ fn nvrtc_control_flow() {
 
 #[test]
 fn nvrtc_cooperative_groups_reduce() {
-    let m = load(&corpus("nvrtc/coop_groups.ptx"));
+    coop_groups("nvrtc/coop_groups.ptx");
+    coop_groups("nvrtc/variants/coop_groups.sm90.ptx");
+}
+
+fn coop_groups(file: &str) {
+    let m = load(&corpus(file));
     let n = 1000usize;
     let mut r = Rng::new(5);
     let input: Vec<i32> = (0..n).map(|_| r.int(-1000, 1000) as i32).collect();
@@ -328,7 +334,12 @@ fn half_input(r: &mut Rng) -> u16 {
 
 #[test]
 fn nvrtc_half_and_bfloat16() {
-    let m = load(&corpus("nvrtc/half_bf16.ptx"));
+    half_bf16("nvrtc/half_bf16.ptx");
+    half_bf16("nvrtc/variants/half_bf16.sm90.ptx");
+}
+
+fn half_bf16(file: &str) {
+    let m = load(&corpus(file));
     let n = 300usize;
     let mut r = Rng::new(6);
     let x: Vec<u16> = (0..n).map(|_| half_input(&mut r)).collect();
@@ -399,7 +410,12 @@ fn nvrtc_half_and_bfloat16() {
 
 #[test]
 fn nvrtc_math64() {
-    let m = load(&corpus("nvrtc/math64.ptx"));
+    math64("nvrtc/math64.ptx");
+    math64("nvrtc/variants/math64.fastmath.sm80.ptx");
+}
+
+fn math64(file: &str) {
+    let m = load(&corpus(file));
     let n = 400usize;
     let mut r = Rng::new(7);
     let a: Vec<i64> = (0..n).map(|_| r.int(-100_000, 100_000)).collect();
@@ -467,7 +483,15 @@ extern "C" {
 
 #[test]
 fn nvrtc_mathfns() {
-    let m = load(&corpus("nvrtc/mathfns.ptx"));
+    mathfns("nvrtc/mathfns.ptx");
+    mathfns("nvrtc/variants/mathfns.sm75.ptx");
+    mathfns("nvrtc/variants/mathfns.nvrtc12.sm52.ptx");
+    mathfns("nvrtc/variants/mathfns.fastmath.sm80.ptx");
+    mathfns("nvrtc/variants/mathfns.ftz_noprec.sm80.ptx");
+}
+
+fn mathfns(file: &str) {
+    let m = load(&corpus(file));
     let n = 256usize;
     let mut r = Rng::new(8);
     let x: Vec<f32> = (0..n).map(|_| r.f32(0.1, 4.0)).collect();
@@ -549,7 +573,12 @@ fn nvrtc_misc_ldg_fences_clock_nanosleep_local_arrays() {
 
 #[test]
 fn nvrtc_templates_saxpy_float_and_double() {
-    let m = load(&corpus("nvrtc/templates.ptx"));
+    templates("nvrtc/templates.ptx");
+    templates("nvrtc/variants/templates.sm80.ptx");
+}
+
+fn templates(file: &str) {
+    let m = load(&corpus(file));
     let n = 3000usize;
     let mut r = Rng::new(10);
     let x: Vec<f32> = (0..n).map(|_| r.f32(-2.0, 2.0)).collect();
@@ -791,6 +820,35 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
         ("nvrtc/pipeline_async.ptx", "cp.async.cg.shared.global"),
         ("nvrtc/texture.ptx", "tex.1d.v4.f32.s32"),
         ("nvrtc/cluster_sm90.ptx", "barrier.cluster.arrive"),
+        (
+            "nvrtc/variants/wmma.sm90.ptx",
+            "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
+        ),
+        (
+            "nvrtc/variants/wmma.sm100a.ptx",
+            "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
+        ),
+        (
+            "nvrtc/variants/mma_ptx.sm90.ptx",
+            "cp.async.cg.shared.global",
+        ),
+        ("triton/matmul_fp16.sm90.ptx", "wgmma.fence.sync.aligned"),
+        (
+            "triton/matmul_fp16.sm100.ptx",
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+        ),
+        (
+            "triton/matmul_fp16_spec.sm80.ptx",
+            "cp.async.cg.shared.global",
+        ),
+        (
+            "triton/matmul_fp16_spec.sm90.ptx",
+            "cp.async.cg.shared.global",
+        ),
+        (
+            "triton/matmul_fp16_spec.sm100.ptx",
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+        ),
     ] {
         let e = cpu_compile_error(&corpus(file));
         assert!(
@@ -815,10 +873,13 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// numba (sm_80)
+// numba (each kernel as compiled for sm_80 and for sm_90)
 
+const NUMBA_ARCHS: [&str; 2] = ["sm80", "sm90"];
+
+/// Loads `numba/{file}.ptx` (`file` names the arch: `axpy.sm90`) and its one kernel.
 fn numba(file: &str) -> (Module, String) {
-    let m = load(&corpus(&format!("numba/{file}.sm80.ptx")));
+    let m = load(&corpus(&format!("numba/{file}.ptx")));
     let names = m.kernel_names();
     assert_eq!(names.len(), 1, "{file}: {names:?}");
     let k = names[0].clone();
@@ -847,13 +908,21 @@ fn numba_axpy(file: &str) {
 
 #[test]
 fn numba_axpy_and_lineinfo() {
-    numba_axpy("axpy");
-    numba_axpy("axpy_lineinfo");
+    for arch in NUMBA_ARCHS {
+        numba_axpy(&format!("axpy.{arch}"));
+        numba_axpy(&format!("axpy_lineinfo.{arch}"));
+    }
 }
 
 #[test]
 fn numba_block_sum() {
-    let (m, k) = numba("block_sum");
+    for arch in NUMBA_ARCHS {
+        numba_block_sum_on(arch);
+    }
+}
+
+fn numba_block_sum_on(arch: &str) {
+    let (m, k) = numba(&format!("block_sum.{arch}"));
     let n = 1000usize;
     let x: Vec<f32> = (0..n).map(|i| ((i * 7) % 23) as f32).collect();
     let (bx, bo) = (buf_f32(&x), buf_f32(&[0.0]));
@@ -865,7 +934,13 @@ fn numba_block_sum() {
 
 #[test]
 fn numba_warp_ops() {
-    let (m, k) = numba("warp_ops");
+    for arch in NUMBA_ARCHS {
+        numba_warp_ops_on(arch);
+    }
+}
+
+fn numba_warp_ops_on(arch: &str) {
+    let (m, k) = numba(&format!("warp_ops.{arch}"));
     let n = 128usize;
     let mut r = Rng::new(21);
     let x: Vec<f32> = (0..n)
@@ -906,7 +981,13 @@ fn numba_warp_ops() {
 
 #[test]
 fn numba_atomics() {
-    let (m, k) = numba("atomics");
+    for arch in NUMBA_ARCHS {
+        numba_atomics_on(arch);
+    }
+}
+
+fn numba_atomics_on(arch: &str) {
+    let (m, k) = numba(&format!("atomics.{arch}"));
     let n = 1000usize;
     let mut r = Rng::new(22);
     let x: Vec<f32> = (0..n).map(|_| r.int(-5000, 5000) as f32 * 0.5).collect();
@@ -940,7 +1021,13 @@ fn numba_atomics() {
 
 #[test]
 fn numba_math_f64() {
-    let (m, k) = numba("math");
+    for arch in NUMBA_ARCHS {
+        numba_math_f64_on(arch);
+    }
+}
+
+fn numba_math_f64_on(arch: &str) {
+    let (m, k) = numba(&format!("math.{arch}"));
     let n = 300usize;
     let mut r = Rng::new(23);
     let x: Vec<f64> = (0..n).map(|_| r.f64(0.05, 6.0)).collect();
@@ -968,7 +1055,13 @@ fn numba_math_f64() {
 
 #[test]
 fn numba_math_fastmath_f32() {
-    let (m, k) = numba("math_fastmath");
+    for arch in NUMBA_ARCHS {
+        numba_math_fastmath_f32_on(arch);
+    }
+}
+
+fn numba_math_fastmath_f32_on(arch: &str) {
+    let (m, k) = numba(&format!("math_fastmath.{arch}"));
     let n = 300usize;
     let mut r = Rng::new(24);
     let x: Vec<f32> = (0..n).map(|_| r.f32(0.05, 6.0)).collect();
@@ -1001,8 +1094,8 @@ fn numba_math_fastmath_f32() {
 /// calling convention: `int f(__half *ret, const __half *a, const __half *b)`, 0 = success)
 /// into the module at load time; the PTX only declares them `.extern`. These definitions,
 /// written from CUDA's `__half` operators, stand in for that library.
-fn numba_fp16_with_shims() -> String {
-    let src = std::fs::read_to_string(corpus("numba/fp16.sm80.ptx")).unwrap();
+fn numba_fp16_with_shims(arch: &str) -> String {
+    let src = std::fs::read_to_string(corpus(&format!("numba/fp16.{arch}.ptx"))).unwrap();
     let mut out = src.clone();
     for (name, op) in [
         ("_ZplRK6__halfS1__nbst", "add"),
@@ -1027,8 +1120,14 @@ fn numba_fp16_with_shims() -> String {
 
 #[test]
 fn numba_fp16() {
+    for arch in NUMBA_ARCHS {
+        numba_fp16_on(arch);
+    }
+}
+
+fn numba_fp16_on(arch: &str) {
     // Without numba's shim library the module cannot run; the error names what is missing.
-    let src = std::fs::read_to_string(corpus("numba/fp16.sm80.ptx")).unwrap();
+    let src = std::fs::read_to_string(corpus(&format!("numba/fp16.{arch}.ptx"))).unwrap();
     let e = Module::from_ptx(&src, 2).err().unwrap().to_string();
     assert!(
         e.contains("external functions that it does not define")
@@ -1036,7 +1135,7 @@ fn numba_fp16() {
             && e.contains("`_ZplRK6__halfS1__nbst`"),
         "{e}"
     );
-    let m = load_src(&numba_fp16_with_shims());
+    let m = load_src(&numba_fp16_with_shims(arch));
     let k = m.kernel_names()[0].clone();
     let n = 200usize;
     let mut r = Rng::new(25);
@@ -1067,18 +1166,26 @@ fn numba_device_function_calls_and_local_arrays() {
             loc.mul_add(x[i], 1.0)
         }),
     ] {
-        let (m, k) = numba(file);
-        let (bx, by) = (buf_f64(&x), buf_f64(&vec![0.0; n]));
-        let mut args = numba_1d(&bx, n, 8);
-        args.extend(numba_1d(&by, n, 8));
-        launch(&m, &k, d3(2, 1, 1), d3(128, 1, 1), 0, args);
-        let want: Vec<f64> = (0..n).map(|i| f(&x, i)).collect();
-        assert_close_f64(&get_f64(&by), &want, 2.3e-16, 0.0, file);
+        for arch in NUMBA_ARCHS {
+            let (m, k) = numba(&format!("{file}.{arch}"));
+            let (bx, by) = (buf_f64(&x), buf_f64(&vec![0.0; n]));
+            let mut args = numba_1d(&bx, n, 8);
+            args.extend(numba_1d(&by, n, 8));
+            launch(&m, &k, d3(2, 1, 1), d3(128, 1, 1), 0, args);
+            let want: Vec<f64> = (0..n).map(|i| f(&x, i)).collect();
+            assert_close_f64(&get_f64(&by), &want, 2.3e-16, 0.0, file);
+        }
     }
 }
 
 #[test]
 fn numba_print() {
+    for arch in NUMBA_ARCHS {
+        numba_print_on(arch);
+    }
+}
+
+fn numba_print_on(arch: &str) {
     // Through the binary: device printf writes to the process's stdout.
     let d = tempfile::tempdir().unwrap();
     let x: Vec<f32> = (0..40).map(|i| i as f32 * 0.5).collect();
@@ -1088,7 +1195,7 @@ fn numba_print() {
         x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
     )
     .unwrap();
-    let f = corpus("numba/print.sm80.ptx");
+    let f = corpus(&format!("numba/print.{arch}.ptx"));
     let m = load(&f);
     let k = m.kernel_names()[0].clone();
     let mut args: Vec<String> = vec![
@@ -1124,7 +1231,13 @@ fn numba_print() {
 
 #[test]
 fn numba_matmul_shared() {
-    let (m, k) = numba("matmul_shared");
+    for arch in NUMBA_ARCHS {
+        numba_matmul_shared_on(arch);
+    }
+}
+
+fn numba_matmul_shared_on(arch: &str) {
+    let (m, k) = numba(&format!("matmul_shared.{arch}"));
     let (rows, inner, cols) = (40usize, 37usize, 50usize);
     let mut r = Rng::new(27);
     // Small integers: exact products and sums in any order.
@@ -1159,8 +1272,10 @@ fn numba_matmul_shared() {
 #[test]
 fn numba_c_abi_device_function_has_no_kernel() {
     // axpy compiled with device=True, abi="c": a .func, nothing to launch.
-    let m = load(&corpus("numba/axpy_cabi_device.sm80.ptx"));
-    assert!(m.kernel_names().is_empty());
+    for arch in NUMBA_ARCHS {
+        let m = load(&corpus(&format!("numba/axpy_cabi_device.{arch}.ptx")));
+        assert!(m.kernel_names().is_empty());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
