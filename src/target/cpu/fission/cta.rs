@@ -342,7 +342,6 @@ impl<'c> Gen<'c, '_, '_> {
         range: (IntValue<'c>, IntValue<'c>),
         cids: Option<[IntValue<'c>; 3]>,
         done: BasicBlock<'c>,
-        outline: BasicBlock<'c>,
         must: bool,
         empty: (bool, bool),
     ) -> BasicBlock<'c> {
@@ -485,10 +484,22 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_store(nhi, phi).unwrap();
         b.build_store(phase, self.c32(2)).unwrap();
         b.build_unconditional_branch(t_pre).unwrap();
-        // Mixed: the out-of-line nest runs every thread of the range (all at `want`).
+        // Mixed (the directions interleave, e.g. `lane == 0`): the region unspecialized, each
+        // thread taking its own direction inside the loop, over the whole range (every thread
+        // there is at `want`). The probe pass ran only side-effect-free code, so running the
+        // region from its start again is exact.
+        let mixed = self.nest(
+            &format!("mixed{r}"),
+            Kind::All,
+            kr,
+            0,
+            range,
+            cids,
+            done,
+            must,
+        );
         b.position_at_end(d_mixed);
-        b.build_store(self.fmode, self.c32(0)).unwrap();
-        b.build_unconditional_branch(outline).unwrap();
+        b.build_unconditional_branch(mixed).unwrap();
         // After the taken nest: phase 2 goes on with the not-taken range, else done.
         b.position_at_end(after_t);
         let ph = self.load32(phase);
@@ -699,16 +710,7 @@ pub fn emit_kernel<'c>(
         for &r in &so.resumes {
             let must = so.must_stop.contains_key(&r);
             let empty = so.empty_paths.get(&r).copied().unwrap_or((false, false));
-            let first = g.region(
-                r,
-                so.probes.contains(&r),
-                range,
-                None,
-                done,
-                outline_entry,
-                must,
-                empty,
-            );
+            let first = g.region(r, so.probes.contains(&r), range, None, done, must, empty);
             cases.push((g.c32(r as u64), first));
         }
     } else {
@@ -744,7 +746,6 @@ fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> Basi
     let pre = g.block("cta.pre");
     let head = g.block("cta.head");
     let latch = g.block("cta.latch");
-    let fallback = g.block("cta.outline");
     let cs = {
         let entry = g.f.get_first_basic_block().unwrap();
         let tmp = ctx.create_builder();
@@ -774,28 +775,7 @@ fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> Basi
     let t = |v: IntValue<'c>| b.build_int_truncate(v, i32t, "").unwrap();
     let cids = [t(cx), t(cy), t(cz)];
     let full = (g.c32(0), g.i(extra::NT));
-    let outline = g.nest(
-        "cta.outline",
-        Kind::Outline,
-        g.c32(0),
-        0,
-        full,
-        Some(cids),
-        latch,
-        false,
-    );
-    let body = g.region(
-        0,
-        probed,
-        full,
-        Some(cids),
-        latch,
-        fallback,
-        false,
-        (false, false),
-    );
-    b.position_at_end(fallback);
-    b.build_unconditional_branch(outline).unwrap();
+    let body = g.region(0, probed, full, Some(cids), latch, false, (false, false));
     b.position_at_end(head);
     b.build_unconditional_branch(body).unwrap();
     b.position_at_end(latch);
