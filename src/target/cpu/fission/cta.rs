@@ -20,7 +20,9 @@ use crate::llvm::fission as lf;
 use crate::llvm::*;
 use crate::lower::{Lowerer, Space};
 use crate::runtime::abi::offset;
-use crate::runtime::fission::{off, MODE_ALL, MODE_MASKED, SEEN_MANY, ST_EXIT, ST_STOP, ST_TRAP};
+use crate::runtime::fission::{
+    off, BarKind, StopKind, WarpOp, MODE_ALL, MODE_MASKED, SEEN_MANY, ST_EXIT, ST_STOP, ST_TRAP,
+};
 use crate::target::cpu::ParamLayout;
 
 /// Extra parameters of `K.fis.loops` after the step's (whose `T` is the mode, `TX` `want`).
@@ -651,8 +653,7 @@ pub fn emit_kernel<'c>(
     args.push(ld32(fisp, off::CTA_COUNT));
     args.push(ld32(fisp, off::XLO));
     args.push(ld32(fisp, off::XHI));
-    b.build_call(loops, &args, "").unwrap();
-    b.build_return(None).unwrap();
+    chain_rounds(l, entry_fn, fisp, nptx, &mut args, loops, so);
 
     // K.fis.loops.
     let entry = ctx.append_basic_block(loops, "entry");
@@ -729,6 +730,153 @@ pub fn emit_kernel<'c>(
     b.build_store(at(fis, off::SEEN), s).unwrap();
     b.build_return(None).unwrap();
     entry_fn
+}
+
+/// The rest of `K.fis` after its loads: calls `K.fis.loops` for the round the driver asked
+/// for and, while the round was an `ALL` round over every thread, no thread trapped and its
+/// region ends at one stop that the driver would resume at once (`bar.sync` with a constant id
+/// and no count; a `shfl.sync` with a constant full mask computed inline, in CTAs of whole
+/// warps), runs the next round itself, as the driver would (`k`, `want`, the operand bank
+/// flipped): the chains of barrier and shuffle rounds of reductions then cost no trip through
+/// the driver. The last round's `k`, `want` and `bank` are left in `ptx2llvm_fis`, so the
+/// driver goes on from there as if it had run every round.
+fn chain_rounds<'c>(
+    l: &Lowerer<'c, '_>,
+    f: FunctionValue<'c>,
+    fisp: PointerValue<'c>,
+    nptx: u32,
+    args: &mut [BasicMetadataValueEnum<'c>],
+    loops: FunctionValue<'c>,
+    so: &StepOut<'c>,
+) {
+    let ctx = l.ctx;
+    let b = &l.b;
+    let i8t = ctx.i8_type();
+    let i32t = l.i32();
+    let i64t = l.i64();
+    let at = |o: u32| unsafe {
+        b.build_gep(i8t, fisp, &[i64t.const_int(o as u64, false)], "")
+            .unwrap()
+    };
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let ns = so.stops.len() as u32;
+    // Resume point → (next resume point, the stop, whether it needs whole warps).
+    let mut chains: Vec<(u32, u32, u32, bool)> = Vec::new();
+    let mut rs: Vec<(&u32, &u32)> = so.must_stop.iter().collect();
+    rs.sort();
+    for (&r, &j) in rs {
+        let next = match so.stops.get(j as usize - 1) {
+            Some(StopKind::Bar {
+                kind: BarKind::Sync,
+                id: Some(_),
+                counted: false,
+            }) => Some((j, false)),
+            Some(StopKind::Warp {
+                op: WarpOp::Shfl(_),
+                mask: Some(u32::MAX),
+                inline: true,
+            }) => Some((ns + j, true)),
+            _ => None,
+        };
+        if let Some((t, warps)) = next {
+            if so.resumes.contains(&t) {
+                chains.push((r, t, j, warps));
+            }
+        }
+    }
+    let call = |args: &[BasicMetadataValueEnum<'c>]| {
+        b.build_call(loops, args, "").unwrap();
+    };
+    if chains.is_empty() {
+        call(args);
+        b.build_return(None).unwrap();
+        return;
+    }
+    let pre = b.get_insert_block().unwrap();
+    let head = ctx.append_basic_block(f, "round");
+    let decide = ctx.append_basic_block(f, "chain");
+    let exit = ctx.append_basic_block(f, "exit");
+    let (ik, iwant, ibank) = (
+        (nptx + extra::K) as usize,
+        (nptx + extra::TX) as usize,
+        (nptx + extra::BANK) as usize,
+    );
+    let val = |v: BasicMetadataValueEnum<'c>| v.into_int_value();
+    let (k0, want0, bank0) = (val(args[ik]), val(args[iwant]), val(args[ibank]));
+    let mode = val(args[(nptx + extra::T) as usize]);
+    let ntx = val(args[(nptx + extra::NT) as usize]);
+    let nthreads = val(args[(nptx + extra::N) as usize]);
+    let (xlo, xhi) = (val(args[args.len() - 2]), val(args[args.len() - 1]));
+    let all = b
+        .build_int_compare(IntPredicate::EQ, mode, c32(MODE_ALL as u64), "")
+        .unwrap();
+    let from0 = b
+        .build_int_compare(IntPredicate::EQ, xlo, c32(0), "")
+        .unwrap();
+    let to_n = b.build_int_compare(IntPredicate::EQ, xhi, ntx, "").unwrap();
+    let full = b
+        .build_and(all, b.build_and(from0, to_n, "").unwrap(), "")
+        .unwrap();
+    let warps = b
+        .build_int_compare(
+            IntPredicate::EQ,
+            b.build_and(nthreads, c32(31), "").unwrap(),
+            c32(0),
+            "",
+        )
+        .unwrap();
+    b.build_unconditional_branch(head).unwrap();
+    b.position_at_end(head);
+    let k = b.build_phi(i32t, "k").unwrap();
+    let want = b.build_phi(i32t, "want").unwrap();
+    let bank = b.build_phi(i32t, "bank").unwrap();
+    k.add_incoming(&[(&k0, pre)]);
+    want.add_incoming(&[(&want0, pre)]);
+    bank.add_incoming(&[(&bank0, pre)]);
+    args[ik] = k.as_basic_value().into();
+    args[iwant] = want.as_basic_value().into();
+    args[ibank] = bank.as_basic_value().into();
+    call(args);
+    let status = b
+        .build_load(i32t, at(off::STATUS), "")
+        .unwrap()
+        .into_int_value();
+    let ok = b
+        .build_int_compare(IntPredicate::EQ, status, c32(0), "")
+        .unwrap();
+    let go = b.build_and(full, ok, "").unwrap();
+    b.build_conditional_branch(go, decide, exit).unwrap();
+    b.position_at_end(decide);
+    let mut cases = Vec::new();
+    for &(r, t, j, needs_warps) in &chains {
+        let bb = ctx.append_basic_block(f, &format!("chain{r}"));
+        cases.push((c32(r as u64), bb));
+        b.position_at_end(bb);
+        let next = ctx.append_basic_block(f, &format!("chain{r}.go"));
+        if needs_warps {
+            b.build_conditional_branch(warps, next, exit).unwrap();
+        } else {
+            b.build_unconditional_branch(next).unwrap();
+        }
+        b.position_at_end(next);
+        let kt = c32(t as u64);
+        let wt = c32((ST_STOP | j as u16) as u64);
+        let bt = b
+            .build_xor(bank.as_basic_value().into_int_value(), c32(1), "")
+            .unwrap();
+        b.build_store(at(off::K), kt).unwrap();
+        b.build_store(at(off::WANT), wt).unwrap();
+        b.build_store(at(off::BANK), bt).unwrap();
+        k.add_incoming(&[(&kt, next)]);
+        want.add_incoming(&[(&wt, next)]);
+        bank.add_incoming(&[(&bt, next)]);
+        b.build_unconditional_branch(head).unwrap();
+    }
+    b.position_at_end(decide);
+    b.build_switch(k.as_basic_value().into_int_value(), exit, &cases)
+        .unwrap();
+    b.position_at_end(exit);
+    b.build_return(None).unwrap();
 }
 
 /// Kernels without stops: a loop over the CTAs `first..first + count` around the start
