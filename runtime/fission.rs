@@ -20,6 +20,7 @@
 //! (after some threads exited); `GENERIC` rounds run every thread whose state is a resume
 //! point, through an out-of-line copy of the kernel that dispatches on it.
 
+use std::ffi::c_char;
 use std::sync::Arc;
 
 use super::abi::{Thread, NUM_BARRIERS, WARP_SIZE};
@@ -577,16 +578,22 @@ unsafe fn fail(cta: &mut Cta, t: u32, m: String) -> bool {
 /// marks the thread trapped and the round failed.
 ///
 /// # Safety
-/// `ctx` must be the context the runtime passed to the running CTA function.
+/// `ctx` must be the context the runtime passed to the running CTA function; `msg` null or a
+/// C string.
 #[no_mangle]
-pub unsafe extern "C" fn ptx2llvm_rt_fis_trap(ctx: *mut Thread, t: u32) {
+pub unsafe extern "C" fn ptx2llvm_rt_fis_trap(ctx: *mut Thread, t: u32, msg: *const c_char) {
     let cta = (*ctx).cta as *mut Cta;
     if cta.is_null() {
         return;
     }
     // The generated code stored the CTA's ids (a call may run several CTAs).
     (*cta).fis_set_ids((*ctx).ctaid, (*ctx).ntid);
-    let e = (*cta).thread_error(t, "trap instruction executed".to_string());
+    let m = if msg.is_null() {
+        "trap instruction executed".to_string()
+    } else {
+        std::ffi::CStr::from_ptr(msg).to_string_lossy().into_owned()
+    };
+    let e = (*cta).thread_error(t, m);
     (*(*cta).launch).fail(e);
 }
 

@@ -72,7 +72,8 @@ pub fn lower<'c, 'a>(
             }
         }
         "trap" => {
-            l.call("llvm.trap", None, &[]);
+            let msg = l.trap_message(fs);
+            l.target.trap(l, &msg);
             l.b.build_unreachable().unwrap();
         }
         _ => return Ok(false),

@@ -131,6 +131,9 @@ pub struct FnState<'c, 'a> {
     /// Blocks holding a statement-level `.pragma "nounroll";`: the headers of loops that must
     /// not be unrolled.
     pub nounroll: Vec<BasicBlock<'c>>,
+    /// The last `.loc` seen (file index, line, column): the source position of the
+    /// instructions that follow it.
+    pub loc: Option<(u32, u32, u32)>,
     pub prototypes: HashMap<&'a str, &'a ast::CallPrototype<'a>>,
     pub is_kernel: bool,
     counter: u32,
@@ -154,6 +157,8 @@ pub struct Lowerer<'c, 'a> {
     pub sm: u32,
     /// A module-level `.pragma "nounroll";`: no loop of the module is unrolled.
     pub nounroll: bool,
+    /// `.file` names by index, for source positions in runtime messages.
+    pub files: HashMap<u32, String>,
 }
 
 /// Pre-decoded view of an instruction's modifiers.
@@ -279,6 +284,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             addr64,
             sm,
             nounroll: false,
+            files: HashMap::new(),
         }
     }
 
@@ -971,6 +977,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             prototypes: HashMap::new(),
             call_targets: HashMap::new(),
             nounroll: Vec::new(),
+            loc: None,
             is_kernel: f.kind == ast::FnKind::Entry,
             counter: 0,
         };
@@ -989,6 +996,20 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             .any(|d| matches!(d, ast::FnDirective::Pragma(strings, _) if has_nounroll(strings)));
         self.mark_nounroll(&fs, self.nounroll || fn_nounroll);
         Ok(())
+    }
+
+    /// `trap`'s runtime message: "trap instruction executed", with the source position of the
+    /// last `.loc` when there is one (`at kern.cu:42:7`).
+    pub fn trap_message(&self, fs: &FnState<'c, 'a>) -> String {
+        let mut m = "trap instruction executed".to_string();
+        if let Some((file, line, col)) = fs.loc {
+            let name = self.files.get(&file).map_or("?", |s| s.as_str());
+            m.push_str(&format!(" at {name}:{line}"));
+            if col > 0 {
+                m.push_str(&format!(":{col}"));
+            }
+        }
+        m
     }
 
     /// `.pragma "nounroll"` as `!llvm.loop !{..., !{!"llvm.loop.unroll.disable"}}` on the
@@ -1052,6 +1073,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 ast::Statement::CallPrototype(p) => {
                     fs.prototypes.insert(p.name, p);
                 }
+                ast::Statement::Loc(loc) => fs.loc = Some((loc.file, loc.line, loc.col)),
                 ast::Statement::Pragma(strings, _) if has_nounroll(strings) => {
                     if let Some(bb) = self.b.get_insert_block() {
                         fs.nounroll.push(bb);

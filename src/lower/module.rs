@@ -286,6 +286,11 @@ pub fn lower_module<'c, 'a>(
     m: &'a ast::Module<'a>,
 ) -> Result<(), Vec<Error>> {
     let mut errors = Vec::new();
+    for it in &m.items {
+        if let Item::File { index, name, .. } = it {
+            l.files.insert(*index, name.trim_matches('"').to_string());
+        }
+    }
     l.nounroll = m
         .items
         .iter()

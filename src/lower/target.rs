@@ -141,6 +141,12 @@ pub trait Target {
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error>;
+    /// `trap` (the caller ends the block): `llvm.trap` by default; `msg` is what a target
+    /// with a runtime may report (it names the source position when `.loc` gave one).
+    fn trap<'c>(&self, l: &Lowerer<'c, '_>, msg: &str) {
+        let _ = msg;
+        l.call("llvm.trap", None, &[]);
+    }
     /// Whether a 16-bit (`f16`/`bf16`) `fma` must be computed in software to round once.
     /// LLVM computes a half/bfloat fma in f32 and rounds twice on hosts without a native
     /// 16-bit fma; the NVPTX back end emits `fma.rn.f16`, which rounds once.

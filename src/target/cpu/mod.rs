@@ -154,6 +154,19 @@ impl Target for Cpu {
             span: i.span,
         })
     }
+
+    /// `ptx2llvm_rt_trap(ptx2llvm_rt_self(), msg)`: the launch fails naming kernel, block,
+    /// thread and, through `msg`, the source position.
+    fn trap<'c>(&self, l: &Lowerer<'c, '_>, msg: &str) {
+        let s =
+            l.b.build_global_string_ptr(msg, "trap.msg")
+                .unwrap()
+                .as_pointer_value();
+        let pt = l.ptr(Space::Generic);
+        if let Some(t) = l.call("ptx2llvm_rt_self", Some(pt.into()), &[]) {
+            l.call("ptx2llvm_rt_trap", None, &[t, s.into()]);
+        }
+    }
 }
 
 /// Errors of a cpu compilation.

@@ -905,7 +905,12 @@ impl Target for FisTarget {
                 let t = arg(f, extra::T);
                 let ctx = arg(f, extra::CTX);
                 store_ids(l, f);
-                l.call("ptx2llvm_rt_fis_trap", None, &[ctx, t]);
+                let msg = l.trap_message(fs);
+                let s =
+                    l.b.build_global_string_ptr(&msg, "trap.msg")
+                        .unwrap()
+                        .as_pointer_value();
+                l.call("ptx2llvm_rt_fis_trap", None, &[ctx, t, s.into()]);
                 trap_tail(l, f);
                 Ok(true)
             }
