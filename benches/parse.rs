@@ -2,32 +2,13 @@
 //! prints throughput in MB/s, then the memory the parsed module of each file holds relative to
 //! the file's size (target: at most 10×). Run with `cargo bench --bench parse`.
 
-use std::alloc::{GlobalAlloc, Layout};
+#[path = "../tests/common/counting_alloc.rs"]
+mod counting_alloc;
 
-use mimalloc::MiMalloc as System;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-/// Counts live heap bytes so the benchmark can report the size of a parsed module; wraps
-/// mimalloc, the allocator the `ptx2llvm` binary uses.
-struct Counting;
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use counting_alloc::{live, Counting};
 
 #[global_allocator]
 static A: Counting = Counting;
@@ -108,9 +89,9 @@ fn main() {
     let mut worst = (0.0f64, String::new());
     let mut sum_mod = 0isize;
     for (p, s) in files.iter().zip(&sources) {
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = live();
         let m = ptx2llvm::syntax::parse(s);
-        let held = LIVE.load(Ordering::Relaxed) - before;
+        let held = live() - before;
         std::hint::black_box(&m);
         sum_mod += held;
         let ratio = held as f64 / s.len() as f64;

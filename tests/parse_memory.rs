@@ -1,29 +1,14 @@
 //! Memory target of the parser: the parsed module of every corpus file holds at most 10× the
-//! file's size in heap memory. Live heap bytes are counted by a wrapping global allocator; this
+//! file's size in heap memory. Live heap bytes are counted by a wrapping global allocator
+//! (`tests/common/counting_alloc.rs`, shared with the parse benchmark); this
 //! file holds one test, so no other test allocates while it measures.
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
-struct Counting;
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use counting_alloc::{live, Counting};
 
 #[global_allocator]
 static A: Counting = Counting;
@@ -40,9 +25,9 @@ fn parsed_module_holds_at_most_ten_times_the_source() {
     let mut report = Vec::new();
     for path in files {
         let src = common::read(&path);
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = live();
         let parsed = ptx2llvm::syntax::parse(&src);
-        let held = LIVE.load(Ordering::Relaxed) - before;
+        let held = live() - before;
         assert!(parsed.1.is_empty(), "{} does not parse", common::rel(&path));
         drop(parsed);
         let ratio = held as f64 / src.len() as f64;

@@ -1,0 +1,34 @@
+//! A global allocator that counts live heap bytes, wrapping mimalloc (the allocator the
+//! `ptx2llvm` binary uses): the parse benchmark and the parse-memory test measure how much a
+//! parsed module holds with it. Each crate that includes this file declares
+//! `#[global_allocator] static A: Counting = Counting;`.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use mimalloc::MiMalloc;
+
+pub struct Counting;
+
+/// Live heap bytes.
+pub static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+/// Live heap bytes now.
+pub fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { MiMalloc.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { MiMalloc.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { MiMalloc.realloc(p, l, n) }
+    }
+}
