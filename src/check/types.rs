@@ -97,7 +97,6 @@ pub(super) fn check_types(
         return;
     };
     let form = decoded.form();
-    let name = instr_name(instr);
     let vec_width = decoded.vec_width();
     for (index, (op, pat)) in instr.operands.iter().zip(&form.operands).enumerate() {
         let (first, second) = pattern_names(&pat.name);
@@ -127,7 +126,11 @@ pub(super) fn check_types(
                 opcode,
                 lookup,
             ) {
-                diags.push(mismatch_message(&name, pname, Mismatch { index, ..m }));
+                diags.push(mismatch_message(
+                    &instr_name(instr),
+                    pname,
+                    Mismatch { index, ..m },
+                ));
             }
         }
     }
