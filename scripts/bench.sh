@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench.sh: the benchmark suite (benches/suite/). For every kernel it measures, in one run:
 #   - ptx2llvm's cpu target: `ptx2llvm run --repeat N` on the checked-in PTX (kernel time only);
-#   - the same algorithm as plain C with OpenMP (gcc -O3 -march=native -fopenmp);
+#   - the same algorithm as plain C with OpenMP (gcc -O3 -march=native -fopenmp); for the block
+#     reduction that is the CUDA tree algorithm fissioned by hand (c/reduce_tree.c: the issue's
+#     yardstick), for the warp-shuffle reduction the plain OpenMP sum (c/reduce.c);
 #   - the same algorithm as OpenCL C on PoCL, through a small host program (installed with apt
 #     when missing and running as root; the column says "n/a" when PoCL is unavailable);
 # checks ptx2llvm's and PoCL's output buffers against the C output, and prints a table with the
@@ -125,7 +127,7 @@ build() {
 }
 build gen "$SUITE/tools/gen.c" "" "$CC_BENCH" -O2 || { note "bench.sh: cannot build tools/gen.c (see $LOG)"; exit 1; }
 build check "$SUITE/tools/check.c" -lm "$CC_BENCH" -O2 || { note "bench.sh: cannot build tools/check.c"; exit 1; }
-for c in vecadd saxpy reduce matmul stencil histogram softmax empty; do
+for c in vecadd saxpy reduce reduce_tree matmul stencil histogram softmax empty; do
     build "c_$c" "$SUITE/c/$c.c" -lm "$CC_BENCH" -O3 -march=native -fopenmp ||
         { note "bench.sh: cannot build c/$c.c with $CC_BENCH (see $LOG)"; exit 1; }
 done
@@ -192,16 +194,16 @@ case_saxpy() {
     OGLOBAL=$N; OLOCAL=256; OARGS=("${PARGS[@]}"); ODUMP=3
     CHECK=(f32 1e-6 1e-7) # fused or unfused multiply-add
 }
-case_reduce() { # $1: reduce_block or reduce_warp
+case_reduce() { # $1: reduce_block or reduce_warp; $2: the C baseline
     local a; a=$(input a f32 "$N" 1)
     SIZE="n=$N"; PTX="$SUITE/kernels/$1.ptx"; KNAME=$1; GRID=$((N / 256)); BLOCK=256
     PARGS=("@$a" "zeros:$((4 * N / 256))" "s32:$N"); PDUMP=1
-    CCMD=("$BIN/c_reduce" "$N" "$a")
+    CCMD=("$BIN/$2" "$N" "$a")
     OGLOBAL=$N; OLOCAL=256; OARGS=("${PARGS[@]}"); ODUMP=1
     CHECK=(f32 1e-4 1e-4) # sums of 256 values in [-1, 1), in another order
 }
-case_reduce_block() { case_reduce reduce_block; }
-case_reduce_warp() { case_reduce reduce_warp; }
+case_reduce_block() { case_reduce reduce_block c_reduce_tree; }
+case_reduce_warp() { case_reduce reduce_warp c_reduce; }
 case_matmul() {
     local a b; a=$(input ma f32 $((MM * MM)) 3); b=$(input mb f32 $((MM * MM)) 4)
     SIZE="${MM}x${MM}"; PTX="$SUITE/kernels/matmul.ptx"; KNAME=matmul
