@@ -697,3 +697,102 @@ fn invalid_memory_access_is_reported() {
         "{err}"
     );
 }
+
+/// Branches on `%tid.x` against a constant after barriers: the thread-loop code computes the
+/// taken threads as an interval instead of probing each thread (`analysis::TidRange`); every
+/// comparison form (lt/le/gt/ge, signed and unsigned, constant first, negated guard, never
+/// and always taken), 1-D and 2-D blocks, and threads that exited before.
+#[test]
+fn thread_index_branches_after_barriers() {
+    let body = |early_exit: bool| {
+        format!(
+            r#"
+.visible .entry k(.param .u64 out)
+{{
+    .reg .pred %p<10>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %tid.y;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mul.wide.u32 %rd2, %r4, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    mov.u32 %r5, 0;
+    {exit}
+    bar.sync 0;
+    setp.gt.u32 %p1, %r1, 37;
+    @%p1 bra L1;
+    or.b32 %r5, %r5, 1;
+L1:
+    bar.sync 0;
+    setp.lt.s32 %p2, %r1, -3;
+    @%p2 bra L2;
+    or.b32 %r5, %r5, 2;
+L2:
+    bar.sync 0;
+    setp.le.u32 %p3, 10, %r1;
+    @!%p3 bra L3;
+    or.b32 %r5, %r5, 4;
+L3:
+    bar.sync 0;
+    setp.ge.u32 %p4, %r1, 1000;
+    @%p4 bra L4;
+    or.b32 %r5, %r5, 8;
+L4:
+    bar.sync 0;
+    setp.lt.u32 %p5, %r1, 1;
+    @%p5 bra L5;
+    or.b32 %r5, %r5, 16;
+L5:
+    bar.sync 0;
+    st.global.u32 [%rd3], %r5;
+    ret;
+}}"#,
+            exit = if early_exit {
+                "setp.ge.u32 %p9, %r1, 45;\n    @%p9 bra END;"
+            } else {
+                ""
+            }
+        )
+    };
+    let header = ".version 8.0\n.target sm_80\n.address_size 64\n";
+    for early_exit in [false, true] {
+        let mut src = format!("{header}{}", body(early_exit));
+        if early_exit {
+            // The early exit jumps to a `ret` at the end.
+            src = src.replace("    ret;\n}", "END:\n    ret;\n}");
+        }
+        let m = load_src(&src);
+        for (bx, by) in [(50u32, 1u32), (64, 2), (16, 4), (100, 1)] {
+            let n = (bx * by) as usize;
+            let out = buf_u32(&vec![0xdead; n]);
+            launch(&m, "k", d3(3, 1, 1), d3(bx, by, 1), 0, vec![ptr(&out)]);
+            let want: Vec<u32> = (0..n)
+                .map(|i| {
+                    let x = (i as u32) % bx;
+                    if early_exit && x >= 45 {
+                        return 0xdead;
+                    }
+                    let mut v = 2 | 8;
+                    if x <= 37 {
+                        v |= 1;
+                    }
+                    if x >= 10 {
+                        v |= 4;
+                    }
+                    if x >= 1 {
+                        v |= 16;
+                    }
+                    v
+                })
+                .collect();
+            assert_eq!(
+                get_u32(&out),
+                want,
+                "block ({bx}, {by}), early exit {early_exit}"
+            );
+        }
+    }
+}

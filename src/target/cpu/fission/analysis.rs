@@ -49,6 +49,19 @@ pub struct Plan<'x, 'a> {
     /// Probe regions whose branch leads straight to the region's only stop when taken
     /// (`.0`) or not taken (`.1`): those threads have nothing to do in the round.
     pub empty_paths: HashMap<u32, (bool, bool)>,
+    /// Probe regions whose branch condition is `%tid.x CMP constant` (`setp` on a register
+    /// that only ever holds `%tid.x`): the taken threads form an interval computed without a
+    /// probe pass.
+    pub analytic: HashMap<u32, TidRange>,
+}
+
+/// The threads (by `%tid.x`) that take a probe branch: `lo <= x < hi` (`lo`/`hi` may lie
+/// outside the CTA), or the complement when `negated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TidRange {
+    pub lo: i64,
+    pub hi: i64,
+    pub negated: bool,
 }
 
 impl Plan<'_, '_> {
@@ -479,6 +492,7 @@ pub fn analyse<'x, 'a>(
             probes,
             must_stop: HashMap::new(),
             empty_paths: HashMap::new(),
+            analytic: HashMap::new(),
         });
     }
     // Liveness across stops tracks whole registers; a component write (`%v.y`) is a partial
@@ -508,6 +522,7 @@ pub fn analyse<'x, 'a>(
     let nn = flat.nodes.len();
     let mut defs_count: HashMap<&'a str, u32> = HashMap::new();
     let mut consts: HashMap<&'a str, u64> = HashMap::new();
+    let mut tid_regs: std::collections::HashSet<&'a str> = std::collections::HashSet::new();
     // Single-definition candidates for rematerialization: register → (node, operand names).
     let mut pure_def: HashMap<&'a str, (usize, Vec<&'a str>)> = HashMap::new();
     for k in 0..nn {
@@ -556,6 +571,17 @@ pub fn analyse<'x, 'a>(
         if i.guard.is_none() && dests.len() == 1 && remat_opcode(i) {
             pure_def.insert(dests[0], (k, uses.clone()));
         }
+        // `mov rX, %tid.x` with a single definition: the thread's x index.
+        if op == "mov" && i.guard.is_none() && dests.len() == 1 {
+            if let Some(Operand::Name {
+                name: "%tid",
+                comp: Some(ast::Component::X),
+                ..
+            }) = i.operands.get(1)
+            {
+                tid_regs.insert(dests[0]);
+            }
+        }
         // `mov rX, imm` with a single definition: a constant.
         if op == "mov" && i.guard.is_none() && dests.len() == 1 {
             if let Some(Operand::Imm(e)) = i.operands.get(1) {
@@ -594,6 +620,7 @@ pub fn analyse<'x, 'a>(
         flat.nodes[k].kills = kl;
     }
     consts.retain(|n, _| defs_count.get(n) == Some(&1));
+    tid_regs.retain(|n| defs_count.get(n) == Some(&1));
     // Rematerializable: one definition, pure, reading only non-registers (special registers,
     // symbols, parameters) and rematerializable registers.
     pure_def.retain(|n, _| defs_count.get(n) == Some(&1));
@@ -763,6 +790,7 @@ pub fn analyse<'x, 'a>(
     let mut probes: HashMap<u32, *const Instruction<'a>> = HashMap::new();
     let mut must_stop = HashMap::new();
     let mut empty_paths = HashMap::new();
+    let mut analytic = HashMap::new();
     for &(key, start) in &regions {
         if start >= nn {
             continue;
@@ -798,6 +826,9 @@ pub fn analyse<'x, 'a>(
         }
         if let Some(b) = find_probe(&flat, start) {
             probes.insert(key, flat.nodes[b].ins as *const Instruction<'a>);
+            if let Some(r) = tid_range(&flat, start, b, &tid_regs, &consts) {
+                analytic.insert(key, r);
+            }
             if let Some(j) = must {
                 let is_j = |k: Option<usize>| {
                     k.is_some_and(|k| {
@@ -817,6 +848,90 @@ pub fn analyse<'x, 'a>(
         probes,
         must_stop,
         empty_paths,
+        analytic,
+    })
+}
+
+/// The interval of `%tid.x` that takes the probe branch at node `b` of the region starting at
+/// `start`, when its guard is set in the region by `setp.{lt,le,gt,ge}.{u32,s32} %p, R, C` (or
+/// `C, R`) with `R` only ever `%tid.x` and `C` a constant, and nothing else in the region
+/// writes `%p`.
+fn tid_range<'a>(
+    flat: &Flat<'_, 'a>,
+    start: usize,
+    b: usize,
+    tid_regs: &std::collections::HashSet<&'a str>,
+    consts: &HashMap<&'a str, u64>,
+) -> Option<TidRange> {
+    let g = flat.nodes[b].ins.guard?;
+    let mut def = None;
+    for k in start..b {
+        let i = flat.nodes[k].ins;
+        let mut d = Vec::new();
+        if let Some(o) = i.operands.first() {
+            if dest_first(i.opcode.spelling()) {
+                dest_names(o, &mut d);
+            }
+        }
+        if d.contains(&g.pred) {
+            def = Some(k);
+        }
+    }
+    let i = flat.nodes[def?].ins;
+    if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
+        return None;
+    }
+    if !matches!(i.operands.first(), Some(Operand::Name { comp: None, .. })) {
+        return None;
+    }
+    let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
+    let signed = match mods.as_slice() {
+        [_, ".u32"] => false,
+        [_, ".s32"] => true,
+        _ => return None,
+    };
+    let value = |o: &Operand<'a>| -> Option<Result<i64, ()>> {
+        match o {
+            Operand::Name {
+                name, comp: None, ..
+            } if tid_regs.contains(name) => Some(Err(())),
+            Operand::Name {
+                name, comp: None, ..
+            } => consts.get(name).map(|&c| Ok(c as i64)),
+            Operand::Imm(e) if !matches!(e, Expr::F32(..) | Expr::F64(..)) => {
+                crate::syntax::consteval::eval(e).map(|c| Ok(c.bits as i64))
+            }
+            _ => None,
+        }
+    };
+    let (x, y) = (value(&i.operands[1])?, value(&i.operands[2])?);
+    // Normalize to `tid CMP c`.
+    let (cmp, c) = match (x, y, mods[0]) {
+        (Err(()), Ok(c), m) => (m, c),
+        (Ok(c), Err(()), ".lt") => (".gt", c),
+        (Ok(c), Err(()), ".le") => (".ge", c),
+        (Ok(c), Err(()), ".gt") => (".lt", c),
+        (Ok(c), Err(()), ".ge") => (".le", c),
+        _ => return None,
+    };
+    // The constant as the comparison sees it (tid.x is below 2^31 either way).
+    let c = if signed {
+        c as u32 as i32 as i64
+    } else {
+        c as u32 as i64
+    };
+    const BIG: i64 = 1 << 40;
+    let (lo, hi) = match cmp {
+        ".lt" => (-BIG, c),
+        ".le" => (-BIG, c + 1),
+        ".gt" => (c + 1, BIG),
+        ".ge" => (c, BIG),
+        _ => return None,
+    };
+    Some(TidRange {
+        lo,
+        hi,
+        negated: g.negated,
     })
 }
 
@@ -944,6 +1059,33 @@ mod tests {
             assert_eq!(p.stops.len(), 11);
             assert_eq!(p.consts.get("%r12"), Some(&u64::MAX));
             assert!(p.stops.iter().all(|s| !s.saved.contains(&"%r10")));
+        });
+    }
+
+    #[test]
+    fn thread_index_branches_get_their_interval_without_a_probe_pass() {
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/suite/kernels/reduce_block.ptx"
+        ))
+        .unwrap();
+        plan_of(&src, |p| {
+            let p = p.unwrap();
+            // After barrier 1: `setp.gt.u32 %p2, %r2, 127; @%p2 bra` with %r2 = %tid.x: taken
+            // by 128 and up.
+            assert_eq!(
+                p.analytic.get(&1),
+                Some(&TidRange {
+                    lo: 128,
+                    hi: 1 << 40,
+                    negated: false
+                })
+            );
+            // `setp.ne.s32 %p9, %r2, 0` is not an interval; the first region's branch compares
+            // ctaid * 256 + tid, not tid.
+            assert_eq!(p.analytic.get(&8), None);
+            assert_eq!(p.analytic.get(&0), None);
+            assert!(p.probes.contains_key(&0) && p.probes.contains_key(&8));
         });
     }
 }

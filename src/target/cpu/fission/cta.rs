@@ -15,6 +15,7 @@
 //! - Kernels without stops: a loop over the CTAs `cta_first..cta_first + cta_count` around
 //!   the start region (one call runs a chunk of CTAs).
 
+use super::analysis::TidRange;
 use super::{extra, StepOut};
 use crate::llvm::fission as lf;
 use crate::llvm::*;
@@ -337,6 +338,71 @@ impl<'c> Gen<'c, '_, '_> {
     /// `must`: the region's rounds reach one stop (no per-thread state); `empty`: the taken /
     /// not-taken threads of its probe branch have nothing to do.
     #[allow(clippy::too_many_arguments)]
+    /// What the probe pass would leave for a branch taken by the threads with `%tid.x` in
+    /// `t` (see `analysis::TidRange`): `pcnt` the taken count over the round's rows, and
+    /// `plo..phi` the not-taken x range (`MAX..0` when empty); then branches to `decide`. The
+    /// interval's complement within `xlo..xhi` is one range because `t` is a prefix or a suffix
+    /// of the integers.
+    fn tid_probe(
+        &self,
+        t: TidRange,
+        (xlo, xhi): (IntValue<'c>, IntValue<'c>),
+        decide: BasicBlock<'c>,
+    ) {
+        let l = self.l;
+        let b = &l.b;
+        let i64t = l.i64();
+        let c64 = |v: i64| i64t.const_int(v as u64, true);
+        let lo = b.build_int_z_extend(xlo, i64t, "").unwrap();
+        let hi = b.build_int_z_extend(xhi, i64t, "").unwrap();
+        let max = |a: IntValue<'c>, c: IntValue<'c>| {
+            let gt = b.build_int_compare(IntPredicate::SGT, a, c, "").unwrap();
+            b.build_select(gt, a, c, "").unwrap().into_int_value()
+        };
+        let min = |a: IntValue<'c>, c: IntValue<'c>| {
+            let lt = b.build_int_compare(IntPredicate::SLT, a, c, "").unwrap();
+            b.build_select(lt, a, c, "").unwrap().into_int_value()
+        };
+        // The condition's threads within the range: [ilo, ihi) (empty when ihi <= ilo).
+        let ilo = max(c64(t.lo), lo);
+        let ihi = max(min(c64(t.hi), hi), ilo);
+        let in_cond = b.build_int_sub(ihi, ilo, "").unwrap();
+        let width = b.build_int_sub(hi, lo, "").unwrap();
+        // Not taken: the complement of the condition, or the condition when negated.
+        let (nlo, nhi) = if t.negated {
+            (ilo, ihi)
+        } else if t.lo <= 0 {
+            // A prefix: the rest is [ihi, hi).
+            (ihi, hi)
+        } else {
+            // A suffix: the rest is [lo, ilo).
+            (lo, ilo)
+        };
+        let taken_x = if t.negated {
+            b.build_int_sub(width, in_cond, "").unwrap()
+        } else {
+            in_cond
+        };
+        let rows = b
+            .build_int_mul(self.i(extra::NT + 1), self.i(extra::NT + 2), "")
+            .unwrap();
+        let rows = b.build_int_z_extend(rows, i64t, "").unwrap();
+        let cnt = b.build_int_mul(taken_x, rows, "").unwrap();
+        let i32t = l.i32();
+        let tr = |v: IntValue<'c>| b.build_int_truncate(v, i32t, "").unwrap();
+        let empty = b
+            .build_int_compare(IntPredicate::SLE, nhi, nlo, "")
+            .unwrap();
+        let plo = b
+            .build_select(empty, self.c32(u32::MAX as u64), tr(nlo), "")
+            .unwrap();
+        let phi = b.build_select(empty, self.c32(0), tr(nhi), "").unwrap();
+        b.build_store(self.pcnt, tr(cnt)).unwrap();
+        b.build_store(self.plo, plo).unwrap();
+        b.build_store(self.phi, phi).unwrap();
+        b.build_unconditional_branch(decide).unwrap();
+    }
+
     fn region(
         &self,
         r: u32,
@@ -344,9 +410,13 @@ impl<'c> Gen<'c, '_, '_> {
         range: (IntValue<'c>, IntValue<'c>),
         cids: Option<[IntValue<'c>; 3]>,
         done: BasicBlock<'c>,
-        must: bool,
-        empty: (bool, bool),
+        facts: RegionFacts,
     ) -> BasicBlock<'c> {
+        let RegionFacts {
+            must,
+            empty,
+            analytic,
+        } = facts;
         let l = self.l;
         let b = &l.b;
         let kr = self.c32(r as u64);
@@ -419,12 +489,17 @@ impl<'c> Gen<'c, '_, '_> {
             b.position_at_end(pre);
             b.build_unconditional_branch(nest).unwrap();
         }
-        // Probing.
+        // Probing: a pass over the threads, or the interval the analysis found.
         b.position_at_end(entry);
-        b.build_store(self.pcnt, self.c32(0)).unwrap();
-        b.build_store(self.plo, xhi).unwrap();
-        b.build_store(self.phi, self.c32(0)).unwrap();
-        b.build_unconditional_branch(probe).unwrap();
+        match analytic {
+            Some(t) => self.tid_probe(t, range, decide),
+            None => {
+                b.build_store(self.pcnt, self.c32(0)).unwrap();
+                b.build_store(self.plo, xhi).unwrap();
+                b.build_store(self.phi, self.c32(0)).unwrap();
+                b.build_unconditional_branch(probe).unwrap();
+            }
+        }
         // Decision: phase 0 none taken, 1 all taken, 2/3/4 split (taken, not taken, taken).
         b.position_at_end(decide);
         let cnt = self.load32(self.pcnt);
@@ -528,6 +603,16 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_unconditional_branch(t_pre).unwrap();
         entry
     }
+}
+
+/// What the analysis knows about a region: every thread reaches one stop (`must`), which
+/// probe directions have nothing to do (`empty`: taken, not taken), and the `%tid.x` interval
+/// taking its probe branch.
+#[derive(Clone, Copy)]
+struct RegionFacts {
+    must: bool,
+    empty: (bool, bool),
+    analytic: Option<TidRange>,
 }
 
 /// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered. Returns it.
@@ -711,7 +796,12 @@ pub fn emit_kernel<'c>(
         for &r in &so.resumes {
             let must = so.must_stop.contains_key(&r);
             let empty = so.empty_paths.get(&r).copied().unwrap_or((false, false));
-            let first = g.region(r, so.probes.contains(&r), range, None, done, must, empty);
+            let facts = RegionFacts {
+                must,
+                empty,
+                analytic: so.analytic.get(&r).copied(),
+            };
+            let first = g.region(r, so.probes.contains(&r), range, None, done, facts);
             cases.push((g.c32(r as u64), first));
         }
     } else {
@@ -923,7 +1013,12 @@ fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> Basi
     let t = |v: IntValue<'c>| b.build_int_truncate(v, i32t, "").unwrap();
     let cids = [t(cx), t(cy), t(cz)];
     let full = (g.c32(0), g.i(extra::NT));
-    let body = g.region(0, probed, full, Some(cids), latch, false, (false, false));
+    let facts = RegionFacts {
+        must: false,
+        empty: (false, false),
+        analytic: None,
+    };
+    let body = g.region(0, probed, full, Some(cids), latch, facts);
     b.position_at_end(head);
     b.build_unconditional_branch(body).unwrap();
     b.position_at_end(latch);

@@ -1024,6 +1024,9 @@ pub struct StepOut<'c> {
     pub must_stop: HashMap<u32, u32>,
     /// By resume point with a probe: whether the taken / not-taken threads have nothing to do.
     pub empty_paths: HashMap<u32, (bool, bool)>,
+    /// By resume point with a probe: the `%tid.x` interval taking it, when known without a
+    /// probe pass (`Plan::analytic`).
+    pub analytic: HashMap<u32, analysis::TidRange>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1159,10 +1162,16 @@ pub fn lower_step<'c, 'a>(
         .iter()
         .flat_map(|(&k, &e)| by_resume(k).into_iter().map(move |r| (r, e)))
         .collect();
+    let analytic: HashMap<u32, analysis::TidRange> = plan
+        .analytic
+        .iter()
+        .flat_map(|(&k, &t)| by_resume(k).into_iter().map(move |r| (r, t)))
+        .collect();
     Ok(StepOut {
         step,
         must_stop,
         empty_paths,
+        analytic,
         probes: plan
             .probes
             .keys()
