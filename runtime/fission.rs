@@ -147,6 +147,9 @@ pub enum StopKind {
 pub struct FisInfo {
     /// Stop `j` (1-based) is `stops[j - 1]`.
     pub stops: Vec<StopKind>,
+    /// Per stop: its `b`, `c` and member-mask operands when they are constants; the generated
+    /// code stores only the others in `opb`/`opc`/`mask`.
+    pub stop_consts: Vec<[Option<u32>; 3]>,
     /// Bytes of per-thread register arrays, per thread.
     pub frame_bytes: u32,
     /// Bytes of `.local` memory per thread.
@@ -486,8 +489,10 @@ unsafe fn generic(
                 continue;
             };
             let a = mem.opa[mem.f.bank as usize * (n + 64) + 32 + tu];
-            let b = mem.opb[tu];
-            let c = mem.opc[tu];
+            let consts = info.stop_consts.get(j - 1).copied().unwrap_or_default();
+            let b = consts[0].unwrap_or(mem.opb[tu]);
+            let c = consts[1].unwrap_or(mem.opc[tu]);
+            let mask = consts[2].unwrap_or(mem.mask[tu]);
             match *kind {
                 StopKind::Bar { kind, .. } => {
                     let what = match kind {
@@ -523,7 +528,7 @@ unsafe fn generic(
                     } else {
                         a as u64
                     };
-                    if let Err(m) = cta.warp_arrive(t, op, mem.mask[tu], av, b, c) {
+                    if let Err(m) = cta.warp_arrive(t, op, mask, av, b, c) {
                         return fail(cta, t, m);
                     }
                 }

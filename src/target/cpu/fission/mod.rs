@@ -96,6 +96,11 @@ struct Cur {
     local_bytes: u32,
     locals_per_thread: bool,
     kinds: Vec<Option<StopKind>>,
+    /// Per stop: its `b`, `c` and member-mask operands when they are constants (not stored
+    /// per thread; the driver takes them from `FisInfo::stop_consts`).
+    stop_consts: Vec<[Option<u32>; 3]>,
+    /// The stop being lowered (1-based).
+    cur_stop: u32,
     /// Probe branches (instruction addresses).
     probes: std::collections::HashSet<usize>,
 }
@@ -145,6 +150,35 @@ fn elem<'c>(
 }
 
 /// Stores `v` (an i32) to operand array `which` at the thread.
+/// Stores a stop's `b` (`OPB`), `c` (`OPC`) or member mask (`MASK`) operand for the thread,
+/// unless the operand is a constant: then the stop's record keeps it once (every thread of a
+/// round stores the same value otherwise).
+fn put_stop_operand<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    which: u32,
+    op: Option<&Operand<'a>>,
+) -> Result<(), Error> {
+    let f = fs.func;
+    let slot = match which {
+        extra::OPB => 0,
+        extra::OPC => 1,
+        _ => 2,
+    };
+    let Some(op) = op else {
+        // An absent operand (no thread count) is 0.
+        with_cur(|c| c.stop_consts[c.cur_stop as usize - 1][slot] = Some(0));
+        return Ok(());
+    };
+    if let Some(v) = const_of(op) {
+        with_cur(|c| c.stop_consts[c.cur_stop as usize - 1][slot] = Some(v as u32));
+        return Ok(());
+    }
+    let v = l.operand(fs, op, Ty::b(32))?;
+    put_u32(l, f, which, v);
+    Ok(())
+}
+
 fn put_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32, v: BasicValueEnum<'c>) {
     let v = l.coerce(v, l.i32().into(), false);
     let p = elem(l, arg(f, which), l.i32().into(), t_i64(l, f));
@@ -380,6 +414,7 @@ fn lower_stop<'c, 'a>(
     i: &Instruction<'a>,
     j: u32,
 ) -> Result<(), Error> {
+    with_cur(|c| c.cur_stop = j);
     let ins = Ins::new(i);
     let ops = ins.ops();
     let f = fs.func;
@@ -392,8 +427,7 @@ fn lower_stop<'c, 'a>(
     // 1. Operands and the stop's kind.
     let kind = match ins.op {
         "bar" if ins.has(".warp") => {
-            let m = l.operand(fs, &ops[0], b32)?;
-            put_u32(l, f, extra::MASK, m);
+            put_stop_operand(l, fs, extra::MASK, Some(&ops[0]))?;
             warp(WarpOp::WarpSync, &ops[0])
         }
         "bar" | "barrier" => {
@@ -412,18 +446,12 @@ fn lower_stop<'c, 'a>(
             } else {
                 (BarKind::Sync, 0)
             };
-            let id = l.operand(fs, &ops[idx], b32)?;
-            put_u32(l, f, extra::OPB, id);
+            put_stop_operand(l, fs, extra::OPB, Some(&ops[idx]))?;
             let has_count = match kind {
                 BarKind::Red(_) => ops.len() == 4,
                 _ => ops.len() > 1,
             };
-            let count = if has_count {
-                l.operand(fs, &ops[idx + 1], b32)?
-            } else {
-                l.c32(0).into()
-            };
-            put_u32(l, f, extra::OPC, count);
+            put_stop_operand(l, fs, extra::OPC, has_count.then(|| &ops[idx + 1]))?;
             if let BarKind::Red(_) = kind {
                 let p = l.operand(fs, &ops[ops.len() - 1], Ty::PRED)?;
                 put_opa(l, f, l.coerce(p, l.i32().into(), false));
@@ -449,8 +477,7 @@ fn lower_stop<'c, 'a>(
             let a = l.operand(fs, &ops[1], b32)?;
             put_opa(l, f, a);
             for (k, which) in [(2, extra::OPB), (3, extra::OPC), (4, extra::MASK)] {
-                let v = l.operand(fs, &ops[k], b32)?;
-                put_u32(l, f, which, v);
+                put_stop_operand(l, fs, which, Some(&ops[k]))?;
             }
             let mask = const_of(&ops[4]).map(|v| v as u32);
             StopKind::Warp {
@@ -473,8 +500,7 @@ fn lower_stop<'c, 'a>(
             }
             let p = l.operand(fs, &ops[1], Ty::PRED)?;
             put_opa(l, f, l.coerce(p, l.i32().into(), false));
-            let m = l.operand(fs, &ops[2], b32)?;
-            put_u32(l, f, extra::MASK, m);
+            put_stop_operand(l, fs, extra::MASK, Some(&ops[2]))?;
             warp(WarpOp::Vote(mode), &ops[2])
         }
         "match" => {
@@ -495,8 +521,7 @@ fn lower_stop<'c, 'a>(
                 extra::OPA_HI,
                 l.b.build_int_truncate(hi, l.i32(), "").unwrap().into(),
             );
-            let m = l.operand(fs, &ops[2], b32)?;
-            put_u32(l, f, extra::MASK, m);
+            put_stop_operand(l, fs, extra::MASK, Some(&ops[2]))?;
             warp(
                 if ins.has(".any") {
                     WarpOp::MatchAny
@@ -528,13 +553,11 @@ fn lower_stop<'c, 'a>(
             }
             let a = l.operand(fs, &ops[1], b32)?;
             put_opa(l, f, a);
-            let m = l.operand(fs, &ops[2], b32)?;
-            put_u32(l, f, extra::MASK, m);
+            put_stop_operand(l, fs, extra::MASK, Some(&ops[2]))?;
             warp(WarpOp::Redux(op), &ops[2])
         }
         "elect" => {
-            let m = l.operand(fs, &ops[1], b32)?;
-            put_u32(l, f, extra::MASK, m);
+            put_stop_operand(l, fs, extra::MASK, Some(&ops[1]))?;
             warp(WarpOp::Elect, &ops[1])
         }
         "activemask" => StopKind::ActiveMask,
@@ -1014,6 +1037,8 @@ impl Target for FisTarget {
 pub struct StepOut<'c> {
     pub step: FunctionValue<'c>,
     pub stops: Vec<StopKind>,
+    /// Per stop: its constant `b`, `c` and member-mask operands (`FisInfo::stop_consts`).
+    pub stop_consts: Vec<[Option<u32>; 3]>,
     pub frame_bytes: u32,
     pub local_bytes: u32,
     /// Resume points whose region starts with a probe branch.
@@ -1085,6 +1110,8 @@ pub fn lower_step<'c, 'a>(
         locals_per_thread: plan.has_stops() && plan.has_locals,
         probes: plan.probes.values().map(|p| *p as usize).collect(),
         kinds: vec![None; plan.stops.len()],
+        stop_consts: vec![[None; 3]; plan.stops.len()],
+        cur_stop: 0,
         ..Cur::default()
     };
     CUR.with(|c| *c.borrow_mut() = Some(cur));
@@ -1184,6 +1211,7 @@ pub fn lower_step<'c, 'a>(
             })
             .collect(),
         stops,
+        stop_consts: cur.stop_consts,
         frame_bytes: cur.frame_bytes.div_ceil(16) * 16,
         local_bytes: cur.local_bytes,
         resumes,
@@ -1269,6 +1297,7 @@ pub fn lower_kernels<'c, 'a>(
                         let nres = 2 * so.stops.len() + 1;
                         KernelPath::Fission(std::sync::Arc::new(crate::runtime::fission::FisInfo {
                             stops: so.stops,
+                            stop_consts: so.stop_consts,
                             frame_bytes: so.frame_bytes,
                             local_bytes: so.local_bytes,
                             must_stop: {
