@@ -101,6 +101,14 @@ int ptx2llvm_rt_launch(ptx2llvm_kernel kernel, const char *name, ptx2llvm_dim3 g
                        ptx2llvm_dim3 block, uint32_t static_shared_bytes,
                        uint32_t dynamic_shared_bytes, const void *params, size_t params_size,
                        char **err);
+
+/* Called by a constructor of every object made with --emit obj, once per kernel compiled to
+ * thread loops (loops over a block's threads between barriers, the fast scheme): registers
+ * `fis`, the kernel's thread-loop code, and its description (`len` words at `info`) for the
+ * coroutine entry point `kernel`. ptx2llvm_rt_launch then runs the registered version, unless
+ * the environment sets PTX2LLVM_CPU_MODE=coroutine. Not for direct use. */
+void ptx2llvm_rt_register_fis(ptx2llvm_kernel kernel, const void *fis, const uint32_t *info,
+                              uint32_t len);
 void ptx2llvm_string_free(char *s);
 
 /* The address of runtime function `name`, or NULL. Objects call it once per runtime helper

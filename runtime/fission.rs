@@ -160,6 +160,175 @@ pub struct FisInfo {
     pub must_stop: Vec<u32>,
 }
 
+impl FisInfo {
+    /// The words an object file carries for a kernel (see [`FisInfo::decode`]): frame and
+    /// local bytes, the stop count, per stop its kind (four words) and constant operands (three
+    /// pairs of present/value), then the `must_stop` table with its length.
+    pub fn encode(&self) -> Vec<u32> {
+        let mut w = vec![
+            FIS_INFO_VERSION,
+            self.frame_bytes,
+            self.local_bytes,
+            self.stops.len() as u32,
+        ];
+        let opt = |o: Option<u32>| [o.is_some() as u32, o.unwrap_or(0)];
+        for (k, s) in self.stops.iter().enumerate() {
+            let (tag, a, b, c) = match *s {
+                StopKind::Bar { kind, id, counted } => {
+                    let (kt, op) = match kind {
+                        BarKind::Sync => (0, 0),
+                        BarKind::Arrive => (1, 0),
+                        BarKind::Red(op) => (2, op),
+                    };
+                    let [has, v] = opt(id);
+                    (0, kt | op << 8 | (counted as u32) << 16 | has << 17, v, 0)
+                }
+                StopKind::Warp { op, mask, inline } => {
+                    let (ot, m) = match op {
+                        WarpOp::Shfl(m) => (0, m),
+                        WarpOp::Vote(m) => (1, m),
+                        WarpOp::MatchAny => (2, 0),
+                        WarpOp::MatchAll => (3, 0),
+                        WarpOp::Redux(m) => (4, m),
+                        WarpOp::Elect => (5, 0),
+                        WarpOp::WarpSync => (6, 0),
+                    };
+                    let [has, v] = opt(mask);
+                    (1, ot | (inline as u32) << 8 | has << 9, m, v)
+                }
+                StopKind::ActiveMask => (2, 0, 0, 0),
+                StopKind::Sleep => (3, 0, 0, 0),
+            };
+            w.extend([tag, a, b, c]);
+            let consts = self.stop_consts.get(k).copied().unwrap_or_default();
+            for cst in consts {
+                w.extend(opt(cst));
+            }
+        }
+        w.push(self.must_stop.len() as u32);
+        w.extend(&self.must_stop);
+        w
+    }
+
+    /// Reads what [`FisInfo::encode`] wrote; `None` when the words are not such a record.
+    pub fn decode(w: &[u32]) -> Option<FisInfo> {
+        let mut it = w.iter().copied();
+        let mut next = || it.next();
+        if next()? != FIS_INFO_VERSION {
+            return None;
+        }
+        let frame_bytes = next()?;
+        let local_bytes = next()?;
+        let n = next()? as usize;
+        let mut stops = Vec::with_capacity(n.min(1 << 16));
+        let mut stop_consts = Vec::with_capacity(n.min(1 << 16));
+        for _ in 0..n {
+            let (tag, a, b, c) = (next()?, next()?, next()?, next()?);
+            let kind = match tag {
+                0 => StopKind::Bar {
+                    kind: match a & 0xff {
+                        0 => BarKind::Sync,
+                        1 => BarKind::Arrive,
+                        2 => BarKind::Red(a >> 8 & 0xff),
+                        _ => return None,
+                    },
+                    id: (a >> 17 & 1 == 1).then_some(b),
+                    counted: a >> 16 & 1 == 1,
+                },
+                1 => StopKind::Warp {
+                    op: match a & 0xff {
+                        0 => WarpOp::Shfl(b),
+                        1 => WarpOp::Vote(b),
+                        2 => WarpOp::MatchAny,
+                        3 => WarpOp::MatchAll,
+                        4 => WarpOp::Redux(b),
+                        5 => WarpOp::Elect,
+                        6 => WarpOp::WarpSync,
+                        _ => return None,
+                    },
+                    mask: (a >> 9 & 1 == 1).then_some(c),
+                    inline: a >> 8 & 1 == 1,
+                },
+                2 => StopKind::ActiveMask,
+                3 => StopKind::Sleep,
+                _ => return None,
+            };
+            stops.push(kind);
+            let mut consts = [None; 3];
+            for cst in consts.iter_mut() {
+                let (has, v) = (next()?, next()?);
+                *cst = (has == 1).then_some(v);
+            }
+            stop_consts.push(consts);
+        }
+        let m = next()? as usize;
+        let mut must_stop = Vec::with_capacity(m.min(1 << 17));
+        for _ in 0..m {
+            must_stop.push(next()?);
+        }
+        if next().is_some() {
+            return None;
+        }
+        Some(FisInfo {
+            stops,
+            stop_consts,
+            frame_bytes,
+            local_bytes,
+            must_stop,
+        })
+    }
+}
+
+/// Version word at the start of an encoded [`FisInfo`].
+const FIS_INFO_VERSION: u32 = 0x5054_4601;
+
+/// Thread-loop versions of kernels linked in from objects (`--emit obj`), by the address of
+/// their coroutine entry point: `ptx2llvm_rt_launch` runs those with thread loops.
+static REGISTRY: std::sync::Mutex<Vec<(usize, FisKernel)>> = std::sync::Mutex::new(Vec::new());
+
+/// The thread-loop version registered for a coroutine entry point, if any.
+pub(crate) fn registered(entry: usize) -> Option<FisKernel> {
+    let r = REGISTRY.lock().ok()?;
+    r.iter().find(|(e, _)| *e == entry).map(|(_, k)| k.clone())
+}
+
+/// Registers the thread-loop version `fis` (with its encoded [`FisInfo`], `len` words at
+/// `info`) of the kernel whose coroutine entry point is `entry`. Objects made by
+/// `--emit obj` call it from a constructor for each kernel compiled to thread loops; a record
+/// that does not decode is ignored (the coroutine entry point still runs the kernel).
+///
+/// # Safety
+/// `fis` must be a `K.fis` function of the same object as `entry`, `info` point to `len`
+/// words.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_register_fis(
+    entry: Option<super::abi::KernelEntry>,
+    fis: Option<FisEntry>,
+    info: *const u32,
+    len: u32,
+) {
+    let (Some(entry), Some(fis)) = (entry, fis) else {
+        return;
+    };
+    if info.is_null() {
+        return;
+    }
+    let words = std::slice::from_raw_parts(info, len as usize);
+    let Some(info) = FisInfo::decode(words) else {
+        return;
+    };
+    if let Ok(mut r) = REGISTRY.lock() {
+        r.retain(|(e, _)| *e != entry as usize);
+        r.push((
+            entry as usize,
+            FisKernel {
+                entry: fis,
+                info: Arc::new(info),
+            },
+        ));
+    }
+}
+
 /// `void K.fis(const void *params, ptx2llvm_thread *ctx, ptx2llvm_fis *f)`.
 pub type FisEntry = unsafe extern "C" fn(params: *const u8, ctx: *mut Thread, f: *mut FisCtx);
 
@@ -678,5 +847,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// What an object file carries decodes to the same description, and anything else
+    /// (truncated, extended, another version) to nothing.
+    #[test]
+    fn fis_info_encodes_and_decodes() {
+        use super::{BarKind, FisInfo, StopKind, WarpOp, NO_STOP};
+        let info = FisInfo {
+            stops: vec![
+                StopKind::Bar {
+                    kind: BarKind::Sync,
+                    id: Some(0),
+                    counted: false,
+                },
+                StopKind::Bar {
+                    kind: BarKind::Red(2),
+                    id: None,
+                    counted: true,
+                },
+                StopKind::Warp {
+                    op: WarpOp::Shfl(1),
+                    mask: Some(u32::MAX),
+                    inline: true,
+                },
+                StopKind::Warp {
+                    op: WarpOp::Redux(7),
+                    mask: None,
+                    inline: false,
+                },
+                StopKind::Warp {
+                    op: WarpOp::MatchAll,
+                    mask: Some(0xffff),
+                    inline: false,
+                },
+                StopKind::ActiveMask,
+                StopKind::Sleep,
+            ],
+            stop_consts: vec![
+                [Some(0), Some(0), None],
+                [None, None, None],
+                [Some(16), Some(31), Some(u32::MAX)],
+                [None, None, Some(5)],
+                [None, None, Some(0xffff)],
+                [None, None, None],
+                [None, None, None],
+            ],
+            frame_bytes: 48,
+            local_bytes: 16,
+            must_stop: vec![1, NO_STOP, 3, NO_STOP, 2],
+        };
+        let w = info.encode();
+        let back = FisInfo::decode(&w).expect("decodes");
+        assert_eq!(back.stops, info.stops);
+        assert_eq!(back.stop_consts, info.stop_consts);
+        assert_eq!(back.must_stop, info.must_stop);
+        assert_eq!((back.frame_bytes, back.local_bytes), (48, 16));
+        assert!(FisInfo::decode(&w[..w.len() - 1]).is_none());
+        let mut longer = w.clone();
+        longer.push(0);
+        assert!(FisInfo::decode(&longer).is_none());
+        let mut other = w;
+        other[0] ^= 1;
+        assert!(FisInfo::decode(&other).is_none());
     }
 }

@@ -189,7 +189,15 @@ pub unsafe fn launch(
     params: &[u8],
     cfg: &LaunchConfig,
 ) -> Result<(), LaunchError> {
-    launch_code(kernel, &KernelCode::Coroutine(entry), params, cfg)
+    // Objects register the thread-loop versions of their kernels; PTX2LLVM_CPU_MODE=coroutine
+    // keeps the coroutine entry point.
+    let code = match super::fission::registered(entry as usize) {
+        Some(k) if std::env::var("PTX2LLVM_CPU_MODE").as_deref() != Ok("coroutine") => {
+            KernelCode::Fission(k)
+        }
+        _ => KernelCode::Coroutine(entry),
+    };
+    launch_code(kernel, &code, params, cfg)
 }
 
 /// Launches compiled kernel code of either kind over the grid and waits for it (see

@@ -281,6 +281,22 @@ fn emit_obj_with_shared_memory_barriers_helpers_and_trap() {
         out.contains("config: invalid launch configuration: grid (0, 1, 1)"),
         "{out}"
     );
+    // The object registers a thread-loop version of `reduce` that the launcher runs; with
+    // PTX2LLVM_CPU_MODE=coroutine it runs the coroutine entry point: the same answers.
+    let o = Command::new(&exe)
+        .env("PTX2LLVM_CPU_MODE", "coroutine")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), out);
+    let nm = Command::new("nm").arg(&obj).output();
+    if let Ok(nm) = nm {
+        let syms = String::from_utf8_lossy(&nm.stdout);
+        assert!(
+            syms.contains(" T reduce.fis") && syms.contains("ptx2llvm_rt_register_fis"),
+            "{syms}"
+        );
+    }
 }
 
 const ERRORS_MAIN: &str = r#"

@@ -793,3 +793,61 @@ pub fn context_of<'c>(m: &Module<'c>) -> inkwell::context::ContextRef<'c> {
 
 #[allow(dead_code)]
 fn _unused(_c: &Context) {}
+
+/// For objects: a constructor (`llvm.global_ctors`) that registers each kernel's thread-loop
+/// version with the runtime: `ptx2llvm_rt_register_fis(K, K.fis, words, len)` for every
+/// `(K, K.fis, words)` of `regs`, the words in a private constant array.
+pub fn add_fis_registrations(m: &Module, regs: &[(String, String, Vec<u32>)]) {
+    use inkwell::module::Linkage;
+    if regs.is_empty() {
+        return;
+    }
+    let ctx = m.get_context();
+    let i32t = ctx.i32_type();
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let void = ctx.void_type();
+    let reg_ty = void.fn_type(&[ptr.into(), ptr.into(), ptr.into(), i32t.into()], false);
+    let reg = m
+        .get_function("ptx2llvm_rt_register_fis")
+        .unwrap_or_else(|| m.add_function("ptx2llvm_rt_register_fis", reg_ty, None));
+    let ctor = m.add_function(
+        "ptx2llvm.register_fis",
+        void.fn_type(&[], false),
+        Some(Linkage::Internal),
+    );
+    let b = ctx.create_builder();
+    b.position_at_end(ctx.append_basic_block(ctor, "entry"));
+    for (kernel, fis, words) in regs {
+        let (Some(k), Some(f)) = (m.get_function(kernel), m.get_function(fis)) else {
+            continue;
+        };
+        let vals: Vec<_> = words
+            .iter()
+            .map(|&w| i32t.const_int(w as u64, false))
+            .collect();
+        let arr = i32t.const_array(&vals);
+        let g = m.add_global(arr.get_type(), None, &format!("{kernel}.fisinfo"));
+        g.set_initializer(&arr);
+        g.set_constant(true);
+        g.set_linkage(Linkage::Private);
+        let args = [
+            k.as_global_value().as_pointer_value().into(),
+            f.as_global_value().as_pointer_value().into(),
+            g.as_pointer_value().into(),
+            i32t.const_int(words.len() as u64, false).into(),
+        ];
+        b.build_call(reg, &args, "").expect("builder positioned");
+    }
+    b.build_return(None).expect("builder positioned");
+    // @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }]
+    let entry_ty = ctx.struct_type(&[i32t.into(), ptr.into(), ptr.into()], false);
+    let entry = entry_ty.const_named_struct(&[
+        i32t.const_int(65535, false).into(),
+        ctor.as_global_value().as_pointer_value().into(),
+        ptr.const_null().into(),
+    ]);
+    let arr = entry_ty.const_array(&[entry]);
+    let g = m.add_global(arr.get_type(), None, "llvm.global_ctors");
+    g.set_initializer(&arr);
+    g.set_linkage(Linkage::Appending);
+}

@@ -234,16 +234,18 @@ fn build<'c, 'a>(
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
-        for (name, path) in fission::lower_kernels(&mut l, module, mode) {
+        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit) {
             if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
                 k.path = path;
             }
         }
         l.module
     };
+    // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
+    // export one for every kernel.
     let layouts: Vec<KernelLayout> = kernels
         .iter()
-        .filter(|k| matches!(k.path, fission::KernelPath::Coroutine { .. }))
+        .filter(|k| !jit || matches!(k.path, fission::KernelPath::Coroutine { .. }))
         .map(|k| KernelLayout {
             name: k.name.clone(),
             params: k
@@ -293,13 +295,28 @@ pub fn compile<'a>(
 ) -> Result<Output, CompileError> {
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
-    // Objects export the coroutine entry points `ptx2llvm_rt_launch` runs; IR and assembly
-    // show the thread-loop code when `PTX2LLVM_CPU_MODE=fission` asks for it.
-    let mode = match (emit, fission::CpuMode::from_env()) {
+    // Objects export a coroutine entry point per kernel, which `ptx2llvm_rt_launch` takes, and
+    // register the thread-loop versions of the kernels that have one (a constructor calls
+    // `ptx2llvm_rt_register_fis`), which it then runs instead; IR and assembly show the
+    // thread-loop code when `PTX2LLVM_CPU_MODE=fission` asks for it.
+    let env = fission::CpuMode::from_env();
+    let mode = match (emit, env) {
         (EmitKind::Llvm | EmitKind::Asm, fission::CpuMode::Fission) => fission::CpuMode::Fission,
+        (EmitKind::Object, fission::CpuMode::Coroutine) => fission::CpuMode::Coroutine,
+        (EmitKind::Object, _) => fission::CpuMode::Auto,
         _ => fission::CpuMode::Coroutine,
     };
-    let (m, _, shared, _) = build(&ctx, module, name, opt, &machine, false, mode)?;
+    let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, false, mode)?;
+    let regs: Vec<(String, String, Vec<u32>)> = kernels
+        .iter()
+        .filter_map(|k| match &k.path {
+            fission::KernelPath::Fission(info) => {
+                Some((k.name.clone(), format!("{}.fis", k.name), info.encode()))
+            }
+            _ => None,
+        })
+        .collect();
+    crate::llvm::cpu::add_fis_registrations(&m, &regs);
     // Linked objects reach the runtime helpers without an exported symbol by lookup.
     crate::llvm::cpu::add_lookup_stubs(&m, &crate::runtime::needs_lookup);
     // Tell object users how much static shared memory the module's kernels need.

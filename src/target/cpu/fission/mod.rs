@@ -1254,11 +1254,13 @@ pub enum KernelPath {
 }
 
 /// Compiles the thread-loop version of every kernel of `module` that allows it (after
-/// `lower_module`), deleting their coroutine versions. Returns each kernel's path.
+/// `lower_module`), deleting their coroutine versions unless `keep_coroutines` (objects keep
+/// both: the coroutine entry point is what C code launches). Returns each kernel's path.
 pub fn lower_kernels<'c, 'a>(
     l: &mut Lowerer<'c, 'a>,
     module: &'a ast::Module<'a>,
     mode: CpuMode,
+    keep_coroutines: bool,
 ) -> Vec<(String, KernelPath)> {
     let mut out = Vec::new();
     for it in &module.items {
@@ -1285,7 +1287,8 @@ pub fn lower_kernels<'c, 'a>(
                             }
                             let _ = kf;
                         }
-                        if let Some(k) = l.module.get_function(f.name) {
+                        if let Some(k) = l.module.get_function(f.name).filter(|_| !keep_coroutines)
+                        {
                             if k.as_global_value()
                                 .as_pointer_value()
                                 .get_first_use()
