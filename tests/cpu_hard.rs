@@ -701,7 +701,8 @@ fn invalid_memory_access_is_reported() {
 /// Branches on `%tid.x` against a constant after barriers: the thread-loop code computes the
 /// taken threads as an interval instead of probing each thread (`analysis::TidRange`); every
 /// comparison form (lt/le/gt/ge, signed and unsigned, constant first, negated guard, never
-/// and always taken), 1-D and 2-D blocks, and threads that exited before.
+/// and always taken, `== 0`/`!= 0`, `%tid.x >> k`), 1-D and 2-D blocks, and threads that
+/// exited before.
 #[test]
 fn thread_index_branches_after_barriers() {
     let body = |early_exit: bool| {
@@ -720,6 +721,7 @@ fn thread_index_branches_after_barriers() {
     mul.wide.u32 %rd2, %r4, 4;
     add.u64 %rd3, %rd1, %rd2;
     mov.u32 %r5, 0;
+    shr.u32 %r6, %r1, 3;
     {exit}
     bar.sync 0;
     setp.gt.u32 %p1, %r1, 37;
@@ -746,6 +748,21 @@ L4:
     @%p5 bra L5;
     or.b32 %r5, %r5, 16;
 L5:
+    bar.sync 0;
+    setp.ne.u32 %p6, %r6, 0;
+    @%p6 bra L6;
+    or.b32 %r5, %r5, 32;
+L6:
+    bar.sync 0;
+    setp.eq.s32 %p7, %r1, 0;
+    @%p7 bra L7;
+    or.b32 %r5, %r5, 64;
+L7:
+    bar.sync 0;
+    setp.gt.u32 %p8, %r6, 2;
+    @!%p8 bra L8;
+    or.b32 %r5, %r5, 128;
+L8:
     bar.sync 0;
     st.global.u32 [%rd3], %r5;
     ret;
@@ -784,6 +801,15 @@ L5:
                     }
                     if x >= 1 {
                         v |= 16;
+                    }
+                    if x < 8 {
+                        v |= 32;
+                    }
+                    if x != 0 {
+                        v |= 64;
+                    }
+                    if x >= 24 {
+                        v |= 128;
                     }
                     v
                 })

@@ -522,7 +522,9 @@ pub fn analyse<'x, 'a>(
     let nn = flat.nodes.len();
     let mut defs_count: HashMap<&'a str, u32> = HashMap::new();
     let mut consts: HashMap<&'a str, u64> = HashMap::new();
-    let mut tid_regs: std::collections::HashSet<&'a str> = std::collections::HashSet::new();
+    // Registers holding `%tid.x >> k`, with `k`.
+    let mut tid_regs: HashMap<&'a str, u32> = HashMap::new();
+    let mut shr_of: HashMap<&'a str, (&'a str, u32)> = HashMap::new();
     // Single-definition candidates for rematerialization: register → (node, operand names).
     let mut pure_def: HashMap<&'a str, (usize, Vec<&'a str>)> = HashMap::new();
     for k in 0..nn {
@@ -571,7 +573,8 @@ pub fn analyse<'x, 'a>(
         if i.guard.is_none() && dests.len() == 1 && remat_opcode(i) {
             pure_def.insert(dests[0], (k, uses.clone()));
         }
-        // `mov rX, %tid.x` with a single definition: the thread's x index.
+        // `mov rX, %tid.x` with a single definition: the thread's x index; `shr.u32 rY, rX, k`
+        // of such a register: the index shifted right by `k` (warp number and the like).
         if op == "mov" && i.guard.is_none() && dests.len() == 1 {
             if let Some(Operand::Name {
                 name: "%tid",
@@ -579,7 +582,27 @@ pub fn analyse<'x, 'a>(
                 ..
             }) = i.operands.get(1)
             {
-                tid_regs.insert(dests[0]);
+                tid_regs.insert(dests[0], 0);
+            }
+        }
+        if op == "shr" && i.guard.is_none() && dests.len() == 1 {
+            let unsigned = i
+                .mods
+                .iter()
+                .any(|m| matches!(m.spelling(), ".u32" | ".b32"));
+            if let (
+                true,
+                Some(Operand::Name {
+                    name, comp: None, ..
+                }),
+                Some(Operand::Imm(e)),
+            ) = (unsigned, i.operands.get(1), i.operands.get(2))
+            {
+                if let Some(c) = crate::syntax::consteval::eval(e) {
+                    if c.bits < 31 {
+                        shr_of.insert(dests[0], (*name, c.bits as u32));
+                    }
+                }
             }
         }
         // `mov rX, imm` with a single definition: a constant.
@@ -620,7 +643,16 @@ pub fn analyse<'x, 'a>(
         flat.nodes[k].kills = kl;
     }
     consts.retain(|n, _| defs_count.get(n) == Some(&1));
-    tid_regs.retain(|n| defs_count.get(n) == Some(&1));
+    tid_regs.retain(|n, _| defs_count.get(n) == Some(&1));
+    for (d, (src, k)) in shr_of {
+        if defs_count.get(d) == Some(&1) {
+            if let Some(&k0) = tid_regs.get(src) {
+                if k0 == 0 {
+                    tid_regs.insert(d, k);
+                }
+            }
+        }
+    }
     // Rematerializable: one definition, pure, reading only non-registers (special registers,
     // symbols, parameters) and rematerializable registers.
     pure_def.retain(|n, _| defs_count.get(n) == Some(&1));
@@ -854,13 +886,13 @@ pub fn analyse<'x, 'a>(
 
 /// The interval of `%tid.x` that takes the probe branch at node `b` of the region starting at
 /// `start`, when its guard is set in the region by `setp.{lt,le,gt,ge}.{u32,s32} %p, R, C` (or
-/// `C, R`) with `R` only ever `%tid.x` and `C` a constant, and nothing else in the region
-/// writes `%p`.
+/// `C, R`, or `eq`/`ne` with `C = 0`) with `R` only ever `%tid.x` or `%tid.x >> k` and `C` a
+/// constant, and nothing else in the region writes `%p`.
 fn tid_range<'a>(
     flat: &Flat<'_, 'a>,
     start: usize,
     b: usize,
-    tid_regs: &std::collections::HashSet<&'a str>,
+    tid_regs: &HashMap<&'a str, u32>,
     consts: &HashMap<&'a str, u64>,
 ) -> Option<TidRange> {
     let g = flat.nodes[b].ins.guard?;
@@ -890,11 +922,12 @@ fn tid_range<'a>(
         [_, ".s32"] => true,
         _ => return None,
     };
-    let value = |o: &Operand<'a>| -> Option<Result<i64, ()>> {
+    // Ok(constant) or Err(shift) for a `%tid.x >> shift` register.
+    let value = |o: &Operand<'a>| -> Option<Result<i64, u32>> {
         match o {
             Operand::Name {
                 name, comp: None, ..
-            } if tid_regs.contains(name) => Some(Err(())),
+            } if tid_regs.contains_key(name) => Some(Err(tid_regs[name])),
             Operand::Name {
                 name, comp: None, ..
             } => consts.get(name).map(|&c| Ok(c as i64)),
@@ -905,13 +938,14 @@ fn tid_range<'a>(
         }
     };
     let (x, y) = (value(&i.operands[1])?, value(&i.operands[2])?);
-    // Normalize to `tid CMP c`.
-    let (cmp, c) = match (x, y, mods[0]) {
-        (Err(()), Ok(c), m) => (m, c),
-        (Ok(c), Err(()), ".lt") => (".gt", c),
-        (Ok(c), Err(()), ".le") => (".ge", c),
-        (Ok(c), Err(()), ".gt") => (".lt", c),
-        (Ok(c), Err(()), ".ge") => (".le", c),
+    // Normalize to `(tid >> k) CMP c`.
+    let (cmp, c, k) = match (x, y, mods[0]) {
+        (Err(k), Ok(c), m) => (m, c, k),
+        (Ok(c), Err(k), ".lt") => (".gt", c, k),
+        (Ok(c), Err(k), ".le") => (".ge", c, k),
+        (Ok(c), Err(k), ".gt") => (".lt", c, k),
+        (Ok(c), Err(k), ".ge") => (".le", c, k),
+        (Ok(c), Err(k), m @ (".eq" | ".ne")) => (m, c, k),
         _ => return None,
     };
     // The constant as the comparison sees it (tid.x is below 2^31 either way).
@@ -920,12 +954,17 @@ fn tid_range<'a>(
     } else {
         c as u32 as i64
     };
+    // `(tid >> k) < c` is `tid < c * 2^k`, and so on; `== 0` / `!= 0` are a prefix and a
+    // suffix too (other equalities are neither, and keep the probe pass).
     const BIG: i64 = 1 << 40;
+    let at = |v: i64| v * (1i64 << k);
     let (lo, hi) = match cmp {
-        ".lt" => (-BIG, c),
-        ".le" => (-BIG, c + 1),
-        ".gt" => (c + 1, BIG),
-        ".ge" => (c, BIG),
+        ".lt" => (-BIG, at(c)),
+        ".le" => (-BIG, at(c + 1)),
+        ".gt" => (at(c + 1), BIG),
+        ".ge" => (at(c), BIG),
+        ".eq" if c == 0 => (-BIG, at(1)),
+        ".ne" if c == 0 => (at(1), BIG),
         _ => return None,
     };
     Some(TidRange {
@@ -1081,11 +1120,38 @@ mod tests {
                     negated: false
                 })
             );
-            // `setp.ne.s32 %p9, %r2, 0` is not an interval; the first region's branch compares
+            // `setp.ne.s32 %p9, %r2, 0`: taken by 1 and up; the first region's branch compares
             // ctaid * 256 + tid, not tid.
-            assert_eq!(p.analytic.get(&8), None);
+            assert_eq!(
+                p.analytic.get(&8),
+                Some(&TidRange {
+                    lo: 1,
+                    hi: 1 << 40,
+                    negated: false
+                })
+            );
             assert_eq!(p.analytic.get(&0), None);
-            assert!(p.probes.contains_key(&0) && p.probes.contains_key(&8));
+            assert!(p.probes.contains_key(&0));
+        });
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/suite/kernels/reduce_warp.ptx"
+        ))
+        .unwrap();
+        plan_of(&src, |p| {
+            let p = p.unwrap();
+            // After the barrier (stop 6): `setp.ne.s32 %p8, %r2, 0` with %r2 = %tid.x >> 5:
+            // every warp but the first; `lane != 0` (%tid.x & 31) is no interval.
+            assert_eq!(
+                p.analytic.get(&6),
+                Some(&TidRange {
+                    lo: 32,
+                    hi: 1 << 40,
+                    negated: false
+                })
+            );
+            assert_eq!(p.analytic.get(&5), None);
+            assert!(p.probes.contains_key(&5));
         });
     }
 }
