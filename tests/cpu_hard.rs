@@ -822,3 +822,94 @@ L8:
         }
     }
 }
+
+/// Bounds checks on the global index `%ctaid.x * %ntid.x + %tid.x` against a parameter (the
+/// `if (i < n)` of every elementwise kernel): the thread-loop code computes the threads inside
+/// from `n` instead of probing each; signed and unsigned, either operand order, `mad` or
+/// `mul` + `add`, with and without a barrier before, `n` inside a block, at a block edge,
+/// zero and past the grid.
+#[test]
+fn global_index_bounds_checks() {
+    let kernel = |name: &str, index: &str, check: &str, barrier: bool| {
+        format!(
+            r#"
+.visible .entry {name}(.param .u64 out, .param .u32 n)
+{{
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %ntid.x;
+    mov.u32 %r5, %tid.x;
+    {index}
+    {bar}
+    {check}
+    @%p1 bra END;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    mad.lo.u32 %r7, %r1, 3, 1;
+    st.global.u32 [%rd3], %r7;
+END:
+    ret;
+}}"#,
+            bar = if barrier { "bar.sync 0;" } else { "" }
+        )
+    };
+    let mad = "mad.lo.s32 %r1, %r3, %r4, %r5;";
+    let muladd = "mul.lo.u32 %r6, %r4, %r3;\n    add.u32 %r1, %r5, %r6;";
+    // (name, index, check, barrier, how many elements are written for n)
+    let cases: [(&str, &str, &str, bool, fn(u32) -> u32); 5] = [
+        ("ge_s", mad, "setp.ge.s32 %p1, %r1, %r2;", false, |n| n),
+        (
+            "lt_u_swapped",
+            muladd,
+            "setp.lt.u32 %p1, %r2, %r1;",
+            false,
+            |n| n + 1,
+        ),
+        (
+            "le_u_swapped",
+            mad,
+            "setp.le.u32 %p1, %r2, %r1;",
+            true,
+            |n| n,
+        ),
+        ("gt_s", muladd, "setp.gt.s32 %p1, %r1, %r2;", true, |n| {
+            n + 1
+        }),
+        (
+            "lt_s_negated",
+            mad,
+            "setp.lt.s32 %p2, %r1, %r2;\n    not.pred %p1, %p2;",
+            false,
+            |n| n,
+        ),
+    ];
+    let mut src = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+    for (name, index, check, barrier, _) in &cases {
+        src.push_str(&kernel(name, index, check, *barrier));
+    }
+    let m = load_src(&src);
+    let (grid, block) = (5u32, 64u32);
+    let total = (grid * block) as usize;
+    for (name, _, _, _, written) in &cases {
+        for n in [0u32, 1, 63, 64, 150, 319, 320, 1000] {
+            let out = buf_u32(&vec![u32::MAX; total]);
+            launch(
+                &m,
+                name,
+                d3(grid, 1, 1),
+                d3(block, 1, 1),
+                0,
+                vec![ptr(&out), u32a(n)],
+            );
+            let k = written(n) as usize;
+            let want: Vec<u32> = (0..total)
+                .map(|i| if i < k { 3 * i as u32 + 1 } else { u32::MAX })
+                .collect();
+            assert_eq!(get_u32(&out), want, "{name} with n = {n}");
+        }
+    }
+}

@@ -25,7 +25,10 @@ pub struct StopSite<'x, 'a> {
     pub remat: Vec<&'x Instruction<'a>>,
 }
 
+use super::tidrange;
 /// The result of the analysis of one kernel.
+pub use super::tidrange::TidRange;
+
 pub struct Plan<'x, 'a> {
     /// Stop `j` (1-based) is `stops[j - 1]`.
     pub stops: Vec<StopSite<'x, 'a>>,
@@ -53,15 +56,6 @@ pub struct Plan<'x, 'a> {
     /// that only ever holds `%tid.x`): the taken threads form an interval computed without a
     /// probe pass.
     pub analytic: HashMap<u32, TidRange>,
-}
-
-/// The threads (by `%tid.x`) that take a probe branch: `lo <= x < hi` (`lo`/`hi` may lie
-/// outside the CTA), or the complement when `negated`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TidRange {
-    pub lo: i64,
-    pub hi: i64,
-    pub negated: bool,
 }
 
 impl Plan<'_, '_> {
@@ -366,6 +360,16 @@ fn declares_vector_regs(b: &ast::Block<'_>) -> bool {
     })
 }
 
+/// Every instruction of the kernel, in order.
+fn all_ins<'x, 'a>(flat: &Flat<'x, 'a>) -> Vec<&'x Instruction<'a>> {
+    flat.nodes.iter().map(|n| n.ins).collect()
+}
+
+/// The instructions of nodes `start..=end`.
+fn region_ins<'x, 'a>(flat: &Flat<'x, 'a>, start: usize, end: usize) -> Vec<&'x Instruction<'a>> {
+    flat.nodes[start..=end].iter().map(|n| n.ins).collect()
+}
+
 fn label_of<'a>(i: &Instruction<'a>) -> Option<&'a str> {
     match i.operands.first() {
         Some(Operand::Name { name, .. }) => Some(name),
@@ -480,7 +484,15 @@ pub fn analyse<'x, 'a>(
         {
             return Err(p);
         }
-        let probes = find_probe(&flat, 0)
+        let probe = find_probe(&flat, 0);
+        let mut analytic = HashMap::new();
+        if let Some(b) = probe {
+            let kernel_facts = tidrange::facts(f, &all_ins(&flat));
+            if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, 0, b)) {
+                analytic.insert(0, r);
+            }
+        }
+        let probes = probe
             .map(|p| (0, flat.nodes[p].ins as *const Instruction<'a>))
             .into_iter()
             .collect();
@@ -492,7 +504,7 @@ pub fn analyse<'x, 'a>(
             probes,
             must_stop: HashMap::new(),
             empty_paths: HashMap::new(),
-            analytic: HashMap::new(),
+            analytic,
         });
     }
     // Liveness across stops tracks whole registers; a component write (`%v.y`) is a partial
@@ -522,9 +534,6 @@ pub fn analyse<'x, 'a>(
     let nn = flat.nodes.len();
     let mut defs_count: HashMap<&'a str, u32> = HashMap::new();
     let mut consts: HashMap<&'a str, u64> = HashMap::new();
-    // Registers holding `%tid.x >> k`, with `k`.
-    let mut tid_regs: HashMap<&'a str, u32> = HashMap::new();
-    let mut shr_of: HashMap<&'a str, (&'a str, u32)> = HashMap::new();
     // Single-definition candidates for rematerialization: register → (node, operand names).
     let mut pure_def: HashMap<&'a str, (usize, Vec<&'a str>)> = HashMap::new();
     for k in 0..nn {
@@ -573,38 +582,6 @@ pub fn analyse<'x, 'a>(
         if i.guard.is_none() && dests.len() == 1 && remat_opcode(i) {
             pure_def.insert(dests[0], (k, uses.clone()));
         }
-        // `mov rX, %tid.x` with a single definition: the thread's x index; `shr.u32 rY, rX, k`
-        // of such a register: the index shifted right by `k` (warp number and the like).
-        if op == "mov" && i.guard.is_none() && dests.len() == 1 {
-            if let Some(Operand::Name {
-                name: "%tid",
-                comp: Some(ast::Component::X),
-                ..
-            }) = i.operands.get(1)
-            {
-                tid_regs.insert(dests[0], 0);
-            }
-        }
-        if op == "shr" && i.guard.is_none() && dests.len() == 1 {
-            let unsigned = i
-                .mods
-                .iter()
-                .any(|m| matches!(m.spelling(), ".u32" | ".b32"));
-            if let (
-                true,
-                Some(Operand::Name {
-                    name, comp: None, ..
-                }),
-                Some(Operand::Imm(e)),
-            ) = (unsigned, i.operands.get(1), i.operands.get(2))
-            {
-                if let Some(c) = crate::syntax::consteval::eval(e) {
-                    if c.bits < 31 {
-                        shr_of.insert(dests[0], (*name, c.bits as u32));
-                    }
-                }
-            }
-        }
         // `mov rX, imm` with a single definition: a constant.
         if op == "mov" && i.guard.is_none() && dests.len() == 1 {
             if let Some(Operand::Imm(e)) = i.operands.get(1) {
@@ -643,16 +620,6 @@ pub fn analyse<'x, 'a>(
         flat.nodes[k].kills = kl;
     }
     consts.retain(|n, _| defs_count.get(n) == Some(&1));
-    tid_regs.retain(|n, _| defs_count.get(n) == Some(&1));
-    for (d, (src, k)) in shr_of {
-        if defs_count.get(d) == Some(&1) {
-            if let Some(&k0) = tid_regs.get(src) {
-                if k0 == 0 {
-                    tid_regs.insert(d, k);
-                }
-            }
-        }
-    }
     // Rematerializable: one definition, pure, reading only non-registers (special registers,
     // symbols, parameters) and rematerializable registers.
     pure_def.retain(|n, _| defs_count.get(n) == Some(&1));
@@ -823,6 +790,7 @@ pub fn analyse<'x, 'a>(
     let mut must_stop = HashMap::new();
     let mut empty_paths = HashMap::new();
     let mut analytic = HashMap::new();
+    let kernel_facts = tidrange::facts(f, &all_ins(&flat));
     for &(key, start) in &regions {
         if start >= nn {
             continue;
@@ -858,7 +826,7 @@ pub fn analyse<'x, 'a>(
         }
         if let Some(b) = find_probe(&flat, start) {
             probes.insert(key, flat.nodes[b].ins as *const Instruction<'a>);
-            if let Some(r) = tid_range(&flat, start, b, &tid_regs, &consts) {
+            if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, start, b)) {
                 analytic.insert(key, r);
             }
             if let Some(j) = must {
@@ -881,96 +849,6 @@ pub fn analyse<'x, 'a>(
         must_stop,
         empty_paths,
         analytic,
-    })
-}
-
-/// The interval of `%tid.x` that takes the probe branch at node `b` of the region starting at
-/// `start`, when its guard is set in the region by `setp.{lt,le,gt,ge}.{u32,s32} %p, R, C` (or
-/// `C, R`, or `eq`/`ne` with `C = 0`) with `R` only ever `%tid.x` or `%tid.x >> k` and `C` a
-/// constant, and nothing else in the region writes `%p`.
-fn tid_range<'a>(
-    flat: &Flat<'_, 'a>,
-    start: usize,
-    b: usize,
-    tid_regs: &HashMap<&'a str, u32>,
-    consts: &HashMap<&'a str, u64>,
-) -> Option<TidRange> {
-    let g = flat.nodes[b].ins.guard?;
-    let mut def = None;
-    for k in start..b {
-        let i = flat.nodes[k].ins;
-        let mut d = Vec::new();
-        if let Some(o) = i.operands.first() {
-            if dest_first(i.opcode.spelling()) {
-                dest_names(o, &mut d);
-            }
-        }
-        if d.contains(&g.pred) {
-            def = Some(k);
-        }
-    }
-    let i = flat.nodes[def?].ins;
-    if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
-        return None;
-    }
-    if !matches!(i.operands.first(), Some(Operand::Name { comp: None, .. })) {
-        return None;
-    }
-    let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
-    let signed = match mods.as_slice() {
-        [_, ".u32"] => false,
-        [_, ".s32"] => true,
-        _ => return None,
-    };
-    // Ok(constant) or Err(shift) for a `%tid.x >> shift` register.
-    let value = |o: &Operand<'a>| -> Option<Result<i64, u32>> {
-        match o {
-            Operand::Name {
-                name, comp: None, ..
-            } if tid_regs.contains_key(name) => Some(Err(tid_regs[name])),
-            Operand::Name {
-                name, comp: None, ..
-            } => consts.get(name).map(|&c| Ok(c as i64)),
-            Operand::Imm(e) if !matches!(e, Expr::F32(..) | Expr::F64(..)) => {
-                crate::syntax::consteval::eval(e).map(|c| Ok(c.bits as i64))
-            }
-            _ => None,
-        }
-    };
-    let (x, y) = (value(&i.operands[1])?, value(&i.operands[2])?);
-    // Normalize to `(tid >> k) CMP c`.
-    let (cmp, c, k) = match (x, y, mods[0]) {
-        (Err(k), Ok(c), m) => (m, c, k),
-        (Ok(c), Err(k), ".lt") => (".gt", c, k),
-        (Ok(c), Err(k), ".le") => (".ge", c, k),
-        (Ok(c), Err(k), ".gt") => (".lt", c, k),
-        (Ok(c), Err(k), ".ge") => (".le", c, k),
-        (Ok(c), Err(k), m @ (".eq" | ".ne")) => (m, c, k),
-        _ => return None,
-    };
-    // The constant as the comparison sees it (tid.x is below 2^31 either way).
-    let c = if signed {
-        c as u32 as i32 as i64
-    } else {
-        c as u32 as i64
-    };
-    // `(tid >> k) < c` is `tid < c * 2^k`, and so on; `== 0` / `!= 0` are a prefix and a
-    // suffix too (other equalities are neither, and keep the probe pass).
-    const BIG: i64 = 1 << 40;
-    let at = |v: i64| v * (1i64 << k);
-    let (lo, hi) = match cmp {
-        ".lt" => (-BIG, at(c)),
-        ".le" => (-BIG, at(c + 1)),
-        ".gt" => (at(c + 1), BIG),
-        ".ge" => (at(c), BIG),
-        ".eq" if c == 0 => (-BIG, at(1)),
-        ".ne" if c == 0 => (at(1), BIG),
-        _ => return None,
-    };
-    Some(TidRange {
-        lo,
-        hi,
-        negated: g.negated,
     })
 }
 
@@ -1117,19 +995,26 @@ mod tests {
                 Some(&TidRange {
                     lo: 128,
                     hi: 1 << 40,
-                    negated: false
+                    negated: false,
+                    param: None,
+                    signed: false,
+                    base: false,
                 })
             );
-            // `setp.ne.s32 %p9, %r2, 0`: taken by 1 and up; the first region's branch compares
-            // ctaid * 256 + tid, not tid.
+            // `setp.ne.s32 %p9, %r2, 0`: taken by 1 and up.
             assert_eq!(
                 p.analytic.get(&8),
                 Some(&TidRange {
                     lo: 1,
                     hi: 1 << 40,
-                    negated: false
+                    negated: false,
+                    param: None,
+                    signed: true,
+                    base: false,
                 })
             );
+            // The first region's branch: `%ctaid.x << 8` plus tid is not recognized (only
+            // `%ctaid.x * %ntid.x + %tid.x` is); it keeps its probe pass.
             assert_eq!(p.analytic.get(&0), None);
             assert!(p.probes.contains_key(&0));
         });
@@ -1147,11 +1032,39 @@ mod tests {
                 Some(&TidRange {
                     lo: 32,
                     hi: 1 << 40,
-                    negated: false
+                    negated: false,
+                    param: None,
+                    signed: true,
+                    base: false,
                 })
             );
             assert_eq!(p.analytic.get(&5), None);
             assert!(p.probes.contains_key(&5));
+        });
+    }
+
+    #[test]
+    fn global_index_bound_checks_get_a_run_time_interval() {
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/suite/kernels/vecadd.ptx"
+        ))
+        .unwrap();
+        plan_of(&src, |p| {
+            let p = p.unwrap();
+            // `setp.ge.s32 %p1, %r1, %r2` with %r1 = %ctaid.x * %ntid.x + %tid.x and %r2 the
+            // parameter n: taken from n - ctaid * ntid on.
+            assert_eq!(
+                p.analytic.get(&0),
+                Some(&TidRange {
+                    lo: 0,
+                    hi: 1 << 40,
+                    negated: false,
+                    param: Some(3),
+                    signed: true,
+                    base: true,
+                })
+            );
         });
     }
 }

@@ -15,7 +15,7 @@
 //! - Kernels without stops: a loop over the CTAs `cta_first..cta_first + cta_count` around
 //!   the start region (one call runs a chunk of CTAs).
 
-use super::analysis::TidRange;
+use super::tidrange::{TidRange, BIG};
 use super::{extra, StepOut};
 use crate::llvm::fission as lf;
 use crate::llvm::*;
@@ -339,20 +339,69 @@ impl<'c> Gen<'c, '_, '_> {
     /// not-taken threads of its probe branch have nothing to do.
     #[allow(clippy::too_many_arguments)]
     /// What the probe pass would leave for a branch taken by the threads with `%tid.x` in
-    /// `t` (see `analysis::TidRange`): `pcnt` the taken count over the round's rows, and
-    /// `plo..phi` the not-taken x range (`MAX..0` when empty); then branches to `decide`. The
-    /// interval's complement within `xlo..xhi` is one range because `t` is a prefix or a suffix
-    /// of the integers.
+    /// `t` (see `TidRange`): `pcnt` the taken count over the round's rows, and `plo..phi` the
+    /// not-taken x range (`MAX..0` when empty); then branches to `decide`. The interval's
+    /// complement within `xlo..xhi` is one range because `t` is a prefix or a suffix of the
+    /// integers. Returns false (emitting nothing) when the bound's parameter is not an integer
+    /// here; branches to the probe pass `pass` when the global index could wrap in this CTA.
     fn tid_probe(
         &self,
         t: TidRange,
         (xlo, xhi): (IntValue<'c>, IntValue<'c>),
         decide: BasicBlock<'c>,
-    ) {
+        pass: BasicBlock<'c>,
+        cids: Option<[IntValue<'c>; 3]>,
+    ) -> bool {
         let l = self.l;
         let b = &l.b;
         let i64t = l.i64();
         let c64 = |v: i64| i64t.const_int(v as u64, true);
+        // The run-time part of the bounds: + parameter - %ctaid.x * %ntid.x.
+        let param = match t.param {
+            Some(k) => match self.f.get_nth_param(k) {
+                Some(BasicValueEnum::IntValue(v)) => Some(v),
+                _ => return false,
+            },
+            None => None,
+        };
+        let mut off = c64(0);
+        if let Some(v) = param {
+            let v = if v.get_type().get_bit_width() > 32 {
+                b.build_int_truncate(v, l.i32(), "").unwrap()
+            } else {
+                v
+            };
+            off = if t.signed {
+                b.build_int_s_extend(v, i64t, "").unwrap()
+            } else {
+                b.build_int_z_extend(v, i64t, "").unwrap()
+            };
+        }
+        if t.base {
+            let ctaid = cids.map_or_else(|| self.i(extra::C), |c| c[0]);
+            let ctaid = b.build_int_z_extend(ctaid, i64t, "").unwrap();
+            let ntid = b.build_int_z_extend(self.i(extra::NT), i64t, "").unwrap();
+            let base = b.build_int_mul(ctaid, ntid, "").unwrap();
+            off = b.build_int_sub(off, base, "").unwrap();
+            // The global index is computed in 32 bits: where it could wrap in this CTA the
+            // interval is not the truth; probe then.
+            let end = b.build_int_add(base, ntid, "").unwrap();
+            let limit = if t.signed { 1i64 << 31 } else { 1i64 << 32 };
+            let fits = b
+                .build_int_compare(IntPredicate::SLE, end, c64(limit), "")
+                .unwrap();
+            let go = self.block("tid.fits");
+            b.build_conditional_branch(fits, go, pass).unwrap();
+            b.position_at_end(go);
+        }
+        let bound = |v: i64| {
+            if v <= -BIG || v >= BIG {
+                c64(v)
+            } else {
+                b.build_int_add(c64(v), off, "").unwrap()
+            }
+        };
+        let (tlo, thi) = (bound(t.lo), bound(t.hi));
         let lo = b.build_int_z_extend(xlo, i64t, "").unwrap();
         let hi = b.build_int_z_extend(xhi, i64t, "").unwrap();
         let max = |a: IntValue<'c>, c: IntValue<'c>| {
@@ -364,14 +413,14 @@ impl<'c> Gen<'c, '_, '_> {
             b.build_select(lt, a, c, "").unwrap().into_int_value()
         };
         // The condition's threads within the range: [ilo, ihi) (empty when ihi <= ilo).
-        let ilo = max(c64(t.lo), lo);
-        let ihi = max(min(c64(t.hi), hi), ilo);
+        let ilo = min(max(tlo, lo), hi);
+        let ihi = max(min(thi, hi), ilo);
         let in_cond = b.build_int_sub(ihi, ilo, "").unwrap();
         let width = b.build_int_sub(hi, lo, "").unwrap();
         // Not taken: the complement of the condition, or the condition when negated.
         let (nlo, nhi) = if t.negated {
             (ilo, ihi)
-        } else if t.lo <= 0 {
+        } else if t.lo <= -BIG {
             // A prefix: the rest is [ihi, hi).
             (ihi, hi)
         } else {
@@ -401,6 +450,7 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_store(self.plo, plo).unwrap();
         b.build_store(self.phi, phi).unwrap();
         b.build_unconditional_branch(decide).unwrap();
+        true
     }
 
     fn region(
@@ -489,15 +539,20 @@ impl<'c> Gen<'c, '_, '_> {
             b.position_at_end(pre);
             b.build_unconditional_branch(nest).unwrap();
         }
-        // Probing: a pass over the threads, or the interval the analysis found.
+        // Probing: a pass over the threads, or the interval the analysis found (which falls
+        // back to the pass when it cannot be computed here).
+        let pass = self.block(&format!("r{r}.pass"));
+        b.position_at_end(pass);
+        b.build_store(self.pcnt, self.c32(0)).unwrap();
+        b.build_store(self.plo, xhi).unwrap();
+        b.build_store(self.phi, self.c32(0)).unwrap();
+        b.build_unconditional_branch(probe).unwrap();
         b.position_at_end(entry);
         match analytic {
-            Some(t) => self.tid_probe(t, range, decide),
-            None => {
-                b.build_store(self.pcnt, self.c32(0)).unwrap();
-                b.build_store(self.plo, xhi).unwrap();
-                b.build_store(self.phi, self.c32(0)).unwrap();
-                b.build_unconditional_branch(probe).unwrap();
+            Some(t) if self.tid_probe(t, range, decide, pass, cids) => {}
+            _ => {
+                b.position_at_end(entry);
+                b.build_unconditional_branch(pass).unwrap();
             }
         }
         // Decision: phase 0 none taken, 1 all taken, 2/3/4 split (taken, not taken, taken).
@@ -805,7 +860,15 @@ pub fn emit_kernel<'c>(
             cases.push((g.c32(r as u64), first));
         }
     } else {
-        cases.push((g.c32(0), cta_loop(&g, so.probes.contains(&0), done)));
+        cases.push((
+            g.c32(0),
+            cta_loop(
+                &g,
+                so.probes.contains(&0),
+                so.analytic.get(&0).copied(),
+                done,
+            ),
+        ));
     }
     b.position_at_end(all_sw);
     b.build_switch(k, done, &cases).unwrap();
@@ -971,7 +1034,12 @@ fn chain_rounds<'c>(
 
 /// Kernels without stops: a loop over the CTAs `first..first + count` around the start
 /// region; returns its first block.
-fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> BasicBlock<'c> {
+fn cta_loop<'c>(
+    g: &Gen<'c, '_, '_>,
+    probed: bool,
+    analytic: Option<TidRange>,
+    done: BasicBlock<'c>,
+) -> BasicBlock<'c> {
     let l = g.l;
     let ctx = l.ctx;
     let b = &l.b;
@@ -1016,7 +1084,7 @@ fn cta_loop<'c>(g: &Gen<'c, '_, '_>, probed: bool, done: BasicBlock<'c>) -> Basi
     let facts = RegionFacts {
         must: false,
         empty: (false, false),
-        analytic: None,
+        analytic,
     };
     let body = g.region(0, probed, full, Some(cids), latch, facts);
     b.position_at_end(head);

@@ -23,6 +23,7 @@
 
 pub mod analysis;
 mod cta;
+mod tidrange;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

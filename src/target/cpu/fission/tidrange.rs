@@ -1,0 +1,301 @@
+//! Thread intervals of probe branches: when a region's first branch is taken by
+//! `%tid.x CMP bound` (or `(%tid.x >> k) CMP c`, or `%ctaid.x * %ntid.x + %tid.x CMP bound`,
+//! the global index of a one-dimensional grid), the threads that take it form one interval of
+//! `%tid.x`, which the CTA function computes from the bound instead of evaluating the branch
+//! for every thread (a probe pass). Bounds are constants or scalar kernel parameters.
+//!
+//! Only registers with a single, unguarded definition are followed, so a register's value is
+//! the one its definition gives wherever it is read.
+
+use std::collections::HashMap;
+
+use crate::syntax::ast::{Component, Expr, Function, Instruction, Operand};
+
+/// The threads (by `%tid.x`) that take a probe branch: `lo <= x < hi`, or the complement when
+/// `negated`. With `param` the finite bound(s) also get the value of that kernel parameter
+/// (sign-extended when `signed`), with `base` they lose `%ctaid.x * %ntid.x`; the CTA function
+/// adds those at run time (and probes after all when the global index could wrap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TidRange {
+    pub lo: i64,
+    pub hi: i64,
+    pub negated: bool,
+    pub param: Option<u32>,
+    pub signed: bool,
+    pub base: bool,
+}
+
+/// A bound no thread index reaches.
+pub const BIG: i64 = 1 << 40;
+
+/// What a register holds, as far as intervals go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Val {
+    Const(i64),
+    /// A scalar kernel parameter (index).
+    Param(u32),
+    /// `(%tid.x >> shift)`, plus `%ctaid.x * %ntid.x` when `base` (then `shift` is 0).
+    Tid {
+        shift: u32,
+        base: bool,
+    },
+    CtaidX,
+    NtidX,
+    /// `%ctaid.x * %ntid.x`
+    Base,
+}
+
+/// The single-definition registers of a kernel, by name.
+pub struct Facts<'x, 'a> {
+    defs: HashMap<&'a str, &'x Instruction<'a>>,
+    params: HashMap<&'a str, u32>,
+}
+
+/// Collects the registers defined exactly once, unguarded, by the instructions of a kernel.
+pub fn facts<'x, 'a>(f: &'x Function<'a>, ins: &[&'x Instruction<'a>]) -> Facts<'x, 'a> {
+    let mut count: HashMap<&'a str, u32> = HashMap::new();
+    let mut defs = HashMap::new();
+    for &i in ins {
+        let Some(Operand::Name {
+            name, comp: None, ..
+        }) = i.operands.first()
+        else {
+            // Anything else first (vectors, pairs) may write several names: none is followed.
+            let mut names = Vec::new();
+            if let Some(o) = i.operands.first() {
+                collect_names(o, &mut names);
+            }
+            for n in names {
+                *count.entry(n).or_default() += 2;
+            }
+            continue;
+        };
+        *count.entry(name).or_default() += 1;
+        if i.guard.is_none() {
+            defs.insert(*name, i);
+        }
+    }
+    defs.retain(|n, _| count.get(n) == Some(&1));
+    let params = f
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.name, k as u32))
+        .collect();
+    Facts { defs, params }
+}
+
+fn collect_names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
+    match o {
+        Operand::Name { name, .. } => out.push(name),
+        Operand::Vec(v, _) => v.iter().for_each(|x| collect_names(x, out)),
+        Operand::Pair(a, b, _) => {
+            collect_names(a, out);
+            collect_names(b, out);
+        }
+        _ => {}
+    }
+}
+
+impl<'a> Facts<'_, 'a> {
+    fn value(&self, o: &Operand<'a>, depth: u32) -> Option<Val> {
+        match o {
+            Operand::Imm(e) if !matches!(e, Expr::F32(..) | Expr::F64(..)) => {
+                crate::syntax::consteval::eval(e).map(|c| Val::Const(c.bits as i64))
+            }
+            Operand::Name {
+                name, comp: None, ..
+            } => self.reg(name, depth),
+            _ => None,
+        }
+    }
+
+    fn reg(&self, name: &str, depth: u32) -> Option<Val> {
+        if depth > 8 {
+            return None;
+        }
+        let i = self.defs.get(name)?;
+        let op = i.opcode.spelling();
+        let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
+        let int32 = mods.iter().any(|m| matches!(*m, ".u32" | ".s32" | ".b32"));
+        let arg = |k: usize| self.value(i.operands.get(k)?, depth + 1);
+        match (op, i.operands.len()) {
+            ("mov", 2) => match &i.operands[1] {
+                Operand::Name {
+                    name: "%tid",
+                    comp: Some(Component::X),
+                    ..
+                } => Some(Val::Tid {
+                    shift: 0,
+                    base: false,
+                }),
+                Operand::Name {
+                    name: "%ctaid",
+                    comp: Some(Component::X),
+                    ..
+                } => Some(Val::CtaidX),
+                Operand::Name {
+                    name: "%ntid",
+                    comp: Some(Component::X),
+                    ..
+                } => Some(Val::NtidX),
+                Operand::Imm(_) if int32 || mods.iter().any(|m| m.ends_with("64")) => arg(1),
+                _ => None,
+            },
+            ("ld", 2) if mods.contains(&".param") && int32 => match &i.operands[1] {
+                Operand::Addr(a) if a.offset == 0 => a
+                    .base
+                    .and_then(|b| self.params.get(b))
+                    .map(|&k| Val::Param(k)),
+                _ => None,
+            },
+            ("shr", 3) if mods.iter().any(|m| matches!(*m, ".u32" | ".b32")) => {
+                match (arg(1)?, arg(2)?) {
+                    (
+                        Val::Tid {
+                            shift: 0,
+                            base: false,
+                        },
+                        Val::Const(k),
+                    ) if (0..31).contains(&k) => Some(Val::Tid {
+                        shift: k as u32,
+                        base: false,
+                    }),
+                    _ => None,
+                }
+            }
+            ("mul", 3) if mods.contains(&".lo") && int32 => match (arg(1)?, arg(2)?) {
+                (Val::CtaidX, Val::NtidX) | (Val::NtidX, Val::CtaidX) => Some(Val::Base),
+                _ => None,
+            },
+            ("mad", 4) if mods.contains(&".lo") && int32 => match (arg(1)?, arg(2)?, arg(3)?) {
+                (
+                    Val::CtaidX,
+                    Val::NtidX,
+                    Val::Tid {
+                        shift: 0,
+                        base: false,
+                    },
+                )
+                | (
+                    Val::NtidX,
+                    Val::CtaidX,
+                    Val::Tid {
+                        shift: 0,
+                        base: false,
+                    },
+                ) => Some(Val::Tid {
+                    shift: 0,
+                    base: true,
+                }),
+                _ => None,
+            },
+            ("add", 3) if int32 => match (arg(1)?, arg(2)?) {
+                (
+                    Val::Base,
+                    Val::Tid {
+                        shift: 0,
+                        base: false,
+                    },
+                )
+                | (
+                    Val::Tid {
+                        shift: 0,
+                        base: false,
+                    },
+                    Val::Base,
+                ) => Some(Val::Tid {
+                    shift: 0,
+                    base: true,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The interval of the probe branch that ends `region` (its last instruction, a guarded
+/// `bra`), when the guard is set in the region by `setp.{lt,le,gt,ge}.{u32,s32} %p, R, C` (or
+/// `C, R`, or `eq`/`ne` with `C = 0`) with `R` a thread index (see the module) and `C` a
+/// constant or a parameter, and nothing else in the region writes `%p`.
+pub fn range<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<TidRange> {
+    let (bra, body) = region.split_last()?;
+    let g = bra.guard?;
+    let i = body.iter().rev().find(|i| {
+        matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == g.pred)
+            || matches!(i.operands.first(), Some(Operand::Pair(..)))
+    })?;
+    if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
+        return None;
+    }
+    if !matches!(i.operands.first(), Some(Operand::Name { comp: None, .. })) {
+        return None;
+    }
+    let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
+    let signed = match mods.as_slice() {
+        [_, ".u32"] => false,
+        [_, ".s32"] => true,
+        _ => return None,
+    };
+    let (x, y) = (
+        facts.value(&i.operands[1], 0)?,
+        facts.value(&i.operands[2], 0)?,
+    );
+    let bound = |v: Val| match v {
+        Val::Const(c) => Some((c, None)),
+        Val::Param(k) => Some((0, Some(k))),
+        _ => None,
+    };
+    let tid = |v: Val| match v {
+        Val::Tid { shift, base } => Some((shift, base)),
+        _ => None,
+    };
+    // Normalize to `(tid >> shift) CMP bound`.
+    let (cmp, (c, param), (shift, base)) = match (tid(x), tid(y)) {
+        (Some(t), None) => (mods[0], bound(y)?, t),
+        (None, Some(t)) => (
+            match mods[0] {
+                ".lt" => ".gt",
+                ".le" => ".ge",
+                ".gt" => ".lt",
+                ".ge" => ".le",
+                m @ (".eq" | ".ne") => m,
+                _ => return None,
+            },
+            bound(x)?,
+            t,
+        ),
+        _ => return None,
+    };
+    // The constant as the comparison sees it (a thread index is below 2^31 either way).
+    let c = if signed {
+        c as u32 as i32 as i64
+    } else {
+        c as u32 as i64
+    };
+    let dynamic = param.is_some() || base;
+    if dynamic && shift != 0 {
+        return None;
+    }
+    // `(tid >> k) < c` is `tid < c * 2^k`, and so on; `== 0` / `!= 0` are a prefix and a
+    // suffix too (other equalities are neither, and keep the probe pass).
+    let at = |v: i64| v * (1i64 << shift);
+    let (lo, hi) = match cmp {
+        ".lt" => (-BIG, at(c)),
+        ".le" => (-BIG, at(c + 1)),
+        ".gt" => (at(c + 1), BIG),
+        ".ge" => (at(c), BIG),
+        ".eq" if c == 0 && !dynamic => (-BIG, at(1)),
+        ".ne" if c == 0 && !dynamic => (at(1), BIG),
+        _ => return None,
+    };
+    Some(TidRange {
+        lo,
+        hi,
+        negated: g.negated,
+        param,
+        signed,
+        base,
+    })
+}
