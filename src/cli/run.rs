@@ -86,6 +86,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let jit_start = std::time::Instant::now();
     let program = Program::load(module, a.opt, &name).map_err(|e| match e {
         // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
         ptx2llvm::target::cpu::CompileError::Lower(errs) => {
@@ -102,6 +103,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         }
         e => fail(format!("{}: error: {e}", a.file.display())),
     })?;
+    let jit_ms = jit_start.elapsed().as_secs_f64() * 1e3;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();
         return Err(fail(format!(
@@ -191,6 +193,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
                 KernelPath::Coroutine { why } => format!("coroutines ({why})"),
             }
         );
+        eprintln!("compile time: {jit_ms:.1} ms (lowering, optimization and JIT of the module)");
     }
     for (i, p) in &dumps {
         if let Some(Arg::Buffer(b)) = args.get(*i) {
