@@ -932,6 +932,13 @@ fn collect_branch_targets<'a>(b: &ast::Block<'a>, out: &mut HashMap<&'a str, Vec
 mod tests {
     use super::*;
 
+    /// The plan of the first kernel of a PTX file of the repository (`/tests/...`).
+    fn plan_of_file(path: &str, check: impl FnOnce(Result<Plan, String>)) {
+        let full = format!("{}{path}", env!("CARGO_MANIFEST_DIR"));
+        let src = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
+        plan_of(&src, check);
+    }
+
     fn plan_of(src: &str, check: impl FnOnce(Result<Plan, String>)) {
         let (m, d) = crate::syntax::parse(src);
         assert!(d.is_empty(), "{d:?}");
@@ -948,12 +955,7 @@ mod tests {
 
     #[test]
     fn block_reduce_saves_what_crosses_barriers() {
-        let src = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/corpus/nvrtc/shared_sync.ptx"
-        ))
-        .unwrap();
-        plan_of(&src, |p| {
+        plan_of_file("/tests/corpus/nvrtc/shared_sync.ptx", |p| {
             let p = p.unwrap();
             assert_eq!(p.stops.len(), 2);
             // Thread ids, addresses and parameters are recomputed; only the loop's stride
@@ -966,12 +968,7 @@ mod tests {
 
     #[test]
     fn constants_are_not_saved() {
-        let src = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/benches/suite/kernels/reduce_warp.ptx"
-        ))
-        .unwrap();
-        plan_of(&src, |p| {
+        plan_of_file("/benches/suite/kernels/reduce_warp.ptx", |p| {
             let p = p.unwrap();
             assert_eq!(p.stops.len(), 11);
             assert_eq!(p.consts.get("%r12"), Some(&u64::MAX));
@@ -981,12 +978,7 @@ mod tests {
 
     #[test]
     fn thread_index_branches_get_their_interval_without_a_probe_pass() {
-        let src = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/benches/suite/kernels/reduce_block.ptx"
-        ))
-        .unwrap();
-        plan_of(&src, |p| {
+        plan_of_file("/benches/suite/kernels/reduce_block.ptx", |p| {
             let p = p.unwrap();
             // After barrier 1: `setp.gt.u32 %p2, %r2, 127; @%p2 bra` with %r2 = %tid.x: taken
             // by 128 and up.
@@ -1018,12 +1010,7 @@ mod tests {
             assert_eq!(p.analytic.get(&0), None);
             assert!(p.probes.contains_key(&0));
         });
-        let src = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/benches/suite/kernels/reduce_warp.ptx"
-        ))
-        .unwrap();
-        plan_of(&src, |p| {
+        plan_of_file("/benches/suite/kernels/reduce_warp.ptx", |p| {
             let p = p.unwrap();
             // After the barrier (stop 6): `setp.ne.s32 %p8, %r2, 0` with %r2 = %tid.x >> 5:
             // every warp but the first; `lane != 0` (%tid.x & 31) is no interval.
@@ -1045,12 +1032,7 @@ mod tests {
 
     #[test]
     fn global_index_bound_checks_get_a_run_time_interval() {
-        let src = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/benches/suite/kernels/vecadd.ptx"
-        ))
-        .unwrap();
-        plan_of(&src, |p| {
+        plan_of_file("/benches/suite/kernels/vecadd.ptx", |p| {
             let p = p.unwrap();
             // `setp.ge.s32 %p1, %r1, %r2` with %r1 = %ctaid.x * %ntid.x + %tid.x and %r2 the
             // parameter n: taken from n - ctaid * ntid on.
