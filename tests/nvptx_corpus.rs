@@ -1,5 +1,6 @@
 //! Every corpus kernel round-trips through LLVM: translate at -O0 and -O2 (the IR verifies),
-//! emit PTX through LLVM's NVPTX back end, and, when `ptxas` is available (env `PTXAS`, `ptxas`
+//! emit PTX through LLVM's NVPTX back end, check that PTX with `ptx2llvm::check` (it must
+//! accept what LLVM writes), and, when `ptxas` is available (env `PTXAS`, `ptxas`
 //! on PATH, or the repo's `.venv/.../nvidia/cu13/bin/ptxas`), assemble it with `ptxas -c`.
 //! Runs two files at a time; prints a summary.
 
@@ -78,6 +79,25 @@ fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
             name: path.display().to_string(),
         };
         let out = nvptx::compile(module, &opts).map_err(|e| format!("-O{opt}: {e}"))?;
+        // LLVM's PTX is valid PTX (ptxas takes it below): our own checker must agree, which
+        // holds the operand type rules to a second compiler's output.
+        let text = String::from_utf8_lossy(&out.bytes).into_owned();
+        let (emitted, diags) = ptx2llvm::syntax::parse(&text);
+        let diags = if diags.is_empty() {
+            ptx2llvm::check::check(&emitted)
+        } else {
+            diags
+        };
+        if !diags.is_empty() {
+            return Err(format!(
+                "-O{opt}: `check` rejects LLVM's PTX: {}",
+                ptx2llvm::syntax::diag::render_all(&diags[..1], "emitted", &text)
+                    .lines()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+        }
         if let Some(px) = ptxas {
             let tmp = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(tmp.path(), &out.bytes).unwrap();
