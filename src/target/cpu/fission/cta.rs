@@ -334,10 +334,6 @@ impl<'c> Gen<'c, '_, '_> {
         pre
     }
 
-    /// Region `r` over x in `range`: probed when `probed`, else one nest. Ends in `done`.
-    /// `must`: the region's rounds reach one stop (no per-thread state); `empty`: the taken /
-    /// not-taken threads of its probe branch have nothing to do.
-    #[allow(clippy::too_many_arguments)]
     /// What the probe pass would leave for a branch taken by the threads with `%tid.x` in
     /// `t` (see `TidRange`): `pcnt` the taken count over the round's rows, and `plo..phi` the
     /// not-taken x range (`MAX..0` when empty); then branches to `decide`. The interval's
@@ -453,6 +449,9 @@ impl<'c> Gen<'c, '_, '_> {
         true
     }
 
+    /// Region `r` over x in `range`: probed when `probed`, else one nest. Ends in `done`.
+    /// `facts`: whether the region's rounds reach one stop (no per-thread state), which probe
+    /// directions have nothing to do, and the probe branch's thread interval when known.
     fn region(
         &self,
         r: u32,
