@@ -142,6 +142,22 @@ pub enum StopKind {
     Sleep,
 }
 
+impl StopKind {
+    /// `bar.sync` with a constant id and no thread count: when every live thread stopped there
+    /// the barrier is complete, and the next round resumes them all after it (the driver, and
+    /// the chained rounds of `K.fis`).
+    pub fn is_fast_barrier(&self) -> bool {
+        matches!(
+            self,
+            StopKind::Bar {
+                kind: BarKind::Sync,
+                id: Some(_),
+                counted: false,
+            }
+        )
+    }
+}
+
 /// What the driver knows about a compiled kernel.
 #[derive(Clone, Debug, Default)]
 pub struct FisInfo {
@@ -506,11 +522,7 @@ pub(crate) unsafe fn run_cta(
         if stops.is_power_of_two() && stops.trailing_zeros() < SEEN_MANY {
             let j = stops.trailing_zeros();
             match info.stops[j as usize - 1] {
-                StopKind::Bar {
-                    kind: BarKind::Sync,
-                    id: Some(_),
-                    counted: false,
-                } => next = Some(j),
+                s if s.is_fast_barrier() => next = Some(j),
                 StopKind::Warp {
                     op: WarpOp::Shfl(_),
                     mask,

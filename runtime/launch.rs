@@ -192,7 +192,10 @@ pub unsafe fn launch(
     // Objects register the thread-loop versions of their kernels; PTX2LLVM_CPU_MODE=coroutine
     // keeps the coroutine entry point.
     let code = match super::fission::registered(entry as usize) {
-        Some(k) if std::env::var("PTX2LLVM_CPU_MODE").as_deref() != Ok("coroutine") => {
+        Some(k)
+            if crate::target::cpu::fission::CpuMode::from_env()
+                != crate::target::cpu::fission::CpuMode::Coroutine =>
+        {
             KernelCode::Fission(k)
         }
         _ => KernelCode::Coroutine(entry),

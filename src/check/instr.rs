@@ -133,7 +133,8 @@ fn operand_diagnostic(
 }
 
 /// `ld.global.f32`: the opcode and its modifiers as written.
-fn instr_name(instr: &Instruction<'_>) -> String {
+/// `add.u32`: the opcode with its modifiers, as messages name an instruction.
+pub(super) fn instr_name(instr: &Instruction<'_>) -> String {
     let mut s = instr.opcode.spelling().to_string();
     for m in &instr.mods {
         s.push_str(m.spelling());

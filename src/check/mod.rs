@@ -1,5 +1,6 @@
 //! Semantic validation of a parsed module, needing no LLVM: every instruction against the forms
-//! of `ptx.isa` (modifiers and operand shapes), every name an instruction uses against the
+//! of `ptx.isa` (modifiers and operand shapes) and its operands' types against the
+//! registers, special registers and constants given (`types.rs`), every name an instruction uses against the
 //! declarations in scope (registers, parameters, variables, functions, labels, special
 //! registers), labels and branch targets, and the `.version`/`.target` header.
 //!

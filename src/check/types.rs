@@ -27,6 +27,7 @@
 
 use smallvec::SmallVec;
 
+use super::instr::instr_name;
 use crate::isa::decoded::Decoded;
 use crate::isa::{Mod, Opcode};
 use crate::syntax::ast::{Component, Expr, Instruction, Operand, UnOp};
@@ -41,14 +42,6 @@ pub(super) enum Declared {
     Special,
     /// Variables, parameters, functions: their address or value is not a register's type.
     Other,
-}
-
-/// The type an operand position expects.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Want {
-    Ty(Mod),
-    /// Not checked (immediates such as `immLut`, address-sized operands).
-    Any,
 }
 
 /// Why an operand does not fit; rendered by [`mismatch_message`].
@@ -110,10 +103,8 @@ pub(super) fn check_types(
             parts.push((b, n));
         }
         for (op, pname) in parts {
+            // Operands without an entry (`immLut`, cache policies, …) are not typed.
             let Some(&(_, want)) = rules.ops.iter().find(|(n, _)| *n == pname) else {
-                continue;
-            };
-            let Want::Ty(want) = want else {
                 continue;
             };
             let data_operand = rules.vector_operands.contains(&pname);
@@ -138,7 +129,7 @@ pub(super) fn check_types(
 
 /// Per-opcode operand types: which operand (by its name in `ptx.isa`) has which type.
 struct Rules {
-    ops: SmallVec<[(&'static str, Want); 8]>,
+    ops: SmallVec<[(&'static str, Mod); 8]>,
     /// `ld`/`st`/`ldu`/`cvt`: wider registers allowed.
     relaxed: bool,
     /// Operands that hold the data of a `.vN` access (and may be brace vectors).
@@ -151,10 +142,9 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
     let types = d.types();
     let t0 = types.first().copied();
     let one = (types.len() == 1).then_some(t0).flatten();
-    let ty = |m: Mod| Want::Ty(m);
     let mut relaxed = false;
     let mut vector_operands: &'static [&'static str] = &[];
-    let ops: SmallVec<[(&'static str, Want); 8]> = match instr.opcode {
+    let ops: SmallVec<[(&'static str, Mod); 8]> = match instr.opcode {
         O::Add
         | O::Sub
         | O::Min
@@ -185,178 +175,135 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         | O::Mul24
         | O::Mad24 => {
             let t = one?;
-            [("d", ty(t)), ("a", ty(t)), ("b", ty(t)), ("c", ty(t))]
+            [("d", t), ("a", t), ("b", t), ("c", t)]
                 .into_iter()
                 .collect()
         }
         O::Mul | O::Mad | O::Madc => {
             let t = one?;
             let dt = if d.has(Wide) { wide(t)? } else { t };
-            [("d", ty(dt)), ("a", ty(t)), ("b", ty(t)), ("c", ty(dt))]
+            [("d", dt), ("a", t), ("b", t), ("c", dt)]
                 .into_iter()
                 .collect()
         }
-        O::Popc | O::Clz | O::Bfind => [("d", ty(U32)), ("a", ty(one?))].into_iter().collect(),
+        O::Popc | O::Clz | O::Bfind => [("d", U32), ("a", one?)].into_iter().collect(),
         O::Shl | O::Shr => {
             let t = one?;
-            [("d", ty(t)), ("a", ty(t)), ("b", ty(U32))]
-                .into_iter()
-                .collect()
+            [("d", t), ("a", t), ("b", U32)].into_iter().collect()
         }
-        O::Shf => [
-            ("d", ty(B32)),
-            ("a", ty(B32)),
-            ("b", ty(B32)),
-            ("c", ty(U32)),
-        ]
-        .into_iter()
-        .collect(),
+        O::Shf => [("d", B32), ("a", B32), ("b", B32), ("c", U32)]
+            .into_iter()
+            .collect(),
         O::Bfe => {
             let t = one?;
-            [("d", ty(t)), ("a", ty(t)), ("b", ty(U32)), ("c", ty(U32))]
+            [("d", t), ("a", t), ("b", U32), ("c", U32)]
                 .into_iter()
                 .collect()
         }
         O::Bfi => {
             let t = one?;
-            [
-                ("f", ty(t)),
-                ("a", ty(t)),
-                ("b", ty(t)),
-                ("c", ty(U32)),
-                ("d", ty(U32)),
-            ]
-            .into_iter()
-            .collect()
+            [("f", t), ("a", t), ("b", t), ("c", U32), ("d", U32)]
+                .into_iter()
+                .collect()
         }
-        O::Prmt => [
-            ("d", ty(B32)),
-            ("a", ty(B32)),
-            ("b", ty(B32)),
-            ("c", ty(B32)),
-        ]
-        .into_iter()
-        .collect(),
+        O::Prmt => [("d", B32), ("a", B32), ("b", B32), ("c", B32)]
+            .into_iter()
+            .collect(),
         O::Lop3 => [
-            ("d", ty(B32)),
-            ("p", ty(Pred)),
-            ("a", ty(B32)),
-            ("b", ty(B32)),
-            ("c", ty(B32)),
-            ("immLut", Want::Any),
-            ("q", ty(Pred)),
+            ("d", B32),
+            ("p", Pred),
+            ("a", B32),
+            ("b", B32),
+            ("c", B32),
+            ("q", Pred),
         ]
         .into_iter()
         .collect(),
-        O::Testp => [("p", ty(Pred)), ("a", ty(one?))].into_iter().collect(),
+        O::Testp => [("p", Pred), ("a", one?)].into_iter().collect(),
         O::Setp => {
             let t = one?;
-            [
-                ("p", ty(Pred)),
-                ("q", ty(Pred)),
-                ("a", ty(t)),
-                ("b", ty(t)),
-                ("c", ty(Pred)),
-            ]
-            .into_iter()
-            .collect()
+            [("p", Pred), ("q", Pred), ("a", t), ("b", t), ("c", Pred)]
+                .into_iter()
+                .collect()
         }
         O::Set if types.len() == 2 => [
-            ("d", ty(types[0])),
-            ("a", ty(types[1])),
-            ("b", ty(types[1])),
-            ("c", ty(Pred)),
+            ("d", types[0]),
+            ("a", types[1]),
+            ("b", types[1]),
+            ("c", Pred),
         ]
         .into_iter()
         .collect(),
         O::Selp => {
             let t = one?;
-            [("d", ty(t)), ("a", ty(t)), ("b", ty(t)), ("c", ty(Pred))]
+            [("d", t), ("a", t), ("b", t), ("c", Pred)]
                 .into_iter()
                 .collect()
         }
         O::Slct if types.len() == 2 => [
-            ("d", ty(types[0])),
-            ("a", ty(types[0])),
-            ("b", ty(types[0])),
-            ("c", ty(types[1])),
+            ("d", types[0]),
+            ("a", types[0]),
+            ("b", types[0]),
+            ("c", types[1]),
         ]
         .into_iter()
         .collect(),
         // The plain `cvt.dtype.atype d, a` forms; the packing conversions are shape-checked.
         O::Cvt if types.len() == 2 && d.form().operands.len() == 2 => {
             relaxed = true;
-            [("d", ty(types[0])), ("a", ty(types[1]))]
-                .into_iter()
-                .collect()
+            [("d", types[0]), ("a", types[1])].into_iter().collect()
         }
-        O::Cvta => [("p", ty(one?)), ("a", ty(one?))].into_iter().collect(),
-        O::Isspacep => [("p", ty(Pred))].into_iter().collect(),
+        O::Cvta => [("p", one?), ("a", one?)].into_iter().collect(),
+        O::Isspacep => [("p", Pred)].into_iter().collect(),
         O::Mov => {
             let t = one?;
             vector_operands = &["d", "a"];
-            [("d", ty(t)), ("a", ty(t))].into_iter().collect()
+            [("d", t), ("a", t)].into_iter().collect()
         }
         O::Ld | O::Ldu => {
             relaxed = true;
             vector_operands = &["d"];
-            [("d", ty(one?))].into_iter().collect()
+            [("d", one?)].into_iter().collect()
         }
         O::St if d.form().operands.len() <= 3 && !d.has(Mod::Async) => {
             relaxed = true;
             vector_operands = &["b"];
-            [("b", ty(one?))].into_iter().collect()
+            [("b", one?)].into_iter().collect()
         }
         // Scalar atomics; the vector (`.v2.f32`, …) forms are shape-checked only.
         O::Atom | O::Red if d.vec_width().is_none() => {
             let t = one?;
-            [("d", ty(t)), ("b", ty(t)), ("c", ty(t))]
-                .into_iter()
-                .collect()
+            [("d", t), ("b", t), ("c", t)].into_iter().collect()
         }
         O::Shfl => [
-            ("d", ty(B32)),
-            ("p", ty(Pred)),
-            ("a", ty(B32)),
-            ("b", ty(U32)),
-            ("c", ty(U32)),
-            ("membermask", ty(U32)),
+            ("d", B32),
+            ("p", Pred),
+            ("a", B32),
+            ("b", U32),
+            ("c", U32),
+            ("membermask", U32),
         ]
         .into_iter()
         .collect(),
         O::Vote => {
             let dt = if d.has(Ballot) { B32 } else { Pred };
-            [("d", ty(dt)), ("a", ty(Pred)), ("membermask", ty(U32))]
+            [("d", dt), ("a", Pred), ("membermask", U32)]
                 .into_iter()
                 .collect()
         }
-        O::Activemask => [("d", ty(B32))].into_iter().collect(),
-        O::Match => [
-            ("d", ty(B32)),
-            ("p", ty(Pred)),
-            ("a", ty(one?)),
-            ("membermask", ty(U32)),
-        ]
-        .into_iter()
-        .collect(),
-        O::Redux if types.len() == 1 => [
-            ("dst", ty(types[0])),
-            ("src", ty(types[0])),
-            ("membermask", ty(U32)),
-        ]
-        .into_iter()
-        .collect(),
-        O::Elect => [("d", ty(B32)), ("p", ty(Pred)), ("membermask", ty(U32))]
+        O::Activemask => [("d", B32)].into_iter().collect(),
+        O::Match => [("d", B32), ("p", Pred), ("a", one?), ("membermask", U32)]
             .into_iter()
             .collect(),
-        O::Dp2a | O::Dp4a => [
-            ("d", ty(U32)),
-            ("a", ty(B32)),
-            ("b", ty(B32)),
-            ("c", ty(U32)),
-        ]
-        .into_iter()
-        .collect(),
+        O::Redux if types.len() == 1 => [("dst", types[0]), ("src", types[0]), ("membermask", U32)]
+            .into_iter()
+            .collect(),
+        O::Elect => [("d", B32), ("p", Pred), ("membermask", U32)]
+            .into_iter()
+            .collect(),
+        O::Dp2a | O::Dp4a => [("d", U32), ("a", B32), ("b", B32), ("c", U32)]
+            .into_iter()
+            .collect(),
         _ => return None,
     };
     Some(Rules {
@@ -531,7 +478,7 @@ fn check_operand<'s>(
                 ));
             }
             match literal_kind(e)? {
-                Literal::Int if is_float(want) && want != Mod::Pred => Some(mk(
+                Literal::Int if want.is_float_type() => Some(mk(
                     "it is an integer constant".into(),
                     Some("write float constants as `0f3F800000` (f32 bits), `0d…` (f64 bits) or `1.0`"),
                 )),
@@ -558,10 +505,6 @@ fn literal_kind(e: &Expr<'_>) -> Option<Literal> {
         Expr::Unary(UnOp::Neg | UnOp::Plus, inner, _) => literal_kind(inner),
         _ => None,
     }
-}
-
-fn is_float(t: Mod) -> bool {
-    t.is_float_type()
 }
 
 fn bit_type(bits: u32) -> Option<Mod> {
@@ -674,14 +617,6 @@ fn each_name<'a>(
         }
         _ => {}
     }
-}
-
-fn instr_name(instr: &Instruction<'_>) -> String {
-    let mut s = instr.opcode.spelling().to_string();
-    for m in &instr.mods {
-        s.push_str(m.spelling());
-    }
-    s
 }
 
 /// What a type accepts, in words: `.u32` → "a 32-bit integer or bit-size register".

@@ -440,18 +440,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         fs: &mut FnState<'c, 'a>,
         name: &str,
     ) -> Option<(PointerValue<'c>, BasicTypeEnum<'c>, Ty)> {
-        let decl = match fs.reg_decls.get(name) {
-            Some(d) if d.count.is_none() => *d,
-            _ => {
-                let split = name.trim_end_matches(|c: char| c.is_ascii_digit());
-                let idx: u32 = name[split.len()..].parse().ok()?;
-                let d = fs.reg_decls.get(split)?;
-                if d.count? <= idx {
-                    return None;
-                }
-                *d
-            }
-        };
+        let decl = reg_decl(fs, name)?;
         if let Some(r) = fs.regs.get(&(decl.id, name.to_string())) {
             return Some(*r);
         }
@@ -760,13 +749,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 negated: false,
                 span,
             } => {
-                let decl = fs.reg_decls.get(name).copied().or_else(|| {
-                    let split = name.trim_end_matches(|c: char| c.is_ascii_digit());
-                    fs.reg_decls
-                        .get(split)
-                        .copied()
-                        .filter(|d| d.count.is_some())
-                })?;
+                let decl = reg_decl(fs, name)?;
                 let n = decl.vector?;
                 let comps = [
                     ast::Component::X,
@@ -1017,21 +1000,30 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     /// metadata from a loop's latches and ignores it on other branches, so marking every
     /// branch into the header is exact without computing which ones are back edges.
     fn mark_nounroll(&self, fs: &FnState<'c, 'a>, all: bool) {
-        let headers: Vec<BasicBlock<'c>> = if all {
+        let headers: std::collections::HashSet<BasicBlock<'c>> = if all {
             // Every block that can head a loop: all but the entry block.
             fs.func.get_basic_block_iter().skip(1).collect()
         } else {
-            fs.nounroll.clone()
+            fs.nounroll.iter().copied().collect()
         };
-        for h in headers {
-            let md = crate::llvm::loop_unroll_disable(self.ctx);
-            for bb in fs.func.get_basic_block_iter() {
-                let Some(t) = bb.get_terminator() else {
+        if headers.is_empty() {
+            return;
+        }
+        // One pass over the terminators; each header gets one loop ID, shared by the
+        // branches into it.
+        let mut ids = HashMap::new();
+        for bb in fs.func.get_basic_block_iter() {
+            let Some(t) = bb.get_terminator() else {
+                continue;
+            };
+            for k in 0..t.get_num_operands() {
+                let Some(h) = t.get_operand(k).and_then(|o| o.block()) else {
                     continue;
                 };
-                let n = t.get_num_operands();
-                let into_h = (0..n).any(|k| t.get_operand(k).and_then(|o| o.block()) == Some(h));
-                if into_h {
+                if headers.contains(&h) {
+                    let md = *ids
+                        .entry(h)
+                        .or_insert_with(|| crate::llvm::loop_unroll_disable(self.ctx));
                     crate::llvm::set_loop_metadata(self.ctx, t, md);
                 }
             }
@@ -1163,6 +1155,20 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             inline_asm::lower(self, fs, ins)?;
         }
         Ok(())
+    }
+}
+
+/// The declaration of register `name`: its own, or that of the parameterized declaration
+/// (`%r<N>`) it is one of.
+fn reg_decl(fs: &FnState<'_, '_>, name: &str) -> Option<RegDecl> {
+    match fs.reg_decls.get(name) {
+        Some(d) if d.count.is_none() => Some(*d),
+        _ => {
+            let split = name.trim_end_matches(|c: char| c.is_ascii_digit());
+            let idx: u32 = name[split.len()..].parse().ok()?;
+            let d = fs.reg_decls.get(split)?;
+            (idx < d.count?).then_some(*d)
+        }
     }
 }
 

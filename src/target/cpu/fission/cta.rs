@@ -22,7 +22,7 @@ use crate::llvm::*;
 use crate::lower::{Lowerer, Space};
 use crate::runtime::abi::offset;
 use crate::runtime::fission::{
-    off, BarKind, StopKind, WarpOp, MODE_ALL, MODE_MASKED, SEEN_MANY, ST_EXIT, ST_STOP, ST_TRAP,
+    off, StopKind, WarpOp, MODE_ALL, MODE_MASKED, SEEN_MANY, ST_EXIT, ST_STOP, ST_TRAP,
 };
 use crate::target::cpu::ParamLayout;
 
@@ -469,17 +469,10 @@ impl<'c> Gen<'c, '_, '_> {
         let l = self.l;
         let b = &l.b;
         let kr = self.c32(r as u64);
+        // The region as written, each thread branching on its own (probe mode 0).
+        let unspecialized = |tag: &str| self.nest(tag, Kind::All, kr, 0, range, cids, done, must);
         if !probed {
-            return self.nest(
-                &format!("all{r}"),
-                Kind::All,
-                kr,
-                0,
-                range,
-                cids,
-                done,
-                must,
-            );
+            return unspecialized(&format!("all{r}"));
         }
         let (xlo, xhi) = range;
         let entry = self.block(&format!("r{r}.probe"));
@@ -619,16 +612,7 @@ impl<'c> Gen<'c, '_, '_> {
         // thread taking its own direction inside the loop, over the whole range (every thread
         // there is at `want`). The probe pass ran only side-effect-free code, so running the
         // region from its start again is exact.
-        let mixed = self.nest(
-            &format!("mixed{r}"),
-            Kind::All,
-            kr,
-            0,
-            range,
-            cids,
-            done,
-            must,
-        );
+        let mixed = unspecialized(&format!("mixed{r}"));
         b.position_at_end(d_mixed);
         b.build_unconditional_branch(mixed).unwrap();
         // After the taken nest: phase 2 goes on with the not-taken range, else done.
@@ -918,11 +902,7 @@ fn chain_rounds<'c>(
     rs.sort();
     for (&r, &j) in rs {
         let next = match so.stops.get(j as usize - 1) {
-            Some(StopKind::Bar {
-                kind: BarKind::Sync,
-                id: Some(_),
-                counted: false,
-            }) => Some((j, false)),
+            Some(s) if s.is_fast_barrier() => Some((j, false)),
             Some(StopKind::Warp {
                 op: WarpOp::Shfl(_),
                 mask: Some(u32::MAX),

@@ -1160,18 +1160,7 @@ pub fn lower_step<'c, 'a>(
     // Only the start and the points the driver resumes in ALL/MASKED rounds get loop nests
     // of their own; the rest run in GENERIC rounds.
     let ns = stops.len() as u32;
-    resumes.retain(|&r| {
-        r == 0
-            || r > ns
-            || matches!(
-                stops[r as usize - 1],
-                StopKind::Bar {
-                    kind: BarKind::Sync,
-                    id: Some(_),
-                    counted: false
-                }
-            )
-    });
+    resumes.retain(|&r| r == 0 || r > ns || stops[r as usize - 1].is_fast_barrier());
     let ns = plan.stops.len() as u32;
     let by_resume = |key: u32| {
         if key == 0 {
