@@ -113,6 +113,11 @@ pub const MODE_GENERIC: u32 = 2;
 pub const ST_STOP: u16 = 0x8000;
 pub const ST_EXIT: u16 = 0xFFFF;
 pub const ST_TRAP: u16 = 0xFFFE;
+/// Elements per register array in `frame`: register arrays start `FRAME_STRIDE * offset` bytes
+/// apart, a constant (every CTA has at most 1024 threads), so LLVM sees that the arrays of two
+/// registers never overlap; the 16 spare elements keep arrays of the same thread from falling
+/// on one cache set (4 KiB apart).
+pub const FRAME_STRIDE: u32 = 1040;
 /// Seen bit for stops numbered 62 and above (the driver then looks at the states).
 pub const SEEN_MANY: u32 = 62;
 
@@ -374,7 +379,7 @@ pub(crate) struct FisMem {
 
 impl FisMem {
     pub(crate) fn new(info: &FisInfo, n: usize) -> FisMem {
-        let frame_words = (info.frame_bytes as usize * n).div_ceil(8) + 8;
+        let frame_words = (info.frame_bytes as usize * FRAME_STRIDE as usize).div_ceil(8) + 8;
         let local_words = (info.local_bytes as usize * n).div_ceil(8) + 2;
         let mut m = FisMem {
             n,
@@ -499,6 +504,11 @@ pub(crate) unsafe fn run_cta(
     // After a round whose region has one outcome the threads' states are not written: every
     // thread that has not finished is at `uniform`.
     let mut uniform: Option<u16>;
+    // One-dimensional CTAs after some threads finished: the range `lo..hi` that holds every
+    // unfinished thread, all at the one stop the last round reached, once a scan found it;
+    // rounds in which no thread finishes keep it, so chains of shuffle rounds after
+    // `if (warp != 0) return;` do not scan the states again each round.
+    let mut live: Option<(u32, u32)> = None;
     loop {
         if (*f).status != 0 {
             return false;
@@ -513,7 +523,10 @@ pub(crate) unsafe fn run_cta(
                 (*f).seen
             }
         };
-        exited |= seen & 1 != 0;
+        if seen & 1 != 0 {
+            exited = true;
+            live = None;
+        }
         let stops = seen & !1;
         if stops == 0 {
             return true;
@@ -528,10 +541,19 @@ pub(crate) unsafe fn run_cta(
                     mask,
                     inline: true,
                 } => {
-                    if exited || mask.is_none() {
-                        materialize(mem, &mut uniform);
-                    }
-                    if whole_warps(mem, j, mask, exited) {
+                    let known = match live {
+                        Some((lo, hi)) if mask == Some(u32::MAX) => {
+                            Some(lo.is_multiple_of(WARP_SIZE) && hi.is_multiple_of(WARP_SIZE))
+                        }
+                        _ => None,
+                    };
+                    let whole = known.unwrap_or_else(|| {
+                        if exited || mask.is_none() {
+                            materialize(mem, &mut uniform);
+                        }
+                        whole_warps(mem, j, mask, exited)
+                    });
+                    if whole {
                         next = Some(nstops + j);
                     }
                 }
@@ -547,13 +569,19 @@ pub(crate) unsafe fn run_cta(
                 if exited {
                     // The threads at `want` (the others finished): one contiguous range of a
                     // one-dimensional CTA runs like all threads, else the masked round.
-                    materialize(mem, &mut uniform);
-                    match contiguous(&mem.state, want) {
+                    if live.is_none() && one_d {
+                        materialize(mem, &mut uniform);
+                        live = contiguous(&mem.state, want);
+                    }
+                    match live {
                         Some((lo, hi)) if one_d => {
                             (*f).xlo = lo;
                             (*f).xhi = hi;
                         }
-                        _ => (*f).mode = MODE_MASKED,
+                        _ => {
+                            materialize(mem, &mut uniform);
+                            (*f).mode = MODE_MASKED;
+                        }
                     }
                 }
                 round(k, params, ctx, f);

@@ -150,7 +150,7 @@ fn round_trip(name: &str, m: &Module, text1: &str, failures: &mut Vec<String>) -
     {
         let (m2, diags) = ptx2llvm::syntax::parse(text1);
         if !diags.is_empty() {
-            let shown: String = render_all(&diags, &format!("fmt({name})"), &text1)
+            let shown: String = render_all(&diags, &format!("fmt({name})"), text1)
                 .lines()
                 .take(24)
                 .map(|l| format!("    {l}\n"))
@@ -165,7 +165,7 @@ fn round_trip(name: &str, m: &Module, text1: &str, failures: &mut Vec<String>) -
         if text1 != text2 {
             failures.push(format!(
                 "{name}: printing is not a fixpoint (print(parse(print(m))) != print(m)); {}",
-                first_difference(&text1, &text2)
+                first_difference(text1, &text2)
             ));
         }
         let (s1, s2) = (structure(m), structure(&m2));

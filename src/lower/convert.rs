@@ -244,6 +244,11 @@ fn convert<'c>(
         // range; NaN gives 0, or 1 << (bits-1) when the source is .f64 or the destination
         // 64-bit (PTX ISA 9.2, cvt "Integer Notes").
         let mut v = fp::flush_if(l, f32ftz(st), a.into_float_value());
+        if st.bits == 16 {
+            // Exact, and it keeps `llvm.fptosi.sat.*.f16` away from LLVM 22's x86 back end,
+            // which with AVX512-FP16 turns a NaN into 0x8000 instead of 0.
+            v = bd.build_float_ext(v, l.ctx.f32_type(), "").unwrap();
+        }
         let f = match m.irnd.unwrap_or(".rzi") {
             ".rni" => Some("roundeven"),
             ".rzi" => None,

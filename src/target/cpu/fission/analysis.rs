@@ -25,9 +25,9 @@ pub struct StopSite<'x, 'a> {
     pub remat: Vec<&'x Instruction<'a>>,
 }
 
-use super::tidrange;
 /// The result of the analysis of one kernel.
 pub use super::tidrange::TidRange;
+use super::{tidrange, uniform};
 
 pub struct Plan<'x, 'a> {
     /// Stop `j` (1-based) is `stops[j - 1]`.
@@ -56,6 +56,9 @@ pub struct Plan<'x, 'a> {
     /// that only ever holds `%tid.x`): the taken threads form an interval computed without a
     /// probe pass.
     pub analytic: HashMap<u32, TidRange>,
+    /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
+    /// of the round takes the branch the same way, so one thread's condition decides.
+    pub uniform_probes: HashSet<u32>,
 }
 
 impl Plan<'_, '_> {
@@ -378,7 +381,7 @@ fn label_of<'a>(i: &Instruction<'a>) -> Option<&'a str> {
 }
 
 /// Register names an operand reads (all of them; destinations are handled by the caller).
-fn names_in<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
+pub(super) fn names_in<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
     match op {
         Operand::Name { name, .. } => out.push(name),
         Operand::Addr(a) => out.extend(a.base),
@@ -505,6 +508,7 @@ pub fn analyse<'x, 'a>(
             must_stop: HashMap::new(),
             empty_paths: HashMap::new(),
             analytic,
+            uniform_probes: HashSet::new(),
         });
     }
     // Liveness across stops tracks whole registers; a component write (`%v.y`) is a partial
@@ -791,6 +795,16 @@ pub fn analyse<'x, 'a>(
     let mut empty_paths = HashMap::new();
     let mut analytic = HashMap::new();
     let kernel_facts = tidrange::facts(f, &all_ins(&flat));
+    let unodes: Vec<uniform::UNode> = flat
+        .nodes
+        .iter()
+        .map(|n| uniform::UNode {
+            ins: n.ins,
+            succ: &n.succ,
+        })
+        .collect();
+    let divergent = uniform::divergent(&unodes, &|n| top.contains(n));
+    let mut uniform_probes = HashSet::new();
     for &(key, start) in &regions {
         if start >= nn {
             continue;
@@ -826,6 +840,13 @@ pub fn analyse<'x, 'a>(
         }
         if let Some(b) = find_probe(&flat, start) {
             probes.insert(key, flat.nodes[b].ins as *const Instruction<'a>);
+            if flat.nodes[b]
+                .ins
+                .guard
+                .is_some_and(|g| top.contains(g.pred) && !divergent.contains(g.pred))
+            {
+                uniform_probes.insert(key);
+            }
             if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, start, b)) {
                 analytic.insert(key, r);
             }
@@ -849,6 +870,7 @@ pub fn analyse<'x, 'a>(
         must_stop,
         empty_paths,
         analytic,
+        uniform_probes,
     })
 }
 
@@ -951,6 +973,75 @@ mod tests {
             })
             .unwrap();
         check(analyse(&m, f));
+    }
+
+    /// A kernel whose region after its barrier starts with a probe branch on `%p1`, which
+    /// compares `%r2`; `defs` defines `%r2` (with `%r5` = `%tid.x`, `%r1` a parameter).
+    fn probe_kernel(defs: &str) -> String {
+        format!(
+            ".version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n)
+{{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  ld.param.u32 %r1, [n];
+  mov.u32 %r5, %tid.x;
+  mov.u32 %r2, 0;
+L1:
+{defs}
+  bar.sync 0;
+  setp.lt.s32 %p1, %r2, %r1;
+  @%p1 bra L1;
+  ret;
+}}"
+        )
+    }
+
+    fn uniform_probe(defs: &str) -> bool {
+        let mut u = None;
+        plan_of(&probe_kernel(defs), |p| {
+            let p = p.unwrap();
+            // The barrier is the last stop.
+            let key = p.stops.len() as u32;
+            assert!(
+                p.probes.contains_key(&key),
+                "the region after the barrier probes"
+            );
+            u = Some(p.uniform_probes.contains(&key));
+        });
+        u.unwrap()
+    }
+
+    #[test]
+    fn uniformity_of_probe_branches() {
+        // A loop counter stepped the same way in every thread.
+        assert!(uniform_probe("  add.s32 %r2, %r2, 1;"));
+        assert!(uniform_probe("  add.s32 %r2, %r2, %r1;"));
+        // Data dependence on %tid.x, on a load of writable memory, on a warp operation.
+        assert!(!uniform_probe("  add.s32 %r2, %r2, %r5;"));
+        assert!(!uniform_probe("  ld.shared.u32 %r2, [0];"));
+        assert!(!uniform_probe("  atom.shared.add.u32 %r2, [0], 1;"));
+        assert!(!uniform_probe("  shfl.sync.idx.b32 %r2, %r1, 0, 31, -1;"));
+        // Loads of memory no thread writes are uniform when their address is.
+        assert!(uniform_probe("  ld.param.u32 %r2, [n];"));
+        // A definition under a branch on %tid.x: threads meet with different values.
+        assert!(!uniform_probe(
+            "  setp.lt.u32 %p2, %r5, 4;\n  @%p2 bra SKIP;\n  add.s32 %r2, %r2, 1;\nSKIP:"
+        ));
+        // The same under a uniform branch, and a guard on %tid.x.
+        assert!(uniform_probe(
+            "  setp.lt.u32 %p2, %r1, 4;\n  @%p2 bra SKIP;\n  add.s32 %r2, %r2, 1;\nSKIP:"
+        ));
+        assert!(!uniform_probe(
+            "  setp.lt.u32 %p2, %r5, 4;\n  @%p2 add.s32 %r2, %r2, 1;"
+        ));
+        // After the divergent part joined, a uniform redefinition is uniform again only when
+        // it is the register's single definition; here %r2 has several.
+        assert!(!uniform_probe(
+            "  setp.lt.u32 %p2, %r5, 4;\n  @%p2 bra SKIP;\n  add.s32 %r2, %r2, 1;\nSKIP:\n  mov.u32 %r2, 3;"
+        ));
     }
 
     #[test]

@@ -191,23 +191,7 @@ impl<'c> Gen<'c, '_, '_> {
             b.build_store(sp, i16t.const_int(ST_EXIT as u64, false))
                 .unwrap();
         }
-        let mut args: Vec<BasicMetadataValueEnum> = (0..self.nptx)
-            .map(|k| self.f.get_nth_param(k).unwrap().into())
-            .collect();
-        for a in 0..extra::COUNT {
-            let v: BasicMetadataValueEnum = match a {
-                extra::T => t.into(),
-                3 => x.into(),
-                4 => y.into(),
-                5 => z.into(),
-                extra::K => kval.into(),
-                extra::PROBE => self.c32(probe as u64).into(),
-                extra::NOSTATE => self.c32(nostate as u64).into(),
-                10..=12 if cids.is_some() => cids.unwrap()[(a - extra::C) as usize].into(),
-                _ => self.p(a).into(),
-            };
-            args.push(v);
-        }
+        let args = self.step_args([t, x, y, z], kval, probe, nostate, cids);
         if kind == Kind::Outline {
             // The running thread's ids, for device functions, runtime calls and fault reports.
             let cx = self.p(extra::CTX).into_pointer_value();
@@ -332,6 +316,92 @@ impl<'c> Gen<'c, '_, '_> {
         latch(yl, self.ys, nty, yh, zl);
         latch(zl, self.zs, ntz, zh, done);
         pre
+    }
+
+    /// The arguments of `K.step` for thread `t` at `(x, y, z)` from resume point `kval`.
+    fn step_args(
+        &self,
+        [t, x, y, z]: [IntValue<'c>; 4],
+        kval: IntValue<'c>,
+        probe: u32,
+        nostate: bool,
+        cids: Option<[IntValue<'c>; 3]>,
+    ) -> Vec<BasicMetadataValueEnum<'c>> {
+        let mut args: Vec<BasicMetadataValueEnum> = (0..self.nptx)
+            .map(|k| self.f.get_nth_param(k).unwrap().into())
+            .collect();
+        for a in 0..extra::COUNT {
+            let v: BasicMetadataValueEnum = match a {
+                extra::T => t.into(),
+                3 => x.into(),
+                4 => y.into(),
+                5 => z.into(),
+                extra::K => kval.into(),
+                extra::PROBE => self.c32(probe as u64).into(),
+                extra::NOSTATE => self.c32(nostate as u64).into(),
+                10..=12 if cids.is_some() => cids.unwrap()[(a - extra::C) as usize].into(),
+                _ => self.p(a).into(),
+            };
+            args.push(v);
+        }
+        args
+    }
+
+    /// What the probe pass would leave for a uniform probe branch, from the condition of the
+    /// range's first thread (`x = xlo`, `y = z = 0`) alone; then branches to `decide`.
+    /// Returns its first block.
+    fn probe_first(
+        &self,
+        kr: IntValue<'c>,
+        (xlo, xhi): (IntValue<'c>, IntValue<'c>),
+        cids: Option<[IntValue<'c>; 3]>,
+        decide: BasicBlock<'c>,
+    ) -> BasicBlock<'c> {
+        let l = self.l;
+        let b = &l.b;
+        let i8t = l.ctx.i8_type();
+        let entry = self.block("uprobe");
+        let run = self.block("uprobe.run");
+        let none = self.block("uprobe.empty");
+        b.position_at_end(entry);
+        let empty = b
+            .build_int_compare(IntPredicate::UGE, xlo, xhi, "")
+            .unwrap();
+        b.build_conditional_branch(empty, none, run).unwrap();
+        b.position_at_end(none);
+        b.build_store(self.pcnt, self.c32(0)).unwrap();
+        b.build_store(self.plo, self.c32(u32::MAX as u64)).unwrap();
+        b.build_store(self.phi, self.c32(0)).unwrap();
+        b.build_unconditional_branch(decide).unwrap();
+        b.position_at_end(run);
+        let zero = self.c32(0);
+        let args = self.step_args([xlo, xlo, zero, zero], kr, 1, true, cids);
+        let cs = b.build_call(self.step, &args, "").unwrap();
+        lf::call_site_attr(l.ctx, cs, "alwaysinline");
+        let t64 = b.build_int_z_extend(xlo, l.i64(), "").unwrap();
+        let pp = unsafe {
+            b.build_gep(i8t, self.p(extra::PBUF).into_pointer_value(), &[t64], "")
+                .unwrap()
+        };
+        let pv = b.build_load(i8t, pp, "").unwrap().into_int_value();
+        let taken = b
+            .build_int_compare(IntPredicate::NE, pv, i8t.const_zero(), "")
+            .unwrap();
+        let rows = b
+            .build_int_mul(self.i(extra::NT + 1), self.i(extra::NT + 2), "")
+            .unwrap();
+        let total = b
+            .build_int_mul(b.build_int_sub(xhi, xlo, "").unwrap(), rows, "")
+            .unwrap();
+        let sel = |c: IntValue<'c>, a: IntValue<'c>| {
+            b.build_select(taken, c, a, "").unwrap().into_int_value()
+        };
+        b.build_store(self.pcnt, sel(total, zero)).unwrap();
+        b.build_store(self.plo, sel(self.c32(u32::MAX as u64), xlo))
+            .unwrap();
+        b.build_store(self.phi, sel(zero, xhi)).unwrap();
+        b.build_unconditional_branch(decide).unwrap();
+        entry
     }
 
     /// What the probe pass would leave for a branch taken by the threads with `%tid.x` in
@@ -465,6 +535,7 @@ impl<'c> Gen<'c, '_, '_> {
             must,
             empty,
             analytic,
+            uniform,
         } = facts;
         let l = self.l;
         let b = &l.b;
@@ -487,6 +558,8 @@ impl<'c> Gen<'c, '_, '_> {
             decide,
             true,
         );
+        // A uniform branch: the first thread's condition, for every thread.
+        let one = uniform.then(|| self.probe_first(kr, range, cids, decide));
         // Range slots of the two specialized nests and the phase of a split run.
         let slot = |n: &str| {
             let e = self.f.get_first_basic_block().unwrap();
@@ -544,7 +617,7 @@ impl<'c> Gen<'c, '_, '_> {
             Some(t) if self.tid_probe(t, range, decide, pass, cids) => {}
             _ => {
                 b.position_at_end(entry);
-                b.build_unconditional_branch(pass).unwrap();
+                b.build_unconditional_branch(one.unwrap_or(pass)).unwrap();
             }
         }
         // Decision: phase 0 none taken, 1 all taken, 2/3/4 split (taken, not taken, taken).
@@ -651,6 +724,8 @@ struct RegionFacts {
     must: bool,
     empty: (bool, bool),
     analytic: Option<TidRange>,
+    /// The probe branch is uniform: the first thread's direction is every thread's.
+    uniform: bool,
 }
 
 /// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered. Returns it.
@@ -838,6 +913,7 @@ pub fn emit_kernel<'c>(
                 must,
                 empty,
                 analytic: so.analytic.get(&r).copied(),
+                uniform: so.uniform_probes.contains(&r),
             };
             let first = g.region(r, so.probes.contains(&r), range, None, done, facts);
             cases.push((g.c32(r as u64), first));
@@ -1064,6 +1140,7 @@ fn cta_loop<'c>(
         must: false,
         empty: (false, false),
         analytic,
+        uniform: false,
     };
     let body = g.region(0, probed, full, Some(cids), latch, facts);
     b.position_at_end(head);

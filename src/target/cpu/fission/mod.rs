@@ -24,6 +24,7 @@
 pub mod analysis;
 mod cta;
 mod tidrange;
+mod uniform;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ use crate::lower::{
 };
 use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
 use crate::runtime::cta::{BarKind, WarpOp};
-use crate::runtime::fission::{StopKind, ST_STOP, ST_TRAP};
+use crate::runtime::fission::{StopKind, FRAME_STRIDE, ST_STOP, ST_TRAP};
 use crate::syntax::ast::{self, FnDirective, Instruction, Operand};
 
 pub use analysis::{analyse, Plan};
@@ -297,12 +298,7 @@ fn frame_elem<'c, 'a>(
     let size = size_of(l, mem_ty);
     let p = slot_of(name, size);
     let f = fs.func;
-    let n =
-        l.b.build_int_z_extend(arg(f, extra::N).into_int_value(), l.i64(), "")
-            .unwrap();
-    let base =
-        l.b.build_int_mul(n, l.i64().const_int(p as u64, false), "")
-            .unwrap();
+    let base = l.i64().const_int(p as u64 * FRAME_STRIDE as u64, false);
     let t = t_i64(l, f);
     let off =
         l.b.build_int_add(
@@ -1053,6 +1049,8 @@ pub struct StepOut<'c> {
     /// By resume point with a probe: the `%tid.x` interval taking it, when known without a
     /// probe pass (`Plan::analytic`).
     pub analytic: HashMap<u32, analysis::TidRange>,
+    /// Resume points whose probe branch is uniform (`Plan::uniform_probes`).
+    pub uniform_probes: std::collections::HashSet<u32>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1184,11 +1182,17 @@ pub fn lower_step<'c, 'a>(
         .iter()
         .flat_map(|(&k, &t)| by_resume(k).into_iter().map(move |r| (r, t)))
         .collect();
+    let uniform_probes = plan
+        .uniform_probes
+        .iter()
+        .flat_map(|&k| by_resume(k))
+        .collect();
     Ok(StepOut {
         step,
         must_stop,
         empty_paths,
         analytic,
+        uniform_probes,
         probes: plan
             .probes
             .keys()
