@@ -237,6 +237,71 @@ pub fn loop_unroll_disable(ctx: &Context) -> llvm_sys::prelude::LLVMMetadataRef 
     }
 }
 
+/// Alias scopes of the PTX state spaces whose memory is disjoint on the cpu target
+/// (`.global`, `.shared`, `.const`): an access of one space is in its scope and `noalias`
+/// with the others, so LLVM may reorder and vectorize shared-memory stores around loads
+/// through global pointers it cannot otherwise tell apart. One set per module.
+pub struct SpaceScopes {
+    /// Per space: the scope list with its own scope, and the list of the others.
+    lists: [(
+        llvm_sys::prelude::LLVMMetadataRef,
+        llvm_sys::prelude::LLVMMetadataRef,
+    ); 3],
+}
+
+/// Index of a space in [`SpaceScopes`].
+pub const SCOPE_GLOBAL: usize = 0;
+pub const SCOPE_SHARED: usize = 1;
+pub const SCOPE_CONST: usize = 2;
+
+impl SpaceScopes {
+    pub fn new(ctx: &Context) -> SpaceScopes {
+        unsafe {
+            let cx = ctx_ref(ctx);
+            // Distinct (self-referential) nodes: `!d = !{!d, !"name"}`, `!s = !{!s, !d, !"name"}`.
+            let named = |rest: &mut Vec<llvm_sys::prelude::LLVMMetadataRef>, name: &str| {
+                let tmp = llvm_sys::debuginfo::LLVMTemporaryMDNode(cx, std::ptr::null_mut(), 0);
+                let mut items = vec![tmp];
+                items.append(rest);
+                items.push(c::LLVMMDStringInContext2(
+                    cx,
+                    name.as_ptr().cast(),
+                    name.len(),
+                ));
+                let id = c::LLVMMDNodeInContext2(cx, items.as_mut_ptr(), items.len());
+                llvm_sys::debuginfo::LLVMMetadataReplaceAllUsesWith(tmp, id);
+                id
+            };
+            let domain = named(&mut Vec::new(), "ptx2llvm.spaces");
+            let scope: Vec<_> = ["global", "shared", "const"]
+                .iter()
+                .map(|n| named(&mut vec![domain], n))
+                .collect();
+            let list = |v: &mut Vec<llvm_sys::prelude::LLVMMetadataRef>| {
+                c::LLVMMDNodeInContext2(cx, v.as_mut_ptr(), v.len())
+            };
+            let lists = std::array::from_fn(|k| {
+                let mut own = vec![scope[k]];
+                let mut others: Vec<_> = (0..3).filter(|&o| o != k).map(|o| scope[o]).collect();
+                (list(&mut own), list(&mut others))
+            });
+            SpaceScopes { lists }
+        }
+    }
+
+    /// Marks a load or store as an access of space `which` (`SCOPE_*`).
+    pub fn mark(&self, ctx: &Context, inst: inkwell::values::InstructionValue<'_>, which: usize) {
+        unsafe {
+            let cx = ctx_ref(ctx);
+            let (own, others) = self.lists[which];
+            for (kind, md) in [("alias.scope", own), ("noalias", others)] {
+                let k = c::LLVMGetMDKindIDInContext(cx, kind.as_ptr().cast(), kind.len() as u32);
+                c::LLVMSetMetadata(inst.as_value_ref(), k, c::LLVMMetadataAsValue(cx, md));
+            }
+        }
+    }
+}
+
 /// Attaches a loop ID (see [`loop_unroll_disable`]) to a branch as `!llvm.loop`.
 pub fn set_loop_metadata(
     ctx: &Context,

@@ -156,10 +156,25 @@ pub fn lower<'c, 'a>(
         Some(".release") => Some(Ordering::Release),
         _ => None,
     };
+    let scope = match space {
+        Space::Global => Some(crate::llvm::SCOPE_GLOBAL),
+        Space::Shared => Some(crate::llvm::SCOPE_SHARED),
+        Space::Const => Some(crate::llvm::SCOPE_CONST),
+        _ => None,
+    }
+    .filter(|_| l.target.disjoint_spaces());
+    let mark = |inst: inkwell::values::InstructionValue<'c>| {
+        if let Some(k) = scope {
+            l.scopes
+                .get_or_init(|| crate::llvm::SpaceScopes::new(l.ctx))
+                .mark(l.ctx, inst, k);
+        }
+    };
     if is_load {
         let v = l.b.build_load(vty, ptr, "").unwrap();
         let inst = raw(v);
         set_alignment(inst, align);
+        mark(v.as_instruction_value().unwrap());
         if ins.has(".volatile") {
             set_volatile(inst);
         }
@@ -215,6 +230,7 @@ pub fn lower<'c, 'a>(
         let st = l.b.build_store(ptr, v).unwrap();
         let inst = raw(st);
         set_alignment(inst, align);
+        mark(st);
         if ins.has(".volatile") {
             set_volatile(inst);
         }

@@ -159,6 +159,8 @@ pub struct Lowerer<'c, 'a> {
     pub nounroll: bool,
     /// `.file` names by index, for source positions in runtime messages.
     pub files: HashMap<u32, String>,
+    /// Alias scopes of the state spaces (targets with `Target::disjoint_spaces`).
+    pub scopes: std::cell::OnceCell<crate::llvm::SpaceScopes>,
 }
 
 /// Pre-decoded view of an instruction's modifiers.
@@ -285,6 +287,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             sm,
             nounroll: false,
             files: HashMap::new(),
+            scopes: std::cell::OnceCell::new(),
         }
     }
 

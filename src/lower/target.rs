@@ -119,6 +119,11 @@ pub trait Target {
     fn name(&self) -> &'static str;
     /// LLVM address space of a state space.
     fn addr_space(&self, s: Space) -> u16;
+    /// Whether loads and stores of `.global`, `.shared` and `.const` carry alias scopes that
+    /// tell LLVM those spaces never overlap (targets where they share one address space).
+    fn disjoint_spaces(&self) -> bool {
+        false
+    }
     /// Reads a special register (`%tid.x` → name `tid`, component `Some('x')`).
     fn sreg<'c>(
         &self,

@@ -27,6 +27,10 @@ impl Target for Cpu {
         "cpu"
     }
 
+    fn disjoint_spaces(&self) -> bool {
+        true
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         match s {
             Space::Shared | Space::SharedCluster => 3,

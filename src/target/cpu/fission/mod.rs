@@ -815,6 +815,10 @@ impl Target for FisTarget {
         "cpu"
     }
 
+    fn disjoint_spaces(&self) -> bool {
+        true
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         CPU.addr_space(s)
     }
