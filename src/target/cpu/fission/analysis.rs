@@ -850,7 +850,30 @@ pub fn analyse<'x, 'a>(
             if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, start, b)) {
                 analytic.insert(key, r);
             }
-            if let Some(j) = must {
+            // Threads that skip the round neither run the code before the branch nor store
+            // the stop's operands: only a barrier with constant operands after a prefix
+            // that defines nothing the barrier keeps can be skipped.
+            let skippable = |j: u32| {
+                let site = &stops[j as usize - 1];
+                let op = site.ins.opcode.spelling();
+                let bar = matches!(op, "bar" | "barrier")
+                    && !site.ins.mods.iter().any(|m| m.spelling() == ".red")
+                    && site
+                        .ins
+                        .operands
+                        .iter()
+                        .all(|o| matches!(o, Operand::Imm(_)));
+                let mut defs = Vec::new();
+                for n in &flat.nodes[start..b] {
+                    if let Some(o) = n.ins.operands.first() {
+                        if !matches!(o, Operand::Addr(_) | Operand::AddrList(..)) {
+                            names_in(o, &mut defs);
+                        }
+                    }
+                }
+                bar && !defs.iter().any(|d| site.saved.contains(d))
+            };
+            if let Some(j) = must.filter(|&j| skippable(j)) {
                 let is_j = |k: Option<usize>| {
                     k.is_some_and(|k| {
                         k < nn && stop_at(k) == Some(j) && flat.nodes[k].ins.guard.is_none()
