@@ -56,6 +56,8 @@ pub struct Plan<'x, 'a> {
     /// that only ever holds `%tid.x`): the taken threads form an interval computed without a
     /// probe pass.
     pub analytic: HashMap<u32, TidRange>,
+    /// Probe regions whose branch condition picks every `modulus`-th thread (`lane == 0`).
+    pub lanes: HashMap<u32, tidrange::TidLanes>,
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
     /// of the round takes the branch the same way, so one thread's condition decides.
     pub uniform_probes: HashSet<u32>,
@@ -508,6 +510,7 @@ pub fn analyse<'x, 'a>(
             must_stop: HashMap::new(),
             empty_paths: HashMap::new(),
             analytic,
+            lanes: HashMap::new(),
             uniform_probes: HashSet::new(),
         });
     }
@@ -794,6 +797,7 @@ pub fn analyse<'x, 'a>(
     let mut must_stop = HashMap::new();
     let mut empty_paths = HashMap::new();
     let mut analytic = HashMap::new();
+    let mut lanes = HashMap::new();
     let kernel_facts = tidrange::facts(f, &all_ins(&flat));
     let unodes: Vec<uniform::UNode> = flat
         .nodes
@@ -850,6 +854,9 @@ pub fn analyse<'x, 'a>(
             if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, start, b)) {
                 analytic.insert(key, r);
             }
+            if let Some(r) = tidrange::lanes(&kernel_facts, &region_ins(&flat, start, b)) {
+                lanes.insert(key, r);
+            }
             // Threads that skip the round neither run the code before the branch nor store
             // the stop's operands: only a barrier with constant operands after a prefix
             // that defines nothing the barrier keeps can be skipped.
@@ -893,6 +900,7 @@ pub fn analyse<'x, 'a>(
         must_stop,
         empty_paths,
         analytic,
+        lanes,
         uniform_probes,
     })
 }
@@ -1065,6 +1073,74 @@ L1:
         assert!(!uniform_probe(
             "  setp.lt.u32 %p2, %r5, 4;\n  @%p2 bra SKIP;\n  add.s32 %r2, %r2, 1;\nSKIP:\n  mov.u32 %r2, 3;"
         ));
+    }
+
+    /// `Plan::lanes` of the region after a barrier that starts with `cond` and `@%p1 bra` (or
+    /// `@!%p1 bra` when `negated`); `%r5` is `%tid.x` and `def` may define `%r2` from it.
+    fn lanes_of(def: &str, cond: &str, negated: bool) -> Option<tidrange::TidLanes> {
+        let bang = if negated { "!" } else { "" };
+        let src = format!(
+            ".version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  mov.u32 %r5, %tid.x;
+  {def}
+  bar.sync 0;
+  {cond}
+  @{bang}%p1 bra L;
+  mov.u32 %r3, 1;
+L:
+  bar.sync 0;
+  ret;
+}}"
+        );
+        let mut out = None;
+        plan_of(&src, |p| out = p.unwrap().lanes.get(&1).copied());
+        out
+    }
+
+    #[test]
+    fn lane_probes() {
+        let l = |modulus, residue, taken| {
+            Some(tidrange::TidLanes {
+                modulus,
+                residue,
+                taken,
+            })
+        };
+        let and31 = "and.b32 %r2, %r5, 31;";
+        assert_eq!(
+            lanes_of(and31, "setp.eq.s32 %p1, %r2, 0;", false),
+            l(32, 0, true)
+        );
+        assert_eq!(
+            lanes_of(and31, "setp.ne.s32 %p1, %r2, 0;", false),
+            l(32, 0, false)
+        );
+        assert_eq!(
+            lanes_of(and31, "setp.ne.u32 %p1, 7, %r2;", true),
+            l(32, 7, true)
+        );
+        let rem8 = "rem.u32 %r2, %r5, 8;";
+        assert_eq!(
+            lanes_of(rem8, "setp.eq.u32 %p1, %r2, 3;", true),
+            l(8, 3, false)
+        );
+        // Not a power of two, a residue the mask cannot give, an ordering comparison.
+        assert_eq!(
+            lanes_of("and.b32 %r2, %r5, 30;", "setp.eq.s32 %p1, %r2, 0;", false),
+            None
+        );
+        assert_eq!(
+            lanes_of("rem.u32 %r2, %r5, 12;", "setp.eq.s32 %p1, %r2, 0;", false),
+            None
+        );
+        assert_eq!(lanes_of(and31, "setp.eq.s32 %p1, %r2, 32;", false), None);
+        assert_eq!(lanes_of(and31, "setp.lt.s32 %p1, %r2, 1;", false), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! - Kernels without stops: a loop over the CTAs `cta_first..cta_first + cta_count` around
 //!   the start region (one call runs a chunk of CTAs).
 
-use super::tidrange::{TidRange, BIG};
+use super::tidrange::{TidLanes, TidRange, BIG};
 use super::{extra, StepOut};
 use crate::llvm::fission as lf;
 use crate::llvm::*;
@@ -97,6 +97,7 @@ impl<'c> Gen<'c, '_, '_> {
         cids: Option<[IntValue<'c>; 3]>,
         done: BasicBlock<'c>,
         nostate: bool,
+        stride: u32,
     ) -> BasicBlock<'c> {
         let l = self.l;
         let ctx = l.ctx;
@@ -304,17 +305,18 @@ impl<'c> Gen<'c, '_, '_> {
                      slot: PointerValue<'c>,
                      lim: IntValue<'c>,
                      head: BasicBlock<'c>,
-                     out: BasicBlock<'c>| {
+                     out: BasicBlock<'c>,
+                     step: u32| {
             b.position_at_end(bb);
             let v = self.load32(slot);
-            let v1 = b.build_int_add(v, self.c32(1), "").unwrap();
+            let v1 = b.build_int_add(v, self.c32(step as u64), "").unwrap();
             b.build_store(slot, v1).unwrap();
             let c = b.build_int_compare(IntPredicate::ULT, v1, lim, "").unwrap();
             b.build_conditional_branch(c, head, out).unwrap();
         };
-        latch(xl, self.xs, hi, xh, yl);
-        latch(yl, self.ys, nty, yh, zl);
-        latch(zl, self.zs, ntz, zh, done);
+        latch(xl, self.xs, hi, xh, yl, stride);
+        latch(yl, self.ys, nty, yh, zl, 1);
+        latch(zl, self.zs, ntz, zh, done, 1);
         pre
     }
 
@@ -536,16 +538,53 @@ impl<'c> Gen<'c, '_, '_> {
             empty,
             analytic,
             uniform,
+            lanes,
         } = facts;
         let l = self.l;
         let b = &l.b;
         let kr = self.c32(r as u64);
         // The region as written, each thread branching on its own (probe mode 0).
-        let unspecialized = |tag: &str| self.nest(tag, Kind::All, kr, 0, range, cids, done, must);
+        let unspecialized =
+            |tag: &str| self.nest(tag, Kind::All, kr, 0, range, cids, done, must, 1);
         if !probed {
             return unspecialized(&format!("all{r}"));
         }
         let (xlo, xhi) = range;
+        // `if (lane == 0)` before the region's barrier, the other lanes having nothing to do:
+        // one strided nest over the lanes that do, without probing.
+        if let Some(ln) = lanes.filter(|_| must) {
+            let (dir, other_empty) = if ln.taken { (3, empty.1) } else { (2, empty.0) };
+            if other_empty {
+                let entry = self.block(&format!("r{r}.lanes"));
+                b.position_at_end(entry);
+                let m = self.c32(ln.modulus as u64);
+                let rem = b.build_int_unsigned_rem(xlo, m, "").unwrap();
+                let to = b
+                    .build_int_add(
+                        self.c32(ln.residue as u64),
+                        b.build_int_sub(m, rem, "").unwrap(),
+                        "",
+                    )
+                    .unwrap();
+                let lo = b
+                    .build_int_add(xlo, b.build_int_unsigned_rem(to, m, "").unwrap(), "")
+                    .unwrap();
+                let nest = self.nest(
+                    &format!("lanes{r}"),
+                    Kind::All,
+                    kr,
+                    dir,
+                    (lo, xhi),
+                    cids,
+                    done,
+                    must,
+                    ln.modulus,
+                );
+                b.position_at_end(entry);
+                b.build_unconditional_branch(nest).unwrap();
+                return entry;
+            }
+        }
         let entry = self.block(&format!("r{r}.probe"));
         let decide = self.block(&format!("r{r}.decide"));
         let probe = self.nest(
@@ -557,6 +596,7 @@ impl<'c> Gen<'c, '_, '_> {
             cids,
             decide,
             true,
+            1,
         );
         // A uniform branch: the first thread's condition, for every thread.
         let one = uniform.then(|| self.probe_first(kr, range, cids, decide));
@@ -600,6 +640,7 @@ impl<'c> Gen<'c, '_, '_> {
                 cids,
                 after,
                 must,
+                1,
             );
             b.position_at_end(pre);
             b.build_unconditional_branch(nest).unwrap();
@@ -726,6 +767,8 @@ struct RegionFacts {
     analytic: Option<TidRange>,
     /// The probe branch is uniform: the first thread's direction is every thread's.
     uniform: bool,
+    /// The probe branch picks every `modulus`-th thread.
+    lanes: Option<TidLanes>,
 }
 
 /// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered. Returns it.
@@ -885,7 +928,7 @@ pub fn emit_kernel<'c>(
         g.f.get_nth_param(nptx + L_XHI).unwrap().into_int_value(),
     );
     // Masked and generic rounds set the range to all threads.
-    let outline = g.nest("outline", Kind::Outline, k, 0, range, None, done, false);
+    let outline = g.nest("outline", Kind::Outline, k, 0, range, None, done, false, 1);
     b.position_at_end(entry);
     b.build_switch(
         g.i(extra::T),
@@ -914,6 +957,7 @@ pub fn emit_kernel<'c>(
                 empty,
                 analytic: so.analytic.get(&r).copied(),
                 uniform: so.uniform_probes.contains(&r),
+                lanes: so.lanes.get(&r).copied(),
             };
             let first = g.region(r, so.probes.contains(&r), range, None, done, facts);
             cases.push((g.c32(r as u64), first));
@@ -1141,6 +1185,7 @@ fn cta_loop<'c>(
         empty: (false, false),
         analytic,
         uniform: false,
+        lanes: None,
     };
     let body = g.region(0, probed, full, Some(cids), latch, facts);
     b.position_at_end(head);

@@ -1055,6 +1055,8 @@ pub struct StepOut<'c> {
     pub analytic: HashMap<u32, analysis::TidRange>,
     /// Resume points whose probe branch is uniform (`Plan::uniform_probes`).
     pub uniform_probes: std::collections::HashSet<u32>,
+    /// By resume point with a probe: the lanes taking it (`Plan::lanes`).
+    pub lanes: HashMap<u32, tidrange::TidLanes>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1191,12 +1193,18 @@ pub fn lower_step<'c, 'a>(
         .iter()
         .flat_map(|&k| by_resume(k))
         .collect();
+    let lanes = plan
+        .lanes
+        .iter()
+        .flat_map(|(&k, &t)| by_resume(k).into_iter().map(move |r| (r, t)))
+        .collect();
     Ok(StepOut {
         step,
         must_stop,
         empty_paths,
         analytic,
         uniform_probes,
+        lanes,
         probes: plan
             .probes
             .keys()

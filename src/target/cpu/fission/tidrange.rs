@@ -41,6 +41,8 @@ enum Val {
     },
     CtaidX,
     NtidX,
+    /// `%tid.x & mask` with `mask + 1` a power of two (also `%tid.x % (mask + 1)`).
+    Lane(u32),
     /// `%ctaid.x * %ntid.x`
     Base,
 }
@@ -164,6 +166,39 @@ impl<'a> Facts<'_, 'a> {
                     _ => None,
                 }
             }
+            ("and", 3) if mods.iter().any(|m| matches!(*m, ".b32" | ".u32")) => {
+                match (arg(1)?, arg(2)?) {
+                    (
+                        Val::Tid {
+                            shift: 0,
+                            base: false,
+                        },
+                        Val::Const(m),
+                    )
+                    | (
+                        Val::Const(m),
+                        Val::Tid {
+                            shift: 0,
+                            base: false,
+                        },
+                    ) if (0..1 << 30).contains(&m) && (m + 1).count_ones() == 1 => {
+                        Some(Val::Lane(m as u32))
+                    }
+                    _ => None,
+                }
+            }
+            ("rem", 3) if mods.contains(&".u32") => match (arg(1)?, arg(2)?) {
+                (
+                    Val::Tid {
+                        shift: 0,
+                        base: false,
+                    },
+                    Val::Const(d),
+                ) if (1..=1 << 30).contains(&d) && d.count_ones() == 1 => {
+                    Some(Val::Lane(d as u32 - 1))
+                }
+                _ => None,
+            },
             ("mul", 3) if mods.contains(&".lo") && int32 => match (arg(1)?, arg(2)?) {
                 (Val::CtaidX, Val::NtidX) | (Val::NtidX, Val::CtaidX) => Some(Val::Base),
                 _ => None,
@@ -213,6 +248,55 @@ impl<'a> Facts<'_, 'a> {
             _ => None,
         }
     }
+}
+
+/// The threads of a probe branch on `(%tid.x & (modulus - 1)) == residue` (or `!=`, or
+/// `%tid.x % modulus`): every `modulus`-th thread from `residue` takes it when `taken`, or
+/// every other thread does. `if (lane == 0) smem[warp] = v;` runs over one thread per warp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TidLanes {
+    pub modulus: u32,
+    pub residue: u32,
+    pub taken: bool,
+}
+
+/// The `TidLanes` of the probe branch that ends `region`, as `range` finds intervals.
+pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<TidLanes> {
+    let (bra, body) = region.split_last()?;
+    let g = bra.guard?;
+    let i = body.iter().rev().find(|i| {
+        matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == g.pred)
+            || matches!(i.operands.first(), Some(Operand::Pair(..)))
+    })?;
+    if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
+        return None;
+    }
+    if !matches!(i.operands.first(), Some(Operand::Name { comp: None, .. })) {
+        return None;
+    }
+    let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
+    let eq = match mods.as_slice() {
+        [".eq", ".u32" | ".s32" | ".b32"] => true,
+        [".ne", ".u32" | ".s32" | ".b32"] => false,
+        _ => return None,
+    };
+    let (x, y) = (
+        facts.value(&i.operands[1], 0)?,
+        facts.value(&i.operands[2], 0)?,
+    );
+    let (mask, c) = match (x, y) {
+        (Val::Lane(m), Val::Const(c)) | (Val::Const(c), Val::Lane(m)) => (m, c as u32),
+        _ => return None,
+    };
+    // A residue the mask cannot produce: no thread or every thread; leave it to probing.
+    if c > mask {
+        return None;
+    }
+    Some(TidLanes {
+        modulus: mask + 1,
+        residue: c,
+        taken: eq != g.negated,
+    })
 }
 
 /// The interval of the probe branch that ends `region` (its last instruction, a guarded
