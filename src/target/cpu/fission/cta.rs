@@ -989,7 +989,8 @@ pub fn emit_kernel<'c>(
 }
 
 /// The rest of `K.fis` after its loads: calls `K.fis.loops` for the round the driver asked
-/// for and, while the round was an `ALL` round over every thread, no thread trapped and its
+/// for and, while the round was an `ALL` round (over every thread, or over the range that
+/// holds every unfinished thread), no thread trapped and its
 /// region ends at one stop that the driver would resume at once (`bar.sync` with a constant id
 /// and no count; a `shfl.sync` with a constant full mask computed inline, in CTAs of whole
 /// warps), runs the next round itself, as the driver would (`k`, `want`, the operand bank
@@ -1056,27 +1057,13 @@ fn chain_rounds<'c>(
     let val = |v: BasicMetadataValueEnum<'c>| v.into_int_value();
     let (k0, want0, bank0) = (val(args[ik]), val(args[iwant]), val(args[ibank]));
     let mode = val(args[(nptx + extra::T) as usize]);
-    let ntx = val(args[(nptx + extra::NT) as usize]);
     let nthreads = val(args[(nptx + extra::N) as usize]);
-    let (xlo, xhi) = (val(args[args.len() - 2]), val(args[args.len() - 1]));
     let all = b
         .build_int_compare(IntPredicate::EQ, mode, c32(MODE_ALL as u64), "")
         .unwrap();
-    let from0 = b
-        .build_int_compare(IntPredicate::EQ, xlo, c32(0), "")
-        .unwrap();
-    let to_n = b.build_int_compare(IntPredicate::EQ, xhi, ntx, "").unwrap();
-    let full = b
-        .build_and(all, b.build_and(from0, to_n, "").unwrap(), "")
-        .unwrap();
-    let warps = b
-        .build_int_compare(
-            IntPredicate::EQ,
-            b.build_and(nthreads, c32(31), "").unwrap(),
-            c32(0),
-            "",
-        )
-        .unwrap();
+    // A range `xlo..xhi` short of the CTA (one-dimensional CTAs after some threads finished)
+    // holds every unfinished thread: the next round runs the same range.
+    let full = all;
     b.build_unconditional_branch(head).unwrap();
     b.position_at_end(head);
     let k = b.build_phi(i32t, "k").unwrap();
@@ -1106,6 +1093,23 @@ fn chain_rounds<'c>(
         b.position_at_end(bb);
         let next = ctx.append_basic_block(f, &format!("chain{r}.go"));
         if needs_warps {
+            // Whole warps: the CTA and the range (read here, off the hot path).
+            let ld = |o: u32| b.build_load(i32t, at(o), "").unwrap().into_int_value();
+            let whole = b
+                .build_or(
+                    nthreads,
+                    b.build_or(ld(off::XLO), ld(off::XHI), "").unwrap(),
+                    "",
+                )
+                .unwrap();
+            let warps = b
+                .build_int_compare(
+                    IntPredicate::EQ,
+                    b.build_and(whole, c32(31), "").unwrap(),
+                    c32(0),
+                    "",
+                )
+                .unwrap();
             b.build_conditional_branch(warps, next, exit).unwrap();
         } else {
             b.build_unconditional_branch(next).unwrap();
