@@ -541,6 +541,12 @@ pub(crate) unsafe fn run_cta(
                     mask,
                     inline: true,
                 } => {
+                    if exited && live.is_none() && one_d && mask == Some(u32::MAX) {
+                        // One scan finds the range, which answers the whole-warps question
+                        // and the next round's range.
+                        materialize(mem, &mut uniform);
+                        live = contiguous(&mem.state, ST_STOP | j as u16);
+                    }
                     let known = match live {
                         Some((lo, hi)) if mask == Some(u32::MAX) => {
                             Some(lo.is_multiple_of(WARP_SIZE) && hi.is_multiple_of(WARP_SIZE))
