@@ -393,7 +393,8 @@ impl FisMem {
             res: vec![0; n],
             resp: vec![0; n],
             local: vec![0; local_words],
-            pbuf: vec![0; n],
+            // Probe mode 4 stores 4 bytes at a thread's byte.
+            pbuf: vec![0; n + 8],
             f: FisCtx {
                 k: 0,
                 mode: MODE_ALL,

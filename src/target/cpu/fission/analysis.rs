@@ -56,6 +56,9 @@ pub struct Plan<'x, 'a> {
     /// that only ever holds `%tid.x`): the taken threads form an interval computed without a
     /// probe pass.
     pub analytic: HashMap<u32, TidRange>,
+    /// Probe regions whose `analytic` interval is bounded by a uniform register (`TidRange::
+    /// reg`): its name.
+    pub probe_regs: HashMap<u32, &'a str>,
     /// Probe regions whose branch condition picks every `modulus`-th thread (`lane == 0`).
     pub lanes: HashMap<u32, tidrange::TidLanes>,
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
@@ -493,7 +496,9 @@ pub fn analyse<'x, 'a>(
         let mut analytic = HashMap::new();
         if let Some(b) = probe {
             let kernel_facts = tidrange::facts(f, &all_ins(&flat));
-            if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, 0, b)) {
+            if let Some((r, None)) =
+                tidrange::range(&kernel_facts, &region_ins(&flat, 0, b), &|_| false)
+            {
                 analytic.insert(0, r);
             }
         }
@@ -510,6 +515,7 @@ pub fn analyse<'x, 'a>(
             must_stop: HashMap::new(),
             empty_paths: HashMap::new(),
             analytic,
+            probe_regs: HashMap::new(),
             lanes: HashMap::new(),
             uniform_probes: HashSet::new(),
         });
@@ -798,6 +804,7 @@ pub fn analyse<'x, 'a>(
     let mut empty_paths = HashMap::new();
     let mut analytic = HashMap::new();
     let mut lanes = HashMap::new();
+    let mut probe_regs = HashMap::new();
     let kernel_facts = tidrange::facts(f, &all_ins(&flat));
     let unodes: Vec<uniform::UNode> = flat
         .nodes
@@ -851,8 +858,14 @@ pub fn analyse<'x, 'a>(
             {
                 uniform_probes.insert(key);
             }
-            if let Some(r) = tidrange::range(&kernel_facts, &region_ins(&flat, start, b)) {
+            let uniform = |n: &str| top.contains(n) && !divergent.contains(n);
+            if let Some((r, reg)) =
+                tidrange::range(&kernel_facts, &region_ins(&flat, start, b), &uniform)
+            {
                 analytic.insert(key, r);
+                if let Some(reg) = reg {
+                    probe_regs.insert(key, reg);
+                }
             }
             if let Some(r) = tidrange::lanes(&kernel_facts, &region_ins(&flat, start, b)) {
                 lanes.insert(key, r);
@@ -900,6 +913,7 @@ pub fn analyse<'x, 'a>(
         must_stop,
         empty_paths,
         analytic,
+        probe_regs,
         lanes,
         uniform_probes,
     })
@@ -1104,6 +1118,48 @@ L:
     }
 
     #[test]
+    fn tid_intervals_bounded_by_uniform_registers() {
+        let kernel = |step: &str| {
+            format!(
+                ".version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n)
+{{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  ld.param.u32 %r1, [n];
+  mov.u32 %r5, %tid.x;
+  mov.u32 %r2, 0;
+L1:
+{step}
+  bar.sync 0;
+  setp.lt.s32 %p1, %r5, %r2;
+  @%p1 bra L2;
+  mov.u32 %r3, 1;
+L2:
+  bar.sync 0;
+  setp.lt.s32 %p2, %r2, %r1;
+  @%p2 bra L1;
+  ret;
+}}"
+            )
+        };
+        // %tid.x < %r2 with %r2 a loop counter: an interval bounded by %r2.
+        plan_of(&kernel("  add.s32 %r2, %r2, 1;"), |p| {
+            let p = p.unwrap();
+            assert_eq!(p.probe_regs.get(&1), Some(&"%r2"));
+            assert!(p.analytic.get(&1).is_some_and(|t| t.reg && t.signed));
+        });
+        // A counter that differs between threads bounds nothing.
+        plan_of(&kernel("  add.s32 %r2, %r2, %r5;"), |p| {
+            let p = p.unwrap();
+            assert_eq!(p.probe_regs.get(&1), None);
+            assert_eq!(p.analytic.get(&1), None);
+        });
+    }
+
+    #[test]
     fn lane_probes() {
         let l = |modulus, residue, taken| {
             Some(tidrange::TidLanes {
@@ -1181,6 +1237,7 @@ L:
                     param: None,
                     signed: false,
                     base: false,
+                    reg: false,
                 })
             );
             // `setp.ne.s32 %p9, %r2, 0`: taken by 1 and up.
@@ -1193,6 +1250,7 @@ L:
                     param: None,
                     signed: true,
                     base: false,
+                    reg: false,
                 })
             );
             // The first region's branch: `%ctaid.x << 8` plus tid is not recognized (only
@@ -1213,6 +1271,7 @@ L:
                     param: None,
                     signed: true,
                     base: false,
+                    reg: false,
                 })
             );
             assert_eq!(p.analytic.get(&5), None);
@@ -1235,6 +1294,7 @@ L:
                     param: Some(3),
                     signed: true,
                     base: true,
+                    reg: false,
                 })
             );
         });

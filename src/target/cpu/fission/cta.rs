@@ -410,10 +410,13 @@ impl<'c> Gen<'c, '_, '_> {
     /// `t` (see `TidRange`): `pcnt` the taken count over the round's rows, and `plo..phi` the
     /// not-taken x range (`MAX..0` when empty); then branches to `decide`. The interval's
     /// complement within `xlo..xhi` is one range because `t` is a prefix or a suffix of the
-    /// integers. Returns false (emitting nothing) when the bound's parameter is not an integer
-    /// here; branches to the probe pass `pass` when the global index could wrap in this CTA.
+    /// integers. A bound held in a uniform register (`TidRange::reg`) is read by running the
+    /// region's first thread `kr` in probe mode 4. Returns false (emitting nothing) when the
+    /// bound's parameter is not an integer here; branches to the probe pass `pass` when the
+    /// global index could wrap in this CTA (or the range is empty).
     fn tid_probe(
         &self,
+        kr: IntValue<'c>,
         t: TidRange,
         (xlo, xhi): (IntValue<'c>, IntValue<'c>),
         decide: BasicBlock<'c>,
@@ -433,6 +436,36 @@ impl<'c> Gen<'c, '_, '_> {
             None => None,
         };
         let mut off = c64(0);
+        // A uniform register: the first thread's value, which probe mode 4 stores.
+        let param = if t.reg {
+            let run = self.block("tid.bound");
+            let empty = b
+                .build_int_compare(IntPredicate::UGE, xlo, xhi, "")
+                .unwrap();
+            b.build_conditional_branch(empty, pass, run).unwrap();
+            b.position_at_end(run);
+            let zero = self.c32(0);
+            let args = self.step_args([xlo, xlo, zero, zero], kr, 4, true, cids);
+            let cs = b.build_call(self.step, &args, "").unwrap();
+            lf::call_site_attr(l.ctx, cs, "alwaysinline");
+            let t64 = b.build_int_z_extend(xlo, i64t, "").unwrap();
+            let pp = unsafe {
+                b.build_gep(
+                    l.ctx.i8_type(),
+                    self.p(extra::PBUF).into_pointer_value(),
+                    &[t64],
+                    "",
+                )
+                .unwrap()
+            };
+            let v = b.build_load(l.i32(), pp, "").unwrap();
+            if let Some(i) = v.as_instruction_value() {
+                let _ = i.set_alignment(1);
+            }
+            Some(v.into_int_value())
+        } else {
+            param
+        };
         if let Some(v) = param {
             let v = if v.get_type().get_bit_width() > 32 {
                 b.build_int_truncate(v, l.i32(), "").unwrap()
@@ -655,7 +688,7 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_unconditional_branch(probe).unwrap();
         b.position_at_end(entry);
         match analytic {
-            Some(t) if self.tid_probe(t, range, decide, pass, cids) => {}
+            Some(t) if self.tid_probe(kr, t, range, decide, pass, cids) => {}
             _ => {
                 b.position_at_end(entry);
                 b.build_unconditional_branch(one.unwrap_or(pass)).unwrap();

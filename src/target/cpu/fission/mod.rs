@@ -68,7 +68,8 @@ pub(crate) mod extra {
     /// the previous round's operands, which inline shuffles read).
     pub const BANK: u32 = 28;
     /// Probe branches (`Plan::probes`): 0 as written, 1 store the condition in `PBUF` and
-    /// return, 2 not taken, 3 taken.
+    /// return, 2 not taken, 3 taken, 4 store the uniform register bounding the branch's
+    /// thread interval (`Plan::probe_regs`) as 4 bytes at `PBUF[t]` and return.
     pub const PROBE: u32 = 29;
     /// Per-thread bytes where probing rounds store probe branch conditions.
     pub const PBUF: u32 = 30;
@@ -105,6 +106,9 @@ struct Cur {
     cur_stop: u32,
     /// Probe branches (instruction addresses).
     probes: std::collections::HashSet<usize>,
+    /// Probe branches whose interval is bounded by a uniform register: its name, which probe
+    /// mode 4 stores (`Plan::probe_regs`).
+    probe_regs: HashMap<usize, String>,
 }
 
 thread_local! {
@@ -696,8 +700,33 @@ fn lower_probe<'c, 'a>(
     let normal = l.new_block(fs, "asis");
     let mode = arg(f, extra::PROBE).into_int_value();
     let k = |v: u64| l.i32().const_int(v, false);
-    l.b.build_switch(mode, normal, &[(k(1), probe), (k(2), fall), (k(3), target)])
-        .unwrap();
+    let mut cases = vec![(k(1), probe), (k(2), fall), (k(3), target)];
+    // Mode 4: the uniform register bounding the branch's interval, as 4 bytes at PBUF[t].
+    let bound = with_cur(|c| {
+        c.probe_regs
+            .get(&(i as *const Instruction as usize))
+            .cloned()
+    });
+    if let Some(name) = bound {
+        if let Some((reg, st, _)) = l.reg(fs, &name) {
+            let here = l.b.get_insert_block().unwrap();
+            let capture = l.new_block(fs, "probe.bound");
+            cases.push((k(4), capture));
+            l.b.position_at_end(capture);
+            let v = l.b.build_load(st, reg, "").unwrap();
+            let v = l.coerce(v, l.i32().into(), false);
+            let p = elem(l, arg(f, extra::PBUF), l.ctx.i8_type().into(), t_i64(l, f));
+            let st = l.b.build_store(p, v).unwrap();
+            let _ = st.set_alignment(1);
+            l.b.build_return(None).unwrap();
+            l.b.position_at_end(here);
+        } else {
+            return Err(Error::Llvm(format!(
+                "probe bound `{name}` is not a register"
+            )));
+        }
+    }
+    l.b.build_switch(mode, normal, &cases).unwrap();
     l.b.position_at_end(probe);
     let i8t = l.ctx.i8_type();
     let p = elem(l, arg(f, extra::PBUF), i8t.into(), t_i64(l, f));
@@ -1114,6 +1143,11 @@ pub fn lower_step<'c, 'a>(
             .collect(),
         locals_per_thread: plan.has_stops() && plan.has_locals,
         probes: plan.probes.values().map(|p| *p as usize).collect(),
+        probe_regs: plan
+            .probe_regs
+            .iter()
+            .filter_map(|(k, r)| Some((*plan.probes.get(k)? as usize, r.to_string())))
+            .collect(),
         kinds: vec![None; plan.stops.len()],
         stop_consts: vec![[None; 3]; plan.stops.len()],
         cur_stop: 0,

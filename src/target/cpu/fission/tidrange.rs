@@ -23,6 +23,9 @@ pub struct TidRange {
     pub param: Option<u32>,
     pub signed: bool,
     pub base: bool,
+    /// The finite bound(s) also get the value of a uniform register (`range`'s second
+    /// result), which the CTA function reads from the first thread (probe mode 4).
+    pub reg: bool,
 }
 
 /// A bound no thread index reaches.
@@ -45,6 +48,8 @@ enum Val {
     Lane(u32),
     /// `%ctaid.x * %ntid.x`
     Base,
+    /// A register equal in every thread (the uniformity analysis's word).
+    Uniform,
 }
 
 /// The single-definition registers of a kernel, by name.
@@ -302,14 +307,20 @@ pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
 /// The interval of the probe branch that ends `region` (its last instruction, a guarded
 /// `bra`), when the guard is set in the region by `setp.{lt,le,gt,ge}.{u32,s32} %p, R, C` (or
 /// `C, R`, or `eq`/`ne` with `C = 0`) with `R` a thread index (see the module) and `C` a
-/// constant or a parameter, and nothing else in the region writes `%p`.
-pub fn range<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<TidRange> {
+/// constant, a parameter or a register `uniform` says is equal in every thread (returned; not
+/// written between the `setp` and the branch), and nothing else in the region writes `%p`.
+pub fn range<'a>(
+    facts: &Facts<'_, 'a>,
+    region: &[&Instruction<'a>],
+    uniform: &dyn Fn(&str) -> bool,
+) -> Option<(TidRange, Option<&'a str>)> {
     let (bra, body) = region.split_last()?;
     let g = bra.guard?;
-    let i = body.iter().rev().find(|i| {
+    let at = body.iter().rposition(|i| {
         matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == g.pred)
             || matches!(i.operands.first(), Some(Operand::Pair(..)))
     })?;
+    let i = body[at];
     if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
         return None;
     }
@@ -322,15 +333,42 @@ pub fn range<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
         [_, ".s32"] => true,
         _ => return None,
     };
-    let (x, y) = (
-        facts.value(&i.operands[1], 0)?,
-        facts.value(&i.operands[2], 0)?,
-    );
+    let value = |o: &Operand<'a>| {
+        facts.value(o, 0).or_else(|| match o {
+            Operand::Name {
+                name, comp: None, ..
+            } if uniform(name) => Some(Val::Uniform),
+            _ => None,
+        })
+    };
+    let (x, y) = (value(&i.operands[1])?, value(&i.operands[2])?);
     let bound = |v: Val| match v {
         Val::Const(c) => Some((c, None)),
         Val::Param(k) => Some((0, Some(k))),
+        Val::Uniform => Some((0, None)),
         _ => None,
     };
+    // The uniform register, which must still hold its value at the branch.
+    let reg = [x, y]
+        .iter()
+        .zip(&i.operands[1..])
+        .find(|(v, _)| **v == Val::Uniform)
+        .and_then(|(_, o)| match o {
+            Operand::Name { name, .. } => Some(*name),
+            _ => None,
+        });
+    if let Some(r) = reg {
+        let written = body[at + 1..].iter().any(|w| {
+            let mut names = Vec::new();
+            if let Some(o) = w.operands.first() {
+                collect_names(o, &mut names);
+            }
+            names.contains(&r) || w.opcode.spelling() == "call"
+        });
+        if written {
+            return None;
+        }
+    }
     let tid = |v: Val| match v {
         Val::Tid { shift, base } => Some((shift, base)),
         _ => None,
@@ -358,7 +396,7 @@ pub fn range<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
     } else {
         c as u32 as i64
     };
-    let dynamic = param.is_some() || base;
+    let dynamic = param.is_some() || base || reg.is_some();
     if dynamic && shift != 0 {
         return None;
     }
@@ -374,12 +412,16 @@ pub fn range<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
         ".ne" if c == 0 && !dynamic => (at(1), BIG),
         _ => return None,
     };
-    Some(TidRange {
-        lo,
-        hi,
-        negated: g.negated,
-        param,
-        signed,
-        base,
-    })
+    Some((
+        TidRange {
+            lo,
+            hi,
+            negated: g.negated,
+            param,
+            signed,
+            base,
+            reg: reg.is_some(),
+        },
+        reg,
+    ))
 }
