@@ -814,7 +814,10 @@ pub fn analyse<'x, 'a>(
             succ: &n.succ,
         })
         .collect();
-    let divergent = uniform::divergent(&unodes, &|n| top.contains(n));
+    let kernel_params: HashSet<&str> = f.params.iter().map(|p| p.name).collect();
+    let divergent = uniform::divergent(&unodes, &|n| top.contains(n), &|n| {
+        kernel_params.contains(n)
+    });
     let mut uniform_probes = HashSet::new();
     for &(key, start) in &regions {
         if start >= nn {
@@ -1069,8 +1072,12 @@ L1:
         assert!(!uniform_probe("  ld.shared.u32 %r2, [0];"));
         assert!(!uniform_probe("  atom.shared.add.u32 %r2, [0], 1;"));
         assert!(!uniform_probe("  shfl.sync.idx.b32 %r2, %r1, 0, 31, -1;"));
-        // Loads of memory no thread writes are uniform when their address is.
+        // Loads of memory no thread writes are uniform when their address is; `.param`
+        // only for the kernel's parameters (not a callee's return value).
         assert!(uniform_probe("  ld.param.u32 %r2, [n];"));
+        assert!(!uniform_probe(
+            "  {\n  .param .b32 retval0;\n  ld.param.u32 %r2, [retval0];\n  }"
+        ));
         // A definition under a branch on %tid.x: threads meet with different values.
         assert!(!uniform_probe(
             "  setp.lt.u32 %p2, %r5, 4;\n  @%p2 bra SKIP;\n  add.s32 %r2, %r2, 1;\nSKIP:"

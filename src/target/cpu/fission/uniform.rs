@@ -53,6 +53,7 @@ pub(super) struct UNode<'x, 'a> {
 pub(super) fn divergent<'a>(
     nodes: &[UNode<'_, 'a>],
     is_reg: &dyn Fn(&str) -> bool,
+    is_kernel_param: &dyn Fn(&str) -> bool,
 ) -> HashSet<&'a str> {
     let nn = nodes.len();
     // Per node: the registers it may write and the names it reads.
@@ -87,7 +88,7 @@ pub(super) fn divergent<'a>(
             let i = nodes[k].ins;
             let guard_div = i.guard.is_some_and(|g| is_div(g.pred, &div));
             let data_div = guard_div || reads[k].iter().any(|n| is_div(n, &div));
-            let source = !uniform_opcode(i);
+            let source = !uniform_opcode(i, is_kernel_param);
             for &d in &writes[k] {
                 let ctrl = influenced[k] && ndefs.get(d).copied().unwrap_or(0) > 1;
                 if (source || data_div || ctrl) && div.insert(d) {
@@ -145,12 +146,16 @@ fn operands_of<'a>(i: &Instruction<'a>) -> (Vec<&'a str>, Vec<&'a str>) {
 /// Whether `i` computes its destinations from its operands alone, the same in every thread
 /// given the same operands (pure arithmetic, moves, conversions, loads of memory no thread
 /// of the launch writes).
-fn uniform_opcode(i: &Instruction) -> bool {
+fn uniform_opcode(i: &Instruction, is_kernel_param: &dyn Fn(&str) -> bool) -> bool {
     let op = i.opcode.spelling();
     let mods = || i.mods.iter().map(|m| m.spelling());
     match op {
         "ld" => {
-            mods().any(|m| matches!(m, ".param" | ".const" | ".nc"))
+            // `.param` loads of the kernel's own parameters only: the `.param` space of a call
+            // holds the callee's return value, which may differ between threads.
+            let param = mods().any(|m| m == ".param")
+                && matches!(i.operands.get(1), Some(Operand::Addr(a)) if a.base.is_some_and(is_kernel_param));
+            (param || mods().any(|m| matches!(m, ".const" | ".nc")))
                 && !mods().any(|m| matches!(m, ".volatile" | ".relaxed" | ".acquire" | ".mmio"))
         }
         "ldu" => true,
