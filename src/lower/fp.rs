@@ -808,6 +808,59 @@ pub fn default_rounded_cvt<'c>(
     Ok(r.into())
 }
 
+/// `2^x` for an f32 `x` in straight-line arithmetic that vectorizes (libm's `exp2f` is a
+/// call per element, a quarter of a softmax's time): `x = n + f` with `n = roundeven(x)` and
+/// `|f| <= 1/2` (exact), `2^f` by its Taylor polynomial of degree 8 in f64 (error below 2^-31),
+/// times `2^n` built from bits (exact in f64 for the clamped `n`), rounded once to f32: within
+/// ex2.approx's 2^-22.5 with room, subnormal results and overflow to +inf included. `x` is
+/// clamped to [-160, 130] first (2^x is then 0 or +inf in f32 either way); NaN stays NaN.
+fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let b = &l.b;
+    let f32t = l.ctx.f32_type();
+    let f64t = l.ctx.f64_type();
+    let lo = fconst(f32t, -160.0);
+    let hi = fconst(f32t, 130.0);
+    let c = fsel(l, fcmp(l, FloatPredicate::OLT, x, lo), lo, x);
+    let c = fsel(l, fcmp(l, FloatPredicate::OGT, c, hi), hi, c);
+    let n = unary(l, "roundeven", c);
+    let frac = b.build_float_sub(c, n, "").unwrap();
+    let frac = fext(l, frac, f64t);
+    const TAYLOR: [f64; 9] = [
+        1.0,
+        std::f64::consts::LN_2,
+        0.240_226_506_959_100_7,
+        0.055_504_108_664_821_576,
+        0.009_618_129_107_628_477,
+        0.001_333_355_814_642_844_1,
+        0.000_154_035_303_933_816_06,
+        1.525_273_380_405_983_8e-5,
+        1.321_548_679_014_430_5e-6,
+    ];
+    let mut p = fconst(f64t, TAYLOR[8]);
+    for &k in TAYLOR[..8].iter().rev() {
+        p = l
+            .call_v(
+                "llvm.fma.f64",
+                f64t.into(),
+                &[p.into(), frac.into(), fconst(f64t, k).into()],
+            )
+            .into_float_value();
+    }
+    let i64t = l.i64();
+    let ni = b.build_float_to_signed_int(n, i64t, "").unwrap();
+    let e = b
+        .build_left_shift(
+            b.build_int_add(ni, i64t.const_int(1023, false), "")
+                .unwrap(),
+            i64t.const_int(52, false),
+            "",
+        )
+        .unwrap();
+    let scale = from_bits(l, e, f64t);
+    let r = ftrunc(l, b.build_float_mul(p, scale, "").unwrap(), f32t);
+    fsel(l, is_nan(l, x), x, r)
+}
+
 /// The default [`Target::approx_op`]: see its documentation.
 pub fn default_approx_op<'c>(
     l: &Lowerer<'c, '_>,
@@ -854,6 +907,7 @@ pub fn default_approx_op<'c>(
         ApproxOp::Sin => unary(l, "sin", x[0]),
         ApproxOp::Cos => unary(l, "cos", x[0]),
         ApproxOp::Lg2 => unary(l, "log2", x[0]),
+        ApproxOp::Ex2 if fbits(l, ct) == 32 => exp2_f32(l, x[0]),
         ApproxOp::Ex2 => unary(l, "exp2", x[0]),
         ApproxOp::Tanh => unary(l, "tanh", x[0]),
         ApproxOp::Div | ApproxOp::DivFull => fdiv(l, x[0], x[1]),
