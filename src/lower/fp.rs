@@ -815,6 +815,63 @@ pub fn default_rounded_cvt<'c>(
 /// ex2.approx's 2^-22.5 with room, subnormal results and overflow to +inf included. `x` is
 /// clamped to [-160, 130] first (2^x is then 0 or +inf in f32 either way); NaN stays NaN.
 fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let r = ftrunc(l, exp2_f64_of_f32(l, x), l.ctx.f32_type());
+    fsel(l, is_nan(l, x), x, r)
+}
+
+/// `tanh(x)` for an f32 `x`: `1 - 2 / (2^(2|x| log2 e) + 1)` in f64 with the sign of `x` (below
+/// 1/16 in magnitude its Taylor polynomial), far inside tanh.approx's absolute 2^-10.987, and
+/// vectorizable (libm's `tanhf` is a call per element).
+fn tanh_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let b = &l.b;
+    let f32t = l.ctx.f32_type();
+    let f64t = l.ctx.f64_type();
+    let ax = unary(l, "fabs", x);
+    let y = b
+        .build_float_mul(ax, fconst(f32t, 2.0 * std::f64::consts::LOG2_E), "")
+        .unwrap();
+    let e = exp2_f64_of_f32(l, y);
+    let one = fconst(f64t, 1.0);
+    let q = b
+        .build_float_div(
+            fconst(f64t, 2.0),
+            b.build_float_add(e, one, "").unwrap(),
+            "",
+        )
+        .unwrap();
+    let t = ftrunc(l, b.build_float_sub(one, q, "").unwrap(), f32t);
+    let t = l
+        .call_v("llvm.copysign.f32", f32t.into(), &[t.into(), x.into()])
+        .into_float_value();
+    // |x| < 1/16: x (1 - x^2/3 + 2x^4/15), accurate relative to x (the form above cancels).
+    let xd = fext(l, x, f64t);
+    let x2 = b.build_float_mul(xd, xd, "").unwrap();
+    let poly = l
+        .call_v(
+            "llvm.fma.f64",
+            f64t.into(),
+            &[
+                x2.into(),
+                fconst(f64t, 2.0 / 15.0).into(),
+                fconst(f64t, -1.0 / 3.0).into(),
+            ],
+        )
+        .into_float_value();
+    let poly = l
+        .call_v(
+            "llvm.fma.f64",
+            f64t.into(),
+            &[x2.into(), poly.into(), one.into()],
+        )
+        .into_float_value();
+    let small = ftrunc(l, b.build_float_mul(xd, poly, "").unwrap(), f32t);
+    let tiny = fcmp(l, FloatPredicate::OLT, ax, fconst(f32t, 0.0625));
+    let t = fsel(l, tiny, small, t);
+    fsel(l, is_nan(l, x), x, t)
+}
+
+/// `2^x` in f64 for an f32 `x` (see `exp2_f32`); NaN gives a number (callers select).
+fn exp2_f64_of_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     let b = &l.b;
     let f32t = l.ctx.f32_type();
     let f64t = l.ctx.f64_type();
@@ -857,8 +914,7 @@ fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
         )
         .unwrap();
     let scale = from_bits(l, e, f64t);
-    let r = ftrunc(l, b.build_float_mul(p, scale, "").unwrap(), f32t);
-    fsel(l, is_nan(l, x), x, r)
+    b.build_float_mul(p, scale, "").unwrap()
 }
 
 /// The default [`Target::approx_op`]: see its documentation.
@@ -909,6 +965,7 @@ pub fn default_approx_op<'c>(
         ApproxOp::Lg2 => unary(l, "log2", x[0]),
         ApproxOp::Ex2 if fbits(l, ct) == 32 => exp2_f32(l, x[0]),
         ApproxOp::Ex2 => unary(l, "exp2", x[0]),
+        ApproxOp::Tanh if fbits(l, ct) == 32 => tanh_f32(l, x[0]),
         ApproxOp::Tanh => unary(l, "tanh", x[0]),
         ApproxOp::Div | ApproxOp::DivFull => fdiv(l, x[0], x[1]),
     };
