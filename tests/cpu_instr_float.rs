@@ -847,6 +847,9 @@ fn approx_f32_within_documented_bounds() {
                 let w = exact as f32;
                 let ok = if w.is_nan() {
                     gv.is_nan()
+                } else if matches!(fun.as_str(), "sin" | "cos") && x.abs() > pi {
+                    // The manual bounds the error in [-pi, pi] only (as for random inputs).
+                    gd.abs() <= 1.0
                 } else if w.is_infinite() || w == 0.0 || (fun != "div" && x.is_infinite()) {
                     gv.to_bits() == w.to_bits() || (w == 0.0 && gv == 0.0 && fun == "tanh")
                 } else {

@@ -870,6 +870,224 @@ fn tanh_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     fsel(l, is_nan(l, x), x, t)
 }
 
+/// `p(t) = c[0] + c[1] t + c[2] t^2 + …` by Horner's rule with fused multiply-adds in f64.
+fn horner<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, c: &[f64]) -> FloatValue<'c> {
+    let f64t = l.ctx.f64_type();
+    let mut p = fconst(f64t, c[c.len() - 1]);
+    for &k in c[..c.len() - 1].iter().rev() {
+        p = l
+            .call_v(
+                "llvm.fma.f64",
+                f64t.into(),
+                &[p.into(), t.into(), fconst(f64t, k).into()],
+            )
+            .into_float_value();
+    }
+    p
+}
+
+/// `log2(x)` for an f32 `x`, vectorizable (libm's `log2f` is a call per element): `x = m 2^e`
+/// with `m` in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^64 first), `ln m = 2 atanh(s)` with
+/// `s = (m - 1) / (m + 1)` by its series to `s^17` in f64 (|s| <= 0.172: error below 2^-45),
+/// rounded once to f32. Negative inputs and NaN give NaN, ±0 -inf, +inf +inf.
+fn log2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let b = &l.b;
+    let f32t = l.ctx.f32_type();
+    let f64t = l.ctx.f64_type();
+    let i32t = l.i32();
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let sub = fcmp(
+        l,
+        FloatPredicate::OLT,
+        unary(l, "fabs", x),
+        fconst(f32t, f32::MIN_POSITIVE as f64),
+    );
+    let xs = fsel(
+        l,
+        sub,
+        b.build_float_mul(x, fconst(f32t, 2f64.powi(64)), "")
+            .unwrap(),
+        x,
+    );
+    let bits = to_bits(l, xs);
+    let ebits = b
+        .build_and(
+            b.build_right_shift(bits, c32(23), false, "").unwrap(),
+            c32(0xff),
+            "",
+        )
+        .unwrap();
+    let e = b.build_int_sub(ebits, c32(127), "").unwrap();
+    let e = isel(l, sub, b.build_int_sub(e, c32(64), "").unwrap(), e);
+    let mbits = b
+        .build_or(
+            b.build_and(bits, c32(0x7f_ffff), "").unwrap(),
+            c32(0x3f80_0000),
+            "",
+        )
+        .unwrap();
+    let m = fext(l, from_bits(l, mbits, f32t), f64t);
+    // m in [1, 2): above sqrt(2) take m / 2 and e + 1.
+    let big = fcmp(
+        l,
+        FloatPredicate::OGT,
+        m,
+        fconst(f64t, std::f64::consts::SQRT_2),
+    );
+    let m = fsel(
+        l,
+        big,
+        b.build_float_mul(m, fconst(f64t, 0.5), "").unwrap(),
+        m,
+    );
+    let e = isel(l, big, b.build_int_add(e, c32(1), "").unwrap(), e);
+    let one = fconst(f64t, 1.0);
+    let s = b
+        .build_float_div(
+            b.build_float_sub(m, one, "").unwrap(),
+            b.build_float_add(m, one, "").unwrap(),
+            "",
+        )
+        .unwrap();
+    let s2 = b.build_float_mul(s, s, "").unwrap();
+    let series: Vec<f64> = (0..9).map(|k| 1.0 / (2 * k + 1) as f64).collect();
+    let ln_m = b
+        .build_float_mul(
+            b.build_float_mul(s, fconst(f64t, 2.0), "").unwrap(),
+            horner(l, s2, &series),
+            "",
+        )
+        .unwrap();
+    let ef = b.build_signed_int_to_float(e, f64t, "").unwrap();
+    let r = l
+        .call_v(
+            "llvm.fma.f64",
+            f64t.into(),
+            &[
+                ln_m.into(),
+                fconst(f64t, std::f64::consts::LOG2_E).into(),
+                ef.into(),
+            ],
+        )
+        .into_float_value();
+    let r = ftrunc(l, r, f32t);
+    // Special inputs: 0 -> -inf, +inf -> +inf, negative or NaN -> NaN.
+    let zero = fconst(f32t, 0.0);
+    let r = fsel(
+        l,
+        fcmp(l, FloatPredicate::OEQ, x, zero),
+        fconst(f32t, f64::NEG_INFINITY),
+        r,
+    );
+    let r = fsel(
+        l,
+        fcmp(l, FloatPredicate::OEQ, x, fconst(f32t, f64::INFINITY)),
+        x,
+        r,
+    );
+    let bad = fcmp(l, FloatPredicate::ULT, x, zero);
+    fsel(l, bad, fconst(f32t, f64::NAN), r)
+}
+
+/// `sin(x)` (or `cos(x)` when `cos`) for an f32 `x`, vectorizable (libm's `sinf`/`cosf` are
+/// calls): `x = k pi/2 + r` in f64 (`|r| <= pi/4`, accurate for |x| up to about 2^20, bounded
+/// beyond), then the Taylor polynomial of sin or cos of `r` by the quadrant `k mod 4`, rounded
+/// once to f32. ±inf and NaN give NaN; sin keeps the sign of zero.
+fn sincos_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, cos: bool) -> FloatValue<'c> {
+    let b = &l.b;
+    let f32t = l.ctx.f32_type();
+    let f64t = l.ctx.f64_type();
+    let i64t = l.i64();
+    let xd = fext(l, x, f64t);
+    let k = unary(
+        l,
+        "roundeven",
+        b.build_float_mul(xd, fconst(f64t, std::f64::consts::FRAC_2_PI), "")
+            .unwrap(),
+    );
+    // Two-term pi/2 keeps r accurate while k * pi/2 is far from x's magnitude.
+    let pio2_hi = std::f64::consts::FRAC_PI_2;
+    let pio2_lo = 6.123_233_995_736_766e-17;
+    let fma = |a: FloatValue<'c>, m: f64, c: FloatValue<'c>| {
+        l.call_v(
+            "llvm.fma.f64",
+            f64t.into(),
+            &[a.into(), fconst(f64t, m).into(), c.into()],
+        )
+        .into_float_value()
+    };
+    let r = fma(k, -pio2_hi, xd);
+    let r = fma(k, -pio2_lo, r);
+    // k = 0: x itself (the sums above would turn -0 into +0).
+    let r = fsel(l, fcmp(l, FloatPredicate::OEQ, k, fconst(f64t, 0.0)), xd, r);
+    // Beyond the reduction's accuracy keep r in range (the result stays within [-1, 1]).
+    let lim = fconst(f64t, std::f64::consts::FRAC_PI_4);
+    let r = fsel(l, fcmp(l, FloatPredicate::OGT, r, lim), lim, r);
+    let nlim = fconst(f64t, -std::f64::consts::FRAC_PI_4);
+    let r = fsel(l, fcmp(l, FloatPredicate::OLT, r, nlim), nlim, r);
+    let r2 = b.build_float_mul(r, r, "").unwrap();
+    let fact = |n: i32| (1..=n).map(|v| v as f64).product::<f64>();
+    let sin_c: Vec<f64> = (0..7)
+        .map(|j| if j % 2 == 0 { 1.0 } else { -1.0 } / fact(2 * j + 1))
+        .collect();
+    let cos_c: Vec<f64> = (0..8)
+        .map(|j| if j % 2 == 0 { 1.0 } else { -1.0 } / fact(2 * j))
+        .collect();
+    let s = b.build_float_mul(r, horner(l, r2, &sin_c), "").unwrap();
+    let c = horner(l, r2, &cos_c);
+    // Quadrant (of cos: one further).
+    let q = b
+        .build_float_to_signed_int(
+            fsel(
+                l,
+                fcmp(
+                    l,
+                    FloatPredicate::OLT,
+                    unary(l, "fabs", k),
+                    fconst(f64t, 2f64.powi(52)),
+                ),
+                k,
+                fconst(f64t, 0.0),
+            ),
+            i64t,
+            "",
+        )
+        .unwrap();
+    let q = if cos {
+        b.build_int_add(q, i64t.const_int(1, false), "").unwrap()
+    } else {
+        q
+    };
+    let q = b.build_and(q, i64t.const_int(3, false), "").unwrap();
+    let odd = b
+        .build_int_compare(
+            IntPredicate::NE,
+            b.build_and(q, i64t.const_int(1, false), "").unwrap(),
+            i64t.const_zero(),
+            "",
+        )
+        .unwrap();
+    let neg = b
+        .build_int_compare(
+            IntPredicate::NE,
+            b.build_and(q, i64t.const_int(2, false), "").unwrap(),
+            i64t.const_zero(),
+            "",
+        )
+        .unwrap();
+    let v = fsel(l, odd, c, s);
+    let v = fsel(l, neg, b.build_float_neg(v, "").unwrap(), v);
+    let v = ftrunc(l, v, f32t);
+    let inf = fcmp(
+        l,
+        FloatPredicate::UEQ,
+        unary(l, "fabs", x),
+        fconst(f32t, f64::INFINITY),
+    );
+    let bad = or(l, inf, is_nan(l, x));
+    fsel(l, bad, fconst(f32t, f64::NAN), v)
+}
+
 /// `2^x` in f64 for an f32 `x` (see `exp2_f32`); NaN gives a number (callers select).
 fn exp2_f64_of_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     let b = &l.b;
@@ -960,6 +1178,9 @@ pub fn default_approx_op<'c>(
         ApproxOp::Rcp => fdiv(l, one, x[0]),
         ApproxOp::Sqrt => unary(l, "sqrt", x[0]),
         ApproxOp::Rsqrt => fdiv(l, one, unary(l, "sqrt", x[0])),
+        ApproxOp::Sin if fbits(l, ct) == 32 => sincos_f32(l, x[0], false),
+        ApproxOp::Cos if fbits(l, ct) == 32 => sincos_f32(l, x[0], true),
+        ApproxOp::Lg2 if fbits(l, ct) == 32 => log2_f32(l, x[0]),
         ApproxOp::Sin => unary(l, "sin", x[0]),
         ApproxOp::Cos => unary(l, "cos", x[0]),
         ApproxOp::Lg2 => unary(l, "log2", x[0]),
