@@ -1025,7 +1025,9 @@ mod tests {
 
     /// A kernel whose region after its barrier starts with a probe branch on `%p1`, which
     /// compares `%r2`; `defs` defines `%r2` (with `%r5` = `%tid.x`, `%r1` a parameter).
-    fn probe_kernel(defs: &str) -> String {
+    /// A kernel with `%r1` a parameter, `%r5` = `%tid.x`, `%r2` = 0, then `body` from label
+    /// `L1` on.
+    fn loop_kernel(body: &str) -> String {
         format!(
             ".version 7.0
 .target sm_80
@@ -1038,13 +1040,16 @@ mod tests {
   mov.u32 %r5, %tid.x;
   mov.u32 %r2, 0;
 L1:
-{defs}
-  bar.sync 0;
-  setp.lt.s32 %p1, %r2, %r1;
-  @%p1 bra L1;
+{body}
   ret;
 }}"
         )
+    }
+
+    fn probe_kernel(defs: &str) -> String {
+        loop_kernel(&format!(
+            "{defs}\n  bar.sync 0;\n  setp.lt.s32 %p1, %r2, %r1;\n  @%p1 bra L1;"
+        ))
     }
 
     fn uniform_probe(defs: &str) -> bool {
@@ -1127,19 +1132,8 @@ L:
     #[test]
     fn tid_intervals_bounded_by_uniform_registers() {
         let kernel = |step: &str| {
-            format!(
-                ".version 7.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u32 n)
-{{
-  .reg .pred %p<3>;
-  .reg .b32 %r<8>;
-  ld.param.u32 %r1, [n];
-  mov.u32 %r5, %tid.x;
-  mov.u32 %r2, 0;
-L1:
-{step}
+            loop_kernel(&format!(
+                "{step}
   bar.sync 0;
   setp.lt.s32 %p1, %r5, %r2;
   @%p1 bra L2;
@@ -1147,10 +1141,8 @@ L1:
 L2:
   bar.sync 0;
   setp.lt.s32 %p2, %r2, %r1;
-  @%p2 bra L1;
-  ret;
-}}"
-            )
+  @%p2 bra L1;"
+            ))
         };
         // %tid.x < %r2 with %r2 a loop counter: an interval bounded by %r2.
         plan_of(&kernel("  add.s32 %r2, %r2, 1;"), |p| {

@@ -229,14 +229,7 @@ impl<'c> Gen<'c, '_, '_> {
             },
         );
         if kind == Kind::Probe {
-            let pp = unsafe {
-                b.build_gep(i8t, self.p(extra::PBUF).into_pointer_value(), &[t64], "")
-                    .unwrap()
-            };
-            let pv = b.build_load(i8t, pp, "").unwrap().into_int_value();
-            let taken = b
-                .build_int_compare(IntPredicate::NE, pv, i8t.const_zero(), "")
-                .unwrap();
+            let taken = self.probed(t64);
             let cnt = self.load32(self.pcnt);
             let inc = b.build_int_z_extend(taken, i32t, "").unwrap();
             b.build_store(self.pcnt, b.build_int_add(cnt, inc, "").unwrap())
@@ -320,6 +313,22 @@ impl<'c> Gen<'c, '_, '_> {
         pre
     }
 
+    /// Thread `t`'s byte of the probe buffer (`extra::PBUF`).
+    fn pbuf_at(&self, t64: IntValue<'c>) -> PointerValue<'c> {
+        let i8t = self.l.ctx.i8_type();
+        let pbuf = self.p(extra::PBUF).into_pointer_value();
+        unsafe { self.l.b.build_gep(i8t, pbuf, &[t64], "").unwrap() }
+    }
+
+    /// Whether thread `t`'s probe (mode 1) found its branch taken.
+    fn probed(&self, t64: IntValue<'c>) -> IntValue<'c> {
+        let b = &self.l.b;
+        let i8t = self.l.ctx.i8_type();
+        let pv = b.build_load(i8t, self.pbuf_at(t64), "").unwrap();
+        b.build_int_compare(IntPredicate::NE, pv.into_int_value(), i8t.const_zero(), "")
+            .unwrap()
+    }
+
     /// The arguments of `K.step` for thread `t` at `(x, y, z)` from resume point `kval`.
     fn step_args(
         &self,
@@ -361,7 +370,6 @@ impl<'c> Gen<'c, '_, '_> {
     ) -> BasicBlock<'c> {
         let l = self.l;
         let b = &l.b;
-        let i8t = l.ctx.i8_type();
         let entry = self.block("uprobe");
         let run = self.block("uprobe.run");
         let none = self.block("uprobe.empty");
@@ -380,15 +388,7 @@ impl<'c> Gen<'c, '_, '_> {
         let args = self.step_args([xlo, xlo, zero, zero], kr, 1, true, cids);
         let cs = b.build_call(self.step, &args, "").unwrap();
         lf::call_site_attr(l.ctx, cs, "alwaysinline");
-        let t64 = b.build_int_z_extend(xlo, l.i64(), "").unwrap();
-        let pp = unsafe {
-            b.build_gep(i8t, self.p(extra::PBUF).into_pointer_value(), &[t64], "")
-                .unwrap()
-        };
-        let pv = b.build_load(i8t, pp, "").unwrap().into_int_value();
-        let taken = b
-            .build_int_compare(IntPredicate::NE, pv, i8t.const_zero(), "")
-            .unwrap();
+        let taken = self.probed(b.build_int_z_extend(xlo, l.i64(), "").unwrap());
         let rows = b
             .build_int_mul(self.i(extra::NT + 1), self.i(extra::NT + 2), "")
             .unwrap();
@@ -448,16 +448,7 @@ impl<'c> Gen<'c, '_, '_> {
             let args = self.step_args([xlo, xlo, zero, zero], kr, 4, true, cids);
             let cs = b.build_call(self.step, &args, "").unwrap();
             lf::call_site_attr(l.ctx, cs, "alwaysinline");
-            let t64 = b.build_int_z_extend(xlo, i64t, "").unwrap();
-            let pp = unsafe {
-                b.build_gep(
-                    l.ctx.i8_type(),
-                    self.p(extra::PBUF).into_pointer_value(),
-                    &[t64],
-                    "",
-                )
-                .unwrap()
-            };
+            let pp = self.pbuf_at(b.build_int_z_extend(xlo, i64t, "").unwrap());
             let v = b.build_load(l.i32(), pp, "").unwrap();
             if let Some(i) = v.as_instruction_value() {
                 let _ = i.set_alignment(1);
