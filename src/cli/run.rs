@@ -179,10 +179,20 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         } else {
             (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
         };
+        // Three decimals, or four significant digits below 1 ms (launch overheads).
+        let ms = |v: f64| {
+            if v >= 1.0 || v == 0.0 {
+                format!("{v:.3}")
+            } else {
+                let d = (3 - v.log10().floor() as i32).clamp(3, 9) as usize;
+                format!("{v:.d$}")
+            }
+        };
         eprintln!(
-            "kernel time: median {median:.3} ms (min {:.3}, max {:.3}) over {} launches",
-            s[0],
-            s[s.len() - 1],
+            "kernel time: median {} ms (min {}, max {}) over {} launches",
+            ms(median),
+            ms(s[0]),
+            ms(s[s.len() - 1]),
             s.len()
         );
         eprintln!(
