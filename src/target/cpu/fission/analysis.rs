@@ -59,6 +59,9 @@ pub struct Plan<'x, 'a> {
     /// Probe regions whose `analytic` interval is bounded by a uniform register (`TidRange::
     /// reg`): its name.
     pub probe_regs: HashMap<u32, &'a str>,
+    /// Probe regions whose branch leads straight to `ret`/`exit` when taken (`.0`) or not
+    /// taken (`.1`): those threads finish without running anything.
+    pub exit_paths: HashMap<u32, (bool, bool)>,
     /// Probe regions whose branch condition picks every `modulus`-th thread (`lane == 0`).
     pub lanes: HashMap<u32, tidrange::TidLanes>,
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
@@ -516,6 +519,7 @@ pub fn analyse<'x, 'a>(
             empty_paths: HashMap::new(),
             analytic,
             probe_regs: HashMap::new(),
+            exit_paths: HashMap::new(),
             lanes: HashMap::new(),
             uniform_probes: HashSet::new(),
         });
@@ -805,6 +809,7 @@ pub fn analyse<'x, 'a>(
     let mut analytic = HashMap::new();
     let mut lanes = HashMap::new();
     let mut probe_regs = HashMap::new();
+    let mut exit_paths = HashMap::new();
     let kernel_facts = tidrange::facts(f, &all_ins(&flat));
     let unodes: Vec<uniform::UNode> = flat
         .nodes
@@ -873,6 +878,20 @@ pub fn analyse<'x, 'a>(
             if let Some(r) = tidrange::lanes(&kernel_facts, &region_ins(&flat, start, b)) {
                 lanes.insert(key, r);
             }
+            // A direction that goes straight to an unguarded `ret`/`exit` (the code before
+            // the branch has no side effects): those threads just finish.
+            let is_exit = |k: Option<usize>| {
+                k.is_some_and(|k| {
+                    k < nn
+                        && flat.nodes[k].ins.guard.is_none()
+                        && matches!(flat.nodes[k].ins.opcode.spelling(), "ret" | "exit")
+                })
+            };
+            let target = targets.get(&b).and_then(|t| t.first().copied());
+            let exits = (is_exit(target), is_exit(Some(b + 1)));
+            if exits.0 || exits.1 {
+                exit_paths.insert(key, exits);
+            }
             // Threads that skip the round neither run the code before the branch nor store
             // the stop's operands: only a barrier with constant operands after a prefix
             // that defines nothing the barrier keeps can be skipped.
@@ -917,6 +936,7 @@ pub fn analyse<'x, 'a>(
         empty_paths,
         analytic,
         probe_regs,
+        exit_paths,
         lanes,
         uniform_probes,
     })
@@ -1155,6 +1175,25 @@ L2:
             let p = p.unwrap();
             assert_eq!(p.probe_regs.get(&1), None);
             assert_eq!(p.analytic.get(&1), None);
+        });
+    }
+
+    #[test]
+    fn exit_paths_of_probe_branches() {
+        // After the barrier: `if (tid >= r1) return;` taken straight to `ret`.
+        let src = loop_kernel(
+            "  bar.sync 0;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  add.s32 %r2, %r2, 1;
+  bar.sync 0;
+  bra.uni L1;
+DONE:",
+        );
+        plan_of(&src, |p| {
+            let p = p.unwrap();
+            assert_eq!(p.exit_paths.get(&1), Some(&(true, false)));
+            assert_eq!(p.exit_paths.get(&2), None);
         });
     }
 

@@ -42,6 +42,8 @@ enum Kind {
     /// The threads `fmode` selects, out-of-line `K.step` (0: all, resume `k`; 1: state
     /// `want`, resume `k`; 2: any resume point, resume there).
     Outline,
+    /// Threads whose region goes straight to `ret`/`exit`: marked finished, no `K.step`.
+    Exit,
 }
 
 /// Shared state of the generation of `K.fis.loops`.
@@ -192,108 +194,116 @@ impl<'c> Gen<'c, '_, '_> {
             b.build_store(sp, i16t.const_int(ST_EXIT as u64, false))
                 .unwrap();
         }
-        let args = self.step_args([t, x, y, z], kval, probe, nostate, cids);
-        if kind == Kind::Outline {
-            // The running thread's ids, for device functions, runtime calls and fault reports.
-            let cx = self.p(extra::CTX).into_pointer_value();
-            let put = |o: u32, v: IntValue<'c>| {
-                let q = unsafe {
-                    b.build_gep(i8t, cx, &[i64t.const_int(o as u64, false)], "")
-                        .unwrap()
+        if kind == Kind::Exit {
+            let old = b.build_load(i64t, self.seen, "").unwrap().into_int_value();
+            let one = i64t.const_int(1, false);
+            b.build_store(self.seen, b.build_or(old, one, "").unwrap())
+                .unwrap();
+            b.build_unconditional_branch(xl).unwrap();
+        } else {
+            let args = self.step_args([t, x, y, z], kval, probe, nostate, cids);
+            if kind == Kind::Outline {
+                // The running thread's ids, for device functions, runtime calls and fault reports.
+                let cx = self.p(extra::CTX).into_pointer_value();
+                let put = |o: u32, v: IntValue<'c>| {
+                    let q = unsafe {
+                        b.build_gep(i8t, cx, &[i64t.const_int(o as u64, false)], "")
+                            .unwrap()
+                    };
+                    b.build_store(q, v).unwrap();
                 };
-                b.build_store(q, v).unwrap();
-            };
-            put(offset::TID, x);
-            put(offset::TID + 4, y);
-            put(offset::TID + 8, z);
-            put(offset::FLAT_TID, t);
-            put(offset::LANEID, b.build_and(t, self.c32(31), "").unwrap());
-            put(
-                offset::WARPID,
-                b.build_right_shift(t, self.c32(5), false, "").unwrap(),
-            );
-            if let Some(c) = cids {
-                for (n, v) in c.iter().enumerate() {
-                    put(offset::CTAID + 4 * n as u32, *v);
+                put(offset::TID, x);
+                put(offset::TID + 4, y);
+                put(offset::TID + 8, z);
+                put(offset::FLAT_TID, t);
+                put(offset::LANEID, b.build_and(t, self.c32(31), "").unwrap());
+                put(
+                    offset::WARPID,
+                    b.build_right_shift(t, self.c32(5), false, "").unwrap(),
+                );
+                if let Some(c) = cids {
+                    for (n, v) in c.iter().enumerate() {
+                        put(offset::CTAID + 4 * n as u32, *v);
+                    }
                 }
             }
+            let cs = b.build_call(self.step, &args, "").unwrap();
+            lf::call_site_attr(
+                ctx,
+                cs,
+                if kind == Kind::Outline {
+                    "noinline"
+                } else {
+                    "alwaysinline"
+                },
+            );
+            if kind == Kind::Probe {
+                let taken = self.probed(t64);
+                let cnt = self.load32(self.pcnt);
+                let inc = b.build_int_z_extend(taken, i32t, "").unwrap();
+                b.build_store(self.pcnt, b.build_int_add(cnt, inc, "").unwrap())
+                    .unwrap();
+                // lo = min(lo, taken ? MAX : x), hi = max(hi, taken ? 0 : x + 1): plain min/max
+                // reductions, which the loop vectorizer recognizes.
+                let x1 = b.build_int_add(x, self.c32(1), "").unwrap();
+                let cand_lo = b
+                    .build_select(taken, self.c32(u32::MAX as u64), x, "")
+                    .unwrap()
+                    .into_int_value();
+                let cand_hi = b
+                    .build_select(taken, self.c32(0), x1, "")
+                    .unwrap()
+                    .into_int_value();
+                let plo = self.load32(self.plo);
+                let lt = b
+                    .build_int_compare(IntPredicate::ULT, cand_lo, plo, "")
+                    .unwrap();
+                b.build_store(self.plo, b.build_select(lt, cand_lo, plo, "").unwrap())
+                    .unwrap();
+                let phi = self.load32(self.phi);
+                let gt = b
+                    .build_int_compare(IntPredicate::UGT, cand_hi, phi, "")
+                    .unwrap();
+                b.build_store(self.phi, b.build_select(gt, cand_hi, phi, "").unwrap())
+                    .unwrap();
+            } else if tracks {
+                let s = b.build_load(i16t, sp, "").unwrap().into_int_value();
+                let s64 = b.build_int_z_extend(s, i64t, "").unwrap();
+                let j = b.build_and(s64, i64t.const_int(0x7fff, false), "").unwrap();
+                let many = i64t.const_int(SEEN_MANY as u64, false);
+                let lt = b.build_int_compare(IntPredicate::ULT, j, many, "").unwrap();
+                let j = b.build_select(lt, j, many, "").unwrap().into_int_value();
+                let bit = b.build_left_shift(i64t.const_int(1, false), j, "").unwrap();
+                let is_exit = b
+                    .build_int_compare(
+                        IntPredicate::EQ,
+                        s,
+                        i16t.const_int(ST_EXIT as u64, false),
+                        "",
+                    )
+                    .unwrap();
+                let bit = b
+                    .build_select(is_exit, i64t.const_int(1, false), bit, "")
+                    .unwrap()
+                    .into_int_value();
+                let is_trap = b
+                    .build_int_compare(
+                        IntPredicate::EQ,
+                        s,
+                        i16t.const_int(ST_TRAP as u64, false),
+                        "",
+                    )
+                    .unwrap();
+                let bit = b
+                    .build_select(is_trap, i64t.const_int(1 << 63, false), bit, "")
+                    .unwrap()
+                    .into_int_value();
+                let old = b.build_load(i64t, self.seen, "").unwrap().into_int_value();
+                b.build_store(self.seen, b.build_or(old, bit, "").unwrap())
+                    .unwrap();
+            }
+            b.build_unconditional_branch(xl).unwrap();
         }
-        let cs = b.build_call(self.step, &args, "").unwrap();
-        lf::call_site_attr(
-            ctx,
-            cs,
-            if kind == Kind::Outline {
-                "noinline"
-            } else {
-                "alwaysinline"
-            },
-        );
-        if kind == Kind::Probe {
-            let taken = self.probed(t64);
-            let cnt = self.load32(self.pcnt);
-            let inc = b.build_int_z_extend(taken, i32t, "").unwrap();
-            b.build_store(self.pcnt, b.build_int_add(cnt, inc, "").unwrap())
-                .unwrap();
-            // lo = min(lo, taken ? MAX : x), hi = max(hi, taken ? 0 : x + 1): plain min/max
-            // reductions, which the loop vectorizer recognizes.
-            let x1 = b.build_int_add(x, self.c32(1), "").unwrap();
-            let cand_lo = b
-                .build_select(taken, self.c32(u32::MAX as u64), x, "")
-                .unwrap()
-                .into_int_value();
-            let cand_hi = b
-                .build_select(taken, self.c32(0), x1, "")
-                .unwrap()
-                .into_int_value();
-            let plo = self.load32(self.plo);
-            let lt = b
-                .build_int_compare(IntPredicate::ULT, cand_lo, plo, "")
-                .unwrap();
-            b.build_store(self.plo, b.build_select(lt, cand_lo, plo, "").unwrap())
-                .unwrap();
-            let phi = self.load32(self.phi);
-            let gt = b
-                .build_int_compare(IntPredicate::UGT, cand_hi, phi, "")
-                .unwrap();
-            b.build_store(self.phi, b.build_select(gt, cand_hi, phi, "").unwrap())
-                .unwrap();
-        } else if tracks {
-            let s = b.build_load(i16t, sp, "").unwrap().into_int_value();
-            let s64 = b.build_int_z_extend(s, i64t, "").unwrap();
-            let j = b.build_and(s64, i64t.const_int(0x7fff, false), "").unwrap();
-            let many = i64t.const_int(SEEN_MANY as u64, false);
-            let lt = b.build_int_compare(IntPredicate::ULT, j, many, "").unwrap();
-            let j = b.build_select(lt, j, many, "").unwrap().into_int_value();
-            let bit = b.build_left_shift(i64t.const_int(1, false), j, "").unwrap();
-            let is_exit = b
-                .build_int_compare(
-                    IntPredicate::EQ,
-                    s,
-                    i16t.const_int(ST_EXIT as u64, false),
-                    "",
-                )
-                .unwrap();
-            let bit = b
-                .build_select(is_exit, i64t.const_int(1, false), bit, "")
-                .unwrap()
-                .into_int_value();
-            let is_trap = b
-                .build_int_compare(
-                    IntPredicate::EQ,
-                    s,
-                    i16t.const_int(ST_TRAP as u64, false),
-                    "",
-                )
-                .unwrap();
-            let bit = b
-                .build_select(is_trap, i64t.const_int(1 << 63, false), bit, "")
-                .unwrap()
-                .into_int_value();
-            let old = b.build_load(i64t, self.seen, "").unwrap().into_int_value();
-            b.build_store(self.seen, b.build_or(old, bit, "").unwrap())
-                .unwrap();
-        }
-        b.build_unconditional_branch(xl).unwrap();
         let latch = |bb: BasicBlock<'c>,
                      slot: PointerValue<'c>,
                      lim: IntValue<'c>,
@@ -563,6 +573,7 @@ impl<'c> Gen<'c, '_, '_> {
             analytic,
             uniform,
             lanes,
+            exits,
         } = facts;
         let l = self.l;
         let b = &l.b;
@@ -645,19 +656,21 @@ impl<'c> Gen<'c, '_, '_> {
         // Taken / not-taken nests over the ranges in the slots (nothing when the threads of
         // that direction have nothing to do).
         let dirs = [
-            ("taken", 3, t_pre, after_t, empty.0, tlo, thi),
-            ("nottaken", 2, n_pre, after_n, empty.1, nlo, nhi),
+            ("taken", 3, t_pre, after_t, empty.0, exits.0, tlo, thi),
+            ("nottaken", 2, n_pre, after_n, empty.1, exits.1, nlo, nhi),
         ];
-        for (name, probe, pre, after, skip, lo, hi) in dirs {
+        for (name, probe, pre, after, skip, exit, lo, hi) in dirs {
             b.position_at_end(pre);
             if must && skip {
                 b.build_unconditional_branch(after).unwrap();
                 continue;
             }
             let range = (self.load32(lo), self.load32(hi));
+            // Threads that go straight to `ret`: their state is EXIT, nothing runs.
+            let kind = if exit { Kind::Exit } else { Kind::All };
             let nest = self.nest(
                 &format!("{name}{r}"),
-                Kind::All,
+                kind,
                 kr,
                 probe,
                 range,
@@ -793,6 +806,8 @@ struct RegionFacts {
     uniform: bool,
     /// The probe branch picks every `modulus`-th thread.
     lanes: Option<TidLanes>,
+    /// Which probe directions (taken, not taken) finish at once.
+    exits: (bool, bool),
 }
 
 /// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered. Returns it.
@@ -982,6 +997,7 @@ pub fn emit_kernel<'c>(
                 analytic: so.analytic.get(&r).copied(),
                 uniform: so.uniform_probes.contains(&r),
                 lanes: so.lanes.get(&r).copied(),
+                exits: so.exit_paths.get(&r).copied().unwrap_or((false, false)),
             };
             let first = g.region(r, so.probes.contains(&r), range, None, done, facts);
             cases.push((g.c32(r as u64), first));
@@ -1214,6 +1230,7 @@ fn cta_loop<'c>(
         analytic,
         uniform: false,
         lanes: None,
+        exits: (false, false),
     };
     let body = g.region(0, probed, full, Some(cids), latch, facts);
     b.position_at_end(head);

@@ -1086,6 +1086,8 @@ pub struct StepOut<'c> {
     pub uniform_probes: std::collections::HashSet<u32>,
     /// By resume point with a probe: the lanes taking it (`Plan::lanes`).
     pub lanes: HashMap<u32, tidrange::TidLanes>,
+    /// By resume point with a probe: whether the taken / not-taken threads finish at once.
+    pub exit_paths: HashMap<u32, (bool, bool)>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1232,6 +1234,11 @@ pub fn lower_step<'c, 'a>(
         .iter()
         .flat_map(|(&k, &t)| by_resume(k).into_iter().map(move |r| (r, t)))
         .collect();
+    let exit_paths = plan
+        .exit_paths
+        .iter()
+        .flat_map(|(&k, &e)| by_resume(k).into_iter().map(move |r| (r, e)))
+        .collect();
     Ok(StepOut {
         step,
         must_stop,
@@ -1239,6 +1246,7 @@ pub fn lower_step<'c, 'a>(
         analytic,
         uniform_probes,
         lanes,
+        exit_paths,
         probes: plan
             .probes
             .keys()
