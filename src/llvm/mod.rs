@@ -238,21 +238,25 @@ pub fn loop_unroll_disable(ctx: &Context) -> llvm_sys::prelude::LLVMMetadataRef 
 }
 
 /// Alias scopes of the PTX state spaces whose memory is disjoint on the cpu target
-/// (`.global`, `.shared`, `.const`): an access of one space is in its scope and `noalias`
+/// (`.global`, `.shared`, `.const`), and of global memory read with `ld.global.nc`, which
+/// no thread writes while the kernel runs: an access of one is in its scope and `noalias`
 /// with the others, so LLVM may reorder and vectorize shared-memory stores around loads
-/// through global pointers it cannot otherwise tell apart. One set per module.
+/// through global pointers, and stores around non-coherent loads, without the run-time
+/// checks it cannot otherwise avoid. One set per module.
 pub struct SpaceScopes {
     /// Per space: the scope list with its own scope, and the list of the others.
     lists: [(
         llvm_sys::prelude::LLVMMetadataRef,
         llvm_sys::prelude::LLVMMetadataRef,
-    ); 3],
+    ); 4],
 }
 
 /// Index of a space in [`SpaceScopes`].
 pub const SCOPE_GLOBAL: usize = 0;
 pub const SCOPE_SHARED: usize = 1;
 pub const SCOPE_CONST: usize = 2;
+/// `ld.global.nc`: global memory no thread writes during the kernel.
+pub const SCOPE_NC: usize = 3;
 
 impl SpaceScopes {
     pub fn new(ctx: &Context) -> SpaceScopes {
@@ -273,7 +277,7 @@ impl SpaceScopes {
                 id
             };
             let domain = named(&mut Vec::new(), "ptx2llvm.spaces");
-            let scope: Vec<_> = ["global", "shared", "const"]
+            let scope: Vec<_> = ["global", "shared", "const", "readonly"]
                 .iter()
                 .map(|n| named(&mut vec![domain], n))
                 .collect();
@@ -282,7 +286,7 @@ impl SpaceScopes {
             };
             let lists = std::array::from_fn(|k| {
                 let mut own = vec![scope[k]];
-                let mut others: Vec<_> = (0..3).filter(|&o| o != k).map(|o| scope[o]).collect();
+                let mut others: Vec<_> = (0..4).filter(|&o| o != k).map(|o| scope[o]).collect();
                 (list(&mut own), list(&mut others))
             });
             SpaceScopes { lists }

@@ -157,6 +157,7 @@ pub fn lower<'c, 'a>(
         _ => None,
     };
     let scope = match space {
+        Space::Global if is_load && ins.has(".nc") => Some(crate::llvm::SCOPE_NC),
         Space::Global => Some(crate::llvm::SCOPE_GLOBAL),
         Space::Shared => Some(crate::llvm::SCOPE_SHARED),
         Space::Const => Some(crate::llvm::SCOPE_CONST),
