@@ -179,6 +179,10 @@ pub struct FisInfo {
     /// reaches (`NO_STOP`: none); such rounds do not write the threads' states. A vector, not a
     /// map: the driver looks it up every round.
     pub must_stop: Vec<u32>,
+    /// The CTA shape the code was specialized for (`.reqntid`, or the block `ptx2llvm run`
+    /// launches): `%ntid` and the thread count are constants in it, and a launch with another
+    /// block cannot use it. `None`: any block.
+    pub block: Option<[u32; 3]>,
 }
 
 impl FisInfo {
@@ -228,6 +232,7 @@ impl FisInfo {
         }
         w.push(self.must_stop.len() as u32);
         w.extend(&self.must_stop);
+        w.extend(self.block.unwrap_or([0; 3]));
         w
     }
 
@@ -287,6 +292,8 @@ impl FisInfo {
         for _ in 0..m {
             must_stop.push(next()?);
         }
+        let block = [next()?, next()?, next()?];
+        let block = (block != [0; 3]).then_some(block);
         if next().is_some() {
             return None;
         }
@@ -296,12 +303,13 @@ impl FisInfo {
             frame_bytes,
             local_bytes,
             must_stop,
+            block,
         })
     }
 }
 
 /// Version word at the start of an encoded [`FisInfo`].
-const FIS_INFO_VERSION: u32 = 0x5054_4601;
+const FIS_INFO_VERSION: u32 = 0x5054_4602;
 
 /// Thread-loop versions of kernels linked in from objects (`--emit obj`), by the address of
 /// their coroutine entry point: `ptx2llvm_rt_launch` runs those with thread loops.
@@ -943,9 +951,11 @@ mod tests {
             frame_bytes: 48,
             local_bytes: 16,
             must_stop: vec![1, NO_STOP, 3, NO_STOP, 2],
+            block: Some([32, 8, 1]),
         };
         let w = info.encode();
         let back = FisInfo::decode(&w).expect("decodes");
+        assert_eq!(back.block, info.block);
         assert_eq!(back.stops, info.stops);
         assert_eq!(back.stop_consts, info.stop_consts);
         assert_eq!(back.must_stop, info.must_stop);

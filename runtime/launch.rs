@@ -191,10 +191,12 @@ pub unsafe fn launch(
 ) -> Result<(), LaunchError> {
     // Objects register the thread-loop versions of their kernels; PTX2LLVM_CPU_MODE=coroutine
     // keeps the coroutine entry point.
+    // Thread loops specialized for another CTA shape (`.reqntid`) fall back to coroutines.
     let code = match super::fission::registered(entry as usize) {
         Some(k)
             if crate::target::cpu::fission::CpuMode::from_env()
-                != crate::target::cpu::fission::CpuMode::Coroutine =>
+                != crate::target::cpu::fission::CpuMode::Coroutine
+                && k.info.block.is_none_or(|b| b == cfg.block) =>
         {
             KernelCode::Fission(k)
         }
@@ -215,6 +217,14 @@ pub unsafe fn launch_code(
     cfg: &LaunchConfig,
 ) -> Result<(), LaunchError> {
     cfg.validate()?;
+    if let KernelCode::Fission(k) = code {
+        if let Some(b) = k.info.block.filter(|&b| b != cfg.block) {
+            return Err(LaunchError::Config(format!(
+                "kernel {kernel} was compiled for blocks of ({}, {}, {}) threads (its                  `.reqntid`, or the block it was specialized for), not ({}, {}, {})",
+                b[0], b[1], b[2], cfg.block[0], cfg.block[1], cfg.block[2]
+            )));
+        }
+    }
     let ctas = cfg.ctas();
     let cores = super::pool::cores();
     let nworkers = cfg.workers.unwrap_or(cores).max(1).min(ctas as usize);

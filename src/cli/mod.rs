@@ -68,7 +68,8 @@ pub struct RunArgs {
     /// Grid size in CTAs.
     #[arg(long, value_name = "X[,Y[,Z]]")]
     pub grid: Option<String>,
-    /// CTA size in threads.
+    /// CTA size in threads (the kernel's thread loops are compiled for this shape, with
+    /// `%ntid` a constant).
     #[arg(long, value_name = "X[,Y[,Z]]")]
     pub block: Option<String>,
     /// Bytes of dynamic shared memory per CTA.

@@ -87,22 +87,25 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let jit_start = std::time::Instant::now();
-    let program = Program::load(module, a.opt, &name).map_err(|e| match e {
-        // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
-        ptx2llvm::target::cpu::CompileError::Lower(errs) => {
-            let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
-                .iter()
-                .map(|e| {
-                    ptx2llvm::syntax::diag::Diagnostic::new(
-                        e.span().unwrap_or_default(),
-                        e.to_string(),
-                    )
-                })
-                .collect();
-            fail(driver::render(&diags, &a.file, src).trim_end().to_string())
-        }
-        e => fail(format!("{}: error: {e}", a.file.display())),
-    })?;
+    // The launch's block is known: thread loops specialized for it (`%ntid` constant).
+    let mode = ptx2llvm::target::cpu::fission::CpuMode::from_env();
+    let program =
+        Program::load_for(module, a.opt, &name, mode, Some(block)).map_err(|e| match e {
+            // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
+            ptx2llvm::target::cpu::CompileError::Lower(errs) => {
+                let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
+                    .iter()
+                    .map(|e| {
+                        ptx2llvm::syntax::diag::Diagnostic::new(
+                            e.span().unwrap_or_default(),
+                            e.to_string(),
+                        )
+                    })
+                    .collect();
+                fail(driver::render(&diags, &a.file, src).trim_end().to_string())
+            }
+            e => fail(format!("{}: error: {e}", a.file.display())),
+        })?;
     let jit_ms = jit_start.elapsed().as_secs_f64() * 1e3;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();

@@ -195,6 +195,14 @@ pub struct KernelInfo {
 /// module variables the host may reach (names and sizes; JIT builds only).
 type Built<'c> = (Module<'c>, Vec<KernelInfo>, u32, Vec<(String, u64)>);
 
+/// What a build is for: the JIT (else an object or text), which kernel scheme, and the CTA
+/// shape to specialize thread loops for.
+struct Purpose {
+    jit: bool,
+    mode: fission::CpuMode,
+    block: Option<[u32; 3]>,
+}
+
 /// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`.
 fn build<'c, 'a>(
     ctx: &'c Context,
@@ -202,8 +210,7 @@ fn build<'c, 'a>(
     name: &str,
     opt: u8,
     machine: &HostMachine,
-    jit: bool,
-    mode: fission::CpuMode,
+    Purpose { jit, mode, block }: Purpose,
 ) -> Result<Built<'c>, CompileError> {
     static CPU: Cpu = Cpu;
     let addr64 = module.address_size.unwrap_or(64) == 64;
@@ -238,7 +245,7 @@ fn build<'c, 'a>(
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
-        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit) {
+        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block) {
             if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
                 k.path = path;
             }
@@ -310,7 +317,12 @@ pub fn compile<'a>(
         (EmitKind::Object, _) => fission::CpuMode::Auto,
         _ => fission::CpuMode::Coroutine,
     };
-    let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, false, mode)?;
+    let purpose = Purpose {
+        jit: false,
+        mode,
+        block: None,
+    };
+    let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, purpose)?;
     let regs: Vec<(String, String, Vec<u32>)> = kernels
         .iter()
         .filter_map(|k| match &k.path {
@@ -372,12 +384,36 @@ impl Program {
         name: &str,
         mode: fission::CpuMode,
     ) -> Result<Program, CompileError> {
+        Self::load_for(module, opt, name, mode, None)
+    }
+
+    /// Compiles `module` with the JIT, running kernels as `mode` says, with the thread-loop
+    /// code specialized for CTAs of shape `block` when given (`%ntid` a constant: loops over
+    /// threads with known trip counts). Such kernels can only be launched with that block
+    /// (`runtime::launch_code` refuses others); `ptx2llvm run` knows its block and does this.
+    pub fn load_for<'a>(
+        module: &'a ast::Module<'a>,
+        opt: u8,
+        name: &str,
+        mode: fission::CpuMode,
+        block: Option<[u32; 3]>,
+    ) -> Result<Program, CompileError> {
         let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
         // The context must outlive the engine; a program lives as long as its user keeps it,
         // and contexts are small: leak it.
         let ctx: &'static Context = Box::leak(Box::new(Context::create()));
-        let (m, kernels, static_shared, globals) =
-            build(ctx, module, name, opt, &machine, true, mode)?;
+        let (m, kernels, static_shared, globals) = build(
+            ctx,
+            module,
+            name,
+            opt,
+            &machine,
+            Purpose {
+                jit: true,
+                mode,
+                block,
+            },
+        )?;
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
         // MCJIT leaves a call to a symbol it cannot resolve as a call to address 0: refuse

@@ -810,12 +810,14 @@ struct RegionFacts {
     exits: (bool, bool),
 }
 
-/// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered. Returns it.
+/// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered, specialized for
+/// CTAs of shape `block` when given. Returns it.
 pub fn emit_kernel<'c>(
     l: &Lowerer<'c, '_>,
     name: &str,
     layout: &ParamLayout,
     so: &StepOut<'c>,
+    block: Option<[u32; 3]>,
 ) -> FunctionValue<'c> {
     let ctx = l.ctx;
     let b = &l.b;
@@ -904,10 +906,19 @@ pub fn emit_kernel<'c>(
             3 => ld32(fisp, off::WANT),
             4 | 5 => i32t.const_zero().into(),
             extra::K => ld32(fisp, off::K),
-            7..=9 => ld32(cx, offset::NTID + 4 * (k - extra::NT)),
+            // A specialized kernel: the CTA shape as constants (the launcher checks it).
+            7..=9 => match block {
+                Some(d) => i32t
+                    .const_int(d[(k - extra::NT) as usize] as u64, false)
+                    .into(),
+                None => ld32(cx, offset::NTID + 4 * (k - extra::NT)),
+            },
             10..=12 => ld32(cx, offset::CTAID + 4 * (k - extra::C)),
             13..=15 => ld32(cx, offset::NCTAID + 4 * (k - extra::NC)),
-            extra::N => ld32(fisp, off::N),
+            extra::N => match block {
+                Some([x, y, z]) => i32t.const_int(x as u64 * y as u64 * z as u64, false).into(),
+                None => ld32(fisp, off::N),
+            },
             extra::SHARED => ldp(cx, offset::SHARED),
             extra::STATE => ldp(fisp, off::STATE),
             extra::FRAME => ldp(fisp, off::FRAME),

@@ -1301,14 +1301,29 @@ pub enum KernelPath {
     Fission(std::sync::Arc<crate::runtime::fission::FisInfo>),
 }
 
+/// A kernel's `.reqntid`, as three dimensions.
+fn req_ntid(f: &ast::Function) -> Option<[u32; 3]> {
+    f.directives.iter().find_map(|d| match d {
+        FnDirective::ReqNTid(v, _) if !v.is_empty() => Some([
+            v[0],
+            v.get(1).copied().unwrap_or(1),
+            v.get(2).copied().unwrap_or(1),
+        ]),
+        _ => None,
+    })
+}
+
 /// Compiles the thread-loop version of every kernel of `module` that allows it (after
 /// `lower_module`), deleting their coroutine versions unless `keep_coroutines` (objects keep
 /// both: the coroutine entry point is what C code launches). Returns each kernel's path.
+/// `block`: the CTA shape to specialize for (`%ntid` constant); a kernel's `.reqntid` takes
+/// its place.
 pub fn lower_kernels<'c, 'a>(
     l: &mut Lowerer<'c, 'a>,
     module: &'a ast::Module<'a>,
     mode: CpuMode,
     keep_coroutines: bool,
+    block: Option<[u32; 3]>,
 ) -> Vec<(String, KernelPath)> {
     let mut out = Vec::new();
     for it in &module.items {
@@ -1324,7 +1339,8 @@ pub fn lower_kernels<'c, 'a>(
                 Ok(plan) => match lower_step(l, f, &plan) {
                     Err(e) => KernelPath::Coroutine { why: e.to_string() },
                     Ok(so) => {
-                        let kf = emit_kernel(l, f.name, &super::layout(f), &so);
+                        let kblock = req_ntid(f).or(block);
+                        let kf = emit_kernel(l, f.name, &super::layout(f), &so, kblock);
                         if std::env::var_os("FISVERIFY").is_some() {
                             if let Some(lf_) =
                                 l.module.get_function(&format!("{}.fis.loops", f.name))
@@ -1360,6 +1376,7 @@ pub fn lower_kernels<'c, 'a>(
                                 }
                                 v
                             },
+                            block: kblock,
                         }))
                     }
                 },
