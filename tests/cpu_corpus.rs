@@ -6,7 +6,7 @@
 //! uses `mul_add` and compares exactly; library math (libdevice polynomials, approximate
 //! intrinsics) is compared with a stated tolerance.
 //!
-//! Kernels the cpu target cannot run (tensor cores, textures, `cp.async`, clusters) must fail
+//! Kernels the cpu target cannot run (tensor cores, textures, bulk copies, clusters) must fail
 //! to compile with "not supported on the cpu target: `INSTRUCTION`"; that is tested too.
 
 mod cpu_util;
@@ -766,6 +766,33 @@ fn nvrtc_shared_sync_debug_variant() {
     assert_eq!(get_f32(&bo), want);
 }
 
+/// `__pipeline_memcpy_async` (cp.async.cg 16 bytes, commit_group, wait_group 1) double-buffers
+/// tiles of float4 through shared memory; each tile comes out with `.x` doubled. The cpu target
+/// copies when the copy is issued, which no program can tell from a later completion.
+#[test]
+fn nvrtc_pipeline_async_copies() {
+    let m = load(&corpus("nvrtc/pipeline_async.ptx"));
+    for tiles in [1usize, 2, 5] {
+        let n = tiles * 128 + 7;
+        let x: Vec<f32> = (0..4 * n).map(|i| (i % 97) as f32 - 40.0).collect();
+        let (bx, bo) = (buf_f32(&x), buf_f32(&vec![0.0; 4 * n]));
+        launch(
+            &m,
+            "stage_copy",
+            d3(1, 1, 1),
+            d3(128, 1, 1),
+            0,
+            vec![ptr(&bx), ptr(&bo), i32a(n as i32)],
+        );
+        let mut want = vec![0.0f32; 4 * n];
+        for i in 0..tiles * 128 {
+            want[4 * i..4 * i + 4].copy_from_slice(&x[4 * i..4 * i + 4]);
+            want[4 * i] *= 2.0;
+        }
+        assert_eq!(get_f32(&bo), want, "{tiles} tiles");
+    }
+}
+
 #[test]
 fn nvrtc_atomics_variants() {
     for f in [
@@ -816,8 +843,10 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
             "nvrtc/wmma.ptx",
             "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
         ),
-        ("nvrtc/mma_ptx.ptx", "cp.async.cg.shared.global"),
-        ("nvrtc/pipeline_async.ptx", "cp.async.cg.shared.global"),
+        (
+            "nvrtc/mma_ptx.ptx",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        ),
         ("nvrtc/texture.ptx", "tex.1d.v4.f32.s32"),
         ("nvrtc/cluster_sm90.ptx", "barrier.cluster.arrive"),
         (
@@ -830,7 +859,7 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
         ),
         (
             "nvrtc/variants/mma_ptx.sm90.ptx",
-            "cp.async.cg.shared.global",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
         ),
         ("triton/matmul_fp16.sm90.ptx", "wgmma.fence.sync.aligned"),
         (
@@ -839,11 +868,11 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
         ),
         (
             "triton/matmul_fp16_spec.sm80.ptx",
-            "cp.async.cg.shared.global",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
         ),
         (
             "triton/matmul_fp16_spec.sm90.ptx",
-            "cp.async.cg.shared.global",
+            "wgmma.fence.sync.aligned",
         ),
         (
             "triton/matmul_fp16_spec.sm100.ptx",

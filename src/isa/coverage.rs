@@ -67,15 +67,21 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
 /// library (`runtime/`: barriers and warp collectives over coroutines, clocks, printf, host
 /// math for approximations and directed rounding), a no-op where the instruction is only a
 /// hint, or `—` with the compile error "not supported on the cpu target: `INSTRUCTION`"
-/// (tensor cores, textures and surfaces, asynchronous copies and TMA, mbarriers, clusters,
-/// multimem). Checked by `tests/cpu_corpus.rs`, `tests/cpu_hard.rs`, `lit/cpu/` and the
+/// (tensor cores, textures and surfaces, bulk asynchronous copies and TMA, mbarriers,
+/// clusters, multimem). Checked by `tests/cpu_corpus.rs`, `tests/cpu_hard.rs`, `lit/cpu/` and the
 /// instruction-level cpu tests.
 fn cpu_support(op: &str) -> &'static str {
     match op {
         "add" | "sub" | "mul" | "mad" | "fma" | "div" | "sqrt" | "rcp" => {
             "LLVM IR; `.rz/.rm/.rp`, `.ftz`, approximations: runtime helpers"
         }
-        "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => "host math (`.approx`)",
+        "sin" | "cos" | "lg2" | "ex2" | "tanh" => {
+            "LLVM IR (`.approx` f32/f16/bf16: inline range reduction and polynomials in f64, one rounding); f64: host math"
+        }
+        "rsqrt" => "host math (`.approx`)",
+        "cp" => {
+            "LLVM IR (`cp.async.ca/.cg` global→shared, `src-size`/`ignore-src`: copied when issued; `commit_group`/`wait_group`/`wait_all`: no-ops); `.bulk`, `.mbarrier`, `cp.reduce`: —"
+        }
         "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats)",
         "ld" | "st" => {
             "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics); `.mmio`: —"
@@ -121,8 +127,8 @@ model. Beyond the table:
 - Unsupported instructions fail at compile time with `` FILE:LINE:COL: error: not supported on
   the cpu target: `INSTRUCTION` ``: tensor cores (`wmma`, `mma`, `wgmma`, `tcgen05`, `ldmatrix`,
   `stmatrix`, `movmatrix`), textures and surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`,
-  `sured`, `suq`, `istypep`), asynchronous copies and TMA (`cp.async*`, `cp.reduce.async.bulk`,
-  `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
+  `sured`, `suq`, `istypep`), bulk asynchronous copies and TMA (`cp.async.bulk*`,
+  `cp.async.mbarrier.arrive`, `cp.reduce.async.bulk`, `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
   `clusterlaunchcontrol`, `.shared::cluster` accesses of other CTAs) and `multimem`. Cluster
   special registers read as a cluster of one CTA.
 - Grid-wide synchronization needs a cooperative launch, which the cpu target does not offer:

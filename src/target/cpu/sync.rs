@@ -52,6 +52,101 @@ fn unsupported(i: &Instruction) -> Error {
     }
 }
 
+/// `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}`:
+/// copies `src-size` bytes (all `cp-size` without it, none when `ignore-src` is true) and
+/// zero-fills the rest of the `cp-size` bytes at `dst`.
+fn cp_async<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+    ops: &[Operand<'a>],
+) -> Result<(), Error> {
+    let i = ins.i;
+    let bad = |m: &str| Error::Invalid {
+        msg: m.to_string(),
+        span: i.span,
+    };
+    let (Some(Operand::Addr(d)), Some(Operand::Addr(s))) = (ops.first(), ops.get(1)) else {
+        return Err(bad("cp.async expects [dst], [src], cp-size"));
+    };
+    let n = match ops.get(2) {
+        Some(o @ Operand::Imm(_)) => l
+            .operand(fs, o, Ty::b(32))?
+            .into_int_value()
+            .get_zero_extended_constant(),
+        _ => None,
+    };
+    let Some(n @ (4 | 8 | 16)) = n else {
+        return Err(bad("cp.async: cp-size must be the constant 4, 8 or 16"));
+    };
+    let mut rest = &ops[3.min(ops.len())..];
+    if ins.has(".L2::cache_hint") && !rest.is_empty() {
+        rest = &rest[..rest.len() - 1];
+    }
+    let dst = l.address(fs, d, crate::lower::Space::Shared, i.span)?;
+    let src = l.address(fs, s, crate::lower::Space::Global, i.span)?;
+    let i64t = l.i64();
+    let full = i64t.const_int(n, false);
+    let pred = match rest.first() {
+        Some(Operand::Name { name, .. }) => {
+            l.reg(fs, name).is_some_and(|(_, t, _)| l.bits_of(t) == 1)
+        }
+        _ => false,
+    };
+    let count = match rest.first() {
+        None => full,
+        Some(o) if pred => {
+            let ignore = l.operand(fs, o, Ty::PRED)?.into_int_value();
+            l.b.build_select(ignore, i64t.const_zero(), full, "")
+                .unwrap()
+                .into_int_value()
+        }
+        Some(o) => {
+            // More than cp-size is undefined; copy at most cp-size.
+            let v = l.operand(fs, o, Ty::b(32))?.into_int_value();
+            let v = l.b.build_int_z_extend(v, i64t, "").unwrap();
+            let less =
+                l.b.build_int_compare(IntPredicate::ULT, v, full, "")
+                    .unwrap();
+            l.b.build_select(less, v, full, "")
+                .unwrap()
+                .into_int_value()
+        }
+    };
+    // The bytes below `count` come from `src` (a masked load touches no others), the rest
+    // are zero; the store is one of `cp-size` bytes, as st.shared would do it.
+    let vt = l.ctx.i8_type().vec_type(n as u32);
+    let lanes: Vec<_> = (0..n).map(|k| i64t.const_int(k, false)).collect();
+    let iota = inkwell::types::VectorType::const_vector(&lanes);
+    let splat =
+        l.b.build_insert_element(
+            i64t.vec_type(n as u32).get_undef(),
+            count,
+            l.i32().const_zero(),
+            "",
+        )
+        .unwrap();
+    let splat =
+        l.b.build_shuffle_vector(
+            splat,
+            i64t.vec_type(n as u32).get_undef(),
+            l.i32().vec_type(n as u32).const_zero(),
+            "",
+        )
+        .unwrap();
+    let mask =
+        l.b.build_int_compare(IntPredicate::ULT, iota, splat, "")
+            .unwrap();
+    let v = l.call_v(
+        &format!("llvm.masked.load.v{n}i8.p0"),
+        vt.into(),
+        &[src.into(), mask.into(), vt.const_zero().into()],
+    );
+    let st = l.b.build_store(dst, v).unwrap();
+    let _ = st.set_alignment(n as u32);
+    Ok(())
+}
+
 pub fn lower<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -301,6 +396,21 @@ pub fn lower<'c, 'a>(
                 Operand::Pair(..) => set_pair(l, fs, &ops[0], r, p)?,
                 d => l.set(fs, d, p, false)?,
             }
+            Ok(true)
+        }
+        // Asynchronous copies global -> shared: done when issued, so the groups' commits and
+        // waits have nothing left to wait for. (A thread may not read the destination before
+        // its wait, so an early copy is one the program cannot tell apart.)
+        "cp" if ins.has(".async")
+            && (ins.has(".commit_group") || ins.has(".wait_group") || ins.has(".wait_all")) =>
+        {
+            Ok(true)
+        }
+        "cp" if ins.has(".async")
+            && (ins.has(".ca") || ins.has(".cg"))
+            && ins.any(&[".bulk", ".mbarrier", ".tensor"]).is_none() =>
+        {
+            cp_async(l, fs, &ins, ops)?;
             Ok(true)
         }
         "nanosleep" => {
