@@ -64,6 +64,9 @@ typedef struct ptx2llvm_options {
     uint32_t workers;     /* worker threads per launch (CTAs run in parallel); 0 = one per core */
     uint32_t reserved;    /* zero */
     size_t stack_size;    /* bytes of coroutine stack per CUDA thread; 0 = default (256 KiB) */
+    ptx2llvm_dim3 block;  /* compile the kernels for this block shape (%ntid a constant: often
+                           * much faster); launches with another block then fail. {0,0,0}: any */
+    uint32_t reserved2;   /* zero */
 } ptx2llvm_options;
 
 void ptx2llvm_options_init(ptx2llvm_options *opts);

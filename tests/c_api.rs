@@ -361,6 +361,31 @@ int main(void) {
     printf("params: %zu %zu\n", count, bytes);
     printf("buffer: %zu aligned=%d\n", ptx2llvm_buffer_size(b),
            (int)(((uintptr_t)ptx2llvm_buffer_ptr(b)) % 256 == 0));
+    ptx2llvm_module_free(m);
+    /* 4. a module compiled for one block shape: it runs with it and refuses others */
+    ptx2llvm_options o;
+    ptx2llvm_options_init(&o);
+    o.block = warp;
+    char src[512];
+    snprintf(src, sizeof src, "%s%s", HDR,
+             ".visible .entry k(.param .u64 p, .param .u32 n) {\n"
+             " .reg .b32 %r<3>; .reg .b64 %rd<3>;\n"
+             " ld.param.u64 %rd1, [p];\n"
+             " mov.u32 %r1, %ntid.x;\n"
+             " bar.sync 0;\n"
+             " st.global.u32 [%rd1], %r1;\n"
+             " ret; }");
+    m = ptx2llvm_module_from_ptx_opts(src, strlen(src), &o, &err);
+    if (!m) { printf("compile: %s\n", err); return 1; }
+    if (ptx2llvm_launch(m, "k", one, warp, 0, args, 2, &err) != 0) { printf("%s\n", err); return 1; }
+    printf("ntid: %u\n", *(unsigned *)ptx2llvm_buffer_ptr(b));
+    if (ptx2llvm_launch(m, "k", one, one, 0, args, 2, &err) == 0) return 1;
+    printf("shape: %s\n", err);
+    ptx2llvm_string_free(err);
+    o.block.y = 0;
+    if (ptx2llvm_module_from_ptx_opts(src, strlen(src), &o, &err)) return 1;
+    printf("badblock: %s\n", err);
+    ptx2llvm_string_free(err);
     ptx2llvm_buffer_free(b);
     ptx2llvm_module_free(m);
     ptx2llvm_module_free(NULL);
@@ -412,6 +437,15 @@ fn c_api_errors_are_strings() {
     // The buffer is padded to the largest parameter alignment, as a C struct is.
     assert_eq!(line("params:"), "params: 2 16");
     assert_eq!(line("buffer:"), "buffer: 16 aligned=1");
+    assert_eq!(line("ntid:"), "ntid: 32");
+    assert!(
+        line("shape:").contains("kernel k was compiled for blocks of (32, 1, 1) threads"),
+        "{out}"
+    );
+    assert!(
+        line("badblock:").contains("ptx2llvm_options.block is (32, 0, 1)"),
+        "{out}"
+    );
     assert!(out.trim_end().ends_with("done"), "{out}");
 }
 

@@ -793,6 +793,47 @@ fn nvrtc_pipeline_async_copies() {
     }
 }
 
+/// A module compiled for one block shape (`Module::from_ptx_for`): its thread loops have
+/// `%ntid` constant; it computes what the general module computes, and refuses other blocks.
+#[test]
+fn api_modules_specialized_for_a_block() {
+    use ptx2llvm::target::cpu::fission::CpuMode;
+    let src = std::fs::read_to_string(corpus("nvrtc/pipeline_async.ptx")).unwrap();
+    let m = Module::from_ptx_for(&src, 2, CpuMode::Fission, Some(Dim3([128, 1, 1]))).unwrap();
+    let n = 3 * 128;
+    let x: Vec<f32> = (0..4 * n).map(|i| (i % 31) as f32).collect();
+    let (bx, bo) = (buf_f32(&x), buf_f32(&vec![0.0; 4 * n]));
+    let mut args = vec![ptr(&bx), ptr(&bo), i32a(n as i32)];
+    m.launch(
+        "stage_copy",
+        Dim3([1, 1, 1]),
+        Dim3([128, 1, 1]),
+        0,
+        &mut args,
+    )
+    .unwrap();
+    let want: Vec<f32> = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| if i % 4 == 0 { 2.0 * v } else { *v })
+        .collect();
+    assert_eq!(get_f32(&bo), want);
+    let e = m
+        .launch(
+            "stage_copy",
+            Dim3([1, 1, 1]),
+            Dim3([64, 1, 1]),
+            0,
+            &mut args,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("compiled for blocks of (128, 1, 1) threads") && e.contains("not (64, 1, 1)"),
+        "{e}"
+    );
+}
+
 #[test]
 fn nvrtc_atomics_variants() {
     for f in [

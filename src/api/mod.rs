@@ -238,6 +238,19 @@ impl Module {
         opt: u8,
         mode: crate::target::cpu::fission::CpuMode,
     ) -> Result<Module, ApiError> {
+        Self::from_ptx_for(src, opt, mode, None)
+    }
+
+    /// As `from_ptx_with`, with the kernels' thread loops compiled for CTAs of shape `block`
+    /// when given (`%ntid` a constant: loops over threads with known trip counts, often much
+    /// faster). The module's kernels then launch only with that block; a launch with another
+    /// one is an error (`LaunchError::Config`).
+    pub fn from_ptx_for(
+        src: &str,
+        opt: u8,
+        mode: crate::target::cpu::fission::CpuMode,
+        block: Option<Dim3>,
+    ) -> Result<Module, ApiError> {
         // The lowering borrows the AST for the module's whole life (its lifetime is invariant):
         // keep source and AST for the process, as the translate command does.
         let src: &'static str = Box::leak(src.to_string().into_boxed_str());
@@ -251,7 +264,7 @@ impl Module {
             )));
         }
         let ast: &'static _ = Box::leak(Box::new(ast));
-        let program = Program::load_with(ast, opt, "ptx", mode)?;
+        let program = Program::load_for(ast, opt, "ptx", mode, block.map(|b| b.0))?;
         Ok(Module { program })
     }
 

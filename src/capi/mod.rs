@@ -38,6 +38,9 @@ pub struct COptions {
     pub workers: u32,
     pub reserved: u32,
     pub stack_size: usize,
+    /// The block shape to compile the kernels for (all zero: any).
+    pub block: CDim3,
+    pub reserved2: u32,
 }
 
 impl Default for COptions {
@@ -48,6 +51,8 @@ impl Default for COptions {
             workers: 0,
             reserved: 0,
             stack_size: 0,
+            block: CDim3 { x: 0, y: 0, z: 0 },
+            reserved2: 0,
         }
     }
 }
@@ -252,7 +257,20 @@ pub unsafe extern "C" fn ptx2llvm_module_from_ptx_opts(
                 e.valid_up_to()
             )
         })?;
-        let module = api::Module::from_ptx(text, o.opt_level as u8).map_err(|e| e.to_string())?;
+        let b = o.block;
+        let block = match (b.x, b.y, b.z) {
+            (0, 0, 0) => None,
+            (x, y, z) if x > 0 && y > 0 && z > 0 => Some(api::Dim3([x, y, z])),
+            _ => {
+                return Err(format!(
+                    "ptx2llvm_options.block is ({}, {}, {}); expected all zero (any block) or                      all positive",
+                    b.x, b.y, b.z
+                ))
+            }
+        };
+        let mode = crate::target::cpu::fission::CpuMode::from_env();
+        let module = api::Module::from_ptx_for(text, o.opt_level as u8, mode, block)
+            .map_err(|e| e.to_string())?;
         let names = module
             .kernel_names()
             .iter()
@@ -605,7 +623,7 @@ mod tests {
     #[test]
     fn layouts_match_the_header() {
         assert_eq!(std::mem::size_of::<CArg>(), 24);
-        assert_eq!(std::mem::size_of::<COptions>(), 24);
+        assert_eq!(std::mem::size_of::<COptions>(), 40);
         assert_eq!(std::mem::size_of::<CDim3>(), 12);
     }
 }
