@@ -274,30 +274,22 @@ impl<'c> Gen<'c, '_, '_> {
                 let lt = b.build_int_compare(IntPredicate::ULT, j, many, "").unwrap();
                 let j = b.build_select(lt, j, many, "").unwrap().into_int_value();
                 let bit = b.build_left_shift(i64t.const_int(1, false), j, "").unwrap();
-                let is_exit = b
-                    .build_int_compare(
-                        IntPredicate::EQ,
-                        s,
-                        i16t.const_int(ST_EXIT as u64, false),
-                        "",
-                    )
-                    .unwrap();
-                let bit = b
-                    .build_select(is_exit, i64t.const_int(1, false), bit, "")
-                    .unwrap()
-                    .into_int_value();
-                let is_trap = b
-                    .build_int_compare(
-                        IntPredicate::EQ,
-                        s,
-                        i16t.const_int(ST_TRAP as u64, false),
-                        "",
-                    )
-                    .unwrap();
-                let bit = b
-                    .build_select(is_trap, i64t.const_int(1 << 63, false), bit, "")
-                    .unwrap()
-                    .into_int_value();
+                // Finished: bit 0; trapped: bit 63.
+                let mut bit = bit;
+                for (state, seen) in [(ST_EXIT, 1u64), (ST_TRAP, 1 << 63)] {
+                    let is = b
+                        .build_int_compare(
+                            IntPredicate::EQ,
+                            s,
+                            i16t.const_int(state as u64, false),
+                            "",
+                        )
+                        .unwrap();
+                    bit = b
+                        .build_select(is, i64t.const_int(seen, false), bit, "")
+                        .unwrap()
+                        .into_int_value();
+                }
                 let old = b.build_load(i64t, self.seen, "").unwrap().into_int_value();
                 b.build_store(self.seen, b.build_or(old, bit, "").unwrap())
                     .unwrap();

@@ -1202,43 +1202,24 @@ pub fn lower_step<'c, 'a>(
     let ns = stops.len() as u32;
     resumes.retain(|&r| r == 0 || r > ns || stops[r as usize - 1].is_fast_barrier());
     let ns = plan.stops.len() as u32;
-    let by_resume = |key: u32| {
-        if key == 0 {
-            vec![0]
-        } else {
-            vec![key, ns + key]
-        }
-    };
-    let must_stop: HashMap<u32, u32> = plan
-        .must_stop
-        .iter()
-        .flat_map(|(&k, &j)| by_resume(k).into_iter().map(move |r| (r, j)))
-        .collect();
-    let empty_paths: HashMap<u32, (bool, bool)> = plan
-        .empty_paths
-        .iter()
-        .flat_map(|(&k, &e)| by_resume(k).into_iter().map(move |r| (r, e)))
-        .collect();
-    let analytic: HashMap<u32, analysis::TidRange> = plan
-        .analytic
-        .iter()
-        .flat_map(|(&k, &t)| by_resume(k).into_iter().map(move |r| (r, t)))
-        .collect();
+    // Region keys (0, or stop j: both of its resume points) to resume points.
+    let resumes_of = |k: u32| if k == 0 { vec![0] } else { vec![k, ns + k] };
+    fn by_resume<V: Copy>(m: &HashMap<u32, V>, rs: impl Fn(u32) -> Vec<u32>) -> HashMap<u32, V> {
+        m.iter()
+            .flat_map(|(&k, &v)| rs(k).into_iter().map(move |r| (r, v)))
+            .collect()
+    }
+    let must_stop = by_resume(&plan.must_stop, resumes_of);
+    let empty_paths = by_resume(&plan.empty_paths, resumes_of);
+    let analytic = by_resume(&plan.analytic, resumes_of);
+    let lanes = by_resume(&plan.lanes, resumes_of);
+    let exit_paths = by_resume(&plan.exit_paths, resumes_of);
     let uniform_probes = plan
         .uniform_probes
         .iter()
-        .flat_map(|&k| by_resume(k))
+        .flat_map(|&k| resumes_of(k))
         .collect();
-    let lanes = plan
-        .lanes
-        .iter()
-        .flat_map(|(&k, &t)| by_resume(k).into_iter().map(move |r| (r, t)))
-        .collect();
-    let exit_paths = plan
-        .exit_paths
-        .iter()
-        .flat_map(|(&k, &e)| by_resume(k).into_iter().map(move |r| (r, e)))
-        .collect();
+    let probes = plan.probes.keys().flat_map(|&k| resumes_of(k)).collect();
     Ok(StepOut {
         step,
         must_stop,
@@ -1247,17 +1228,7 @@ pub fn lower_step<'c, 'a>(
         uniform_probes,
         lanes,
         exit_paths,
-        probes: plan
-            .probes
-            .keys()
-            .flat_map(|&j| {
-                if j == 0 {
-                    vec![0]
-                } else {
-                    vec![j, plan.stops.len() as u32 + j]
-                }
-            })
-            .collect(),
+        probes,
         stops,
         stop_consts: cur.stop_consts,
         frame_bytes: cur.frame_bytes.div_ceil(16) * 16,
