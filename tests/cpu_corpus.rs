@@ -834,6 +834,40 @@ fn api_modules_specialized_for_a_block() {
     );
 }
 
+/// clang's `reduce` calls a `__noinline__` device function with shuffles (`warp_sum`) twice:
+/// the thread-loop path inlines those calls (`fission/inline.rs`); the sums must come out as
+/// on the coroutine path, which runs the calls as written.
+#[test]
+fn clang_noinline_warp_sum_calls() {
+    for f in ["clang/k_builtins.sm80.ptx", "clang/k_cudahdr.sm80.ptx"] {
+        let m = load(&corpus(f));
+        if ptx2llvm::target::cpu::fission::CpuMode::from_env()
+            != ptx2llvm::target::cpu::fission::CpuMode::Coroutine
+        {
+            let path = &m.program().kernel("reduce").unwrap().path;
+            assert!(
+                matches!(path, ptx2llvm::target::cpu::fission::KernelPath::Fission(_)),
+                "{f}: {path:?}"
+            );
+        }
+        let n = 300usize;
+        // Small integers: every order of float additions is exact.
+        let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+        let (bx, bo) = (buf_f32(&x), buf_f32(&[0.0, -1.0]));
+        launch(
+            &m,
+            "reduce",
+            d3(3, 1, 1),
+            d3(128, 1, 1),
+            0,
+            vec![ptr(&bx), ptr(&bo), i32a(n as i32)],
+        );
+        let got = get_f32(&bo);
+        assert_eq!(got[0], x.iter().sum::<f32>(), "{f}");
+        assert_eq!(got[1], -1.0, "{f}: every block has a positive warp sum");
+    }
+}
+
 #[test]
 fn nvrtc_atomics_variants() {
     for f in [

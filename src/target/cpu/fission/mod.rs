@@ -23,6 +23,7 @@
 
 pub mod analysis;
 mod cta;
+mod inline;
 mod tidrange;
 mod uniform;
 
@@ -1299,13 +1300,24 @@ pub fn lower_kernels<'c, 'a>(
     let mut out = Vec::new();
     for it in &module.items {
         let ast::Item::Function(f) = it else { continue };
+        let f: &'a ast::Function<'a> = f;
         if f.kind != ast::FnKind::Entry || f.body.is_none() {
             continue;
         }
         let path = if mode == CpuMode::Coroutine {
             KernelPath::Coroutine { why: String::new() }
         } else {
-            match analyse(module, f) {
+            // Calls of device functions that reach a stop: the kernel with them inlined.
+            let (f, planned) = match analyse(module, f) {
+                Err(why) if why.starts_with("device function") => {
+                    match inline::inline_stop_calls(module, f) {
+                        Some(g) => (g, analyse(module, g).map_err(|_| why)),
+                        None => (f, Err(why)),
+                    }
+                }
+                r => (f, r),
+            };
+            match planned {
                 Err(why) => KernelPath::Coroutine { why },
                 Ok(plan) => match lower_step(l, f, &plan) {
                     Err(e) => KernelPath::Coroutine { why: e.to_string() },
