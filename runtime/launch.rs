@@ -220,7 +220,8 @@ pub unsafe fn launch_code(
     if let KernelCode::Fission(k) = code {
         if let Some(b) = k.info.block.filter(|&b| b != cfg.block) {
             return Err(LaunchError::Config(format!(
-                "kernel {kernel} was compiled for blocks of ({}, {}, {}) threads (its                  `.reqntid`, or the block it was specialized for), not ({}, {}, {})",
+                "kernel {kernel} was compiled for blocks of ({}, {}, {}) threads (its \
+                 `.reqntid`, or the block it was specialized for), not ({}, {}, {})",
                 b[0], b[1], b[2], cfg.block[0], cfg.block[1], cfg.block[2]
             )));
         }

@@ -263,7 +263,8 @@ pub unsafe extern "C" fn ptx2llvm_module_from_ptx_opts(
             (x, y, z) if x > 0 && y > 0 && z > 0 => Some(api::Dim3([x, y, z])),
             _ => {
                 return Err(format!(
-                    "ptx2llvm_options.block is ({}, {}, {}); expected all zero (any block) or                      all positive",
+                    "ptx2llvm_options.block is ({}, {}, {}); expected all zero (any block) or \
+                     all positive",
                     b.x, b.y, b.z
                 ))
             }

@@ -846,24 +846,7 @@ fn tanh_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     // |x| < 1/16: x (1 - x^2/3 + 2x^4/15), accurate relative to x (the form above cancels).
     let xd = fext(l, x, f64t);
     let x2 = b.build_float_mul(xd, xd, "").unwrap();
-    let poly = l
-        .call_v(
-            "llvm.fma.f64",
-            f64t.into(),
-            &[
-                x2.into(),
-                fconst(f64t, 2.0 / 15.0).into(),
-                fconst(f64t, -1.0 / 3.0).into(),
-            ],
-        )
-        .into_float_value();
-    let poly = l
-        .call_v(
-            "llvm.fma.f64",
-            f64t.into(),
-            &[x2.into(), poly.into(), one.into()],
-        )
-        .into_float_value();
+    let poly = horner(l, x2, &[1.0, -1.0 / 3.0, 2.0 / 15.0]);
     let small = ftrunc(l, b.build_float_mul(xd, poly, "").unwrap(), f32t);
     let tiny = fcmp(l, FloatPredicate::OLT, ax, fconst(f32t, 0.0625));
     let t = fsel(l, tiny, small, t);
@@ -873,17 +856,12 @@ fn tanh_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
 /// `p(t) = c[0] + c[1] t + c[2] t^2 + …` by Horner's rule with fused multiply-adds in f64.
 fn horner<'c>(l: &Lowerer<'c, '_>, t: FloatValue<'c>, c: &[f64]) -> FloatValue<'c> {
     let f64t = l.ctx.f64_type();
-    let mut p = fconst(f64t, c[c.len() - 1]);
-    for &k in c[..c.len() - 1].iter().rev() {
-        p = l
-            .call_v(
-                "llvm.fma.f64",
-                f64t.into(),
-                &[p.into(), t.into(), fconst(f64t, k).into()],
-            )
-            .into_float_value();
-    }
-    p
+    c[..c.len() - 1]
+        .iter()
+        .rev()
+        .fold(fconst(f64t, c[c.len() - 1]), |p, &k| {
+            ffma(l, p, t, fconst(f64t, k))
+        })
 }
 
 /// `log2(x)` for an f32 `x`, vectorizable (libm's `log2f` is a call per element): `x = m 2^e`
@@ -959,17 +937,7 @@ fn log2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
         )
         .unwrap();
     let ef = b.build_signed_int_to_float(e, f64t, "").unwrap();
-    let r = l
-        .call_v(
-            "llvm.fma.f64",
-            f64t.into(),
-            &[
-                ln_m.into(),
-                fconst(f64t, std::f64::consts::LOG2_E).into(),
-                ef.into(),
-            ],
-        )
-        .into_float_value();
+    let r = ffma(l, ln_m, fconst(f64t, std::f64::consts::LOG2_E), ef);
     let r = ftrunc(l, r, f32t);
     // Special inputs: 0 -> -inf, +inf -> +inf, negative or NaN -> NaN.
     let zero = fconst(f32t, 0.0);
@@ -1008,16 +976,8 @@ fn sincos_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, cos: bool) -> FloatVal
     // Two-term pi/2 keeps r accurate while k * pi/2 is far from x's magnitude.
     let pio2_hi = std::f64::consts::FRAC_PI_2;
     let pio2_lo = 6.123_233_995_736_766e-17;
-    let fma = |a: FloatValue<'c>, m: f64, c: FloatValue<'c>| {
-        l.call_v(
-            "llvm.fma.f64",
-            f64t.into(),
-            &[a.into(), fconst(f64t, m).into(), c.into()],
-        )
-        .into_float_value()
-    };
-    let r = fma(k, -pio2_hi, xd);
-    let r = fma(k, -pio2_lo, r);
+    let r = ffma(l, k, fconst(f64t, -pio2_hi), xd);
+    let r = ffma(l, k, fconst(f64t, -pio2_lo), r);
     // k = 0: x itself (the sums above would turn -0 into +0).
     let r = fsel(l, fcmp(l, FloatPredicate::OEQ, k, fconst(f64t, 0.0)), xd, r);
     // Beyond the reduction's accuracy keep r in range (the result stays within [-1, 1]).
@@ -1111,16 +1071,7 @@ fn exp2_f64_of_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c>
         1.525_273_380_405_983_8e-5,
         1.321_548_679_014_430_5e-6,
     ];
-    let mut p = fconst(f64t, TAYLOR[8]);
-    for &k in TAYLOR[..8].iter().rev() {
-        p = l
-            .call_v(
-                "llvm.fma.f64",
-                f64t.into(),
-                &[p.into(), frac.into(), fconst(f64t, k).into()],
-            )
-            .into_float_value();
-    }
+    let p = horner(l, frac, &TAYLOR);
     let i64t = l.i64();
     let ni = b.build_float_to_signed_int(n, i64t, "").unwrap();
     let e = b

@@ -322,6 +322,23 @@ impl<'c> Gen<'c, '_, '_> {
         unsafe { self.l.b.build_gep(i8t, pbuf, &[t64], "").unwrap() }
     }
 
+    /// Runs the region from resume point `kr` in probe mode `mode` for the thread at
+    /// `(x, 0, 0)`, whose index is `x`; returns that index as i64 (its probe-buffer slot).
+    fn probe_one(
+        &self,
+        kr: IntValue<'c>,
+        x: IntValue<'c>,
+        mode: u32,
+        cids: Option<[IntValue<'c>; 3]>,
+    ) -> IntValue<'c> {
+        let b = &self.l.b;
+        let zero = self.c32(0);
+        let args = self.step_args([x, x, zero, zero], kr, mode, true, cids);
+        let cs = b.build_call(self.step, &args, "").unwrap();
+        lf::call_site_attr(self.l.ctx, cs, "alwaysinline");
+        b.build_int_z_extend(x, self.l.i64(), "").unwrap()
+    }
+
     /// Whether thread `t`'s probe (mode 1) found its branch taken.
     fn probed(&self, t64: IntValue<'c>) -> IntValue<'c> {
         let b = &self.l.b;
@@ -387,10 +404,7 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_unconditional_branch(decide).unwrap();
         b.position_at_end(run);
         let zero = self.c32(0);
-        let args = self.step_args([xlo, xlo, zero, zero], kr, 1, true, cids);
-        let cs = b.build_call(self.step, &args, "").unwrap();
-        lf::call_site_attr(l.ctx, cs, "alwaysinline");
-        let taken = self.probed(b.build_int_z_extend(xlo, l.i64(), "").unwrap());
+        let taken = self.probed(self.probe_one(kr, xlo, 1, cids));
         let rows = b
             .build_int_mul(self.i(extra::NT + 1), self.i(extra::NT + 2), "")
             .unwrap();
@@ -446,11 +460,7 @@ impl<'c> Gen<'c, '_, '_> {
                 .unwrap();
             b.build_conditional_branch(empty, pass, run).unwrap();
             b.position_at_end(run);
-            let zero = self.c32(0);
-            let args = self.step_args([xlo, xlo, zero, zero], kr, 4, true, cids);
-            let cs = b.build_call(self.step, &args, "").unwrap();
-            lf::call_site_attr(l.ctx, cs, "alwaysinline");
-            let pp = self.pbuf_at(b.build_int_z_extend(xlo, i64t, "").unwrap());
+            let pp = self.pbuf_at(self.probe_one(kr, xlo, 4, cids));
             let v = b.build_load(l.i32(), pp, "").unwrap();
             if let Some(i) = v.as_instruction_value() {
                 let _ = i.set_alignment(1);

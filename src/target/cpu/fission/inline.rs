@@ -215,42 +215,25 @@ fn inline_one<'a>(
         return None;
     }
     let pre = |s: &str| -> &'static str { leak(format!("%inl{n}_{}", s.trim_start_matches('%'))) };
-    // Argument k's value: the fresh register `%inl{n}_argk`.
-    let arg_reg: HashMap<&str, &'static str> = args
-        .iter()
+    // Argument and result k travel in fresh registers `%inl{n}_argk` / `%inl{n}_retk`, found
+    // by the caller's `.param` names (`actual`) and by the callee's (`formal`).
+    let mut actual: [HashMap<&str, &'static str>; 2] = Default::default();
+    let mut formal: [HashMap<&str, &'static str>; 2] = Default::default();
+    for (w, (what, formals, actuals)) in [("arg", &g.params, &args), ("ret", &g.rets, &rets)]
+        .into_iter()
         .enumerate()
-        .map(|(k, a)| (*a, leak(format!("%inl{n}_arg{k}"))))
-        .collect();
-    let ret_reg: HashMap<&str, &'static str> = rets
-        .iter()
-        .enumerate()
-        .map(|(k, r)| (*r, leak(format!("%inl{n}_ret{k}"))))
-        .collect();
-    // The callee's formal names to those registers.
-    let formal_arg: HashMap<&str, &'static str> = g
-        .params
-        .iter()
-        .zip(&args)
-        .map(|(p, a)| (p.name, arg_reg[a]))
-        .collect();
-    let formal_ret: HashMap<&str, &'static str> = g
-        .rets
-        .iter()
-        .zip(&rets)
-        .map(|(p, r)| (p.name, ret_reg[r]))
-        .collect();
-    let param_ty: HashMap<&str, &'static str> = g
-        .params
-        .iter()
-        .chain(&g.rets)
-        .filter_map(|p| Some((p.name, reg_type(ty_name(p.ty.spelling())?))))
-        .collect();
-    for (p, a) in g.params.iter().zip(&args) {
-        decls.push(reg_decl(param_ty.get(p.name)?, arg_reg[a], call)?);
+    {
+        for (k, (p, a)) in formals.iter().zip(actuals).enumerate() {
+            let ty = p.ty.spelling();
+            crate::lower::Ty::from_spelling(ty)?;
+            let r = leak(format!("%inl{n}_{what}{k}"));
+            decls.push(reg_decl(reg_type(ty), r, call)?);
+            actual[w].insert(*a, r);
+            formal[w].insert(p.name, r);
+        }
     }
-    for (p, r) in g.rets.iter().zip(&rets) {
-        decls.push(reg_decl(param_ty.get(p.name)?, ret_reg[r], call)?);
-    }
+    let [arg_reg, ret_reg] = actual;
+    let [formal_arg, formal_ret] = formal;
     // 1. The caller's st.param of each argument.
     let mut after: Vec<Statement<'a>> = Vec::new();
     let mut stored = HashSet::new();
@@ -415,11 +398,6 @@ fn inline_one<'a>(
     // 3. The caller's ld.param of each result.
     out.extend(after);
     Some(())
-}
-
-/// `.b32` for a `.param` type spelling, `None` for what a register cannot hold.
-fn ty_name(t: &'static str) -> Option<&'static str> {
-    crate::lower::Ty::from_spelling(t).map(|_| t)
 }
 
 fn rename_operand<'a>(o: &mut Operand<'a>, rename: &dyn Fn(&'a str) -> &'a str) {

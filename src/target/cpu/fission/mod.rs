@@ -1307,14 +1307,13 @@ pub fn lower_kernels<'c, 'a>(
         let path = if mode == CpuMode::Coroutine {
             KernelPath::Coroutine { why: String::new() }
         } else {
-            // Calls of device functions that reach a stop: the kernel with them inlined.
+            // A kernel the analysis refuses may be eligible once its calls of device functions
+            // that reach a stop are inlined (`inline` declines when there are none).
             let (f, planned) = match analyse(module, f) {
-                Err(why) if why.starts_with("device function") => {
-                    match inline::inline_stop_calls(module, f) {
-                        Some(g) => (g, analyse(module, g).map_err(|_| why)),
-                        None => (f, Err(why)),
-                    }
-                }
+                Err(why) => match inline::inline_stop_calls(module, f) {
+                    Some(g) => (g, analyse(module, g).map_err(|_| why)),
+                    None => (f, Err(why)),
+                },
                 r => (f, r),
             };
             match planned {

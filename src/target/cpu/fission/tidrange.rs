@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::syntax::ast::{Component, Expr, Function, Instruction, Operand};
+use crate::syntax::ast::{Component, Expr, Function, Guard, Instruction, Operand};
 
 /// The threads (by `%tid.x`) that take a probe branch: `lo <= x < hi`, or the complement when
 /// `negated`. With `param` the finite bound(s) also get the value of that kernel parameter
@@ -255,6 +255,29 @@ impl<'a> Facts<'_, 'a> {
     }
 }
 
+/// The probe branch that ends `region`: its guard, the code before it, and the last
+/// instruction there writing the guard (at that index) when it is an unguarded
+/// `setp CMP.TYPE %p, a, b` with one destination.
+fn guard_setp<'x, 'a>(
+    region: &'x [&'x Instruction<'a>],
+) -> Option<(
+    Guard<'a>,
+    &'x [&'x Instruction<'a>],
+    &'x Instruction<'a>,
+    usize,
+)> {
+    let (bra, body) = region.split_last()?;
+    let g = bra.guard?;
+    let at = body.iter().rposition(|i| {
+        matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == g.pred)
+            || matches!(i.operands.first(), Some(Operand::Pair(..)))
+    })?;
+    let i = body[at];
+    let single = matches!(i.operands.first(), Some(Operand::Name { comp: None, .. }));
+    (i.opcode.spelling() == "setp" && i.guard.is_none() && i.operands.len() == 3 && single)
+        .then_some((g, body, i, at))
+}
+
 /// The threads of a probe branch on `(%tid.x & (modulus - 1)) == residue` (or `!=`, or
 /// `%tid.x % modulus`): every `modulus`-th thread from `residue` takes it when `taken`, or
 /// every other thread does. `if (lane == 0) smem[warp] = v;` runs over one thread per warp.
@@ -267,18 +290,7 @@ pub struct TidLanes {
 
 /// The `TidLanes` of the probe branch that ends `region`, as `range` finds intervals.
 pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<TidLanes> {
-    let (bra, body) = region.split_last()?;
-    let g = bra.guard?;
-    let i = body.iter().rev().find(|i| {
-        matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == g.pred)
-            || matches!(i.operands.first(), Some(Operand::Pair(..)))
-    })?;
-    if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
-        return None;
-    }
-    if !matches!(i.operands.first(), Some(Operand::Name { comp: None, .. })) {
-        return None;
-    }
+    let (g, _, i, _) = guard_setp(region)?;
     let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
     let eq = match mods.as_slice() {
         [".eq", ".u32" | ".s32" | ".b32"] => true,
@@ -314,19 +326,7 @@ pub fn range<'a>(
     region: &[&Instruction<'a>],
     uniform: &dyn Fn(&str) -> bool,
 ) -> Option<(TidRange, Option<&'a str>)> {
-    let (bra, body) = region.split_last()?;
-    let g = bra.guard?;
-    let at = body.iter().rposition(|i| {
-        matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == g.pred)
-            || matches!(i.operands.first(), Some(Operand::Pair(..)))
-    })?;
-    let i = body[at];
-    if i.opcode.spelling() != "setp" || i.guard.is_some() || i.operands.len() != 3 {
-        return None;
-    }
-    if !matches!(i.operands.first(), Some(Operand::Name { comp: None, .. })) {
-        return None;
-    }
+    let (g, body, i, at) = guard_setp(region)?;
     let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
     let signed = match mods.as_slice() {
         [_, ".u32"] => false,
