@@ -29,6 +29,20 @@ pub fn call_site_attr(ctx: &Context, cs: CallSiteValue, name: &str) {
     cs.add_attribute(AttributeLoc::Function, enum_attr(ctx, name, 0));
 }
 
+/// Adds the enum attribute `name` to function `f` (`noinline`).
+pub fn fn_attr(ctx: &Context, f: FunctionValue, name: &str) {
+    f.add_attribute(AttributeLoc::Function, enum_attr(ctx, name, 0));
+}
+
+/// Whether parameter `index` of `f` has the enum attribute `name`.
+pub fn has_param_attr(f: FunctionValue, index: u32, name: &str) -> bool {
+    f.get_enum_attribute(
+        AttributeLoc::Param(index),
+        inkwell::attributes::Attribute::get_named_enum_kind_id(name),
+    )
+    .is_some()
+}
+
 /// Adds the enum attribute `name` to parameter `index` of `f` (`noalias`, `nocapture`).
 pub fn param_attr(ctx: &Context, f: FunctionValue, index: u32, name: &str) {
     f.add_attribute(AttributeLoc::Param(index), enum_attr(ctx, name, 0));

@@ -10,10 +10,15 @@
 //!   the threads that do not take it and one for "taken" over the others — when those are
 //!   all of them, or (one-dimensional CTAs) form one contiguous range and its complement,
 //!   in thread order; otherwise the out-of-line nest runs the region.
+//! - Chains of shuffle rounds (`warp_chains`): in `ALL` rounds over whole warps of a
+//!   one-dimensional CTA, every stage of the chain for one warp after another
+//!   (`K.warp<r>`), the lanes unrolled, so shuffles exchange values in registers.
 //! - `MASKED` and `GENERIC` rounds, and probe fallbacks: one nest calling the out-of-line
 //!   `K.step` for the selected threads (state `want`, or any resume point, or all).
 //! - Kernels without stops: a loop over the CTAs `cta_first..cta_first + cta_count` around
 //!   the start region (one call runs a chunk of CTAs).
+
+use std::collections::HashMap;
 
 use super::tidrange::{TidLanes, TidRange, BIG};
 use super::{extra, StepOut};
@@ -1000,6 +1005,8 @@ pub fn emit_kernel<'c>(
     b.position_at_end(outline_entry);
     b.build_unconditional_branch(outline).unwrap();
     let mut cases = Vec::new();
+    let chains = warp_chains(so);
+    let ns = so.stops.len() as u32;
     if g.has_stops {
         for &r in &so.resumes {
             let must = so.must_stop.contains_key(&r);
@@ -1013,6 +1020,10 @@ pub fn emit_kernel<'c>(
                 exits: so.exit_paths.get(&r).copied().unwrap_or((false, false)),
             };
             let first = g.region(r, so.probes.contains(&r), range, None, done, facts);
+            let first = match chains.get(&r) {
+                Some(stages) => g.warp_chain(name, stages, ns, range, first, done),
+                None => first,
+            };
             cases.push((g.c32(r as u64), first));
         }
     } else {
@@ -1039,6 +1050,228 @@ pub fn emit_kernel<'c>(
     b.build_store(at(fis, off::SEEN), s).unwrap();
     b.build_return(None).unwrap();
     entry_fn
+}
+
+/// Chains of rounds to run warp by warp (`Gen::warp_chain`), by the resume point that
+/// starts them: resume points whose region (not probed) every thread leaves at one
+/// `shfl.sync` with a constant full mask computed inline, each resuming after the previous
+/// one's shuffle; at least two.
+fn warp_chains(so: &StepOut) -> HashMap<u32, Vec<u32>> {
+    let ns = so.stops.len() as u32;
+    let next = |r: u32| -> Option<u32> {
+        // Only regions between two shuffles: the region before the first one is usually the
+        // thread's real work, which 32 copies per warp would make slow to compile.
+        if so.probes.contains(&r) || r <= ns {
+            return None;
+        }
+        let j = *so.must_stop.get(&r)?;
+        match so.stops.get(j as usize - 1)? {
+            StopKind::Warp {
+                op: WarpOp::Shfl(_),
+                mask: Some(u32::MAX),
+                inline: true,
+            } if so.resumes.contains(&(ns + j)) => Some(ns + j),
+            _ => None,
+        }
+    };
+    let mut out = HashMap::new();
+    // Chains start where no stage leads (the middle of a chain is never a round's start).
+    let inner: Vec<u32> = so.resumes.iter().filter_map(|&r| next(r)).collect();
+    for &r in so.resumes.iter().filter(|r| !inner.contains(r)) {
+        let mut stages = Vec::new();
+        let mut cur = r;
+        while let Some(n) = next(cur) {
+            if stages.contains(&cur) {
+                break;
+            }
+            stages.push(cur);
+            cur = n;
+        }
+        if stages.len() >= 2 {
+            out.insert(r, stages);
+        }
+    }
+    out
+}
+
+impl<'c> Gen<'c, '_, '_> {
+    /// The rounds of the resume points `stages` (`warp_chains`) warp by warp: for each warp
+    /// of a one-dimensional range of whole warps, every stage's region for its 32 lanes, the
+    /// lanes as 32 inlined copies with constant lane numbers. A shuffle then reads operands
+    /// its warp stored just before at constant offsets, which LLVM forwards in registers,
+    /// and the lanes' arithmetic is straight-line code the SLP vectorizer packs into vectors.
+    /// Stage `i` writes operand bank `bank ^ (i & 1)`, as one round after another would; the
+    /// last stage's resume point, `want` and bank are left in `ptx2llvm_fis` for the chain
+    /// logic of `K.fis` and the driver. Other ranges run `normal` (the first stage's round).
+    fn warp_chain(
+        &self,
+        name: &str,
+        stages: &[u32],
+        ns: u32,
+        (xlo, xhi): (IntValue<'c>, IntValue<'c>),
+        normal: BasicBlock<'c>,
+        done: BasicBlock<'c>,
+    ) -> BasicBlock<'c> {
+        let l = self.l;
+        let ctx = l.ctx;
+        let b = &l.b;
+        let i8t = ctx.i8_type();
+        let i32t = l.i32();
+        let i64t = l.i64();
+        let r0 = stages[0];
+        let entry = self.block(&format!("wchain{r0}"));
+        let body = self.block(&format!("wchain{r0}.w"));
+        let exit = self.block(&format!("wchain{r0}.end"));
+        b.position_at_end(entry);
+        let or = |a: IntValue<'c>, c: IntValue<'c>| b.build_or(a, c, "").unwrap();
+        let misaligned = b.build_and(or(xlo, xhi), self.c32(31), "").unwrap();
+        let rows = or(
+            b.build_int_sub(self.i(extra::NT + 1), self.c32(1), "")
+                .unwrap(),
+            b.build_int_sub(self.i(extra::NT + 2), self.c32(1), "")
+                .unwrap(),
+        );
+        let ok = b
+            .build_int_compare(IntPredicate::EQ, or(misaligned, rows), self.c32(0), "")
+            .unwrap();
+        let some = b
+            .build_int_compare(IntPredicate::ULT, xlo, xhi, "")
+            .unwrap();
+        let go = b.build_and(ok, some, "").unwrap();
+        // One function per stage: `K.step` specialized for it, inlined 32 times below.
+        let lanes: Vec<FunctionValue<'c>> = stages.iter().map(|&r| self.lane_fn(name, r)).collect();
+        b.position_at_end(entry);
+        let wlo = b.build_right_shift(xlo, self.c32(5), false, "").unwrap();
+        let whi = b.build_right_shift(xhi, self.c32(5), false, "").unwrap();
+        b.build_conditional_branch(go, body, normal).unwrap();
+        b.position_at_end(body);
+        let w = b.build_phi(i32t, "w").unwrap();
+        w.add_incoming(&[(&wlo, entry)]);
+        let wv = w.as_basic_value().into_int_value();
+        let warp = self.warp_fn(name, stages, &lanes);
+        let mut args: Vec<BasicMetadataValueEnum> =
+            self.f.get_param_iter().map(|p| p.into()).collect();
+        args.push(wv.into());
+        b.build_call(warp, &args, "").unwrap();
+        let w1 = b.build_int_add(wv, self.c32(1), "").unwrap();
+        w.add_incoming(&[(&w1, b.get_insert_block().unwrap())]);
+        // A trap ends the launch: no further warps (as no further round would run).
+        let fis = self.p(extra::FIS).into_pointer_value();
+        let status = b
+            .build_load(
+                i32t,
+                unsafe {
+                    b.build_gep(i8t, fis, &[i64t.const_int(off::STATUS as u64, false)], "")
+                        .unwrap()
+                },
+                "",
+            )
+            .unwrap()
+            .into_int_value();
+        let ok = b
+            .build_int_compare(IntPredicate::EQ, status, self.c32(0), "")
+            .unwrap();
+        let more = b.build_int_compare(IntPredicate::ULT, w1, whi, "").unwrap();
+        b.build_conditional_branch(b.build_and(more, ok, "").unwrap(), body, exit)
+            .unwrap();
+        b.position_at_end(exit);
+        let at = |o: u32| unsafe {
+            b.build_gep(i8t, fis, &[i64t.const_int(o as u64, false)], "")
+                .unwrap()
+        };
+        let last = *stages.last().unwrap();
+        let m = stages.len() as u64 - 1;
+        let bank0 = self.i(extra::BANK);
+        b.build_store(at(off::K), self.c32(last as u64)).unwrap();
+        b.build_store(
+            at(off::BANK),
+            b.build_xor(bank0, self.c32(m & 1), "").unwrap(),
+        )
+        .unwrap();
+        b.build_store(
+            at(off::WANT),
+            self.c32((ST_STOP | (last - ns) as u16) as u64),
+        )
+        .unwrap();
+        b.build_unconditional_branch(done).unwrap();
+        entry
+    }
+
+    /// `K.warp<r>(<the parameters of K.fis.loops>, w)`: the stages of a warp chain for warp
+    /// `w`, a function of its own (not inlined) so that the thread numbers `32 w + lane` stay
+    /// visibly disjoint (loop induction rewriting would hide that) and each lane's stores
+    /// forward to the next stage's loads.
+    fn warp_fn(
+        &self,
+        name: &str,
+        stages: &[u32],
+        lanes: &[FunctionValue<'c>],
+    ) -> FunctionValue<'c> {
+        let l = self.l;
+        let ctx = l.ctx;
+        let b = &l.b;
+        let here = b.get_insert_block().unwrap();
+        let mut ptys: Vec<BasicMetadataTypeEnum> =
+            self.f.get_type().get_param_types().into_iter().collect();
+        ptys.push(l.i32().into());
+        let n = ptys.len() as u32;
+        let f = l.module.add_function(
+            &format!("{name}.warp{}", stages[0]),
+            ctx.void_type().fn_type(&ptys, false),
+            Some(Linkage::Internal),
+        );
+        for x in 0..n - 1 {
+            if lf::has_param_attr(self.f, x, "noalias") {
+                lf::param_attr(ctx, f, x, "noalias");
+            }
+        }
+        lf::fn_attr(ctx, f, "noinline");
+        b.position_at_end(ctx.append_basic_block(f, "entry"));
+        let wg = Gen { f, ..*self };
+        let wn = f.get_nth_param(n - 1).unwrap().into_int_value();
+        let base = b.build_left_shift(wn, self.c32(5), "").unwrap();
+        let bank0 = wg.i(extra::BANK);
+        let zero = self.c32(0);
+        for (s, (&r, &lane)) in stages.iter().zip(lanes).enumerate() {
+            let bank = b.build_xor(bank0, self.c32(s as u64 & 1), "").unwrap();
+            for ln in 0..32u64 {
+                let t = b.build_int_nuw_add(base, self.c32(ln), "").unwrap();
+                let mut args = wg.step_args([t, t, zero, zero], self.c32(r as u64), 0, true, None);
+                args[(self.nptx + extra::BANK) as usize] = bank.into();
+                let cs = b.build_call(lane, &args, "").unwrap();
+                lf::call_site_attr(ctx, cs, "alwaysinline");
+            }
+        }
+        b.build_return(None).unwrap();
+        b.position_at_end(here);
+        f
+    }
+
+    /// `K.lane<r>`: `K.step` from resume point `r` for one thread of a region every thread
+    /// leaves at one stop (no state recorded), `K.step` inlined.
+    fn lane_fn(&self, name: &str, r: u32) -> FunctionValue<'c> {
+        let l = self.l;
+        let ctx = l.ctx;
+        let b = &l.b;
+        let fname = format!("{name}.lane{r}");
+        if let Some(f) = l.module.get_function(&fname) {
+            return f;
+        }
+        let here = b.get_insert_block().unwrap();
+        let f = l
+            .module
+            .add_function(&fname, self.step.get_type(), Some(Linkage::Internal));
+        b.position_at_end(ctx.append_basic_block(f, "entry"));
+        let mut args: Vec<BasicMetadataValueEnum> = f.get_param_iter().map(|p| p.into()).collect();
+        args[(self.nptx + extra::K) as usize] = self.c32(r as u64).into();
+        args[(self.nptx + extra::PROBE) as usize] = self.c32(0).into();
+        args[(self.nptx + extra::NOSTATE) as usize] = self.c32(1).into();
+        let cs = b.build_call(self.step, &args, "").unwrap();
+        lf::call_site_attr(ctx, cs, "alwaysinline");
+        b.build_return(None).unwrap();
+        b.position_at_end(here);
+        f
+    }
 }
 
 /// The rest of `K.fis` after its loads: calls `K.fis.loops` for the round the driver asked
@@ -1139,6 +1372,12 @@ fn chain_rounds<'c>(
     let go = b.build_and(full, ok, "").unwrap();
     b.build_conditional_branch(go, decide, exit).unwrap();
     b.position_at_end(decide);
+    // The round may have run further (a warp chain): where it ended is in `ptx2llvm_fis`.
+    let k_done = b.build_load(i32t, at(off::K), "").unwrap().into_int_value();
+    let bank_done = b
+        .build_load(i32t, at(off::BANK), "")
+        .unwrap()
+        .into_int_value();
     let mut cases = Vec::new();
     for &(r, t, j, needs_warps) in &chains {
         let bb = ctx.append_basic_block(f, &format!("chain{r}"));
@@ -1170,9 +1409,7 @@ fn chain_rounds<'c>(
         b.position_at_end(next);
         let kt = c32(t as u64);
         let wt = c32((ST_STOP | j as u16) as u64);
-        let bt = b
-            .build_xor(bank.as_basic_value().into_int_value(), c32(1), "")
-            .unwrap();
+        let bt = b.build_xor(bank_done, c32(1), "").unwrap();
         b.build_store(at(off::K), kt).unwrap();
         b.build_store(at(off::WANT), wt).unwrap();
         b.build_store(at(off::BANK), bt).unwrap();
@@ -1182,8 +1419,7 @@ fn chain_rounds<'c>(
         b.build_unconditional_branch(head).unwrap();
     }
     b.position_at_end(decide);
-    b.build_switch(k.as_basic_value().into_int_value(), exit, &cases)
-        .unwrap();
+    b.build_switch(k_done, exit, &cases).unwrap();
     b.position_at_end(exit);
     b.build_return(None).unwrap();
 }
