@@ -1157,15 +1157,12 @@ impl<'c> Gen<'c, '_, '_> {
         w.add_incoming(&[(&w1, b.get_insert_block().unwrap())]);
         // A trap ends the launch: no further warps (as no further round would run).
         let fis = self.p(extra::FIS).into_pointer_value();
+        let at = |o: u32| unsafe {
+            b.build_gep(i8t, fis, &[i64t.const_int(o as u64, false)], "")
+                .unwrap()
+        };
         let status = b
-            .build_load(
-                i32t,
-                unsafe {
-                    b.build_gep(i8t, fis, &[i64t.const_int(off::STATUS as u64, false)], "")
-                        .unwrap()
-                },
-                "",
-            )
+            .build_load(i32t, at(off::STATUS), "")
             .unwrap()
             .into_int_value();
         let ok = b
@@ -1175,10 +1172,6 @@ impl<'c> Gen<'c, '_, '_> {
         b.build_conditional_branch(b.build_and(more, ok, "").unwrap(), body, exit)
             .unwrap();
         b.position_at_end(exit);
-        let at = |o: u32| unsafe {
-            b.build_gep(i8t, fis, &[i64t.const_int(o as u64, false)], "")
-                .unwrap()
-        };
         let last = *stages.last().unwrap();
         let m = stages.len() as u64 - 1;
         let bank0 = self.i(extra::BANK);
