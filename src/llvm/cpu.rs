@@ -768,7 +768,47 @@ impl<'c> Jit<'c> {
         let ee = module
             .create_jit_execution_engine(level(opt))
             .map_err(|e| e.to_string())?;
-        Ok(Jit { ee })
+        let jit = Jit { ee };
+        if std::env::var_os("PTX2LLVM_PERF_MAP").is_some() {
+            jit.write_perf_map(module);
+        }
+        Ok(jit)
+    }
+
+    /// Appends the module's functions to `/tmp/perf-<pid>.map`, the symbol file `perf report`
+    /// reads for JIT code (`PTX2LLVM_PERF_MAP=1`). MCJIT does not report sizes: each function
+    /// is taken to reach the next one's start.
+    fn write_perf_map(&self, module: &Module<'c>) {
+        use std::io::Write;
+        let mut fns: Vec<(usize, String)> = module
+            .get_functions()
+            .filter(|f| f.count_basic_blocks() > 0)
+            .filter_map(|f| {
+                let name = f.get_name().to_string_lossy().into_owned();
+                Some((self.address(&name)?, name))
+            })
+            .collect();
+        fns.sort();
+        let path = format!("/tmp/perf-{}.map", std::process::id());
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        else {
+            return;
+        };
+        for (i, (addr, name)) in fns.iter().enumerate() {
+            let size = fns.get(i + 1).map_or(4096, |n| n.0 - addr);
+            let _ = writeln!(file, "{addr:x} {size:x} {name}");
+            if let Some(dir) = std::env::var_os("PTX2LLVM_CODE_DUMP") {
+                let bytes =
+                    unsafe { std::slice::from_raw_parts(*addr as *const u8, size.min(1 << 20)) };
+                let _ = std::fs::write(
+                    std::path::Path::new(&dir).join(format!("{name}@{addr:x}.bin")),
+                    bytes,
+                );
+            }
+        }
     }
 
     /// The address of function `name`.

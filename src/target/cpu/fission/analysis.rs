@@ -1276,6 +1276,7 @@ DONE:",
                     signed: false,
                     base: false,
                     reg: false,
+                    plus: false,
                 })
             );
             // `setp.ne.s32 %p9, %r2, 0`: taken by 1 and up.
@@ -1289,12 +1290,26 @@ DONE:",
                     signed: true,
                     base: false,
                     reg: false,
+                    plus: false,
                 })
             );
-            // The first region's branch: `%ctaid.x << 8` plus tid is not recognized (only
-            // `%ctaid.x * %ntid.x + %tid.x` is); it keeps its probe pass.
-            assert_eq!(p.analytic.get(&0), None);
-            assert!(p.probes.contains_key(&0));
+            // The first region's branch: `setp.ge.u32 %p1, %r3, %r5` with
+            // %r3 = (%ctaid.x << 8) + %tid.x and %r5 the parameter n: `%tid.x + U` with the
+            // uniform %r6 = %ctaid.x << 8, taken from n - U on.
+            assert_eq!(
+                p.analytic.get(&0),
+                Some(&TidRange {
+                    lo: 0,
+                    hi: 1 << 40,
+                    negated: false,
+                    param: Some(2),
+                    signed: false,
+                    base: false,
+                    reg: false,
+                    plus: true,
+                })
+            );
+            assert_eq!(p.probe_regs.get(&0), Some(&"%r6"));
         });
         plan_of_file("/benches/suite/kernels/reduce_warp.ptx", |p| {
             let p = p.unwrap();
@@ -1310,6 +1325,7 @@ DONE:",
                     signed: true,
                     base: false,
                     reg: false,
+                    plus: false,
                 })
             );
             assert_eq!(p.analytic.get(&5), None);
@@ -1333,6 +1349,7 @@ DONE:",
                     signed: true,
                     base: true,
                     reg: false,
+                    plus: false,
                 })
             );
         });

@@ -458,7 +458,7 @@ impl<'c> Gen<'c, '_, '_> {
         };
         let mut off = c64(0);
         // A uniform register: the first thread's value, which probe mode 4 stores.
-        let param = if t.reg {
+        let captured = if t.reg || t.plus {
             let run = self.block("tid.bound");
             let empty = b
                 .build_int_compare(IntPredicate::UGE, xlo, xhi, "")
@@ -472,36 +472,45 @@ impl<'c> Gen<'c, '_, '_> {
             }
             Some(v.into_int_value())
         } else {
-            param
+            None
         };
-        if let Some(v) = param {
+        let param = if t.reg { captured } else { param };
+        let ext = |v: IntValue<'c>| {
             let v = if v.get_type().get_bit_width() > 32 {
                 b.build_int_truncate(v, l.i32(), "").unwrap()
             } else {
                 v
             };
-            off = if t.signed {
+            if t.signed {
                 b.build_int_s_extend(v, i64t, "").unwrap()
             } else {
                 b.build_int_z_extend(v, i64t, "").unwrap()
-            };
+            }
+        };
+        if let Some(v) = param {
+            off = ext(v);
         }
-        if t.base {
-            let ctaid = cids.map_or_else(|| self.i(extra::C), |c| c[0]);
-            let ctaid = b.build_int_z_extend(ctaid, i64t, "").unwrap();
-            let ntid = b.build_int_z_extend(self.i(extra::NT), i64t, "").unwrap();
-            let base = b.build_int_mul(ctaid, ntid, "").unwrap();
+        // The compared index is computed in 32 bits: where it could wrap in this CTA the
+        // interval is not the truth; probe then.
+        let limit = c64(if t.signed { 1i64 << 31 } else { 1i64 << 32 });
+        let ntid = b.build_int_z_extend(self.i(extra::NT), i64t, "").unwrap();
+        let mut lose = |base: IntValue<'c>| {
             off = b.build_int_sub(off, base, "").unwrap();
-            // The global index is computed in 32 bits: where it could wrap in this CTA the
-            // interval is not the truth; probe then.
             let end = b.build_int_add(base, ntid, "").unwrap();
-            let limit = if t.signed { 1i64 << 31 } else { 1i64 << 32 };
             let fits = b
-                .build_int_compare(IntPredicate::SLE, end, c64(limit), "")
+                .build_int_compare(IntPredicate::SLE, end, limit, "")
                 .unwrap();
             let go = self.block("tid.fits");
             b.build_conditional_branch(fits, go, pass).unwrap();
             b.position_at_end(go);
+        };
+        if t.base {
+            let ctaid = cids.map_or_else(|| self.i(extra::C), |c| c[0]);
+            let ctaid = b.build_int_z_extend(ctaid, i64t, "").unwrap();
+            lose(b.build_int_mul(ctaid, ntid, "").unwrap());
+        }
+        if let (true, Some(u)) = (t.plus, captured) {
+            lose(ext(u));
         }
         let bound = |v: i64| {
             if v <= -BIG || v >= BIG {

@@ -1,8 +1,10 @@
 //! Thread intervals of probe branches: when a region's first branch is taken by
 //! `%tid.x CMP bound` (or `(%tid.x >> k) CMP c`, or `%ctaid.x * %ntid.x + %tid.x CMP bound`,
-//! the global index of a one-dimensional grid), the threads that take it form one interval of
-//! `%tid.x`, which the CTA function computes from the bound instead of evaluating the branch
-//! for every thread (a probe pass). Bounds are constants or scalar kernel parameters.
+//! the global index of a one-dimensional grid, or `%tid.x + U` with `U` a register equal in
+//! every thread, such as `(%ctaid.x << 8) + %tid.x`), the threads that take it form one
+//! interval of `%tid.x`, which the CTA function computes from the bound instead of evaluating
+//! the branch for every thread (a probe pass). Bounds are constants, scalar kernel parameters
+//! or registers equal in every thread.
 //!
 //! Only registers with a single, unguarded definition are followed, so a register's value is
 //! the one its definition gives wherever it is read.
@@ -26,6 +28,10 @@ pub struct TidRange {
     /// The finite bound(s) also get the value of a uniform register (`range`'s second
     /// result), which the CTA function reads from the first thread (probe mode 4).
     pub reg: bool,
+    /// The compared index is `%tid.x + U` with `U` a uniform register (`range`'s second
+    /// result, read as for `reg`): the finite bound(s) lose `U`, and the CTA function probes
+    /// after all where `%tid.x + U` could wrap. Never together with `reg`.
+    pub plus: bool,
 }
 
 /// A bound no thread index reaches.
@@ -33,7 +39,7 @@ pub const BIG: i64 = 1 << 40;
 
 /// What a register holds, as far as intervals go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Val {
+enum Val<'a> {
     Const(i64),
     /// A scalar kernel parameter (index).
     Param(u32),
@@ -49,7 +55,9 @@ enum Val {
     /// `%ctaid.x * %ntid.x`
     Base,
     /// A register equal in every thread (the uniformity analysis's word).
-    Uniform,
+    Uniform(&'a str),
+    /// `%tid.x + U`, `U` a register equal in every thread with a single definition.
+    TidPlus(&'a str),
 }
 
 /// The single-definition registers of a kernel, by name.
@@ -105,7 +113,7 @@ fn collect_names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
 }
 
 impl<'a> Facts<'_, 'a> {
-    fn value(&self, o: &Operand<'a>, depth: u32) -> Option<Val> {
+    fn value(&self, o: &Operand<'a>, depth: u32) -> Option<Val<'a>> {
         match o {
             Operand::Imm(e) if !matches!(e, Expr::F32(..) | Expr::F64(..)) => {
                 crate::syntax::consteval::eval(e).map(|c| Val::Const(c.bits as i64))
@@ -117,7 +125,7 @@ impl<'a> Facts<'_, 'a> {
         }
     }
 
-    fn reg(&self, name: &str, depth: u32) -> Option<Val> {
+    fn reg(&self, name: &str, depth: u32) -> Option<Val<'a>> {
         if depth > 8 {
             return None;
         }
@@ -255,6 +263,40 @@ impl<'a> Facts<'_, 'a> {
     }
 }
 
+impl<'a> Facts<'_, 'a> {
+    /// `name` as `%tid.x + U` (`add.{u32,s32,b32}`, either order) with `U` a register with one
+    /// definition that `uniform` says is equal in every thread: its value wherever it is read
+    /// is the one the addition used.
+    fn tid_plus(&self, name: &str, uniform: &dyn Fn(&str) -> bool) -> Option<Val<'a>> {
+        let i = self.defs.get(name)?;
+        let int32 = i
+            .mods
+            .iter()
+            .any(|m| matches!(m.spelling(), ".u32" | ".s32" | ".b32"));
+        if i.opcode.spelling() != "add" || i.operands.len() != 3 || !int32 {
+            return None;
+        }
+        let tid = Val::Tid {
+            shift: 0,
+            base: false,
+        };
+        [(1, 2), (2, 1)].into_iter().find_map(|(a, u)| {
+            match (self.value(&i.operands[a], 1)?, &i.operands[u]) {
+                (
+                    v,
+                    Operand::Name {
+                        name: n,
+                        comp: None,
+                        negated: false,
+                        ..
+                    },
+                ) if v == tid && uniform(n) && self.defs.contains_key(n) => Some(Val::TidPlus(n)),
+                _ => None,
+            }
+        })
+    }
+}
+
 /// The probe branch that ends `region`: its guard, the code before it, and the last
 /// instruction there writing the guard (at that index) when it is an unguarded
 /// `setp CMP.TYPE %p, a, b` with one destination.
@@ -337,7 +379,9 @@ pub fn range<'a>(
         facts.value(o, 0).or_else(|| match o {
             Operand::Name {
                 name, comp: None, ..
-            } if uniform(name) => Some(Val::Uniform),
+            } => facts
+                .tid_plus(name, uniform)
+                .or_else(|| uniform(name).then_some(Val::Uniform(name))),
             _ => None,
         })
     };
@@ -345,18 +389,24 @@ pub fn range<'a>(
     let bound = |v: Val| match v {
         Val::Const(c) => Some((c, None)),
         Val::Param(k) => Some((0, Some(k))),
-        Val::Uniform => Some((0, None)),
+        Val::Uniform(_) => Some((0, None)),
         _ => None,
     };
-    // The uniform register, which must still hold its value at the branch.
-    let reg = [x, y]
+    // The uniform register (a bound, or added to the thread index), which must still hold
+    // its value at the branch; there is one place to read it.
+    let regs: Vec<(&'a str, bool)> = [x, y]
         .iter()
-        .zip(&i.operands[1..])
-        .find(|(v, _)| **v == Val::Uniform)
-        .and_then(|(_, o)| match o {
-            Operand::Name { name, .. } => Some(*name),
+        .filter_map(|v| match v {
+            Val::Uniform(n) => Some((*n, false)),
+            Val::TidPlus(n) => Some((*n, true)),
             _ => None,
-        });
+        })
+        .collect();
+    if regs.len() > 1 {
+        return None;
+    }
+    let plus = regs.first().is_some_and(|r| r.1);
+    let reg = regs.first().map(|r| r.0);
     if let Some(r) = reg {
         let written = body[at + 1..].iter().any(|w| {
             let mut names = Vec::new();
@@ -371,6 +421,7 @@ pub fn range<'a>(
     }
     let tid = |v: Val| match v {
         Val::Tid { shift, base } => Some((shift, base)),
+        Val::TidPlus(_) => Some((0, false)),
         _ => None,
     };
     // Normalize to `(tid >> shift) CMP bound`.
@@ -420,7 +471,8 @@ pub fn range<'a>(
             param,
             signed,
             base,
-            reg: reg.is_some(),
+            reg: reg.is_some() && !plus,
+            plus,
         },
         reg,
     ))
