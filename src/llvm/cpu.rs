@@ -769,16 +769,21 @@ impl<'c> Jit<'c> {
             .create_jit_execution_engine(level(opt))
             .map_err(|e| e.to_string())?;
         let jit = Jit { ee };
-        if std::env::var_os("PTX2LLVM_PERF_MAP").is_some() {
-            jit.write_perf_map(module);
+        let map = std::env::var_os("PTX2LLVM_PERF_MAP").is_some();
+        let dump = std::env::var_os("PTX2LLVM_CODE_DUMP");
+        if map || dump.is_some() {
+            jit.describe_code(module, map, dump.as_deref().map(std::path::Path::new));
         }
         Ok(jit)
     }
 
-    /// Appends the module's functions to `/tmp/perf-<pid>.map`, the symbol file `perf report`
-    /// reads for JIT code (`PTX2LLVM_PERF_MAP=1`). MCJIT does not report sizes: each function
-    /// is taken to reach the next one's start.
-    fn write_perf_map(&self, module: &Module<'c>) {
+    /// For profiling the JIT code: with `map`, appends the module's functions to
+    /// `/tmp/perf-<pid>.map`, the symbol file `perf report` reads for JIT code
+    /// (`PTX2LLVM_PERF_MAP=1`); with `dump`, writes each function's bytes to
+    /// `dump/<name>@<address>.bin` (`PTX2LLVM_CODE_DUMP=DIR`). MCJIT does not report sizes:
+    /// each function is taken to reach the next one's start (all are in one code section), the
+    /// last one the end of its page.
+    fn describe_code(&self, module: &Module<'c>, map: bool, dump: Option<&std::path::Path>) {
         use std::io::Write;
         let mut fns: Vec<(usize, String)> = module
             .get_functions()
@@ -789,24 +794,26 @@ impl<'c> Jit<'c> {
             })
             .collect();
         fns.sort();
-        let path = format!("/tmp/perf-{}.map", std::process::id());
-        let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        else {
-            return;
-        };
+        let mut file = map
+            .then(|| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(format!("/tmp/perf-{}.map", std::process::id()))
+                    .ok()
+            })
+            .flatten();
         for (i, (addr, name)) in fns.iter().enumerate() {
-            let size = fns.get(i + 1).map_or(4096, |n| n.0 - addr);
-            let _ = writeln!(file, "{addr:x} {size:x} {name}");
-            if let Some(dir) = std::env::var_os("PTX2LLVM_CODE_DUMP") {
-                let bytes =
-                    unsafe { std::slice::from_raw_parts(*addr as *const u8, size.min(1 << 20)) };
-                let _ = std::fs::write(
-                    std::path::Path::new(&dir).join(format!("{name}@{addr:x}.bin")),
-                    bytes,
-                );
+            let end = fns.get(i + 1).map_or((addr | 4095) + 1, |n| n.0);
+            let size = end - addr;
+            if let Some(f) = file.as_mut() {
+                let _ = writeln!(f, "{addr:x} {size:x} {name}");
+            }
+            if let Some(dir) = dump {
+                // SAFETY: the bytes from one function to the next (or to the end of the last
+                // one's page) are mapped code of this engine, which is alive.
+                let bytes = unsafe { std::slice::from_raw_parts(*addr as *const u8, size) };
+                let _ = std::fs::write(dir.join(format!("{name}@{addr:x}.bin")), bytes);
             }
         }
     }
