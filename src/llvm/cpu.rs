@@ -782,7 +782,7 @@ impl<'c> Jit<'c> {
     /// (`PTX2LLVM_PERF_MAP=1`); with `dump`, writes each function's bytes to
     /// `dump/<name>@<address>.bin` (`PTX2LLVM_CODE_DUMP=DIR`). MCJIT does not report sizes:
     /// each function is taken to reach the next one's start (all are in one code section), the
-    /// last one the end of its page.
+    /// last one the end of its mapping (`/proc/self/maps`; else of its page).
     fn describe_code(&self, module: &Module<'c>, map: bool, dump: Option<&std::path::Path>) {
         use std::io::Write;
         let mut fns: Vec<(usize, String)> = module
@@ -804,7 +804,9 @@ impl<'c> Jit<'c> {
             })
             .flatten();
         for (i, (addr, name)) in fns.iter().enumerate() {
-            let end = fns.get(i + 1).map_or((addr | 4095) + 1, |n| n.0);
+            let end = fns
+                .get(i + 1)
+                .map_or_else(|| mapping_end(*addr).unwrap_or((addr | 4095) + 1), |n| n.0);
             let size = end - addr;
             if let Some(f) = file.as_mut() {
                 let _ = writeln!(f, "{addr:x} {size:x} {name}");
@@ -831,6 +833,19 @@ impl<'c> Jit<'c> {
         };
         (a != 0).then_some(a as usize)
     }
+}
+
+/// The end of the mapping of this process that holds `addr` (`/proc/self/maps`).
+fn mapping_end(addr: usize) -> Option<usize> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().find_map(|line| {
+        let (lo, hi) = line.split_whitespace().next()?.split_once('-')?;
+        let (lo, hi) = (
+            usize::from_str_radix(lo, 16).ok()?,
+            usize::from_str_radix(hi, 16).ok()?,
+        );
+        (lo <= addr && addr < hi).then_some(hi)
+    })
 }
 
 /// Parses a module's context accessor (keeps the facade's types in one place).
