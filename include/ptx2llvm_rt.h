@@ -63,6 +63,12 @@ uint32_t ptx2llvm_rt_activemask(ptx2llvm_thread *t);
 void ptx2llvm_rt_bar_warp_sync(ptx2llvm_thread *t, uint32_t membermask);
 uint32_t ptx2llvm_rt_elect(ptx2llvm_thread *t, uint32_t membermask, uint32_t *pred_out);
 
+/* Global integer additions summed per worker (kernels whose additions nothing reads before the
+ * launch ends): add `v` to `p`'s entry; 1 when `p` is new there (the caller then checks `p`
+ * with an atomic addition of 0). The launcher adds the sums to memory at the end. */
+uint32_t ptx2llvm_rt_red_add_u32(uint32_t *p, uint32_t v);
+uint32_t ptx2llvm_rt_red_add_u64(uint64_t *p, uint64_t v);
+
 /* Thread end, failure, output, time. */
 void ptx2llvm_rt_exit(ptx2llvm_thread *t) __attribute__((noreturn));
 void ptx2llvm_rt_trap(ptx2llvm_thread *t, const char *msg /* nullable */) __attribute__((noreturn));

@@ -249,9 +249,15 @@ pub unsafe fn launch_code(
         nworkers: nworkers as u32,
     };
     let sh = &shared;
-    super::pool::run(nworkers, &move |w| match &sh.code {
-        KernelCode::Coroutine(_) => worker(sh, w),
-        KernelCode::Fission(k) => fis_worker(sh, k, w),
+    super::pool::run(nworkers, &move |w| {
+        // Nothing left from an earlier launch (a panic may have skipped its flush).
+        super::red::flush(true);
+        match &sh.code {
+            KernelCode::Coroutine(_) => worker(sh, w),
+            KernelCode::Fission(k) => fis_worker(sh, k, w),
+        }
+        // Before the launch returns: the additions this worker kept (`red.rs`).
+        super::red::flush(sh.aborted());
     });
     super::printf::flush();
     let err = shared.error.lock().ok().and_then(|mut e| e.take());

@@ -11,7 +11,8 @@
 //! - `nvvm`: host versions of the `llvm.nvvm.*` operations and the current-thread lookup;
 //! - `printf`, `time`: device printf and clocks;
 //! - `softfp`: the half/bfloat16 conversion builtins LLVM's host back ends call;
-//! - `fault`: invalid memory accesses of kernels as launch errors (a `SIGSEGV` handler).
+//! - `fault`: invalid memory accesses of kernels as launch errors (a `SIGSEGV` handler);
+//! - `red`: privatized global integer additions (per-worker sums, flushed at the end).
 
 pub mod abi;
 pub(crate) mod cta;
@@ -22,6 +23,7 @@ pub mod launch;
 pub mod nvvm;
 mod pool;
 mod printf;
+pub mod red;
 pub mod softfp;
 mod time;
 
@@ -54,6 +56,14 @@ pub fn symbols() -> Vec<(String, usize)> {
     v.push((
         "ptx2llvm_rt_assertfail_dev".into(),
         nvvm::ptx2llvm_rt_assertfail_dev as *const () as usize,
+    ));
+    v.push((
+        "ptx2llvm_rt_red_add_u32".into(),
+        red::ptx2llvm_rt_red_add_u32 as *const () as usize,
+    ));
+    v.push((
+        "ptx2llvm_rt_red_add_u64".into(),
+        red::ptx2llvm_rt_red_add_u64 as *const () as usize,
     ));
     v.push((
         "ptx2llvm_rt_fis_trap".into(),

@@ -147,6 +147,42 @@ pub fn lower<'c, 'a>(
                 fp::minmax(l, is_max, false, false, old, bv)
             })
             .into()
+        } else if fs.private_reds
+            && space == Space::Global
+            && opname == ".add"
+            && !et.is_float()
+            && matches!(et.bits, 32 | 64)
+            && n == 1
+        {
+            // Summed per worker, added to memory when the worker is done (`runtime/red.rs`);
+            // nothing in the kernel reads the old value (`Target::private_reductions`).
+            let f = if et.bits == 32 {
+                "ptx2llvm_rt_red_add_u32"
+            } else {
+                "ptx2llvm_rt_red_add_u64"
+            };
+            // A location new in the worker's table is checked here, in kernel code, where an
+            // invalid address faults as any access of the kernel does.
+            let fresh = l
+                .call(f, Some(l.i32().into()), &[ptr.into(), *b])
+                .expect("a call with a result")
+                .into_int_value();
+            let check = l.new_block(fs, "red.check");
+            let done = l.new_block(fs, "red.done");
+            let new =
+                l.b.build_int_compare(IntPredicate::NE, fresh, l.c32(0), "")
+                    .unwrap();
+            l.b.build_conditional_branch(new, check, done).unwrap();
+            l.b.position_at_end(check);
+            let zero = l.int(et.bits).const_zero();
+            // Volatile: an idempotent atomic whose result is unused would be optimized away.
+            let probe = atomic_rmw(l.ctx, &l.b, RmwOp::Add, ptr, zero.into(), ord, scope);
+            if let Some(i) = probe.as_instruction_value() {
+                let _ = i.set_volatile(true);
+            }
+            l.b.build_unconditional_branch(done).unwrap();
+            l.b.position_at_end(done);
+            zero.into()
         } else {
             let op = match (opname, et.k) {
                 (".add", K::F | K::BF) => RmwOp::FAdd,

@@ -136,6 +136,9 @@ pub struct FnState<'c, 'a> {
     pub loc: Option<(u32, u32, u32)>,
     pub prototypes: HashMap<&'a str, &'a ast::CallPrototype<'a>>,
     pub is_kernel: bool,
+    /// Global integer additions go through the runtime's per-worker sums
+    /// (`Target::private_reductions`).
+    pub private_reds: bool,
     counter: u32,
 }
 
@@ -965,6 +968,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             nounroll: Vec::new(),
             loc: None,
             is_kernel: f.kind == ast::FnKind::Entry,
+            private_reds: f.kind == ast::FnKind::Entry && self.target.private_reductions(f),
             counter: 0,
         };
         self.b.position_at_end(start);

@@ -158,6 +158,12 @@ pub trait Target {
     fn emulate_fma16(&self) -> bool {
         true
     }
+    /// Whether kernel `f` adds to global memory through the runtime's per-worker sums
+    /// (`runtime/red.rs`) instead of an atomic each time: the cpu target, for kernels in which
+    /// nothing can observe those locations before the launch ends.
+    fn private_reductions(&self, _f: &crate::syntax::ast::Function) -> bool {
+        false
+    }
     /// Lowers any instruction in the target's own way before the shared lowering sees it
     /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes
     /// barriers, warp operations, `trap` and calls here.

@@ -9,6 +9,7 @@
 
 pub mod fission;
 pub mod layout;
+pub mod private_red;
 mod sync;
 
 use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace};
@@ -29,6 +30,10 @@ impl Target for Cpu {
 
     fn disjoint_spaces(&self) -> bool {
         true
+    }
+
+    fn private_reductions(&self, f: &ast::Function) -> bool {
+        private_red::eligible(f)
     }
 
     fn addr_space(&self, s: Space) -> u16 {

@@ -849,6 +849,10 @@ impl Target for FisTarget {
         true
     }
 
+    fn private_reductions(&self, f: &ast::Function) -> bool {
+        CPU.private_reductions(f)
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         CPU.addr_space(s)
     }
