@@ -45,30 +45,30 @@ pub fn symbols() -> Vec<(String, usize)> {
             .into_iter()
             .map(|(n, p)| (n.to_string(), p as usize)),
     );
-    v.push((
-        "ptx2llvm_rt_self".into(),
-        nvvm::ptx2llvm_rt_self as *const () as usize,
-    ));
-    v.push((
-        "ptx2llvm_rt_vprintf_dev".into(),
-        nvvm::ptx2llvm_rt_vprintf_dev as *const () as usize,
-    ));
-    v.push((
-        "ptx2llvm_rt_assertfail_dev".into(),
-        nvvm::ptx2llvm_rt_assertfail_dev as *const () as usize,
-    ));
-    v.push((
-        "ptx2llvm_rt_red_add_u32".into(),
-        red::ptx2llvm_rt_red_add_u32 as *const () as usize,
-    ));
-    v.push((
-        "ptx2llvm_rt_red_add_u64".into(),
-        red::ptx2llvm_rt_red_add_u64 as *const () as usize,
-    ));
-    v.push((
-        "ptx2llvm_rt_fis_trap".into(),
-        fission::ptx2llvm_rt_fis_trap as *const () as usize,
-    ));
+    let more: [(&str, *const ()); 6] = [
+        ("ptx2llvm_rt_self", nvvm::ptx2llvm_rt_self as *const ()),
+        (
+            "ptx2llvm_rt_vprintf_dev",
+            nvvm::ptx2llvm_rt_vprintf_dev as *const (),
+        ),
+        (
+            "ptx2llvm_rt_assertfail_dev",
+            nvvm::ptx2llvm_rt_assertfail_dev as *const (),
+        ),
+        (
+            "ptx2llvm_rt_red_add_u32",
+            red::ptx2llvm_rt_red_add_u32 as *const (),
+        ),
+        (
+            "ptx2llvm_rt_red_add_u64",
+            red::ptx2llvm_rt_red_add_u64 as *const (),
+        ),
+        (
+            "ptx2llvm_rt_fis_trap",
+            fission::ptx2llvm_rt_fis_trap as *const (),
+        ),
+    ];
+    v.extend(more.iter().map(|&(n, p)| (n.to_string(), p as usize)));
     v
 }
 
