@@ -867,8 +867,21 @@ pub fn analyse<'x, 'a>(
                 uniform_probes.insert(key);
             }
             let uniform = |n: &str| top.contains(n) && !divergent.contains(n);
-            if let Some((r, reg)) =
-                tidrange::range(&kernel_facts, &region_ins(&flat, start, b), &uniform)
+            let prefix = region_ins(&flat, start, b);
+            // Probe mode 4 reads the bound's register at the branch: it must hold its value
+            // there, restored after the region's stop or written before the branch. (A bound
+            // the `setp` names is read in the region; an addend of `%tid.x + U` may not be.)
+            let holds = |u: &str| {
+                prefix.iter().any(|i| label_of(i) == Some(u))
+                    || (key > 0
+                        && (stops[key as usize - 1].saved.contains(&u)
+                            || stops[key as usize - 1]
+                                .remat
+                                .iter()
+                                .any(|i| label_of(i) == Some(u))))
+            };
+            if let Some((r, reg)) = tidrange::range(&kernel_facts, &prefix, &uniform)
+                .filter(|(r, reg)| !r.plus || reg.is_some_and(holds))
             {
                 analytic.insert(key, r);
                 if let Some(reg) = reg {
