@@ -525,7 +525,8 @@ pub(crate) unsafe fn run_cta(
         let seen = match info.must_stop.get((*f).k as usize) {
             Some(&j) if j != NO_STOP && (*f).mode == MODE_ALL => {
                 uniform = Some(ST_STOP | j as u16);
-                1u64 << j.min(SEEN_MANY)
+                // Bit 0: threads finished in an earlier round `K.fis` chained this one to.
+                1u64 << j.min(SEEN_MANY) | ((*f).seen & 1)
             }
             _ => {
                 uniform = None;

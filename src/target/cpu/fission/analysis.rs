@@ -62,6 +62,9 @@ pub struct Plan<'x, 'a> {
     /// Probe regions whose branch leads straight to `ret`/`exit` when taken (`.0`) or not
     /// taken (`.1`): those threads finish without running anything.
     pub exit_paths: HashMap<u32, (bool, bool)>,
+    /// Probe regions with an exit path whose other threads all reach one stop (no other way
+    /// out): that stop.
+    pub exit_then: HashMap<u32, u32>,
     /// Probe regions whose branch condition picks every `modulus`-th thread (`lane == 0`).
     pub lanes: HashMap<u32, tidrange::TidLanes>,
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
@@ -520,6 +523,7 @@ pub fn analyse<'x, 'a>(
             analytic,
             probe_regs: HashMap::new(),
             exit_paths: HashMap::new(),
+            exit_then: HashMap::new(),
             lanes: HashMap::new(),
             uniform_probes: HashSet::new(),
         });
@@ -824,16 +828,18 @@ pub fn analyse<'x, 'a>(
         kernel_params.contains(n)
     });
     let mut uniform_probes = HashSet::new();
-    for &(key, start) in &regions {
-        if start >= nn {
-            continue;
-        }
-        // Stops reachable before the next stop, and whether a thread can finish.
+    let mut exit_then = HashMap::new();
+    // Stops reachable from node `from` before the next stop, and whether a thread can finish.
+    let outcome = |from: usize| {
         let mut seen_nodes = vec![false; nn];
-        let mut work = vec![start];
+        let mut work = vec![from];
         let mut reach = std::collections::BTreeSet::new();
         let mut finishes = false;
         while let Some(k) = work.pop() {
+            if k >= nn {
+                finishes = true;
+                continue;
+            }
             if std::mem::replace(&mut seen_nodes[k], true) {
                 continue;
             }
@@ -853,6 +859,13 @@ pub fn analyse<'x, 'a>(
             }
             work.extend(flat.nodes[k].succ.iter().copied());
         }
+        (reach, finishes)
+    };
+    for &(key, start) in &regions {
+        if start >= nn {
+            continue;
+        }
+        let (reach, finishes) = outcome(start);
         let must = (!finishes && reach.len() == 1).then(|| *reach.iter().next().unwrap());
         if let Some(j) = must {
             must_stop.insert(key, j);
@@ -904,6 +917,14 @@ pub fn analyse<'x, 'a>(
             let exits = (is_exit(target), is_exit(Some(b + 1)));
             if exits.0 || exits.1 {
                 exit_paths.insert(key, exits);
+                // The other threads' one stop, when they all reach the same one.
+                let other = if exits.0 { Some(b + 1) } else { target };
+                if let (Some(o), false) = (other, exits.0 && exits.1) {
+                    let (r, fin) = outcome(o);
+                    if !fin && r.len() == 1 {
+                        exit_then.insert(key, *r.iter().next().unwrap());
+                    }
+                }
             }
             // Threads that skip the round neither run the code before the branch nor store
             // the stop's operands: only a barrier with constant operands after a prefix
@@ -950,6 +971,7 @@ pub fn analyse<'x, 'a>(
         analytic,
         probe_regs,
         exit_paths,
+        exit_then,
         lanes,
         uniform_probes,
     })
@@ -1343,6 +1365,12 @@ DONE:",
             );
             assert_eq!(p.analytic.get(&5), None);
             assert!(p.probes.contains_key(&5));
+            // `if (w != 0) return;` after the barrier: the other threads all reach the next
+            // shuffle (stop 7), which `K.fis` goes on with; before it, lane 0 alone reaches
+            // the barrier and the other lanes too: no exit path.
+            assert_eq!(p.exit_paths.get(&6), Some(&(true, false)));
+            assert_eq!(p.exit_then.get(&6), Some(&7));
+            assert_eq!(p.exit_then.get(&5), None);
         });
     }
 

@@ -590,6 +590,7 @@ impl<'c> Gen<'c, '_, '_> {
             uniform,
             lanes,
             exits,
+            exit_then,
         } = facts;
         let l = self.l;
         let b = &l.b;
@@ -754,7 +755,33 @@ impl<'c> Gen<'c, '_, '_> {
         let d_split = self.block(&format!("r{r}.split"));
         let d_mixed = self.block(&format!("r{r}.mixed"));
         b.build_conditional_branch(none, d_none, d_rest).unwrap();
+        // The threads that do not finish, for `K.fis` (`RegionFacts::exit_then`).
+        let fis = self.p(extra::FIS).into_pointer_value();
+        let publish = |lo: IntValue<'c>, hi: IntValue<'c>| {
+            if !exit_then {
+                return;
+            }
+            for (o, v) in [(off::XLO, lo), (off::XHI, hi)] {
+                let p = unsafe {
+                    b.build_gep(
+                        l.ctx.i8_type(),
+                        fis,
+                        &[l.i64().const_int(o as u64, false)],
+                        "",
+                    )
+                    .unwrap()
+                };
+                b.build_store(p, v).unwrap();
+            }
+        };
+        let unknown = self.c32(NO_RANGE);
+        let nothing = self.c32(0);
         b.position_at_end(d_none);
+        if exits.0 {
+            publish(xlo, xhi);
+        } else {
+            publish(nothing, nothing);
+        }
         b.build_store(nlo, xlo).unwrap();
         b.build_store(nhi, xhi).unwrap();
         b.build_store(phase, self.c32(0)).unwrap();
@@ -762,6 +789,11 @@ impl<'c> Gen<'c, '_, '_> {
         b.position_at_end(d_rest);
         b.build_conditional_branch(all, d_all, d_rest2).unwrap();
         b.position_at_end(d_all);
+        if exits.0 {
+            publish(nothing, nothing);
+        } else {
+            publish(xlo, xhi);
+        }
         b.build_store(tlo, xlo).unwrap();
         b.build_store(thi, xhi).unwrap();
         b.build_store(phase, self.c32(1)).unwrap();
@@ -769,6 +801,22 @@ impl<'c> Gen<'c, '_, '_> {
         b.position_at_end(d_rest2);
         b.build_conditional_branch(split, d_split, d_mixed).unwrap();
         b.position_at_end(d_split);
+        if exits.0 {
+            publish(plo, phi);
+        } else {
+            // Taken: xlo..plo and phi..xhi, one range when either is empty.
+            let eq = |a: IntValue<'c>, c: IntValue<'c>| {
+                b.build_int_compare(IntPredicate::EQ, a, c, "").unwrap()
+            };
+            let sel = |c: IntValue<'c>, a: IntValue<'c>, o: IntValue<'c>| {
+                b.build_select(c, a, o, "").unwrap().into_int_value()
+            };
+            let (low, high) = (eq(plo, xlo), eq(phi, xhi));
+            publish(
+                sel(low, phi, sel(high, xlo, unknown)),
+                sel(low, xhi, sel(high, plo, unknown)),
+            );
+        }
         b.build_store(tlo, xlo).unwrap();
         b.build_store(thi, plo).unwrap();
         b.build_store(nlo, plo).unwrap();
@@ -824,7 +872,15 @@ struct RegionFacts {
     lanes: Option<TidLanes>,
     /// Which probe directions (taken, not taken) finish at once.
     exits: (bool, bool),
+    /// The other threads all reach one stop (`Plan::exit_then`): the round leaves their
+    /// range in `ptx2llvm_fis`'s `xlo`/`xhi` (`NO_RANGE` when they are not one range), for
+    /// `K.fis` to go on with them (`chain_rounds`).
+    exit_then: bool,
 }
+
+/// `xlo`/`xhi` of a round with `RegionFacts::exit_then` whose other threads are not one
+/// range (or whose decision took another way).
+const NO_RANGE: u64 = u32::MAX as u64;
 
 /// Emits `K.fis` for kernel `name` whose step function `so.step` was lowered, specialized for
 /// CTAs of shape `block` when given. Returns it.
@@ -1027,8 +1083,22 @@ pub fn emit_kernel<'c>(
                 uniform: so.uniform_probes.contains(&r),
                 lanes: so.lanes.get(&r).copied(),
                 exits: so.exit_paths.get(&r).copied().unwrap_or((false, false)),
+                exit_then: so.exit_then.contains_key(&r),
             };
             let first = g.region(r, so.probes.contains(&r), range, None, done, facts);
+            // No range unless the round's decision leaves one.
+            let first = if facts.exit_then {
+                let pre = g.block(&format!("r{r}.norange"));
+                b.position_at_end(pre);
+                let fis = g.p(extra::FIS).into_pointer_value();
+                for o in [off::XLO, off::XHI] {
+                    b.build_store(at(fis, o), g.c32(NO_RANGE)).unwrap();
+                }
+                b.build_unconditional_branch(first).unwrap();
+                pre
+            } else {
+                first
+            };
             let first = match chains.get(&r) {
                 Some(stages) => g.warp_chain(name, stages, ns, range, first, done),
                 None => first,
@@ -1325,10 +1395,31 @@ fn chain_rounds<'c>(
             }
         }
     }
+    // Rounds some threads finish in, whose other threads all reach one stop: the round leaves
+    // their range in `xlo`/`xhi` (`RegionFacts::exit_then`), and the next round runs it.
+    let mut exit_chains: Vec<(u32, u32, u32, bool)> = Vec::new();
+    let mut es: Vec<(&u32, &u32)> = so.exit_then.iter().collect();
+    es.sort();
+    for (&r, &j) in es {
+        let next = match so.stops.get(j as usize - 1) {
+            Some(s) if s.is_fast_barrier() => Some((j, false)),
+            Some(StopKind::Warp {
+                op: WarpOp::Shfl(_),
+                mask: Some(u32::MAX),
+                inline: true,
+            }) => Some((ns + j, true)),
+            _ => None,
+        };
+        if let Some((t, warps)) = next {
+            if so.resumes.contains(&t) {
+                exit_chains.push((r, t, j, warps));
+            }
+        }
+    }
     let call = |args: &[BasicMetadataValueEnum<'c>]| {
         b.build_call(loops, args, "").unwrap();
     };
-    if chains.is_empty() {
+    if chains.is_empty() && exit_chains.is_empty() {
         call(args);
         b.build_return(None).unwrap();
         return;
@@ -1337,13 +1428,16 @@ fn chain_rounds<'c>(
     let head = ctx.append_basic_block(f, "round");
     let decide = ctx.append_basic_block(f, "chain");
     let exit = ctx.append_basic_block(f, "exit");
-    let (ik, iwant, ibank) = (
+    let (ik, iwant, ibank, ixlo, ixhi) = (
         (nptx + extra::K) as usize,
         (nptx + extra::TX) as usize,
         (nptx + extra::BANK) as usize,
+        (nptx + L_XLO) as usize,
+        (nptx + L_XHI) as usize,
     );
     let val = |v: BasicMetadataValueEnum<'c>| v.into_int_value();
     let (k0, want0, bank0) = (val(args[ik]), val(args[iwant]), val(args[ibank]));
+    let (xlo0, xhi0) = (val(args[ixlo]), val(args[ixhi]));
     let mode = val(args[(nptx + extra::T) as usize]);
     let nthreads = val(args[(nptx + extra::N) as usize]);
     let all = b
@@ -1357,12 +1451,22 @@ fn chain_rounds<'c>(
     let k = b.build_phi(i32t, "k").unwrap();
     let want = b.build_phi(i32t, "want").unwrap();
     let bank = b.build_phi(i32t, "bank").unwrap();
+    let xlo = b.build_phi(i32t, "xlo").unwrap();
+    let xhi = b.build_phi(i32t, "xhi").unwrap();
+    // Whether threads finished in an earlier round of this call (the driver learns it from
+    // bit 0 of `seen`).
+    let exited = b.build_phi(i64t, "exited").unwrap();
     k.add_incoming(&[(&k0, pre)]);
     want.add_incoming(&[(&want0, pre)]);
     bank.add_incoming(&[(&bank0, pre)]);
+    xlo.add_incoming(&[(&xlo0, pre)]);
+    xhi.add_incoming(&[(&xhi0, pre)]);
+    exited.add_incoming(&[(&i64t.const_zero(), pre)]);
     args[ik] = k.as_basic_value().into();
     args[iwant] = want.as_basic_value().into();
     args[ibank] = bank.as_basic_value().into();
+    args[ixlo] = xlo.as_basic_value().into();
+    args[ixhi] = xhi.as_basic_value().into();
     call(args);
     let status = b
         .build_load(i32t, at(off::STATUS), "")
@@ -1380,15 +1484,39 @@ fn chain_rounds<'c>(
         .build_load(i32t, at(off::BANK), "")
         .unwrap()
         .into_int_value();
+    let ld = |o: u32| b.build_load(i32t, at(o), "").unwrap().into_int_value();
     let mut cases = Vec::new();
-    for &(r, t, j, needs_warps) in &chains {
+    let tagged = chains
+        .iter()
+        .map(|c| (c, false))
+        .chain(exit_chains.iter().map(|c| (c, true)));
+    for (&(r, t, j, needs_warps), finishing) in tagged {
         let bb = ctx.append_basic_block(f, &format!("chain{r}"));
         cases.push((c32(r as u64), bb));
         b.position_at_end(bb);
         let next = ctx.append_basic_block(f, &format!("chain{r}.go"));
+        // The range of the next round: the same, or the threads that did not finish.
+        let (nlo, nhi) = if finishing {
+            (ld(off::XLO), ld(off::XHI))
+        } else {
+            (
+                xlo.as_basic_value().into_int_value(),
+                xhi.as_basic_value().into_int_value(),
+            )
+        };
+        let mut go = if finishing {
+            let known = b
+                .build_int_compare(IntPredicate::NE, nlo, c32(NO_RANGE), "")
+                .unwrap();
+            let some = b
+                .build_int_compare(IntPredicate::ULT, nlo, nhi, "")
+                .unwrap();
+            b.build_and(known, some, "").unwrap()
+        } else {
+            l.i1().const_int(1, false)
+        };
         if needs_warps {
             // Whole warps: the CTA and the range (read here, off the hot path).
-            let ld = |o: u32| b.build_load(i32t, at(o), "").unwrap().into_int_value();
             let whole = b
                 .build_or(
                     nthreads,
@@ -1404,10 +1532,9 @@ fn chain_rounds<'c>(
                     "",
                 )
                 .unwrap();
-            b.build_conditional_branch(warps, next, exit).unwrap();
-        } else {
-            b.build_unconditional_branch(next).unwrap();
+            go = b.build_and(go, warps, "").unwrap();
         }
+        b.build_conditional_branch(go, next, exit).unwrap();
         b.position_at_end(next);
         let kt = c32(t as u64);
         let wt = c32((ST_STOP | j as u16) as u64);
@@ -1415,14 +1542,30 @@ fn chain_rounds<'c>(
         b.build_store(at(off::K), kt).unwrap();
         b.build_store(at(off::WANT), wt).unwrap();
         b.build_store(at(off::BANK), bt).unwrap();
+        let ex = if finishing {
+            i64t.const_int(1, false)
+        } else {
+            exited.as_basic_value().into_int_value()
+        };
         k.add_incoming(&[(&kt, next)]);
         want.add_incoming(&[(&wt, next)]);
         bank.add_incoming(&[(&bt, next)]);
+        xlo.add_incoming(&[(&nlo, next)]);
+        xhi.add_incoming(&[(&nhi, next)]);
+        exited.add_incoming(&[(&ex, next)]);
         b.build_unconditional_branch(head).unwrap();
     }
     b.position_at_end(decide);
     b.build_switch(k_done, exit, &cases).unwrap();
     b.position_at_end(exit);
+    let seen = b
+        .build_load(i64t, at(off::SEEN), "")
+        .unwrap()
+        .into_int_value();
+    let seen = b
+        .build_or(seen, exited.as_basic_value().into_int_value(), "")
+        .unwrap();
+    b.build_store(at(off::SEEN), seen).unwrap();
     b.build_return(None).unwrap();
 }
 
@@ -1482,6 +1625,7 @@ fn cta_loop<'c>(
         uniform: false,
         lanes: None,
         exits: (false, false),
+        exit_then: false,
     };
     let body = g.region(0, probed, full, Some(cids), latch, facts);
     b.position_at_end(head);

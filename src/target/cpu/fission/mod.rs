@@ -1093,6 +1093,9 @@ pub struct StepOut<'c> {
     pub lanes: HashMap<u32, tidrange::TidLanes>,
     /// By resume point with a probe: whether the taken / not-taken threads finish at once.
     pub exit_paths: HashMap<u32, (bool, bool)>,
+    /// By resume point with an exit path: the one stop the other threads reach
+    /// (`Plan::exit_then`).
+    pub exit_then: HashMap<u32, u32>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1219,6 +1222,7 @@ pub fn lower_step<'c, 'a>(
     let analytic = by_resume(&plan.analytic, resumes_of);
     let lanes = by_resume(&plan.lanes, resumes_of);
     let exit_paths = by_resume(&plan.exit_paths, resumes_of);
+    let exit_then = by_resume(&plan.exit_then, resumes_of);
     let uniform_probes = plan
         .uniform_probes
         .iter()
@@ -1233,6 +1237,7 @@ pub fn lower_step<'c, 'a>(
         uniform_probes,
         lanes,
         exit_paths,
+        exit_then,
         probes,
         stops,
         stop_consts: cur.stop_consts,
