@@ -881,21 +881,7 @@ pub fn analyse<'x, 'a>(
             }
             let uniform = |n: &str| top.contains(n) && !divergent.contains(n);
             let prefix = region_ins(&flat, start, b);
-            // Probe mode 4 reads the bound's register at the branch: it must hold its value
-            // there, restored after the region's stop or written before the branch. (A bound
-            // the `setp` names is read in the region; an addend of `%tid.x + U` may not be.)
-            let holds = |u: &str| {
-                prefix.iter().any(|i| label_of(i) == Some(u))
-                    || (key > 0
-                        && (stops[key as usize - 1].saved.contains(&u)
-                            || stops[key as usize - 1]
-                                .remat
-                                .iter()
-                                .any(|i| label_of(i) == Some(u))))
-            };
-            if let Some((r, reg)) = tidrange::range(&kernel_facts, &prefix, &uniform)
-                .filter(|(r, reg)| !r.plus || reg.is_some_and(holds))
-            {
+            if let Some((r, reg)) = tidrange::range(&kernel_facts, &prefix, &uniform) {
                 analytic.insert(key, r);
                 if let Some(reg) = reg {
                     probe_regs.insert(key, reg);
@@ -1214,6 +1200,50 @@ L2:
     }
 
     #[test]
+    fn tid_plus_uniform_intervals() {
+        // After the barrier: `%r6 < n` with %r6 = %tid.x + something equal in every thread.
+        let plus = |defs: &str| {
+            let src = format!(
+                ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u32 n)\n{{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  ld.param.u32 %r1, [n];
+  mov.u32 %r5, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+{defs}
+  bar.sync 0;
+  setp.lt.s32 %p1, %r6, %r1;
+  @%p1 bra L2;
+  mov.u32 %r7, 1;
+L2:
+  bar.sync 0;
+  ret;
+}}"
+            );
+            let mut got = None;
+            plan_of(&src, |p| {
+                let p = p.unwrap();
+                got = Some((
+                    p.analytic.get(&1).is_some_and(|t| t.plus && t.signed),
+                    p.probe_regs.get(&1).copied() == Some("%r6"),
+                ));
+            });
+            got.unwrap()
+        };
+        let yes = (true, true);
+        assert_eq!(
+            plus("  shl.b32 %r4, %r3, 8;\n  add.s32 %r6, %r5, %r4;"),
+            yes
+        );
+        assert_eq!(plus("  mad.lo.s32 %r6, %r3, 96, %r5;"), yes);
+        assert_eq!(plus("  add.s32 %r6, %r1, %r5;"), yes);
+        // Not equal in every thread (the thread index twice), or a scaled thread index.
+        let no = (false, false);
+        assert_eq!(plus("  add.s32 %r6, %r5, %r5;"), no);
+        assert_eq!(plus("  mad.lo.s32 %r6, %r5, 2, %r3;"), no);
+    }
+
+    #[test]
     fn exit_paths_of_probe_branches() {
         // After the barrier: `if (tid >= r1) return;` taken straight to `ret`.
         let src = loop_kernel(
@@ -1330,7 +1360,8 @@ DONE:",
             );
             // The first region's branch: `setp.ge.u32 %p1, %r3, %r5` with
             // %r3 = (%ctaid.x << 8) + %tid.x and %r5 the parameter n: `%tid.x + U` with the
-            // uniform %r6 = %ctaid.x << 8, taken from n - U on.
+            // uniform %r6 = %ctaid.x << 8, taken from n - U on; %r3 is read off the first
+            // thread.
             assert_eq!(
                 p.analytic.get(&0),
                 Some(&TidRange {
@@ -1344,7 +1375,7 @@ DONE:",
                     plus: true,
                 })
             );
-            assert_eq!(p.probe_regs.get(&0), Some(&"%r6"));
+            assert_eq!(p.probe_regs.get(&0), Some(&"%r3"));
         });
         plan_of_file("/benches/suite/kernels/reduce_warp.ptx", |p| {
             let p = p.unwrap();

@@ -509,8 +509,10 @@ impl<'c> Gen<'c, '_, '_> {
             let ctaid = b.build_int_z_extend(ctaid, i64t, "").unwrap();
             lose(b.build_int_mul(ctaid, ntid, "").unwrap());
         }
-        if let (true, Some(u)) = (t.plus, captured) {
-            lose(ext(u));
+        // `%tid.x + U`: U is the first thread's index value less its `%tid.x`.
+        if let (true, Some(v)) = (t.plus, captured) {
+            let x0 = b.build_int_z_extend(xlo, i64t, "").unwrap();
+            lose(b.build_int_sub(ext(v), x0, "").unwrap());
         }
         let bound = |v: i64| {
             if v <= -BIG || v >= BIG {

@@ -28,9 +28,10 @@ pub struct TidRange {
     /// The finite bound(s) also get the value of a uniform register (`range`'s second
     /// result), which the CTA function reads from the first thread (probe mode 4).
     pub reg: bool,
-    /// The compared index is `%tid.x + U` with `U` a uniform register (`range`'s second
-    /// result, read as for `reg`): the finite bound(s) lose `U`, and the CTA function probes
-    /// after all where `%tid.x + U` could wrap. Never together with `reg`.
+    /// The compared index is `%tid.x + U` with `U` equal in every thread: the CTA function
+    /// reads the compared register (`range`'s second result) from the first thread as for
+    /// `reg`, and the finite bound(s) lose its value less that thread's `%tid.x`; it probes
+    /// after all where the index could wrap. Never together with `reg`.
     pub plus: bool,
 }
 
@@ -56,8 +57,8 @@ enum Val<'a> {
     Base,
     /// A register equal in every thread (the uniformity analysis's word).
     Uniform(&'a str),
-    /// `%tid.x + U`, `U` a register equal in every thread with a single definition.
-    TidPlus(&'a str),
+    /// `%tid.x + U`, `U` equal in every thread (`Facts::tid_plus`).
+    TidPlus,
 }
 
 /// The single-definition registers of a kernel, by name.
@@ -264,36 +265,47 @@ impl<'a> Facts<'_, 'a> {
 }
 
 impl<'a> Facts<'_, 'a> {
-    /// `name` as `%tid.x + U` (`add.{u32,s32,b32}`, either order) with `U` a register with one
-    /// definition that `uniform` says is equal in every thread: its value wherever it is read
-    /// is the one the addition used.
+    /// Whether operand `o` is equal in every thread: a constant, a parameter, `%ctaid.x`,
+    /// `%ntid.x` or products of them as `value` follows them, or a register `uniform` says so.
+    fn uniform_op(&self, o: &Operand<'a>, uniform: &dyn Fn(&str) -> bool) -> bool {
+        match self.value(o, 1) {
+            Some(Val::Const(_) | Val::Param(_) | Val::CtaidX | Val::NtidX | Val::Base) => true,
+            Some(_) => false,
+            None => {
+                matches!(o, Operand::Name { name, comp: None, negated: false, .. } if uniform(name))
+            }
+        }
+    }
+
+    /// `name` as `%tid.x + U` with `U` equal in every thread: `add.{u32,s32,b32}` of `%tid.x`
+    /// and such a value (either order), or `mad.lo.{u32,s32}` of two such values and `%tid.x`
+    /// (`(%ctaid.x << 8) + %tid.x`, `%ctaid.x * 256 + %tid.x`). The CTA function reads the
+    /// register itself from the first thread: `U` is its value less that thread's `%tid.x`.
     fn tid_plus(&self, name: &str, uniform: &dyn Fn(&str) -> bool) -> Option<Val<'a>> {
         let i = self.defs.get(name)?;
-        let int32 = i
-            .mods
-            .iter()
-            .any(|m| matches!(m.spelling(), ".u32" | ".s32" | ".b32"));
-        if i.opcode.spelling() != "add" || i.operands.len() != 3 || !int32 {
-            return None;
-        }
-        let tid = Val::Tid {
-            shift: 0,
-            base: false,
+        let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
+        let int32 = mods.iter().any(|m| matches!(*m, ".u32" | ".s32" | ".b32"));
+        let tid = |o: &Operand<'a>| {
+            self.value(o, 1)
+                == Some(Val::Tid {
+                    shift: 0,
+                    base: false,
+                })
         };
-        [(1, 2), (2, 1)].into_iter().find_map(|(a, u)| {
-            match (self.value(&i.operands[a], 1)?, &i.operands[u]) {
-                (
-                    v,
-                    Operand::Name {
-                        name: n,
-                        comp: None,
-                        negated: false,
-                        ..
-                    },
-                ) if v == tid && uniform(n) && self.defs.contains_key(n) => Some(Val::TidPlus(n)),
-                _ => None,
+        let ops = &i.operands;
+        let plus = match (i.opcode.spelling(), ops.len()) {
+            ("add", 3) if int32 => {
+                (tid(&ops[1]) && self.uniform_op(&ops[2], uniform))
+                    || (tid(&ops[2]) && self.uniform_op(&ops[1], uniform))
             }
-        })
+            ("mad", 4) if int32 && mods.contains(&".lo") => {
+                tid(&ops[3])
+                    && self.uniform_op(&ops[1], uniform)
+                    && self.uniform_op(&ops[2], uniform)
+            }
+            _ => false,
+        };
+        plus.then_some(Val::TidPlus)
     }
 }
 
@@ -396,9 +408,10 @@ pub fn range<'a>(
     // its value at the branch; there is one place to read it.
     let regs: Vec<(&'a str, bool)> = [x, y]
         .iter()
-        .filter_map(|v| match v {
-            Val::Uniform(n) => Some((*n, false)),
-            Val::TidPlus(n) => Some((*n, true)),
+        .zip(&i.operands[1..])
+        .filter_map(|(v, o)| match (v, o) {
+            (Val::Uniform(n), _) => Some((*n, false)),
+            (Val::TidPlus, Operand::Name { name, .. }) => Some((*name, true)),
             _ => None,
         })
         .collect();
@@ -421,7 +434,7 @@ pub fn range<'a>(
     }
     let tid = |v: Val| match v {
         Val::Tid { shift, base } => Some((shift, base)),
-        Val::TidPlus(_) => Some((0, false)),
+        Val::TidPlus => Some((0, false)),
         _ => None,
     };
     // Normalize to `(tid >> shift) CMP bound`.
