@@ -302,6 +302,110 @@ fn emit_obj_with_shared_memory_barriers_helpers_and_trap() {
     }
 }
 
+/// A histogram whose global additions the cpu target sums per worker (`runtime/red.rs`):
+/// `ld.global.nc` reads, `red`/`atom .add` with unused results, a barrier.
+const HIST_PTX: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry hist(.param .u64 data, .param .u64 bins, .param .u32 n)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [data];
+    ld.param.u64 %rd2, [bins];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %nctaid.x;
+    mad.lo.s32 %r6, %r4, %r3, %r2;
+    mul.lo.s32 %r7, %r5, %r3;
+    bar.sync 0;
+    setp.ge.u32 %p1, %r6, %r1;
+    @%p1 bra DONE;
+LOOP:
+    cvt.u64.u32 %rd3, %r6;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.nc.u8 %r8, [%rd4];
+    mul.wide.u32 %rd5, %r8, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    atom.global.add.u32 %r9, [%rd6], 1;
+    red.global.add.u64 [%rd2+1024], 1;
+    add.s32 %r6, %r6, %r7;
+    setp.lt.u32 %p2, %r6, %r1;
+    @%p2 bra LOOP;
+DONE:
+    ret;
+}
+"#;
+
+const HIST_MAIN: &str = r#"
+#include <stdio.h>
+#include <stdint.h>
+#include "ptx2llvm_rt.h"
+
+extern void hist(const void *params, ptx2llvm_thread *t);
+struct params { const unsigned char *data; uint32_t *bins; uint32_t n; };
+
+int main(void) {
+    enum { N = 100000 };
+    static unsigned char data[N];
+    static uint32_t bins[258];
+    for (int i = 0; i < N; i++) data[i] = (unsigned char)(i * 7 % 251);
+    struct params p = {data, bins, N};
+    ptx2llvm_dim3 grid = {37, 1, 1}, block = {128, 1, 1};
+    char *err = NULL;
+    for (int rep = 0; rep < 2; rep++)
+        if (ptx2llvm_rt_launch(hist, "hist", grid, block, 0, 0, &p, sizeof p, &err) != 0) {
+            printf("launch error: %s\n", err);
+            return 1;
+        }
+    uint64_t total = (uint64_t)bins[256] | (uint64_t)bins[257] << 32;
+    printf("total %llu\n", (unsigned long long)total);
+    for (int b = 0; b < 256; b++) printf("%u\n", bins[b]);
+    return 0;
+}
+"#;
+
+#[test]
+fn emit_obj_with_privatized_global_additions() {
+    let d = tempfile::tempdir().unwrap();
+    let ptx = d.path().join("hist.ptx");
+    std::fs::write(&ptx, HIST_PTX).unwrap();
+    let obj = d.path().join("hist.o");
+    emit_obj(&ptx, &obj);
+    let main = d.path().join("main.c");
+    std::fs::write(&main, HIST_MAIN).unwrap();
+    let exe = d.path().join("hist");
+    build_c(&[&main, &obj], &exe);
+    // Two launches: every count twice.
+    let mut want = vec![0u32; 256];
+    for i in 0..100_000u32 {
+        want[(i * 7 % 251) as usize] += 2;
+    }
+    let expect = format!(
+        "total 200000\n{}",
+        want.iter().map(|c| format!("{c}\n")).collect::<String>()
+    );
+    for mode in ["auto", "coroutine"] {
+        let o = Command::new(&exe)
+            .env("PTX2LLVM_CPU_MODE", mode)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {out}");
+        assert_eq!(out, expect, "{mode}");
+    }
+    // The additions call the runtime's per-worker sums.
+    if let Ok(nm) = Command::new("nm").arg(&obj).output() {
+        let syms = String::from_utf8_lossy(&nm.stdout);
+        assert!(syms.contains("U ptx2llvm_rt_red_add_u32"), "{syms}");
+    }
+}
+
 const ERRORS_MAIN: &str = r#"
 #include <stdio.h>
 #include <string.h>
