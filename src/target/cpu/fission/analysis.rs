@@ -1402,6 +1402,17 @@ DONE:",
             assert_eq!(p.exit_paths.get(&6), Some(&(true, false)));
             assert_eq!(p.exit_then.get(&6), Some(&7));
             assert_eq!(p.exit_then.get(&5), None);
+            // After warp 0's last shuffle: `@%p7 bra` (lane != 0 -> ret) with %p7 set before
+            // the first shuffle and kept: lane 0 of each warp works, the other lanes finish.
+            assert_eq!(
+                p.lanes.get(&11),
+                Some(&tidrange::TidLanes {
+                    modulus: 32,
+                    residue: 0,
+                    taken: false,
+                })
+            );
+            assert_eq!(p.exit_paths.get(&11), Some(&(true, false)));
         });
     }
 

@@ -604,11 +604,17 @@ impl<'c> Gen<'c, '_, '_> {
             return unspecialized(&format!("all{r}"));
         }
         let (xlo, xhi) = range;
-        // `if (lane == 0)` before the region's barrier, the other lanes having nothing to do:
-        // one strided nest over the lanes that do, without probing.
-        if let Some(ln) = lanes.filter(|_| must) {
-            let (dir, other_empty) = if ln.taken { (3, empty.1) } else { (2, empty.0) };
-            if other_empty {
+        // `if (lane == 0)` before the region's barrier, the other lanes having nothing to do, or
+        // before `ret` (the other lanes finish at once): one strided nest over the lanes that
+        // work, without probing; finishing lanes are all marked first (the working lanes'
+        // nest records their own outcome after).
+        if let Some(ln) = lanes {
+            let (dir, other_empty, other_exits) = if ln.taken {
+                (3, empty.1, exits.1)
+            } else {
+                (2, empty.0, exits.0)
+            };
+            if (must && other_empty) || other_exits {
                 let entry = self.block(&format!("r{r}.lanes"));
                 b.position_at_end(entry);
                 let m = self.c32(ln.modulus as u64);
@@ -634,8 +640,23 @@ impl<'c> Gen<'c, '_, '_> {
                     must,
                     ln.modulus,
                 );
+                let first = if other_exits && !must {
+                    self.nest(
+                        &format!("lanes{r}.exit"),
+                        Kind::Exit,
+                        kr,
+                        0,
+                        range,
+                        cids,
+                        nest,
+                        false,
+                        1,
+                    )
+                } else {
+                    nest
+                };
                 b.position_at_end(entry);
-                b.build_unconditional_branch(nest).unwrap();
+                b.build_unconditional_branch(first).unwrap();
                 return entry;
             }
         }

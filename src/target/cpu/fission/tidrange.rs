@@ -344,7 +344,29 @@ pub struct TidLanes {
 
 /// The `TidLanes` of the probe branch that ends `region`, as `range` finds intervals.
 pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<TidLanes> {
-    let (g, _, i, _) = guard_setp(region)?;
+    // The `setp` may come before the region (the predicate kept across stops) when it is the
+    // predicate's only definition: a function of `%tid.x` alone, it still holds at the branch.
+    let (g, i) = match guard_setp(region) {
+        Some((g, _, i, _)) => (g, i),
+        None => {
+            let (bra, body) = region.split_last()?;
+            let g = bra.guard?;
+            let writes = |i: &&Instruction| {
+                let mut names = Vec::new();
+                if let Some(o) = i.operands.first() {
+                    collect_names(o, &mut names);
+                }
+                names.contains(&g.pred)
+            };
+            if body.iter().any(writes) {
+                return None;
+            }
+            let i = *facts.defs.get(g.pred)?;
+            let single = matches!(i.operands.first(), Some(Operand::Name { comp: None, .. }));
+            (i.opcode.spelling() == "setp" && i.operands.len() == 3 && single).then_some(())?;
+            (g, i)
+        }
+    };
     let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
     let eq = match mods.as_slice() {
         [".eq", ".u32" | ".s32" | ".b32"] => true,
