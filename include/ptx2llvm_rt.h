@@ -24,7 +24,7 @@ typedef struct ptx2llvm_thread {
     uint8_t *local;   /* 96: reserved (.local lives in allocas) */
     void *cta;        /* 104: runtime-private */
     const void *yielder; /* 112: runtime-private */
-    void *reserved[2];   /* 120 */
+    void *reserved[2];   /* 120: runtime-private (fault state, table of privatized additions) */
 } ptx2llvm_thread;     /* 136 bytes */
 
 /* Every kernel NAME is emitted as this entry point; params is the CUDA-layout parameter

@@ -47,7 +47,8 @@ pub struct Thread {
     pub cta: *mut c_void,
     /// Runtime-private: the coroutine's yielder.
     pub yielder: *const c_void,
-    /// Reserved for future use; zero.
+    /// Runtime-private: `[0]` the fault state of a thread-loop worker, `[1]` the worker's
+    /// table of privatized global additions (`red.rs`).
     pub reserved: [*mut c_void; 2],
 }
 
@@ -70,6 +71,7 @@ pub mod offset {
     pub const LOCAL: u32 = 96;
     pub const CTA: u32 = 104;
     pub const YIELDER: u32 = 112;
+    pub const RED_TABLE: u32 = 128;
     /// Size of the whole struct.
     pub const SIZE: u32 = 136;
 }
@@ -159,6 +161,10 @@ mod tests {
         assert_eq!(offset_of!(Thread, local) as u32, offset::LOCAL);
         assert_eq!(offset_of!(Thread, cta) as u32, offset::CTA);
         assert_eq!(offset_of!(Thread, yielder) as u32, offset::YIELDER);
+        assert_eq!(
+            offset_of!(Thread, reserved) as u32 + size_of::<usize>() as u32,
+            offset::RED_TABLE
+        );
         assert_eq!(size_of::<Thread>() as u32, offset::SIZE);
     }
 }

@@ -283,6 +283,7 @@ fn worker(sh: &LaunchShared, index: u32) {
     let mut threads: Vec<Thread> = (0..n).map(|_| blank_thread()).collect();
     let mut stacks = Some(stacks);
     let mut coros: Vec<Coro> = Vec::with_capacity(n);
+    let red_table = super::red::table() as *mut std::ffi::c_void;
     let [gx, gy, _] = cfg.grid;
     let total = cfg.ctas();
     loop {
@@ -324,7 +325,7 @@ fn worker(sh: &LaunchShared, index: u32) {
                 local: std::ptr::null_mut(),
                 cta: cta_ptr as *mut _,
                 yielder: std::ptr::null(),
-                reserved: [std::ptr::null_mut(); 2],
+                reserved: [std::ptr::null_mut(), red_table],
             };
         }
         let KernelCode::Coroutine(entry) = sh.code else {
@@ -400,6 +401,7 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     ctx.shared = shared_mem.as_mut_ptr() as *mut u8;
     ctx.cta = cta_ptr as *mut _;
     ctx.reserved[0] = fault_ptr as *mut _;
+    ctx.reserved[1] = super::red::table() as *mut _;
     let ctx_ptr: *mut Thread = &mut *ctx;
     let w = FisWork {
         sh,

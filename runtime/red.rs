@@ -15,13 +15,22 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-const SLOTS: usize = 256;
+/// Entries of a worker's table (a power of two).
+pub const SLOTS: usize = 256;
 
 /// Open slots: key 0; else the address, with bit 0 set for 64-bit additions (the addresses of
-/// atomics are aligned, so bit 0 is free).
-struct Table {
+/// atomics are aligned, so bit 0 is free). Kernel code finds an address's entry itself
+/// (`Thread::reserved[1]` points here; slot `((key >> 2) ^ (key >> 10)) % SLOTS`) and adds to
+/// its sum when the key is there; anything else goes through the entry points below.
+#[repr(C)]
+pub struct Table {
     key: [usize; SLOTS],
     sum: [u64; SLOTS],
+}
+
+/// This thread's table (stable for the thread's lifetime).
+pub fn table() -> *mut Table {
+    TABLE.with(|t| t.get())
 }
 
 thread_local! {

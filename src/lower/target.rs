@@ -164,6 +164,15 @@ pub trait Target {
     fn private_reductions(&self, _f: &crate::syntax::ast::Function) -> bool {
         false
     }
+    /// The running worker's table of those sums (`runtime::red::Table`), for kernel code that
+    /// adds to an entry already there without a call; `None`: every addition calls.
+    fn private_red_table<'c>(
+        &self,
+        _l: &Lowerer<'c, '_>,
+        _fs: &mut FnState<'c, '_>,
+    ) -> Option<PointerValue<'c>> {
+        None
+    }
     /// Lowers any instruction in the target's own way before the shared lowering sees it
     /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes
     /// barriers, warp operations, `trap` and calls here.

@@ -36,6 +36,15 @@ impl Target for Cpu {
         private_red::eligible(f)
     }
 
+    fn private_red_table<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        _fs: &mut FnState<'c, '_>,
+    ) -> Option<PointerValue<'c>> {
+        let t = sync::self_ptr(l).into_pointer_value();
+        Some(private_red::table_of(l, t))
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         match s {
             Space::Shared | Space::SharedCluster => 3,

@@ -15,7 +15,20 @@
 
 use std::collections::HashMap;
 
+use crate::llvm::*;
+use crate::lower::Lowerer;
+use crate::runtime::abi::offset;
 use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
+
+/// The worker's table of privatized additions, from the thread context `t`
+/// (`Thread::reserved[1]`).
+pub fn table_of<'c>(l: &Lowerer<'c, '_>, t: PointerValue<'c>) -> PointerValue<'c> {
+    let at = l.i64().const_int(offset::RED_TABLE as u64, false);
+    let p = unsafe { l.b.build_gep(l.ctx.i8_type(), t, &[at], "").unwrap() };
+    l.b.build_load(l.ptr(crate::lower::Space::Generic), p, "red.table")
+        .unwrap()
+        .into_pointer_value()
+}
 
 /// Whether kernel `f` qualifies and has at least one such addition.
 pub fn eligible(f: &Function) -> bool {

@@ -853,6 +853,15 @@ impl Target for FisTarget {
         CPU.private_reductions(f)
     }
 
+    fn private_red_table<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        fs: &mut FnState<'c, '_>,
+    ) -> Option<PointerValue<'c>> {
+        let t = arg(fs.func, extra::CTX).into_pointer_value();
+        Some(super::private_red::table_of(l, t))
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         CPU.addr_space(s)
     }
