@@ -1398,47 +1398,30 @@ fn chain_rounds<'c>(
     };
     let c32 = |v: u64| i32t.const_int(v, false);
     let ns = so.stops.len() as u32;
-    // Resume point → (next resume point, the stop, whether it needs whole warps).
-    let mut chains: Vec<(u32, u32, u32, bool)> = Vec::new();
-    let mut rs: Vec<(&u32, &u32)> = so.must_stop.iter().collect();
-    rs.sort();
-    for (&r, &j) in rs {
-        let next = match so.stops.get(j as usize - 1) {
-            Some(s) if s.is_fast_barrier() => Some((j, false)),
-            Some(StopKind::Warp {
-                op: WarpOp::Shfl(_),
-                mask: Some(u32::MAX),
-                inline: true,
-            }) => Some((ns + j, true)),
-            _ => None,
-        };
-        if let Some((t, warps)) = next {
-            if so.resumes.contains(&t) {
-                chains.push((r, t, j, warps));
-            }
-        }
-    }
-    // Rounds some threads finish in, whose other threads all reach one stop: the round leaves
-    // their range in `xlo`/`xhi` (`RegionFacts::exit_then`), and the next round runs it.
-    let mut exit_chains: Vec<(u32, u32, u32, bool)> = Vec::new();
-    let mut es: Vec<(&u32, &u32)> = so.exit_then.iter().collect();
-    es.sort();
-    for (&r, &j) in es {
-        let next = match so.stops.get(j as usize - 1) {
-            Some(s) if s.is_fast_barrier() => Some((j, false)),
-            Some(StopKind::Warp {
-                op: WarpOp::Shfl(_),
-                mask: Some(u32::MAX),
-                inline: true,
-            }) => Some((ns + j, true)),
-            _ => None,
-        };
-        if let Some((t, warps)) = next {
-            if so.resumes.contains(&t) {
-                exit_chains.push((r, t, j, warps));
-            }
-        }
-    }
+    // Resume point → (next resume point, the stop, whether it needs whole warps): rounds
+    // every thread leaves at one fast barrier or inline full-mask shuffle, and rounds some
+    // threads finish in while the others all reach one (the round leaves their range in
+    // `xlo`/`xhi`: `RegionFacts::exit_then`), after which the next round runs.
+    let successors = |stops_of: &HashMap<u32, u32>| {
+        let mut rs: Vec<(&u32, &u32)> = stops_of.iter().collect();
+        rs.sort();
+        rs.into_iter()
+            .filter_map(|(&r, &j)| {
+                let (t, warps) = match so.stops.get(j as usize - 1)? {
+                    s if s.is_fast_barrier() => (j, false),
+                    StopKind::Warp {
+                        op: WarpOp::Shfl(_),
+                        mask: Some(u32::MAX),
+                        inline: true,
+                    } => (ns + j, true),
+                    _ => return None,
+                };
+                so.resumes.contains(&t).then_some((r, t, j, warps))
+            })
+            .collect::<Vec<(u32, u32, u32, bool)>>()
+    };
+    let chains = successors(&so.must_stop);
+    let exit_chains = successors(&so.exit_then);
     let call = |args: &[BasicMetadataValueEnum<'c>]| {
         b.build_call(loops, args, "").unwrap();
     };
