@@ -333,7 +333,7 @@ LOOP:
     mul.wide.u32 %rd5, %r8, 4;
     add.s64 %rd6, %rd2, %rd5;
     atom.global.add.u32 %r9, [%rd6], 1;
-    red.global.add.u64 [%rd2+1024], 1;
+    red.global.add.u32 [%rd2+1024], 1;
     add.s32 %r6, %r6, %r7;
     setp.lt.u32 %p2, %r6, %r1;
     @%p2 bra LOOP;
@@ -363,8 +363,7 @@ int main(void) {
             printf("launch error: %s\n", err);
             return 1;
         }
-    uint64_t total = (uint64_t)bins[256] | (uint64_t)bins[257] << 32;
-    printf("total %llu\n", (unsigned long long)total);
+    printf("total %u\n", bins[256]);
     for (int b = 0; b < 256; b++) printf("%u\n", bins[b]);
     return 0;
 }

@@ -4,7 +4,8 @@
 //!
 //! - `red.global.add` / `atom.global.add` on `.u32`, `.s32`, `.u64` or `.s64`, relaxed (no
 //!   `.sem` or `.relaxed`), not `.sys` scope, with the old value unused (`atom` into `_` or a
-//!   register no other instruction names);
+//!   register no other instruction names), all of one width (32- and 64-bit additions to
+//!   overlapping words carry differently in different orders);
 //! - loads of memory no thread writes during the launch (`ld.global.nc`, `ldu.global`);
 //! - anything on `.shared`, `.local`, `.param` and `.const`.
 //!
@@ -49,6 +50,9 @@ pub fn eligible(f: &Function) -> bool {
         }
     }
     let mut found = false;
+    // One width: additions of 32 and 64 bits to overlapping words carry differently in
+    // different orders, and the sums are applied in table order.
+    let mut widths = (false, false);
     for i in &ins {
         let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
         let has = |m: &str| mods.contains(&m);
@@ -88,6 +92,11 @@ pub fn eligible(f: &Function) -> bool {
                 if !(has(".global") && has(".add") && int && relaxed && plain && unused) {
                     return false;
                 }
+                if has(".u64") || has(".s64") {
+                    widths.1 = true;
+                } else {
+                    widths.0 = true;
+                }
                 found = true;
             }
             "call" | "membar" | "fence" | "cp" | "tex" | "tld4" | "txq" | "suld" | "sust"
@@ -97,7 +106,7 @@ pub fn eligible(f: &Function) -> bool {
             _ => {}
         }
     }
-    found
+    found && !(widths.0 && widths.1)
 }
 
 fn collect<'x, 'a>(b: &'x Block<'a>, out: &mut Vec<&'x Instruction<'a>>) {
@@ -156,8 +165,9 @@ mod tests {
     fn histogram_shape_qualifies() {
         assert!(kernel(
             "ld.global.nc.u8 %r1, [%rd1];\natom.shared.add.u32 %r2, [s], 1;\n\
-             atom.global.add.u32 %r3, [%rd2], %r1;\nred.global.add.u64 [%rd2+8], %rd1;"
+             atom.global.add.u32 %r3, [%rd2], %r1;\nred.global.add.s32 [%rd2+8], %r1;"
         ));
+        assert!(kernel("red.global.add.u64 [%rd2], %rd1;"));
     }
 
     #[test]
@@ -180,6 +190,10 @@ mod tests {
         assert!(!kernel("red.global.add.f32 [%rd2], 0f3F800000;"));
         assert!(!kernel("membar.gl;\nred.global.add.u32 [%rd2], 1;"));
         assert!(!kernel("red.release.gpu.global.add.u32 [%rd2], 1;"));
+        // Both widths.
+        assert!(!kernel(
+            "red.global.add.u32 [%rd2], 1;\nred.global.add.u64 [%rd2], %rd1;"
+        ));
         // Nothing to privatize.
         assert!(!kernel("ld.global.nc.u32 %r1, [%rd1];"));
     }
