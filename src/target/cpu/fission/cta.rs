@@ -1548,10 +1548,33 @@ fn chain_rounds<'c>(
         b.build_store(at(off::K), kt).unwrap();
         b.build_store(at(off::WANT), wt).unwrap();
         b.build_store(at(off::BANK), bt).unwrap();
+        // Threads finished when the range shrank (it stays when the exit path was not taken).
+        let prev = exited.as_basic_value().into_int_value();
         let ex = if finishing {
-            i64t.const_int(1, false)
+            let same = b
+                .build_and(
+                    b.build_int_compare(
+                        IntPredicate::EQ,
+                        nlo,
+                        xlo.as_basic_value().into_int_value(),
+                        "",
+                    )
+                    .unwrap(),
+                    b.build_int_compare(
+                        IntPredicate::EQ,
+                        nhi,
+                        xhi.as_basic_value().into_int_value(),
+                        "",
+                    )
+                    .unwrap(),
+                    "",
+                )
+                .unwrap();
+            b.build_select(same, prev, i64t.const_int(1, false), "")
+                .unwrap()
+                .into_int_value()
         } else {
-            exited.as_basic_value().into_int_value()
+            prev
         };
         k.add_incoming(&[(&kt, next)]);
         want.add_incoming(&[(&wt, next)]);
