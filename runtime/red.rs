@@ -18,10 +18,14 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// Entries of a worker's table (a power of two).
 pub const SLOTS: usize = 256;
 
+/// A key's slot is `((key >> HASH.0) ^ (key >> HASH.1)) % SLOTS` (kernel code computes it
+/// too: `src/target/cpu/private_red.rs`).
+pub const HASH: (u32, u32) = (2, 10);
+
 /// Open slots: key 0; else the address, with bit 0 set for 64-bit additions (the addresses of
 /// atomics are aligned, so bit 0 is free). Kernel code finds an address's entry itself
-/// (`Thread::reserved[1]` points here; slot `((key >> 2) ^ (key >> 10)) % SLOTS`) and adds to
-/// its sum when the key is there; anything else goes through the entry points below.
+/// (`Thread::reserved[1]` points here) and adds to its sum when the key is there; anything
+/// else goes through the entry points below.
 #[repr(C)]
 pub struct Table {
     key: [usize; SLOTS],
@@ -54,7 +58,7 @@ unsafe fn apply(key: usize, sum: u64) {
 /// Adds `v` to the entry of `key`; 1 when `key` entered the table now.
 #[inline(always)]
 unsafe fn add(key: usize, v: u64) -> u32 {
-    let slot = ((key >> 2) ^ (key >> 10)) & (SLOTS - 1);
+    let slot = ((key >> HASH.0) ^ (key >> HASH.1)) & (SLOTS - 1);
     TABLE.with(|t| {
         let t = &mut *t.get();
         if t.key[slot] == key {

@@ -155,75 +155,10 @@ pub fn lower<'c, 'a>(
             && n == 1
         {
             // Summed per worker, added to memory when the worker is done (`runtime/red.rs`);
-            // nothing in the kernel reads the old value (`Target::private_reductions`). An
-            // address already in the table adds to its entry here; anything else calls.
-            let done = l.new_block(fs, "red.done");
-            let slow = l.new_block(fs, "red.slow");
-            if let Some(tbl) = l.target.private_red_table(l, fs) {
-                let i64t = l.i64();
-                let c = |v: u64| i64t.const_int(v, false);
-                let lookup = l.new_block(fs, "red.lookup");
-                let fast = l.new_block(fs, "red.fast");
-                let null = l.b.build_is_null(tbl, "").unwrap();
-                l.b.build_conditional_branch(null, slow, lookup).unwrap();
-                l.b.position_at_end(lookup);
-                let key = l.b.build_ptr_to_int(ptr, i64t, "").unwrap();
-                let key = l.b.build_or(key, c((et.bits == 64) as u64), "").unwrap();
-                let h =
-                    l.b.build_xor(
-                        l.b.build_right_shift(key, c(2), false, "").unwrap(),
-                        l.b.build_right_shift(key, c(10), false, "").unwrap(),
-                        "",
-                    )
-                    .unwrap();
-                let slots = crate::runtime::red::SLOTS as u64;
-                let slot = l.b.build_and(h, c(slots - 1), "").unwrap();
-                let kp = unsafe { l.b.build_gep(i64t, tbl, &[slot], "").unwrap() };
-                let have = l.b.build_load(i64t, kp, "").unwrap().into_int_value();
-                let hit =
-                    l.b.build_int_compare(IntPredicate::EQ, have, key, "")
-                        .unwrap();
-                l.b.build_conditional_branch(hit, fast, slow).unwrap();
-                l.b.position_at_end(fast);
-                let at = l.b.build_int_add(slot, c(slots), "").unwrap();
-                let sp = unsafe { l.b.build_gep(i64t, tbl, &[at], "").unwrap() };
-                let sum = l.b.build_load(i64t, sp, "").unwrap().into_int_value();
-                let v64 =
-                    l.b.build_int_z_extend_or_bit_cast(b.into_int_value(), i64t, "")
-                        .unwrap();
-                l.b.build_store(sp, l.b.build_int_add(sum, v64, "").unwrap())
-                    .unwrap();
-                l.b.build_unconditional_branch(done).unwrap();
-            } else {
-                l.b.build_unconditional_branch(slow).unwrap();
-            }
-            l.b.position_at_end(slow);
-            let f = if et.bits == 32 {
-                "ptx2llvm_rt_red_add_u32"
-            } else {
-                "ptx2llvm_rt_red_add_u64"
-            };
-            // A location new in the worker's table is checked here, in kernel code, where an
-            // invalid address faults as any access of the kernel does.
-            let fresh = l
-                .call(f, Some(l.i32().into()), &[ptr.into(), *b])
-                .expect("a call with a result")
-                .into_int_value();
-            let check = l.new_block(fs, "red.check");
-            let new =
-                l.b.build_int_compare(IntPredicate::NE, fresh, l.c32(0), "")
-                    .unwrap();
-            l.b.build_conditional_branch(new, check, done).unwrap();
-            l.b.position_at_end(check);
-            let zero = l.int(et.bits).const_zero();
-            // Volatile: an idempotent atomic whose result is unused would be optimized away.
-            let probe = atomic_rmw(l.ctx, &l.b, RmwOp::Add, ptr, zero.into(), ord, scope);
-            if let Some(i) = probe.as_instruction_value() {
-                let _ = i.set_volatile(true);
-            }
-            l.b.build_unconditional_branch(done).unwrap();
-            l.b.position_at_end(done);
-            zero.into()
+            // nothing in the kernel reads the old value (`Target::private_reductions`).
+            l.target
+                .private_red_add(l, fs, ptr, b.into_int_value(), (ord, scope));
+            l.int(et.bits).const_zero().into()
         } else {
             let op = match (opname, et.k) {
                 (".add", K::F | K::BF) => RmwOp::FAdd,

@@ -11,7 +11,10 @@
 //! documented error bounds).
 
 use super::{fp, Error, FnState, Lowerer, Ty};
-use crate::llvm::{BasicTypeEnum, BasicValueEnum, FunctionValue, PointerValue};
+use crate::llvm::{
+    atomic_rmw, BasicTypeEnum, BasicValueEnum, FunctionValue, IntValue, Ordering, PointerValue,
+    RmwOp,
+};
 use crate::syntax::ast::{FnDirective, Instruction};
 
 /// A PTX state space as an address.
@@ -164,14 +167,17 @@ pub trait Target {
     fn private_reductions(&self, _f: &crate::syntax::ast::Function) -> bool {
         false
     }
-    /// The running worker's table of those sums (`runtime::red::Table`), for kernel code that
-    /// adds to an entry already there without a call; `None`: every addition calls.
-    fn private_red_table<'c>(
+    /// `red.global.add` of `v` (`u32`/`u64`) to `ptr` in such a kernel, the old value unused.
+    /// The default is the atomic addition itself.
+    fn private_red_add<'c, 'a>(
         &self,
-        _l: &Lowerer<'c, '_>,
-        _fs: &mut FnState<'c, '_>,
-    ) -> Option<PointerValue<'c>> {
-        None
+        l: &Lowerer<'c, 'a>,
+        _fs: &mut FnState<'c, 'a>,
+        ptr: PointerValue<'c>,
+        v: IntValue<'c>,
+        (ord, scope): (Ordering, &str),
+    ) {
+        atomic_rmw(l.ctx, &l.b, RmwOp::Add, ptr, v.into(), ord, scope);
     }
     /// Lowers any instruction in the target's own way before the shared lowering sees it
     /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes

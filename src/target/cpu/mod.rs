@@ -36,13 +36,16 @@ impl Target for Cpu {
         private_red::eligible(f)
     }
 
-    fn private_red_table<'c>(
+    fn private_red_add<'c, 'a>(
         &self,
-        l: &Lowerer<'c, '_>,
-        _fs: &mut FnState<'c, '_>,
-    ) -> Option<PointerValue<'c>> {
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        ptr: PointerValue<'c>,
+        v: IntValue<'c>,
+        order: (Ordering, &str),
+    ) {
         let t = sync::self_ptr(l).into_pointer_value();
-        Some(private_red::table_of(l, t))
+        private_red::emit_add(l, fs, t, ptr, v, order);
     }
 
     fn addr_space(&self, s: Space) -> u16 {

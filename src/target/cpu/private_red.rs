@@ -17,18 +17,89 @@
 use std::collections::HashMap;
 
 use crate::llvm::*;
-use crate::lower::Lowerer;
+use crate::lower::{FnState, Lowerer, Space};
 use crate::runtime::abi::offset;
+use crate::runtime::red;
 use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
 
-/// The worker's table of privatized additions, from the thread context `t`
-/// (`Thread::reserved[1]`).
-pub fn table_of<'c>(l: &Lowerer<'c, '_>, t: PointerValue<'c>) -> PointerValue<'c> {
-    let at = l.i64().const_int(offset::RED_TABLE as u64, false);
-    let p = unsafe { l.b.build_gep(l.ctx.i8_type(), t, &[at], "").unwrap() };
-    l.b.build_load(l.ptr(crate::lower::Space::Generic), p, "red.table")
+/// `red.global.add` of `v` to `ptr` summed in the worker's table (`Thread::reserved[1]` of the
+/// thread context `t`): an address already there adds to its entry here; anything else calls
+/// `ptx2llvm_rt_red_add_u32/u64`, and a location new in the table is checked with a volatile
+/// atomic addition of 0, in kernel code, where an invalid address faults as any access of the
+/// kernel does (`runtime/red.rs`).
+pub fn emit_add<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    t: PointerValue<'c>,
+    ptr: PointerValue<'c>,
+    v: IntValue<'c>,
+    (ord, scope): (Ordering, &str),
+) {
+    let b = &l.b;
+    let i64t = l.i64();
+    let c = |v: u64| i64t.const_int(v, false);
+    let wide = v.get_type().get_bit_width() == 64;
+    let at = c(offset::RED_TABLE as u64);
+    let tp = unsafe { b.build_gep(l.ctx.i8_type(), t, &[at], "").unwrap() };
+    let tbl = b
+        .build_load(l.ptr(Space::Generic), tp, "red.table")
         .unwrap()
-        .into_pointer_value()
+        .into_pointer_value();
+    let (lookup, fast, slow, check, done) = (
+        l.new_block(fs, "red.lookup"),
+        l.new_block(fs, "red.fast"),
+        l.new_block(fs, "red.slow"),
+        l.new_block(fs, "red.check"),
+        l.new_block(fs, "red.done"),
+    );
+    let null = b.build_is_null(tbl, "").unwrap();
+    b.build_conditional_branch(null, slow, lookup).unwrap();
+    // The entry of the key (`runtime::red::Table`).
+    b.position_at_end(lookup);
+    let key = b.build_ptr_to_int(ptr, i64t, "").unwrap();
+    let key = b.build_or(key, c(wide as u64), "").unwrap();
+    let shr = |k: u32| b.build_right_shift(key, c(k as u64), false, "").unwrap();
+    let h = b.build_xor(shr(red::HASH.0), shr(red::HASH.1), "").unwrap();
+    let slots = red::SLOTS as u64;
+    let slot = b.build_and(h, c(slots - 1), "").unwrap();
+    let kp = unsafe { b.build_gep(i64t, tbl, &[slot], "").unwrap() };
+    let have = b.build_load(i64t, kp, "").unwrap().into_int_value();
+    let hit = b
+        .build_int_compare(IntPredicate::EQ, have, key, "")
+        .unwrap();
+    b.build_conditional_branch(hit, fast, slow).unwrap();
+    b.position_at_end(fast);
+    let si = b.build_int_add(slot, c(slots), "").unwrap();
+    let sp = unsafe { b.build_gep(i64t, tbl, &[si], "").unwrap() };
+    let sum = b.build_load(i64t, sp, "").unwrap().into_int_value();
+    let v64 = b.build_int_z_extend_or_bit_cast(v, i64t, "").unwrap();
+    b.build_store(sp, b.build_int_add(sum, v64, "").unwrap())
+        .unwrap();
+    b.build_unconditional_branch(done).unwrap();
+    // Not there: the runtime makes the entry.
+    b.position_at_end(slow);
+    let f = if wide {
+        "ptx2llvm_rt_red_add_u64"
+    } else {
+        "ptx2llvm_rt_red_add_u32"
+    };
+    let fresh = l
+        .call(f, Some(l.i32().into()), &[ptr.into(), v.into()])
+        .expect("a call with a result")
+        .into_int_value();
+    let new = b
+        .build_int_compare(IntPredicate::NE, fresh, l.c32(0), "")
+        .unwrap();
+    b.build_conditional_branch(new, check, done).unwrap();
+    b.position_at_end(check);
+    // Volatile: an idempotent atomic whose result is unused would be optimized away.
+    let zero = v.get_type().const_zero();
+    let probe = atomic_rmw(l.ctx, b, RmwOp::Add, ptr, zero.into(), ord, scope);
+    if let Some(i) = probe.as_instruction_value() {
+        let _ = i.set_volatile(true);
+    }
+    b.build_unconditional_branch(done).unwrap();
+    b.position_at_end(done);
 }
 
 /// Whether kernel `f` qualifies and has at least one such addition.
@@ -41,12 +112,15 @@ pub fn eligible(f: &Function) -> bool {
     // How often each register is named anywhere (an `atom`'s old value must be named only
     // by the `atom` itself).
     let mut named: HashMap<&str, u32> = HashMap::new();
+    let mut names = Vec::new();
     for i in &ins {
-        if let Some(g) = i.guard {
-            *named.entry(g.pred).or_default() += 1;
-        }
+        names.clear();
+        names.extend(i.guard.map(|g| g.pred));
         for o in &i.operands {
-            names(o, &mut |n| *named.entry(n).or_default() += 1);
+            super::fission::analysis::names_in(o, &mut names);
+        }
+        for n in &names {
+            *named.entry(n).or_default() += 1;
         }
     }
     let mut found = false;
@@ -62,9 +136,10 @@ pub fn eligible(f: &Function) -> bool {
                 ".shared" | ".shared::cta" | ".local" | ".param" | ".const"
             )
         });
-        match i.opcode.spelling() {
-            "ld" if local_space || (has(".global") && has(".nc")) => {}
-            "ldu" if has(".global") => {}
+        let op = i.opcode.spelling();
+        match op {
+            // Reads of memory no thread writes during the launch.
+            "ld" | "ldu" if has(".global") && (has(".nc") || op == "ldu") => {}
             "st" | "ld" | "ldu" if local_space => {}
             "st" | "ld" | "ldu" => return false,
             "atom" | "red" if local_space => {}
@@ -81,7 +156,7 @@ pub fn eligible(f: &Function) -> bool {
                         ".v2" | ".v4" | ".v8" | ".mmio" | ".async" | ".shared::cluster"
                     )
                 });
-                let unused = i.opcode.spelling() == "red"
+                let unused = op == "red"
                     || match i.operands.first() {
                         Some(Operand::Sink(_)) => true,
                         Some(Operand::Name {
@@ -116,23 +191,6 @@ fn collect<'x, 'a>(b: &'x Block<'a>, out: &mut Vec<&'x Instruction<'a>>) {
             Statement::Block(b) => collect(b, out),
             _ => {}
         }
-    }
-}
-
-fn names<'a>(o: &Operand<'a>, f: &mut impl FnMut(&'a str)) {
-    match o {
-        Operand::Name { name, .. } => f(name),
-        Operand::Vec(v, _) => v.iter().for_each(|x| names(x, f)),
-        Operand::Pair(a, b, _) => {
-            names(a, f);
-            names(b, f);
-        }
-        Operand::Addr(a) => {
-            if let Some(b) = a.base {
-                f(b);
-            }
-        }
-        _ => {}
     }
 }
 

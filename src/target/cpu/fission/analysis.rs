@@ -392,7 +392,7 @@ fn label_of<'a>(i: &Instruction<'a>) -> Option<&'a str> {
 }
 
 /// Register names an operand reads (all of them; destinations are handled by the caller).
-pub(super) fn names_in<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
+pub(crate) fn names_in<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
     match op {
         Operand::Name { name, .. } => out.push(name),
         Operand::Addr(a) => out.extend(a.base),

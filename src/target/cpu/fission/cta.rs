@@ -82,6 +82,13 @@ impl<'c> Gen<'c, '_, '_> {
     fn c32(&self, v: u64) -> IntValue<'c> {
         self.l.i32().const_int(v, false)
     }
+    /// Field `o` (`runtime::fission::off`) of the CTA's `ptx2llvm_fis`.
+    fn fis_field(&self, o: u32) -> PointerValue<'c> {
+        let l = self.l;
+        let fis = self.p(extra::FIS).into_pointer_value();
+        let at = l.i64().const_int(o as u64, false);
+        unsafe { l.b.build_gep(l.ctx.i8_type(), fis, &[at], "").unwrap() }
+    }
     fn load32(&self, p: PointerValue<'c>) -> IntValue<'c> {
         self.l
             .b
@@ -779,22 +786,10 @@ impl<'c> Gen<'c, '_, '_> {
         let d_mixed = self.block(&format!("r{r}.mixed"));
         b.build_conditional_branch(none, d_none, d_rest).unwrap();
         // The threads that do not finish, for `K.fis` (`RegionFacts::exit_then`).
-        let fis = self.p(extra::FIS).into_pointer_value();
         let publish = |lo: IntValue<'c>, hi: IntValue<'c>| {
-            if !exit_then {
-                return;
-            }
-            for (o, v) in [(off::XLO, lo), (off::XHI, hi)] {
-                let p = unsafe {
-                    b.build_gep(
-                        l.ctx.i8_type(),
-                        fis,
-                        &[l.i64().const_int(o as u64, false)],
-                        "",
-                    )
-                    .unwrap()
-                };
-                b.build_store(p, v).unwrap();
+            if exit_then {
+                b.build_store(self.fis_field(off::XLO), lo).unwrap();
+                b.build_store(self.fis_field(off::XHI), hi).unwrap();
             }
         };
         let unknown = self.c32(NO_RANGE);
@@ -1113,9 +1108,8 @@ pub fn emit_kernel<'c>(
             let first = if facts.exit_then {
                 let pre = g.block(&format!("r{r}.norange"));
                 b.position_at_end(pre);
-                let fis = g.p(extra::FIS).into_pointer_value();
                 for o in [off::XLO, off::XHI] {
-                    b.build_store(at(fis, o), g.c32(NO_RANGE)).unwrap();
+                    b.build_store(g.fis_field(o), g.c32(NO_RANGE)).unwrap();
                 }
                 b.build_unconditional_branch(first).unwrap();
                 pre
@@ -1215,11 +1209,8 @@ impl<'c> Gen<'c, '_, '_> {
         done: BasicBlock<'c>,
     ) -> BasicBlock<'c> {
         let l = self.l;
-        let ctx = l.ctx;
         let b = &l.b;
-        let i8t = ctx.i8_type();
         let i32t = l.i32();
-        let i64t = l.i64();
         let r0 = stages[0];
         let entry = self.block(&format!("wchain{r0}"));
         let body = self.block(&format!("wchain{r0}.w"));
@@ -1258,11 +1249,7 @@ impl<'c> Gen<'c, '_, '_> {
         let w1 = b.build_int_add(wv, self.c32(1), "").unwrap();
         w.add_incoming(&[(&w1, b.get_insert_block().unwrap())]);
         // A trap ends the launch: no further warps (as no further round would run).
-        let fis = self.p(extra::FIS).into_pointer_value();
-        let at = |o: u32| unsafe {
-            b.build_gep(i8t, fis, &[i64t.const_int(o as u64, false)], "")
-                .unwrap()
-        };
+        let at = |o: u32| self.fis_field(o);
         let status = b
             .build_load(i32t, at(off::STATUS), "")
             .unwrap()
@@ -1502,13 +1489,14 @@ fn chain_rounds<'c>(
         b.position_at_end(bb);
         let next = ctx.append_basic_block(f, &format!("chain{r}.go"));
         // The range of the next round: the same, or the threads that did not finish.
+        let (clo, chi) = (
+            xlo.as_basic_value().into_int_value(),
+            xhi.as_basic_value().into_int_value(),
+        );
         let (nlo, nhi) = if finishing {
             (ld(off::XLO), ld(off::XHI))
         } else {
-            (
-                xlo.as_basic_value().into_int_value(),
-                xhi.as_basic_value().into_int_value(),
-            )
+            (clo, chi)
         };
         let mut go = if finishing {
             let known = b
@@ -1551,25 +1539,8 @@ fn chain_rounds<'c>(
         // Threads finished when the range shrank (it stays when the exit path was not taken).
         let prev = exited.as_basic_value().into_int_value();
         let ex = if finishing {
-            let same = b
-                .build_and(
-                    b.build_int_compare(
-                        IntPredicate::EQ,
-                        nlo,
-                        xlo.as_basic_value().into_int_value(),
-                        "",
-                    )
-                    .unwrap(),
-                    b.build_int_compare(
-                        IntPredicate::EQ,
-                        nhi,
-                        xhi.as_basic_value().into_int_value(),
-                        "",
-                    )
-                    .unwrap(),
-                    "",
-                )
-                .unwrap();
+            let eq = |a, c| b.build_int_compare(IntPredicate::EQ, a, c, "").unwrap();
+            let same = b.build_and(eq(nlo, clo), eq(nhi, chi), "").unwrap();
             b.build_select(same, prev, i64t.const_int(1, false), "")
                 .unwrap()
                 .into_int_value()

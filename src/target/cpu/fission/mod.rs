@@ -853,13 +853,16 @@ impl Target for FisTarget {
         CPU.private_reductions(f)
     }
 
-    fn private_red_table<'c>(
+    fn private_red_add<'c, 'a>(
         &self,
-        l: &Lowerer<'c, '_>,
-        fs: &mut FnState<'c, '_>,
-    ) -> Option<PointerValue<'c>> {
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        ptr: PointerValue<'c>,
+        v: IntValue<'c>,
+        order: (Ordering, &str),
+    ) {
         let t = arg(fs.func, extra::CTX).into_pointer_value();
-        Some(super::private_red::table_of(l, t))
+        super::private_red::emit_add(l, fs, t, ptr, v, order);
     }
 
     fn addr_space(&self, s: Space) -> u16 {

@@ -1,7 +1,7 @@
 //! Thread intervals of probe branches: when a region's first branch is taken by
 //! `%tid.x CMP bound` (or `(%tid.x >> k) CMP c`, or `%ctaid.x * %ntid.x + %tid.x CMP bound`,
-//! the global index of a one-dimensional grid, or `%tid.x + U` with `U` a register equal in
-//! every thread, such as `(%ctaid.x << 8) + %tid.x`), the threads that take it form one
+//! the global index of a one-dimensional grid, or `%tid.x + U` with `U` equal in every thread,
+//! such as `(%ctaid.x << 8) + %tid.x`), the threads that take it form one
 //! interval of `%tid.x`, which the CTA function computes from the bound instead of evaluating
 //! the branch for every thread (a probe pass). Bounds are constants, scalar kernel parameters
 //! or registers equal in every thread.
@@ -262,9 +262,7 @@ impl<'a> Facts<'_, 'a> {
             _ => None,
         }
     }
-}
 
-impl<'a> Facts<'_, 'a> {
     /// Whether operand `o` is equal in every thread: a constant, a parameter, `%ctaid.x`,
     /// `%ntid.x` or products of them as `value` follows them, or a register `uniform` says so.
     fn uniform_op(&self, o: &Operand<'a>, uniform: &dyn Fn(&str) -> bool) -> bool {
