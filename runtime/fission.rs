@@ -145,6 +145,9 @@ pub enum StopKind {
     ActiveMask,
     /// `nanosleep`: lets the other threads run first.
     Sleep,
+    /// A yield the compiler put at the header of a stride loop (`stride.rs`): the threads there
+    /// go on at once; `K.fis` runs the loop's iterations as rounds over the threads.
+    Yield,
 }
 
 impl StopKind {
@@ -223,6 +226,7 @@ impl FisInfo {
                 }
                 StopKind::ActiveMask => (2, 0, 0, 0),
                 StopKind::Sleep => (3, 0, 0, 0),
+                StopKind::Yield => (4, 0, 0, 0),
             };
             w.extend([tag, a, b, c]);
             let consts = self.stop_consts.get(k).copied().unwrap_or_default();
@@ -277,6 +281,7 @@ impl FisInfo {
                 },
                 2 => StopKind::ActiveMask,
                 3 => StopKind::Sleep,
+                4 => StopKind::Yield,
                 _ => return None,
             };
             stops.push(kind);
@@ -541,11 +546,32 @@ pub(crate) unsafe fn run_cta(
         if stops == 0 {
             return true;
         }
+        // Some threads at a stride loop's yield, others elsewhere: the ones at the yield run
+        // on past it (a masked round; its out-of-line `K.step` passes yields by) and the
+        // round's outcome joins the others' stops.
+        if !stops.is_power_of_two() {
+            let yield_at = (1..SEEN_MANY.min(nstops + 1)).find(|&j| {
+                stops & (1u64 << j) != 0 && info.stops[j as usize - 1] == StopKind::Yield
+            });
+            if let Some(j) = yield_at {
+                materialize(mem, &mut uniform);
+                let others = seen & !(1u64 << j);
+                (*f).k = j;
+                (*f).want = (ST_STOP | j as u16) as u32;
+                (*f).mode = MODE_MASKED;
+                (*f).xlo = 0;
+                (*f).xhi = ntx;
+                round(k, params, ctx, f);
+                (*f).seen |= others;
+                continue;
+            }
+        }
         let mut next = None;
         if stops.is_power_of_two() && stops.trailing_zeros() < SEEN_MANY {
             let j = stops.trailing_zeros();
             match info.stops[j as usize - 1] {
-                s if s.is_fast_barrier() => next = Some(j),
+                // Threads at a yield go on at once, like after a barrier all reached.
+                s if s.is_fast_barrier() || s == StopKind::Yield => next = Some(j),
                 StopKind::Warp {
                     op: WarpOp::Shfl(_),
                     mask,
@@ -758,7 +784,7 @@ unsafe fn generic(
                     }
                 }
                 StopKind::ActiveMask => cta.activemask_arrive(t),
-                StopKind::Sleep => ready.push(t),
+                StopKind::Sleep | StopKind::Yield => ready.push(t),
             }
         }
         loop {
@@ -939,6 +965,7 @@ mod tests {
                 },
                 StopKind::ActiveMask,
                 StopKind::Sleep,
+                StopKind::Yield,
             ],
             stop_consts: vec![
                 [Some(0), Some(0), None],
@@ -946,6 +973,7 @@ mod tests {
                 [Some(16), Some(31), Some(u32::MAX)],
                 [None, None, Some(5)],
                 [None, None, Some(0xffff)],
+                [None, None, None],
                 [None, None, None],
                 [None, None, None],
             ],

@@ -70,6 +70,9 @@ pub struct Plan<'x, 'a> {
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
     /// of the round takes the branch the same way, so one thread's condition decides.
     pub uniform_probes: HashSet<u32>,
+    /// Yields at the headers of stride loops, by instruction (`stride::insert_yields`; set
+    /// by the caller, who inserted them).
+    pub yields: HashMap<*const Instruction<'a>, super::stride::StrideLoop<'a>>,
 }
 
 impl Plan<'_, '_> {
@@ -245,13 +248,13 @@ fn callee_problem<'a>(
 
 /// Register declarations of the top-level block: exact names and `%r<N>` prefixes.
 #[derive(Default)]
-struct Regs<'a> {
+pub(super) struct Regs<'a> {
     exact: HashSet<&'a str>,
     ranges: HashMap<&'a str, u32>,
 }
 
 impl<'a> Regs<'a> {
-    fn add(&mut self, v: &ast::VarDecl<'a>) {
+    pub(super) fn add(&mut self, v: &ast::VarDecl<'a>) {
         for n in &v.names {
             match n.count {
                 Some(c) => {
@@ -263,7 +266,7 @@ impl<'a> Regs<'a> {
             }
         }
     }
-    fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &str) -> bool {
         if self.exact.contains(name) {
             return true;
         }
@@ -526,6 +529,7 @@ pub fn analyse<'x, 'a>(
             exit_then: HashMap::new(),
             lanes: HashMap::new(),
             uniform_probes: HashSet::new(),
+            yields: HashMap::new(),
         });
     }
     // Liveness across stops tracks whole registers; a component write (`%v.y`) is a partial
@@ -960,6 +964,7 @@ pub fn analyse<'x, 'a>(
         exit_then,
         lanes,
         uniform_probes,
+        yields: HashMap::new(),
     })
 }
 

@@ -33,6 +33,8 @@ use crate::target::cpu::ParamLayout;
 
 /// Extra parameters of `K.fis.loops` after the step's (whose `T` is the mode, `TX` `want`).
 const L_CFIRST: u32 = extra::COUNT;
+mod interchange;
+
 const L_CCOUNT: u32 = extra::COUNT + 1;
 const L_XLO: u32 = extra::COUNT + 2;
 const L_XHI: u32 = extra::COUNT + 3;
@@ -67,6 +69,8 @@ struct Gen<'c, 'l, 'a> {
     pcnt: PointerValue<'c>,
     plo: PointerValue<'c>,
     phi: PointerValue<'c>,
+    /// `K.step`'s `IV` in the nests this generator emits (interchanged iterations).
+    iv: Option<IntValue<'c>>,
 }
 
 impl<'c> Gen<'c, '_, '_> {
@@ -381,6 +385,7 @@ impl<'c> Gen<'c, '_, '_> {
                 extra::K => kval.into(),
                 extra::PROBE => self.c32(probe as u64).into(),
                 extra::NOSTATE => self.c32(nostate as u64).into(),
+                extra::IV => self.iv.unwrap_or_else(|| self.c32(0)).into(),
                 10..=12 if cids.is_some() => cids.unwrap()[(a - extra::C) as usize].into(),
                 _ => self.p(a).into(),
             };
@@ -1020,7 +1025,7 @@ pub fn emit_kernel<'c>(
             extra::RES => ldp(fisp, off::RES),
             extra::RESP => ldp(fisp, off::RESP),
             extra::BANK => ld32(fisp, off::BANK),
-            extra::PROBE | extra::NOSTATE => i32t.const_zero().into(),
+            extra::PROBE | extra::NOSTATE | extra::IV => i32t.const_zero().into(),
             extra::PBUF => ldp(fisp, off::PBUF),
             _ => ldp(fisp, off::LOCAL),
         };
@@ -1055,6 +1060,7 @@ pub fn emit_kernel<'c>(
         pcnt: slot("pcnt"),
         plo: slot("plo"),
         phi: slot("phi"),
+        iv: None,
     };
     b.build_store(seen, i64t.const_zero()).unwrap();
     let done = g.block("done");
@@ -1068,7 +1074,8 @@ pub fn emit_kernel<'c>(
         g.f.get_nth_param(nptx + L_XHI).unwrap().into_int_value(),
     );
     // Masked and generic rounds set the range to all threads.
-    let outline = g.nest("outline", Kind::Outline, k, 0, range, None, done, false, 1);
+    // Probe mode 6: out-of-line rounds pass the yields of stride loops by.
+    let outline = g.nest("outline", Kind::Outline, k, 6, range, None, done, false, 1);
     b.position_at_end(entry);
     b.build_switch(
         g.i(extra::T),
@@ -1136,6 +1143,9 @@ pub fn emit_kernel<'c>(
     b.position_at_end(all_sw);
     b.build_switch(k, done, &cases).unwrap();
     b.position_at_end(done);
+    let fin = g.block("fin");
+    g.yield_dispatch(so, range, fin);
+    b.position_at_end(fin);
     let s = b.build_load(i64t, seen, "").unwrap().into_int_value();
     let s = if g.has_stops {
         s

@@ -24,6 +24,7 @@
 pub mod analysis;
 mod cta;
 mod inline;
+mod stride;
 mod tidrange;
 mod uniform;
 
@@ -70,17 +71,24 @@ pub(crate) mod extra {
     pub const BANK: u32 = 28;
     /// Probe branches (`Plan::probes`): 0 as written, 1 store the condition in `PBUF` and
     /// return, 2 not taken, 3 taken, 4 store the uniform register bounding the branch's
-    /// thread interval (`Plan::probe_regs`) as 4 bytes at `PBUF[t]` and return.
+    /// thread interval (`Plan::probe_regs`) as 4 bytes at `PBUF[t]` and return; at the
+    /// yields of stride loops (`stride.rs`, `cta/interchange.rs`): 5 store the induction
+    /// value, step and bound and return, 6 pass the yield by (out-of-line rounds), 7 an
+    /// interchanged iteration (induction value `IV + T`, the loop's own yield returns at
+    /// once), 8 the same, taking the latch without evaluating it.
     pub const PROBE: u32 = 29;
     /// Per-thread bytes where probing rounds store probe branch conditions.
     pub const PBUF: u32 = 30;
     /// 1: stops do not record themselves in the thread's state (the round's region has one
     /// stop every thread reaches: `Plan::must_stop`).
     pub const NOSTATE: u32 = 31;
-    /// i32 parameters are `T..=N`, `BANK`, `PROBE` and `NOSTATE`; the rest are pointers.
-    pub const COUNT: u32 = 32;
+    /// Probe mode 7 (an interchanged iteration of a stride loop, `cta/interchange.rs`): the
+    /// thread's induction value less its thread number `T`.
+    pub const IV: u32 = 32;
+    /// i32 parameters are `T..=N`, `BANK`, `PROBE`, `NOSTATE` and `IV`; the rest are pointers.
+    pub const COUNT: u32 = 33;
     pub fn is_i32(k: u32) -> bool {
-        (T..=N).contains(&k) || k == BANK || k == PROBE || k == NOSTATE
+        (T..=N).contains(&k) || k == BANK || k == PROBE || k == NOSTATE || k == IV
     }
 }
 
@@ -107,9 +115,21 @@ struct Cur {
     cur_stop: u32,
     /// Probe branches (instruction addresses).
     probes: std::collections::HashSet<usize>,
+    /// The latches of stride loops (`StrideLoop::latch`): probe mode 8 takes them.
+    latches: std::collections::HashSet<usize>,
     /// Probe branches whose interval is bounded by a uniform register: its name, which probe
     /// mode 4 stores (`Plan::probe_regs`).
     probe_regs: HashMap<usize, String>,
+    /// Yields at the headers of stride loops (`Plan::yields`; instruction addresses): the
+    /// loop's induction register, step and bound.
+    yields: HashMap<usize, [YieldVal; 3]>,
+}
+
+/// An operand of a stride loop's latch, for its yield's capture (probe mode 5).
+#[derive(Clone, Debug)]
+enum YieldVal {
+    Reg(String),
+    Imm(u64),
 }
 
 thread_local! {
@@ -563,6 +583,9 @@ fn lower_stop<'c, 'a>(
             warp(WarpOp::Elect, &ops[1])
         }
         "activemask" => StopKind::ActiveMask,
+        "nanosleep" if with_cur(|c| c.yields.contains_key(&(i as *const Instruction as usize))) => {
+            StopKind::Yield
+        }
         "nanosleep" => {
             l.operand(fs, &ops[0], b32)?;
             StopKind::Sleep
@@ -577,7 +600,40 @@ fn lower_stop<'c, 'a>(
             c.nstops,
         )
     });
-    // 2. Save, stop, return.
+    // 2. Save, stop, return. Probe mode 6 passes yields by: the thread runs its loop on.
+    // In modes 7 and 8 the thread's next iteration gets its induction value from `K.fis` and every
+    // other register it reads is either not written in the loop (its saved value stands) or
+    // written before it is read (`stride::stride_loop`): nothing to save or record.
+    let cont = l.ctx.append_basic_block(f, &format!("fis.cont.{j}"));
+    if kind == StopKind::Yield {
+        let stop = l.ctx.append_basic_block(f, "fis.yield");
+        let quiet = l.ctx.append_basic_block(f, "fis.yield.quiet");
+        let mode = arg(f, extra::PROBE).into_int_value();
+        let pass =
+            l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(6), "")
+                .unwrap();
+        let next = l.ctx.append_basic_block(f, "fis.yield.stop");
+        l.b.build_conditional_branch(pass, cont, next).unwrap();
+        l.b.position_at_end(next);
+        // Only the loop being iterated: a thread leaving it may reach another loop's yield,
+        // where it stops as usual.
+        let seven =
+            l.b.build_int_compare(IntPredicate::UGE, mode, l.c32(7), "")
+                .unwrap();
+        let this =
+            l.b.build_int_compare(
+                IntPredicate::EQ,
+                arg(f, extra::K).into_int_value(),
+                l.c32(j as u64),
+                "",
+            )
+            .unwrap();
+        let seven = l.b.build_and(seven, this, "").unwrap();
+        l.b.build_conditional_branch(seven, quiet, stop).unwrap();
+        l.b.position_at_end(quiet);
+        l.b.build_return(None).unwrap();
+        l.b.position_at_end(stop);
+    }
     save_regs(l, fs, &saved);
     // The stop in the thread's state, unless the round's region has no other outcome.
     {
@@ -595,10 +651,12 @@ fn lower_stop<'c, 'a>(
     }
     l.b.build_return(None).unwrap();
     // 3. Resume blocks.
-    let cont = l.ctx.append_basic_block(f, &format!("fis.cont.{j}"));
     let generic = l.ctx.append_basic_block(f, &format!("fis.resume.{j}"));
     l.b.position_at_end(generic);
     restore_regs(l, fs, &saved, &remat)?;
+    if kind == StopKind::Yield {
+        yield_capture(l, fs, i)?;
+    }
     let res = get_u32(l, f, extra::RES);
     let resp = {
         let p = elem(l, arg(f, extra::RESP), l.ctx.i8_type().into(), t_i64(l, f));
@@ -676,6 +734,66 @@ fn lower_stop<'c, 'a>(
     Ok(())
 }
 
+/// Probe mode 5 at the resume point of a stride loop's yield: the thread's induction value,
+/// step and bound (`stride::StrideLoop`) as u32 at `RES[t]`, `OPB[t]` and `OPC[t]`, and
+/// return. `K.fis` reads them to decide whether it can run the loop interchanged (`cta.rs`);
+/// the thread is at the yield, so no operand or result of a warp operation is pending there.
+fn yield_capture<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+) -> Result<(), Error> {
+    let f = fs.func;
+    let Some(vals) = with_cur(|c| c.yields.get(&(i as *const Instruction as usize)).cloned())
+    else {
+        return Ok(());
+    };
+    let capture = l.ctx.append_basic_block(f, "fis.yield.capture");
+    let go = l.ctx.append_basic_block(f, "fis.yield.go");
+    let mode = arg(f, extra::PROBE).into_int_value();
+    let five =
+        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(5), "")
+            .unwrap();
+    l.b.build_conditional_branch(five, capture, go).unwrap();
+    l.b.position_at_end(capture);
+    for (v, which) in vals.iter().zip([extra::RES, extra::OPB, extra::OPC]) {
+        let x: BasicValueEnum = match v {
+            YieldVal::Imm(c) => l.c32(*c & 0xffff_ffff).into(),
+            YieldVal::Reg(name) => {
+                let (reg, st, _) = l.reg(fs, name).ok_or_else(|| {
+                    Error::Llvm(format!("yield operand `{name}` is not a register"))
+                })?;
+                l.b.build_load(st, reg, "").unwrap()
+            }
+        };
+        put_u32(l, f, which, l.coerce(x, l.i32().into(), false));
+    }
+    l.b.build_return(None).unwrap();
+    l.b.position_at_end(go);
+    // Mode 7: the induction value of this iteration is `IV + T` (`cta/interchange.rs`).
+    if let YieldVal::Reg(name) = &vals[0] {
+        let (reg, st, _) = l
+            .reg(fs, name)
+            .ok_or_else(|| Error::Llvm(format!("yield operand `{name}` is not a register")))?;
+        let mode = arg(f, extra::PROBE).into_int_value();
+        let seven =
+            l.b.build_int_compare(IntPredicate::UGE, mode, l.c32(7), "")
+                .unwrap();
+        let iv =
+            l.b.build_int_add(
+                arg(f, extra::IV).into_int_value(),
+                arg(f, extra::T).into_int_value(),
+                "",
+            )
+            .unwrap();
+        let old = l.b.build_load(st, reg, "").unwrap();
+        let iv = l.coerce(iv.into(), st, false);
+        let v = l.b.build_select(seven, iv, old, "").unwrap();
+        l.b.build_store(reg, v).unwrap();
+    }
+    Ok(())
+}
+
 /// The probe branch `@p bra L`: see `extra::PROBE`.
 fn lower_probe<'c, 'a>(
     l: &Lowerer<'c, 'a>,
@@ -735,6 +853,37 @@ fn lower_probe<'c, 'a>(
         .unwrap();
     l.b.build_return(None).unwrap();
     l.b.position_at_end(normal);
+    l.b.build_conditional_branch(c, target, fall).unwrap();
+    l.b.position_at_end(fall);
+    Ok(())
+}
+
+/// The latch `@p bra head` of a stride loop: probe mode 8 (an interchanged iteration that
+/// is not the thread's last, `cta/interchange.rs`) takes it without evaluating `p`.
+fn lower_latch<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+) -> Result<(), Error> {
+    let g = i
+        .guard
+        .ok_or_else(|| Error::Llvm("stride loop latch without a guard".into()))?;
+    let c = l.pred(fs, g.pred, g.negated, g.span)?;
+    let target = match i.operands.first() {
+        Some(Operand::Name { name, span, .. }) => {
+            *fs.labels.get(name).ok_or_else(|| Error::Invalid {
+                msg: format!("unknown label `{name}`"),
+                span: *span,
+            })?
+        }
+        _ => return Err(Error::Llvm("stride loop latch without a label".into())),
+    };
+    let mode = arg(fs.func, extra::PROBE).into_int_value();
+    let eight =
+        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(8), "")
+            .unwrap();
+    let c = l.b.build_or(c, eight, "").unwrap();
+    let fall = l.new_block(fs, "fall");
     l.b.build_conditional_branch(c, target, fall).unwrap();
     l.b.position_at_end(fall);
     Ok(())
@@ -969,6 +1118,10 @@ impl Target for FisTarget {
             lower_probe(l, fs, i)?;
             return Ok(true);
         }
+        if op == "bra" && with_cur(|c| c.latches.contains(&(i as *const Instruction as usize))) {
+            lower_latch(l, fs, i)?;
+            return Ok(true);
+        }
         match op {
             "trap" => {
                 let f = fs.func;
@@ -1108,6 +1261,18 @@ pub struct StepOut<'c> {
     /// By resume point with an exit path: the one stop the other threads reach
     /// (`Plan::exit_then`).
     pub exit_then: HashMap<u32, u32>,
+    /// By stop: the yields at the headers of stride loops (`stride.rs`).
+    pub yields: HashMap<u32, YieldLoop>,
+}
+
+/// What `K.fis` needs to run a stride loop interchanged (`stride::StrideLoop`).
+#[derive(Clone, Copy, Debug)]
+pub struct YieldLoop {
+    /// The latch compares with `le` (else `lt`), signed (else unsigned).
+    pub le: bool,
+    pub signed: bool,
+    /// The stop every thread leaving the loop reaches first, or `None` when they finish.
+    pub exit: Option<u32>,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1165,10 +1330,25 @@ pub fn lower_step<'c, 'a>(
             .collect(),
         locals_per_thread: plan.has_stops() && plan.has_locals,
         probes: plan.probes.values().map(|p| *p as usize).collect(),
+        latches: plan.yields.values().map(|y| y.latch as usize).collect(),
         probe_regs: plan
             .probe_regs
             .iter()
             .filter_map(|(k, r)| Some((*plan.probes.get(k)? as usize, r.to_string())))
+            .collect(),
+        yields: plan
+            .yields
+            .iter()
+            .map(|(i, y)| {
+                let val = |o: &Operand| match o {
+                    Operand::Name { name, .. } => YieldVal::Reg(name.to_string()),
+                    o => YieldVal::Imm(const_of(o).unwrap_or(0)),
+                };
+                (
+                    *i as usize,
+                    [YieldVal::Reg(y.iv.to_string()), val(&y.step), val(&y.bound)],
+                )
+            })
             .collect(),
         kinds: vec![None; plan.stops.len()],
         stop_consts: vec![[None; 3]; plan.stops.len()],
@@ -1220,7 +1400,12 @@ pub fn lower_step<'c, 'a>(
     // Only the start and the points the driver resumes in ALL/MASKED rounds get loop nests
     // of their own; the rest run in GENERIC rounds.
     let ns = stops.len() as u32;
-    resumes.retain(|&r| r == 0 || r > ns || stops[r as usize - 1].is_fast_barrier());
+    resumes.retain(|&r| {
+        r == 0
+            || r > ns
+            || stops[r as usize - 1].is_fast_barrier()
+            || stops[r as usize - 1] == StopKind::Yield
+    });
     let ns = plan.stops.len() as u32;
     // Region keys (0, or stop j: both of its resume points) to resume points.
     let resumes_of = |k: u32| if k == 0 { vec![0] } else { vec![k, ns + k] };
@@ -1241,7 +1426,27 @@ pub fn lower_step<'c, 'a>(
         .flat_map(|&k| resumes_of(k))
         .collect();
     let probes = plan.probes.keys().flat_map(|&k| resumes_of(k)).collect();
+    let yields = plan
+        .yields
+        .iter()
+        .filter_map(|(i, y)| {
+            let j = *plan.stop_of.get(i)?;
+            let exit = match y.exit {
+                Some(e) => Some(*plan.stop_of.get(&e)?),
+                None => None,
+            };
+            Some((
+                j,
+                YieldLoop {
+                    le: y.le,
+                    signed: y.signed,
+                    exit,
+                },
+            ))
+        })
+        .collect();
     Ok(StepOut {
+        yields,
         step,
         must_stop,
         empty_paths,
@@ -1337,6 +1542,20 @@ pub fn lower_kernels<'c, 'a>(
                 },
                 r => (f, r),
             };
+            // Stride loops of kernels with stops: a yield at each header (`stride.rs`).
+            let (f, planned) = match planned {
+                Ok(plan) if plan.has_stops() => match stride::insert_yields(f) {
+                    Some((g, yields)) => match analyse(module, g) {
+                        Ok(mut p) => {
+                            p.yields = yields;
+                            (g, Ok(p))
+                        }
+                        Err(_) => (f, Ok(plan)),
+                    },
+                    None => (f, Ok(plan)),
+                },
+                r => (f, r),
+            };
             match planned {
                 Err(why) => KernelPath::Coroutine { why },
                 Ok(plan) => match lower_step(l, f, &plan) {
@@ -1372,7 +1591,13 @@ pub fn lower_kernels<'c, 'a>(
                             local_bytes: so.local_bytes,
                             must_stop: {
                                 let mut v = vec![crate::runtime::fission::NO_STOP; nres];
+                                // A round ending at a stride loop's yield goes on with the
+                                // loop in `K.fis` (`cta/interchange.rs`), which leaves the
+                                // threads elsewhere and says where in `seen`.
                                 for (&r, &j) in &so.must_stop {
+                                    if so.yields.contains_key(&j) {
+                                        continue;
+                                    }
                                     if let Some(x) = v.get_mut(r as usize) {
                                         *x = j;
                                     }

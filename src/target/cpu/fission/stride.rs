@@ -1,0 +1,467 @@
+//! Grid- and block-stride loops of kernels with stops get a *yield* (a stop of its own,
+//! `StopKind::Yield`) at their header, so that `K.fis` can run their iterations as rounds over
+//! the CTA's threads instead of each thread running its whole loop before the next one starts.
+//!
+//! In `for (i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)`
+//! thread `t` touches `i0 + t`, `i0 + t + stride`, …: one thread after another, each access a
+//! stride away from the previous one (with a power-of-two stride, every one of them in the
+//! same cache set), while one iteration of every thread is one contiguous run. Running
+//! iteration `k` of every thread before iteration `k + 1` of any is a schedule a GPU may run
+//! too (threads interleave freely between barriers), so nothing else changes.
+//!
+//! `K.fis` runs the interchanged loop when, at run time, every thread of the round is at the
+//! yield and the thread's induction values are `i0 + (t - xlo)` with the same step and bound
+//! (`cta.rs`); the thread interval of iteration `k` then follows from `i0`, the step and the
+//! bound, and no per-thread bookkeeping is needed. Otherwise each thread runs its loop to the
+//! end as without the yield (probe mode 6 passes yields by).
+//!
+//! A loop qualifies when it is a range of the kernel's top-level instructions entered only at
+//! its header and closed by `add i, i, s; setp.{lt,le}.{s32,u32} p, i, n; @p bra head`, with a
+//! straight-line body before that (no branch, call, stop or return), `i` defined only there
+//! and differing between threads, `s` and `n` not written in the loop, every other register the
+//! body writes written before it is read (nothing but `i` carried from one iteration to the
+//! next), some memory access other than `.param`/`.local`, and when every thread leaving it
+//! reaches the same first stop (or every one finishes): that stop is the round's outcome.
+
+use std::collections::{HashMap, HashSet};
+
+use smallvec::SmallVec;
+
+use super::uniform;
+use crate::isa::{lookup_mod, lookup_opcode};
+use crate::syntax::ast::{Block, Expr, Function, Instruction, Operand, PostOps, Statement};
+
+/// An interchangeable stride loop, by its yield.
+#[derive(Clone, Debug)]
+pub struct StrideLoop<'a> {
+    /// The induction register, the step and the bound of `add iv, iv, step;
+    /// setp.{lt,le} p, iv, bound`.
+    pub iv: &'a str,
+    pub step: Operand<'a>,
+    pub bound: Operand<'a>,
+    /// `le` rather than `lt`.
+    pub le: bool,
+    /// `.s32` rather than `.u32` comparison.
+    pub signed: bool,
+    /// The first stop every thread leaving the loop reaches (an instruction of the new
+    /// kernel), or `None` when every one finishes.
+    pub exit: Option<*const Instruction<'a>>,
+    /// The latch's `@p bra head` (an instruction of the new kernel).
+    pub latch: *const Instruction<'a>,
+}
+
+/// Flat top-level instructions: (instruction, its top-level statement index), the labels'
+/// node indices, and the top-level register declarations; `None` for shapes not followed
+/// (branches inside nested blocks).
+type Flat<'x, 'a> = (
+    Vec<(&'x Instruction<'a>, usize)>,
+    HashMap<&'a str, usize>,
+    super::analysis::Regs<'a>,
+);
+
+fn flatten<'x, 'a>(body: &'x Block<'a>) -> Option<Flat<'x, 'a>> {
+    let mut nodes = Vec::new();
+    let mut labels = HashMap::new();
+    let mut regs = super::analysis::Regs::default();
+    for (s, st) in body.stmts.iter().enumerate() {
+        match st {
+            Statement::Label(name, _) => {
+                labels.insert(*name, nodes.len());
+            }
+            Statement::Instr(i) => nodes.push((i, s)),
+            Statement::Var(v) if v.space.spelling() == ".reg" => regs.add(v),
+            Statement::Block(b) => {
+                // Straight-line scopes only (nvcc's `{ .reg … }` around calls and asm).
+                for x in &b.stmts {
+                    match x {
+                        Statement::Instr(i) if !is_branch(i) => nodes.push((i, s)),
+                        Statement::Instr(_) | Statement::Label(..) | Statement::Block(_) => {
+                            return None
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some((nodes, labels, regs))
+}
+
+/// The kernel `f` with a yield at the header of each interchangeable stride loop, and the
+/// loops by yield (addresses of the inserted instructions); `None` when it has none.
+pub fn insert_yields<'a>(
+    f: &'a Function<'a>,
+) -> Option<(
+    &'a Function<'a>,
+    HashMap<*const Instruction<'a>, StrideLoop<'a>>,
+)> {
+    let body = f.body.as_ref()?;
+    let (nodes, labels, regs) = flatten(body)?;
+    let nn = nodes.len();
+    let target = |i: &Instruction<'a>| -> Option<usize> {
+        match i.operands.first() {
+            Some(Operand::Name { name, .. }) => labels.get(name).copied(),
+            _ => None,
+        }
+    };
+    let mut succ: Vec<Vec<usize>> = Vec::with_capacity(nn);
+    for (k, (i, _)) in nodes.iter().enumerate() {
+        let guarded = i.guard.is_some();
+        let mut s = Vec::new();
+        match i.opcode.spelling() {
+            "bra" => {
+                s.push(target(i)?);
+                if guarded {
+                    s.push(k + 1);
+                }
+            }
+            "brx" => return None,
+            "ret" | "exit" | "trap" => {
+                if guarded {
+                    s.push(k + 1);
+                }
+            }
+            _ => s.push(k + 1),
+        }
+        s.retain(|&x| x < nn);
+        succ.push(s);
+    }
+    let stop = |k: usize| super::analysis::is_stop(nodes[k].0.opcode.spelling());
+    if !(0..nn).any(stop) {
+        return None; // kernels without stops keep their batched CTA loops
+    }
+    let unodes: Vec<uniform::UNode> = nodes
+        .iter()
+        .zip(&succ)
+        .map(|((i, _), s)| uniform::UNode { ins: i, succ: s })
+        .collect();
+    let params: HashSet<&str> = f.params.iter().map(|p| p.name).collect();
+    let divergent = uniform::divergent(&unodes, &|n| regs.contains(n), &|n| params.contains(n));
+
+    let mut loops: Vec<(usize, usize, StrideLoop<'a>)> = Vec::new();
+    for (p, (i, _)) in nodes.iter().enumerate() {
+        if i.opcode.spelling() != "bra" {
+            continue;
+        }
+        let Some(q) = target(i) else { continue };
+        if q >= p {
+            continue;
+        }
+        if let Some(l) = stride_loop(&nodes, &succ, q, p, &divergent) {
+            loops.push((q, p, l));
+        }
+    }
+    if loops.is_empty() {
+        return None;
+    }
+    // Where threads leaving each loop stop first (the other loops' headers count as stops);
+    // a loop without one outcome is dropped, which may change the others'.
+    let mut exits: Vec<Option<usize>>;
+    loop {
+        let heads: HashSet<usize> = loops.iter().map(|l| l.0).collect();
+        let outcome = |p: usize| -> Option<Option<usize>> {
+            let mut seen = vec![false; nn];
+            let mut work = vec![p + 1];
+            let (mut at, mut finishes) = (HashSet::new(), false);
+            while let Some(k) = work.pop() {
+                if k >= nn {
+                    finishes = true; // past the last instruction: the end
+                    continue;
+                }
+                if std::mem::replace(&mut seen[k], true) {
+                    continue;
+                }
+                let i = nodes[k].0;
+                if heads.contains(&k) || stop(k) {
+                    if i.guard.is_some() && !heads.contains(&k) {
+                        return None; // some threads would pass it
+                    }
+                    at.insert(k);
+                    continue;
+                }
+                if matches!(i.opcode.spelling(), "ret" | "exit") {
+                    finishes = true;
+                }
+                work.extend(succ[k].iter().copied());
+            }
+            match (at.len(), finishes) {
+                (1, false) => at.into_iter().next().map(Some),
+                (0, true) => Some(None),
+                _ => None,
+            }
+        };
+        let found: Vec<Option<Option<usize>>> = loops.iter().map(|l| outcome(l.1)).collect();
+        if found.iter().all(Option::is_some) {
+            exits = found.into_iter().map(Option::flatten).collect();
+            break;
+        }
+        let mut it = found.iter();
+        loops.retain(|_| it.next().unwrap().is_some());
+        if loops.is_empty() {
+            return None;
+        }
+    }
+    // The new kernel: a yield before each loop's first instruction.
+    let like = nodes[loops[0].0].0;
+    let yield_ins = Instruction {
+        guard: None,
+        opcode: lookup_opcode("nanosleep")?,
+        mods: [lookup_mod(".u32")?].into_iter().collect::<SmallVec<_>>(),
+        operands: [Operand::Imm(Expr::Int {
+            value: 0,
+            unsigned: false,
+            span: like.span,
+        })]
+        .into_iter()
+        .collect(),
+        post_ops: PostOps([u8::MAX; crate::syntax::ast::MAX_POST_MODS]),
+        span: like.span,
+        op_span: like.op_span,
+    };
+    let at: HashSet<usize> = loops.iter().map(|l| nodes[l.0].1).collect();
+    let mut stmts = Vec::with_capacity(body.stmts.len() + at.len());
+    for (s, st) in body.stmts.iter().enumerate() {
+        if at.contains(&s) {
+            stmts.push(Statement::Instr(yield_ins.clone()));
+        }
+        stmts.push(st.clone());
+    }
+    let mut g = f.clone();
+    g.body = Some(Block {
+        stmts,
+        span: body.span,
+    });
+    let g: &'a Function<'a> = Box::leak(Box::new(g));
+    // Nodes of the new kernel: the old ones in order, a yield before the statement of each
+    // loop's header.
+    let (gnodes, _, _) = flatten(g.body.as_ref()?)?;
+    let new_of = |k: usize| k + at.iter().filter(|&&s| s <= nodes[k].1).count();
+    let ptr = |k: usize| gnodes[k].0 as *const Instruction<'a>;
+    let heads: HashSet<usize> = loops.iter().map(|l| l.0).collect();
+    let mut out = HashMap::new();
+    for ((q, p, mut l), exit) in loops.into_iter().zip(exits.drain(..)) {
+        l.latch = ptr(new_of(p));
+        l.exit = exit.map(|e| {
+            if heads.contains(&e) {
+                ptr(new_of(e) - 1) // that loop's yield
+            } else {
+                ptr(new_of(e))
+            }
+        });
+        out.insert(ptr(new_of(q) - 1), l);
+    }
+    Some((g, out))
+}
+
+fn is_branch(i: &Instruction) -> bool {
+    matches!(i.opcode.spelling(), "bra" | "brx" | "ret" | "exit" | "call")
+}
+
+/// The register an operand names (whole, not a component).
+fn reg<'a>(o: Option<&Operand<'a>>) -> Option<&'a str> {
+    match o {
+        Some(Operand::Name {
+            name,
+            comp: None,
+            negated: false,
+            ..
+        }) => Some(name),
+        _ => None,
+    }
+}
+
+/// Registers an instruction reads (whole names; components and vectors count as reads of
+/// the name) and the one it writes first.
+fn uses<'a>(i: &Instruction<'a>, out: &mut Vec<&'a str>) {
+    fn walk<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
+        match o {
+            Operand::Name { name, .. } => out.push(name),
+            Operand::Vec(v, _) => v.iter().for_each(|x| walk(x, out)),
+            Operand::Pair(a, b, _) => {
+                walk(a, out);
+                walk(b, out);
+            }
+            Operand::Addr(a) => {
+                if let Some(b) = a.base {
+                    out.push(b);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(g) = i.guard {
+        out.push(g.pred);
+    }
+    // The first operand is a destination except for stores and the like.
+    let dst_first = !matches!(
+        i.opcode.spelling(),
+        "st" | "red" | "prefetch" | "prefetchu" | "bra" | "nanosleep"
+    );
+    for (n, o) in i.operands.iter().enumerate() {
+        if n == 0 && dst_first {
+            if let Operand::Addr(a) = o {
+                out.extend(a.base);
+            }
+            continue;
+        }
+        walk(o, out);
+    }
+}
+
+/// The registers an instruction writes.
+fn defs<'a>(i: &Instruction<'a>, out: &mut Vec<&'a str>) {
+    if matches!(
+        i.opcode.spelling(),
+        "st" | "red" | "prefetch" | "prefetchu" | "bra" | "nanosleep"
+    ) {
+        return;
+    }
+    match i.operands.first() {
+        Some(Operand::Name { name, .. }) => out.push(name),
+        Some(Operand::Vec(v, _)) => {
+            for x in v {
+                if let Operand::Name { name, .. } = x {
+                    out.push(name);
+                }
+            }
+        }
+        Some(Operand::Pair(a, b, _)) => {
+            for x in [a, b] {
+                if let Operand::Name { name, .. } = &**x {
+                    out.push(name);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The instructions `q..=p` as a stride loop (see the module).
+fn stride_loop<'a>(
+    nodes: &[(&Instruction<'a>, usize)],
+    succ: &[Vec<usize>],
+    q: usize,
+    p: usize,
+    divergent: &HashSet<&'a str>,
+) -> Option<StrideLoop<'a>> {
+    if p < q + 2 {
+        return None;
+    }
+    let (bra, setp, add) = (nodes[p].0, nodes[p - 1].0, nodes[p - 2].0);
+    let g = bra.guard.filter(|g| !g.negated)?;
+    // `setp.{lt,le}.{s32,u32} %p, iv, bound` guarding the back edge.
+    let smods: Vec<&str> = setp.mods.iter().map(|m| m.spelling()).collect();
+    let (le, signed) = match smods.as_slice() {
+        [c @ (".lt" | ".le"), t @ (".s32" | ".u32")] => (*c == ".le", *t == ".s32"),
+        _ => return None,
+    };
+    if setp.opcode.spelling() != "setp" || setp.guard.is_some() || setp.operands.len() != 3 {
+        return None;
+    }
+    if reg(setp.operands.first()) != Some(g.pred) {
+        return None;
+    }
+    let iv = reg(setp.operands.get(1))?;
+    let bound = setp.operands[2].clone();
+    // `add.{s32,u32} iv, iv, step` (either order).
+    let amods: Vec<&str> = add.mods.iter().map(|m| m.spelling()).collect();
+    if add.opcode.spelling() != "add"
+        || add.guard.is_some()
+        || !matches!(amods.as_slice(), [".s32" | ".u32"])
+        || add.operands.len() != 3
+        || reg(add.operands.first()) != Some(iv)
+    {
+        return None;
+    }
+    let step = if reg(add.operands.get(1)) == Some(iv) {
+        add.operands[2].clone()
+    } else if reg(add.operands.get(2)) == Some(iv) {
+        add.operands[1].clone()
+    } else {
+        return None;
+    };
+    let plain = |o: &Operand| matches!(o, Operand::Imm(Expr::Int { .. })) || reg(Some(o)).is_some();
+    if !plain(&step) || !plain(&bound) || !divergent.contains(iv) {
+        return None;
+    }
+    // Entered only at the header.
+    let inside = |k: usize| (q..=p).contains(&k);
+    for (k, s) in succ.iter().enumerate() {
+        if !inside(k) && s.iter().any(|&t| t > q && t <= p) {
+            return None;
+        }
+    }
+    // A straight-line body; nothing but `iv` carried across iterations.
+    let mut written: HashSet<&str> = HashSet::new();
+    let mut memory = false;
+    let (mut u, mut d) = (Vec::new(), Vec::new());
+    for (k, (i, _)) in nodes[q..p - 2].iter().enumerate() {
+        let op = i.opcode.spelling();
+        if is_branch(i) || super::analysis::is_stop(op) || matches!(op, "trap" | "brkpt") {
+            return None;
+        }
+        if k > 0 && succ[q + k - 1] != [q + k] {
+            return None;
+        }
+        let space = i
+            .mods
+            .iter()
+            .any(|m| matches!(m.spelling(), ".param" | ".local"));
+        if matches!(op, "ld" | "st" | "atom" | "red" | "ldu" | "cp") && !space {
+            memory = true;
+        }
+        u.clear();
+        d.clear();
+        uses(i, &mut u);
+        defs(i, &mut d);
+        if d.contains(&iv) {
+            return None;
+        }
+        // A register read before the body writes it would carry the previous iteration's
+        // value (unless it is not written in the loop at all).
+        for r in &u {
+            if !written.contains(r) && *r != iv && body_writes(nodes, q, p, r) {
+                return None;
+            }
+        }
+        // A guarded write keeps the old value in the threads that skip it.
+        if i.guard.is_some() {
+            for r in &d {
+                if !written.contains(r) {
+                    return None;
+                }
+            }
+        }
+        written.extend(d.iter().copied());
+    }
+    for o in [&step, &bound] {
+        if let Some(r) = reg(Some(o)) {
+            if r == iv || written.contains(r) || r == g.pred {
+                return None;
+            }
+        }
+    }
+    if !memory {
+        return None;
+    }
+    Some(StrideLoop {
+        iv,
+        step,
+        bound,
+        le,
+        signed,
+        exit: None,
+        latch: std::ptr::null(),
+    })
+}
+
+/// Whether an instruction of the loop `q..p` (before its latch) writes register `r`.
+fn body_writes(nodes: &[(&Instruction, usize)], q: usize, p: usize, r: &str) -> bool {
+    let mut d = Vec::new();
+    nodes[q..p - 2].iter().any(|(i, _)| {
+        d.clear();
+        defs(i, &mut d);
+        d.contains(&r)
+    }) || r == reg(nodes[p - 1].0.operands.first()).unwrap_or("")
+}
