@@ -13,7 +13,9 @@
 //! yield and the thread's induction values are `i0 + (t - xlo)` with the same step and bound
 //! (`cta.rs`); the thread interval of iteration `k` then follows from `i0`, the step and the
 //! bound, and no per-thread bookkeeping is needed. Otherwise each thread runs its loop to the
-//! end as without the yield (probe mode 6 passes yields by).
+//! end as without the yield (probe mode 6 passes yields by; out-of-line rounds always pass
+//! them, and the driver sends threads left at a yield while others are elsewhere past it in a
+//! masked round, so a loop only some threads enter costs one more round).
 //!
 //! A loop qualifies when it is a range of the kernel's top-level instructions entered only at
 //! its header and closed by `add i, i, s; setp.{lt,le}.{s32,u32} p, i, n; @p bra head`, with a
@@ -464,4 +466,147 @@ fn body_writes(nodes: &[(&Instruction, usize)], q: usize, p: usize, r: &str) -> 
         defs(i, &mut d);
         d.contains(&r)
     }) || r == reg(nodes[p - 1].0.operands.first()).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::ast::{FnKind, Item};
+
+    /// The stride loops `insert_yields` finds in the first kernel of `body` (declarations
+    /// `%p<4>`, `%r<20>`, `%rd<8>`, parameters `out` (u64) and `n` (u32)), as
+    /// (induction register, le, signed, exit opcode or "end").
+    fn loops_of(body: &str) -> Vec<(String, bool, bool, String)> {
+        let src = format!(
+            ".version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x;
+  mov.u32 %r3, %ntid.x;
+{body}
+}}"
+        );
+        // `insert_yields` ties the kernel to the source's lifetime (as the compiler's leaked
+        // kernels are): leak both here.
+        let src: &'static str = Box::leak(src.into_boxed_str());
+        let (m, d) = crate::syntax::parse(src);
+        assert!(d.is_empty(), "{d:?}");
+        let m: &'static _ = Box::leak(Box::new(m));
+        let f = m
+            .items
+            .iter()
+            .find_map(|i| match i {
+                Item::Function(f) if f.kind == FnKind::Entry => Some(&**f),
+                _ => None,
+            })
+            .unwrap();
+        let Some((g, loops)) = insert_yields(f) else {
+            return Vec::new();
+        };
+        let yields = g
+            .body
+            .as_ref()
+            .unwrap()
+            .stmts
+            .iter()
+            .filter(|s| matches!(s, Statement::Instr(i) if i.opcode.spelling() == "nanosleep"))
+            .count();
+        assert_eq!(yields, loops.len(), "one yield per loop");
+        let mut out: Vec<_> = loops
+            .values()
+            .map(|l| {
+                // SAFETY: the exit and the latch are instructions of `g`, alive here.
+                let exit = l.exit.map_or("end".to_string(), |e| {
+                    unsafe { (*e).opcode.spelling() }.into()
+                });
+                let latch = unsafe { &*l.latch };
+                assert_eq!(latch.opcode.spelling(), "bra");
+                (l.iv.to_string(), l.le, l.signed, exit)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A grid-stride loop `for (i = tid; i < n; i += ntid) { out[i] = i; }` with `extra` at
+    /// the start of its body, followed by a barrier.
+    fn grid_stride(extra: &str, cmp: &str) -> String {
+        format!(
+            "  bar.sync 0;
+  mov.u32 %r4, %r2;
+L:
+{extra}
+  mul.wide.s32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+  add.s32 %r4, %r4, %r3;
+  setp.{cmp} %p1, %r4, %r1;
+  @%p1 bra L;
+  bar.sync 0;
+  ret;"
+        )
+    }
+
+    #[test]
+    fn finds_grid_stride_loops_and_their_exit() {
+        assert_eq!(
+            loops_of(&grid_stride("", "lt.s32")),
+            [("%r4".to_string(), false, true, "bar".to_string())]
+        );
+        assert_eq!(
+            loops_of(&grid_stride("", "le.u32")),
+            [("%r4".to_string(), true, false, "bar".to_string())]
+        );
+        // Registers written before they are read in each iteration are not carried.
+        assert_eq!(
+            loops_of(&grid_stride(
+                "  add.s32 %r5, %r4, 1;\n  mul.lo.s32 %r6, %r5, %r5;",
+                "lt.s32"
+            ))
+            .len(),
+            1
+        );
+        // Leaving the loop straight to the end.
+        let to_end = grid_stride("", "lt.s32").replace("  bar.sync 0;\n  ret;", "  ret;");
+        assert_eq!(
+            loops_of(&to_end),
+            [("%r4".to_string(), false, true, "end".to_string())]
+        );
+    }
+
+    #[test]
+    fn refuses_loops_it_cannot_interchange() {
+        // A value carried from one iteration to the next.
+        assert!(loops_of(&grid_stride("  add.s32 %r7, %r7, %r4;", "lt.s32")).is_empty());
+        // A branch in the body.
+        assert!(loops_of(&grid_stride("  @%p2 bra L;", "lt.s32")).is_empty());
+        // A stop in the body.
+        assert!(loops_of(&grid_stride("  bar.sync 1;", "lt.s32")).is_empty());
+        // The step written in the loop.
+        assert!(loops_of(&grid_stride("  add.s32 %r3, %r3, 1;", "lt.s32")).is_empty());
+        // A comparison other than lt/le, and a 64-bit one.
+        assert!(loops_of(&grid_stride("", "ne.s32")).is_empty());
+        // The same induction value in every thread (nothing to interchange).
+        let uniform = grid_stride("", "lt.s32").replace("mov.u32 %r4, %r2;", "mov.u32 %r4, 0;");
+        assert!(loops_of(&uniform).is_empty());
+        // Threads leaving the loop reach different stops.
+        let split = grid_stride("", "lt.s32").replace(
+            "  @%p1 bra L;\n  bar.sync 0;",
+            "  @%p1 bra L;\n  setp.eq.u32 %p3, %r2, 0;\n  @%p3 bra X;\n  bar.sync 0;\nX:\n  bar.sync 1;",
+        );
+        assert!(loops_of(&split).is_empty());
+        // No memory access in the body.
+        let no_mem = grid_stride("", "lt.s32").replace("  st.global.u32 [%rd3], %r4;\n", "");
+        assert!(loops_of(&no_mem).is_empty());
+        // Kernels without stops keep their batched CTA loops.
+        let no_stops = grid_stride("", "lt.s32").replace("  bar.sync 0;\n", "");
+        assert!(loops_of(&no_stops).is_empty());
+    }
 }

@@ -8,10 +8,17 @@
 //! mode 5) reads them; when the values are `i0 + (t - xlo)` in thread order, with one step
 //! `s >= 1` and one bound, and no value the loop computes can wrap around in 32 bits, thread
 //! `t` runs iteration `k >= 1` exactly when `i0 + (t - xlo) + k s < n` (`<=` for `le`): an
-//! interval `xlo..hi_k` that shrinks as `k` grows. Those rounds record nothing per thread
-//! (`NOSTATE`); the loop's exit outcome (`StrideLoop::exit`: the stop every leaving thread
-//! reaches, or the end) is written for all of them at the end. Otherwise the threads run
-//! their loops to the end in one round, passing the yield by (probe mode 6).
+//! interval `xlo..hi_k` that shrinks as `k` grows. Iteration `k` is two nests: the threads
+//! `xlo..hi_{k+1}`, which go on, in probe mode 8 (the induction value is `IV + T` with `IV`
+//! computed here, the latch is taken without evaluating it and the yield returns at once
+//! without saving anything: a loop over threads as tight as the loop body), then
+//! `hi_{k+1}..hi_k` in mode 7 (the same, but the latch is evaluated, and those threads run
+//! on to the loop's exit stop). Those rounds record nothing per thread (`NOSTATE`); the loop's
+//! exit outcome (`StrideLoop::exit`: the stop every leaving thread reaches, or the end) is
+//! written for all of them at the end. Nothing needs saving at the yield because the body
+//! carries nothing but `i` from one iteration to the next and never writes a register it reads
+//! before writing it: registers from before the loop keep their saved values. Otherwise the
+//! threads run their loops to the end in one round, passing the yield by (probe mode 6).
 
 use super::*;
 use crate::target::cpu::fission::YieldLoop;
