@@ -123,6 +123,9 @@ struct Cur {
     /// Yields at the headers of stride loops (`Plan::yields`; instruction addresses): the
     /// loop's induction register, step and bound.
     yields: HashMap<usize, [YieldVal; 3]>,
+    /// By yield (instruction address): the registers its loop writes other than the induction
+    /// register (`StrideLoop::writes`).
+    yield_writes: HashMap<usize, Vec<String>>,
 }
 
 /// An operand of a stride loop's latch, for its yield's capture (probe mode 5).
@@ -601,9 +604,9 @@ fn lower_stop<'c, 'a>(
         )
     });
     // 2. Save, stop, return. Probe mode 6 passes yields by: the thread runs its loop on.
-    // In modes 7 and 8 the thread's next iteration gets its induction value from `K.fis` and every
-    // other register it reads is either not written in the loop (its saved value stands) or
-    // written before it is read (`stride::stride_loop`): nothing to save or record.
+    // In modes 7 and 8 the thread's next iteration gets its induction value from `K.fis`, and
+    // of the other registers live here only those the loop writes need saving (the rest keep
+    // the values saved when the thread first reached the yield); no state is recorded.
     let cont = l.ctx.append_basic_block(f, &format!("fis.cont.{j}"));
     if kind == StopKind::Yield {
         let stop = l.ctx.append_basic_block(f, "fis.yield");
@@ -631,6 +634,15 @@ fn lower_stop<'c, 'a>(
         let seven = l.b.build_and(seven, this, "").unwrap();
         l.b.build_conditional_branch(seven, quiet, stop).unwrap();
         l.b.position_at_end(quiet);
+        let carried: Vec<String> = with_cur(|c| {
+            let w = c.yield_writes.get(&(i as *const Instruction as usize));
+            saved
+                .iter()
+                .filter(|r| w.is_some_and(|w| w.contains(r)))
+                .cloned()
+                .collect()
+        });
+        save_regs(l, fs, &carried);
         l.b.build_return(None).unwrap();
         l.b.position_at_end(stop);
     }
@@ -1347,6 +1359,16 @@ pub fn lower_step<'c, 'a>(
                 (
                     *i as usize,
                     [YieldVal::Reg(y.iv.to_string()), val(&y.step), val(&y.bound)],
+                )
+            })
+            .collect(),
+        yield_writes: plan
+            .yields
+            .iter()
+            .map(|(i, y)| {
+                (
+                    *i as usize,
+                    y.writes.iter().map(|w| w.to_string()).collect(),
                 )
             })
             .collect(),

@@ -19,11 +19,11 @@
 //!
 //! A loop qualifies when it is a range of the kernel's top-level instructions entered only at
 //! its header and closed by `add i, i, s; setp.{lt,le}.{s32,u32} p, i, n; @p bra head`, with a
-//! straight-line body before that (no branch, call, stop or return), `i` defined only there
-//! and differing between threads, `s` and `n` not written in the loop, every other register the
-//! body writes written before it is read (nothing but `i` carried from one iteration to the
-//! next), some memory access other than `.param`/`.local`, and when every thread leaving it
-//! reaches the same first stop (or every one finishes): that stop is the round's outcome.
+//! straight-line body before that (no branch, call, stop, return or carry flag), `i` defined
+//! only there and differing between threads, `s` and `n` not written in the loop, some memory
+//! access other than `.param`/`.local`, and when every thread leaving it reaches the same
+//! first stop (or every one finishes): that stop is the round's outcome. Other values carried
+//! from one iteration to the next (a per-thread sum) stay in the thread's saved registers.
 
 use std::collections::{HashMap, HashSet};
 
@@ -50,6 +50,9 @@ pub struct StrideLoop<'a> {
     pub exit: Option<*const Instruction<'a>>,
     /// The latch's `@p bra head` (an instruction of the new kernel).
     pub latch: *const Instruction<'a>,
+    /// The registers the loop writes other than `iv` (interchanged iterations save those
+    /// live at the yield; the others keep the values saved when the threads reached it).
+    pub writes: Vec<&'a str>,
 }
 
 /// Flat top-level instructions: (instruction, its top-level statement index), the labels'
@@ -273,44 +276,6 @@ fn reg<'a>(o: Option<&Operand<'a>>) -> Option<&'a str> {
     }
 }
 
-/// Registers an instruction reads (whole names; components and vectors count as reads of
-/// the name) and the one it writes first.
-fn uses<'a>(i: &Instruction<'a>, out: &mut Vec<&'a str>) {
-    fn walk<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
-        match o {
-            Operand::Name { name, .. } => out.push(name),
-            Operand::Vec(v, _) => v.iter().for_each(|x| walk(x, out)),
-            Operand::Pair(a, b, _) => {
-                walk(a, out);
-                walk(b, out);
-            }
-            Operand::Addr(a) => {
-                if let Some(b) = a.base {
-                    out.push(b);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(g) = i.guard {
-        out.push(g.pred);
-    }
-    // The first operand is a destination except for stores and the like.
-    let dst_first = !matches!(
-        i.opcode.spelling(),
-        "st" | "red" | "prefetch" | "prefetchu" | "bra" | "nanosleep"
-    );
-    for (n, o) in i.operands.iter().enumerate() {
-        if n == 0 && dst_first {
-            if let Operand::Addr(a) = o {
-                out.extend(a.base);
-            }
-            continue;
-        }
-        walk(o, out);
-    }
-}
-
 /// The registers an instruction writes.
 fn defs<'a>(i: &Instruction<'a>, out: &mut Vec<&'a str>) {
     if matches!(
@@ -394,13 +359,18 @@ fn stride_loop<'a>(
             return None;
         }
     }
-    // A straight-line body; nothing but `iv` carried across iterations.
+    // A straight-line body (values carried from one iteration to the next other than `iv`
+    // are saved at the yield in interchanged iterations: `writes`).
     let mut written: HashSet<&str> = HashSet::new();
     let mut memory = false;
-    let (mut u, mut d) = (Vec::new(), Vec::new());
+    let mut d = Vec::new();
     for (k, (i, _)) in nodes[q..p - 2].iter().enumerate() {
         let op = i.opcode.spelling();
         if is_branch(i) || super::analysis::is_stop(op) || matches!(op, "trap" | "brkpt") {
+            return None;
+        }
+        // The carry flag is no register `writes` could name.
+        if matches!(op, "addc" | "subc" | "madc") || i.mods.iter().any(|m| m.spelling() == ".cc") {
             return None;
         }
         if k > 0 && succ[q + k - 1] != [q + k] {
@@ -413,27 +383,10 @@ fn stride_loop<'a>(
         if matches!(op, "ld" | "st" | "atom" | "red" | "ldu" | "cp") && !space {
             memory = true;
         }
-        u.clear();
         d.clear();
-        uses(i, &mut u);
         defs(i, &mut d);
         if d.contains(&iv) {
             return None;
-        }
-        // A register read before the body writes it would carry the previous iteration's
-        // value (unless it is not written in the loop at all).
-        for r in &u {
-            if !written.contains(r) && *r != iv && body_writes(nodes, q, p, r) {
-                return None;
-            }
-        }
-        // A guarded write keeps the old value in the threads that skip it.
-        if i.guard.is_some() {
-            for r in &d {
-                if !written.contains(r) {
-                    return None;
-                }
-            }
         }
         written.extend(d.iter().copied());
     }
@@ -447,7 +400,11 @@ fn stride_loop<'a>(
     if !memory {
         return None;
     }
+    written.insert(g.pred);
+    let mut writes: Vec<&'a str> = written.into_iter().collect();
+    writes.sort_unstable();
     Some(StrideLoop {
+        writes,
         iv,
         step,
         bound,
@@ -456,16 +413,6 @@ fn stride_loop<'a>(
         exit: None,
         latch: std::ptr::null(),
     })
-}
-
-/// Whether an instruction of the loop `q..p` (before its latch) writes register `r`.
-fn body_writes(nodes: &[(&Instruction, usize)], q: usize, p: usize, r: &str) -> bool {
-    let mut d = Vec::new();
-    nodes[q..p - 2].iter().any(|(i, _)| {
-        d.clear();
-        defs(i, &mut d);
-        d.contains(&r)
-    }) || r == reg(nodes[p - 1].0.operands.first()).unwrap_or("")
 }
 
 #[cfg(test)]
@@ -564,10 +511,10 @@ L:
             loops_of(&grid_stride("", "le.u32")),
             [("%r4".to_string(), true, false, "bar".to_string())]
         );
-        // Registers written before they are read in each iteration are not carried.
+        // Registers written in the body, carried from one iteration to the next or not.
         assert_eq!(
             loops_of(&grid_stride(
-                "  add.s32 %r5, %r4, 1;\n  mul.lo.s32 %r6, %r5, %r5;",
+                "  add.s32 %r5, %r4, 1;\n  mul.lo.s32 %r6, %r5, %r5;\n  add.s32 %r7, %r7, %r6;",
                 "lt.s32"
             ))
             .len(),
@@ -583,8 +530,12 @@ L:
 
     #[test]
     fn refuses_loops_it_cannot_interchange() {
-        // A value carried from one iteration to the next.
-        assert!(loops_of(&grid_stride("  add.s32 %r7, %r7, %r4;", "lt.s32")).is_empty());
+        // The carry flag between instructions of the body.
+        assert!(loops_of(&grid_stride(
+            "  add.cc.u32 %r7, %r4, 1;\n  addc.u32 %r8, 0, 0;",
+            "lt.s32"
+        ))
+        .is_empty());
         // A branch in the body.
         assert!(loops_of(&grid_stride("  @%p2 bra L;", "lt.s32")).is_empty());
         // A stop in the body.

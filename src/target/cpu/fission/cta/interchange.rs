@@ -11,14 +11,15 @@
 //! interval `xlo..hi_k` that shrinks as `k` grows. Iteration `k` is two nests: the threads
 //! `xlo..hi_{k+1}`, which go on, in probe mode 8 (the induction value is `IV + T` with `IV`
 //! computed here, the latch is taken without evaluating it and the yield returns at once
-//! without saving anything: a loop over threads as tight as the loop body), then
+//! saving only what the loop carries: a loop over threads as tight as the loop body), then
 //! `hi_{k+1}..hi_k` in mode 7 (the same, but the latch is evaluated, and those threads run
 //! on to the loop's exit stop). Those rounds record nothing per thread (`NOSTATE`); the loop's
 //! exit outcome (`StrideLoop::exit`: the stop every leaving thread reaches, or the end) is
-//! written for all of them at the end. Nothing needs saving at the yield because the body
-//! carries nothing but `i` from one iteration to the next and never writes a register it reads
-//! before writing it: registers from before the loop keep their saved values. Otherwise the
-//! threads run their loops to the end in one round, passing the yield by (probe mode 6).
+//! written for all of them at the end. At the yield a thread saves only the live registers
+//! the loop writes (a per-thread sum: a load and a store per thread and iteration, which
+//! vectorize across threads); `i` comes from `IV` and registers from before the loop keep the
+//! values saved when the thread first reached the yield. Otherwise the threads run their
+//! loops to the end in one round, passing the yield by (probe mode 6).
 
 use super::*;
 use crate::target::cpu::fission::YieldLoop;
