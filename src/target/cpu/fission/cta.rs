@@ -1027,7 +1027,9 @@ pub fn emit_kernel<'c>(
             extra::BANK => ld32(fisp, off::BANK),
             extra::PROBE | extra::NOSTATE | extra::IV => i32t.const_zero().into(),
             extra::PBUF => ldp(fisp, off::PBUF),
-            _ => ldp(fisp, off::LOCAL),
+            extra::OPLR | extra::OPLW => ptr.const_null().into(),
+            extra::LOCAL => ldp(fisp, off::LOCAL),
+            _ => unreachable!("K.step extra parameter {k}"),
         };
         args.push(v);
     }
@@ -1324,12 +1326,34 @@ impl<'c> Gen<'c, '_, '_> {
         let base = b.build_left_shift(wn, self.c32(5), "").unwrap();
         let bank0 = wg.i(extra::BANK);
         let zero = self.c32(0);
+        // Each stage's shuffle operands also go to an array of this function (probe modes 9
+        // and 10), from which the next stage reads them: LLVM keeps them in registers, where
+        // loads from the operand banks would wait on the stage's stores (a load of lanes
+        // shifted by 4, 2 or 1 straddles two vector stores and is not forwarded).
+        let i32t = l.i32();
+        let arr = i32t.array_type(96);
+        let locals: Vec<PointerValue<'c>> = stages
+            .iter()
+            .map(|_| {
+                let a = b.build_alloca(arr, "opl").unwrap();
+                unsafe {
+                    b.build_gep(i32t, a, &[l.i64().const_int(32, false)], "")
+                        .unwrap()
+                }
+            })
+            .collect();
         for (s, (&r, &lane)) in stages.iter().zip(lanes).enumerate() {
             let bank = b.build_xor(bank0, self.c32(s as u64 & 1), "").unwrap();
             for ln in 0..32u64 {
                 let t = b.build_int_nuw_add(base, self.c32(ln), "").unwrap();
-                let mut args = wg.step_args([t, t, zero, zero], self.c32(r as u64), 0, true, None);
+                let probe = if s == 0 { 9 } else { 10 };
+                let mut args =
+                    wg.step_args([t, t, zero, zero], self.c32(r as u64), probe, true, None);
                 args[(self.nptx + extra::BANK) as usize] = bank.into();
+                args[(self.nptx + extra::OPLW) as usize] = locals[s].into();
+                if s > 0 {
+                    args[(self.nptx + extra::OPLR) as usize] = locals[s - 1].into();
+                }
                 let cs = b.build_call(lane, &args, "").unwrap();
                 lf::call_site_attr(ctx, cs, "alwaysinline");
             }
@@ -1356,7 +1380,6 @@ impl<'c> Gen<'c, '_, '_> {
         b.position_at_end(ctx.append_basic_block(f, "entry"));
         let mut args: Vec<BasicMetadataValueEnum> = f.get_param_iter().map(|p| p.into()).collect();
         args[(self.nptx + extra::K) as usize] = self.c32(r as u64).into();
-        args[(self.nptx + extra::PROBE) as usize] = self.c32(0).into();
         args[(self.nptx + extra::NOSTATE) as usize] = self.c32(1).into();
         let cs = b.build_call(self.step, &args, "").unwrap();
         lf::call_site_attr(ctx, cs, "alwaysinline");

@@ -85,8 +85,14 @@ pub(crate) mod extra {
     /// Probe mode 7 (an interchanged iteration of a stride loop, `cta/interchange.rs`): the
     /// thread's induction value less its thread number `T`.
     pub const IV: u32 = 32;
+    /// Probe modes 9 and 10 (a lane of a warp chain, `cta.rs::warp_fn`): where the shuffle
+    /// operand of the stop ending the stage also goes (`OPLW[%laneid]`), and in mode 10 where
+    /// the stage's inline shuffle reads the previous stage's (`OPLR[%laneid +- d]`): arrays
+    /// local to `K.warp<r>`, which LLVM keeps in registers. Null elsewhere.
+    pub const OPLR: u32 = 33;
+    pub const OPLW: u32 = 34;
     /// i32 parameters are `T..=N`, `BANK`, `PROBE`, `NOSTATE` and `IV`; the rest are pointers.
-    pub const COUNT: u32 = 33;
+    pub const COUNT: u32 = 35;
     pub fn is_i32(k: u32) -> bool {
         (T..=N).contains(&k) || k == BANK || k == PROBE || k == NOSTATE || k == IV
     }
@@ -240,6 +246,29 @@ fn put_opa<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, v: BasicValueEnum<'c>)
     let idx = opa_index(l, f, arg(f, extra::BANK).into_int_value(), t_i64(l, f));
     let p = elem(l, arg(f, extra::OPA), l.i32().into(), idx);
     l.b.build_store(p, v).unwrap();
+    // Lanes of a warp chain (modes 9 and 10) also leave it in the chain's local array.
+    let b = &l.b;
+    let mode = arg(f, extra::PROBE).into_int_value();
+    let lane_mode = b
+        .build_int_compare(
+            IntPredicate::ULE,
+            b.build_int_sub(mode, l.c32(9), "").unwrap(),
+            l.c32(1),
+            "",
+        )
+        .unwrap();
+    let yes = l.ctx.append_basic_block(f, "opl.put");
+    let after = l.ctx.append_basic_block(f, "opl.done");
+    b.build_conditional_branch(lane_mode, yes, after).unwrap();
+    b.position_at_end(yes);
+    let lane = b
+        .build_and(arg(f, extra::T).into_int_value(), l.c32(31), "")
+        .unwrap();
+    let lane = b.build_int_z_extend(lane, l.i64(), "").unwrap();
+    let q = elem(l, arg(f, extra::OPLW), l.i32().into(), lane);
+    b.build_store(q, v).unwrap();
+    b.build_unconditional_branch(after).unwrap();
+    b.position_at_end(after);
 }
 
 fn get_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32) -> IntValue<'c> {
@@ -621,8 +650,13 @@ fn lower_stop<'c, 'a>(
         // Only the loop being iterated: a thread leaving it may reach another loop's yield,
         // where it stops as usual.
         let seven =
-            l.b.build_int_compare(IntPredicate::UGE, mode, l.c32(7), "")
-                .unwrap();
+            l.b.build_int_compare(
+                IntPredicate::ULE,
+                l.b.build_int_sub(mode, l.c32(7), "").unwrap(),
+                l.c32(1),
+                "",
+            )
+            .unwrap();
         let this =
             l.b.build_int_compare(
                 IntPredicate::EQ,
@@ -789,8 +823,13 @@ fn yield_capture<'c, 'a>(
             .ok_or_else(|| Error::Llvm(format!("yield operand `{name}` is not a register")))?;
         let mode = arg(f, extra::PROBE).into_int_value();
         let seven =
-            l.b.build_int_compare(IntPredicate::UGE, mode, l.c32(7), "")
-                .unwrap();
+            l.b.build_int_compare(
+                IntPredicate::ULE,
+                l.b.build_int_sub(mode, l.c32(7), "").unwrap(),
+                l.c32(1),
+                "",
+            )
+            .unwrap();
         let iv =
             l.b.build_int_add(
                 arg(f, extra::IV).into_int_value(),
@@ -944,13 +983,30 @@ fn inline_shfl<'c, 'a>(
         .build_xor(arg(f, extra::BANK).into_int_value(), c(1), "")
         .unwrap();
     let bank0 = opa_index(l, f, prev, l.i64().const_zero());
-    let load = |idx: IntValue<'c>| -> IntValue<'c> {
+    // Mode 10 (a later stage of a warp chain): the previous stage's operands from `OPLR`,
+    // indexed by lane (`idx` less the warp's first thread; -31..62 for `up`/`down`).
+    let chained = b
+        .build_int_compare(
+            IntPredicate::EQ,
+            arg(f, extra::PROBE).into_int_value(),
+            c(10),
+            "",
+        )
+        .unwrap();
+    // `idx` the thread's element of the operand bank, `li` (i32) the same as a lane number.
+    let load = |idx: IntValue<'c>, li: IntValue<'c>| -> IntValue<'c> {
+        let li = b.build_int_s_extend(li, l.i64(), "").unwrap();
+        let q = elem(l, arg(f, extra::OPLR), i32t.into(), li);
         let idx = b.build_int_add(bank0, idx, "").unwrap();
         let p = elem(l, opa, i32t.into(), idx);
+        let p = b
+            .build_select(chained, q, p, "")
+            .unwrap()
+            .into_pointer_value();
         b.build_load(i32t, p, "").unwrap().into_int_value()
     };
     let t64 = t_i64(l, f);
-    let own = load(t64);
+    let own = load(t64, lane);
     match mode {
         shfl::UP | shfl::DOWN => {
             let (j, p) = if mode == shfl::UP {
@@ -968,14 +1024,13 @@ fn inline_shfl<'c, 'a>(
                         .unwrap(),
                 )
             };
-            let _ = j;
             let d64 = b.build_int_z_extend(bval, l.i64(), "").unwrap();
             let idx = if mode == shfl::UP {
                 b.build_int_sub(t64, d64, "").unwrap()
             } else {
                 b.build_int_add(t64, d64, "").unwrap()
             };
-            let other = load(idx);
+            let other = load(idx, j);
             (
                 b.build_select(p, other, own, "").unwrap().into_int_value(),
                 p,
@@ -996,7 +1051,7 @@ fn inline_shfl<'c, 'a>(
             let idx = b
                 .build_int_z_extend(b.build_or(base, src, "").unwrap(), l.i64(), "")
                 .unwrap();
-            (load(idx), p)
+            (load(idx, src), p)
         }
     }
 }
