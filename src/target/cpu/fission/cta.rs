@@ -71,6 +71,8 @@ struct Gen<'c, 'l, 'a> {
     phi: PointerValue<'c>,
     /// `K.step`'s `IV` in the nests this generator emits (interchanged iterations).
     iv: Option<IntValue<'c>>,
+    /// Bytes of a thread's saved registers (`StepOut::frame_bytes`).
+    frame_bytes: u32,
 }
 
 impl<'c> Gen<'c, '_, '_> {
@@ -1027,7 +1029,7 @@ pub fn emit_kernel<'c>(
             extra::BANK => ld32(fisp, off::BANK),
             extra::PROBE | extra::NOSTATE | extra::IV => i32t.const_zero().into(),
             extra::PBUF => ldp(fisp, off::PBUF),
-            extra::OPLR | extra::OPLW => ptr.const_null().into(),
+            extra::OPLR | extra::OPLW | extra::FRL => ptr.const_null().into(),
             extra::LOCAL => ldp(fisp, off::LOCAL),
             _ => unreachable!("K.step extra parameter {k}"),
         };
@@ -1063,6 +1065,7 @@ pub fn emit_kernel<'c>(
         plo: slot("plo"),
         phi: slot("phi"),
         iv: None,
+        frame_bytes: so.frame_bytes,
     };
     b.build_store(seen, i64t.const_zero()).unwrap();
     let done = g.block("done");
@@ -1326,12 +1329,19 @@ impl<'c> Gen<'c, '_, '_> {
         let base = b.build_left_shift(wn, self.c32(5), "").unwrap();
         let bank0 = wg.i(extra::BANK);
         let zero = self.c32(0);
-        // Each stage's shuffle operands also go to an array of this function (probe modes 9
-        // and 10), from which the next stage reads them: LLVM keeps them in registers, where
-        // loads from the operand banks would wait on the stage's stores (a load of lanes
-        // shifted by 4, 2 or 1 straddles two vector stores and is not forwarded).
+        // Each stage but the last leaves its shuffle operands and live registers in arrays of
+        // this function (probe modes 9, 10 and 11: `extra::OPLR`), from which the next stage
+        // reads them: LLVM keeps them in registers, where loads from the operand banks would
+        // wait on the stage's stores (a load of lanes shifted by 4, 2 or 1 straddles two
+        // vector stores and is not forwarded), and stores nothing no one reads.
         let i32t = l.i32();
         let arr = i32t.array_type(96);
+        let frl = b
+            .build_alloca(
+                l.ctx.i8_type().array_type(32 * self.frame_bytes.max(1)),
+                "frl",
+            )
+            .unwrap();
         let locals: Vec<PointerValue<'c>> = stages
             .iter()
             .map(|_| {
@@ -1346,7 +1356,11 @@ impl<'c> Gen<'c, '_, '_> {
             let bank = b.build_xor(bank0, self.c32(s as u64 & 1), "").unwrap();
             for ln in 0..32u64 {
                 let t = b.build_int_nuw_add(base, self.c32(ln), "").unwrap();
-                let probe = if s == 0 { 9 } else { 10 };
+                let probe = match s {
+                    0 => 9,
+                    s if s + 1 == stages.len() => 11,
+                    _ => 10,
+                };
                 let mut args =
                     wg.step_args([t, t, zero, zero], self.c32(r as u64), probe, true, None);
                 args[(self.nptx + extra::BANK) as usize] = bank.into();
@@ -1354,6 +1368,7 @@ impl<'c> Gen<'c, '_, '_> {
                 if s > 0 {
                     args[(self.nptx + extra::OPLR) as usize] = locals[s - 1].into();
                 }
+                args[(self.nptx + extra::FRL) as usize] = frl.into();
                 let cs = b.build_call(lane, &args, "").unwrap();
                 lf::call_site_attr(ctx, cs, "alwaysinline");
             }

@@ -85,14 +85,19 @@ pub(crate) mod extra {
     /// Probe mode 7 (an interchanged iteration of a stride loop, `cta/interchange.rs`): the
     /// thread's induction value less its thread number `T`.
     pub const IV: u32 = 32;
-    /// Probe modes 9 and 10 (a lane of a warp chain, `cta.rs::warp_fn`): where the shuffle
-    /// operand of the stop ending the stage also goes (`OPLW[%laneid]`), and in mode 10 where
-    /// the stage's inline shuffle reads the previous stage's (`OPLR[%laneid +- d]`): arrays
-    /// local to `K.warp<r>`, which LLVM keeps in registers. Null elsewhere.
+    /// Probe modes 9, 10 and 11: the first, a middle and the last stage of a warp chain, one
+    /// lane (`cta.rs::warp_fn`). Stages but the last leave the shuffle operand of the stop
+    /// ending them at `OPLW[%laneid]` and their live registers in `FRL` (instead of `OPA` and
+    /// `FRAME`); stages but the first read the previous stage's operands from
+    /// `OPLR[%laneid +- d]` and their registers from `FRL`: arrays local to `K.warp<r>`,
+    /// which LLVM keeps in registers. Null elsewhere.
     pub const OPLR: u32 = 33;
     pub const OPLW: u32 = 34;
+    /// The warp chain's frame: slot `p` (a byte offset in the thread's frame) for lane `l`
+    /// at `32 p + l size`.
+    pub const FRL: u32 = 35;
     /// i32 parameters are `T..=N`, `BANK`, `PROBE`, `NOSTATE` and `IV`; the rest are pointers.
-    pub const COUNT: u32 = 35;
+    pub const COUNT: u32 = 36;
     pub fn is_i32(k: u32) -> bool {
         (T..=N).contains(&k) || k == BANK || k == PROBE || k == NOSTATE || k == IV
     }
@@ -245,30 +250,19 @@ fn put_opa<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, v: BasicValueEnum<'c>)
     let v = l.coerce(v, l.i32().into(), false);
     let idx = opa_index(l, f, arg(f, extra::BANK).into_int_value(), t_i64(l, f));
     let p = elem(l, arg(f, extra::OPA), l.i32().into(), idx);
-    l.b.build_store(p, v).unwrap();
-    // Lanes of a warp chain (modes 9 and 10) also leave it in the chain's local array.
+    // Stages of a warp chain but its last (modes 9 and 10) leave it in the chain's local
+    // array instead, which the next stage reads.
     let b = &l.b;
-    let mode = arg(f, extra::PROBE).into_int_value();
-    let lane_mode = b
-        .build_int_compare(
-            IntPredicate::ULE,
-            b.build_int_sub(mode, l.c32(9), "").unwrap(),
-            l.c32(1),
-            "",
-        )
-        .unwrap();
-    let yes = l.ctx.append_basic_block(f, "opl.put");
-    let after = l.ctx.append_basic_block(f, "opl.done");
-    b.build_conditional_branch(lane_mode, yes, after).unwrap();
-    b.position_at_end(yes);
     let lane = b
         .build_and(arg(f, extra::T).into_int_value(), l.c32(31), "")
         .unwrap();
     let lane = b.build_int_z_extend(lane, l.i64(), "").unwrap();
     let q = elem(l, arg(f, extra::OPLW), l.i32().into(), lane);
-    b.build_store(q, v).unwrap();
-    b.build_unconditional_branch(after).unwrap();
-    b.position_at_end(after);
+    let p = b
+        .build_select(mode_in(l, f, 9), q, p, "")
+        .unwrap()
+        .into_pointer_value();
+    b.build_store(p, v).unwrap();
 }
 
 fn get_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32) -> IntValue<'c> {
@@ -340,6 +334,7 @@ fn frame_elem<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     name: &str,
+    local: IntValue<'c>,
 ) -> Option<(
     PointerValue<'c>,
     BasicTypeEnum<'c>,
@@ -366,12 +361,45 @@ fn frame_elem<'c, 'a>(
         )
         .unwrap();
     let ptr = elem(l, arg(f, extra::FRAME), l.ctx.i8_type().into(), off);
+    // Where `local`: the warp chain's own copy (`FRL`), the slot's 32 lanes at `32 p`.
+    let b = &l.b;
+    let lane = b
+        .build_and(arg(f, extra::T).into_int_value(), l.c32(31), "")
+        .unwrap();
+    let lane = b.build_int_z_extend(lane, l.i64(), "").unwrap();
+    let loff = b
+        .build_int_add(
+            l.i64().const_int(p as u64 * 32, false),
+            b.build_int_mul(lane, l.i64().const_int(size as u64, false), "")
+                .unwrap(),
+            "",
+        )
+        .unwrap();
+    let lptr = elem(l, arg(f, extra::FRL), l.ctx.i8_type().into(), loff);
+    let ptr = b
+        .build_select(local, lptr, ptr, "")
+        .unwrap()
+        .into_pointer_value();
     Some((ptr, mem_ty, reg, st))
 }
 
+/// Whether the probe mode is `lo` or `lo + 1`.
+fn mode_in<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, lo: u32) -> IntValue<'c> {
+    let mode = arg(f, extra::PROBE).into_int_value();
+    l.b.build_int_compare(
+        IntPredicate::ULE,
+        l.b.build_int_sub(mode, l.c32(lo as u64), "").unwrap(),
+        l.c32(1),
+        "",
+    )
+    .unwrap()
+}
+
 fn save_regs<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, names: &[String]) {
+    // Stages of a warp chain but its last (modes 9 and 10) save to the chain's own frame.
+    let local = mode_in(l, fs.func, 9);
     for n in names {
-        let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n) else {
+        let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n, local) else {
             continue;
         };
         let v = l.b.build_load(st, reg, "").unwrap();
@@ -392,8 +420,10 @@ fn restore_regs<'c, 'a>(
     names: &[String],
     remat: &[usize],
 ) -> Result<(), Error> {
+    // Stages of a warp chain but its first (modes 10 and 11) restore from the chain's frame.
+    let local = mode_in(l, fs.func, 10);
     for n in names {
-        let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n) else {
+        let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n, local) else {
             continue;
         };
         let v = l.b.build_load(mem_ty, ptr, "").unwrap();
@@ -983,16 +1013,9 @@ fn inline_shfl<'c, 'a>(
         .build_xor(arg(f, extra::BANK).into_int_value(), c(1), "")
         .unwrap();
     let bank0 = opa_index(l, f, prev, l.i64().const_zero());
-    // Mode 10 (a later stage of a warp chain): the previous stage's operands from `OPLR`,
+    // Modes 10 and 11 (later stages of a warp chain): the previous stage's operands from `OPLR`,
     // indexed by lane (`idx` less the warp's first thread; -31..62 for `up`/`down`).
-    let chained = b
-        .build_int_compare(
-            IntPredicate::EQ,
-            arg(f, extra::PROBE).into_int_value(),
-            c(10),
-            "",
-        )
-        .unwrap();
+    let chained = mode_in(l, f, 10);
     // `idx` the thread's element of the operand bank, `li` (i32) the same as a lane number.
     let load = |idx: IntValue<'c>, li: IntValue<'c>| -> IntValue<'c> {
         let li = b.build_int_s_extend(li, l.i64(), "").unwrap();
