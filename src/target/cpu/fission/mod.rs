@@ -1363,6 +1363,8 @@ pub struct YieldLoop {
     pub signed: bool,
     /// The stop every thread leaving the loop reaches first, or `None` when they finish.
     pub exit: Option<u32>,
+    /// `StrideLoop::linear`: the first thread's values stand for all.
+    pub linear: bool,
 }
 
 /// Lowers kernel `f` into `K.step` with the thread-loop target. Restores `l.target`.
@@ -1541,6 +1543,7 @@ pub fn lower_step<'c, 'a>(
                     le: y.le,
                     signed: y.signed,
                     exit,
+                    linear: y.linear,
                 },
             ))
         })

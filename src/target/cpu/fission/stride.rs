@@ -53,6 +53,13 @@ pub struct StrideLoop<'a> {
     /// The registers the loop writes other than `iv` (interchanged iterations save those
     /// live at the yield; the others keep the values saved when the threads reached it).
     pub writes: Vec<&'a str>,
+    /// Known at compile time: `iv` is `%tid.x + U` when the threads reach the loop (its one
+    /// definition outside the loop: `mov` of `%tid.x`, `add` of `%tid.x` and a uniform value,
+    /// `mad.lo` of two uniform values and `%tid.x`) and the step and bound are uniform, so
+    /// at the yield of an `ALL` round (every thread there after as many iterations) the
+    /// values are consecutive in thread order with one step and bound: `K.fis` reads them
+    /// off the first thread instead of capturing and checking every thread's.
+    pub linear: bool,
 }
 
 /// Flat top-level instructions: (instruction, its top-level statement index), the labels'
@@ -153,7 +160,8 @@ pub fn insert_yields<'a>(
         if q >= p {
             continue;
         }
-        if let Some(l) = stride_loop(&nodes, &succ, q, p, &divergent) {
+        if let Some(mut l) = stride_loop(&nodes, &succ, q, p, &divergent) {
+            l.linear = linear_start(&nodes, &succ, q, p, &l, &divergent);
             loops.push((q, p, l));
         }
     }
@@ -274,6 +282,145 @@ fn reg<'a>(o: Option<&Operand<'a>>) -> Option<&'a str> {
         }) => Some(name),
         _ => None,
     }
+}
+
+/// `StrideLoop::linear` for the loop `q..=p`.
+fn linear_start<'a>(
+    nodes: &[(&Instruction<'a>, usize)],
+    succ: &[Vec<usize>],
+    q: usize,
+    p: usize,
+    l: &StrideLoop<'a>,
+    divergent: &HashSet<&'a str>,
+) -> bool {
+    let uniform = |o: &Operand<'a>| match o {
+        Operand::Imm(Expr::Int { .. }) => true,
+        Operand::Name {
+            name,
+            comp: None,
+            negated: false,
+            ..
+        } => !divergent.contains(name) && !name.starts_with("%tid") && !name.starts_with("%laneid"),
+        _ => false,
+    };
+    let tid_x = |o: &Operand<'a>| {
+        matches!(
+            o,
+            Operand::Name {
+                name: "%tid",
+                comp: Some(crate::syntax::ast::Component::X),
+                ..
+            }
+        )
+    };
+    // `%tid.x`, or a register whose one definition reaching node `at` moves it there.
+    let is_tid = |o: &Operand<'a>, at: usize| -> bool {
+        match o {
+            Operand::Name {
+                name,
+                comp: None,
+                negated: false,
+                ..
+            } => match reaching(nodes, succ, name, at).as_deref() {
+                Some(&[k]) if k != usize::MAX => {
+                    let i = nodes[k].0;
+                    i.opcode.spelling() == "mov"
+                        && i.guard.is_none()
+                        && i.operands.len() == 2
+                        && tid_x(&i.operands[1])
+                }
+                _ => false,
+            },
+            o => tid_x(o),
+        }
+    };
+    if !uniform(&l.step) || !uniform(&l.bound) {
+        return false;
+    }
+    // The one definition of `iv` reaching the header from outside the loop.
+    let Some(outside) = reaching(nodes, succ, l.iv, q) else {
+        return false;
+    };
+    let outside: Vec<usize> = outside.into_iter().filter(|&k| k != p - 2).collect();
+    let [k] = outside[..] else {
+        return false;
+    };
+    if k == usize::MAX || (q..=p).contains(&k) {
+        return false;
+    }
+    let i = nodes[k].0;
+    if i.guard.is_some() {
+        return false;
+    }
+    let int32 = i
+        .mods
+        .iter()
+        .any(|m| matches!(m.spelling(), ".u32" | ".s32" | ".b32"));
+    let ops = &i.operands;
+    match (i.opcode.spelling(), ops.len()) {
+        ("mov", 2) => is_tid(&ops[1], k),
+        ("add", 3) if int32 => {
+            (is_tid(&ops[1], k) && uniform(&ops[2])) || (is_tid(&ops[2], k) && uniform(&ops[1]))
+        }
+        ("mad", 4) if int32 && i.mods.iter().any(|m| m.spelling() == ".lo") => {
+            uniform(&ops[1]) && uniform(&ops[2]) && is_tid(&ops[3], k)
+        }
+        _ => false,
+    }
+}
+
+/// The definitions of register `r` that reach node `at` (before it runs), `usize::MAX`
+/// standing for the kernel's start (no definition); `None` when there are too many to
+/// follow.
+fn reaching(
+    nodes: &[(&Instruction<'_>, usize)],
+    succ: &[Vec<usize>],
+    r: &str,
+    at: usize,
+) -> Option<Vec<usize>> {
+    let n = nodes.len();
+    let mut d = Vec::new();
+    let writes: Vec<Option<bool>> = nodes
+        .iter()
+        .map(|(i, _)| {
+            d.clear();
+            defs(i, &mut d);
+            // Some(true): always writes `r`; Some(false): only when its guard holds.
+            d.contains(&r).then_some(i.guard.is_none())
+        })
+        .collect();
+    let mut reach_in: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut work = vec![0usize];
+    reach_in[0].push(usize::MAX);
+    while let Some(k) = work.pop() {
+        let out: Vec<usize> = match writes[k] {
+            Some(true) => vec![k],
+            Some(false) => {
+                let mut v = reach_in[k].clone();
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+                v
+            }
+            None => reach_in[k].clone(),
+        };
+        for &s in &succ[k] {
+            let mut grew = false;
+            for &x in &out {
+                if !reach_in[s].contains(&x) {
+                    reach_in[s].push(x);
+                    grew = true;
+                }
+            }
+            if reach_in[s].len() > 8 {
+                return None;
+            }
+            if grew && !work.contains(&s) {
+                work.push(s);
+            }
+        }
+    }
+    Some(std::mem::take(&mut reach_in[at]))
 }
 
 /// The registers an instruction writes.
@@ -412,6 +559,7 @@ fn stride_loop<'a>(
         signed,
         exit: None,
         latch: std::ptr::null(),
+        linear: false,
     })
 }
 
@@ -424,6 +572,11 @@ mod tests {
     /// `%p<4>`, `%r<20>`, `%rd<8>`, parameters `out` (u64) and `n` (u32)), as
     /// (induction register, le, signed, exit opcode or "end").
     fn loops_of(body: &str) -> Vec<(String, bool, bool, String)> {
+        loops_of_linear(body).into_iter().map(|(l, _)| l).collect()
+    }
+
+    /// `loops_of` with `StrideLoop::linear`.
+    fn loops_of_linear(body: &str) -> Vec<((String, bool, bool, String), bool)> {
         let src = format!(
             ".version 7.0
 .target sm_80
@@ -475,7 +628,7 @@ mod tests {
                 });
                 let latch = unsafe { &*l.latch };
                 assert_eq!(latch.opcode.spelling(), "bra");
-                (l.iv.to_string(), l.le, l.signed, exit)
+                ((l.iv.to_string(), l.le, l.signed, exit), l.linear)
             })
             .collect();
         out.sort();
@@ -526,6 +679,42 @@ L:
             loops_of(&to_end),
             [("%r4".to_string(), false, true, "end".to_string())]
         );
+    }
+
+    #[test]
+    fn knows_loops_starting_at_tid_plus_a_uniform_value_are_linear() {
+        let linear = |body: &str| -> Vec<bool> {
+            loops_of_linear(body).into_iter().map(|(_, l)| l).collect()
+        };
+        // `i = %tid.x` (through a register), `i = %ctaid.x * %ntid.x + %tid.x`, `i = %tid.x + n`.
+        assert_eq!(linear(&grid_stride("", "lt.s32")), [true]);
+        let gid = grid_stride("", "lt.s32").replace(
+            "mov.u32 %r4, %r2;",
+            "mov.u32 %r9, %ctaid.x;\n  mad.lo.s32 %r4, %r9, %r3, %r2;",
+        );
+        assert_eq!(linear(&gid), [true]);
+        let plus = grid_stride("", "lt.s32").replace("mov.u32 %r4, %r2;", "add.s32 %r4, %r2, %r1;");
+        assert_eq!(linear(&plus), [true]);
+        // `%r2` redefined after the loop (a later loop over it) still reaches as `%tid.x`.
+        let later = grid_stride("", "lt.s32").replace(
+            "  bar.sync 0;\n  ret;",
+            "  bar.sync 0;\n  add.s32 %r2, %r2, 1;\n  ret;",
+        );
+        assert_eq!(linear(&later), [true]);
+        // Not linear: `2 * %tid.x`; `%tid.x` plus a divergent value; a second definition
+        // reaching the loop; a step that differs between threads.
+        let twice = grid_stride("", "lt.s32").replace("mov.u32 %r4, %r2;", "shl.b32 %r4, %r2, 1;");
+        assert_eq!(linear(&twice), [false]);
+        let div = grid_stride("", "lt.s32").replace("mov.u32 %r4, %r2;", "add.s32 %r4, %r2, %r2;");
+        assert_eq!(linear(&div), [false]);
+        let two = grid_stride("", "lt.s32").replace(
+            "mov.u32 %r4, %r2;",
+            "mov.u32 %r4, %r2;\n  setp.eq.u32 %p2, %r1, 7;\n  @%p2 mov.u32 %r4, 0;",
+        );
+        assert_eq!(linear(&two), [false]);
+        let step =
+            grid_stride("", "lt.s32").replace("add.s32 %r4, %r4, %r3;", "add.s32 %r4, %r4, %r2;");
+        assert_eq!(linear(&step), [false]);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //!
 //! At the yield each thread holds its induction value `i`, the step `s` and the bound `n` of
 //! the loop's latch (`add i, i, s; setp.{lt,le} p, i, n; @p bra head`). A capture pass (probe
-//! mode 5) reads them; when the values are `i0 + (t - xlo)` in thread order, with one step
+//! mode 5) reads them (only the first thread's for loops known to start at `%tid.x + U` with
+//! `U`, step and bound uniform: `StrideLoop::linear`); when the values are `i0 + (t - xlo)` in
+//! thread order, with one step
 //! `s >= 1` and one bound, and no value the loop computes can wrap around in 32 bits, thread
 //! `t` runs iteration `k >= 1` exactly when `i0 + (t - xlo) + k s < n` (`<=` for `le`): an
 //! interval `xlo..hi_k` that shrinks as `k` grows. Iteration `k` is two nests: the threads
@@ -121,12 +123,19 @@ impl<'c> Gen<'c, '_, '_> {
             )
             .unwrap();
         b.build_conditional_branch(ok, capture, fallback).unwrap();
+        // Linear loops (`StrideLoop::linear`): the first thread's values stand for all.
+        b.position_at_end(capture);
+        let cap_hi = if y.linear {
+            b.build_int_add(xlo, self.c32(1), "").unwrap()
+        } else {
+            xhi
+        };
         let cap = self.nest(
             &format!("il{j}.cap"),
             Kind::All,
             kj,
             5,
-            (xlo, xhi),
+            (xlo, cap_hi),
             None,
             check,
             true,
@@ -156,36 +165,43 @@ impl<'c> Gen<'c, '_, '_> {
         let (i0r, sr, nr) = (at(extra::RES, x0), at(extra::OPB, x0), at(extra::OPC, x0));
         let (i0, s, n) = (ext(i0r), ext(sr), ext(nr));
         let base = b.build_int_sub(i0, x0, "").unwrap();
-        let head = self.block(&format!("il{j}.lin"));
         let judged = self.block(&format!("il{j}.judged"));
-        b.build_unconditional_branch(head).unwrap();
-        b.position_at_end(head);
-        let t = b.build_phi(i64t, "t").unwrap();
-        let good = b.build_phi(l.i1(), "good").unwrap();
-        t.add_incoming(&[(&x0, check)]);
-        good.add_incoming(&[(&l.i1().const_int(1, false), check)]);
-        let tv = t.as_basic_value().into_int_value();
-        let gv = good.as_basic_value().into_int_value();
-        let eq = |a: IntValue<'c>, c: IntValue<'c>| {
-            b.build_int_compare(IntPredicate::EQ, a, c, "").unwrap()
+        let g1 = if y.linear {
+            // Linear loops (`StrideLoop::linear`): consecutive by construction.
+            b.build_unconditional_branch(judged).unwrap();
+            l.i1().const_int(1, false)
+        } else {
+            let head = self.block(&format!("il{j}.lin"));
+            b.build_unconditional_branch(head).unwrap();
+            b.position_at_end(head);
+            let t = b.build_phi(i64t, "t").unwrap();
+            let good = b.build_phi(l.i1(), "good").unwrap();
+            t.add_incoming(&[(&x0, check)]);
+            good.add_incoming(&[(&l.i1().const_int(1, false), check)]);
+            let tv = t.as_basic_value().into_int_value();
+            let gv = good.as_basic_value().into_int_value();
+            let eq = |a: IntValue<'c>, c: IntValue<'c>| {
+                b.build_int_compare(IntPredicate::EQ, a, c, "").unwrap()
+            };
+            let lin = eq(
+                b.build_int_sub(ext(at(extra::RES, tv)), tv, "").unwrap(),
+                base,
+            );
+            let same = b
+                .build_and(eq(at(extra::OPB, tv), sr), eq(at(extra::OPC, tv), nr), "")
+                .unwrap();
+            let g1 = b
+                .build_and(gv, b.build_and(lin, same, "").unwrap(), "")
+                .unwrap();
+            let t1 = b.build_int_add(tv, c64(1), "").unwrap();
+            t.add_incoming(&[(&t1, head)]);
+            good.add_incoming(&[(&g1, head)]);
+            let more = b.build_int_compare(IntPredicate::ULT, t1, x1, "").unwrap();
+            b.build_conditional_branch(more, head, judged).unwrap();
+            g1
         };
-        let lin = eq(
-            b.build_int_sub(ext(at(extra::RES, tv)), tv, "").unwrap(),
-            base,
-        );
-        let same = b
-            .build_and(eq(at(extra::OPB, tv), sr), eq(at(extra::OPC, tv), nr), "")
-            .unwrap();
-        let g1 = b
-            .build_and(gv, b.build_and(lin, same, "").unwrap(), "")
-            .unwrap();
-        let t1 = b.build_int_add(tv, c64(1), "").unwrap();
-        t.add_incoming(&[(&t1, head)]);
-        good.add_incoming(&[(&g1, head)]);
-        let more = b.build_int_compare(IntPredicate::ULT, t1, x1, "").unwrap();
-        b.build_conditional_branch(more, head, judged).unwrap();
-        // No value the loop computes wraps: the first step from any thread's start, and the
-        // step past the bound.
+        // No value the loop computes wraps: the first step from any thread's start (for
+        // linear loops also: no thread's start wrapped), and the step past the bound.
         b.position_at_end(judged);
         let max = if y.signed {
             (1i64 << 31) - 1
