@@ -204,19 +204,7 @@ mod tests {
              .param .u64 h)\n{{\n.reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.shared .b32 s[256];\n\
              ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [h];\n{body}\nret;\n}}\n"
         );
-        let src: &'static str = Box::leak(src.into_boxed_str());
-        let (m, d) = crate::syntax::parse(src);
-        assert!(d.is_empty(), "{d:?}");
-        let m: &'static _ = Box::leak(Box::new(m));
-        let f = m
-            .items
-            .iter()
-            .find_map(|i| match i {
-                crate::syntax::ast::Item::Function(f) => Some(&**f),
-                _ => None,
-            })
-            .unwrap();
-        eligible(f)
+        eligible(crate::syntax::leaked_kernel(src))
     }
 
     #[test]

@@ -259,7 +259,7 @@ fn put_opa<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, v: BasicValueEnum<'c>)
     let lane = b.build_int_z_extend(lane, l.i64(), "").unwrap();
     let q = elem(l, arg(f, extra::OPLW), l.i32().into(), lane);
     let p = b
-        .build_select(mode_in(l, f, 9), q, p, "")
+        .build_select(mode_in(l, f, 9, 10), q, p, "")
         .unwrap()
         .into_pointer_value();
     b.build_store(p, v).unwrap();
@@ -383,13 +383,13 @@ fn frame_elem<'c, 'a>(
     Some((ptr, mem_ty, reg, st))
 }
 
-/// Whether the probe mode is `lo` or `lo + 1`.
-fn mode_in<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, lo: u32) -> IntValue<'c> {
+/// Whether the probe mode is in `lo..=hi`.
+fn mode_in<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, lo: u32, hi: u32) -> IntValue<'c> {
     let mode = arg(f, extra::PROBE).into_int_value();
     l.b.build_int_compare(
         IntPredicate::ULE,
         l.b.build_int_sub(mode, l.c32(lo as u64), "").unwrap(),
-        l.c32(1),
+        l.c32((hi - lo) as u64),
         "",
     )
     .unwrap()
@@ -397,7 +397,7 @@ fn mode_in<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, lo: u32) -> IntValue<'
 
 fn save_regs<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, names: &[String]) {
     // Stages of a warp chain but its last (modes 9 and 10) save to the chain's own frame.
-    let local = mode_in(l, fs.func, 9);
+    let local = mode_in(l, fs.func, 9, 10);
     for n in names {
         let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n, local) else {
             continue;
@@ -421,7 +421,7 @@ fn restore_regs<'c, 'a>(
     remat: &[usize],
 ) -> Result<(), Error> {
     // Stages of a warp chain but its first (modes 10 and 11) restore from the chain's frame.
-    let local = mode_in(l, fs.func, 10);
+    let local = mode_in(l, fs.func, 10, 11);
     for n in names {
         let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n, local) else {
             continue;
@@ -670,23 +670,13 @@ fn lower_stop<'c, 'a>(
     if kind == StopKind::Yield {
         let stop = l.ctx.append_basic_block(f, "fis.yield");
         let quiet = l.ctx.append_basic_block(f, "fis.yield.quiet");
-        let mode = arg(f, extra::PROBE).into_int_value();
-        let pass =
-            l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(6), "")
-                .unwrap();
+        let pass = mode_in(l, f, 6, 6);
         let next = l.ctx.append_basic_block(f, "fis.yield.stop");
         l.b.build_conditional_branch(pass, cont, next).unwrap();
         l.b.position_at_end(next);
         // Only the loop being iterated: a thread leaving it may reach another loop's yield,
         // where it stops as usual.
-        let seven =
-            l.b.build_int_compare(
-                IntPredicate::ULE,
-                l.b.build_int_sub(mode, l.c32(7), "").unwrap(),
-                l.c32(1),
-                "",
-            )
-            .unwrap();
+        let seven = mode_in(l, f, 7, 8);
         let this =
             l.b.build_int_compare(
                 IntPredicate::EQ,
@@ -826,10 +816,7 @@ fn yield_capture<'c, 'a>(
     };
     let capture = l.ctx.append_basic_block(f, "fis.yield.capture");
     let go = l.ctx.append_basic_block(f, "fis.yield.go");
-    let mode = arg(f, extra::PROBE).into_int_value();
-    let five =
-        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(5), "")
-            .unwrap();
+    let five = mode_in(l, f, 5, 5);
     l.b.build_conditional_branch(five, capture, go).unwrap();
     l.b.position_at_end(capture);
     for (v, which) in vals.iter().zip([extra::RES, extra::OPB, extra::OPC]) {
@@ -851,15 +838,7 @@ fn yield_capture<'c, 'a>(
         let (reg, st, _) = l
             .reg(fs, name)
             .ok_or_else(|| Error::Llvm(format!("yield operand `{name}` is not a register")))?;
-        let mode = arg(f, extra::PROBE).into_int_value();
-        let seven =
-            l.b.build_int_compare(
-                IntPredicate::ULE,
-                l.b.build_int_sub(mode, l.c32(7), "").unwrap(),
-                l.c32(1),
-                "",
-            )
-            .unwrap();
+        let seven = mode_in(l, f, 7, 8);
         let iv =
             l.b.build_int_add(
                 arg(f, extra::IV).into_int_value(),
@@ -875,6 +854,29 @@ fn yield_capture<'c, 'a>(
     Ok(())
 }
 
+/// The condition of the guarded branch `@p bra L` and the block of `L`.
+fn guard_and_target<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+    what: &str,
+) -> Result<(IntValue<'c>, BasicBlock<'c>), Error> {
+    let g = i
+        .guard
+        .ok_or_else(|| Error::Llvm(format!("{what} without a guard")))?;
+    let c = l.pred(fs, g.pred, g.negated, g.span)?;
+    match i.operands.first() {
+        Some(Operand::Name { name, span, .. }) => {
+            let target = *fs.labels.get(name).ok_or_else(|| Error::Invalid {
+                msg: format!("unknown label `{name}`"),
+                span: *span,
+            })?;
+            Ok((c, target))
+        }
+        _ => Err(Error::Llvm(format!("{what} without a label"))),
+    }
+}
+
 /// The probe branch `@p bra L`: see `extra::PROBE`.
 fn lower_probe<'c, 'a>(
     l: &Lowerer<'c, 'a>,
@@ -882,19 +884,7 @@ fn lower_probe<'c, 'a>(
     i: &Instruction<'a>,
 ) -> Result<(), Error> {
     let f = fs.func;
-    let g = i
-        .guard
-        .ok_or_else(|| Error::Llvm("probe branch without a guard".into()))?;
-    let c = l.pred(fs, g.pred, g.negated, g.span)?;
-    let target = match i.operands.first() {
-        Some(Operand::Name { name, span, .. }) => {
-            *fs.labels.get(name).ok_or_else(|| Error::Invalid {
-                msg: format!("unknown label `{name}`"),
-                span: *span,
-            })?
-        }
-        _ => return Err(Error::Llvm("probe branch without a label".into())),
-    };
+    let (c, target) = guard_and_target(l, fs, i, "probe branch")?;
     let fall = l.new_block(fs, "fall");
     let probe = l.new_block(fs, "probe");
     let normal = l.new_block(fs, "asis");
@@ -946,19 +936,7 @@ fn lower_latch<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     i: &Instruction<'a>,
 ) -> Result<(), Error> {
-    let g = i
-        .guard
-        .ok_or_else(|| Error::Llvm("stride loop latch without a guard".into()))?;
-    let c = l.pred(fs, g.pred, g.negated, g.span)?;
-    let target = match i.operands.first() {
-        Some(Operand::Name { name, span, .. }) => {
-            *fs.labels.get(name).ok_or_else(|| Error::Invalid {
-                msg: format!("unknown label `{name}`"),
-                span: *span,
-            })?
-        }
-        _ => return Err(Error::Llvm("stride loop latch without a label".into())),
-    };
+    let (c, target) = guard_and_target(l, fs, i, "stride loop latch")?;
     let mode = arg(fs.func, extra::PROBE).into_int_value();
     let eight =
         l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(8), "")
@@ -1015,7 +993,7 @@ fn inline_shfl<'c, 'a>(
     let bank0 = opa_index(l, f, prev, l.i64().const_zero());
     // Modes 10 and 11 (later stages of a warp chain): the previous stage's operands from `OPLR`,
     // indexed by lane (`idx` less the warp's first thread; -31..62 for `up`/`down`).
-    let chained = mode_in(l, f, 10);
+    let chained = mode_in(l, f, 10, 11);
     // `idx` the thread's element of the operand bank, `li` (i32) the same as a lane number.
     let load = |idx: IntValue<'c>, li: IntValue<'c>| -> IntValue<'c> {
         let li = b.build_int_s_extend(li, l.i64(), "").unwrap();

@@ -566,7 +566,6 @@ fn stride_loop<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::syntax::ast::{FnKind, Item};
 
     /// The stride loops `insert_yields` finds in the first kernel of `body` (declarations
     /// `%p<4>`, `%r<20>`, `%rd<8>`, parameters `out` (u64) and `n` (u32)), as
@@ -593,20 +592,8 @@ mod tests {
 {body}
 }}"
         );
-        // `insert_yields` ties the kernel to the source's lifetime (as the compiler's leaked
-        // kernels are): leak both here.
-        let src: &'static str = Box::leak(src.into_boxed_str());
-        let (m, d) = crate::syntax::parse(src);
-        assert!(d.is_empty(), "{d:?}");
-        let m: &'static _ = Box::leak(Box::new(m));
-        let f = m
-            .items
-            .iter()
-            .find_map(|i| match i {
-                Item::Function(f) if f.kind == FnKind::Entry => Some(&**f),
-                _ => None,
-            })
-            .unwrap();
+        // `insert_yields` ties the kernel to the source's lifetime, as the compiler's are.
+        let f = crate::syntax::leaked_kernel(src);
         let Some((g, loops)) = insert_yields(f) else {
             return Vec::new();
         };
