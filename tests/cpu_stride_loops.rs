@@ -2,7 +2,8 @@
 //! starts (`%tid.x`, the global index, `%tid.x` plus a parameter, `2 * %tid.x`), its step
 //! (`%ntid.x`, the grid's thread count, an immediate, a parameter), its comparison (`lt`/`le`,
 //! signed/unsigned), with or without a check before the first iteration, entered by every
-//! thread or only some, carrying a count and a sum from one iteration to the next, and leaving
+//! thread or only some, with or without a branch inside the body, carrying a count and a sum
+//! from one iteration to the next, and leaving
 //! to a barrier or to the end. The thread-loop path runs the ones it can interchanged
 //! (`src/target/cpu/fission/stride.rs`); the reference is computed here, thread by thread.
 
@@ -25,6 +26,8 @@ struct Shape {
     guard: bool,
     /// A barrier after the loop (else the results are stored straight after it).
     bar_after: bool,
+    /// The body skips its atomic addition when `i % 97 == 5` (a forward branch inside it).
+    skip5: bool,
 }
 
 /// The kernel of a shape: `hits[i % 97] += 1` (atomic) for each `i` of each thread, its
@@ -63,6 +66,11 @@ fn ptx(name: &str, s: Shape) -> String {
         ""
     };
     let bar_after = if s.bar_after { "  bar.sync 0;" } else { "" };
+    let skip = if s.skip5 {
+        "  setp.eq.u32 %p4, %r13, 5;\n  @%p4 bra SKIP;"
+    } else {
+        ""
+    };
     format!(
         ".visible .entry {name}(.param .u64 hits, .param .u64 cnt, .param .u64 sum,
     .param .u32 n, .param .u32 off, .param .u32 s, .param .u32 m)
@@ -90,9 +98,11 @@ fn ptx(name: &str, s: Shape) -> String {
 {precheck}
 LOOP:
   rem.u32 %r13, %r10, 97;
+{skip}
   mul.wide.u32 %rd4, %r13, 4;
   add.s64 %rd5, %rd1, %rd4;
   red.global.add.u32 [%rd5], 1;
+SKIP:
   add.s32 %r11, %r11, 1;
   add.s32 %r12, %r12, %r10;
   add.s32 %r10, %r10, {step};
@@ -155,7 +165,9 @@ fn reference(
                 continue;
             }
             loop {
-                hits[(i % 97) as usize] += 1;
+                if !(s.skip5 && i % 97 == 5) {
+                    hits[(i % 97) as usize] += 1;
+                }
                 cnt[gid] += 1;
                 sum[gid] = sum[gid].wrapping_add(i);
                 i = i.wrapping_add(step);
@@ -172,7 +184,7 @@ fn reference(
 fn stride_loops_of_every_shape_give_the_reference_results() {
     let mut r = Rng::new(2026);
     let mut shapes = Vec::new();
-    for bits in 0u32..512 {
+    for bits in 0u32..1024 {
         shapes.push(Shape {
             start: bits & 3,
             step: (bits >> 2) & 3,
@@ -181,6 +193,7 @@ fn stride_loops_of_every_shape_give_the_reference_results() {
             precheck: bits & 64 != 0,
             guard: bits & 128 != 0,
             bar_after: bits & 256 != 0,
+            skip5: bits & 512 != 0,
         });
     }
     // A deterministic third of the shapes, in one module.

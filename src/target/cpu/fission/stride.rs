@@ -19,7 +19,8 @@
 //!
 //! A loop qualifies when it is a range of the kernel's top-level instructions entered only at
 //! its header and closed by `add i, i, s; setp.{lt,le}.{s32,u32} p, i, n; @p bra head`, with a
-//! straight-line body before that (no branch, call, stop, return or carry flag), `i` defined
+//! body before that whose branches go forward and stay inside it (no `break`, no inner loop,
+//! no branch into the latch; no call, stop, return or carry flag), `i` defined
 //! only there and differing between threads, `s` and `n` not written in the loop, some memory
 //! access other than `.param`/`.local`, and when every thread leaving it reaches the same
 //! first stop (or every one finishes): that stop is the round's outcome. Other values carried
@@ -506,21 +507,27 @@ fn stride_loop<'a>(
             return None;
         }
     }
-    // A straight-line body (values carried from one iteration to the next other than `iv`
-    // are saved at the yield in interchanged iterations: `writes`).
+    // A body whose branches go forward and stay inside it, never into the latch, so every
+    // thread that starts an iteration reaches the latch (values carried
+    // from one iteration to the next other than `iv` are saved at the yield in interchanged
+    // iterations: `writes`).
     let mut written: HashSet<&str> = HashSet::new();
     let mut memory = false;
     let mut d = Vec::new();
-    for (k, (i, _)) in nodes[q..p - 2].iter().enumerate() {
+    for (k, (i, _)) in nodes.iter().enumerate().take(p - 2).skip(q) {
         let op = i.opcode.spelling();
-        if is_branch(i) || super::analysis::is_stop(op) || matches!(op, "trap" | "brkpt") {
+        if matches!(op, "brx" | "ret" | "exit" | "call" | "trap" | "brkpt")
+            || super::analysis::is_stop(op)
+        {
             return None;
         }
         // The carry flag is no register `writes` could name.
         if matches!(op, "addc" | "subc" | "madc") || i.mods.iter().any(|m| m.spelling() == ".cc") {
             return None;
         }
-        if k > 0 && succ[q + k - 1] != [q + k] {
+        // Forward only: an inner loop could hold a yield of its own, which interchanged
+        // iterations of this one would stop at.
+        if succ[k].iter().any(|&s| s <= k || s > p - 2) {
             return None;
         }
         let space = i
@@ -660,6 +667,12 @@ L:
             .len(),
             1
         );
+        // A forward branch inside the body (`if (i != 5) out[0] = i;`).
+        let skip = "  setp.eq.u32 %p2, %r4, 5;\n  @%p2 bra S;\n  st.global.u32 [%rd1], %r4;\nS:";
+        assert_eq!(
+            loops_of(&grid_stride(skip, "lt.s32")),
+            [("%r4".to_string(), false, true, "bar".to_string())]
+        );
         // Leaving the loop straight to the end.
         let to_end = grid_stride("", "lt.s32").replace("  bar.sync 0;\n  ret;", "  ret;");
         assert_eq!(
@@ -712,8 +725,15 @@ L:
             "lt.s32"
         ))
         .is_empty());
-        // A branch in the body.
+        // A second back edge to the header.
         assert!(loops_of(&grid_stride("  @%p2 bra L;", "lt.s32")).is_empty());
+        // A `break` out of the loop.
+        let brk = grid_stride("  setp.eq.u32 %p2, %r4, 5;\n  @%p2 bra X;", "lt.s32")
+            .replace("  bar.sync 0;\n  ret;", "X:\n  bar.sync 0;\n  ret;");
+        assert!(loops_of(&brk).is_empty());
+        // An inner loop (it could get a yield of its own).
+        let inner = "  mov.u32 %r7, 0;\nI:\n  add.s32 %r7, %r7, 1;\n  setp.lt.u32 %p2, %r7, 3;\n  @%p2 bra I;";
+        assert!(loops_of(&grid_stride(inner, "lt.s32")).is_empty());
         // A stop in the body.
         assert!(loops_of(&grid_stride("  bar.sync 1;", "lt.s32")).is_empty());
         // The step written in the loop.
