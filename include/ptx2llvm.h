@@ -106,7 +106,9 @@ uint32_t ptx2llvm_module_static_shared_bytes(const ptx2llvm_module *m);
 
 typedef struct ptx2llvm_buffer ptx2llvm_buffer;
 
-/* `bytes` zero-filled bytes aligned to 256 (as cudaMalloc gives). NULL if out of memory. */
+/* `bytes` zero-filled bytes aligned to 256 (as cudaMalloc gives), ending (up to 255 bytes of
+ * alignment slack) at an inaccessible guard page, so that a kernel running past the end fails
+ * its launch with an invalid-access error. NULL if out of memory. */
 ptx2llvm_buffer *ptx2llvm_buffer_alloc(size_t bytes);
 /* Frees a buffer. NULL is allowed. */
 void ptx2llvm_buffer_free(ptx2llvm_buffer *b);

@@ -16,7 +16,7 @@
 
 mod spec;
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::Layout;
 
 pub use spec::{parse_spec, ArgSpec, Scalar};
 
@@ -46,28 +46,68 @@ impl Dim3 {
     }
 }
 
-/// A device buffer: zero-initialized host memory aligned to 256 bytes, as `cudaMalloc` gives.
+/// A device buffer: zero-initialized host memory aligned to 256 bytes, as `cudaMalloc` gives,
+/// in a mapping of its own that ends at an inaccessible guard page: a kernel reading or
+/// writing past the end (by more than the up to 255 bytes of alignment slack) faults at once,
+/// and the launch fails with an invalid-access error naming the thread, instead of touching
+/// other memory.
 pub struct Buffer {
     ptr: *mut u8,
     len: usize,
+    /// The whole mapping (data pages and the guard page).
+    map: *mut u8,
+    map_len: usize,
 }
 
 // SAFETY: a Buffer owns its allocation.
 unsafe impl Send for Buffer {}
 
 impl Buffer {
-    fn layout(len: usize) -> Layout {
-        Layout::from_size_align(len.max(1), 256).unwrap_or(Layout::new::<u8>())
+    fn page() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if p > 0 {
+            p as usize
+        } else {
+            4096
+        }
     }
 
     /// `len` zero bytes.
     pub fn zeroed(len: usize) -> Buffer {
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(Self::layout(len)) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(Self::layout(len));
+        let page = Self::page();
+        let data = len.max(1).div_ceil(256) * 256;
+        let pages = data.div_ceil(page) * page;
+        let map_len = pages + page;
+        // SAFETY: an anonymous private mapping; the result is checked.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            std::alloc::handle_alloc_error(
+                Layout::from_size_align(map_len, page).unwrap_or(Layout::new::<u8>()),
+            );
         }
-        Buffer { ptr, len }
+        let map = map as *mut u8;
+        // SAFETY: the last page lies inside the mapping; the data ends where it starts.
+        unsafe {
+            libc::mprotect(map.add(pages) as *mut libc::c_void, page, libc::PROT_NONE);
+        }
+        // SAFETY: `pages - data` is within the mapping (data <= pages).
+        let ptr = unsafe { map.add(pages - data) };
+        Buffer {
+            ptr,
+            len,
+            map,
+            map_len,
+        }
     }
 
     /// A copy of `bytes`.
@@ -104,8 +144,10 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { dealloc(self.ptr, Self::layout(self.len)) }
+        // SAFETY: mapped in `zeroed` with this length.
+        unsafe {
+            libc::munmap(self.map as *mut libc::c_void, self.map_len);
+        }
     }
 }
 
