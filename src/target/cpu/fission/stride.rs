@@ -11,7 +11,7 @@
 //!
 //! `K.fis` runs the interchanged loop when, at run time, every thread of the round is at the
 //! yield and the thread's induction values are `i0 + (t - xlo)` with the same step and bound
-//! (`cta.rs`); the thread interval of iteration `k` then follows from `i0`, the step and the
+//! (`cta/interchange.rs`); the thread interval of iteration `k` then follows from `i0`, the step and the
 //! bound, and no per-thread bookkeeping is needed. Otherwise each thread runs its loop to the
 //! end as without the yield (probe mode 6 passes yields by; out-of-line rounds always pass
 //! them, and the driver sends threads left at a yield while others are elsewhere past it in a
