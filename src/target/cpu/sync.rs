@@ -356,24 +356,7 @@ pub fn lower<'c, 'a>(
         }
         "redux" => {
             let t_ = ins.ty();
-            let mut op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
-                Some(".add") => redux::ADD,
-                Some(".min") if t_.is_float() => redux::MIN_F32,
-                Some(".max") if t_.is_float() => redux::MAX_F32,
-                Some(".min") if t_.is_signed() => redux::MIN_S32,
-                Some(".max") if t_.is_signed() => redux::MAX_S32,
-                Some(".min") => redux::MIN_U32,
-                Some(".max") => redux::MAX_U32,
-                Some(".and") => redux::AND,
-                Some(".or") => redux::OR,
-                _ => redux::XOR,
-            };
-            if ins.has(".abs") {
-                op |= redux::FLAG_ABS;
-            }
-            if ins.has(".NaN") {
-                op |= redux::FLAG_NAN;
-            }
+            let op = redux_op(&ins);
             let a = l.operand(fs, &ops[1], b32)?;
             let m = l.operand(fs, &ops[2], b32)?;
             let t = self_ptr(l);
@@ -422,4 +405,29 @@ pub fn lower<'c, 'a>(
         "pmevent" | "brkpt" => Ok(true),
         _ => Ok(false),
     }
+}
+
+/// The runtime's code for a `redux.sync`: the operation (by type for `min`/`max`) and the
+/// `.abs`/`.NaN` flags (`runtime::abi::redux`).
+pub(crate) fn redux_op(ins: &Ins) -> u32 {
+    let t = ins.ty();
+    let mut op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
+        Some(".add") => redux::ADD,
+        Some(".min") if t.is_float() => redux::MIN_F32,
+        Some(".max") if t.is_float() => redux::MAX_F32,
+        Some(".min") if t.is_signed() => redux::MIN_S32,
+        Some(".max") if t.is_signed() => redux::MAX_S32,
+        Some(".min") => redux::MIN_U32,
+        Some(".max") => redux::MAX_U32,
+        Some(".and") => redux::AND,
+        Some(".or") => redux::OR,
+        _ => redux::XOR,
+    };
+    if ins.has(".abs") {
+        op |= redux::FLAG_ABS;
+    }
+    if ins.has(".NaN") {
+        op |= redux::FLAG_NAN;
+    }
+    op
 }

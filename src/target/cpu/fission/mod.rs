@@ -37,7 +37,7 @@ use crate::llvm::*;
 use crate::lower::{
     ApproxOp, Error, FnState, Ins, Lowerer, RoundedOp, Rounding, Space, Target, Ty,
 };
-use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
+use crate::runtime::abi::{bar_red, offset, shfl, vote};
 use crate::runtime::cta::{BarKind, WarpOp};
 use crate::runtime::fission::{StopKind, FRAME_STRIDE, ST_STOP, ST_TRAP};
 use crate::syntax::ast::{self, FnDirective, Instruction, Operand};

@@ -131,25 +131,7 @@ pub(super) fn lower_stop<'c, 'a>(
             )
         }
         "redux" => {
-            let t_ = ins.ty();
-            let mut op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
-                Some(".add") => redux::ADD,
-                Some(".min") if t_.is_float() => redux::MIN_F32,
-                Some(".max") if t_.is_float() => redux::MAX_F32,
-                Some(".min") if t_.is_signed() => redux::MIN_S32,
-                Some(".max") if t_.is_signed() => redux::MAX_S32,
-                Some(".min") => redux::MIN_U32,
-                Some(".max") => redux::MAX_U32,
-                Some(".and") => redux::AND,
-                Some(".or") => redux::OR,
-                _ => redux::XOR,
-            };
-            if ins.has(".abs") {
-                op |= redux::FLAG_ABS;
-            }
-            if ins.has(".NaN") {
-                op |= redux::FLAG_NAN;
-            }
+            let op = crate::target::cpu::sync::redux_op(&ins);
             let a = l.operand(fs, &ops[1], b32)?;
             put_opa(l, f, a);
             put_stop_operand(l, fs, extra::MASK, Some(&ops[2]))?;
