@@ -283,12 +283,7 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "shfl" => {
-            let mode = match ins.any(&[".up", ".down", ".bfly", ".idx"]) {
-                Some(".up") => shfl::UP,
-                Some(".down") => shfl::DOWN,
-                Some(".bfly") => shfl::BFLY,
-                _ => shfl::IDX,
-            };
+            let mode = shfl_mode(&ins);
             let a = l.operand(fs, &ops[1], b32)?;
             let b = l.operand(fs, &ops[2], b32)?;
             let c = l.operand(fs, &ops[3], b32)?;
@@ -430,4 +425,14 @@ pub(crate) fn redux_op(ins: &Ins) -> u32 {
         op |= redux::FLAG_NAN;
     }
     op
+}
+
+/// The runtime's code for a `shfl` mode (`runtime::abi::shfl`).
+pub(crate) fn shfl_mode(ins: &Ins) -> u32 {
+    match ins.any(&[".up", ".down", ".bfly", ".idx"]) {
+        Some(".up") => shfl::UP,
+        Some(".down") => shfl::DOWN,
+        Some(".bfly") => shfl::BFLY,
+        _ => shfl::IDX,
+    }
 }

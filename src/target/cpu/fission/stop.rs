@@ -62,12 +62,7 @@ pub(super) fn lower_stop<'c, 'a>(
             }
         }
         "shfl" => {
-            let mode = match ins.any(&[".up", ".down", ".bfly", ".idx"]) {
-                Some(".up") => shfl::UP,
-                Some(".down") => shfl::DOWN,
-                Some(".bfly") => shfl::BFLY,
-                _ => shfl::IDX,
-            };
+            let mode = crate::target::cpu::sync::shfl_mode(&ins);
             if ops.len() != 5 {
                 return Err(
                     ins.unsupported("shuffles without `.sync` are not supported in thread loops")
