@@ -305,12 +305,7 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "vote" => {
-            let mode = match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
-                Some(".all") => vote::ALL,
-                Some(".any") => vote::ANY,
-                Some(".uni") => vote::UNI,
-                _ => vote::BALLOT,
-            };
+            let mode = vote_mode(&ins);
             let p = l.operand(fs, &ops[1], Ty::PRED)?;
             let p = l.coerce(p, i32t, false);
             let t = self_ptr(l);
@@ -434,5 +429,15 @@ pub(crate) fn shfl_mode(ins: &Ins) -> u32 {
         Some(".down") => shfl::DOWN,
         Some(".bfly") => shfl::BFLY,
         _ => shfl::IDX,
+    }
+}
+
+/// The runtime's code for a `vote` mode (`runtime::abi::vote`).
+pub(crate) fn vote_mode(ins: &Ins) -> u32 {
+    match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
+        Some(".all") => vote::ALL,
+        Some(".any") => vote::ANY,
+        Some(".uni") => vote::UNI,
+        _ => vote::BALLOT,
     }
 }

@@ -133,12 +133,18 @@ struct Cur {
     /// Probe branches whose interval is bounded by a uniform register: its name, which probe
     /// mode 4 stores (`Plan::probe_regs`).
     probe_regs: HashMap<usize, String>,
-    /// Yields at the headers of stride loops (`Plan::yields`; instruction addresses): the
-    /// loop's induction register, step and bound.
-    yields: HashMap<usize, [YieldVal; 3]>,
-    /// By yield (instruction address): the registers its loop writes other than the induction
-    /// register (`StrideLoop::writes`).
-    yield_writes: HashMap<usize, Vec<String>>,
+    /// Yields at the headers of stride loops (`Plan::yields`; instruction addresses).
+    yields: HashMap<usize, YieldInfo>,
+}
+
+/// What the lowering of a stride loop's yield needs.
+#[derive(Clone, Debug)]
+struct YieldInfo {
+    /// The loop's induction register, step and bound (probe mode 5 captures them).
+    vals: [YieldVal; 3],
+    /// The registers the loop writes other than the induction register
+    /// (`StrideLoop::writes`): those live at the yield are saved in modes 7 and 8.
+    writes: Vec<String>,
 }
 
 /// An operand of a stride loop's latch, for its yield's capture (probe mode 5).
@@ -336,7 +342,7 @@ fn frame_elem<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     name: &str,
-    local: IntValue<'c>,
+    local: Option<IntValue<'c>>,
 ) -> Option<(
     PointerValue<'c>,
     BasicTypeEnum<'c>,
@@ -363,6 +369,9 @@ fn frame_elem<'c, 'a>(
         )
         .unwrap();
     let ptr = elem(l, arg(f, extra::FRAME), l.ctx.i8_type().into(), off);
+    let Some(local) = local else {
+        return Some((ptr, mem_ty, reg, st));
+    };
     // Where `local`: the warp chain's own copy (`FRL`), the slot's 32 lanes at `32 p`.
     let b = &l.b;
     let lane = b
@@ -397,9 +406,10 @@ fn mode_in<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, lo: u32, hi: u32) -> I
     .unwrap()
 }
 
-fn save_regs<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, names: &[String]) {
-    // Stages of a warp chain but its last (modes 9 and 10) save to the chain's own frame.
-    let local = mode_in(l, fs.func, 9, 10);
+/// Saves registers `names` to the thread's frame; at an inline shuffle (`chain`), stages of a
+/// warp chain but its last (modes 9 and 10) save to the chain's own frame instead.
+fn save_regs<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, names: &[String], chain: bool) {
+    let local = chain.then(|| mode_in(l, fs.func, 9, 10));
     for n in names {
         let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n, local) else {
             continue;
@@ -416,14 +426,17 @@ fn save_regs<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>, names: &[Str
     }
 }
 
+/// Restores registers `names` from the thread's frame and recomputes `remat`.
 fn restore_regs<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     names: &[String],
     remat: &[usize],
+    chain: bool,
 ) -> Result<(), Error> {
-    // Stages of a warp chain but its first (modes 10 and 11) restore from the chain's frame.
-    let local = mode_in(l, fs.func, 10, 11);
+    // After an inline shuffle (`chain`), stages of a warp chain but its first (modes 10 and
+    // 11) restore from the chain's frame.
+    let local = chain.then(|| mode_in(l, fs.func, 10, 11));
     for n in names {
         let Some((ptr, mem_ty, reg, st)) = frame_elem(l, fs, n, local) else {
             continue;
@@ -850,20 +863,11 @@ pub fn lower_step<'c, 'a>(
                     Operand::Name { name, .. } => YieldVal::Reg(name.to_string()),
                     o => YieldVal::Imm(const_of(o).unwrap_or(0)),
                 };
-                (
-                    *i as usize,
-                    [YieldVal::Reg(y.iv.to_string()), val(&y.step), val(&y.bound)],
-                )
-            })
-            .collect(),
-        yield_writes: plan
-            .yields
-            .iter()
-            .map(|(i, y)| {
-                (
-                    *i as usize,
-                    y.writes.iter().map(|w| w.to_string()).collect(),
-                )
+                let info = YieldInfo {
+                    vals: [YieldVal::Reg(y.iv.to_string()), val(&y.step), val(&y.bound)],
+                    writes: y.writes.iter().map(|w| w.to_string()).collect(),
+                };
+                (*i as usize, info)
             })
             .collect(),
         kinds: vec![None; plan.stops.len()],

@@ -81,12 +81,7 @@ pub(super) fn lower_stop<'c, 'a>(
             }
         }
         "vote" => {
-            let mode = match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
-                Some(".all") => vote::ALL,
-                Some(".any") => vote::ANY,
-                Some(".uni") => vote::UNI,
-                _ => vote::BALLOT,
-            };
+            let mode = crate::target::cpu::sync::vote_mode(&ins);
             if ops.len() != 3 {
                 return Err(
                     ins.unsupported("votes without `.sync` are not supported in thread loops")
@@ -181,18 +176,27 @@ pub(super) fn lower_stop<'c, 'a>(
         l.b.build_conditional_branch(seven, quiet, stop).unwrap();
         l.b.position_at_end(quiet);
         let carried: Vec<String> = with_cur(|c| {
-            let w = c.yield_writes.get(&(i as *const Instruction as usize));
+            let y = c.yields.get(&(i as *const Instruction as usize));
             saved
                 .iter()
-                .filter(|r| w.is_some_and(|w| w.contains(r)))
+                .filter(|r| y.is_some_and(|y| y.writes.contains(r)))
                 .cloned()
                 .collect()
         });
-        save_regs(l, fs, &carried);
+        save_regs(l, fs, &carried, false);
         l.b.build_return(None).unwrap();
         l.b.position_at_end(stop);
     }
-    save_regs(l, fs, &saved);
+    // Inline shuffles end the stages of warp chains (`cta/warp.rs`).
+    let chain = matches!(
+        kind,
+        StopKind::Warp {
+            op: WarpOp::Shfl(_),
+            inline: true,
+            ..
+        }
+    );
+    save_regs(l, fs, &saved, chain);
     // The stop in the thread's state, unless the round's region has no other outcome.
     {
         let ns = arg(f, extra::NOSTATE).into_int_value();
@@ -211,7 +215,7 @@ pub(super) fn lower_stop<'c, 'a>(
     // 3. Resume blocks.
     let generic = l.ctx.append_basic_block(f, &format!("fis.resume.{j}"));
     l.b.position_at_end(generic);
-    restore_regs(l, fs, &saved, &remat)?;
+    restore_regs(l, fs, &saved, &remat, false)?;
     if kind == StopKind::Yield {
         yield_capture(l, fs, i)?;
     }
@@ -283,7 +287,7 @@ pub(super) fn lower_stop<'c, 'a>(
             .ctx
             .append_basic_block(f, &format!("fis.resume.{}", nstops + j));
         l.b.position_at_end(bb);
-        restore_regs(l, fs, &saved, &remat)?;
+        restore_regs(l, fs, &saved, &remat, true)?;
         let (d, p) = inline_shfl(l, fs, mode, &ops[2], &ops[3]);
         set_pair(l, fs, &ops[0], d.into(), p.into())?;
         l.b.build_unconditional_branch(cont).unwrap();
@@ -302,8 +306,11 @@ fn yield_capture<'c, 'a>(
     i: &Instruction<'a>,
 ) -> Result<(), Error> {
     let f = fs.func;
-    let Some(vals) = with_cur(|c| c.yields.get(&(i as *const Instruction as usize)).cloned())
-    else {
+    let Some(vals) = with_cur(|c| {
+        c.yields
+            .get(&(i as *const Instruction as usize))
+            .map(|y| y.vals.clone())
+    }) else {
         return Ok(());
     };
     let capture = l.ctx.append_basic_block(f, "fis.yield.capture");

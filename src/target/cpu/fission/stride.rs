@@ -392,8 +392,11 @@ fn reaching(
         .collect();
     let mut reach_in: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut work = vec![0usize];
+    let mut queued = vec![false; n];
+    queued[0] = true;
     reach_in[0].push(usize::MAX);
     while let Some(k) = work.pop() {
+        queued[k] = false;
         let out: Vec<usize> = match writes[k] {
             Some(true) => vec![k],
             Some(false) => {
@@ -416,7 +419,7 @@ fn reaching(
             if reach_in[s].len() > 8 {
                 return None;
             }
-            if grew && !work.contains(&s) {
+            if grew && !std::mem::replace(&mut queued[s], true) {
                 work.push(s);
             }
         }
