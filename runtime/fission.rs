@@ -482,8 +482,11 @@ unsafe fn round(k: &FisKernel, params: *const u8, ctx: *mut Thread, f: *mut FisC
     (k.entry)(params, ctx, f);
 }
 
-/// Runs one CTA. The CTA's `ctx` (ids, shared memory, `cta` pointing at `cta`) is set up by
-/// the caller. Returns false when the launch failed (the error is recorded in the launch).
+/// Runs one CTA, or more: the CTA's `ctx` (ids, shared memory, `cta` pointing at `cta`) is
+/// set up by the caller, who leaves in `cta_first`/`cta_count` the linear id of this CTA and
+/// how many of its batch are left including it; `K.fis` runs the next ones itself when one
+/// finishes in it, and `cta_first` holds the last one run. Returns false when the launch
+/// failed (the error is recorded in the launch).
 ///
 /// # Safety
 /// `k` must be a kernel compiled for this ABI, `params` its parameter buffer, `ctx` and `cta`
@@ -500,6 +503,7 @@ pub(crate) unsafe fn run_cta(
     let f: *mut FisCtx = &mut mem.f;
     let ntx = (*ctx).ntid[0];
     let one_d = (*ctx).ntid[1] == 1 && (*ctx).ntid[2] == 1;
+    let mut cur = (*f).cta_first;
     (*f).k = 0;
     (*f).mode = MODE_ALL;
     (*f).want = 0;
@@ -526,6 +530,14 @@ pub(crate) unsafe fn run_cta(
     loop {
         if (*f).status != 0 {
             return false;
+        }
+        if (*f).cta_first != cur {
+            // `K.fis` finished the CTA and went on with the next ones of the batch: this is
+            // the one it left off in (it stored the ids in the context).
+            cur = (*f).cta_first;
+            exited = false;
+            live = None;
+            cta.fis_set_ids((*ctx).ctaid, (*ctx).ntid);
         }
         let seen = match info.must_stop.get((*f).k as usize) {
             Some(&j) if j != NO_STOP && (*f).mode == MODE_ALL => {
@@ -631,6 +643,8 @@ pub(crate) unsafe fn run_cta(
             }
         }
         materialize(mem, &mut uniform);
+        // The generic path finishes this CTA alone.
+        (*f).cta_count = 1;
         return generic(k, params, ctx, mem, cta, false);
     }
 }

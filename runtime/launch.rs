@@ -518,7 +518,8 @@ impl FisWork {
                 }
                 continue;
             }
-            for c in first..end {
+            let mut c = first;
+            while c < end {
                 let ctaid = [
                     (c % gx as u64) as u32,
                     ((c / gx as u64) % gy as u64) as u32,
@@ -530,11 +531,18 @@ impl FisWork {
                 let ok = if k.info.stops.is_empty() {
                     super::fission::run_ctas(k, sh.params, self.ctx, &mut *self.mem, c, 1)
                 } else {
-                    super::fission::run_cta(k, sh.params, self.ctx, &mut *self.mem, &mut *self.cta)
+                    // `K.fis` may run the following CTAs of the chunk too.
+                    let m = &mut *self.mem;
+                    m.f.cta_first = c;
+                    m.f.cta_count = (end - c) as u32;
+                    let ok = super::fission::run_cta(k, sh.params, self.ctx, m, &mut *self.cta);
+                    c = m.f.cta_first;
+                    ok
                 };
                 if !ok || sh.aborted() {
                     return;
                 }
+                c += 1;
             }
         }
     }
@@ -544,7 +552,13 @@ impl FisWork {
     unsafe fn replay(&self, addr: usize, sig: usize) {
         (*self.fault).diagnostic = true;
         let [gx, gy, _] = (*self.sh).cfg.grid;
-        let (first, count) = (*self.fault).batch;
+        let k = &*self.k;
+        let (first, count) = if k.info.stops.is_empty() {
+            (*self.fault).batch
+        } else {
+            // The CTA `K.fis` was running (it may have gone past the batch's first).
+            ((*self.mem).f.cta_first, 1)
+        };
         for c in first..first + count as u64 {
             let ctaid = [
                 (c % gx as u64) as u32,
@@ -553,7 +567,7 @@ impl FisWork {
             ];
             self.begin(ctaid);
             if !super::fission::replay_cta(
-                &*self.k,
+                k,
                 (*self.sh).params,
                 self.ctx,
                 &mut *self.mem,

@@ -70,6 +70,11 @@ pub struct Plan<'x, 'a> {
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
     /// of the round takes the branch the same way, so one thread's condition decides.
     pub uniform_probes: HashSet<u32>,
+    /// Instructions of each region (0 or `j` as for `probes`): those a thread can run from its
+    /// start before it reaches a stop or finishes.
+    pub sizes: HashMap<u32, usize>,
+    /// Regions (as for `probes`) every thread finishes without reaching a stop.
+    pub finish: HashSet<u32>,
     /// Yields at the headers of stride loops, by instruction (`stride::insert_yields`; set
     /// by the caller, who inserted them).
     pub yields: HashMap<*const Instruction<'a>, super::stride::StrideLoop<'a>>,
@@ -529,6 +534,8 @@ pub fn analyse<'x, 'a>(
             exit_then: HashMap::new(),
             lanes: HashMap::new(),
             uniform_probes: HashSet::new(),
+            sizes: HashMap::new(),
+            finish: HashSet::new(),
             yields: HashMap::new(),
         });
     }
@@ -833,7 +840,10 @@ pub fn analyse<'x, 'a>(
     });
     let mut uniform_probes = HashSet::new();
     let mut exit_then = HashMap::new();
-    // Stops reachable from node `from` before the next stop, and whether a thread can finish.
+    let mut sizes = HashMap::new();
+    let mut finish = HashSet::new();
+    // Stops reachable from node `from` before the next stop, whether a thread can finish, and
+    // how many instructions it can run on the way.
     let outcome = |from: usize| {
         let mut seen_nodes = vec![false; nn];
         let mut work = vec![from];
@@ -863,13 +873,18 @@ pub fn analyse<'x, 'a>(
             }
             work.extend(flat.nodes[k].succ.iter().copied());
         }
-        (reach, finishes)
+        let size = seen_nodes.iter().filter(|&&s| s).count();
+        (reach, finishes, size)
     };
     for &(key, start) in &regions {
         if start >= nn {
             continue;
         }
-        let (reach, finishes) = outcome(start);
+        let (reach, finishes, size) = outcome(start);
+        sizes.insert(key, size);
+        if finishes && reach.is_empty() {
+            finish.insert(key);
+        }
         let must = (!finishes && reach.len() == 1).then(|| *reach.iter().next().unwrap());
         if let Some(j) = must {
             must_stop.insert(key, j);
@@ -910,7 +925,7 @@ pub fn analyse<'x, 'a>(
                 // The other threads' one stop, when they all reach the same one.
                 let other = if exits.0 { Some(b + 1) } else { target };
                 if let (Some(o), false) = (other, exits.0 && exits.1) {
-                    let (r, fin) = outcome(o);
+                    let (r, fin, _) = outcome(o);
                     if !fin && r.len() == 1 {
                         exit_then.insert(key, *r.iter().next().unwrap());
                     }
@@ -964,6 +979,8 @@ pub fn analyse<'x, 'a>(
         exit_then,
         lanes,
         uniform_probes,
+        sizes,
+        finish,
         yields: HashMap::new(),
     })
 }

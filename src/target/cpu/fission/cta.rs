@@ -1130,7 +1130,10 @@ pub fn emit_kernel<'c>(
                 first
             };
             let first = match chains.get(&r) {
-                Some(stages) => g.warp_chain(name, stages, ns, range, first, done),
+                Some(stages) => {
+                    let fin = stages.last().is_some_and(|s| so.finish.contains(s));
+                    g.warp_chain(name, stages, ns, range, (first, done), fin)
+                }
                 None => first,
             };
             cases.push((g.c32(r as u64), first));
@@ -1220,7 +1223,7 @@ fn chain_rounds<'c>(
     let call = |args: &[BasicMetadataValueEnum<'c>]| {
         b.build_call(loops, args, "").unwrap();
     };
-    if chains.is_empty() && exit_chains.is_empty() {
+    if so.stops.is_empty() {
         call(args);
         b.build_return(None).unwrap();
         return;
@@ -1237,6 +1240,7 @@ fn chain_rounds<'c>(
         (nptx + L_XHI) as usize,
     );
     let val = |v: BasicMetadataValueEnum<'c>| v.into_int_value();
+    let val_ptr = |v: BasicMetadataValueEnum<'c>| v.into_pointer_value();
     let (k0, want0, bank0) = (val(args[ik]), val(args[iwant]), val(args[ibank]));
     let (xlo0, xhi0) = (val(args[ixlo]), val(args[ixhi]));
     let mode = val(args[(nptx + extra::T) as usize]);
@@ -1263,6 +1267,18 @@ fn chain_rounds<'c>(
     xlo.add_incoming(&[(&xlo0, pre)]);
     xhi.add_incoming(&[(&xhi0, pre)]);
     exited.add_incoming(&[(&i64t.const_zero(), pre)]);
+    // The CTA's ids: `K.fis` goes on with the next CTA of the driver's batch itself.
+    let ic = (nptx + extra::C) as usize;
+    let cids: Vec<_> = (0..3)
+        .map(|d| {
+            let p = b.build_phi(i32t, &format!("ctaid{d}")).unwrap();
+            p.add_incoming(&[(&val(args[ic + d]), pre)]);
+            p
+        })
+        .collect();
+    for (d, p) in cids.iter().enumerate() {
+        args[ic + d] = p.as_basic_value().into();
+    }
     args[ik] = k.as_basic_value().into();
     args[iwant] = want.as_basic_value().into();
     args[ibank] = bank.as_basic_value().into();
@@ -1361,10 +1377,150 @@ fn chain_rounds<'c>(
         xlo.add_incoming(&[(&nlo, next)]);
         xhi.add_incoming(&[(&nhi, next)]);
         exited.add_incoming(&[(&ex, next)]);
+        for p in &cids {
+            p.add_incoming(&[(&p.as_basic_value(), next)]);
+        }
         b.build_unconditional_branch(head).unwrap();
     }
+    // Rounds after which threads are all at one stop go back to the driver; after others,
+    // when no thread stopped (all finished), the next CTA of the batch starts here.
+    let fin = ctx.append_basic_block(f, "cta.fin");
+    let mut stopping: Vec<u32> = so.must_stop.keys().copied().collect();
+    stopping.sort();
+    for r in stopping {
+        if !cases
+            .iter()
+            .any(|(c, _)| c.get_zero_extended_constant() == Some(r as u64))
+        {
+            cases.push((c32(r as u64), exit));
+        }
+    }
     b.position_at_end(decide);
-    b.build_switch(k_done, exit, &cases).unwrap();
+    b.build_switch(k_done, fin, &cases).unwrap();
+    b.position_at_end(fin);
+    let seen = b
+        .build_load(i64t, at(off::SEEN), "")
+        .unwrap()
+        .into_int_value();
+    let none = b
+        .build_int_compare(
+            IntPredicate::EQ,
+            b.build_and(seen, i64t.const_int(!1u64, false), "").unwrap(),
+            i64t.const_zero(),
+            "",
+        )
+        .unwrap();
+    let left = b
+        .build_load(i32t, at(off::CTA_COUNT), "")
+        .unwrap()
+        .into_int_value();
+    let more = b
+        .build_int_compare(IntPredicate::UGT, left, c32(1), "")
+        .unwrap();
+    let next_cta = ctx.append_basic_block(f, "cta.next");
+    b.build_conditional_branch(b.build_and(none, more, "").unwrap(), next_cta, exit)
+        .unwrap();
+    b.position_at_end(next_cta);
+    // What the driver does between CTAs (`FisWork::begin`, `run_cta`): the next linear id,
+    // its ids in the context (runtime calls and error reports read them), zeroed shared
+    // memory, every thread at the start.
+    let first = b
+        .build_load(i64t, at(off::CTA_FIRST), "")
+        .unwrap()
+        .into_int_value();
+    b.build_store(
+        at(off::CTA_FIRST),
+        b.build_int_add(first, i64t.const_int(1, false), "")
+            .unwrap(),
+    )
+    .unwrap();
+    b.build_store(
+        at(off::CTA_COUNT),
+        b.build_int_sub(left, c32(1), "").unwrap(),
+    )
+    .unwrap();
+    let cur: Vec<IntValue> = cids
+        .iter()
+        .map(|p| p.as_basic_value().into_int_value())
+        .collect();
+    let nc = |d: u32| val(args[(nptx + extra::NC + d) as usize]);
+    let x1 = b.build_int_add(cur[0], c32(1), "").unwrap();
+    let wrap_x = b
+        .build_int_compare(IntPredicate::EQ, x1, nc(0), "")
+        .unwrap();
+    let y1 = b.build_int_add(cur[1], c32(1), "").unwrap();
+    let wrap_y = b
+        .build_int_compare(IntPredicate::EQ, y1, nc(1), "")
+        .unwrap();
+    let sel = |c: IntValue<'c>, a: IntValue<'c>, e: IntValue<'c>| {
+        b.build_select(c, a, e, "").unwrap().into_int_value()
+    };
+    let nx = sel(wrap_x, c32(0), x1);
+    let ny_wrapped = sel(wrap_y, c32(0), y1);
+    let ny = sel(wrap_x, ny_wrapped, cur[1]);
+    let z1 = b.build_int_add(cur[2], c32(1), "").unwrap();
+    let nz = sel(b.build_and(wrap_x, wrap_y, "").unwrap(), z1, cur[2]);
+    let cx = val_ptr(args[(nptx + extra::CTX) as usize]);
+    for (d, v) in [nx, ny, nz].into_iter().enumerate() {
+        let q = unsafe {
+            b.build_gep(
+                i8t,
+                cx,
+                &[i64t.const_int((offset::CTAID + 4 * d as u32) as u64, false)],
+                "",
+            )
+            .unwrap()
+        };
+        b.build_store(q, v).unwrap();
+    }
+    let nthr = b.build_int_z_extend(nthreads, i64t, "").unwrap();
+    let state = val_ptr(args[(nptx + extra::STATE) as usize]);
+    b.build_memset(
+        state,
+        2,
+        i8t.const_zero(),
+        b.build_int_mul(nthr, i64t.const_int(2, false), "").unwrap(),
+    )
+    .unwrap();
+    let smem = b
+        .build_load(
+            i32t,
+            unsafe {
+                b.build_gep(
+                    i8t,
+                    cx,
+                    &[i64t.const_int(offset::TOTAL_SMEM_SIZE as u64, false)],
+                    "",
+                )
+                .unwrap()
+            },
+            "",
+        )
+        .unwrap()
+        .into_int_value();
+    let shared = val_ptr(args[(nptx + extra::SHARED) as usize]);
+    b.build_memset(
+        shared,
+        16,
+        i8t.const_zero(),
+        b.build_int_z_extend(smem, i64t, "").unwrap(),
+    )
+    .unwrap();
+    let bn = b.build_xor(bank_done, c32(1), "").unwrap();
+    b.build_store(at(off::K), c32(0)).unwrap();
+    b.build_store(at(off::WANT), c32(0)).unwrap();
+    b.build_store(at(off::BANK), bn).unwrap();
+    let ntx = val(args[(nptx + extra::NT) as usize]);
+    k.add_incoming(&[(&c32(0), next_cta)]);
+    want.add_incoming(&[(&c32(0), next_cta)]);
+    bank.add_incoming(&[(&bn, next_cta)]);
+    xlo.add_incoming(&[(&c32(0), next_cta)]);
+    xhi.add_incoming(&[(&ntx, next_cta)]);
+    exited.add_incoming(&[(&i64t.const_zero(), next_cta)]);
+    for (p, v) in cids.iter().zip([nx, ny, nz]) {
+        p.add_incoming(&[(&v, next_cta)]);
+    }
+    b.build_unconditional_branch(head).unwrap();
     b.position_at_end(exit);
     let seen = b
         .build_load(i64t, at(off::SEEN), "")

@@ -778,6 +778,10 @@ pub struct StepOut<'c> {
     /// By resume point with an exit path: the one stop the other threads reach
     /// (`Plan::exit_then`).
     pub exit_then: HashMap<u32, u32>,
+    /// By resume point: the instructions of its region (`Plan::sizes`).
+    pub sizes: HashMap<u32, usize>,
+    /// Resume points whose region every thread finishes without a stop (`Plan::finish`).
+    pub finish: std::collections::HashSet<u32>,
     /// By stop: the yields at the headers of stride loops (`stride.rs`).
     pub yields: HashMap<u32, YieldLoop>,
 }
@@ -940,6 +944,8 @@ pub fn lower_step<'c, 'a>(
     let lanes = by_resume(&plan.lanes, resumes_of);
     let exit_paths = by_resume(&plan.exit_paths, resumes_of);
     let exit_then = by_resume(&plan.exit_then, resumes_of);
+    let sizes = by_resume(&plan.sizes, resumes_of);
+    let finish = plan.finish.iter().flat_map(|&k| resumes_of(k)).collect();
     let uniform_probes = plan
         .uniform_probes
         .iter()
@@ -968,6 +974,8 @@ pub fn lower_step<'c, 'a>(
         .collect();
     Ok(StepOut {
         yields,
+        sizes,
+        finish,
         step,
         must_stop,
         empty_paths,

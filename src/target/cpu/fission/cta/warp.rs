@@ -5,6 +5,10 @@
 
 use super::*;
 
+/// Instructions of the region after a chain's last shuffle that `warp_chains` copies for
+/// every lane (`K.warp<r>` holds 32 copies of each stage).
+const TAIL_MAX: usize = 48;
+
 /// Chains of rounds to run warp by warp (`Gen::warp_chain`), by the resume point that
 /// starts them: resume points whose region (not probed) every thread leaves at one
 /// `shfl.sync` with a constant full mask computed inline, each resuming after the previous
@@ -40,6 +44,27 @@ pub(super) fn warp_chains(so: &StepOut) -> HashMap<u32, Vec<u32>> {
             stages.push(cur);
             cur = n;
         }
+        // The region after the last shuffle joins as the last stage when it is short and
+        // every thread leaves it at one barrier (a warp's `if (lane == 0) s[w] = v;` before
+        // `__syncthreads()`) or finishes in it: with constant lane numbers its branch folds,
+        // and the shuffle arithmetic only lanes that never use its result would need is left
+        // out.
+        if let Some(&last) = stages.last() {
+            let t = so.must_stop.get(&last).map(|&j| ns + j);
+            if let Some(t) = t.filter(|&t| {
+                so.resumes.contains(&t)
+                    && !stages.contains(&t)
+                    && so.sizes.get(&t).is_some_and(|&n| n <= TAIL_MAX)
+                    && (so.finish.contains(&t)
+                        || so.must_stop.get(&t).is_some_and(|&j| {
+                            so.stops
+                                .get(j as usize - 1)
+                                .is_some_and(StopKind::is_fast_barrier)
+                        }))
+            }) {
+                stages.push(t);
+            }
+        }
         if stages.len() >= 2 {
             out.insert(r, stages);
         }
@@ -62,8 +87,8 @@ impl<'c> Gen<'c, '_, '_> {
         stages: &[u32],
         ns: u32,
         (xlo, xhi): (IntValue<'c>, IntValue<'c>),
-        normal: BasicBlock<'c>,
-        done: BasicBlock<'c>,
+        (normal, done): (BasicBlock<'c>, BasicBlock<'c>),
+        finishes: bool,
     ) -> BasicBlock<'c> {
         let l = self.l;
         let b = &l.b;
@@ -119,6 +144,17 @@ impl<'c> Gen<'c, '_, '_> {
             .unwrap();
         b.position_at_end(exit);
         let last = *stages.last().unwrap();
+        if finishes {
+            // Every thread of the range finished in the last stage (no state is recorded:
+            // the range held every unfinished thread).
+            let old = b
+                .build_load(l.i64(), self.seen, "")
+                .unwrap()
+                .into_int_value();
+            let one = l.i64().const_int(1, false);
+            b.build_store(self.seen, b.build_or(old, one, "").unwrap())
+                .unwrap();
+        }
         let m = stages.len() as u64 - 1;
         let bank0 = self.i(extra::BANK);
         b.build_store(at(off::K), self.c32(last as u64)).unwrap();
