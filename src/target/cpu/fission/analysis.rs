@@ -70,14 +70,23 @@ pub struct Plan<'x, 'a> {
     /// Probe regions whose branch predicate is uniform (`uniform::divergent`): every thread
     /// of the round takes the branch the same way, so one thread's condition decides.
     pub uniform_probes: HashSet<u32>,
-    /// Instructions of each region (0 or `j` as for `probes`): those a thread can run from its
-    /// start before it reaches a stop or finishes.
-    pub sizes: HashMap<u32, usize>,
+    /// The shape of each region (0 or `j` as for `probes`).
+    pub sizes: HashMap<u32, RegionShape>,
     /// Regions (as for `probes`) every thread finishes without reaching a stop.
     pub finish: HashSet<u32>,
     /// Yields at the headers of stride loops, by instruction (`stride::insert_yields`; set
     /// by the caller, who inserted them).
     pub yields: HashMap<*const Instruction<'a>, super::stride::StrideLoop<'a>>,
+}
+
+/// What a region holds: the instructions a thread can run from its start before it reaches a
+/// stop or finishes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegionShape {
+    /// How many.
+    pub len: usize,
+    /// Whether one is a conditional branch.
+    pub branches: bool,
 }
 
 impl Plan<'_, '_> {
@@ -873,15 +882,20 @@ pub fn analyse<'x, 'a>(
             }
             work.extend(flat.nodes[k].succ.iter().copied());
         }
-        let size = seen_nodes.iter().filter(|&&s| s).count();
-        (reach, finishes, size)
+        let mut shape = RegionShape::default();
+        for (k, _) in seen_nodes.iter().enumerate().filter(|(_, &s)| s) {
+            let i = flat.nodes[k].ins;
+            shape.len += 1;
+            shape.branches |= i.guard.is_some() && i.opcode.spelling() == "bra";
+        }
+        (reach, finishes, shape)
     };
     for &(key, start) in &regions {
         if start >= nn {
             continue;
         }
-        let (reach, finishes, size) = outcome(start);
-        sizes.insert(key, size);
+        let (reach, finishes, shape) = outcome(start);
+        sizes.insert(key, shape);
         if finishes && reach.is_empty() {
             finish.insert(key);
         }
@@ -1435,6 +1449,17 @@ DONE:",
                 })
             );
             assert_eq!(p.exit_paths.get(&11), Some(&(true, false)));
+            // The regions after each warp's last shuffle, which join their warp chains
+            // (`warp_chains`): `add; @%p7 bra; ...; st.shared; bar.sync` and `add; @%p7 bra;
+            // ...; st.global; ret`; only the second finishes.
+            let shape = |k| p.sizes.get(&k).copied().unwrap_or_default();
+            assert!(shape(5).branches && shape(5).len <= 12, "{:?}", shape(5));
+            assert!(shape(11).branches && shape(11).len <= 12, "{:?}", shape(11));
+            assert_eq!(p.must_stop.get(&5), Some(&6));
+            assert!(p.finish.contains(&11));
+            assert!(!p.finish.contains(&5) && !p.finish.contains(&6) && !p.finish.contains(&0));
+            // Between two shuffles: straight-line.
+            assert!(!shape(2).branches && shape(2).len < 8, "{:?}", shape(2));
         });
     }
 

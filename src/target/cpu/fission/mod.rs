@@ -778,8 +778,8 @@ pub struct StepOut<'c> {
     /// By resume point with an exit path: the one stop the other threads reach
     /// (`Plan::exit_then`).
     pub exit_then: HashMap<u32, u32>,
-    /// By resume point: the instructions of its region (`Plan::sizes`).
-    pub sizes: HashMap<u32, usize>,
+    /// By resume point: what its region holds (`Plan::sizes`).
+    pub sizes: HashMap<u32, analysis::RegionShape>,
     /// Resume points whose region every thread finishes without a stop (`Plan::finish`).
     pub finish: std::collections::HashSet<u32>,
     /// By stop: the yields at the headers of stride loops (`stride.rs`).

@@ -7,7 +7,7 @@ use super::*;
 
 /// Instructions of the region after a chain's last shuffle that `warp_chains` copies for
 /// every lane (`K.warp<r>` holds 32 copies of each stage).
-const TAIL_MAX: usize = 48;
+const TAIL_MAX: usize = 24;
 
 /// Chains of rounds to run warp by warp (`Gen::warp_chain`), by the resume point that
 /// starts them: resume points whose region (not probed) every thread leaves at one
@@ -44,17 +44,21 @@ pub(super) fn warp_chains(so: &StepOut) -> HashMap<u32, Vec<u32>> {
             stages.push(cur);
             cur = n;
         }
-        // The region after the last shuffle joins as the last stage when it is short and
-        // every thread leaves it at one barrier (a warp's `if (lane == 0) s[w] = v;` before
-        // `__syncthreads()`) or finishes in it: with constant lane numbers its branch folds,
-        // and the shuffle arithmetic only lanes that never use its result would need is left
-        // out.
+        // The region after the last shuffle joins as the last stage when it is short, has a
+        // conditional branch and every thread leaves it at one barrier (a warp's `if (lane ==
+        // 0) s[w] = v;` before `__syncthreads()`) or finishes in it: with constant lane
+        // numbers its branch folds, and the shuffle arithmetic only lanes that never use its
+        // result would need is left out. (Straight-line tails, such as a softmax's
+        // normalization of every lane's elements, run faster as a loop over the threads.)
         if let Some(&last) = stages.last() {
             let t = so.must_stop.get(&last).map(|&j| ns + j);
             if let Some(t) = t.filter(|&t| {
                 so.resumes.contains(&t)
                     && !stages.contains(&t)
-                    && so.sizes.get(&t).is_some_and(|&n| n <= TAIL_MAX)
+                    && so
+                        .sizes
+                        .get(&t)
+                        .is_some_and(|s| s.branches && s.len <= TAIL_MAX)
                     && (so.finish.contains(&t)
                         || so.must_stop.get(&t).is_some_and(|&j| {
                             so.stops
