@@ -301,9 +301,6 @@ impl Module {
         mode: crate::target::cpu::fission::CpuMode,
         block: Option<Dim3>,
     ) -> Result<Module, ApiError> {
-        // The lowering borrows the AST for the module's whole life (its lifetime is invariant):
-        // keep source and AST for the process, as the translate command does.
-        let src: &'static str = Box::leak(src.to_string().into_boxed_str());
         let (ast, mut diags) = crate::syntax::parse(src);
         if diags.is_empty() {
             diags = crate::check::check(&ast);
@@ -313,9 +310,15 @@ impl Module {
                 &diags, "<ptx>", src,
             )));
         }
-        let ast: &'static _ = Box::leak(Box::new(ast));
-        let program = Program::load_for(ast, opt, "ptx", mode, block.map(|b| b.0))?;
-        Ok(Module { program })
+        // The lowering takes `&'a ast::Module<'a>` (the AST's lifetime is invariant), which a
+        // local cannot lend: the AST goes on the heap and is freed once the module is built.
+        let ast = Box::into_raw(Box::new(ast));
+        // SAFETY: `ast` is valid until freed below; `Program` has no lifetime, so nothing
+        // borrowed from the AST outlives `load_for`.
+        let program = Program::load_for(unsafe { &*ast }, opt, "ptx", mode, block.map(|b| b.0));
+        // SAFETY: allocated above and no longer borrowed.
+        drop(unsafe { Box::from_raw(ast) });
+        Ok(Module { program: program? })
     }
 
     /// The underlying program (kernels, layouts).

@@ -376,7 +376,7 @@ fn in_process(name: &str) -> bool {
 pub struct Program {
     // Field order: the engine (which owns the module) drops before the context.
     jit: Jit<'static>,
-    ctx: &'static Context,
+    _ctx: Box<Context>,
     kernels: Vec<KernelInfo>,
     static_shared: u32,
     /// Module-scope variables (`.global`, `.const`) and their sizes.
@@ -416,11 +416,11 @@ impl Program {
         block: Option<[u32; 3]>,
     ) -> Result<Program, CompileError> {
         let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
-        // The context must outlive the engine; a program lives as long as its user keeps it,
-        // and contexts are small: leak it.
-        let ctx: &'static Context = Box::leak(Box::new(Context::create()));
+        // The program owns the context, boxed so that it never moves, and drops it after the
+        // engine (field order); source and AST are only borrowed for the build.
+        let ctx = Box::new(Context::create());
         let (m, kernels, static_shared, globals) = build(
-            ctx,
+            &ctx,
             module,
             name,
             opt,
@@ -456,9 +456,13 @@ impl Program {
             )));
         }
         let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
+        drop(m);
+        // SAFETY: the engine refers to the context, which the program owns at a fixed address
+        // (boxed) and drops after it.
+        let jit = unsafe { std::mem::transmute::<Jit<'_>, Jit<'static>>(jit) };
         Ok(Program {
             jit,
-            ctx,
+            _ctx: ctx,
             kernels,
             static_shared,
             globals,
@@ -533,7 +537,6 @@ impl Program {
     pub fn entry(&self, name: &str) -> Option<crate::runtime::KernelEntry> {
         self.kernel(name)?;
         let a = self.jit.address(name)?;
-        let _ = self.ctx;
         // SAFETY: the JIT compiled `name` with the kernel entry ABI.
         Some(unsafe { std::mem::transmute::<usize, crate::runtime::KernelEntry>(a) })
     }
