@@ -145,6 +145,8 @@ struct YieldInfo {
     /// The registers the loop writes other than the induction register
     /// (`StrideLoop::writes`): those live at the yield are saved in modes 7 and 8.
     writes: Vec<String>,
+    /// The latch compares signed (`StrideLoop::signed`).
+    signed: bool,
 }
 
 /// An operand of a stride loop's latch, for its yield's capture (probe mode 5).
@@ -870,6 +872,7 @@ pub fn lower_step<'c, 'a>(
                 let info = YieldInfo {
                     vals: [YieldVal::Reg(y.iv.to_string()), val(&y.step), val(&y.bound)],
                     writes: y.writes.iter().map(|w| w.to_string()).collect(),
+                    signed: y.signed,
                 };
                 (*i as usize, info)
             })

@@ -306,10 +306,10 @@ fn yield_capture<'c, 'a>(
     i: &Instruction<'a>,
 ) -> Result<(), Error> {
     let f = fs.func;
-    let Some(vals) = with_cur(|c| {
+    let Some((vals, signed)) = with_cur(|c| {
         c.yields
             .get(&(i as *const Instruction as usize))
-            .map(|y| y.vals.clone())
+            .map(|y| (y.vals.clone(), y.signed))
     }) else {
         return Ok(());
     };
@@ -338,13 +338,19 @@ fn yield_capture<'c, 'a>(
             .reg(fs, name)
             .ok_or_else(|| Error::Llvm(format!("yield operand `{name}` is not a register")))?;
         let seven = mode_in(l, f, 7, 8);
-        let iv =
-            l.b.build_int_add(
-                arg(f, extra::IV).into_int_value(),
-                arg(f, extra::T).into_int_value(),
-                "",
-            )
-            .unwrap();
+        // `K.fis` checked that `IV` and every thread's value are in range for the latch's
+        // signedness: the add does not wrap, so LLVM may widen it (`sext(IV + T)` becomes
+        // `sext(IV) + T`, an address that advances with the loop over threads).
+        let (iv_arg, t_arg) = (
+            arg(f, extra::IV).into_int_value(),
+            arg(f, extra::T).into_int_value(),
+        );
+        let iv = if signed {
+            l.b.build_int_nsw_add(iv_arg, t_arg, "")
+        } else {
+            l.b.build_int_nuw_add(iv_arg, t_arg, "")
+        }
+        .unwrap();
         let old = l.b.build_load(st, reg, "").unwrap();
         let iv = l.coerce(iv.into(), st, false);
         let v = l.b.build_select(seven, iv, old, "").unwrap();

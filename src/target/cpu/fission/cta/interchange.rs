@@ -215,7 +215,11 @@ impl<'c> Gen<'c, '_, '_> {
             .build_int_add(i0, b.build_int_sub(x1, c64(1), "").unwrap(), "")
             .unwrap();
         let last_start = b.build_int_sub(last_start, x0, "").unwrap();
+        // `IV` (`i0 - xlo + k s`, which only grows) is in range itself, so that `IV + T`
+        // never wraps in 32 bits (`K.step` adds them with `nsw`/`nuw`).
+        let min = if y.signed { -(1i64 << 31) } else { 0 };
         let fits = [
+            sle(c64(min), base),
             sle(c64(1), s),
             sle(b.build_int_add(last_start, s, "").unwrap(), c64(max)),
             sle(
