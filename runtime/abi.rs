@@ -97,6 +97,30 @@ pub mod shfl {
     pub const IDX: u32 = 3;
 }
 
+/// `mma.sync` kinds (`kind` argument of `ptx2llvm_rt_mma`): a shape, or-ed with the types of
+/// `a` (bits 4-7), `b` (8-11), `c` (12-15) and `d` (16-19), and `SATFINITE`.
+pub mod mma {
+    pub const M16N8K16: u32 = 0;
+    pub const M16N8K8: u32 = 1;
+    pub const M16N8K4: u32 = 2;
+    pub const M8N8K4: u32 = 3;
+    pub const M16N8K32: u32 = 4;
+    pub const F16: u32 = 0;
+    pub const BF16: u32 = 1;
+    pub const TF32: u32 = 2;
+    pub const F32: u32 = 3;
+    pub const F64: u32 = 4;
+    pub const S8: u32 = 5;
+    pub const U8: u32 = 6;
+    pub const S32: u32 = 7;
+    /// `.satfinite` (integer results clamped to the `s32` range).
+    pub const SATFINITE: u32 = 1 << 20;
+    /// The kind of `shape` with element types `a`, `b`, `c`, `d`.
+    pub const fn kind(shape: u32, a: u32, b: u32, c: u32, d: u32) -> u32 {
+        shape | a << 4 | b << 8 | c << 12 | d << 16
+    }
+}
+
 /// `vote.sync` modes (`mode` argument of `ptx2llvm_rt_vote`).
 pub mod vote {
     pub const ALL: u32 = 0;

@@ -71,6 +71,9 @@ pub enum WarpOp {
     Redux(u32),
     Elect,
     WarpSync,
+    /// A warp-collective matrix instruction (`runtime/matrix.rs`): 0 `mma.sync`, 1
+    /// `ldmatrix`, 2 `stmatrix`, 3 `movmatrix`. Each lane computes its own result.
+    Matrix(u32),
 }
 
 impl WarpOp {
@@ -110,6 +113,11 @@ impl WarpOp {
             }
             WarpOp::Elect => "elect.sync".into(),
             WarpOp::WarpSync => "bar.warp.sync".into(),
+            WarpOp::Matrix(m) => ["mma.sync", "ldmatrix", "stmatrix", "movmatrix"]
+                .get(m as usize)
+                .copied()
+                .unwrap_or("?")
+                .into(),
         }
     }
 }
@@ -156,6 +164,10 @@ pub(crate) struct Cta {
     /// Results handed to released threads.
     res: Vec<u32>,
     res_pred: Vec<bool>,
+    /// The exchange area of warp matrix instructions (`runtime/matrix.rs`): two halves of
+    /// one slot per thread, and each thread's half; empty until a kernel uses one.
+    pub(crate) xchg: Vec<u32>,
+    pub(crate) xphase: Vec<u8>,
     /// Operands of the warp operation a thread waits in.
     arg_a: Vec<u64>,
     arg_b: Vec<u32>,
@@ -184,6 +196,8 @@ impl Cta {
             wait: Vec::new(),
             res: Vec::new(),
             res_pred: Vec::new(),
+            xchg: Vec::new(),
+            xphase: Vec::new(),
             arg_a: Vec::new(),
             arg_b: Vec::new(),
             arg_c: Vec::new(),
@@ -215,6 +229,8 @@ impl Cta {
         self.res.resize(n, 0);
         self.res_pred.clear();
         self.res_pred.resize(n, false);
+        // Every lane starts at the same half.
+        self.xphase.iter_mut().for_each(|p| *p = 0);
         self.arg_a.clear();
         self.arg_a.resize(n, 0);
         self.arg_b.clear();
@@ -420,6 +436,18 @@ impl Cta {
 
     // ---- warp operations -------------------------------------------------------------
 
+    /// Sizes the exchange area of warp matrix instructions for this CTA's threads
+    /// (`words` per slot).
+    pub(crate) fn matrix_area(&mut self, words: usize) {
+        let n = self.nthreads as usize;
+        if self.xphase.len() != n {
+            self.xphase.clear();
+            self.xphase.resize(n, 0);
+            self.xchg.clear();
+            self.xchg.resize(2 * n * words, 0);
+        }
+    }
+
     /// Thread `i` arrives at warp operation `op` with member mask `mask` and operands
     /// `a`, `b`, `c`. Errors name what is wrong; the caller turns them into a launch failure.
     pub(crate) fn warp_arrive(
@@ -544,7 +572,7 @@ impl Cta {
                     self.res_pred[base + l as usize] = l == leader;
                 }
             }
-            WarpOp::WarpSync => {}
+            WarpOp::WarpSync | WarpOp::Matrix(_) => {}
         }
         for l in lanes() {
             self.release((base + l as usize) as u32);

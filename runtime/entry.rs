@@ -21,7 +21,7 @@ unsafe fn wait(t: *mut Thread) -> (u32, bool) {
 }
 
 /// Fails the launch with `message` for thread `t` and abandons the thread.
-unsafe fn fail(t: *mut Thread, message: String) -> ! {
+pub(crate) unsafe fn fail(t: *mut Thread, message: String) -> ! {
     let cta = cta_of(t);
     let err = (*cta).thread_error((*t).flat_tid, message);
     (*(*cta).launch).fail(err);
@@ -81,7 +81,14 @@ pub unsafe extern "C" fn ptx2llvm_rt_barrier_red(
     wait(t).0
 }
 
-unsafe fn warp_op(t: *mut Thread, op: WarpOp, mask: u32, a: u64, b: u32, c: u32) -> (u32, bool) {
+pub(crate) unsafe fn warp_op(
+    t: *mut Thread,
+    op: WarpOp,
+    mask: u32,
+    a: u64,
+    b: u32,
+    c: u32,
+) -> (u32, bool) {
     if let Err(m) = (*cta_of(t)).warp_arrive((*t).flat_tid, op, mask, a, b, c) {
         fail(t, m);
     }
@@ -406,6 +413,22 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
         (
             "ptx2llvm_rt_nanosleep",
             ptx2llvm_rt_nanosleep as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_mma",
+            super::matrix::ptx2llvm_rt_mma as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_ldmatrix",
+            super::matrix::ptx2llvm_rt_ldmatrix as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_stmatrix",
+            super::matrix::ptx2llvm_rt_stmatrix as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_movmatrix",
+            super::matrix::ptx2llvm_rt_movmatrix as *const c_void,
         ),
     ]
 }

@@ -220,6 +220,7 @@ impl FisInfo {
                         WarpOp::Redux(m) => (4, m),
                         WarpOp::Elect => (5, 0),
                         WarpOp::WarpSync => (6, 0),
+                        WarpOp::Matrix(m) => (7, m),
                     };
                     let [has, v] = opt(mask);
                     (1, ot | (inline as u32) << 8 | has << 9, m, v)
@@ -274,6 +275,7 @@ impl FisInfo {
                         4 => WarpOp::Redux(b),
                         5 => WarpOp::Elect,
                         6 => WarpOp::WarpSync,
+                        7 => WarpOp::Matrix(b),
                         _ => return None,
                     },
                     mask: (a >> 9 & 1 == 1).then_some(c),

@@ -20,6 +20,7 @@ pub mod entry;
 pub mod fault;
 pub mod fission;
 pub mod launch;
+pub mod matrix;
 pub mod nvvm;
 mod pool;
 mod printf;

@@ -918,10 +918,6 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
             "nvrtc/wmma.ptx",
             "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
         ),
-        (
-            "nvrtc/mma_ptx.ptx",
-            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-        ),
         ("nvrtc/texture.ptx", "tex.1d.v4.f32.s32"),
         ("nvrtc/cluster_sm90.ptx", "barrier.cluster.arrive"),
         (
@@ -932,18 +928,10 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
             "nvrtc/variants/wmma.sm100a.ptx",
             "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
         ),
-        (
-            "nvrtc/variants/mma_ptx.sm90.ptx",
-            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-        ),
         ("triton/matmul_fp16.sm90.ptx", "wgmma.fence.sync.aligned"),
         (
             "triton/matmul_fp16.sm100.ptx",
             "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
-        ),
-        (
-            "triton/matmul_fp16_spec.sm80.ptx",
-            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
         ),
         (
             "triton/matmul_fp16_spec.sm90.ptx",
@@ -969,11 +957,6 @@ fn nvrtc_unsupported_kernels_name_the_instruction() {
             "{file}: {e}"
         );
     }
-    let e = cpu_compile_error(&corpus("triton/matmul_fp16.sm80.ptx"));
-    assert!(
-        e.contains("not supported on the cpu target: `ldmatrix.sync.aligned.m8n8.x4.shared.b16`"),
-        "{e}"
-    );
 }
 
 // ---------------------------------------------------------------------------------------------

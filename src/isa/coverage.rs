@@ -67,7 +67,7 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
 /// library (`runtime/`: barriers and warp collectives over coroutines, clocks, printf, host
 /// math for approximations and directed rounding), a no-op where the instruction is only a
 /// hint, or `—` with the compile error "not supported on the cpu target: `INSTRUCTION`"
-/// (tensor cores, textures and surfaces, bulk asynchronous copies and TMA, mbarriers,
+/// (most tensor-core forms, textures and surfaces, bulk asynchronous copies and TMA, mbarriers,
 /// clusters, multimem). Checked by `tests/cpu_corpus.rs`, `tests/cpu_hard.rs`, `lit/cpu/` and the
 /// instruction-level cpu tests.
 fn cpu_support(op: &str) -> &'static str {
@@ -100,6 +100,13 @@ fn cpu_support(op: &str) -> &'static str {
         "exit" => "LLVM IR (`ret`); in a device function: runtime",
         "trap" => "runtime (the error names kernel, block and thread)",
         "nanosleep" => "runtime (yields to the CTA's other threads)",
+        "mma" => {
+            "runtime (warp exchange, coroutine scheme): `m16n8k16`/`m16n8k8` f16/bf16 → f32/f16, `m16n8k8`/`m16n8k4` tf32, `m8n8k4` f64, `m16n8k32`/`m16n8k16` s8/u8 (`.satfinite`); other shapes and types, `mma.sp`, `.kind`: —"
+        }
+        "ldmatrix" | "stmatrix" => {
+            "runtime (warp exchange, coroutine scheme): `.m8n8` `.x1/.x2/.x4`, `.trans`, `.b16`; `.m8n16`/`.m16n8`/`.m16n16` 8-bit forms: —"
+        }
+        "movmatrix" => "runtime (warp exchange, coroutine scheme)",
         "isspacep" => "LLVM IR (`.shared` by address range; `.local`/`.const`/`.param`: false)",
         "prefetch" | "prefetchu" | "applypriority" | "discard" | "griddepcontrol"
         | "setmaxnreg" | "brkpt" | "pmevent" => "no-op (hint)",
@@ -125,9 +132,9 @@ Kernels run as host code (`ptx2llvm run`, the Rust API `ptx2llvm::api`, the C AP
 model. Beyond the table:
 
 - Unsupported instructions fail at compile time with `` FILE:LINE:COL: error: not supported on
-  the cpu target: `INSTRUCTION` ``: tensor cores (`wmma`, `mma`, `wgmma`, `tcgen05`, `ldmatrix`,
-  `stmatrix`, `movmatrix`), textures and surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`,
-  `sured`, `suq`, `istypep`), bulk asynchronous copies and TMA (`cp.async.bulk*`,
+  the cpu target: `INSTRUCTION` ``: tensor cores other than the warp-level `mma.sync`,
+  `ldmatrix`, `stmatrix` and `movmatrix` forms above (`wmma`, `wgmma`, `tcgen05`), textures and
+  surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`), bulk asynchronous copies and TMA (`cp.async.bulk*`,
   `cp.async.mbarrier.arrive`, `cp.reduce.async.bulk`, `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
   `clusterlaunchcontrol`, `.shared::cluster` accesses of other CTAs) and `multimem`. Cluster
   special registers read as a cluster of one CTA.
@@ -135,6 +142,12 @@ model. Beyond the table:
   `cg::this_grid().sync()` traps as it does on a GPU after a normal launch. Blocks that wait for
   each other through global memory make progress only while they run at the same time: the
   runtime runs one block per worker thread (`LaunchConfig::workers`, one per core by default).
+- Warp matrix instructions (`mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix`) keep their kernel
+  on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
+  lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
+  from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
+  `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float
+  sum unspecified, so inexact sums may differ from a GPU's in the last bits.
 - Legacy warp-synchronous code (no `__syncwarp`) is not run in lock step: the lanes of a warp run
   one after another between synchronization points.
 - Invalid memory accesses (null or unmapped addresses) in JIT-compiled kernels fail the launch

@@ -9,6 +9,7 @@
 
 pub mod fission;
 pub mod layout;
+mod matrix;
 pub mod private_red;
 mod sync;
 

@@ -111,6 +111,12 @@ pub fn is_stop(op: &str) -> bool {
     )
 }
 
+/// Warp-collective matrix instructions: they exchange whole fragments between lanes, which the
+/// runtime does for coroutines only (`runtime/matrix.rs`).
+pub fn is_warp_matrix(op: &str) -> bool {
+    matches!(op, "mma" | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma")
+}
+
 /// Opcodes whose first operand is written and not read.
 fn dest_first(op: &str) -> bool {
     matches!(
@@ -240,7 +246,7 @@ fn callee_problem<'a>(
                 return;
             }
             let op = i.opcode.spelling();
-            if is_stop(op) || matches!(op, "exit" | "trap") {
+            if is_stop(op) || is_warp_matrix(op) || matches!(op, "exit" | "trap") {
                 problem = Some(format!("device function `{name}` contains `{op}`"));
             } else if op == "call" {
                 match callee_name(i) {
@@ -502,6 +508,9 @@ pub fn analyse<'x, 'a>(
                 _ => flat.problems.push("an indirect call".to_string()),
             },
             "alloca" | "stacksave" | "stackrestore" => flat.problems.push(format!("`{op}`")),
+            op if is_warp_matrix(op) => flat
+                .problems
+                .push(format!("`{op}` (a warp matrix instruction)")),
             _ => {}
         }
     }

@@ -271,7 +271,8 @@ pub(super) fn lower_stop<'c, 'a>(
                 Operand::Pair(..) => set_pair(l, fs, &ops[0], res.into(), resp.into())?,
                 d => l.set(fs, d, resp.into(), false)?,
             },
-            WarpOp::WarpSync => {}
+            // Kernels with matrix instructions keep coroutines (`analysis::is_warp_matrix`).
+            WarpOp::WarpSync | WarpOp::Matrix(_) => {}
         },
         StopKind::ActiveMask => l.set(fs, &ops[0], res.into(), false)?,
         _ => {}

@@ -1,0 +1,392 @@
+//! Warp-collective matrix instructions of the coroutine scheme: `mma.sync`, `ldmatrix`,
+//! `stmatrix` and `movmatrix`. Each lane leaves its operands (fragment registers, row
+//! addresses) in its slot of the CTA's exchange area, the warp synchronizes once, and each
+//! lane then computes its own result from every lane's operands. The area is double-buffered
+//! (a per-thread phase picks the half): a lane that runs ahead to the next matrix operation
+//! writes the other half, and it cannot get two operations ahead, because that operation's
+//! synchronization waits for every lane, so for all of them to be done reading.
+//!
+//! Fragment layouts are the PTX ISA's ("Matrix fragments for `mma.m16n8k16`", …): with
+//! `g = lane / 4` and `t = lane % 4`, element `i` of a lane's fragment (registers in order,
+//! the low half or byte of a packed register first) sits at the row and column `frag_pos`
+//! gives. Arithmetic follows the hardware's: 16-bit and tf32 products are exact in `f32` and
+//! accumulate with `f32` fused multiply-adds from `C` in `k` order, `f64` with `f64` ones,
+//! integers exactly (wrapping, or clamped with `.satfinite`).
+
+use super::abi::{mma as code, Thread, WARP_SIZE};
+use super::cta::{cta_of, WarpOp};
+use super::entry::{fail, warp_op};
+
+/// Words of one lane's slot in one half of the exchange area.
+pub(crate) const SLOT_WORDS: usize = 8;
+
+/// Which operand a fragment belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frag {
+    A,
+    B,
+    C,
+}
+
+/// A decoded `mma` kind (`abi::mma`).
+#[derive(Clone, Copy)]
+struct Mma {
+    shape: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    d: u32,
+    satfinite: bool,
+}
+
+impl Mma {
+    fn decode(kind: u32) -> Option<Mma> {
+        let m = Mma {
+            shape: kind & 0xf,
+            a: (kind >> 4) & 0xf,
+            b: (kind >> 8) & 0xf,
+            c: (kind >> 12) & 0xf,
+            d: (kind >> 16) & 0xf,
+            satfinite: kind & code::SATFINITE != 0,
+        };
+        let ok = match (m.shape, m.a) {
+            (code::M16N8K16 | code::M16N8K8, code::F16 | code::BF16) => m.a == m.b,
+            (code::M16N8K8 | code::M16N8K4, code::TF32) => m.b == code::TF32,
+            (code::M8N8K4, code::F64) => m.b == code::F64,
+            (code::M16N8K16 | code::M16N8K32, code::S8 | code::U8) => {
+                matches!(m.b, code::S8 | code::U8)
+            }
+            _ => false,
+        };
+        let acc_ok = match m.a {
+            code::F16 => {
+                matches!(m.c, code::F16 | code::F32) && matches!(m.d, code::F16 | code::F32)
+            }
+            code::BF16 | code::TF32 => m.c == code::F32 && m.d == code::F32,
+            code::F64 => m.c == code::F64 && m.d == code::F64,
+            _ => m.c == code::S32 && m.d == code::S32,
+        };
+        (ok && acc_ok).then_some(m)
+    }
+
+    /// Rows, columns and depth.
+    fn mnk(&self) -> (usize, usize, usize) {
+        match self.shape {
+            code::M16N8K16 => (16, 8, 16),
+            code::M16N8K8 => (16, 8, 8),
+            code::M16N8K4 => (16, 8, 4),
+            code::M8N8K4 => (8, 8, 4),
+            _ => (16, 8, 32),
+        }
+    }
+
+    /// Elements of a lane's fragment of `f`.
+    fn count(&self, f: Frag) -> usize {
+        let (m, n, k) = self.mnk();
+        let total = match f {
+            Frag::A => m * k,
+            Frag::B => k * n,
+            Frag::C => m * n,
+        };
+        total / WARP_SIZE as usize
+    }
+
+    /// Element type of fragment `f` (`abi::mma` type code).
+    fn ty(&self, f: Frag, out: bool) -> u32 {
+        match f {
+            Frag::A => self.a,
+            Frag::B => self.b,
+            Frag::C if out => self.d,
+            Frag::C => self.c,
+        }
+    }
+
+    /// Row and column of element `i` of `lane`'s fragment `f`.
+    fn frag_pos(&self, f: Frag, lane: usize, i: usize) -> (usize, usize) {
+        let (g, t) = (lane / 4, lane % 4);
+        let eight = |x: usize| 8 * x;
+        match (f, self.a, self.shape) {
+            (Frag::C, code::F64, _) => (g, 2 * t + i),
+            (Frag::C, ..) => (g + eight(i >> 1), 2 * t + (i & 1)),
+            (Frag::A, code::F16 | code::BF16, code::M16N8K16) => {
+                (g + eight((i >> 1) & 1), 2 * t + (i & 1) + eight(i >> 2))
+            }
+            (Frag::A, code::F16 | code::BF16, _) => (g + eight(i >> 1), 2 * t + (i & 1)),
+            (Frag::B, code::F16 | code::BF16, code::M16N8K16) => {
+                (2 * t + (i & 1) + eight(i >> 1), g)
+            }
+            (Frag::B, code::F16 | code::BF16, _) => (2 * t + i, g),
+            (Frag::A, code::TF32, code::M16N8K8) => (g + eight(i & 1), t + 4 * (i >> 1)),
+            (Frag::A, code::TF32, _) => (g + eight(i), t),
+            (Frag::B, code::TF32, code::M16N8K8) => (t + 4 * i, g),
+            (Frag::B, code::TF32, _) => (t, g),
+            (Frag::A, code::F64, _) => (g, t),
+            (Frag::B, code::F64, _) => (t, g),
+            (Frag::A, _, code::M16N8K32) => {
+                (g + eight((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3))
+            }
+            (Frag::A, ..) => (g + eight(i >> 2), 4 * t + (i & 3)),
+            (Frag::B, _, code::M16N8K32) => (4 * t + (i & 3) + 16 * (i >> 2), g),
+            (Frag::B, ..) => (4 * t + i, g),
+        }
+    }
+}
+
+/// Bits per element of type `ty`.
+fn bits(ty: u32) -> usize {
+    match ty {
+        code::F16 | code::BF16 => 16,
+        code::S8 | code::U8 => 8,
+        code::F64 => 64,
+        _ => 32,
+    }
+}
+
+/// Element `i` of the packed words `w` of type `ty`, as an `f64` (integers exactly).
+fn element(w: &[u32], ty: u32, i: usize) -> f64 {
+    match bits(ty) {
+        16 => {
+            let h = (w[i / 2] >> (16 * (i % 2))) as u16;
+            if ty == code::F16 {
+                super::softfp::f16_bits_to_f32(h) as f64
+            } else {
+                f32::from_bits((h as u32) << 16) as f64
+            }
+        }
+        8 => {
+            let b = (w[i / 4] >> (8 * (i % 4))) as u8;
+            if ty == code::S8 {
+                b as i8 as f64
+            } else {
+                b as f64
+            }
+        }
+        64 => f64::from_bits(w[2 * i] as u64 | (w[2 * i + 1] as u64) << 32),
+        _ => {
+            let x = w[i];
+            match ty {
+                // tf32 keeps the sign, the exponent and 10 fraction bits.
+                code::TF32 => f32::from_bits(x & 0xffff_e000) as f64,
+                code::S32 => x as i32 as f64,
+                _ => f32::from_bits(x) as f64,
+            }
+        }
+    }
+}
+
+/// The exchange slot (`SLOT_WORDS` words) of thread `i` in half `phase`.
+unsafe fn slot(t: *mut Thread, i: u32, phase: u32) -> *mut u32 {
+    let cta = cta_of(t);
+    let n = (*cta).xphase.len();
+    (*cta)
+        .xchg
+        .as_mut_ptr()
+        .add((phase as usize * n + i as usize) * SLOT_WORDS)
+}
+
+/// Writes `words` to the calling thread's slot, synchronizes the warp as operation `which`,
+/// and returns the half the warp wrote and the thread number of its lane 0.
+unsafe fn exchange(t: *mut Thread, which: u32, words: &[u32]) -> (u32, u32) {
+    let i = (*t).flat_tid;
+    let phase = {
+        let cta = &mut *cta_of(t);
+        cta.matrix_area(SLOT_WORDS);
+        let p = &mut cta.xphase[i as usize];
+        *p ^= 1;
+        (*p ^ 1) as u32
+    };
+    let s = slot(t, i, phase);
+    for (k, w) in words.iter().enumerate() {
+        *s.add(k) = *w;
+    }
+    warp_op(t, WarpOp::Matrix(which), u32::MAX, 0, 0, 0);
+    (phase, i - i % WARP_SIZE)
+}
+
+/// Lane `lane`'s slot in the half `phase` (zeros for lanes the CTA does not have).
+unsafe fn lane_words(t: *mut Thread, base: u32, lane: usize, phase: u32) -> [u32; SLOT_WORDS] {
+    let cta = cta_of(t);
+    let i = base + lane as u32;
+    let mut w = [0u32; SLOT_WORDS];
+    if (i as usize) < (*cta).xphase.len() {
+        let s = slot(t, i, phase);
+        for (k, x) in w.iter_mut().enumerate() {
+            *x = *s.add(k);
+        }
+    }
+    w
+}
+
+/// `mma.sync.aligned` of kind `kind` (`abi::mma`): `d = a * b + c` for the warp; `a`, `b`
+/// and `c` point to the calling lane's fragment registers (32-bit words, `f64` as two),
+/// `d` receives its result fragment.
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel; the pointers must hold
+/// the fragment sizes of `kind`.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_mma(
+    t: *mut Thread,
+    kind: u32,
+    a: *const u32,
+    b: *const u32,
+    c: *const u32,
+    d: *mut u32,
+) {
+    let Some(m) = Mma::decode(kind) else {
+        fail(
+            t,
+            format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
+        );
+    };
+    let words = |f: Frag| (m.count(f) * bits(m.ty(f, false))).div_ceil(32);
+    let (wa, wb) = (words(Frag::A), words(Frag::B));
+    let mut mine = [0u32; SLOT_WORDS];
+    for (k, w) in mine.iter_mut().take(wa + wb).enumerate() {
+        *w = if k < wa { *a.add(k) } else { *b.add(k - wa) };
+    }
+    let (phase, base) = exchange(t, 0, &mine[..wa + wb]);
+    let (rows, cols, depth) = m.mnk();
+    let mut am = vec![0f64; rows * depth];
+    let mut bm = vec![0f64; depth * cols];
+    for lane in 0..WARP_SIZE as usize {
+        let w = lane_words(t, base, lane, phase);
+        for e in 0..m.count(Frag::A) {
+            let (r, k) = m.frag_pos(Frag::A, lane, e);
+            am[r * depth + k] = element(&w[..wa], m.a, e);
+        }
+        for e in 0..m.count(Frag::B) {
+            let (k, col) = m.frag_pos(Frag::B, lane, e);
+            bm[k * cols + col] = element(&w[wa..wa + wb], m.b, e);
+        }
+    }
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let nc = m.count(Frag::C);
+    let cw: Vec<u32> = (0..(nc * bits(m.c)).div_ceil(32))
+        .map(|k| *c.add(k))
+        .collect();
+    let mut out = [0u32; 8];
+    for e in 0..nc {
+        let (r, col) = m.frag_pos(Frag::C, lane, e);
+        let init = element(&cw, m.c, e);
+        let dot = (0..depth).map(|k| (am[r * depth + k], bm[k * cols + col]));
+        match m.d {
+            code::F64 => {
+                let v = dot.fold(init, |s, (x, y)| x.mul_add(y, s));
+                out[2 * e] = v.to_bits() as u32;
+                out[2 * e + 1] = (v.to_bits() >> 32) as u32;
+            }
+            code::S32 => {
+                let v = dot.fold(init as i64, |s, (x, y)| s + (x as i64) * (y as i64));
+                out[e] = if m.satfinite {
+                    v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                } else {
+                    v as i32 as u32
+                };
+            }
+            _ => {
+                let v = dot.fold(init as f32, |s, (x, y)| (x as f32).mul_add(y as f32, s));
+                if m.d == code::F16 {
+                    let h = super::softfp::f32_to_f16_bits(v) as u32;
+                    out[e / 2] |= h << (16 * (e % 2));
+                } else {
+                    out[e] = v.to_bits();
+                }
+            }
+        }
+    }
+    for (k, w) in out.iter().enumerate().take((nc * bits(m.d)).div_ceil(32)) {
+        *d.add(k) = *w;
+    }
+}
+
+/// Row `r` of matrix `j`: its address as lane `8 j + r` gave it.
+fn row_addr(w: &[[u32; SLOT_WORDS]], j: usize, r: usize) -> *mut u8 {
+    let s = &w[8 * j + r];
+    (s[0] as u64 | (s[1] as u64) << 32) as usize as *mut u8
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x{num}{.trans}.b16 out, [addr]`: lanes `8 j .. 8 j + 7` give
+/// the row addresses of matrix `j`; `out[j]` receives row `lane / 4`, elements `2 (lane % 4)`
+/// and the next (transposed: those two rows' element `lane / 4`).
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel; `out` must hold `num`
+/// words; the rows must be readable.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
+    t: *mut Thread,
+    num: u32,
+    trans: u32,
+    addr: u64,
+    out: *mut u32,
+) {
+    let (phase, base) = exchange(t, 1, &[addr as u32, (addr >> 32) as u32]);
+    let w: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
+        .map(|l| lane_words(t, base, l, phase))
+        .collect();
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let (g, q) = (lane / 4, lane % 4);
+    for j in 0..num.min(4) as usize {
+        let h = |r: usize, c: usize| {
+            (row_addr(&w, j, r).add(2 * c) as *const u16).read_unaligned() as u32
+        };
+        *out.add(j) = if trans != 0 {
+            h(2 * q, g) | h(2 * q + 1, g) << 16
+        } else {
+            h(g, 2 * q) | h(g, 2 * q + 1) << 16
+        };
+    }
+}
+
+/// `stmatrix.sync.aligned.m8n8.x{num}{.trans}.b16 [addr], regs`: the inverse of `ldmatrix`;
+/// each lane `8 j + r` writes row `r` of matrix `j` at its address.
+///
+/// # Safety
+/// As `ptx2llvm_rt_ldmatrix`, with `regs` holding `num` words and the rows writable.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
+    t: *mut Thread,
+    num: u32,
+    trans: u32,
+    addr: u64,
+    regs: *const u32,
+) {
+    let num = num.min(4) as usize;
+    let mut mine = [addr as u32, (addr >> 32) as u32, 0, 0, 0, 0];
+    for (j, w) in mine[2..2 + num].iter_mut().enumerate() {
+        *w = *regs.add(j);
+    }
+    let (phase, base) = exchange(t, 2, &mine);
+    let w: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
+        .map(|l| lane_words(t, base, l, phase))
+        .collect();
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let (j, r) = (lane / 8, lane % 8);
+    if j >= num {
+        return;
+    }
+    // Element (row, col) of matrix j as the fragments hold it.
+    let held = |row: usize, col: usize| (w[4 * row + col / 2][2 + j] >> (16 * (col % 2))) as u16;
+    let p = row_addr(&w, j, r) as *mut u16;
+    for c in 0..8 {
+        let v = if trans != 0 { held(c, r) } else { held(r, c) };
+        p.add(c).write_unaligned(v);
+    }
+}
+
+/// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the fragment of the transposed matrix.
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_movmatrix(t: *mut Thread, a: u32) -> u32 {
+    let (phase, base) = exchange(t, 3, &[a]);
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let (g, q) = (lane / 4, lane % 4);
+    // Element (row, col) of the source matrix: lane 4 row + col / 2, half col % 2.
+    let held = |row: usize, col: usize| {
+        (lane_words(t, base, 4 * row + col / 2, phase)[0] >> (16 * (col % 2))) & 0xffff
+    };
+    held(2 * q, g) | held(2 * q + 1, g) << 16
+}

@@ -1,0 +1,245 @@
+//! cpu lowering of the warp matrix instructions `mma.sync`, `ldmatrix`, `stmatrix` and
+//! `movmatrix`: the lane's fragment registers go to the runtime (`runtime/matrix.rs`, which
+//! exchanges them across the warp) in arrays on the stack, and the results come back the same
+//! way. Kernels using them run on the coroutine scheme (`fission::analysis::is_warp_matrix`).
+//! Forms the runtime does not implement (other shapes and types, sparse `mma.sp`, the sm_100
+//! `.m16n16`/`.m8n16` `ldmatrix`) are reported by name.
+
+use crate::llvm::*;
+use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
+use crate::runtime::abi::mma;
+use crate::syntax::ast::{Instruction, Operand};
+
+use super::sync::self_ptr;
+
+fn unsupported(i: &Instruction) -> Error {
+    let full = crate::lower::inline_asm::spell(i);
+    let first = full.split_whitespace().next().unwrap_or("").to_string();
+    Error::Unsupported {
+        msg: format!("not supported on the cpu target: `{first}`"),
+        span: i.span,
+    }
+}
+
+/// The registers of a vector operand `{a, b, ...}` (or the operand alone).
+fn items<'x, 'a>(o: &'x Operand<'a>) -> Vec<&'x Operand<'a>> {
+    match o {
+        Operand::Vec(v, _) => v.iter().collect(),
+        o => vec![o],
+    }
+}
+
+/// An array of 32-bit words on the stack holding the registers of `o` (64-bit registers as
+/// two words, low first), padded with zeros to `words`.
+fn pack<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    o: &Operand<'a>,
+    wide: bool,
+    words: u32,
+) -> Result<PointerValue<'c>, Error> {
+    let i32t = l.i32();
+    let arr = l.alloca(fs, i32t.array_type(words.max(1)).into(), 8, "frag");
+    for k in 0..words {
+        let p = unsafe {
+            l.b.build_gep(i32t, arr, &[l.i64().const_int(k as u64, false)], "")
+                .unwrap()
+        };
+        l.b.build_store(p, i32t.const_zero()).unwrap();
+    }
+    for (k, it) in items(o).into_iter().enumerate() {
+        let (ty, step) = if wide { (Ty::b(64), 2) } else { (Ty::b(32), 1) };
+        if (k as u32 + 1) * step > words {
+            break;
+        }
+        let v = l.operand(fs, it, ty)?;
+        let p = unsafe {
+            l.b.build_gep(
+                i32t,
+                arr,
+                &[l.i64().const_int(k as u64 * step as u64, false)],
+                "",
+            )
+            .unwrap()
+        };
+        l.b.build_store(p, v).unwrap();
+    }
+    Ok(arr)
+}
+
+/// Sets the registers of `o` from the array `arr` (as `pack` lays them out).
+fn unpack<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    o: &Operand<'a>,
+    arr: PointerValue<'c>,
+    wide: bool,
+) -> Result<(), Error> {
+    let (ty, step): (BasicTypeEnum, u64) = if wide {
+        (l.i64().into(), 2)
+    } else {
+        (l.i32().into(), 1)
+    };
+    for (k, it) in items(o).into_iter().enumerate() {
+        let p = unsafe {
+            l.b.build_gep(
+                l.i32(),
+                arr,
+                &[l.i64().const_int(k as u64 * step, false)],
+                "",
+            )
+            .unwrap()
+        };
+        let v = l.b.build_load(ty, p, "").unwrap();
+        l.set(fs, it, v, false)?;
+    }
+    Ok(())
+}
+
+/// The `abi::mma` kind of an `mma.sync` instruction, if the runtime implements it.
+fn mma_kind(ins: &Ins) -> Option<u32> {
+    if ins.has(".sp")
+        || ins.has(".sp::ordered_metadata")
+        || ins.mods.iter().any(|m| m.starts_with(".kind"))
+    {
+        return None;
+    }
+    let shape = match ins.any(&[".m16n8k16", ".m16n8k8", ".m16n8k4", ".m8n8k4", ".m16n8k32"])? {
+        ".m16n8k16" => mma::M16N8K16,
+        ".m16n8k8" => mma::M16N8K8,
+        ".m16n8k4" => mma::M16N8K4,
+        ".m8n8k4" => mma::M8N8K4,
+        _ => mma::M16N8K32,
+    };
+    let ty = |m: &str| match m {
+        ".f16" => Some(mma::F16),
+        ".bf16" => Some(mma::BF16),
+        ".tf32" => Some(mma::TF32),
+        ".f32" => Some(mma::F32),
+        ".f64" => Some(mma::F64),
+        ".s8" => Some(mma::S8),
+        ".u8" => Some(mma::U8),
+        ".s32" => Some(mma::S32),
+        _ => None,
+    };
+    let tys: Vec<u32> = ins.mods.iter().filter_map(|m| ty(m)).collect();
+    // d, a, b, c (the 16-bit forms of the manual may name a and b once: `.bf16` and `.tf32`
+    // list all four, as do the compilers).
+    let [d, a, b, c] = tys[..] else {
+        return None;
+    };
+    // m8n8k4 with 16-bit types is Volta's quad-pair form; only its f64 form is implemented.
+    if shape == mma::M8N8K4 && a != mma::F64 {
+        return None;
+    }
+    if !(ins.has(".row") && ins.has(".col")) {
+        return None;
+    }
+    let sat = if ins.has(".satfinite") {
+        mma::SATFINITE
+    } else {
+        0
+    };
+    Some(mma::kind(shape, a, b, c, d) | sat)
+}
+
+/// Words of a fragment: `n` registers of `ty` (16-bit types packed two to a register).
+fn frag_words(n: usize, ty: u32) -> u32 {
+    let per_reg = if ty == mma::F64 { 2 } else { 1 };
+    (n * per_reg) as u32
+}
+
+/// Lowers the warp matrix instruction `i`; `Ok(false)` when it is not one.
+pub fn lower<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+) -> Result<bool, Error> {
+    let ins = Ins::new(i);
+    let ops = ins.ops();
+    let t = self_ptr(l);
+    let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
+    match ins.op {
+        "mma" => {
+            let kind = mma_kind(&ins).ok_or_else(|| unsupported(i))?;
+            if ops.len() != 4 {
+                return Err(unsupported(i));
+            }
+            let wide = (kind >> 4) & 0xf == mma::F64;
+            let n = |o: &Operand| items(o).len();
+            let (dw, aw, bw, cw) = (
+                frag_words(n(&ops[0]), (kind >> 16) & 0xf),
+                frag_words(n(&ops[1]), (kind >> 4) & 0xf),
+                frag_words(n(&ops[2]), (kind >> 8) & 0xf),
+                frag_words(n(&ops[3]), (kind >> 12) & 0xf),
+            );
+            let a = pack(l, fs, &ops[1], wide, aw)?;
+            let b = pack(l, fs, &ops[2], wide, bw)?;
+            let c = pack(l, fs, &ops[3], wide, cw)?;
+            let d = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, dw.max(8))?;
+            l.call(
+                "ptx2llvm_rt_mma",
+                None,
+                &[t, c32(kind), a.into(), b.into(), c.into(), d.into()],
+            );
+            unpack(l, fs, &ops[0], d, wide)?;
+            Ok(true)
+        }
+        "ldmatrix" | "stmatrix" => {
+            // `.m8n8` of `.b16` only: sm_100's `.m8n16`/`.m16n16` of 8-bit elements differ.
+            if !ins.has(".m8n8") || !ins.has(".b16") {
+                return Err(unsupported(i));
+            }
+            let num = match ins.any(&[".x1", ".x2", ".x4"]) {
+                Some(".x1") => 1,
+                Some(".x2") => 2,
+                Some(".x4") => 4,
+                _ => return Err(unsupported(i)),
+            };
+            let space = if ins.mods.iter().any(|m| m.starts_with(".shared")) {
+                Space::Shared
+            } else {
+                Space::Generic
+            };
+            let (addr_op, regs) = if ins.op == "ldmatrix" {
+                (&ops[1], &ops[0])
+            } else {
+                (&ops[0], &ops[1])
+            };
+            let Operand::Addr(addr) = addr_op else {
+                return Err(unsupported(i));
+            };
+            // The runtime reads and writes the rows through generic (host) addresses.
+            let p = l.to_generic(l.address(fs, addr, space, i.span)?);
+            let p = l.b.build_ptr_to_int(p, l.i64(), "").unwrap();
+            let trans = c32(ins.has(".trans") as u32);
+            if ins.op == "ldmatrix" {
+                let out = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, 4)?;
+                l.call(
+                    "ptx2llvm_rt_ldmatrix",
+                    None,
+                    &[t, c32(num), trans, p.into(), out.into()],
+                );
+                unpack(l, fs, regs, out, false)?;
+            } else {
+                let r = pack(l, fs, regs, false, num)?;
+                l.call(
+                    "ptx2llvm_rt_stmatrix",
+                    None,
+                    &[t, c32(num), trans, p.into(), r.into()],
+                );
+            }
+            Ok(true)
+        }
+        "movmatrix" => {
+            if !ins.has(".m8n8") || !ins.has(".trans") || ops.len() != 2 {
+                return Err(unsupported(i));
+            }
+            let a = l.operand(fs, &ops[1], Ty::b(32))?;
+            let r = l.call_v("ptx2llvm_rt_movmatrix", l.i32().into(), &[t, a]);
+            l.set(fs, &ops[0], r, false)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
