@@ -63,6 +63,16 @@ uint32_t ptx2llvm_rt_activemask(ptx2llvm_thread *t);
 void ptx2llvm_rt_bar_warp_sync(ptx2llvm_thread *t, uint32_t membermask);
 uint32_t ptx2llvm_rt_elect(ptx2llvm_thread *t, uint32_t membermask, uint32_t *pred_out);
 
+/* Warp matrix instructions (all 32 lanes take part; fragments as 32-bit words, f64 as two, low
+ * first). `kind`: a shape (0 m16n8k16, 1 m16n8k8, 2 m16n8k4, 3 m8n8k4, 4 m16n8k32) or-ed with
+ * the types of a (<< 4), b (<< 8), c (<< 12) and d (<< 16) (0 f16, 1 bf16, 2 tf32, 3 f32, 4 f64,
+ * 5 s8, 6 u8, 7 s32) and 1 << 20 for `.satfinite`. `addr`: a generic (host) address. */
+void ptx2llvm_rt_mma(ptx2llvm_thread *t, uint32_t kind, const uint32_t *a, const uint32_t *b,
+                     const uint32_t *c, uint32_t *d);
+void ptx2llvm_rt_ldmatrix(ptx2llvm_thread *t, uint32_t num, uint32_t trans, uint64_t addr, uint32_t *out);
+void ptx2llvm_rt_stmatrix(ptx2llvm_thread *t, uint32_t num, uint32_t trans, uint64_t addr, const uint32_t *regs);
+uint32_t ptx2llvm_rt_movmatrix(ptx2llvm_thread *t, uint32_t a);
+
 /* Global integer additions summed per worker (kernels whose additions nothing reads before the
  * launch ends): add `v` to `p`'s entry; 1 when `p` is new there (the caller then checks `p`
  * with an atomic addition of 0). The launcher adds the sums to memory at the end. */
