@@ -72,6 +72,12 @@ void ptx2llvm_rt_mma(ptx2llvm_thread *t, uint32_t kind, const uint32_t *a, const
 void ptx2llvm_rt_ldmatrix(ptx2llvm_thread *t, uint32_t num, uint32_t trans, uint64_t addr, uint32_t *out);
 void ptx2llvm_rt_stmatrix(ptx2llvm_thread *t, uint32_t num, uint32_t trans, uint64_t addr, const uint32_t *regs);
 uint32_t ptx2llvm_rt_movmatrix(ptx2llvm_thread *t, uint32_t a);
+/* wmma.load/wmma.store (each lane's own elements; `desc`: a wmma shape 5..9 as in
+ * runtime/abi.rs, the fragment (0 a, 1 << 4 b, 2 << 4 c) and the element type << 8, 1 << 12 for
+ * column-major); wmma.mma is ptx2llvm_rt_mma with a wmma shape. */
+void ptx2llvm_rt_wmma_load(ptx2llvm_thread *t, uint32_t desc, uint64_t addr, uint32_t stride, uint32_t *out,
+                           uint32_t words);
+void ptx2llvm_rt_wmma_store(ptx2llvm_thread *t, uint32_t desc, uint64_t addr, uint32_t stride, const uint32_t *regs);
 
 /* Global integer additions summed per worker (kernels whose additions nothing reads before the
  * launch ends): add `v` to `p`'s entry; 1 when `p` is new there (the caller then checks `p`

@@ -105,6 +105,14 @@ pub mod mma {
     pub const M16N8K4: u32 = 2;
     pub const M8N8K4: u32 = 3;
     pub const M16N8K32: u32 = 4;
+    /// `wmma` shapes: fragments in this runtime's own layout (lane `l` holds elements
+    /// `l n .. l n + n - 1` of the matrix in row-major order, `n` = elements / 32), which
+    /// PTX leaves to the implementation.
+    pub const WMMA_M16N16K16: u32 = 5;
+    pub const WMMA_M32N8K16: u32 = 6;
+    pub const WMMA_M8N32K16: u32 = 7;
+    pub const WMMA_M16N16K8: u32 = 8;
+    pub const WMMA_M8N8K4: u32 = 9;
     pub const F16: u32 = 0;
     pub const BF16: u32 = 1;
     pub const TF32: u32 = 2;
@@ -115,6 +123,13 @@ pub mod mma {
     pub const S32: u32 = 7;
     /// `.satfinite` (integer results clamped to the `s32` range).
     pub const SATFINITE: u32 = 1 << 20;
+    /// `wmma.load`/`wmma.store` descriptors: a `wmma` shape, or-ed with the fragment
+    /// (`FRAG_A`, `FRAG_B`, `FRAG_C`) at bits 4-5, the element type at bits 8-11 and
+    /// `COL_MAJOR`.
+    pub const FRAG_A: u32 = 0;
+    pub const FRAG_B: u32 = 1 << 4;
+    pub const FRAG_C: u32 = 2 << 4;
+    pub const COL_MAJOR: u32 = 1 << 12;
     /// The kind of `shape` with element types `a`, `b`, `c`, `d`.
     pub const fn kind(shape: u32, a: u32, b: u32, c: u32, d: u32) -> u32 {
         shape | a << 4 | b << 8 | c << 12 | d << 16

@@ -72,7 +72,8 @@ pub enum WarpOp {
     Elect,
     WarpSync,
     /// A warp-collective matrix instruction (`runtime/matrix.rs`): 0 `mma.sync`, 1
-    /// `ldmatrix`, 2 `stmatrix`, 3 `movmatrix`. Each lane computes its own result.
+    /// `ldmatrix`, 2 `stmatrix`, 3 `movmatrix`, 4 `wmma.mma`. Each lane computes its own
+    /// result.
     Matrix(u32),
 }
 
@@ -113,7 +114,7 @@ impl WarpOp {
             }
             WarpOp::Elect => "elect.sync".into(),
             WarpOp::WarpSync => "bar.warp.sync".into(),
-            WarpOp::Matrix(m) => ["mma.sync", "ldmatrix", "stmatrix", "movmatrix"]
+            WarpOp::Matrix(m) => ["mma.sync", "ldmatrix", "stmatrix", "movmatrix", "wmma.mma"]
                 .get(m as usize)
                 .copied()
                 .unwrap_or("?")

@@ -430,5 +430,13 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
             "ptx2llvm_rt_movmatrix",
             super::matrix::ptx2llvm_rt_movmatrix as *const c_void,
         ),
+        (
+            "ptx2llvm_rt_wmma_load",
+            super::matrix::ptx2llvm_rt_wmma_load as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_wmma_store",
+            super::matrix::ptx2llvm_rt_wmma_store as *const c_void,
+        ),
     ]
 }

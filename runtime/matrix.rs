@@ -1,5 +1,5 @@
 //! Warp-collective matrix instructions of the coroutine scheme: `mma.sync`, `ldmatrix`,
-//! `stmatrix` and `movmatrix`. Each lane leaves its operands (fragment registers, row
+//! `stmatrix`, `movmatrix` and `wmma` (whose loads and stores need no exchange). Each lane leaves its operands (fragment registers, row
 //! addresses) in its slot of the CTA's exchange area, the warp synchronizes once, and each
 //! lane then computes its own result from every lane's operands. The area is double-buffered
 //! (a per-thread phase picks the half): a lane that runs ahead to the next matrix operation
@@ -18,7 +18,7 @@ use super::cta::{cta_of, WarpOp};
 use super::entry::{fail, warp_op};
 
 /// Words of one lane's slot in one half of the exchange area.
-pub(crate) const SLOT_WORDS: usize = 8;
+pub(crate) const SLOT_WORDS: usize = 12;
 
 /// Which operand a fragment belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,6 +51,12 @@ impl Mma {
         };
         let ok = match (m.shape, m.a) {
             (code::M16N8K16 | code::M16N8K8, code::F16 | code::BF16) => m.a == m.b,
+            (
+                code::WMMA_M16N16K16 | code::WMMA_M32N8K16 | code::WMMA_M8N32K16,
+                code::F16 | code::BF16 | code::S8 | code::U8,
+            ) => m.a == m.b,
+            (code::WMMA_M16N16K8, code::TF32) => m.b == code::TF32,
+            (code::WMMA_M8N8K4, code::F64) => m.b == code::F64,
             (code::M16N8K8 | code::M16N8K4, code::TF32) => m.b == code::TF32,
             (code::M8N8K4, code::F64) => m.b == code::F64,
             (code::M16N8K16 | code::M16N8K32, code::S8 | code::U8) => {
@@ -75,20 +81,29 @@ impl Mma {
             code::M16N8K16 => (16, 8, 16),
             code::M16N8K8 => (16, 8, 8),
             code::M16N8K4 => (16, 8, 4),
-            code::M8N8K4 => (8, 8, 4),
+            code::M8N8K4 | code::WMMA_M8N8K4 => (8, 8, 4),
+            code::WMMA_M16N16K16 => (16, 16, 16),
+            code::WMMA_M32N8K16 => (32, 8, 16),
+            code::WMMA_M8N32K16 => (8, 32, 16),
+            code::WMMA_M16N16K8 => (16, 16, 8),
             _ => (16, 8, 32),
+        }
+    }
+
+    /// Rows and columns of fragment `f`'s matrix.
+    fn dims(&self, f: Frag) -> (usize, usize) {
+        let (m, n, k) = self.mnk();
+        match f {
+            Frag::A => (m, k),
+            Frag::B => (k, n),
+            Frag::C => (m, n),
         }
     }
 
     /// Elements of a lane's fragment of `f`.
     fn count(&self, f: Frag) -> usize {
-        let (m, n, k) = self.mnk();
-        let total = match f {
-            Frag::A => m * k,
-            Frag::B => k * n,
-            Frag::C => m * n,
-        };
-        total / WARP_SIZE as usize
+        let (r, c) = self.dims(f);
+        r * c / WARP_SIZE as usize
     }
 
     /// Element type of fragment `f` (`abi::mma` type code).
@@ -103,6 +118,12 @@ impl Mma {
 
     /// Row and column of element `i` of `lane`'s fragment `f`.
     fn frag_pos(&self, f: Frag, lane: usize, i: usize) -> (usize, usize) {
+        if self.shape >= code::WMMA_M16N16K16 {
+            // `wmma`: this runtime's own layout (`abi::mma::WMMA_M16N16K16`).
+            let cols = self.dims(f).1;
+            let at = lane * self.count(f) + i;
+            return (at / cols, at % cols);
+        }
         let (g, t) = (lane / 4, lane % 4);
         let eight = |x: usize| 8 * x;
         match (f, self.a, self.shape) {
@@ -217,7 +238,8 @@ unsafe fn lane_words(t: *mut Thread, base: u32, lane: usize, phase: u32) -> [u32
     w
 }
 
-/// `mma.sync.aligned` of kind `kind` (`abi::mma`): `d = a * b + c` for the warp; `a`, `b`
+/// `mma.sync.aligned` (and `wmma.mma.sync.aligned`) of kind `kind` (`abi::mma`): `d = a * b + c`
+/// for the warp; `a`, `b`
 /// and `c` point to the calling lane's fragment registers (32-bit words, `f64` as two),
 /// `d` receives its result fragment.
 ///
@@ -245,7 +267,12 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
     for (k, w) in mine.iter_mut().take(wa + wb).enumerate() {
         *w = if k < wa { *a.add(k) } else { *b.add(k - wa) };
     }
-    let (phase, base) = exchange(t, 0, &mine[..wa + wb]);
+    let which = if m.shape >= code::WMMA_M16N16K16 {
+        4
+    } else {
+        0
+    };
+    let (phase, base) = exchange(t, which, &mine[..wa + wb]);
     let (rows, cols, depth) = m.mnk();
     let mut am = vec![0f64; rows * depth];
     let mut bm = vec![0f64; depth * cols];
@@ -389,4 +416,151 @@ pub unsafe extern "C" fn ptx2llvm_rt_movmatrix(t: *mut Thread, a: u32) -> u32 {
         (lane_words(t, base, 4 * row + col / 2, phase)[0] >> (16 * (col % 2))) & 0xffff
     };
     held(2 * q, g) | held(2 * q + 1, g) << 16
+}
+
+/// `wmma.load.{a,b,c}`: the calling lane's part of the matrix at `addr` (`stride` elements
+/// between rows, or columns with `COL_MAJOR`), as described by `desc` (`abi::mma::FRAG_A`),
+/// packed into `words` words at `out`; fragments with more registers than elements (f16
+/// `a`/`b`) repeat the elements. No synchronization: each lane reads its own elements.
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel; `out` must hold `words`
+/// words; the elements must be readable.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_wmma_load(
+    t: *mut Thread,
+    desc: u32,
+    addr: u64,
+    stride: u32,
+    out: *mut u32,
+    words: u32,
+) {
+    let Some((m, f, ty)) = wmma_desc(desc) else {
+        fail(
+            t,
+            format!("wmma.load: unsupported shape or type ({desc:#x})"),
+        );
+    };
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let (n, b) = (m.count(f), bits(ty));
+    let mut packed = [0u32; 16];
+    for e in 0..n {
+        let p = element_addr(&m, f, desc, addr, stride, lane, e) as *const u8;
+        let v: u64 = match b {
+            8 => p.read() as u64,
+            16 => (p as *const u16).read_unaligned() as u64,
+            32 => (p as *const u32).read_unaligned() as u64,
+            _ => (p as *const u64).read_unaligned(),
+        };
+        put_bits(&mut packed, b, e, v);
+    }
+    let used = (n * b).div_ceil(32).max(1);
+    for k in 0..words as usize {
+        *out.add(k) = packed[k % used];
+    }
+}
+
+/// `wmma.store.d`: writes the calling lane's elements of the `c`/`d` fragment at `regs`.
+///
+/// # Safety
+/// As `ptx2llvm_rt_wmma_load`, with the elements writable.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_wmma_store(
+    t: *mut Thread,
+    desc: u32,
+    addr: u64,
+    stride: u32,
+    regs: *const u32,
+) {
+    let Some((m, f, ty)) = wmma_desc(desc) else {
+        fail(
+            t,
+            format!("wmma.store: unsupported shape or type ({desc:#x})"),
+        );
+    };
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let (n, b) = (m.count(f), bits(ty));
+    let words: Vec<u32> = (0..(n * b).div_ceil(32)).map(|k| *regs.add(k)).collect();
+    for e in 0..n {
+        let p = element_addr(&m, f, desc, addr, stride, lane, e) as *mut u8;
+        let v = get_bits(&words, b, e);
+        match b {
+            8 => p.write(v as u8),
+            16 => (p as *mut u16).write_unaligned(v as u16),
+            32 => (p as *mut u32).write_unaligned(v as u32),
+            _ => (p as *mut u64).write_unaligned(v),
+        }
+    }
+}
+
+/// The shape (as an `Mma` whose types are the element type), fragment and element type of a
+/// `wmma.load`/`wmma.store` descriptor.
+fn wmma_desc(desc: u32) -> Option<(Mma, Frag, u32)> {
+    let shape = desc & 0xf;
+    let f = match desc & (3 << 4) {
+        code::FRAG_A => Frag::A,
+        code::FRAG_B => Frag::B,
+        _ => Frag::C,
+    };
+    let ty = (desc >> 8) & 0xf;
+    let ok = match shape {
+        code::WMMA_M16N16K16 | code::WMMA_M32N8K16 | code::WMMA_M8N32K16 => match f {
+            Frag::C => matches!(ty, code::F16 | code::F32 | code::S32),
+            _ => matches!(ty, code::F16 | code::BF16 | code::S8 | code::U8),
+        },
+        code::WMMA_M16N16K8 => match f {
+            Frag::C => ty == code::F32,
+            _ => ty == code::TF32,
+        },
+        code::WMMA_M8N8K4 => ty == code::F64,
+        _ => false,
+    };
+    let m = Mma {
+        shape,
+        a: ty,
+        b: ty,
+        c: ty,
+        d: ty,
+        satfinite: false,
+    };
+    ok.then_some((m, f, ty))
+}
+
+/// The address of element `e` of `lane`'s fragment `f` in memory.
+fn element_addr(m: &Mma, f: Frag, desc: u32, addr: u64, stride: u32, lane: usize, e: usize) -> u64 {
+    let (r, c) = m.frag_pos(f, lane, e);
+    let at = if desc & code::COL_MAJOR != 0 {
+        c as u64 * stride as u64 + r as u64
+    } else {
+        r as u64 * stride as u64 + c as u64
+    };
+    let esz = (bits(m.a) / 8) as u64;
+    addr.wrapping_add(at * esz)
+}
+
+/// Element `e` (of `b` bits) of the packed words `w`.
+fn get_bits(w: &[u32], b: usize, e: usize) -> u64 {
+    match b {
+        64 => w[2 * e] as u64 | (w[2 * e + 1] as u64) << 32,
+        32 => w[e] as u64,
+        _ => {
+            let per = 32 / b;
+            ((w[e / per] >> (b * (e % per))) & ((1u32 << b) - 1)) as u64
+        }
+    }
+}
+
+/// Sets element `e` (of `b` bits) of the packed words `w` to `v`.
+fn put_bits(w: &mut [u32], b: usize, e: usize, v: u64) {
+    match b {
+        64 => {
+            w[2 * e] = v as u32;
+            w[2 * e + 1] = (v >> 32) as u32;
+        }
+        32 => w[e] = v as u32,
+        _ => {
+            let per = 32 / b;
+            w[e / per] |= (v as u32) << (b * (e % per));
+        }
+    }
 }

@@ -914,20 +914,8 @@ fn nvrtc_atomics_variants() {
 #[test]
 fn nvrtc_unsupported_kernels_name_the_instruction() {
     for (file, instr) in [
-        (
-            "nvrtc/wmma.ptx",
-            "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
-        ),
         ("nvrtc/texture.ptx", "tex.1d.v4.f32.s32"),
         ("nvrtc/cluster_sm90.ptx", "barrier.cluster.arrive"),
-        (
-            "nvrtc/variants/wmma.sm90.ptx",
-            "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
-        ),
-        (
-            "nvrtc/variants/wmma.sm100a.ptx",
-            "wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
-        ),
         ("triton/matmul_fp16.sm90.ptx", "wgmma.fence.sync.aligned"),
         (
             "triton/matmul_fp16.sm100.ptx",

@@ -132,3 +132,56 @@ fn nvrtc_inline_mma_and_ldmatrix() {
         assert_eq!(get_f32(&bc), want, "{file}");
     }
 }
+
+/// NVRTC's `wmma.cu` (`nvcuda::wmma`): a 16 x 16 x 16 f16 product with a row-major A, a
+/// column-major B and strides given, and a tf32 one (A 16 x 8, B 8 x 16, both row-major)
+/// whose A fragment goes through `__float_to_tf32` element by element before the `mma`. The
+/// fragment layout is the runtime's own (PTX leaves it to the implementation); loads, stores
+/// and the product must agree on it. The tf32 inputs (halves, quarters) are exact in tf32.
+#[test]
+fn nvrtc_wmma_f16_and_tf32() {
+    for file in [
+        "nvrtc/wmma.ptx",
+        "nvrtc/variants/wmma.sm90.ptx",
+        "nvrtc/variants/wmma.sm100a.ptx",
+    ] {
+        let module = load(&corpus(file));
+        let mut r = Rng::new(13);
+        let (a, b) = (ints(&mut r, 16, 16), ints(&mut r, 16, 16));
+        // B column-major: element (k, n) at n * 16 + k.
+        let bt: Vec<i64> = (0..256).map(|i| b[(i % 16) * 16 + i / 16]).collect();
+        let (ba, bb) = (buf_u16(&f16s(&a)), buf_u16(&f16s(&bt)));
+        let bc = buf_f32(&[0.0; 256]);
+        let args = vec![ptr(&ba), ptr(&bb), ptr(&bc), i32a(16), i32a(16), i32a(16)];
+        let k = kernel(&module, "wmma_gemm");
+        launch(&module, &k, d3(1, 1, 1), d3(32, 1, 1), 0, args);
+        let want: Vec<f32> = matmul(&a, &b, 16, 16, 16)
+            .iter()
+            .map(|&x| x as f32)
+            .collect();
+        assert_eq!(get_f32(&bc), want, "{file}: wmma_gemm");
+
+        let a2: Vec<f64> = (0..128).map(|_| r.int(-3, 3) as f64 + 0.5).collect();
+        let b2: Vec<f64> = (0..128).map(|_| r.int(-3, 3) as f64 * 0.25).collect();
+        let f32s = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let (ba, bb) = (buf_f32(&f32s(&a2)), buf_f32(&f32s(&b2)));
+        let bc = buf_f32(&[0.0; 256]);
+        let k = kernel(&module, "wmma_tf32");
+        launch(
+            &module,
+            &k,
+            d3(1, 1, 1),
+            d3(32, 1, 1),
+            0,
+            vec![ptr(&ba), ptr(&bb), ptr(&bc)],
+        );
+        let mut want = vec![0f32; 256];
+        for i in 0..16 {
+            for j in 0..16 {
+                want[i * 16 + j] =
+                    (0..8).map(|x| a2[i * 8 + x] * b2[x * 16 + j]).sum::<f64>() as f32;
+            }
+        }
+        assert_eq!(get_f32(&bc), want, "{file}: wmma_tf32");
+    }
+}

@@ -107,6 +107,9 @@ fn cpu_support(op: &str) -> &'static str {
             "runtime (warp exchange, coroutine scheme): `.m8n8` `.x1/.x2/.x4`, `.trans`, `.b16`; `.m8n16`/`.m16n8`/`.m16n16` 8-bit forms: —"
         }
         "movmatrix" => "runtime (warp exchange, coroutine scheme)",
+        "wmma" => {
+            "runtime (coroutine scheme; fragments in the runtime's own layout, loads and stores per lane, `mma` by warp exchange): `m16n16k16`/`m32n8k16`/`m8n32k16` f16/bf16/s8/u8, `m16n16k8` tf32, `m8n8k4` f64 (`.rn`); sub-byte and `.b1` forms: —"
+        }
         "isspacep" => "LLVM IR (`.shared` by address range; `.local`/`.const`/`.param`: false)",
         "prefetch" | "prefetchu" | "applypriority" | "discard" | "griddepcontrol"
         | "setmaxnreg" | "brkpt" | "pmevent" => "no-op (hint)",
@@ -133,7 +136,7 @@ model. Beyond the table:
 
 - Unsupported instructions fail at compile time with `` FILE:LINE:COL: error: not supported on
   the cpu target: `INSTRUCTION` ``: tensor cores other than the warp-level `mma.sync`,
-  `ldmatrix`, `stmatrix` and `movmatrix` forms above (`wmma`, `wgmma`, `tcgen05`), textures and
+  `ldmatrix`, `stmatrix`, `movmatrix` and `wmma` forms above (`wgmma`, `tcgen05`), textures and
   surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`), bulk asynchronous copies and TMA (`cp.async.bulk*`,
   `cp.async.mbarrier.arrive`, `cp.reduce.async.bulk`, `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
   `clusterlaunchcontrol`, `.shared::cluster` accesses of other CTAs) and `multimem`. Cluster
@@ -142,8 +145,8 @@ model. Beyond the table:
   `cg::this_grid().sync()` traps as it does on a GPU after a normal launch. Blocks that wait for
   each other through global memory make progress only while they run at the same time: the
   runtime runs one block per worker thread (`LaunchConfig::workers`, one per core by default).
-- Warp matrix instructions (`mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix`) keep their kernel
-  on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
+- Warp matrix instructions (`mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix`, `wmma`) keep their
+  kernel on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
   lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
   from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
   `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float

@@ -1,5 +1,5 @@
-//! cpu lowering of the warp matrix instructions `mma.sync`, `ldmatrix`, `stmatrix` and
-//! `movmatrix`: the lane's fragment registers go to the runtime (`runtime/matrix.rs`, which
+//! cpu lowering of the warp matrix instructions `mma.sync`, `ldmatrix`, `stmatrix`,
+//! `movmatrix` and `wmma`: the lane's fragment registers go to the runtime (`runtime/matrix.rs`, which
 //! exchanges them across the warp) in arrays on the stack, and the results come back the same
 //! way. Kernels using them run on the coroutine scheme (`fission::analysis::is_warp_matrix`).
 //! Forms the runtime does not implement (other shapes and types, sparse `mma.sp`, the sm_100
@@ -143,6 +143,142 @@ fn mma_kind(ins: &Ins) -> Option<u32> {
     Some(mma::kind(shape, a, b, c, d) | sat)
 }
 
+/// Element type of a type modifier (`abi::mma`), for `wmma`'s implemented types.
+fn elem_ty(m: &str) -> Option<u32> {
+    match m {
+        ".f16" => Some(mma::F16),
+        ".bf16" => Some(mma::BF16),
+        ".tf32" => Some(mma::TF32),
+        ".f32" => Some(mma::F32),
+        ".f64" => Some(mma::F64),
+        ".s8" => Some(mma::S8),
+        ".u8" => Some(mma::U8),
+        ".s32" => Some(mma::S32),
+        _ => None,
+    }
+}
+
+/// `wmma.load`, `wmma.store` and `wmma.mma` in the runtime's own fragment layout
+/// (`abi::mma::WMMA_M16N16K16`): loads and stores are each lane's own, `mma` exchanges.
+fn wmma<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+    i: &Instruction<'a>,
+    t: BasicValueEnum<'c>,
+) -> Result<bool, Error> {
+    let ops = ins.ops();
+    let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
+    let (shape, (m, n, k)) = match ins.any(&[
+        ".m16n16k16",
+        ".m32n8k16",
+        ".m8n32k16",
+        ".m16n16k8",
+        ".m8n8k4",
+    ]) {
+        Some(".m16n16k16") => (mma::WMMA_M16N16K16, (16, 16, 16)),
+        Some(".m32n8k16") => (mma::WMMA_M32N8K16, (32, 8, 16)),
+        Some(".m8n32k16") => (mma::WMMA_M8N32K16, (8, 32, 16)),
+        Some(".m16n16k8") => (mma::WMMA_M16N16K8, (16, 16, 8)),
+        Some(".m8n8k4") => (mma::WMMA_M8N8K4, (8, 8, 4)),
+        _ => return Err(unsupported(i)),
+    };
+    let tys: Vec<u32> = ins.mods.iter().filter_map(|m| elem_ty(m)).collect();
+    if ins.has(".load") || ins.has(".store") {
+        let load = ins.has(".load");
+        let (frag, (rows, cols)) = match ins.any(&[".a", ".b", ".c", ".d"]) {
+            Some(".a") => (mma::FRAG_A, (m, k)),
+            Some(".b") => (mma::FRAG_B, (k, n)),
+            _ => (mma::FRAG_C, (m, n)),
+        };
+        let [ty] = tys[..] else {
+            return Err(unsupported(i));
+        };
+        let col = ins.has(".col");
+        let desc = shape | frag | ty << 8 | if col { mma::COL_MAJOR } else { 0 };
+        let (addr_op, regs) = if load {
+            (&ops[1], &ops[0])
+        } else {
+            (&ops[0], &ops[1])
+        };
+        let Operand::Addr(addr) = addr_op else {
+            return Err(unsupported(i));
+        };
+        let space = if ins.mods.iter().any(|m| m.starts_with(".shared")) {
+            Space::Shared
+        } else if ins.has(".global") {
+            Space::Global
+        } else {
+            Space::Generic
+        };
+        let p = l.to_generic(l.address(fs, addr, space, i.span)?);
+        let p = l.b.build_ptr_to_int(p, l.i64(), "").unwrap();
+        // Without a stride the matrix is packed: a row (column) after the other.
+        let stride = match ops.get(2) {
+            Some(o) => l.operand(fs, o, Ty::b(32))?,
+            None => c32(if col { rows } else { cols }),
+        };
+        let wide = ty == mma::F64;
+        let words = frag_words(items(regs).len(), ty);
+        if load {
+            let out = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, words)?;
+            l.call(
+                "ptx2llvm_rt_wmma_load",
+                None,
+                &[t, c32(desc), p.into(), stride, out.into(), c32(words)],
+            );
+            unpack(l, fs, regs, out, wide)?;
+        } else {
+            let r = pack(l, fs, regs, wide, words)?;
+            l.call(
+                "ptx2llvm_rt_wmma_store",
+                None,
+                &[t, c32(desc), p.into(), stride, r.into()],
+            );
+        }
+        return Ok(true);
+    }
+    if !ins.has(".mma") || ops.len() != 4 {
+        return Err(unsupported(i));
+    }
+    // f16 inputs name only d and c; the others name all four.
+    let (d, a, b, c) = match tys[..] {
+        [d, c] => (d, mma::F16, mma::F16, c),
+        [d, a, b, c] => (d, a, b, c),
+        _ => return Err(unsupported(i)),
+    };
+    let int = matches!(a, mma::S8 | mma::U8);
+    let rounding = ins.any(&[".rz", ".rm", ".rp"]).is_some();
+    if rounding || (ins.has(".satfinite") && !int) {
+        return Err(unsupported(i));
+    }
+    let sat = if ins.has(".satfinite") {
+        mma::SATFINITE
+    } else {
+        0
+    };
+    let kind = mma::kind(shape, a, b, c, d) | sat;
+    let wide = a == mma::F64;
+    let n_of = |o: &Operand| items(o).len();
+    let (dw, aw, bw, cw) = (
+        frag_words(n_of(&ops[0]), d),
+        frag_words(n_of(&ops[1]), a),
+        frag_words(n_of(&ops[2]), b),
+        frag_words(n_of(&ops[3]), c),
+    );
+    let pa = pack(l, fs, &ops[1], wide, aw)?;
+    let pb = pack(l, fs, &ops[2], wide, bw)?;
+    let pc = pack(l, fs, &ops[3], wide, cw)?;
+    let pd = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, dw.max(8))?;
+    l.call(
+        "ptx2llvm_rt_mma",
+        None,
+        &[t, c32(kind), pa.into(), pb.into(), pc.into(), pd.into()],
+    );
+    unpack(l, fs, &ops[0], pd, wide)?;
+    Ok(true)
+}
+
 /// Words of a fragment: `n` registers of `ty` (16-bit types packed two to a register).
 fn frag_words(n: usize, ty: u32) -> u32 {
     let per_reg = if ty == mma::F64 { 2 } else { 1 };
@@ -231,6 +367,7 @@ pub fn lower<'c, 'a>(
             }
             Ok(true)
         }
+        "wmma" => wmma(l, fs, &ins, i, t),
         "movmatrix" => {
             if !ins.has(".m8n8") || !ins.has(".trans") || ops.len() != 2 {
                 return Err(unsupported(i));

@@ -393,7 +393,7 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "pmevent" | "brkpt" => Ok(true),
-        "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => super::matrix::lower(l, fs, i),
+        "mma" | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" => super::matrix::lower(l, fs, i),
         _ => Ok(false),
     }
 }
