@@ -2,7 +2,8 @@
 //!
 //! `install()` (called before every launch by `ptx2llvm run`, the embedding API and the C API)
 //! installs a `SIGSEGV`/`SIGBUS` handler once per process. When a fault happens in JIT-compiled
-//! kernel code (the faulting instruction lies in no loaded object: `dladdr` finds nothing) while
+//! kernel code (the faulting instruction lies in no loaded object: `dladdr` finds nothing, or a
+//! runtime function is accessing memory at an address the kernel gave: `kernel_access`) while
 //! a CUDA thread runs (`ptx2llvm_rt_self()` is set), the handler makes the faulting thread
 //! resume in `fault_trap`, which fails the launch like `trap` does:
 //!
@@ -216,6 +217,26 @@ pub(crate) fn message(addr: usize, sig_and_access: usize) -> String {
     String::from_utf8_lossy(m.bytes()).into_owned()
 }
 
+thread_local! {
+    /// Set while a runtime function accesses kernel memory on a CUDA thread's behalf (the
+    /// rows of `ldmatrix`, the elements of `wmma.load`): a fault there is the kernel's.
+    static KERNEL_ACCESS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, which accesses memory at addresses the kernel gave, so that an invalid one fails
+/// the launch naming the CUDA thread (as a fault in kernel code does) instead of crashing.
+pub(crate) fn kernel_access<R>(f: impl FnOnce() -> R) -> R {
+    KERNEL_ACCESS.with(|k| k.set(true));
+    let r = f();
+    KERNEL_ACCESS.with(|k| k.set(false));
+    r
+}
+
+/// Whether a kernel-memory access of the runtime is under way on this thread.
+fn in_kernel_access() -> bool {
+    KERNEL_ACCESS.with(|k| k.get())
+}
+
 /// Whether `pc` lies in a loaded object (executable or shared library) rather than in
 /// JIT-compiled code.
 unsafe fn in_loaded_object(pc: usize) -> bool {
@@ -256,9 +277,11 @@ extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_vo
         let t = super::nvvm::ptx2llvm_rt_self();
         let addr = (*info).si_addr() as usize;
         let (pc, sp, access) = machine_state(ctx);
-        if t.is_null() || pc == 0 || in_loaded_object(pc) {
+        if t.is_null() || pc == 0 || (in_loaded_object(pc) && !in_kernel_access()) {
             return chain(sig, info, ctx);
         }
+        // The redirected thread does not come back to clear it.
+        KERNEL_ACCESS.with(|k| k.set(false));
         // Room to run `fault_trap` below the faulting frame? (Not after a stack overflow.)
         let overflow = sp != 0 && access != Access::General && addr.abs_diff(sp) < 64 * 1024;
         if !overflow && redirect(ctx, t, addr, sig, access) {

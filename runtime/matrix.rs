@@ -354,16 +354,18 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
         .collect();
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let (g, q) = (lane / 4, lane % 4);
-    for j in 0..num.min(4) as usize {
-        let h = |r: usize, c: usize| {
-            (row_addr(&w, j, r).add(2 * c) as *const u16).read_unaligned() as u32
-        };
-        *out.add(j) = if trans != 0 {
-            h(2 * q, g) | h(2 * q + 1, g) << 16
-        } else {
-            h(g, 2 * q) | h(g, 2 * q + 1) << 16
-        };
-    }
+    super::fault::kernel_access(|| {
+        for j in 0..num.min(4) as usize {
+            let h = |r: usize, c: usize| {
+                (row_addr(&w, j, r).add(2 * c) as *const u16).read_unaligned() as u32
+            };
+            *out.add(j) = if trans != 0 {
+                h(2 * q, g) | h(2 * q + 1, g) << 16
+            } else {
+                h(g, 2 * q) | h(g, 2 * q + 1) << 16
+            };
+        }
+    });
 }
 
 /// `stmatrix.sync.aligned.m8n8.x{num}{.trans}.b16 [addr], regs`: the inverse of `ldmatrix`;
@@ -396,10 +398,12 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     // Element (row, col) of matrix j as the fragments hold it.
     let held = |row: usize, col: usize| (w[4 * row + col / 2][2 + j] >> (16 * (col % 2))) as u16;
     let p = row_addr(&w, j, r) as *mut u16;
-    for c in 0..8 {
-        let v = if trans != 0 { held(c, r) } else { held(r, c) };
-        p.add(c).write_unaligned(v);
-    }
+    super::fault::kernel_access(|| {
+        for c in 0..8 {
+            let v = if trans != 0 { held(c, r) } else { held(r, c) };
+            p.add(c).write_unaligned(v);
+        }
+    });
 }
 
 /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the fragment of the transposed matrix.
@@ -444,16 +448,18 @@ pub unsafe extern "C" fn ptx2llvm_rt_wmma_load(
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let (n, b) = (m.count(f), bits(ty));
     let mut packed = [0u32; 16];
-    for e in 0..n {
-        let p = element_addr(&m, f, desc, addr, stride, lane, e) as *const u8;
-        let v: u64 = match b {
-            8 => p.read() as u64,
-            16 => (p as *const u16).read_unaligned() as u64,
-            32 => (p as *const u32).read_unaligned() as u64,
-            _ => (p as *const u64).read_unaligned(),
-        };
-        put_bits(&mut packed, b, e, v);
-    }
+    super::fault::kernel_access(|| {
+        for e in 0..n {
+            let p = element_addr(&m, f, desc, addr, stride, lane, e) as *const u8;
+            let v: u64 = match b {
+                8 => p.read() as u64,
+                16 => (p as *const u16).read_unaligned() as u64,
+                32 => (p as *const u32).read_unaligned() as u64,
+                _ => (p as *const u64).read_unaligned(),
+            };
+            put_bits(&mut packed, b, e, v);
+        }
+    });
     let used = (n * b).div_ceil(32).max(1);
     for k in 0..words as usize {
         *out.add(k) = packed[k % used];
@@ -481,16 +487,18 @@ pub unsafe extern "C" fn ptx2llvm_rt_wmma_store(
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let (n, b) = (m.count(f), bits(ty));
     let words: Vec<u32> = (0..(n * b).div_ceil(32)).map(|k| *regs.add(k)).collect();
-    for e in 0..n {
-        let p = element_addr(&m, f, desc, addr, stride, lane, e) as *mut u8;
-        let v = get_bits(&words, b, e);
-        match b {
-            8 => p.write(v as u8),
-            16 => (p as *mut u16).write_unaligned(v as u16),
-            32 => (p as *mut u32).write_unaligned(v as u32),
-            _ => (p as *mut u64).write_unaligned(v),
+    super::fault::kernel_access(|| {
+        for e in 0..n {
+            let p = element_addr(&m, f, desc, addr, stride, lane, e) as *mut u8;
+            let v = get_bits(&words, b, e);
+            match b {
+                8 => p.write(v as u8),
+                16 => (p as *mut u16).write_unaligned(v as u16),
+                32 => (p as *mut u32).write_unaligned(v as u32),
+                _ => (p as *mut u64).write_unaligned(v),
+            }
         }
-    }
+    });
 }
 
 /// The shape (as an `Mma` whose types are the element type), fragment and element type of a
