@@ -10,16 +10,7 @@ use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::mma;
 use crate::syntax::ast::{Instruction, Operand};
 
-use super::sync::self_ptr;
-
-fn unsupported(i: &Instruction) -> Error {
-    let full = crate::lower::inline_asm::spell(i);
-    let first = full.split_whitespace().next().unwrap_or("").to_string();
-    Error::Unsupported {
-        msg: format!("not supported on the cpu target: `{first}`"),
-        span: i.span,
-    }
-}
+use super::sync::{self_ptr, unsupported};
 
 /// The registers of a vector operand `{a, b, ...}` (or the operand alone).
 fn items<'x, 'a>(o: &'x Operand<'a>) -> Vec<&'x Operand<'a>> {
@@ -238,7 +229,7 @@ fn wmma<'c, 'a>(
         }
         return Ok(true);
     }
-    if !ins.has(".mma") || ops.len() != 4 {
+    if !ins.has(".mma") {
         return Err(unsupported(i));
     }
     // f16 inputs name only d and c; the others name all four.
@@ -257,23 +248,35 @@ fn wmma<'c, 'a>(
     } else {
         0
     };
-    let kind = mma::kind(shape, a, b, c, d) | sat;
-    let wide = a == mma::F64;
-    let n_of = |o: &Operand| items(o).len();
-    let (dw, aw, bw, cw) = (
-        frag_words(n_of(&ops[0]), d),
-        frag_words(n_of(&ops[1]), a),
-        frag_words(n_of(&ops[2]), b),
-        frag_words(n_of(&ops[3]), c),
-    );
-    let pa = pack(l, fs, &ops[1], wide, aw)?;
-    let pb = pack(l, fs, &ops[2], wide, bw)?;
-    let pc = pack(l, fs, &ops[3], wide, cw)?;
-    let pd = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, dw.max(8))?;
+    call_mma(l, fs, i, t, mma::kind(shape, a, b, c, d) | sat)
+}
+
+/// `ptx2llvm_rt_mma(t, kind, a, b, c, d)` with the fragments of `mma`/`wmma.mma` `i`
+/// (operands `d, a, b, c`).
+fn call_mma<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    i: &Instruction<'a>,
+    t: BasicValueEnum<'c>,
+    kind: u32,
+) -> Result<bool, Error> {
+    let ops = &i.operands;
+    if ops.len() != 4 {
+        return Err(unsupported(i));
+    }
+    let ty = |shift: u32| (kind >> shift) & 0xf;
+    let wide = ty(4) == mma::F64;
+    let words = |o: &Operand, shift: u32| frag_words(items(o).len(), ty(shift));
+    let pa = pack(l, fs, &ops[1], wide, words(&ops[1], 4))?;
+    let pb = pack(l, fs, &ops[2], wide, words(&ops[2], 8))?;
+    let pc = pack(l, fs, &ops[3], wide, words(&ops[3], 12))?;
+    let dw = words(&ops[0], 16).max(8);
+    let pd = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, dw)?;
+    let k: BasicValueEnum<'c> = l.c32(kind as u64).into();
     l.call(
         "ptx2llvm_rt_mma",
         None,
-        &[t, c32(kind), pa.into(), pb.into(), pc.into(), pd.into()],
+        &[t, k, pa.into(), pb.into(), pc.into(), pd.into()],
     );
     unpack(l, fs, &ops[0], pd, wide)?;
     Ok(true)
@@ -298,28 +301,7 @@ pub fn lower<'c, 'a>(
     match ins.op {
         "mma" => {
             let kind = mma_kind(&ins).ok_or_else(|| unsupported(i))?;
-            if ops.len() != 4 {
-                return Err(unsupported(i));
-            }
-            let wide = (kind >> 4) & 0xf == mma::F64;
-            let n = |o: &Operand| items(o).len();
-            let (dw, aw, bw, cw) = (
-                frag_words(n(&ops[0]), (kind >> 16) & 0xf),
-                frag_words(n(&ops[1]), (kind >> 4) & 0xf),
-                frag_words(n(&ops[2]), (kind >> 8) & 0xf),
-                frag_words(n(&ops[3]), (kind >> 12) & 0xf),
-            );
-            let a = pack(l, fs, &ops[1], wide, aw)?;
-            let b = pack(l, fs, &ops[2], wide, bw)?;
-            let c = pack(l, fs, &ops[3], wide, cw)?;
-            let d = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, dw.max(8))?;
-            l.call(
-                "ptx2llvm_rt_mma",
-                None,
-                &[t, c32(kind), a.into(), b.into(), c.into(), d.into()],
-            );
-            unpack(l, fs, &ops[0], d, wide)?;
-            Ok(true)
+            call_mma(l, fs, i, t, kind)
         }
         "ldmatrix" | "stmatrix" => {
             // `.m8n8` of `.b16` only: sm_100's `.m8n16`/`.m16n16` of 8-bit elements differ.

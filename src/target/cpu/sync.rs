@@ -43,7 +43,7 @@ fn set_pair<'c, 'a>(
 
 /// "not supported on the cpu target: `OPCODE.MODIFIERS`", as the inline-assembly fallback
 /// says it.
-fn unsupported(i: &Instruction) -> Error {
+pub(super) fn unsupported(i: &Instruction) -> Error {
     let full = crate::lower::inline_asm::spell(i);
     let first = full.split_whitespace().next().unwrap_or("").to_string();
     Error::Unsupported {
