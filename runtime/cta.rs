@@ -166,9 +166,13 @@ pub(crate) struct Cta {
     res: Vec<u32>,
     res_pred: Vec<bool>,
     /// The exchange area of warp matrix instructions (`runtime/matrix.rs`): two halves of
-    /// one slot per thread, and each thread's half; empty until a kernel uses one.
+    /// one slot per thread; per thread the number of matrix instructions it has run (the
+    /// parity picks the half); per warp and half the results of an `mma` for all its lanes
+    /// and which instruction they are for. Empty until a kernel uses them.
     pub(crate) xchg: Vec<u32>,
-    pub(crate) xphase: Vec<u8>,
+    pub(crate) xseq: Vec<u32>,
+    pub(crate) xres: Vec<u32>,
+    pub(crate) xdone: Vec<u32>,
     /// Operands of the warp operation a thread waits in.
     arg_a: Vec<u64>,
     arg_b: Vec<u32>,
@@ -198,7 +202,9 @@ impl Cta {
             res: Vec::new(),
             res_pred: Vec::new(),
             xchg: Vec::new(),
-            xphase: Vec::new(),
+            xseq: Vec::new(),
+            xres: Vec::new(),
+            xdone: Vec::new(),
             arg_a: Vec::new(),
             arg_b: Vec::new(),
             arg_c: Vec::new(),
@@ -230,8 +236,9 @@ impl Cta {
         self.res.resize(n, 0);
         self.res_pred.clear();
         self.res_pred.resize(n, false);
-        // Every lane starts at the same half.
-        self.xphase.iter_mut().for_each(|p| *p = 0);
+        // Every lane starts at the same half, with no results computed.
+        self.xseq.iter_mut().for_each(|p| *p = 0);
+        self.xdone.iter_mut().for_each(|p| *p = u32::MAX);
         self.arg_a.clear();
         self.arg_a.resize(n, 0);
         self.arg_b.clear();
@@ -437,15 +444,16 @@ impl Cta {
 
     // ---- warp operations -------------------------------------------------------------
 
-    /// Sizes the exchange area of warp matrix instructions for this CTA's threads
-    /// (`words` per slot).
-    pub(crate) fn matrix_area(&mut self, words: usize) {
+    /// Sizes the exchange area of warp matrix instructions for this CTA's threads (`words`
+    /// per slot, `results` per lane and half).
+    pub(crate) fn matrix_area(&mut self, words: usize, results: usize) {
         let n = self.nthreads as usize;
-        if self.xphase.len() != n {
-            self.xphase.clear();
-            self.xphase.resize(n, 0);
-            self.xchg.clear();
-            self.xchg.resize(2 * n * words, 0);
+        if self.xseq.len() != n {
+            let nw = self.nwarps as usize;
+            self.xseq = vec![0; n];
+            self.xchg = vec![0; 2 * n * words];
+            self.xres = vec![0; 2 * nw * WARP_SIZE as usize * results];
+            self.xdone = vec![u32::MAX; 2 * nw];
         }
     }
 

@@ -220,21 +220,28 @@ pub(crate) fn message(addr: usize, sig_and_access: usize) -> String {
 thread_local! {
     /// Set while a runtime function accesses kernel memory on a CUDA thread's behalf (the
     /// rows of `ldmatrix`, the elements of `wmma.load`): a fault there is the kernel's.
-    static KERNEL_ACCESS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static KERNEL_ACCESS: std::sync::atomic::AtomicBool = const {
+        std::sync::atomic::AtomicBool::new(false)
+    };
 }
 
 /// Runs `f`, which accesses memory at addresses the kernel gave, so that an invalid one fails
 /// the launch naming the CUDA thread (as a fault in kernel code does) instead of crashing.
 pub(crate) fn kernel_access<R>(f: impl FnOnce() -> R) -> R {
-    KERNEL_ACCESS.with(|k| k.set(true));
+    use std::sync::atomic::{compiler_fence, Ordering::Relaxed, Ordering::SeqCst};
+    // The fences keep the compiler from moving `f`'s accesses out of the flagged stretch or
+    // dropping the first store (only the signal handler reads it).
+    KERNEL_ACCESS.with(|k| k.store(true, Relaxed));
+    compiler_fence(SeqCst);
     let r = f();
-    KERNEL_ACCESS.with(|k| k.set(false));
+    compiler_fence(SeqCst);
+    KERNEL_ACCESS.with(|k| k.store(false, Relaxed));
     r
 }
 
 /// Whether a kernel-memory access of the runtime is under way on this thread.
 fn in_kernel_access() -> bool {
-    KERNEL_ACCESS.with(|k| k.get())
+    KERNEL_ACCESS.with(|k| k.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Whether `pc` lies in a loaded object (executable or shared library) rather than in
@@ -281,7 +288,7 @@ extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_vo
             return chain(sig, info, ctx);
         }
         // The redirected thread does not come back to clear it.
-        KERNEL_ACCESS.with(|k| k.set(false));
+        KERNEL_ACCESS.with(|k| k.store(false, Ordering::Relaxed));
         // Room to run `fault_trap` below the faulting frame? (Not after a stack overflow.)
         let overflow = sp != 0 && access != Access::General && addr.abs_diff(sp) < 64 * 1024;
         if !overflow && redirect(ctx, t, addr, sig, access) {

@@ -18,7 +18,9 @@ use super::cta::{cta_of, WarpOp};
 use super::entry::{fail, warp_op};
 
 /// Words of one lane's slot in one half of the exchange area.
-pub(crate) const SLOT_WORDS: usize = 12;
+pub(crate) const SLOT_WORDS: usize = 20;
+/// Words of one lane's `mma` result.
+const RESULT_WORDS: usize = 8;
 
 /// Which operand a fragment belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -198,7 +200,7 @@ fn element(w: &[u32], ty: u32, i: usize) -> f64 {
 /// The exchange slot (`SLOT_WORDS` words) of thread `i` in half `phase`.
 unsafe fn slot(t: *mut Thread, i: u32, phase: u32) -> *mut u32 {
     let cta = cta_of(t);
-    let n = (*cta).xphase.len();
+    let n = (*cta).xseq.len();
     (*cta)
         .xchg
         .as_mut_ptr()
@@ -206,22 +208,24 @@ unsafe fn slot(t: *mut Thread, i: u32, phase: u32) -> *mut u32 {
 }
 
 /// Writes `words` to the calling thread's slot, synchronizes the warp as operation `which`,
-/// and returns the half the warp wrote and the thread number of its lane 0.
-unsafe fn exchange(t: *mut Thread, which: u32, words: &[u32]) -> (u32, u32) {
+/// and returns the half the warp wrote, the thread number of its lane 0 and the number of
+/// the instruction (the same in every lane).
+unsafe fn exchange(t: *mut Thread, which: u32, words: &[u32]) -> (u32, u32, u32) {
     let i = (*t).flat_tid;
-    let phase = {
+    let seq = {
         let cta = &mut *cta_of(t);
-        cta.matrix_area(SLOT_WORDS);
-        let p = &mut cta.xphase[i as usize];
-        *p ^= 1;
-        (*p ^ 1) as u32
+        cta.matrix_area(SLOT_WORDS, RESULT_WORDS);
+        let p = &mut cta.xseq[i as usize];
+        *p = p.wrapping_add(1);
+        *p
     };
+    let phase = seq & 1;
     let s = slot(t, i, phase);
     for (k, w) in words.iter().enumerate() {
         *s.add(k) = *w;
     }
     warp_op(t, WarpOp::Matrix(which), u32::MAX, 0, 0, 0);
-    (phase, i - i % WARP_SIZE)
+    (phase, i - i % WARP_SIZE, seq)
 }
 
 /// Lane `lane`'s slot in the half `phase` (zeros for lanes the CTA does not have).
@@ -229,7 +233,7 @@ unsafe fn lane_words(t: *mut Thread, base: u32, lane: usize, phase: u32) -> [u32
     let cta = cta_of(t);
     let i = base + lane as u32;
     let mut w = [0u32; SLOT_WORDS];
-    if (i as usize) < (*cta).xphase.len() {
+    if (i as usize) < (*cta).xseq.len() {
         let s = slot(t, i, phase);
         for (k, x) in w.iter_mut().enumerate() {
             *x = *s.add(k);
@@ -261,23 +265,62 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
             format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
         );
     };
-    let words = |f: Frag| (m.count(f) * bits(m.ty(f, false))).div_ceil(32);
-    let (wa, wb) = (words(Frag::A), words(Frag::B));
+    let words = |f: Frag, out: bool| (m.count(f) * bits(m.ty(f, out))).div_ceil(32);
+    let (wa, wb, wc) = (
+        words(Frag::A, false),
+        words(Frag::B, false),
+        words(Frag::C, false),
+    );
     let mut mine = [0u32; SLOT_WORDS];
-    for (k, w) in mine.iter_mut().take(wa + wb).enumerate() {
-        *w = if k < wa { *a.add(k) } else { *b.add(k - wa) };
+    for (k, w) in mine.iter_mut().take(wa + wb + wc).enumerate() {
+        *w = if k < wa {
+            *a.add(k)
+        } else if k < wa + wb {
+            *b.add(k - wa)
+        } else {
+            *c.add(k - wa - wb)
+        };
     }
     let which = if m.shape >= code::WMMA_M16N16K16 {
         4
     } else {
         0
     };
-    let (phase, base) = exchange(t, which, &mine[..wa + wb]);
+    let (phase, base, seq) = exchange(t, which, &mine[..wa + wb + wc]);
+    // The first lane to run after the exchange computes every lane's result.
+    let cta = cta_of(t);
+    let w = (base / WARP_SIZE) as usize;
+    let at = |lane: usize| ((w * 2 + phase as usize) * WARP_SIZE as usize + lane) * RESULT_WORDS;
+    if (&(*cta).xdone)[w * 2 + phase as usize] != seq {
+        let slots: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
+            .map(|l| lane_words(t, base, l, phase))
+            .collect();
+        let all = product(&m, &slots, (wa, wb, wc));
+        let c = &mut *cta;
+        for (lane, out) in all.iter().enumerate() {
+            c.xres[at(lane)..at(lane) + RESULT_WORDS].copy_from_slice(out);
+        }
+        c.xdone[w * 2 + phase as usize] = seq;
+    }
+    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
+    let res = &(*cta).xres;
+    for k in 0..words(Frag::C, true) {
+        *d.add(k) = res[at(lane) + k];
+    }
+}
+
+/// `d = a * b + c` for every lane of a warp from its exchange slots (`a`, `b`, `c` fragment
+/// words at the offsets `0`, `wa`, `wa + wb`): each lane's result fragment.
+fn product(
+    m: &Mma,
+    slots: &[[u32; SLOT_WORDS]],
+    (wa, wb, wc): (usize, usize, usize),
+) -> Vec<[u32; RESULT_WORDS]> {
     let (rows, cols, depth) = m.mnk();
     let mut am = vec![0f64; rows * depth];
     let mut bm = vec![0f64; depth * cols];
-    for lane in 0..WARP_SIZE as usize {
-        let w = lane_words(t, base, lane, phase);
+    let mut cm = vec![0f64; rows * cols];
+    for (lane, w) in slots.iter().enumerate() {
         for e in 0..m.count(Frag::A) {
             let (r, k) = m.frag_pos(Frag::A, lane, e);
             am[r * depth + k] = element(&w[..wa], m.a, e);
@@ -286,45 +329,48 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
             let (k, col) = m.frag_pos(Frag::B, lane, e);
             bm[k * cols + col] = element(&w[wa..wa + wb], m.b, e);
         }
-    }
-    let lane = ((*t).flat_tid % WARP_SIZE) as usize;
-    let nc = m.count(Frag::C);
-    let cw: Vec<u32> = (0..(nc * bits(m.c)).div_ceil(32))
-        .map(|k| *c.add(k))
-        .collect();
-    let mut out = [0u32; 8];
-    for e in 0..nc {
-        let (r, col) = m.frag_pos(Frag::C, lane, e);
-        let init = element(&cw, m.c, e);
-        let dot = (0..depth).map(|k| (am[r * depth + k], bm[k * cols + col]));
-        match m.d {
-            code::F64 => {
-                let v = dot.fold(init, |s, (x, y)| x.mul_add(y, s));
-                out[2 * e] = v.to_bits() as u32;
-                out[2 * e + 1] = (v.to_bits() >> 32) as u32;
-            }
-            code::S32 => {
-                let v = dot.fold(init as i64, |s, (x, y)| s + (x as i64) * (y as i64));
-                out[e] = if m.satfinite {
-                    v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
-                } else {
-                    v as i32 as u32
-                };
-            }
-            _ => {
-                let v = dot.fold(init as f32, |s, (x, y)| (x as f32).mul_add(y as f32, s));
-                if m.d == code::F16 {
-                    let h = super::softfp::f32_to_f16_bits(v) as u32;
-                    out[e / 2] |= h << (16 * (e % 2));
-                } else {
-                    out[e] = v.to_bits();
-                }
-            }
+        for e in 0..m.count(Frag::C) {
+            let (r, col) = m.frag_pos(Frag::C, lane, e);
+            cm[r * cols + col] = element(&w[wa + wb..wa + wb + wc], m.c, e);
         }
     }
-    for (k, w) in out.iter().enumerate().take((nc * bits(m.d)).div_ceil(32)) {
-        *d.add(k) = *w;
+    let mut dm = vec![0u64; rows * cols];
+    for r in 0..rows {
+        for col in 0..cols {
+            let init = cm[r * cols + col];
+            let dot = (0..depth).map(|k| (am[r * depth + k], bm[k * cols + col]));
+            dm[r * cols + col] = match m.d {
+                code::F64 => dot.fold(init, |s, (x, y)| x.mul_add(y, s)).to_bits(),
+                code::S32 => {
+                    let v = dot.fold(init as i64, |s, (x, y)| s + (x as i64) * (y as i64));
+                    let v = if m.satfinite {
+                        v.clamp(i32::MIN as i64, i32::MAX as i64)
+                    } else {
+                        v
+                    };
+                    v as i32 as u32 as u64
+                }
+                _ => {
+                    let v = dot.fold(init as f32, |s, (x, y)| (x as f32).mul_add(y as f32, s));
+                    if m.d == code::F16 {
+                        super::softfp::f32_to_f16_bits(v) as u64
+                    } else {
+                        v.to_bits() as u64
+                    }
+                }
+            };
+        }
     }
+    (0..slots.len())
+        .map(|lane| {
+            let mut out = [0u32; RESULT_WORDS];
+            for e in 0..m.count(Frag::C) {
+                let (r, col) = m.frag_pos(Frag::C, lane, e);
+                put_bits(&mut out, bits(m.d), e, dm[r * cols + col]);
+            }
+            out
+        })
+        .collect()
 }
 
 /// Row `r` of matrix `j`: its address as lane `8 j + r` gave it.
@@ -348,7 +394,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
     addr: u64,
     out: *mut u32,
 ) {
-    let (phase, base) = exchange(t, 1, &[addr as u32, (addr >> 32) as u32]);
+    let (phase, base, _) = exchange(t, 1, &[addr as u32, (addr >> 32) as u32]);
     let w: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
         .map(|l| lane_words(t, base, l, phase))
         .collect();
@@ -386,7 +432,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     for (j, w) in mine[2..2 + num].iter_mut().enumerate() {
         *w = *regs.add(j);
     }
-    let (phase, base) = exchange(t, 2, &mine);
+    let (phase, base, _) = exchange(t, 2, &mine);
     let w: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
         .map(|l| lane_words(t, base, l, phase))
         .collect();
@@ -412,7 +458,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
 /// `t` must be the context the runtime passed to the running kernel.
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_movmatrix(t: *mut Thread, a: u32) -> u32 {
-    let (phase, base) = exchange(t, 3, &[a]);
+    let (phase, base, _) = exchange(t, 3, &[a]);
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let (g, q) = (lane / 4, lane % 4);
     // Element (row, col) of the source matrix: lane 4 row + col / 2, half col % 2.
