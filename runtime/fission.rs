@@ -575,6 +575,9 @@ pub(crate) unsafe fn run_cta(
                 (*f).mode = MODE_MASKED;
                 (*f).xlo = 0;
                 (*f).xhi = ntx;
+                // The same operand bank as the round that stopped the others: their stops'
+                // operands are there, and the next round's inline shuffles read one bank.
+                (*f).bank ^= 1;
                 round(k, params, ctx, f);
                 (*f).seen |= others;
                 continue;
