@@ -216,3 +216,49 @@ fn ballots_barrier_reductions_and_segment_shuffles() {
         assert_eq!(got[1024..], w8[..], "width-8 shfl, {scheme}");
     }
 }
+
+/// `__noinline__` device functions with a barrier loop (using a `__shared__` array NVRTC
+/// moved into the function) and with shuffles, called in an unrolled loop: the calls are
+/// inlined (NVRTC 13's call sequences declare an unused `temp_param_reg`), so the kernel runs
+/// as thread loops, with the coroutine scheme's results.
+#[test]
+fn device_functions_with_barriers_called_in_a_loop() {
+    let mut r = Rng::new(5);
+    let (grid, reps) = (30usize, 5);
+    let vals: Vec<i32> = (0..grid * 128).map(|_| r.int(-100, 100) as i32).collect();
+    let mut want = Vec::new();
+    for b in vals.chunks(128) {
+        for t in 0..128 {
+            let warp = &b[t / 32 * 32..t / 32 * 32 + 32];
+            let acc: i32 = (0..reps as i32)
+                .map(|k| {
+                    b.iter().map(|&x| x + k).sum::<i32>()
+                        + warp.iter().map(|&x| x * (k + 1)).max().unwrap()
+                })
+                .sum();
+            want.push(acc);
+        }
+    }
+    for (m, scheme) in modules() {
+        if scheme == "thread loops" {
+            let info = m
+                .program()
+                .kernels()
+                .iter()
+                .find(|k| k.name == "calls")
+                .unwrap();
+            assert!(
+                matches!(
+                    info.path,
+                    ptx2llvm::target::cpu::fission::KernelPath::Fission(_)
+                ),
+                "{:?}",
+                info.path
+            );
+        }
+        let (bi, bo) = (buf_i32(&vals), buf_i32(&vec![0; grid * 128]));
+        let args = vec![ptr(&bi), ptr(&bo), i32a(reps)];
+        launch(&m, "calls", d3(grid as u32, 1, 1), d3(128, 1, 1), 0, args);
+        assert_eq!(get_i32(&bo), want, "calls, {scheme}");
+    }
+}

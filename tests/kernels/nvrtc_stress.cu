@@ -1,7 +1,7 @@
 // Kernels written to exercise the cpu target's thread-loop compiler with shapes the benchmarks
 // lack (tests/cpu_stress.rs): bitonic sort, scans, a padded-tile transpose, a warp-per-row
 // layernorm whose stride loops only some lanes enter, masked counting with ballots, segment
-// shuffles, barrier reductions.
+// shuffles, barrier reductions, `__noinline__` helpers with barriers and shuffles called in a loop.
 // bitonic sort of 1024 ints per block (blockDim = 512, two elements per thread)
 extern "C" __global__ void bitonic(int *data) {
     __shared__ int s[1024];
@@ -134,4 +134,30 @@ extern "C" __global__ void tiles(const int *in, int *out) {
     int w8 = __shfl_sync(0xffffffffu, v, 3, 8);
     if ((threadIdx.x & 15) == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 16] = v;
     out[1024 + blockIdx.x * blockDim.x + threadIdx.x] = w8;
+}
+// device functions with barriers and shuffles (noinline), called from loops
+__device__ __noinline__ int block_sum(int v, int *s) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+        __syncthreads();
+    }
+    int r = s[0];
+    __syncthreads();
+    return r;
+}
+__device__ __noinline__ int warp_max(int v) {
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+extern "C" __global__ void calls(const int *in, int *out, int reps) {
+    __shared__ int s[128];
+    int v = in[blockIdx.x * 128 + threadIdx.x];
+    int acc = 0;
+    for (int r = 0; r < reps; r++) {
+        acc += block_sum(v + r, s);
+        acc += warp_max(v * (r + 1));
+    }
+    out[blockIdx.x * 128 + threadIdx.x] = acc;
 }

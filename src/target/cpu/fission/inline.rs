@@ -5,7 +5,8 @@
 //! A call site must be a call sequence as compilers write it: a `{ }` block declaring the
 //! `.param` scalars, `st.param` of each argument, one `call`, `ld.param` of each result. The
 //! callee must be a `.func` with scalar `.param` parameters and results, `.reg` declarations
-//! only, no nested blocks and no calls. Each inlined copy renames the callee's registers
+//! and function-scope `.shared` declarations (moved to the kernel's scope, once) only, no
+//! nested blocks and no calls. Each inlined copy renames the callee's registers
 //! (`%r5` -> `%inl0_r5`, declared in the kernel's top-level block) and labels, passes the
 //! arguments and results through fresh registers with `mov`, and turns `ret` into a branch to
 //! the end of the copy. Anything else leaves the kernel as it was (on coroutines).
@@ -64,6 +65,18 @@ pub fn inline_stop_calls<'a>(m: &'a Module<'a>, f: &'a Function<'a>) -> Option<&
         span: body.span,
     });
     Some(Box::leak(Box::new(g)))
+}
+
+/// Whether an instruction of `blk` names `name` in an operand.
+fn block_mentions(blk: &Block, name: &str) -> bool {
+    blk.stmts.iter().any(|s| match s {
+        Statement::Instr(i) => i.operands.iter().any(|o| {
+            let mut names = Vec::new();
+            super::analysis::names_in(o, &mut names);
+            names.contains(&name)
+        }),
+        _ => false,
+    })
 }
 
 /// The callee and the `call` of a call-sequence block.
@@ -240,6 +253,11 @@ fn inline_one<'a>(
     for s in &blk.stmts {
         match s {
             Statement::Var(v) if v.space.spelling() == ".param" => {}
+            // NVRTC 13 declares a `.reg .b32 temp_param_reg;` in every call sequence and
+            // leaves it unused.
+            Statement::Var(v)
+                if v.space.spelling() == ".reg"
+                    && v.names.iter().all(|d| !block_mentions(blk, d.name)) => {}
             Statement::Instr(i) if std::ptr::eq(i, call) => {}
             Statement::Instr(i) if i.opcode.spelling() == "st" && i.guard.is_none() => {
                 let t = scalar_type(i)?;
@@ -302,6 +320,21 @@ fn inline_one<'a>(
                     d.name = pre(d.name);
                 }
                 decls.push(Statement::Var(v2));
+            }
+            // Function-scope shared memory (NVRTC demotes a kernel's `__shared__` array into
+            // the one function using it) is one variable per CTA whichever call reaches it:
+            // declared once in the kernel's own scope, under its name.
+            Statement::Var(v) if v.space.spelling().starts_with(".shared") => {
+                let declared = |st: &Statement| {
+                    matches!(st, Statement::Var(w)
+                        if w.names.iter().any(|d| v.names.iter().any(|e| e.name == d.name)))
+                };
+                if out.iter().any(declared) {
+                    return None; // the kernel has a variable of that name itself
+                }
+                if !decls.iter().any(declared) {
+                    decls.push(Statement::Var(v.clone()));
+                }
             }
             Statement::Var(_) | Statement::Block(_) => return None,
             Statement::Label(l, _) => {
@@ -426,6 +459,11 @@ mod tests {
     /// A kernel calling `f(x)` (which shuffles) in a call sequence; `extra` goes into `f`'s
     /// body first.
     fn module(extra: &str) -> String {
+        module_with(extra, "")
+    }
+
+    /// `extra` in the callee's declarations, `in_call` in the call sequence's.
+    fn module_with(extra: &str, in_call: &str) -> String {
         format!(
             ".version 7.0
 .target sm_80
@@ -445,6 +483,7 @@ mod tests {
   .reg .b32 %r<4>;
   mov.u32 %r1, %tid.x;
   {{
+{in_call}
   .param .b32 param0;
   .param .b32 retval0;
   st.param.b32 [param0], %r1;
@@ -506,6 +545,23 @@ mod tests {
         ] {
             assert!(out.contains(want), "no `{want}` in\n{out}");
         }
+    }
+
+    #[test]
+    fn nvrtc_call_sequences_and_demoted_shared_variables_inline() {
+        // NVRTC 13's unused `.reg .b32 temp_param_reg;` in the call sequence; a function-scope
+        // `.shared` array (NVRTC demotes a kernel's `__shared__` into the function using it),
+        // declared in the kernel's scope once.
+        let out = inlined(&module_with(
+            "  .shared .align 4 .b8 buf[64];",
+            "  .reg .b32 temp_param_reg;",
+        ))
+        .expect("inlined");
+        assert!(out.contains(".shared.b8 buf\n"), "{out}");
+        assert!(!out.contains("temp_param_reg"), "{out}");
+        // A register of the call sequence that an instruction uses is another shape.
+        let used = module_with("", "  .reg .b32 t;\n  mov.b32 t, 1;");
+        assert!(inlined(&used).is_none());
     }
 
     #[test]
