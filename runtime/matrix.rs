@@ -155,6 +155,25 @@ impl Mma {
     }
 }
 
+/// Words of the `a`, `b`, `c` and `d` fragments of an `mma`/`wmma.mma` of kind `kind`
+/// (`None` for kinds the runtime does not implement): what the lowering must pass.
+pub(crate) fn fragment_words(kind: u32) -> Option<[usize; 4]> {
+    let m = Mma::decode(kind)?;
+    let w = |f: Frag, out: bool| (m.count(f) * bits(m.ty(f, out))).div_ceil(32);
+    Some([
+        w(Frag::A, false),
+        w(Frag::B, false),
+        w(Frag::C, false),
+        w(Frag::C, true),
+    ])
+}
+
+/// Words of one lane's `wmma.load`/`wmma.store` fragment for descriptor `desc`.
+pub(crate) fn wmma_words(desc: u32) -> Option<usize> {
+    let (m, f, ty) = wmma_desc(desc)?;
+    Some((m.count(f) * bits(ty)).div_ceil(32))
+}
+
 /// Bits per element of type `ty`.
 fn bits(ty: u32) -> usize {
     match ty {

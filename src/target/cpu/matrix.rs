@@ -12,6 +12,20 @@ use crate::syntax::ast::{Instruction, Operand};
 
 use super::sync::{self_ptr, unsupported};
 
+/// A fragment operand without the registers its shape and type take.
+fn wrong_fragment(i: &Instruction) -> Error {
+    Error::Invalid {
+        msg: format!(
+            "`{}`: a fragment operand does not have the registers its shape and type take",
+            crate::lower::inline_asm::spell(i)
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+        ),
+        span: i.span,
+    }
+}
+
 /// The registers of a vector operand `{a, b, ...}` (or the operand alone).
 fn items<'x, 'a>(o: &'x Operand<'a>) -> Vec<&'x Operand<'a>> {
     match o {
@@ -187,6 +201,9 @@ fn wmma<'c, 'a>(
         };
         let col = ins.has(".col");
         let desc = shape | frag | ty << 8 | if col { mma::COL_MAJOR } else { 0 };
+        if ops.len() < 2 {
+            return Err(unsupported(i));
+        }
         let (addr_op, regs) = if load {
             (&ops[1], &ops[0])
         } else {
@@ -211,6 +228,10 @@ fn wmma<'c, 'a>(
         };
         let wide = ty == mma::F64;
         let words = frag_words(items(regs).len(), ty);
+        let need = crate::runtime::matrix::wmma_words(desc).ok_or_else(|| unsupported(i))?;
+        if (words as usize) < need {
+            return Err(wrong_fragment(i));
+        }
         if load {
             let out = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, words)?;
             l.call(
@@ -267,6 +288,17 @@ fn call_mma<'c, 'a>(
     let ty = |shift: u32| (kind >> shift) & 0xf;
     let wide = ty(4) == mma::F64;
     let words = |o: &Operand, shift: u32| frag_words(items(o).len(), ty(shift));
+    // Every fragment must have the registers its shape and type take.
+    let need = crate::runtime::matrix::fragment_words(kind).ok_or_else(|| unsupported(i))?;
+    let have = [
+        words(&ops[1], 4),
+        words(&ops[2], 8),
+        words(&ops[3], 12),
+        words(&ops[0], 16),
+    ];
+    if have.iter().zip(need).any(|(&h, n)| (h as usize) < n) {
+        return Err(wrong_fragment(i));
+    }
     let pa = pack(l, fs, &ops[1], wide, words(&ops[1], 4))?;
     let pb = pack(l, fs, &ops[2], wide, words(&ops[2], 8))?;
     let pc = pack(l, fs, &ops[3], wide, words(&ops[3], 12))?;
@@ -319,6 +351,9 @@ pub fn lower<'c, 'a>(
             } else {
                 Space::Generic
             };
+            if ops.len() != 2 {
+                return Err(unsupported(i));
+            }
             let (addr_op, regs) = if ins.op == "ldmatrix" {
                 (&ops[1], &ops[0])
             } else {
@@ -330,6 +365,9 @@ pub fn lower<'c, 'a>(
             // The runtime reads and writes the rows through generic (host) addresses.
             let p = l.to_generic(l.address(fs, addr, space, i.span)?);
             let p = l.b.build_ptr_to_int(p, l.i64(), "").unwrap();
+            if items(regs).len() != num as usize {
+                return Err(wrong_fragment(i));
+            }
             let trans = c32(ins.has(".trans") as u32);
             if ins.op == "ldmatrix" {
                 let out = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, 4)?;
