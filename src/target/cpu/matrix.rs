@@ -116,18 +116,7 @@ fn mma_kind(ins: &Ins) -> Option<u32> {
         ".m8n8k4" => mma::M8N8K4,
         _ => mma::M16N8K32,
     };
-    let ty = |m: &str| match m {
-        ".f16" => Some(mma::F16),
-        ".bf16" => Some(mma::BF16),
-        ".tf32" => Some(mma::TF32),
-        ".f32" => Some(mma::F32),
-        ".f64" => Some(mma::F64),
-        ".s8" => Some(mma::S8),
-        ".u8" => Some(mma::U8),
-        ".s32" => Some(mma::S32),
-        _ => None,
-    };
-    let tys: Vec<u32> = ins.mods.iter().filter_map(|m| ty(m)).collect();
+    let tys: Vec<u32> = ins.mods.iter().filter_map(|m| elem_ty(m)).collect();
     // d, a, b, c (the 16-bit forms of the manual may name a and b once: `.bf16` and `.tf32`
     // list all four, as do the compilers).
     let [d, a, b, c] = tys[..] else {
@@ -148,7 +137,7 @@ fn mma_kind(ins: &Ins) -> Option<u32> {
     Some(mma::kind(shape, a, b, c, d) | sat)
 }
 
-/// Element type of a type modifier (`abi::mma`), for `wmma`'s implemented types.
+/// Element type of a type modifier (`abi::mma`), for the implemented types.
 fn elem_ty(m: &str) -> Option<u32> {
     match m {
         ".f16" => Some(mma::F16),
