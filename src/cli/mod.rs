@@ -56,7 +56,12 @@ pub struct CheckArgs {
 #[command(
     after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
     @PATH (a device buffer holding PATH's bytes), zeros:BYTES (a zero-filled device buffer),\n      \
-    bytes:HEX (a by-value parameter given as raw bytes)"
+    bytes:HEX (a by-value parameter given as raw bytes)\n\n\
+ENVIRONMENT:\n  \
+PTX2LLVM_CPU_MODE=coroutine   run every CUDA thread as a coroutine instead of thread loops\n  \
+PTX2LLVM_NO_SIGNAL_HANDLER=1  leave SIGSEGV/SIGBUS alone (invalid accesses then crash the process)\n  \
+PTX2LLVM_PERF_MAP=1           name the JIT-compiled functions for `perf` (/tmp/perf-PID.map)\n  \
+PTX2LLVM_CODE_DUMP=DIR        write each JIT-compiled function's machine code to DIR"
 )]
 pub struct RunArgs {
     /// The PTX file.
