@@ -6,7 +6,9 @@
 //! function), a padded-tile transpose with ragged edges (2-D blocks), a warp-per-row
 //! layernorm whose stride loops only some lanes enter before xor shuffles (the case that
 //! found a stale operand bank), ballot counting in a grid-stride loop with `continue`,
-//! `__syncthreads_count/or/and`, and segment shuffles of widths 16 and 8.
+//! `__syncthreads_count/or/and`, segment shuffles of widths 16 and 8, `__noinline__` helpers
+//! with barriers, 3-D blocks, persistent loops, `__any_sync` loops, 64-bit shuffles, a
+//! breaking search and a jump-table `switch`.
 
 mod cpu_util;
 
@@ -260,5 +262,156 @@ fn device_functions_with_barriers_called_in_a_loop() {
         let args = vec![ptr(&bi), ptr(&bo), i32a(reps)];
         launch(&m, "calls", d3(grid as u32, 1, 1), d3(128, 1, 1), 0, args);
         assert_eq!(get_i32(&bo), want, "calls, {scheme}");
+    }
+}
+
+/// 3-D blocks (8 x 8 x 4) summing z-slices in shared memory; a persistent kernel whose
+/// block-uniform loop has barriers inside (3 CTAs over 5000 elements).
+#[test]
+fn three_dimensional_blocks_and_persistent_loops() {
+    let mut r = Rng::new(6);
+    let g = 7usize;
+    let cube: Vec<f32> = (0..g * 256).map(|_| r.int(-9, 9) as f32).collect();
+    let want: Vec<f32> = cube.chunks(64).map(|c| c.iter().sum()).collect();
+    let n = 5000usize;
+    let vals: Vec<i32> = (0..n).map(|_| r.int(-1000, 1000) as i32).collect();
+    let mut pwant = Vec::new();
+    for base in (0..n).step_by(256) {
+        let blk: Vec<i32> = (0..256)
+            .map(|t| *vals.get(base + t).unwrap_or(&0))
+            .collect();
+        for t in 0..256 {
+            if base + t < n {
+                pwant.push(blk[(t + 1) % 256] - blk[t]);
+            }
+        }
+    }
+    for (m, scheme) in modules() {
+        let (bi, bo) = (buf_f32(&cube), buf_f32(&vec![0.0; g * 4]));
+        launch(
+            &m,
+            "cube",
+            d3(g as u32, 1, 1),
+            d3(8, 8, 4),
+            0,
+            vec![ptr(&bi), ptr(&bo)],
+        );
+        assert_eq!(get_f32(&bo), want, "cube, {scheme}");
+        let (bi, bo) = (buf_i32(&vals), buf_i32(&vec![0; n]));
+        let args = vec![ptr(&bi), ptr(&bo), i32a(n as i32)];
+        launch(&m, "persist", d3(3, 1, 1), d3(256, 1, 1), 0, args);
+        assert_eq!(get_i32(&bo), pwant, "persist, {scheme}");
+    }
+}
+
+/// A warp loop until `__any_sync` says every lane is below 10 (each warp its own trip count),
+/// and 64-bit shuffles (a double sum, a 64-bit xor) with a 64-bit atomic addition.
+#[test]
+fn convergence_loops_and_64_bit_shuffles() {
+    let mut r = Rng::new(7);
+    let g = 5usize;
+    let vals: Vec<i32> = (0..g * 128).map(|_| r.int(0, 5000) as i32).collect();
+    let (mut want_v, mut want_k) = (Vec::new(), Vec::new());
+    for w in vals.chunks(32) {
+        let (mut v, mut k) = (w.to_vec(), 0);
+        while v.iter().any(|&x| x >= 10) {
+            let o: Vec<i32> = (0..32).map(|l| v[(l + 1).min(31)]).collect();
+            v = (0..32)
+                .map(|l| {
+                    if v[l] >= 10 {
+                        v[l] / 2
+                    } else {
+                        v[l] + (o[l] & 1)
+                    }
+                })
+                .collect();
+            k += 1;
+        }
+        want_v.extend(v);
+        want_k.push(k);
+    }
+    let d: Vec<f64> = (0..256).map(|_| r.int(-100, 100) as f64 * 0.5).collect();
+    let sums: Vec<f64> = d.chunks(32).map(|c| c.iter().sum()).collect();
+    let xor = d.chunks(32).fold(0u64, |acc, c| {
+        let x = c.iter().fold(0u64, |a, &v| {
+            a ^ ((v as i64).wrapping_mul(1_000_000_007) as u64)
+        });
+        acc.wrapping_add(x)
+    });
+    for (m, scheme) in modules() {
+        let (bi, bo, bk) = (
+            buf_i32(&vals),
+            buf_i32(&vec![0; g * 128]),
+            buf_i32(&vec![0; g * 4]),
+        );
+        let args = vec![ptr(&bi), ptr(&bo), ptr(&bk)];
+        launch(&m, "converge", d3(g as u32, 1, 1), d3(128, 1, 1), 0, args);
+        assert_eq!(get_i32(&bo), want_v, "converge, {scheme}");
+        assert_eq!(get_i32(&bk), want_k, "converge trip counts, {scheme}");
+        let (bi, bo, bs) = (buf_f64(&d), buf_f64(&[0.0; 8]), buf_u64(&[0]));
+        let args = vec![ptr(&bi), ptr(&bo), ptr(&bs)];
+        launch(&m, "wide", d3(4, 1, 1), d3(64, 1, 1), 0, args);
+        assert_eq!(get_f64(&bo), sums, "double shuffles, {scheme}");
+        assert_eq!(get_u64(&bs), [xor], "64-bit shuffles and atomics, {scheme}");
+    }
+}
+
+/// A search that sets a shared flag and leaves its block-uniform loop with `break` after a
+/// barrier, and a jump-table `switch` before a barrier.
+#[test]
+fn shared_flag_breaks_and_switch_tables() {
+    let mut r = Rng::new(8);
+    let (g, n, key) = (6usize, 1000usize, 4242);
+    let mut vals: Vec<i32> = (0..g * n).map(|_| r.int(0, 4000) as i32).collect();
+    for b in 0..g {
+        if b % 3 != 2 {
+            vals[b * n + r.int(0, n as i64 - 1) as usize] = key;
+        }
+    }
+    let mut want = Vec::new();
+    for (b, blk) in vals.chunks(n).enumerate() {
+        let (mut rounds, mut at) = (0, i32::MAX);
+        for base in (0..n).step_by(128) {
+            rounds += 1;
+            if let Some(i) = (base..(base + 128).min(n)).find(|&i| blk[i] == key) {
+                at = (b * n + i) as i32;
+                break;
+            }
+        }
+        want.extend([at, rounds]);
+    }
+    let sv: Vec<i32> = (0..5 * 128)
+        .map(|_| r.int(-100_000, 100_000) as i32)
+        .collect();
+    let f = |v: i32| match v & 7 {
+        0 => v.wrapping_mul(3),
+        1 => v - 100,
+        2 => v ^ 0x55,
+        3 => -v,
+        4 => v << 2,
+        5 => v / 3,
+        6 => v % 11,
+        _ => 7,
+    };
+    let mut swant = Vec::new();
+    for blk in sv.chunks(128) {
+        let rs: Vec<i32> = blk.iter().map(|&v| f(v)).collect();
+        swant.extend((0..128).map(|t| rs[127 - t] + rs[t]));
+    }
+    for (m, scheme) in modules() {
+        let (bi, bo) = (buf_i32(&vals), buf_i32(&vec![0; 2 * g]));
+        let args = vec![ptr(&bi), ptr(&bo), i32a(n as i32), i32a(key)];
+        launch(&m, "search", d3(g as u32, 1, 1), d3(128, 1, 1), 0, args);
+        assert_eq!(get_i32(&bo), want, "search, {scheme}");
+        let (bi, bo) = (buf_i32(&sv), buf_i32(&vec![0; 5 * 128]));
+        launch(
+            &m,
+            "sw",
+            d3(5, 1, 1),
+            d3(128, 1, 1),
+            0,
+            vec![ptr(&bi), ptr(&bo)],
+        );
+        assert_eq!(get_i32(&bo), swant, "switch, {scheme}");
     }
 }

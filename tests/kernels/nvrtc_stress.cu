@@ -1,7 +1,9 @@
 // Kernels written to exercise the cpu target's thread-loop compiler with shapes the benchmarks
 // lack (tests/cpu_stress.rs): bitonic sort, scans, a padded-tile transpose, a warp-per-row
 // layernorm whose stride loops only some lanes enter, masked counting with ballots, segment
-// shuffles, barrier reductions, `__noinline__` helpers with barriers and shuffles called in a loop.
+// shuffles, barrier reductions, `__noinline__` helpers with barriers and shuffles called in a loop,
+// 3-D blocks, persistent block-uniform loops with barriers, `__any_sync` convergence loops,
+// 64-bit shuffles and atomics, a shared-flag search that breaks, a jump table before a barrier.
 // bitonic sort of 1024 ints per block (blockDim = 512, two elements per thread)
 extern "C" __global__ void bitonic(int *data) {
     __shared__ int s[1024];
@@ -160,4 +162,85 @@ extern "C" __global__ void calls(const int *in, int *out, int reps) {
         acc += warp_max(v * (r + 1));
     }
     out[blockIdx.x * 128 + threadIdx.x] = acc;
+}
+
+// 3-D blocks (8,8,4): per-z-slice tile sums
+extern "C" __global__ void cube(const float *in, float *out) {
+    __shared__ float s[4][8][8];
+    int x = threadIdx.x, y = threadIdx.y, z = threadIdx.z;
+    int b = blockIdx.x;
+    s[z][y][x] = in[((b * 4 + z) * 8 + y) * 8 + x];
+    __syncthreads();
+    if (x == 0) { float a = 0; for (int k = 0; k < 8; k++) a += s[z][y][k]; s[z][y][0] = a; }
+    __syncthreads();
+    if (x == 0 && y == 0) { float a = 0; for (int k = 0; k < 8; k++) a += s[z][k][0]; out[b * 4 + z] = a; }
+}
+// persistent block-uniform loop with barriers inside
+extern "C" __global__ void persist(const int *in, int *out, int n) {
+    __shared__ int s[256];
+    for (int base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+        int i = base + threadIdx.x;
+        s[threadIdx.x] = i < n ? in[i] : 0;
+        __syncthreads();
+        int v = s[(threadIdx.x + 1) % blockDim.x] - s[threadIdx.x];
+        __syncthreads();
+        if (i < n) out[i] = v;
+    }
+}
+// converge with __any_sync: halve values until every lane is below 10
+extern "C" __global__ void converge(const int *in, int *out, int *iters) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = in[i], k = 0;
+    while (__any_sync(0xffffffffu, v >= 10)) {
+        int o = __shfl_down_sync(0xffffffffu, v, 1);
+        v = v >= 10 ? v / 2 : v + (o & 1);
+        k++;
+    }
+    out[i] = v;
+    if ((threadIdx.x & 31) == 0) iters[i / 32] = k;
+}
+// 64-bit shuffles and atomics
+extern "C" __global__ void wide(const double *in, double *out, unsigned long long *sum) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double v = in[i];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    long long iv = (long long)in[i] * 1000000007LL;
+    for (int o = 1; o < 32; o <<= 1) iv ^= __shfl_xor_sync(0xffffffffu, iv, o);
+    if ((threadIdx.x & 31) == 0) { out[i / 32] = v; atomicAdd(sum, (unsigned long long)iv); }
+}
+
+// search with a shared flag and a block-uniform loop that breaks
+extern "C" __global__ void search(const int *in, int *out, int n, int key) {
+    __shared__ int found, where;
+    int t = threadIdx.x;
+    if (t == 0) { found = 0; where = 0x7fffffff; }
+    __syncthreads();
+    int rounds = 0;
+    for (int base = blockIdx.x * n; base < (blockIdx.x + 1) * n; base += blockDim.x) {
+        int i = base + t;
+        if (i < (blockIdx.x + 1) * n && in[i] == key) { found = 1; atomicMin(&where, i); }
+        __syncthreads();
+        rounds++;
+        if (found) break;
+        __syncthreads();
+    }
+    if (t == 0) { out[blockIdx.x * 2] = where; out[blockIdx.x * 2 + 1] = rounds; }
+}
+// a switch (jump table) before a barrier
+extern "C" __global__ void sw(const int *in, int *out) {
+    __shared__ int s[128];
+    int t = threadIdx.x, v = in[blockIdx.x * 128 + t], r;
+    switch (v & 7) {
+        case 0: r = v * 3; break;
+        case 1: r = v - 100; break;
+        case 2: r = v ^ 0x55; break;
+        case 3: r = -v; break;
+        case 4: r = v << 2; break;
+        case 5: r = v / 3; break;
+        case 6: r = v % 11; break;
+        default: r = 7;
+    }
+    s[t] = r;
+    __syncthreads();
+    out[blockIdx.x * 128 + t] = s[127 - t] + r;
 }
