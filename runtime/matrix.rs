@@ -1,7 +1,8 @@
 //! Warp-collective matrix instructions of the coroutine scheme: `mma.sync`, `ldmatrix`,
-//! `stmatrix`, `movmatrix` and `wmma` (whose loads and stores need no exchange). Each lane leaves its operands (fragment registers, row
-//! addresses) in its slot of the CTA's exchange area, the warp synchronizes once, and each
-//! lane then computes its own result from every lane's operands. The area is double-buffered
+//! `stmatrix`, `movmatrix` and `wmma` (whose loads and stores need no exchange). Each lane
+//! leaves its operands (fragment registers, row addresses) in its slot of the CTA's exchange
+//! area, the warp synchronizes once, and each lane then computes its own result from every
+//! lane's operands (an `mma`'s product once per warp, by the first lane to run). The area is double-buffered
 //! (a per-thread phase picks the half): a lane that runs ahead to the next matrix operation
 //! writes the other half, and it cannot get two operations ahead, because that operation's
 //! synchronization waits for every lane, so for all of them to be done reading.
@@ -108,6 +109,11 @@ impl Mma {
         r * c / WARP_SIZE as usize
     }
 
+    /// Words of a lane's fragment `f` (`out`: the result `d` rather than `c`).
+    fn words(&self, f: Frag, out: bool) -> usize {
+        (self.count(f) * bits(self.ty(f, out))).div_ceil(32)
+    }
+
     /// Element type of fragment `f` (`abi::mma` type code).
     fn ty(&self, f: Frag, out: bool) -> u32 {
         match f {
@@ -159,19 +165,18 @@ impl Mma {
 /// (`None` for kinds the runtime does not implement): what the lowering must pass.
 pub(crate) fn fragment_words(kind: u32) -> Option<[usize; 4]> {
     let m = Mma::decode(kind)?;
-    let w = |f: Frag, out: bool| (m.count(f) * bits(m.ty(f, out))).div_ceil(32);
     Some([
-        w(Frag::A, false),
-        w(Frag::B, false),
-        w(Frag::C, false),
-        w(Frag::C, true),
+        m.words(Frag::A, false),
+        m.words(Frag::B, false),
+        m.words(Frag::C, false),
+        m.words(Frag::C, true),
     ])
 }
 
 /// Words of one lane's `wmma.load`/`wmma.store` fragment for descriptor `desc`.
 pub(crate) fn wmma_words(desc: u32) -> Option<usize> {
-    let (m, f, ty) = wmma_desc(desc)?;
-    Some((m.count(f) * bits(ty)).div_ceil(32))
+    let (m, f, _) = wmma_desc(desc)?;
+    Some(m.words(f, false))
 }
 
 /// Bits per element of type `ty`.
@@ -186,33 +191,17 @@ fn bits(ty: u32) -> usize {
 
 /// Element `i` of the packed words `w` of type `ty`, as an `f64` (integers exactly).
 fn element(w: &[u32], ty: u32, i: usize) -> f64 {
-    match bits(ty) {
-        16 => {
-            let h = (w[i / 2] >> (16 * (i % 2))) as u16;
-            if ty == code::F16 {
-                super::softfp::f16_bits_to_f32(h) as f64
-            } else {
-                f32::from_bits((h as u32) << 16) as f64
-            }
-        }
-        8 => {
-            let b = (w[i / 4] >> (8 * (i % 4))) as u8;
-            if ty == code::S8 {
-                b as i8 as f64
-            } else {
-                b as f64
-            }
-        }
-        64 => f64::from_bits(w[2 * i] as u64 | (w[2 * i + 1] as u64) << 32),
-        _ => {
-            let x = w[i];
-            match ty {
-                // tf32 keeps the sign, the exponent and 10 fraction bits.
-                code::TF32 => f32::from_bits(x & 0xffff_e000) as f64,
-                code::S32 => x as i32 as f64,
-                _ => f32::from_bits(x) as f64,
-            }
-        }
+    let x = get_bits(w, bits(ty), i);
+    match ty {
+        code::F16 => super::softfp::f16_bits_to_f32(x as u16) as f64,
+        code::BF16 => f32::from_bits((x as u32) << 16) as f64,
+        code::S8 => x as u8 as i8 as f64,
+        code::U8 => x as f64,
+        code::F64 => f64::from_bits(x),
+        // tf32 keeps the sign, the exponent and 10 fraction bits.
+        code::TF32 => f32::from_bits(x as u32 & 0xffff_e000) as f64,
+        code::S32 => x as u32 as i32 as f64,
+        _ => f32::from_bits(x as u32) as f64,
     }
 }
 
@@ -261,10 +250,9 @@ unsafe fn lane_words(t: *mut Thread, base: u32, lane: usize, phase: u32) -> [u32
     w
 }
 
-/// `mma.sync.aligned` (and `wmma.mma.sync.aligned`) of kind `kind` (`abi::mma`): `d = a * b + c`
-/// for the warp; `a`, `b`
-/// and `c` point to the calling lane's fragment registers (32-bit words, `f64` as two),
-/// `d` receives its result fragment.
+/// `mma.sync.aligned` (and `wmma.mma.sync.aligned`) of kind `kind` (`abi::mma`): `d = a * b +
+/// c` for the warp; `a`, `b` and `c` point to the calling lane's fragment registers (32-bit
+/// words, `f64` as two), `d` receives its result fragment.
 ///
 /// # Safety
 /// `t` must be the context the runtime passed to the running kernel; the pointers must hold
@@ -284,11 +272,10 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
             format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
         );
     };
-    let words = |f: Frag, out: bool| (m.count(f) * bits(m.ty(f, out))).div_ceil(32);
     let (wa, wb, wc) = (
-        words(Frag::A, false),
-        words(Frag::B, false),
-        words(Frag::C, false),
+        m.words(Frag::A, false),
+        m.words(Frag::B, false),
+        m.words(Frag::C, false),
     );
     let mut mine = [0u32; SLOT_WORDS];
     for (k, w) in mine.iter_mut().take(wa + wb + wc).enumerate() {
@@ -323,7 +310,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
     }
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let res = &(*cta).xres;
-    for k in 0..words(Frag::C, true) {
+    for k in 0..m.words(Frag::C, true) {
         *d.add(k) = res[at(lane) + k];
     }
 }
@@ -558,7 +545,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_wmma_load(
             put_bits(&mut packed, b, e, v);
         }
     });
-    let used = (n * b).div_ceil(32).max(1);
+    let used = m.words(f, false).max(1);
     for k in 0..words as usize {
         *out.add(k) = packed[k % used];
     }
@@ -584,7 +571,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_wmma_store(
     };
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let (n, b) = (m.count(f), bits(ty));
-    let words: Vec<u32> = (0..(n * b).div_ceil(32)).map(|k| *regs.add(k)).collect();
+    let words: Vec<u32> = (0..m.words(f, false)).map(|k| *regs.add(k)).collect();
     super::fault::kernel_access(|| {
         for e in 0..n {
             let p = element_addr(&m, f, desc, addr, stride, lane, e) as *mut u8;

@@ -1,7 +1,7 @@
 //! cpu lowering of the warp matrix instructions `mma.sync`, `ldmatrix`, `stmatrix`,
-//! `movmatrix` and `wmma`: the lane's fragment registers go to the runtime (`runtime/matrix.rs`, which
-//! exchanges them across the warp) in arrays on the stack, and the results come back the same
-//! way. Kernels using them run on the coroutine scheme (`fission::analysis::is_warp_matrix`).
+//! `movmatrix` and `wmma`: the lane's fragment registers go to the runtime
+//! (`runtime/matrix.rs`, which exchanges them across the warp) in arrays on the stack, and the
+//! results come back the same way. Kernels using them run on the coroutine scheme (`fission::analysis::is_warp_matrix`).
 //! Forms the runtime does not implement (other shapes and types, sparse `mma.sp`, the sm_100
 //! `.m16n16`/`.m8n16` `ldmatrix`) are reported by name.
 
@@ -10,17 +10,14 @@ use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::mma;
 use crate::syntax::ast::{Instruction, Operand};
 
-use super::sync::{self_ptr, unsupported};
+use super::sync::{self_ptr, spelling, unsupported};
 
 /// A fragment operand without the registers its shape and type take.
 fn wrong_fragment(i: &Instruction) -> Error {
     Error::Invalid {
         msg: format!(
             "`{}`: a fragment operand does not have the registers its shape and type take",
-            crate::lower::inline_asm::spell(i)
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
+            spelling(i)
         ),
         span: i.span,
     }
@@ -34,42 +31,32 @@ fn items<'x, 'a>(o: &'x Operand<'a>) -> Vec<&'x Operand<'a>> {
     }
 }
 
+/// An array of `words` 32-bit words on the stack (fragments to and from the runtime).
+fn words_array<'c>(l: &Lowerer<'c, '_>, fs: &FnState<'c, '_>, words: u32) -> PointerValue<'c> {
+    l.alloca(fs, l.i32().array_type(words.max(1)).into(), 8, "frag")
+}
+
 /// An array of 32-bit words on the stack holding the registers of `o` (64-bit registers as
-/// two words, low first), padded with zeros to `words`.
+/// two words, low first).
 fn pack<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     o: &Operand<'a>,
     wide: bool,
-    words: u32,
 ) -> Result<PointerValue<'c>, Error> {
-    let i32t = l.i32();
-    let arr = l.alloca(fs, i32t.array_type(words.max(1)).into(), 8, "frag");
-    for k in 0..words {
-        let p = unsafe {
-            l.b.build_gep(i32t, arr, &[l.i64().const_int(k as u64, false)], "")
-                .unwrap()
-        };
-        l.b.build_store(p, i32t.const_zero()).unwrap();
-    }
+    let (ty, step) = if wide { (Ty::b(64), 2) } else { (Ty::b(32), 1) };
+    let arr = words_array(l, fs, items(o).len() as u32 * step);
     for (k, it) in items(o).into_iter().enumerate() {
-        let (ty, step) = if wide { (Ty::b(64), 2) } else { (Ty::b(32), 1) };
-        if (k as u32 + 1) * step > words {
-            break;
-        }
         let v = l.operand(fs, it, ty)?;
-        let p = unsafe {
-            l.b.build_gep(
-                i32t,
-                arr,
-                &[l.i64().const_int(k as u64 * step as u64, false)],
-                "",
-            )
-            .unwrap()
-        };
-        l.b.build_store(p, v).unwrap();
+        l.b.build_store(word(l, arr, k as u32 * step), v).unwrap();
     }
     Ok(arr)
+}
+
+/// Word `k` of the array `arr`.
+fn word<'c>(l: &Lowerer<'c, '_>, arr: PointerValue<'c>, k: u32) -> PointerValue<'c> {
+    let at = l.i64().const_int(k as u64, false);
+    unsafe { l.b.build_gep(l.i32(), arr, &[at], "").unwrap() }
 }
 
 /// Sets the registers of `o` from the array `arr` (as `pack` lays them out).
@@ -80,22 +67,15 @@ fn unpack<'c, 'a>(
     arr: PointerValue<'c>,
     wide: bool,
 ) -> Result<(), Error> {
-    let (ty, step): (BasicTypeEnum, u64) = if wide {
+    let (ty, step): (BasicTypeEnum, u32) = if wide {
         (l.i64().into(), 2)
     } else {
         (l.i32().into(), 1)
     };
     for (k, it) in items(o).into_iter().enumerate() {
-        let p = unsafe {
-            l.b.build_gep(
-                l.i32(),
-                arr,
-                &[l.i64().const_int(k as u64 * step, false)],
-                "",
-            )
-            .unwrap()
-        };
-        let v = l.b.build_load(ty, p, "").unwrap();
+        let v =
+            l.b.build_load(ty, word(l, arr, k as u32 * step), "")
+                .unwrap();
         l.set(fs, it, v, false)?;
     }
     Ok(())
@@ -201,15 +181,7 @@ fn wmma<'c, 'a>(
         let Operand::Addr(addr) = addr_op else {
             return Err(unsupported(i));
         };
-        let space = if ins.mods.iter().any(|m| m.starts_with(".shared")) {
-            Space::Shared
-        } else if ins.has(".global") {
-            Space::Global
-        } else {
-            Space::Generic
-        };
-        let p = l.to_generic(l.address(fs, addr, space, i.span)?);
-        let p = l.b.build_ptr_to_int(p, l.i64(), "").unwrap();
+        let p = row_address(l, fs, ins, addr)?;
         // Without a stride the matrix is packed: a row (column) after the other.
         let stride = match ops.get(2) {
             Some(o) => l.operand(fs, o, Ty::b(32))?,
@@ -222,7 +194,7 @@ fn wmma<'c, 'a>(
             return Err(wrong_fragment(i));
         }
         if load {
-            let out = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, words)?;
+            let out = words_array(l, fs, words);
             l.call(
                 "ptx2llvm_rt_wmma_load",
                 None,
@@ -230,7 +202,7 @@ fn wmma<'c, 'a>(
             );
             unpack(l, fs, regs, out, wide)?;
         } else {
-            let r = pack(l, fs, regs, wide, words)?;
+            let r = pack(l, fs, regs, wide)?;
             l.call(
                 "ptx2llvm_rt_wmma_store",
                 None,
@@ -288,11 +260,10 @@ fn call_mma<'c, 'a>(
     if have.iter().zip(need).any(|(&h, n)| (h as usize) < n) {
         return Err(wrong_fragment(i));
     }
-    let pa = pack(l, fs, &ops[1], wide, words(&ops[1], 4))?;
-    let pb = pack(l, fs, &ops[2], wide, words(&ops[2], 8))?;
-    let pc = pack(l, fs, &ops[3], wide, words(&ops[3], 12))?;
-    let dw = words(&ops[0], 16).max(8);
-    let pd = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, dw)?;
+    let pa = pack(l, fs, &ops[1], wide)?;
+    let pb = pack(l, fs, &ops[2], wide)?;
+    let pc = pack(l, fs, &ops[3], wide)?;
+    let pd = words_array(l, fs, have[3]);
     let k: BasicValueEnum<'c> = l.c32(kind as u64).into();
     l.call(
         "ptx2llvm_rt_mma",
@@ -301,6 +272,19 @@ fn call_mma<'c, 'a>(
     );
     unpack(l, fs, &ops[0], pd, wide)?;
     Ok(true)
+}
+
+/// The generic (host) address of `addr` in the instruction's state space (generic when it
+/// names none), as an i64: the runtime reads and writes matrices through it.
+fn row_address<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ins: &Ins<'_, 'a>,
+    addr: &crate::syntax::ast::Address<'a>,
+) -> Result<IntValue<'c>, Error> {
+    let space = ins.space().unwrap_or(Space::Generic);
+    let p = l.to_generic(l.address(fs, addr, space, ins.i.span)?);
+    Ok(l.b.build_ptr_to_int(p, l.i64(), "").unwrap())
 }
 
 /// Words of a fragment: `n` registers of `ty` (16-bit types packed two to a register).
@@ -335,11 +319,6 @@ pub fn lower<'c, 'a>(
                 Some(".x4") => 4,
                 _ => return Err(unsupported(i)),
             };
-            let space = if ins.mods.iter().any(|m| m.starts_with(".shared")) {
-                Space::Shared
-            } else {
-                Space::Generic
-            };
             if ops.len() != 2 {
                 return Err(unsupported(i));
             }
@@ -351,15 +330,13 @@ pub fn lower<'c, 'a>(
             let Operand::Addr(addr) = addr_op else {
                 return Err(unsupported(i));
             };
-            // The runtime reads and writes the rows through generic (host) addresses.
-            let p = l.to_generic(l.address(fs, addr, space, i.span)?);
-            let p = l.b.build_ptr_to_int(p, l.i64(), "").unwrap();
+            let p = row_address(l, fs, &ins, addr)?;
             if items(regs).len() != num as usize {
                 return Err(wrong_fragment(i));
             }
             let trans = c32(ins.has(".trans") as u32);
             if ins.op == "ldmatrix" {
-                let out = pack(l, fs, &Operand::Vec(Vec::new(), i.span), false, 4)?;
+                let out = words_array(l, fs, num);
                 l.call(
                     "ptx2llvm_rt_ldmatrix",
                     None,
@@ -367,7 +344,7 @@ pub fn lower<'c, 'a>(
                 );
                 unpack(l, fs, regs, out, false)?;
             } else {
-                let r = pack(l, fs, regs, false, num)?;
+                let r = pack(l, fs, regs, false)?;
                 l.call(
                     "ptx2llvm_rt_stmatrix",
                     None,

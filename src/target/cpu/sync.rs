@@ -44,12 +44,16 @@ fn set_pair<'c, 'a>(
 /// "not supported on the cpu target: `OPCODE.MODIFIERS`", as the inline-assembly fallback
 /// says it.
 pub(super) fn unsupported(i: &Instruction) -> Error {
-    let full = crate::lower::inline_asm::spell(i);
-    let first = full.split_whitespace().next().unwrap_or("").to_string();
     Error::Unsupported {
-        msg: format!("not supported on the cpu target: `{first}`"),
+        msg: format!("not supported on the cpu target: `{}`", spelling(i)),
         span: i.span,
     }
+}
+
+/// `OPCODE.MODIFIERS` of `i`, as the errors name it.
+pub(super) fn spelling(i: &Instruction) -> String {
+    let full = crate::lower::inline_asm::spell(i);
+    full.split_whitespace().next().unwrap_or("").to_string()
 }
 
 /// `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}`:

@@ -1240,7 +1240,6 @@ fn chain_rounds<'c>(
         (nptx + L_XHI) as usize,
     );
     let val = |v: BasicMetadataValueEnum<'c>| v.into_int_value();
-    let val_ptr = |v: BasicMetadataValueEnum<'c>| v.into_pointer_value();
     let (k0, want0, bank0) = (val(args[ik]), val(args[iwant]), val(args[ibank]));
     let (xlo0, xhi0) = (val(args[ixlo]), val(args[ixhi]));
     let mode = val(args[(nptx + extra::T) as usize]);
@@ -1421,91 +1420,8 @@ fn chain_rounds<'c>(
     b.build_conditional_branch(b.build_and(none, more, "").unwrap(), next_cta, exit)
         .unwrap();
     b.position_at_end(next_cta);
-    // What the driver does between CTAs (`FisWork::begin`, `run_cta`): the next linear id,
-    // its ids in the context (runtime calls and error reports read them), zeroed shared
-    // memory, every thread at the start.
-    let first = b
-        .build_load(i64t, at(off::CTA_FIRST), "")
-        .unwrap()
-        .into_int_value();
-    b.build_store(
-        at(off::CTA_FIRST),
-        b.build_int_add(first, i64t.const_int(1, false), "")
-            .unwrap(),
-    )
-    .unwrap();
-    b.build_store(
-        at(off::CTA_COUNT),
-        b.build_int_sub(left, c32(1), "").unwrap(),
-    )
-    .unwrap();
-    let cur: Vec<IntValue> = cids
-        .iter()
-        .map(|p| p.as_basic_value().into_int_value())
-        .collect();
-    let nc = |d: u32| val(args[(nptx + extra::NC + d) as usize]);
-    let x1 = b.build_int_add(cur[0], c32(1), "").unwrap();
-    let wrap_x = b
-        .build_int_compare(IntPredicate::EQ, x1, nc(0), "")
-        .unwrap();
-    let y1 = b.build_int_add(cur[1], c32(1), "").unwrap();
-    let wrap_y = b
-        .build_int_compare(IntPredicate::EQ, y1, nc(1), "")
-        .unwrap();
-    let sel = |c: IntValue<'c>, a: IntValue<'c>, e: IntValue<'c>| {
-        b.build_select(c, a, e, "").unwrap().into_int_value()
-    };
-    let nx = sel(wrap_x, c32(0), x1);
-    let ny_wrapped = sel(wrap_y, c32(0), y1);
-    let ny = sel(wrap_x, ny_wrapped, cur[1]);
-    let z1 = b.build_int_add(cur[2], c32(1), "").unwrap();
-    let nz = sel(b.build_and(wrap_x, wrap_y, "").unwrap(), z1, cur[2]);
-    let cx = val_ptr(args[(nptx + extra::CTX) as usize]);
-    for (d, v) in [nx, ny, nz].into_iter().enumerate() {
-        let q = unsafe {
-            b.build_gep(
-                i8t,
-                cx,
-                &[i64t.const_int((offset::CTAID + 4 * d as u32) as u64, false)],
-                "",
-            )
-            .unwrap()
-        };
-        b.build_store(q, v).unwrap();
-    }
-    let nthr = b.build_int_z_extend(nthreads, i64t, "").unwrap();
-    let state = val_ptr(args[(nptx + extra::STATE) as usize]);
-    b.build_memset(
-        state,
-        2,
-        i8t.const_zero(),
-        b.build_int_mul(nthr, i64t.const_int(2, false), "").unwrap(),
-    )
-    .unwrap();
-    let smem = b
-        .build_load(
-            i32t,
-            unsafe {
-                b.build_gep(
-                    i8t,
-                    cx,
-                    &[i64t.const_int(offset::TOTAL_SMEM_SIZE as u64, false)],
-                    "",
-                )
-                .unwrap()
-            },
-            "",
-        )
-        .unwrap()
-        .into_int_value();
-    let shared = val_ptr(args[(nptx + extra::SHARED) as usize]);
-    b.build_memset(
-        shared,
-        16,
-        i8t.const_zero(),
-        b.build_int_z_extend(smem, i64t, "").unwrap(),
-    )
-    .unwrap();
+    let cur = [0, 1, 2].map(|d| cids[d].as_basic_value().into_int_value());
+    let [nx, ny, nz] = start_next_cta(l, fisp, args, nptx, cur, left, nthreads);
     let bn = b.build_xor(bank_done, c32(1), "").unwrap();
     b.build_store(at(off::K), c32(0)).unwrap();
     b.build_store(at(off::WANT), c32(0)).unwrap();
@@ -1531,6 +1447,79 @@ fn chain_rounds<'c>(
         .unwrap();
     b.build_store(at(off::SEEN), seen).unwrap();
     b.build_return(None).unwrap();
+}
+
+/// `K.fis` going on with the next CTA of its batch (block `cta.next` of `chain_rounds`), as
+/// the driver does between CTAs (`FisWork::begin`, `run_cta`): the next linear id and count
+/// in `ptx2llvm_fis`, the ids `cur` advanced in x, then y, then z and stored in the context
+/// (runtime calls and error reports read them), every thread's state and the shared memory
+/// zeroed. `left` is the batch's count before. Returns the new ids.
+fn start_next_cta<'c>(
+    l: &Lowerer<'c, '_>,
+    fisp: PointerValue<'c>,
+    args: &[BasicMetadataValueEnum<'c>],
+    nptx: u32,
+    cur: [IntValue<'c>; 3],
+    left: IntValue<'c>,
+    nthreads: IntValue<'c>,
+) -> [IntValue<'c>; 3] {
+    let b = &l.b;
+    let i8t = l.ctx.i8_type();
+    let (i32t, i64t) = (l.i32(), l.i64());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let field = |base: PointerValue<'c>, o: u32| unsafe {
+        b.build_gep(i8t, base, &[i64t.const_int(o as u64, false)], "")
+            .unwrap()
+    };
+    let arg = |k: u32| args[(nptx + k) as usize];
+    let first = b
+        .build_load(i64t, field(fisp, off::CTA_FIRST), "")
+        .unwrap()
+        .into_int_value();
+    let first1 = b
+        .build_int_add(first, i64t.const_int(1, false), "")
+        .unwrap();
+    b.build_store(field(fisp, off::CTA_FIRST), first1).unwrap();
+    let left1 = b.build_int_sub(left, c32(1), "").unwrap();
+    b.build_store(field(fisp, off::CTA_COUNT), left1).unwrap();
+    let nc = |d: u32| arg(extra::NC + d).into_int_value();
+    let eq = |a, c| b.build_int_compare(IntPredicate::EQ, a, c, "").unwrap();
+    let sel = |c: IntValue<'c>, a: IntValue<'c>, e: IntValue<'c>| {
+        b.build_select(c, a, e, "").unwrap().into_int_value()
+    };
+    let inc = |v: IntValue<'c>| b.build_int_add(v, c32(1), "").unwrap();
+    let (x1, y1, z1) = (inc(cur[0]), inc(cur[1]), inc(cur[2]));
+    let (wrap_x, wrap_y) = (eq(x1, nc(0)), eq(y1, nc(1)));
+    let nx = sel(wrap_x, c32(0), x1);
+    let ny = sel(wrap_x, sel(wrap_y, c32(0), y1), cur[1]);
+    let nz = sel(b.build_and(wrap_x, wrap_y, "").unwrap(), z1, cur[2]);
+    let cx = arg(extra::CTX).into_pointer_value();
+    for (d, v) in [nx, ny, nz].into_iter().enumerate() {
+        b.build_store(field(cx, offset::CTAID + 4 * d as u32), v)
+            .unwrap();
+    }
+    let nthr = b.build_int_z_extend(nthreads, i64t, "").unwrap();
+    let state_bytes = b.build_int_mul(nthr, i64t.const_int(2, false), "").unwrap();
+    b.build_memset(
+        arg(extra::STATE).into_pointer_value(),
+        2,
+        i8t.const_zero(),
+        state_bytes,
+    )
+    .unwrap();
+    let smem = b
+        .build_load(i32t, field(cx, offset::TOTAL_SMEM_SIZE), "")
+        .unwrap()
+        .into_int_value();
+    let smem = b.build_int_z_extend(smem, i64t, "").unwrap();
+    b.build_memset(
+        arg(extra::SHARED).into_pointer_value(),
+        16,
+        i8t.const_zero(),
+        smem,
+    )
+    .unwrap();
+    [nx, ny, nz]
 }
 
 /// Kernels without stops: a loop over the CTAs `first..first + count` around the start
