@@ -503,17 +503,23 @@ fn invalid_instructions_are_rejected_with_useful_messages() {
             "add.type",
         ],
     );
-    // Right modifiers, wrong order: the message gives the order the manual wants.
+    // Right modifiers in an order ptxas rejects: the message gives the order the manual wants.
+    // (`.lo`/`.full` belong to the instruction's name for ptxas: `mul.lo`, `div.full`.)
     rejected(
-        "add.f32.sat %f1, %f2, %f3;",
+        "mul.u32.lo %r1, %r2, %r3;",
         &[
-            "modifiers of `add` are out of order: expected `add.sat.f32`",
-            "form: add{.rnd}{.ftz}{.sat}.f32",
+            "modifiers of `mul` are out of order: expected `mul.lo.u32`",
+            "form: mul.mode.type",
         ],
     );
     rejected(
-        "cvt.rn.f32.sat.s32 %f1, %r1;",
-        &["out of order: expected `cvt.rn.sat.f32.s32`"],
+        "div.ftz.full.f32 %f1, %f2, %f3;",
+        &["out of order: expected `div.full.ftz.f32`"],
+    );
+    // State spaces keep their order (destination first): this is not `cp.async.ca.shared.global`.
+    rejected(
+        "cp.async.ca.global.shared [%rd1], [%rd1], 4;",
+        &["out of order: expected `cp.async.ca.shared.global`"],
     );
     // ptxas rejects `.parity` after the ordering, although one section of the manual writes it.
     rejected(
@@ -882,4 +888,47 @@ fn absurd_modifier_lists_are_rejected_quickly() {
         &["repeated modifier `.s32` is not allowed on `add` here"],
     );
     assert!(start.elapsed().as_secs() < 5);
+}
+
+/// ptxas reads modifiers as a set except for instruction names, types and state spaces
+/// (`src/isa/order.rs`); `fmt` prints the manual's order. Each line: as written, as printed.
+#[test]
+fn modifiers_in_any_order_ptxas_takes_decode_to_the_manuals_order() {
+    let cases = [
+        ("add.f32.rn %f1, %f2, %f3;", "add.rn.f32"),
+        ("add.ftz.rn.f32 %f1, %f2, %f3;", "add.rn.ftz.f32"),
+        ("div.ftz.rn.f32 %f1, %f2, %f3;", "div.rn.ftz.f32"),
+        ("cvt.f32.rn.f64 %f1, %fd1;", "cvt.rn.f32.f64"),
+        ("cvt.ftz.rn.f32.f64 %f1, %fd1;", "cvt.rn.ftz.f32.f64"),
+        ("ld.f32.global %f1, [%rd1];", "ld.global.f32"),
+        ("ld.nc.global.f32 %f1, [%rd1];", "ld.global.nc.f32"),
+        ("setp.f32.lt %p1, %f1, %f2;", "setp.lt.f32"),
+        (
+            "shfl.bfly.sync.b32 %r1, %r2, 1, 31, -1;",
+            "shfl.sync.bfly.b32",
+        ),
+        (
+            "atom.global.f32.add %f1, [%rd1], %f2;",
+            "atom.global.add.f32",
+        ),
+        (
+            "atom.global.gpu.acq_rel.add.f32 %f1, [%rd1], %f2;",
+            "atom.acq_rel.gpu.global.add.f32",
+        ),
+        (
+            "ldmatrix.sync.aligned.x4.trans.m8n8.shared.b16 {%r1, %r2, %r3, %r4}, [%rd1];",
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        ),
+        ("mul.lo.u32 %r1, %r2, %r3;", "mul.lo.u32"),
+    ];
+    for (line, printed) in cases {
+        accepted(line);
+        let src = module_text(line);
+        let (m, _) = parse(&src);
+        let text = ptx2llvm::syntax::printer::print_module(&m);
+        assert!(
+            text.contains(&format!("{printed} ")),
+            "`{line}` should print as `{printed}`:\n{text}"
+        );
+    }
 }

@@ -9,7 +9,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::isa::{Mod, Opcode};
 use crate::syntax::ast::{
-    Block, DeclName, Expr, Function, Initializer, Instruction, Item, Module, Operand, Statement,
+    BinOp, Block, DeclName, Expr, Function, Initializer, Instruction, Item, Module, Operand,
+    Statement,
 };
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
@@ -382,7 +383,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn operand(&mut self, op: &Operand<'a>) {
         match op {
             Operand::Name { name, span, .. } => self.use_name(name, *span),
-            Operand::Imm(e) => self.expr(e),
+            Operand::Imm(e) => {
+                self.expr(e);
+                self.register_expr(e);
+            }
             Operand::Addr(a) => {
                 if let Some(base) = a.base {
                     self.use_name(base, a.span);
@@ -417,6 +421,50 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 self.expr(b);
             }
             Expr::Int { .. } | Expr::F32(..) | Expr::F64(..) => {}
+        }
+    }
+
+    /// A register inside an operand expression: ptxas takes exactly `%r + constant` (the
+    /// address syntax without brackets) for an integer or bit-size register, and nothing else
+    /// (`%r - 1`, `1 + %r`, `%r + %s`, `-%r` are syntax errors there).
+    fn register_expr(&mut self, e: &Expr<'a>) {
+        let is_reg = |this: &Self, name: &str| {
+            matches!(
+                this.scopes.iter().rev().find_map(|s| s.lookup(name)),
+                Some(Kind::Reg(..) | Kind::Pred)
+            )
+        };
+        let mut regs = Vec::new();
+        e.each_name(&mut |name, span| {
+            if is_reg(self, name) {
+                regs.push((name, span));
+            }
+        });
+        let Some(&(name, span)) = regs.first() else {
+            return;
+        };
+        let shape_ok = matches!(e, Expr::Binary(BinOp::Add, a, b, _)
+            if matches!(**a, Expr::Sym(n, _) if n == name)
+                && regs.len() == 1
+                && crate::syntax::consteval::eval(b).is_some());
+        if !shape_ok {
+            self.error(
+                e.span(),
+                format!("a register in an operand expression must be written `{name} + constant`"),
+            );
+            return;
+        }
+        let integer = match self.declared(name) {
+            Some(super::types::Declared::Reg { ty, vector: None }) => {
+                ty.is_int_type() || ty.is_bit_type()
+            }
+            _ => false,
+        };
+        if !integer {
+            self.error(
+                span,
+                format!("`{name} + constant` needs an integer or bit-size register (ptxas fails on other registers)"),
+            );
         }
     }
 

@@ -86,6 +86,21 @@ pub(super) fn check_types(
             }
         });
     }
+    // ptxas: "Vector type too large, exceeds 128 bit limit" (`mov.v4.b64`).
+    if opcode == Opcode::Mov {
+        let t = decoded.types().first().copied();
+        if let (Some(n), Some(bits)) = (decoded.vec_width(), t.and_then(Mod::type_bits)) {
+            if u32::from(n) * bits > 128 {
+                diags.push(Diagnostic::new(
+                    instr.op_span,
+                    format!(
+                        "`{}`: a vector of {n} × {bits} bits exceeds the 128-bit limit of `mov`",
+                        instr_name(instr)
+                    ),
+                ));
+            }
+        }
+    }
     let Some(rules) = operand_types(instr, decoded) else {
         return;
     };
@@ -257,6 +272,7 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         O::Isspacep => [("p", Pred)].into_iter().collect(),
         O::Mov => {
             let t = one?;
+
             vector_operands = &["d", "a"];
             [("d", t), ("a", t)].into_iter().collect()
         }

@@ -12,6 +12,9 @@ use crate::syntax::ast::Instruction;
 
 /// More modifiers than any form has slots; such an instruction is rejected without matching.
 const MAX_MODS: usize = 64;
+/// Instructions with more modifiers than this are matched in source order only (no form has
+/// nearly as many; the reordering search is quadratic).
+const MAX_REORDER: usize = 16;
 
 /// An instruction matched against its form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +22,9 @@ pub struct Decoded {
     pub form: FormId,
     /// Which modifiers (indices into `mods`) filled which slot of the form.
     pub fills: Fills,
-    /// The instruction's modifiers, in source order.
+    /// The instruction's modifiers in the order of the form's slots (the manual's order, which
+    /// `fmt` prints); the source order when it already was that. Modifiers written after an
+    /// operand stay last.
     pub mods: SmallVec<[Mod; 4]>,
 }
 
@@ -82,6 +87,32 @@ pub fn decode(instr: &Instruction<'_>) -> Result<Decoded, MatchError> {
                 };
                 if better {
                     first_mod_match = Some((form.id, m));
+                }
+            }
+        }
+    }
+    // ptxas takes most modifiers in any order: match each form again with the modifiers in the
+    // order it declares them, where the source order is one ptxas also takes (`order.rs`).
+    if instr.mods.len() <= MAX_REORDER {
+        for form in table.forms_of(instr.opcode) {
+            let Some(mods) = super::order::canonical(form, instr) else {
+                continue;
+            };
+            let Some(fills) = form.match_mods(&mods) else {
+                continue;
+            };
+            match form.match_operands(&instr.operands) {
+                Ok(()) => {
+                    return Ok(Decoded {
+                        form: form.id,
+                        fills,
+                        mods,
+                    })
+                }
+                Err(m) => {
+                    if first_mod_match.is_none() {
+                        first_mod_match = Some((form.id, m));
+                    }
                 }
             }
         }

@@ -11,6 +11,7 @@ pub mod forms;
 mod lookup;
 mod mods;
 pub mod notation;
+pub mod order;
 
 pub use decoded::{decode, Decoded, InstructionExt, MatchError};
 pub use forms::{isa, Form, FormId};

@@ -631,6 +631,27 @@ fn mov<'c, 'a>(
     if ops.len() != 2 {
         return Ok(false);
     }
+    if ins.any(&[".v2", ".v4"]).is_some() {
+        // `mov.v2.u32 {a, b}, {c, d}`: element by element; every source is read before any
+        // destination is written, so `{%r1, %r2}, {%r2, %r1}` swaps.
+        let (Some(ds), Some(srcs)) = (l.vector_items(fs, &ops[0]), l.vector_items(fs, &ops[1]))
+        else {
+            return Err(super::invalid(
+                ins.span(),
+                "`mov.vN` needs vector operands (`{a, b}` or a `.vN` register)",
+            ));
+        };
+        let vals = srcs
+            .iter()
+            .map(|a| l.operand(fs, a, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (d, v) in ds.iter().zip(vals) {
+            if !matches!(d, Operand::Sink(_)) {
+                l.set(fs, d, v, t.is_signed())?;
+            }
+        }
+        return Ok(true);
+    }
     match (&ops[0], &ops[1]) {
         (d, Operand::Vec(items, _)) => {
             // Pack: element 0 in the low bits.

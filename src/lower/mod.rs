@@ -708,6 +708,18 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     /// An integer (pointer-sized) value of a symbolic expression (`sym`, `sym+4`, `generic(sym)`).
     pub fn sym_expr(&self, fs: &mut FnState<'c, 'a>, e: &Expr<'a>) -> Result<IntValue<'c>, Error> {
         match e {
+            // `%r + imm` as a plain operand (ptxas takes it; the checker allows only that shape):
+            // the register's bits, added to in 64 bits and cut to the operand type by the caller.
+            Expr::Sym(s, span) if self.reg(fs, s).is_some() => {
+                let v = self.name_value(fs, s, None, *span)?;
+                if !v.is_int_value() {
+                    return Err(invalid(*span, format!("`{s}` is not an integer register")));
+                }
+                Ok(self
+                    .b
+                    .build_int_z_extend_or_bit_cast(v.into_int_value(), self.i64(), "")
+                    .unwrap())
+            }
             Expr::Sym(s, span) | Expr::Generic(s, span) => {
                 let p = self
                     .sym_ptr(fs, s)

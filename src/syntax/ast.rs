@@ -395,7 +395,25 @@ impl Operand<'_> {
     }
 }
 
-impl Expr<'_> {
+impl<'a> Expr<'a> {
+    /// Calls `f` with every name the expression mentions (`Sym` and `Generic`), in order.
+    pub fn each_name(&self, f: &mut dyn FnMut(&'a str, Span)) {
+        match self {
+            Expr::Sym(n, span) | Expr::Generic(n, span) => f(n, *span),
+            Expr::Mask(_, e, _) | Expr::Unary(_, e, _) | Expr::Cast(_, e, _) => e.each_name(f),
+            Expr::Binary(_, a, b, _) => {
+                a.each_name(f);
+                b.each_name(f);
+            }
+            Expr::Cond(c, a, b, _) => {
+                c.each_name(f);
+                a.each_name(f);
+                b.each_name(f);
+            }
+            Expr::Int { .. } | Expr::F32(..) | Expr::F64(..) => {}
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Expr::Int { span, .. }

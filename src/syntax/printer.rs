@@ -1,6 +1,7 @@
 //! The canonical PTX printer behind `ptx2llvm fmt`. Output depends only on the AST (never on
 //! spans or original spelling), so `print(parse(print(m))) == print(m)`; immediates are
-//! printed in an exact form (floats as `0f`/`0d` bit patterns).
+//! printed in an exact form (floats as `0f`/`0d` bit patterns), and an instruction's modifiers
+//! in the order of its form in `ptx.isa` (`add.f32.rn` prints as `add.rn.f32`).
 
 use std::fmt::Write;
 
@@ -388,7 +389,10 @@ impl Printer {
         }
         self.out.push_str(i.opcode.spelling());
         let n_post = i.post_mods().count();
-        for m in &i.mods[..i.mods.len() - n_post] {
+        // Modifiers in the manual's order (the decoder's), whatever order the source used.
+        let decoded = crate::isa::decode(i).ok();
+        let mods = decoded.as_ref().map_or(&i.mods[..], |d| &d.mods[..]);
+        for m in &mods[..mods.len() - n_post] {
             self.out.push_str(m.spelling());
         }
         for (k, op) in i.operands.iter().enumerate() {
