@@ -25,10 +25,39 @@ use super::forms::Form;
 use super::Mod;
 use crate::syntax::ast::Instruction;
 
-/// Instruction names longer than the opcode, as ptxas spells them: when an instruction's form
-/// holds these modifiers (after the opcode, in this order), the source must write them first.
-/// Longest names first, so `mbarrier.try_wait.parity` is found before `mbarrier.try_wait`.
+/// Instruction names longer than the opcode, as ptxas spells them (each found by ptxas 13
+/// rejecting an order that moves the word: "Unknown modifier" or "Not a name of any known
+/// instruction"): when an instruction's modifiers in its form's order start with these words,
+/// the source must start with them too. Longest names first, so `mbarrier.try_wait.parity` is
+/// found before `mbarrier.try_wait`.
 pub const NAMES: &[&str] = &[
+    "cp.reduce.async.bulk.tensor",
+    "cp.async.bulk.prefetch.tensor",
+    "multimem.cp.reduce.async.bulk",
+    "cp.reduce.async.bulk",
+    "cp.async.bulk.prefetch",
+    "cp.async.bulk.tensor",
+    "cp.async.bulk.commit_group",
+    "cp.async.bulk.wait_group",
+    "cp.async.mbarrier.arrive",
+    "multimem.cp.async.bulk",
+    "bar.warp.sync",
+    "barrier.cluster.arrive",
+    "barrier.cluster.wait",
+    "cp.async.bulk",
+    "cp.async.commit_group",
+    "cp.async.wait_group",
+    "cp.async.wait_all",
+    "mbarrier.arrive_drop.expect_tx",
+    "mbarrier.arrive.expect_tx",
+    "mbarrier.try_wait.parity",
+    "mbarrier.test_wait.parity",
+    "tcgen05.mma.ws",
+    "tcgen05.ld.red",
+    "wmma.load.a",
+    "wmma.load.b",
+    "wmma.load.c",
+    "wmma.store.d",
     "mul.lo",
     "mul.hi",
     "mul.wide",
@@ -39,14 +68,71 @@ pub const NAMES: &[&str] = &[
     "mul24.hi",
     "mad24.lo",
     "mad24.hi",
+    "madc.lo",
+    "madc.hi",
     "div.full",
     "cvta.to",
+    "cvt.pack",
     "fence.proxy",
+    "membar.proxy",
+    "shf.l",
+    "shf.r",
+    "brx.idx",
+    "pmevent.mask",
+    "setmaxnreg.inc",
+    "setmaxnreg.dec",
+    "bar.red",
+    "bar.arrive",
+    "barrier.red",
+    "barrier.arrive",
+    "clusterlaunchcontrol.query_cancel",
+    "clusterlaunchcontrol.try_cancel",
     "cp.async",
-    "mbarrier.try_wait.parity",
-    "mbarrier.test_wait.parity",
+    "createpolicy.fractional",
+    "createpolicy.range",
+    "createpolicy.cvt",
+    "mbarrier.arrive_drop",
+    "mbarrier.arrive",
+    "mbarrier.expect_tx",
+    "mbarrier.complete_tx",
+    "mbarrier.init",
+    "mbarrier.inval",
+    "mbarrier.pending_count",
     "mbarrier.try_wait",
     "mbarrier.test_wait",
+    "multimem.ld_reduce",
+    "multimem.st",
+    "multimem.red",
+    "st.bulk",
+    "suld.b",
+    "sust.b",
+    "sust.p",
+    "sured.b",
+    "sured.p",
+    "tcgen05.mma",
+    "tcgen05.ld",
+    "tcgen05.st",
+    "tcgen05.cp",
+    "tcgen05.shift",
+    "tcgen05.alloc",
+    "tcgen05.dealloc",
+    "tcgen05.relinquish_alloc_permit",
+    "tcgen05.commit",
+    "tcgen05.fence::before_thread_sync",
+    "tcgen05.fence::after_thread_sync",
+    "tcgen05.wait::ld",
+    "tcgen05.wait::st",
+    "tensormap.replace",
+    "tensormap.cp_fenceproxy",
+    "tex.base",
+    "tex.level",
+    "tex.grad",
+    "txq.level",
+    "wgmma.mma_async",
+    "wgmma.fence",
+    "wgmma.commit_group",
+    "wgmma.wait_group",
+    "wmma.mma",
 ];
 
 /// The modifier sequences of [`NAMES`] that start with `opcode`, parsed once per call (the list
@@ -68,10 +154,24 @@ fn names_of(opcode: &str) -> impl Iterator<Item = SmallVec<[Mod; 3]>> + '_ {
 /// order that ptxas also takes; `None` when they do not, or when the source order already is
 /// the form's order (the caller matched that one already).
 pub fn canonical(form: &Form, instr: &Instruction<'_>) -> Option<SmallVec<[Mod; 4]>> {
-    let mods = &instr.mods[..];
+    let source = &instr.mods[..];
     let post = instr.post_mods().count();
+    let opcode = form.opcode.spelling();
+    // A flag written twice (`.sat.sat`, `.sync.sync`, `.uni.uni`) is the flag: ptxas sets it
+    // twice. Modifiers that choose a value (a type, state space, rounding, comparison, scope,
+    // ordering, vector width, boolean operation) or belong to the instruction's name may not
+    // repeat ("Multiple rounding modifiers specified", `mul.lo.lo`).
+    let mut deduped: SmallVec<[Mod; 8]> = SmallVec::new();
+    for (k, &m) in source.iter().enumerate() {
+        let repeat = k < source.len() - post && source[..k].contains(&m);
+        if repeat && is_flag(m) && !names_of(opcode).any(|n| n.first() == Some(&m)) {
+            continue;
+        }
+        deduped.push(m);
+    }
+    let mods = &deduped[..];
     let order = form.reorder(mods)?;
-    if order[..] == *mods {
+    if order[..] == *source {
         return None;
     }
     // Modifiers written after operands stay where they were.
@@ -89,11 +189,24 @@ pub fn canonical(form: &Form, instr: &Instruction<'_>) -> Option<SmallVec<[Mod; 
         return None;
     }
     // A longer instruction name must be written first, as one word.
-    let opcode = form.opcode.spelling();
     if let Some(name) = names_of(opcode).find(|n| order.starts_with(n)) {
         if !mods.starts_with(&name) {
             return None;
         }
     }
     Some(order.into_iter().collect())
+}
+
+/// Whether `m` is an on/off modifier (`.sat`, `.ftz`, `.sync`, `.aligned`, `.uni`, …) rather
+/// than one value of a kind.
+fn is_flag(m: Mod) -> bool {
+    !(m.is_instr_type()
+        || m.is_space()
+        || m.is_rounding()
+        || m.is_cmp()
+        || m.is_scope()
+        || m.is_sem()
+        || m.is_bool_op()
+        || m.is_cache_op()
+        || m.vec_len().is_some())
 }
