@@ -62,7 +62,10 @@ fn ptxas_batch(ptxas: &Path, target: &str, body: &[&str], out: &mut Vec<Verdict>
             continue;
         }
         named = true;
-        let msg = msg.trim().trim_start_matches("error").trim_start_matches("fatal");
+        let msg = msg
+            .trim()
+            .trim_start_matches("error")
+            .trim_start_matches("fatal");
         let msg = msg.trim_start_matches([' ', ':']).to_string();
         if let Some(k) = n.checked_sub(body_line()).filter(|&k| k < body.len()) {
             ok[k].get_or_insert(msg.clone());
@@ -299,7 +302,8 @@ fn compile_inner(
 ) -> Result<(), Vec<(Option<usize>, String)>> {
     // `compile` takes `&'a Module<'a>`: the module must outlive every borrow of it, which a
     // local cannot; these few hundred modules stay allocated until the test ends.
-    let src: &'static str = Box::leak(gen::module(target, version_of(target), body).into_boxed_str());
+    let src: &'static str =
+        Box::leak(gen::module(target, version_of(target), body).into_boxed_str());
     let (m, diags) = ptx2llvm::syntax::parse(src);
     assert!(diags.is_empty(), "accepted cases parse");
     let m: &'static _ = Box::leak(Box::new(m));
@@ -477,7 +481,13 @@ fn check_and_translation_agree_with_ptxas() {
         translated[1]
     );
     for k in &known {
-        println!("  listed [{}] {}: {} case(s) — {}", k.kind, k.prefix, k.used.get(), k.reason);
+        println!(
+            "  listed [{}] {}: {} case(s) — {}",
+            k.kind,
+            k.prefix,
+            k.used.get(),
+            k.reason
+        );
     }
     if !unexplained.is_empty() {
         let n = unexplained.len();

@@ -86,6 +86,50 @@ pub(super) fn check_types(
             }
         });
     }
+    // `.L2::cache_hint` needs its cache-policy operand (ptxas: "Arguments mismatch"). The
+    // other way round is not checked: ptxas takes `atom.and.b32 d, [a], b, c` without it.
+    if let Some(pos) = decoded
+        .form()
+        .operands
+        .iter()
+        .position(|o| o.name == "cache-policy")
+    {
+        if decoded.has(Mod::L2CacheHint) && instr.operands.len() <= pos {
+            diags.push(Diagnostic::new(
+                instr.span,
+                format!(
+                    "`{}`: `.L2::cache_hint` needs a cache-policy operand (a `.b64` register) after the others",
+                    instr_name(instr)
+                ),
+            ));
+        }
+    }
+    // Which types each atomic operation takes, in ptxas's words ("Operation .xor requires .b32
+    // or .b64 type for instruction 'atom'"); the vector forms have their own forms.
+    if matches!(opcode, Opcode::Atom | Opcode::Red) && decoded.vec_width().is_none() {
+        let t = decoded.types().first().copied();
+        let op = instr
+            .mods
+            .iter()
+            .copied()
+            .find(|m| atomic_types(*m).is_some());
+        if let (Some(t), Some(op)) = (t, op) {
+            let allowed = atomic_types(op).unwrap_or(&[]);
+            if !allowed.contains(&t) {
+                let list: Vec<&str> = allowed.iter().map(|m| m.spelling()).collect();
+                diags.push(Diagnostic::new(
+                    instr.op_span,
+                    format!(
+                        "`{}`: the operation `{}` takes {}, not `{}`",
+                        instr_name(instr),
+                        op.spelling(),
+                        list.join(", "),
+                        t.spelling()
+                    ),
+                ));
+            }
+        }
+    }
     // ptxas: "Vector type too large, exceeds 128 bit limit" (`mov.v4.b64`).
     if opcode == Opcode::Mov {
         let t = decoded.types().first().copied();
@@ -160,6 +204,15 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
     let mut relaxed = false;
     let mut vector_operands: &'static [&'static str] = &[];
     let ops: SmallVec<[(&'static str, Mod); 8]> = match instr.opcode {
+        // Mixed precision: `add.f32.f16 d, a, c`, `fma.rn.f32.bf16 d, a, b, c`.
+        O::Add | O::Sub | O::Fma if types.len() == 2 => [
+            ("d", types[0]),
+            ("a", types[1]),
+            ("b", types[1]),
+            ("c", types[0]),
+        ]
+        .into_iter()
+        .collect(),
         O::Add
         | O::Sub
         | O::Min
@@ -287,9 +340,18 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
             [("b", one?)].into_iter().collect()
         }
         // Scalar atomics; the vector (`.v2.f32`, …) forms are shape-checked only.
-        O::Atom | O::Red if d.vec_width().is_none() => {
+        O::Atom | O::Red if d.vec_width().is_none() && !d.has(Async) => {
             let t = one?;
-            [("d", t), ("b", t), ("c", t)].into_iter().collect()
+            [("d", t), ("b", t), ("c", t), ("cache-policy", B64)]
+                .into_iter()
+                .collect()
+        }
+        // Vector atomics (`atom.global.v2.f32.add d, [a], b`): brace vectors of the type.
+        O::Atom | O::Red if !d.has(Async) => {
+            vector_operands = &["d", "b"];
+            [("d", one?), ("b", one?), ("cache-policy", B64)]
+                .into_iter()
+                .collect()
         }
         O::Shfl => [
             ("d", B32),
@@ -707,4 +769,19 @@ mod tests {
         assert_eq!(pattern_names("d|p"), ("d", Some("p")));
         assert_eq!(pattern_names("a"), ("a", None));
     }
+}
+
+/// The types a scalar `atom`/`red` operation takes (ptxas 13's messages); `None` for a
+/// modifier that is not an operation.
+fn atomic_types(op: Mod) -> Option<&'static [Mod]> {
+    use Mod::*;
+    Some(match op {
+        And | Or | Xor => &[B32, B64],
+        Exch => &[B32, B64, B128],
+        Cas => &[B16, B32, B64, B128],
+        Inc | Dec => &[U32],
+        Add => &[U32, S32, U64, F32, F64, F16, F16x2, Bf16, Bf16x2],
+        Min | Max => &[U32, S32, U64, S64, F16, F16x2, Bf16, Bf16x2],
+        _ => return None,
+    })
 }

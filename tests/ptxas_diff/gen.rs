@@ -108,7 +108,10 @@ fn operand(form: &Form, k: usize, types: &[Mod], vec: Option<u8>, typing: Typing
     let pat = &form.operands[k];
     let name = pat.name.as_str();
     let last = types.last().and_then(|t| t.instr_type_bits()).unwrap_or(32);
-    let first = types.first().and_then(|t| t.instr_type_bits()).unwrap_or(32);
+    let first = types
+        .first()
+        .and_then(|t| t.instr_type_bits())
+        .unwrap_or(32);
     let n_ops = form.operands.len();
     let mut bits = match typing {
         Typing::Uniform => last,
@@ -256,12 +259,9 @@ pub fn cases() -> Vec<Case> {
                     None => head.extend(ms.iter().copied()),
                 }
             }
-            let types: Vec<Mod> = head
-                .iter()
-                .copied()
-                .filter(|m| m.is_instr_type())
-                .collect();
+            let types: Vec<Mod> = head.iter().copied().filter(|m| m.is_instr_type()).collect();
             let vec = head.iter().find_map(|m| m.vec_len());
+            let hint = head.iter().any(|m| m.spelling() == ".L2::cache_hint");
             let target_of = |k: usize| TARGETS[(f + i + k) % TARGETS.len()].0;
             let spell = |mods: &[Mod]| -> String {
                 let mut s = op.to_string();
@@ -282,7 +282,7 @@ pub fn cases() -> Vec<Case> {
             // Operands by every typing strategy; with a `.vN` the data operands are vectors.
             let typed: Vec<String> = TYPINGS
                 .iter()
-                .map(|&t| operands_with_vec(form, &after, &types, vec, t))
+                .map(|&t| operands_with_vec(form, &after, &types, vec, t, hint))
                 .collect();
             let mut distinct = typed.clone();
             distinct.dedup();
@@ -297,7 +297,12 @@ pub fn cases() -> Vec<Case> {
                 push(&mut out, "sm_100a", Variant::Canonical, line(&head, ops));
             }
             // Other targets see the first typing only.
-            push(&mut out, target_of(1), Variant::Canonical, line(&head, &typed[0]));
+            push(
+                &mut out,
+                target_of(1),
+                Variant::Canonical,
+                line(&head, &typed[0]),
+            );
             if head.len() >= 2 {
                 let mut rev = head.clone();
                 rev.reverse();
@@ -331,10 +336,15 @@ pub fn cases() -> Vec<Case> {
                     h.push(m);
                     push(&mut out, "sm_100a", Variant::Broken, line(&h, &typed[0]));
                 }
-                let wrong = operands_with_vec(form, &after, &types, vec, Typing::WrongWidth);
+                let wrong = operands_with_vec(form, &after, &types, vec, Typing::WrongWidth, hint);
                 push(&mut out, "sm_100a", Variant::Broken, line(&head, &wrong));
                 if let Some(cut) = typed[0].rfind(", ") {
-                    push(&mut out, "sm_100a", Variant::Broken, line(&head, &typed[0][..cut]));
+                    push(
+                        &mut out,
+                        "sm_100a",
+                        Variant::Broken,
+                        line(&head, &typed[0][..cut]),
+                    );
                 }
             }
         }
@@ -348,10 +358,18 @@ fn operands_with_vec(
     types: &[Mod],
     vec: Option<u8>,
     typing: Typing,
+    hint: bool,
 ) -> String {
     let (min, _) = form.operand_range();
+    // `.L2::cache_hint` comes with its cache-policy operand.
+    let policy = form
+        .operands
+        .iter()
+        .position(|o| o.name == "cache-policy")
+        .filter(|_| hint);
+    let count = policy.map_or(min, |p| p + 1).min(form.operands.len());
     let mut out = Vec::new();
-    for k in 0..min.min(form.operands.len()) {
+    for k in 0..count {
         // With `.vN`, value operands that carry data are brace vectors (`ld.v2`, `st.v4`,
         // `mov.v2`, vector atomics); names that are not data stay scalar.
         let pat = &form.operands[k];
