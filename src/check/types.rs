@@ -737,6 +737,21 @@ fn mismatch_message(instr: &str, operand: &str, m: Mismatch<'_>) -> Diagnostic {
     Diagnostic::new(m.span, msg)
 }
 
+/// The types a scalar `atom`/`red` operation takes (ptxas 13's messages); `None` for a
+/// modifier that is not an operation.
+fn atomic_types(op: Mod) -> Option<&'static [Mod]> {
+    use Mod::*;
+    Some(match op {
+        And | Or | Xor => &[B32, B64],
+        Exch => &[B32, B64, B128],
+        Cas => &[B16, B32, B64, B128],
+        Inc | Dec => &[U32],
+        Add => &[U32, S32, U64, F32, F64, F16, F16x2, Bf16, Bf16x2],
+        Min | Max => &[U32, S32, U64, S64, F16, F16x2, Bf16, Bf16x2],
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -769,19 +784,4 @@ mod tests {
         assert_eq!(pattern_names("d|p"), ("d", Some("p")));
         assert_eq!(pattern_names("a"), ("a", None));
     }
-}
-
-/// The types a scalar `atom`/`red` operation takes (ptxas 13's messages); `None` for a
-/// modifier that is not an operation.
-fn atomic_types(op: Mod) -> Option<&'static [Mod]> {
-    use Mod::*;
-    Some(match op {
-        And | Or | Xor => &[B32, B64],
-        Exch => &[B32, B64, B128],
-        Cas => &[B16, B32, B64, B128],
-        Inc | Dec => &[U32],
-        Add => &[U32, S32, U64, F32, F64, F16, F16x2, Bf16, Bf16x2],
-        Min | Max => &[U32, S32, U64, S64, F16, F16x2, Bf16, Bf16x2],
-        _ => return None,
-    })
 }
