@@ -10,6 +10,7 @@
 mod header;
 mod instr;
 mod names;
+mod rules;
 mod types;
 
 pub use instr::check_instruction;

@@ -348,6 +348,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 {
                     let lookup = |name: &str| self.declared(name);
                     super::types::check_types(i, &decoded, &lookup, &mut found);
+                    super::rules::check_rules(i, &decoded, &mut found);
                 }
                 self.diags.extend(found);
             }

@@ -353,6 +353,18 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
                 .into_iter()
                 .collect()
         }
+        // Barrier number and thread count are `.u32`; the `.red` result and the predicate.
+        O::Bar | O::Barrier => {
+            let dt = if d.has(Popc) { U32 } else { Pred };
+            [("d", dt), ("p", Pred), ("a", U32), ("b", U32), ("c", Pred)]
+                .into_iter()
+                .collect()
+        }
+        O::Szext => {
+            let t = one?;
+            [("d", t), ("a", t), ("b", U32)].into_iter().collect()
+        }
+        O::Bmsk => [("d", B32), ("a", U32), ("b", U32)].into_iter().collect(),
         O::Shfl => [
             ("d", B32),
             ("p", Pred),
