@@ -316,11 +316,65 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         ]
         .into_iter()
         .collect(),
-        // The plain `cvt.dtype.atype d, a` forms; the packing conversions are shape-checked.
-        O::Cvt if types.len() == 2 && d.form().operands.len() == 2 => {
+        // The plain `cvt.dtype.atype d, a` forms.
+        O::Cvt if types.len() == 2 && d.form().operands.len() == 2 && !d.has(Pack) => {
             relaxed = true;
-            [("d", types[0]), ("a", types[1])].into_iter().collect()
+            let fit = |t: Mod| {
+                if t.type_bits().is_some() {
+                    Some(t)
+                } else {
+                    bit_type(t.instr_type_bits()?)
+                }
+            };
+            [("d", fit(types[0])?), ("a", fit(types[1])?)]
+                .into_iter()
+                .collect()
         }
+        // Packing conversions (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `cvt.rs….e4m3x4.f32 d,
+        // {a, b, e, f}, rbits`): the destination holds the packed format, sources the other.
+        O::Cvt if types.len() == 2 && !d.has(Pack) => {
+            // ptxas takes a wider destination for `.f16x2`/`.bf16x2`, not for the 8-bit,
+            // 6-bit and 4-bit formats.
+            relaxed = types[0].type_bits().is_some();
+            let dt = bit_type(types[0].instr_type_bits()?)?;
+            let st = types[1];
+            [
+                ("d", dt),
+                ("a", st),
+                ("b", st),
+                ("e", st),
+                ("f", st),
+                ("rbits", U32),
+            ]
+            .into_iter()
+            .collect()
+        }
+        // Video instructions: every operand is a 32-bit register or constant.
+        O::Vadd
+        | O::Vsub
+        | O::Vabsdiff
+        | O::Vmin
+        | O::Vmax
+        | O::Vshl
+        | O::Vshr
+        | O::Vmad
+        | O::Vset
+        | O::Vadd2
+        | O::Vsub2
+        | O::Vavrg2
+        | O::Vabsdiff2
+        | O::Vmin2
+        | O::Vmax2
+        | O::Vset2
+        | O::Vadd4
+        | O::Vsub4
+        | O::Vavrg4
+        | O::Vabsdiff4
+        | O::Vmin4
+        | O::Vmax4
+        | O::Vset4 => [("d", B32), ("a", B32), ("b", B32), ("c", B32)]
+            .into_iter()
+            .collect(),
         O::Cvta => [("p", one?), ("a", one?)].into_iter().collect(),
         O::Isspacep => [("p", Pred)].into_iter().collect(),
         O::Mov => {
