@@ -58,9 +58,10 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
         let types = d.types();
         let float = match op {
             Opcode::Cvt => types.contains(&Mod::F32),
+            // The compared type: `set.dtype.stype`'s second, `setp.type`'s only.
             Opcode::Set | Opcode::Setp => types
-                .iter()
-                .any(|t| matches!(t, Mod::F32 | Mod::F16 | Mod::F16x2)),
+                .last()
+                .is_some_and(|t| matches!(t, Mod::F32 | Mod::F16 | Mod::F16x2)),
             _ => true,
         };
         if !float {
@@ -68,6 +69,34 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
                 "`{}`: `.ftz` needs an `.f32` operand (it flushes f32 subnormals)",
                 name()
             ));
+        }
+    }
+
+    // "Mismatch between instruction type and comparison qualifier": bit-size types compare
+    // for equality only, signed integers without the unsigned orderings, and the unordered
+    // comparisons are for floats.
+    if matches!(op, Opcode::Set | Opcode::Setp) {
+        if let (Some(cmp), Some(&t)) = (d.cmp_op(), d.types().last()) {
+            let s = cmp.spelling();
+            let ok = if t.is_bit_type() {
+                matches!(s, ".eq" | ".ne")
+            } else if t.is_signed() {
+                matches!(s, ".eq" | ".ne" | ".lt" | ".le" | ".gt" | ".ge")
+            } else if t.is_unsigned() {
+                matches!(
+                    s,
+                    ".eq" | ".ne" | ".lt" | ".le" | ".gt" | ".ge" | ".lo" | ".ls" | ".hi" | ".hs"
+                )
+            } else {
+                !matches!(s, ".lo" | ".ls" | ".hi" | ".hs")
+            };
+            if !ok {
+                err(format!(
+                    "`{}`: the comparison `{s}` does not apply to `{}` operands",
+                    name(),
+                    t.spelling()
+                ));
+            }
         }
     }
 

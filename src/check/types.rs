@@ -419,6 +419,15 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
             [("d", t), ("a", t), ("b", U32)].into_iter().collect()
         }
         O::Bmsk => [("d", B32), ("a", U32), ("b", U32)].into_iter().collect(),
+        O::Stacksave => [("d", one?)].into_iter().collect(),
+        O::Stackrestore => [("a", one?)].into_iter().collect(),
+        O::Alloca => [("ptr", one?), ("size", one?), ("immAlign", U32)]
+            .into_iter()
+            .collect(),
+        O::Nanosleep => [("t", U32)].into_iter().collect(),
+        O::Fns => [("d", B32), ("mask", B32), ("base", U32), ("offset", S32)]
+            .into_iter()
+            .collect(),
         O::Shfl => [
             ("d", B32),
             ("p", Pred),

@@ -75,6 +75,8 @@ pub const NAMES: &[&str] = &[
     "mad24.lo",
     "mad24.hi",
     "madc.lo",
+    "dp2a.lo",
+    "dp2a.hi",
     "madc.hi",
     "div.full",
     "cvta.to",
@@ -162,21 +164,20 @@ fn names_of(opcode: &str) -> impl Iterator<Item = SmallVec<[Mod; 3]>> + '_ {
 pub fn canonical(form: &Form, instr: &Instruction<'_>) -> Option<SmallVec<[Mod; 4]>> {
     let source = &instr.mods[..];
     let post = instr.post_mods().count();
-    let opcode = form.opcode.spelling();
-    // A flag written twice (`.sat.sat`, `.sync.sync`, `.uni.uni`) is the flag: ptxas sets it
-    // twice. Modifiers that choose a value (a type, state space, rounding, comparison, scope,
-    // ordering, vector width, boolean operation) or belong to the instruction's name may not
-    // repeat ("Multiple rounding modifiers specified", `mul.lo.lo`).
+    // `.sync`, `.sat`, `.uni` and `.approx` written twice are the modifier once: ptxas sets a flag
+    // twice. Every other repeat is an error there ("Duplicate .ftz modifier", "Multiple
+    // .aligned modifiers specified", "Multiple rounding modifiers specified", `mul.lo.lo`).
     let mut deduped: SmallVec<[Mod; 8]> = SmallVec::new();
     for (k, &m) in source.iter().enumerate() {
         let repeat = k < source.len() - post && source[..k].contains(&m);
-        if repeat && is_flag(m) && !names_of(opcode).any(|n| n.first() == Some(&m)) {
+        if repeat && REPEATABLE.contains(&m) {
             continue;
         }
         deduped.push(m);
     }
     let mods = &deduped[..];
     let order = form.reorder(mods)?;
+    let opcode = form.opcode.spelling();
     if order[..] == *source {
         return None;
     }
@@ -203,16 +204,6 @@ pub fn canonical(form: &Form, instr: &Instruction<'_>) -> Option<SmallVec<[Mod; 
     Some(order.into_iter().collect())
 }
 
-/// Whether `m` is an on/off modifier (`.sat`, `.ftz`, `.sync`, `.aligned`, `.uni`, …) rather
-/// than one value of a kind.
-fn is_flag(m: Mod) -> bool {
-    !(m.is_instr_type()
-        || m.is_space()
-        || m.is_rounding()
-        || m.is_cmp()
-        || m.is_scope()
-        || m.is_sem()
-        || m.is_bool_op()
-        || m.is_cache_op()
-        || m.vec_len().is_some())
-}
+/// The modifiers ptxas 13 takes twice (measured; `.ftz`, `.nc`, `.volatile`, `.aligned` and
+/// the valued kinds it rejects).
+const REPEATABLE: &[Mod] = &[Mod::Sync, Mod::Sat, Mod::Uni, Mod::Approx];
