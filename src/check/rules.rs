@@ -4,7 +4,8 @@
 
 use crate::isa::decoded::Decoded;
 use crate::isa::{Mod, Opcode};
-use crate::syntax::ast::Instruction;
+use crate::syntax::ast::{Instruction, Operand};
+use crate::syntax::consteval;
 use crate::syntax::diag::Diagnostic;
 
 use super::instr::instr_name;
@@ -100,6 +101,31 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
         }
     }
 
+    // "Barrier number '16' out of range, expected to be in range [0..15]".
+    if matches!(op, Opcode::Bar | Opcode::Barrier) {
+        let form = d.form();
+        if let Ok(layout) = form.operand_layout(&instr.operands) {
+            for (o, &at) in instr.operands.iter().zip(&layout) {
+                if form.operands[at].name != "a" {
+                    continue;
+                }
+                if let Operand::Imm(e) = o {
+                    if let Some(v) = consteval::eval(e).filter(|v| v.bits > 15) {
+                        err(format!(
+                            "`{}`: barrier number {} is out of range (0 to 15)",
+                            name(),
+                            v.bits as i64
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    if op == Opcode::Cvt && d.form().operands.len() == 2 {
+        cvt_rounding(d, &mut err, &name());
+    }
+
     // "Modifier '.abs' requires modifier '.xorsign'" and the other way round (the two-source
     // forms; the three-source `min.abs.f32 d, a, b, c` takes `.abs` alone).
     if matches!(op, Opcode::Min | Opcode::Max)
@@ -110,6 +136,55 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
             "`{}`: `.xorsign` and `.abs` go together (`.xorsign.abs`)",
             name()
         ));
+    }
+}
+
+/// `cvt`'s rounding rules ("Rounding modifier required", "Illegal rounding modifier", "Illegal
+/// modifier '.sat'"): a float result that can be inexact needs a float rounding (`.rn`…), an
+/// integer from a float an integer rounding (`.rzi`…), a float of the same type may round to
+/// an integer, and exact conversions take none.
+fn cvt_rounding(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
+    let types = d.types();
+    let (Some(&dt), Some(&st)) = (types.first(), types.get(1)) else {
+        return;
+    };
+    let is_float = |t: Mod| matches!(t, Mod::F16 | Mod::Bf16 | Mod::F32 | Mod::F64);
+    let is_int = |t: Mod| t.is_int_type();
+    if !(is_float(dt) || is_int(dt)) || !(is_float(st) || is_int(st)) {
+        return;
+    }
+    let bits = |t: Mod| t.type_bits().unwrap_or(0);
+    let rounding = d.rounding();
+    let int_rnd = rounding.is_some_and(Mod::is_int_rounding);
+    let float_rnd = rounding.is_some() && !int_rnd;
+    // What the pair needs: Some(true) a float rounding, Some(false) an integer rounding.
+    let (required, allowed_int, allowed_float) = match (is_float(dt), is_float(st)) {
+        (true, false) => (Some(true), false, true),
+        (false, true) => (Some(false), true, false),
+        (true, true) if dt == st => (None, true, false),
+        (true, true) if bits(dt) > bits(st) => (None, false, false),
+        (true, true) => (Some(true), false, true),
+        (false, false) => (None, false, false),
+    };
+    let pair = format!("{}{}", dt.spelling(), st.spelling());
+    if (int_rnd && !allowed_int) || (float_rnd && !allowed_float) {
+        err(format!(
+            "`{name}`: `{}` is not a rounding of `cvt{pair}`",
+            rounding.map_or("", Mod::spelling)
+        ));
+    } else if rounding.is_none() {
+        match required {
+            Some(true) => err(format!(
+                "`{name}`: `cvt{pair}` needs a rounding modifier (`.rn`, `.rz`, `.rm`, `.rp`)"
+            )),
+            Some(false) => err(format!(
+                "`{name}`: `cvt{pair}` needs an integer rounding modifier (`.rni`, `.rzi`, `.rmi`, `.rpi`)"
+            )),
+            None => {}
+        }
+    }
+    if is_int(dt) && dt == st && d.has(Mod::Sat) {
+        err(format!("`{name}`: `.sat` cannot change `cvt{pair}`"));
     }
 }
 

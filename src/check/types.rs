@@ -94,7 +94,11 @@ pub(super) fn check_types(
         .iter()
         .position(|o| o.name == "cache-policy")
     {
-        if decoded.has(Mod::L2CacheHint) && instr.operands.len() <= pos {
+        let present = decoded
+            .form()
+            .operand_layout(&instr.operands)
+            .is_ok_and(|l| l.contains(&pos));
+        if decoded.has(Mod::L2CacheHint) && !present {
             diags.push(Diagnostic::new(
                 instr.span,
                 format!(
@@ -150,7 +154,13 @@ pub(super) fn check_types(
     };
     let form = decoded.form();
     let vec_width = decoded.vec_width();
-    for (index, (op, pat)) in instr.operands.iter().zip(&form.operands).enumerate() {
+    let layout = form
+        .operand_layout(&instr.operands)
+        .unwrap_or_else(|_| (0..instr.operands.len()).collect());
+    for (index, (op, &at)) in instr.operands.iter().zip(&layout).enumerate() {
+        let Some(pat) = form.operands.get(at) else {
+            continue;
+        };
         let (first, second) = pattern_names(&pat.name);
         let (op_a, op_b) = match op {
             Operand::Pair(a, b, _) => (&**a, Some(&**b)),

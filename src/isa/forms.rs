@@ -313,6 +313,15 @@ impl Form {
 
     /// Checks the operand list against the pattern.
     pub fn match_operands(&self, ops: &[Operand<'_>]) -> Result<(), OperandMismatch> {
+        self.operand_layout(ops).map(|_| ())
+    }
+
+    /// Which operand position of the form each of `ops` fills (optional groups may sit in the
+    /// middle: `bar.red.popc.u32 d, a{, b}, {!}c` with three operands is `d, a, c`).
+    pub fn operand_layout(
+        &self,
+        ops: &[Operand<'_>],
+    ) -> Result<SmallVec<[usize; 8]>, OperandMismatch> {
         let (min, max) = self.operand_range();
         if ops.len() < min || ops.len() > max {
             return Err(OperandMismatch::Count {
@@ -355,7 +364,7 @@ impl Form {
                 }
             }
             match failed {
-                None => return Ok(()),
+                None => return Ok(layout),
                 Some(f) => {
                     if best.is_none_or(|b| f.0 > b.0) {
                         best = Some(f);
