@@ -8,9 +8,10 @@
 //! - barriers count arrivals per warp: a warp has arrived once all its non-exited lanes did;
 //!   without a thread count a barrier waits for every warp that still has non-exited threads,
 //!   with a count it waits for `count / 32` warps (never more than are still alive);
-//! - a warp-level operation waits for the non-exited lanes of its member mask to reach the
-//!   same instruction (`bar.warp.sync`: any `bar.warp.sync`) with the same mask; exited lanes
-//!   are not waited for;
+//! - a warp-level operation waits for the non-exited lanes of its member mask to reach a warp
+//!   operation of the same kind with the same mask, at any instruction (sm_70 and later);
+//!   the `.aligned` matrix instructions at the same instruction; exited lanes are not waited
+//!   for;
 //! - `activemask` is answered when no thread of the CTA can run any more: the lanes of a warp
 //!   waiting in the same `activemask` instruction at that moment are the active (converged)
 //!   ones (lanes waiting at another one are not converged with them);
@@ -506,10 +507,11 @@ impl Cta {
                     op.describe()
                 ));
             }
-            // Lanes of one mask at two instructions wait for each other forever (PTX: the
-            // lanes of a `.sync` operation's mask execute the same instruction; only
-            // `bar.warp.sync` may be another instance). A GPU would hang or compute garbage.
-            Some(p) if p.pc != pc && op != WarpOp::WarpSync => {
+            // `.sync` operations pair lanes at different instructions with the same qualifiers
+            // and mask (PTX ISA, sm_70 and later: the CUDA guide's `__shfl_xor_sync` in both
+            // sides of an `if`); the `.aligned` matrix instructions need the same instruction
+            // in every lane.
+            Some(p) if p.pc != pc && matches!(op, WarpOp::Matrix(_)) => {
                 return Err(format!(
                     "lanes of warp {w} with member mask {mask:#010x} reached different {} \
                      instructions (lane {lane})",

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::abi::{bar_red, redux, shfl, vote, Thread};
 use super::entry::*;
+use super::matrix::ptx2llvm_rt_movmatrix;
 use super::{launch, LaunchConfig, LaunchError};
 
 /// Parameter buffer holding one output pointer.
@@ -357,33 +358,43 @@ fn activemask_at_different_instructions() {
     }
 }
 
-/// The lanes of one full-mask shuffle split over two shuffle instructions, and
-/// `bar.warp.sync` at two instructions (which PTX allows).
+/// A full-mask shuffle and `bar.warp.sync` split over two instructions (the two sides of an
+/// `if`) pair the lanes, as on sm_70 and later (the CUDA guide's `__shfl_xor_sync` in both
+/// branches); a matrix instruction (`.aligned`) at two instructions is an error.
 unsafe extern "C" fn k_split_sync(p: *const u8, t: *mut Thread) {
     let o = out_ptr(p);
-    if *o == 1 {
-        if (*t).laneid < 16 {
-            ptx2llvm_rt_bar_warp_sync(t, 9, u32::MAX);
+    let lane = (*t).laneid;
+    if *o.add(32) == 1 {
+        if lane < 16 {
+            ptx2llvm_rt_movmatrix(t, 13, 0);
         } else {
-            ptx2llvm_rt_bar_warp_sync(t, 10, u32::MAX);
+            ptx2llvm_rt_movmatrix(t, 14, 0);
         }
         return;
     }
     let null = std::ptr::null_mut();
-    if (*t).laneid < 16 {
-        ptx2llvm_rt_shfl(t, 11, shfl::IDX, 1, 0, 0x1f, u32::MAX, null);
+    let v = if lane < 16 {
+        ptx2llvm_rt_bar_warp_sync(t, 9, u32::MAX);
+        ptx2llvm_rt_shfl(t, 11, shfl::BFLY, lane * 3, 16, 0x1f, u32::MAX, null)
     } else {
-        ptx2llvm_rt_shfl(t, 12, shfl::IDX, 1, 0, 0x1f, u32::MAX, null);
-    }
+        ptx2llvm_rt_bar_warp_sync(t, 10, u32::MAX);
+        ptx2llvm_rt_shfl(t, 12, shfl::BFLY, lane * 3, 16, 0x1f, u32::MAX, null)
+    };
+    *o.add(lane as usize) = v;
 }
 
 #[test]
 fn one_mask_at_two_instructions() {
-    run(k_split_sync, [1, 1, 1], [32, 1, 1], &mut [1]).unwrap();
-    let e = run(k_split_sync, [1, 1, 1], [32, 1, 1], &mut [0]).unwrap_err();
+    let mut out = vec![0u32; 33];
+    run(k_split_sync, [1, 1, 1], [32, 1, 1], &mut out).unwrap();
+    for lane in 0..32u32 {
+        assert_eq!(out[lane as usize], (lane ^ 16) * 3, "lane {lane}");
+    }
+    out[32] = 1;
+    let e = run(k_split_sync, [1, 1, 1], [32, 1, 1], &mut out).unwrap_err();
     assert!(
         e.to_string().contains(
-            "lanes of warp 0 with member mask 0xffffffff reached different shfl.sync.idx \
+            "lanes of warp 0 with member mask 0xffffffff reached different movmatrix \
              instructions (lane 16)"
         ),
         "{e}"
