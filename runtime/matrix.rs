@@ -445,6 +445,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
     super::fault::kernel_access(|| {
         for j in 0..num.min(4) as usize {
             let h = |r: usize, c: usize| {
+                super::fault::row_lane(Some((8 * j + r) as u32));
                 (row_addr(&w, j, r).add(2 * c) as *const u16).read_unaligned() as u32
             };
             *out.add(j) = if trans != 0 {
