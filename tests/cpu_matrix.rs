@@ -192,9 +192,11 @@ fn nvrtc_wmma_f16_and_tf32() {
 /// offset past the block, `mma.sync.m16n8k16` f16 -> f32, `stmatrix.x2` of the B fragment
 /// (generic, lanes 16..31 null), `stmatrix.x1` of the x1 fragment (lanes 8..31 past the
 /// block) and `stmatrix.x4` of the A fragment to generic addresses from `cvta.shared` of the
-/// variable itself. Only the lanes that give rows (8 per matrix) may be dereferenced.
-/// Per thread: `d` 4 f32 results, `x` the x1 fragment and 7 words read back from the
-/// stmatrix copies (2 of Bt, 1 of the x1 matrix, 4 of A).
+/// variable itself; then `stmatrix.x2.trans` of the B fragment writes B row-major (16 bytes a
+/// row) and `ldmatrix.x2.trans` reads the fragment back from it. Only the lanes that give rows
+/// (8 per matrix) may be dereferenced. Per thread: `d` 4 f32 results, `x` the x1 fragment, 7
+/// words read back from the stmatrix copies (2 of Bt, 1 of the x1 matrix, 4 of A), the
+/// `.trans` round trip's fragment (2) and 2 words of the row-major B.
 const MULTI_WARP_MATRIX: &str = r#"
 .version 8.0
 .target sm_80
@@ -207,6 +209,7 @@ const MULTI_WARP_MATRIX: &str = r#"
 	.shared .align 16 .b8 sC[1024];
 	.shared .align 16 .b8 sD[2048];
 	.shared .align 16 .b8 sE[512];
+	.shared .align 16 .b8 sF[1024];
 	.reg .pred %p<4>;
 	.reg .b32 %r<80>;
 	.reg .f32 %f<12>;
@@ -299,10 +302,23 @@ const MULTI_WARP_MATRIX: &str = r#"
 	ld.shared.u32 %r60, [%r59];
 	add.u64 %rd20, %rd17, %rd5;
 	ld.v4.u32 {%r61, %r62, %r63, %r64}, [%rd20];
-	mul.wide.u32 %rd21, %r1, 32;
+	// B row-major into sF + 256 w (row k at 16 k; lanes 16.. at a shared offset past the
+	// block), and its fragment back.
+	mov.u32 %r65, sF;
+	add.u32 %r66, %r65, %r38;
+	shl.b32 %r67, %r3, 4;
+	add.u32 %r68, %r66, %r67;
+	selp.b32 %r69, %r68, -16, %p1;
+	stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r69], {%r41, %r42};
+	bar.warp.sync -1;
+	ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r70, %r71}, [%r69];
+	add.u32 %r72, %r66, %r53;
+	ld.shared.v2.u32 {%r73, %r74}, [%r72];
+	mul.wide.u32 %rd21, %r1, 48;
 	add.u64 %rd22, %rd4, %rd21;
 	st.global.v4.u32 [%rd22], {%r44, %r56, %r57, %r60};
 	st.global.v4.u32 [%rd22+16], {%r61, %r62, %r63, %r64};
+	st.global.v4.u32 [%rd22+32], {%r70, %r71, %r73, %r74};
 	ret;
 }
 "#;
@@ -319,7 +335,7 @@ fn matrix_instructions_in_several_warps_read_only_the_row_lanes() {
         let (ha, hb) = (f16s(&a), f16s(&bt));
         let (ba, bb) = (buf_u16(&ha), buf_u16(&hb));
         let bd = buf_f32(&vec![0.0; threads * 4]);
-        let bx = buf_u32(&vec![0; threads * 8]);
+        let bx = buf_u32(&vec![0; threads * 12]);
         launch(
             &module,
             "mw",
@@ -346,21 +362,31 @@ fn matrix_instructions_in_several_warps_read_only_the_row_lanes() {
                 }
                 // The x1 fragment: row g of Bt's first 8 x 8 matrix, columns 2t, 2t + 1; the
                 // stmatrix.x1 copy holds it at word `lane` of a packed 8 x 8 matrix.
+                let x = &x[i * 12..i * 12 + 12];
                 let x1 = word(hbw, g * 16 + 2 * t);
-                assert_eq!(x[i * 8], x1, "{warps} warps: ldmatrix.x1 of lane {i}");
-                assert_eq!(x[i * 8 + 3], x1, "{warps} warps: stmatrix.x1 of lane {i}");
+                assert_eq!(x[0], x1, "{warps} warps: ldmatrix.x1 of lane {i}");
+                assert_eq!(x[3], x1, "{warps} warps: stmatrix.x1 of lane {i}");
                 let copy_b = [word(hbw, lane * 4), word(hbw, lane * 4 + 2)];
-                assert_eq!(
-                    x[i * 8 + 1..i * 8 + 3],
-                    copy_b,
-                    "{warps} warps: stmatrix.x2 {i}"
-                );
+                assert_eq!(x[1..3], copy_b, "{warps} warps: stmatrix.x2 of lane {i}");
                 let copy_a: Vec<u32> = (0..4).map(|k| word(haw, lane * 8 + 2 * k)).collect();
+                assert_eq!(x[4..8], copy_a, "{warps} warps: stmatrix.x4 of lane {i}");
+                // The B fragment (rows 2t, 2t + 1 and those plus 8 of column g, as ldmatrix.x2
+                // of Bt gave it) after the .trans round trip, and B[k][n] = Bt[n][k] row-major.
+                let bfrag: Vec<u32> = [2 * t, 2 * t + 8]
+                    .iter()
+                    .map(|&k| word(hbw, g * 16 + k))
+                    .collect();
                 assert_eq!(
-                    x[i * 8 + 4..i * 8 + 8],
-                    copy_a,
-                    "{warps} warps: stmatrix.x4 {i}"
+                    x[8..10],
+                    bfrag,
+                    "{warps} warps: .trans round trip of lane {i}"
                 );
+                let b_at = |at: usize| hbw[(at % 8) * 16 + at / 8] as u32;
+                let rows: Vec<u32> = [4 * lane, 4 * lane + 2]
+                    .iter()
+                    .map(|&at| b_at(at) | b_at(at + 1) << 16)
+                    .collect();
+                assert_eq!(x[10..12], rows, "{warps} warps: stmatrix.trans of lane {i}");
             }
         }
     }
