@@ -43,35 +43,36 @@ void ptx2llvm_rt_barrier_arrive(ptx2llvm_thread *t, uint32_t id, uint32_t count)
 enum { PTX2LLVM_BAR_RED_POPC = 0, PTX2LLVM_BAR_RED_AND = 1, PTX2LLVM_BAR_RED_OR = 2 };
 uint32_t ptx2llvm_rt_barrier_red(ptx2llvm_thread *t, uint32_t id, uint32_t count, uint32_t op, uint32_t pred);
 
-/* Warp operations (32 lanes, member masks; exited lanes are not waited for). */
+/* Warp operations (32 lanes, member masks; exited lanes are not waited for). `pc` names the
+ * instruction (its byte offset in the PTX source): lanes are converged only at the same one. */
 enum { PTX2LLVM_SHFL_UP = 0, PTX2LLVM_SHFL_DOWN = 1, PTX2LLVM_SHFL_BFLY = 2, PTX2LLVM_SHFL_IDX = 3 };
-uint32_t ptx2llvm_rt_shfl(ptx2llvm_thread *t, uint32_t mode, uint32_t value, uint32_t b, uint32_t c,
+uint32_t ptx2llvm_rt_shfl(ptx2llvm_thread *t, uint32_t pc, uint32_t mode, uint32_t value, uint32_t b, uint32_t c,
                           uint32_t membermask, uint32_t *pred_out /* nullable */);
 enum { PTX2LLVM_VOTE_ALL = 0, PTX2LLVM_VOTE_ANY = 1, PTX2LLVM_VOTE_UNI = 2, PTX2LLVM_VOTE_BALLOT = 3 };
-uint32_t ptx2llvm_rt_vote(ptx2llvm_thread *t, uint32_t mode, uint32_t membermask, uint32_t pred);
-uint32_t ptx2llvm_rt_match_any_u32(ptx2llvm_thread *t, uint32_t membermask, uint32_t value);
-uint32_t ptx2llvm_rt_match_any_u64(ptx2llvm_thread *t, uint32_t membermask, uint64_t value);
-uint32_t ptx2llvm_rt_match_all_u32(ptx2llvm_thread *t, uint32_t membermask, uint32_t value, uint32_t *pred_out);
-uint32_t ptx2llvm_rt_match_all_u64(ptx2llvm_thread *t, uint32_t membermask, uint64_t value, uint32_t *pred_out);
+uint32_t ptx2llvm_rt_vote(ptx2llvm_thread *t, uint32_t pc, uint32_t mode, uint32_t membermask, uint32_t pred);
+uint32_t ptx2llvm_rt_match_any_u32(ptx2llvm_thread *t, uint32_t pc, uint32_t membermask, uint32_t value);
+uint32_t ptx2llvm_rt_match_any_u64(ptx2llvm_thread *t, uint32_t pc, uint32_t membermask, uint64_t value);
+uint32_t ptx2llvm_rt_match_all_u32(ptx2llvm_thread *t, uint32_t pc, uint32_t membermask, uint32_t value, uint32_t *pred_out);
+uint32_t ptx2llvm_rt_match_all_u64(ptx2llvm_thread *t, uint32_t pc, uint32_t membermask, uint64_t value, uint32_t *pred_out);
 enum {
     PTX2LLVM_REDUX_ADD = 0, PTX2LLVM_REDUX_MIN_U32 = 1, PTX2LLVM_REDUX_MAX_U32 = 2, PTX2LLVM_REDUX_MIN_S32 = 3,
     PTX2LLVM_REDUX_MAX_S32 = 4, PTX2LLVM_REDUX_AND = 5, PTX2LLVM_REDUX_OR = 6, PTX2LLVM_REDUX_XOR = 7,
     PTX2LLVM_REDUX_MIN_F32 = 8, PTX2LLVM_REDUX_MAX_F32 = 9, PTX2LLVM_REDUX_FLAG_ABS = 0x10, PTX2LLVM_REDUX_FLAG_NAN = 0x20
 };
-uint32_t ptx2llvm_rt_redux(ptx2llvm_thread *t, uint32_t op, uint32_t value, uint32_t membermask);
-uint32_t ptx2llvm_rt_activemask(ptx2llvm_thread *t);
-void ptx2llvm_rt_bar_warp_sync(ptx2llvm_thread *t, uint32_t membermask);
-uint32_t ptx2llvm_rt_elect(ptx2llvm_thread *t, uint32_t membermask, uint32_t *pred_out);
+uint32_t ptx2llvm_rt_redux(ptx2llvm_thread *t, uint32_t pc, uint32_t op, uint32_t value, uint32_t membermask);
+uint32_t ptx2llvm_rt_activemask(ptx2llvm_thread *t, uint32_t pc);
+void ptx2llvm_rt_bar_warp_sync(ptx2llvm_thread *t, uint32_t pc, uint32_t membermask);
+uint32_t ptx2llvm_rt_elect(ptx2llvm_thread *t, uint32_t pc, uint32_t membermask, uint32_t *pred_out);
 
-/* Warp matrix instructions (all 32 lanes take part; fragments as 32-bit words, f64 as two, low
- * first). `kind`: a shape (0 m16n8k16, 1 m16n8k8, 2 m16n8k4, 3 m8n8k4, 4 m16n8k32) or-ed with
+/* Warp matrix instructions (all 32 lanes take part, at the same instruction `pc`; fragments as
+ * 32-bit words, f64 as two, low first). `kind`: a shape (0 m16n8k16, 1 m16n8k8, 2 m16n8k4, 3 m8n8k4, 4 m16n8k32) or-ed with
  * the types of a (<< 4), b (<< 8), c (<< 12) and d (<< 16) (0 f16, 1 bf16, 2 tf32, 3 f32, 4 f64,
  * 5 s8, 6 u8, 7 s32) and 1 << 20 for `.satfinite`. `addr`: a generic (host) address. */
-void ptx2llvm_rt_mma(ptx2llvm_thread *t, uint32_t kind, const uint32_t *a, const uint32_t *b,
+void ptx2llvm_rt_mma(ptx2llvm_thread *t, uint32_t pc, uint32_t kind, const uint32_t *a, const uint32_t *b,
                      const uint32_t *c, uint32_t *d);
-void ptx2llvm_rt_ldmatrix(ptx2llvm_thread *t, uint32_t num, uint32_t trans, uint64_t addr, uint32_t *out);
-void ptx2llvm_rt_stmatrix(ptx2llvm_thread *t, uint32_t num, uint32_t trans, uint64_t addr, const uint32_t *regs);
-uint32_t ptx2llvm_rt_movmatrix(ptx2llvm_thread *t, uint32_t a);
+void ptx2llvm_rt_ldmatrix(ptx2llvm_thread *t, uint32_t pc, uint32_t num, uint32_t trans, uint64_t addr, uint32_t *out);
+void ptx2llvm_rt_stmatrix(ptx2llvm_thread *t, uint32_t pc, uint32_t num, uint32_t trans, uint64_t addr, const uint32_t *regs);
+uint32_t ptx2llvm_rt_movmatrix(ptx2llvm_thread *t, uint32_t pc, uint32_t a);
 /* wmma.load/wmma.store (each lane's own elements; `desc`: a wmma shape 5..9 as in
  * runtime/abi.rs, the fragment (0 a, 1 << 4 b, 2 << 4 c) and the element type << 8, 1 << 12 for
  * column-major); wmma.mma is ptx2llvm_rt_mma with a wmma shape. */

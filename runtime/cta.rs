@@ -9,9 +9,14 @@
 //!   without a thread count a barrier waits for every warp that still has non-exited threads,
 //!   with a count it waits for `count / 32` warps (never more than are still alive);
 //! - a warp-level operation waits for the non-exited lanes of its member mask to reach a warp
-//!   operation of the same kind with the same mask; exited lanes are not waited for;
+//!   operation of the same kind with the same mask, at any instruction (sm_70 and later);
+//!   the `.aligned` matrix instructions at the same instruction; exited lanes are not waited
+//!   for;
 //! - `activemask` is answered when no thread of the CTA can run any more: the lanes of a warp
-//!   waiting in `activemask` at that moment are the active (converged) ones;
+//!   waiting in the same `activemask` instruction at that moment are the active (converged)
+//!   ones (lanes waiting at another one are not converged with them);
+//! - instructions are told apart by a *program point* the caller passes (the coroutine
+//!   lowering: the instruction's position in the PTX source; thread loops: the stop number);
 //! - when no thread can run and some are blocked, the launch fails with a deadlock report.
 //!
 //! All state is owned by the worker thread running the CTA; the runtime entry points reach it
@@ -129,7 +134,7 @@ enum Wait {
     None,
     Barrier { id: u32, count: u32 },
     Warp { op: WarpOp, mask: u32 },
-    ActiveMask,
+    ActiveMask { pc: u32 },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -150,7 +155,17 @@ struct Barrier {
 struct Pending {
     mask: u32,
     op: WarpOp,
+    /// The program point of the lanes' instruction.
+    pc: u32,
     arrived: u32,
+}
+
+/// Lanes of warp `warp` waiting in the `activemask` at program point `pc`.
+#[derive(Clone, Copy, Debug)]
+struct AmWait {
+    warp: u32,
+    pc: u32,
+    lanes: u32,
 }
 
 /// One CTA: thread states, barriers and pending warp operations.
@@ -183,8 +198,8 @@ pub(crate) struct Cta {
     nlive: u32,
     bars: Vec<Barrier>,
     pending: Vec<Vec<Pending>>,
-    /// Lanes waiting in `activemask`, per warp.
-    am_wait: Vec<u32>,
+    /// Lanes waiting in `activemask`, per warp and instruction.
+    am_wait: Vec<AmWait>,
     /// The thread the scheduler is running.
     current: u32,
 }
@@ -266,7 +281,6 @@ impl Cta {
         self.pending.iter_mut().for_each(Vec::clear);
         self.pending.resize(nwu, Vec::new());
         self.am_wait.clear();
-        self.am_wait.resize(nwu, 0);
         self.current = 0;
     }
 
@@ -457,13 +471,16 @@ impl Cta {
         }
     }
 
-    /// Thread `i` arrives at warp operation `op` with member mask `mask` and operands
-    /// `a`, `b`, `c`. Errors name what is wrong; the caller turns them into a launch failure.
+    /// Thread `i` arrives at warp operation `op` at program point `pc` with member mask
+    /// `mask` and operands `a`, `b`, `c`. Errors name what is wrong; the caller turns them
+    /// into a launch failure.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn warp_arrive(
         &mut self,
         i: u32,
         op: WarpOp,
         mask: u32,
+        pc: u32,
         a: u64,
         b: u32,
         c: u32,
@@ -490,10 +507,22 @@ impl Cta {
                     op.describe()
                 ));
             }
+            // `.sync` operations pair lanes at different instructions with the same qualifiers
+            // and mask (PTX ISA, sm_70 and later: the CUDA guide's `__shfl_xor_sync` in both
+            // sides of an `if`); the `.aligned` matrix instructions need the same instruction
+            // in every lane.
+            Some(p) if p.pc != pc && matches!(op, WarpOp::Matrix(_)) => {
+                return Err(format!(
+                    "lanes of warp {w} with member mask {mask:#010x} reached different {} \
+                     instructions (lane {lane})",
+                    op.describe()
+                ));
+            }
             Some(p) => p.arrived |= bit,
             None => self.pending[w].push(Pending {
                 mask,
                 op,
+                pc,
                 arrived: bit,
             }),
         }
@@ -588,32 +617,44 @@ impl Cta {
         }
     }
 
-    /// Thread `i` waits in `activemask`.
-    pub(crate) fn activemask_arrive(&mut self, i: u32) {
-        let w = (i / WARP_SIZE) as usize;
-        self.am_wait[w] |= 1 << (i % WARP_SIZE);
+    /// Thread `i` waits in the `activemask` at program point `pc`.
+    pub(crate) fn activemask_arrive(&mut self, i: u32, pc: u32) {
+        let warp = i / WARP_SIZE;
+        let bit = 1 << (i % WARP_SIZE);
+        match self
+            .am_wait
+            .iter_mut()
+            .find(|a| a.warp == warp && a.pc == pc)
+        {
+            Some(a) => a.lanes |= bit,
+            None => self.am_wait.push(AmWait {
+                warp,
+                pc,
+                lanes: bit,
+            }),
+        }
         self.st[i as usize] = St::Blocked;
-        self.wait[i as usize] = Wait::ActiveMask;
+        self.wait[i as usize] = Wait::ActiveMask { pc };
     }
 
-    /// Answers every `activemask` waiting; called when no thread can run. Returns whether any
-    /// thread was released.
+    /// Answers every `activemask` waiting; called when no thread can run. The lanes of a warp
+    /// at one `activemask` instruction are converged; lanes at another are not (a GPU runs
+    /// the two as different instructions). Returns whether any thread was released.
     pub(crate) fn activemask_resolve(&mut self) -> bool {
-        let mut any = false;
-        for w in 0..self.nwarps as usize {
-            let m = std::mem::take(&mut self.am_wait[w]);
-            if m == 0 {
-                continue;
-            }
-            any = true;
+        let waits = std::mem::take(&mut self.am_wait);
+        for a in &waits {
+            let base = a.warp * WARP_SIZE;
             for l in 0..WARP_SIZE {
-                if m & (1 << l) != 0 {
-                    let i = w * WARP_SIZE as usize + l as usize;
-                    self.res[i] = m;
-                    self.release(i as u32);
+                if a.lanes & (1 << l) != 0 {
+                    self.res[(base + l) as usize] = a.lanes;
+                    self.release(base + l);
                 }
             }
         }
+        let any = !waits.is_empty();
+        // Keep the allocation for the next round.
+        self.am_wait = waits;
+        self.am_wait.clear();
         any
     }
 
@@ -682,7 +723,7 @@ impl Cta {
                         op.describe()
                     )
                 }
-                Wait::ActiveMask => "activemask".to_string(),
+                Wait::ActiveMask { .. } => "activemask".to_string(),
                 Wait::None => "nothing".to_string(),
             };
             if !out.is_empty() {

@@ -4,6 +4,10 @@
 //!
 //! Rule for every function here: no value with a destructor may be alive across a
 //! suspension (a trapped or exited thread's stack is abandoned, not unwound).
+//!
+//! Warp operations and `activemask` take the *program point* `pc` of their instruction (any
+//! number that differs between two instructions of the module: the lowering passes the
+//! instruction's byte offset in the PTX source): lanes are converged only at the same one.
 
 use std::ffi::{c_char, c_void, CStr};
 
@@ -83,13 +87,14 @@ pub unsafe extern "C" fn ptx2llvm_rt_barrier_red(
 
 pub(crate) unsafe fn warp_op(
     t: *mut Thread,
+    pc: u32,
     op: WarpOp,
     mask: u32,
     a: u64,
     b: u32,
     c: u32,
 ) -> (u32, bool) {
-    if let Err(m) = (*cta_of(t)).warp_arrive((*t).flat_tid, op, mask, a, b, c) {
+    if let Err(m) = (*cta_of(t)).warp_arrive((*t).flat_tid, op, mask, pc, a, b, c) {
         fail(t, m);
     }
     wait(t)
@@ -104,6 +109,7 @@ pub(crate) unsafe fn warp_op(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_shfl(
     t: *mut Thread,
+    pc: u32,
     mode: u32,
     value: u32,
     b: u32,
@@ -111,7 +117,15 @@ pub unsafe extern "C" fn ptx2llvm_rt_shfl(
     membermask: u32,
     pred_out: *mut u32,
 ) -> u32 {
-    let (d, p) = warp_op(t, WarpOp::Shfl(mode & 3), membermask, value as u64, b, c);
+    let (d, p) = warp_op(
+        t,
+        pc,
+        WarpOp::Shfl(mode & 3),
+        membermask,
+        value as u64,
+        b,
+        c,
+    );
     if !pred_out.is_null() {
         *pred_out = p as u32;
     }
@@ -125,12 +139,14 @@ pub unsafe extern "C" fn ptx2llvm_rt_shfl(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_vote(
     t: *mut Thread,
+    pc: u32,
     mode: u32,
     membermask: u32,
     pred: u32,
 ) -> u32 {
     warp_op(
         t,
+        pc,
         WarpOp::Vote(mode & 3),
         membermask,
         (pred != 0) as u64,
@@ -147,10 +163,11 @@ pub unsafe extern "C" fn ptx2llvm_rt_vote(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_match_any_u32(
     t: *mut Thread,
+    pc: u32,
     membermask: u32,
     value: u32,
 ) -> u32 {
-    warp_op(t, WarpOp::MatchAny, membermask, value as u64, 0, 0).0
+    warp_op(t, pc, WarpOp::MatchAny, membermask, value as u64, 0, 0).0
 }
 
 /// `match.any.sync.b64`.
@@ -160,10 +177,11 @@ pub unsafe extern "C" fn ptx2llvm_rt_match_any_u32(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_match_any_u64(
     t: *mut Thread,
+    pc: u32,
     membermask: u32,
     value: u64,
 ) -> u32 {
-    warp_op(t, WarpOp::MatchAny, membermask, value, 0, 0).0
+    warp_op(t, pc, WarpOp::MatchAny, membermask, value, 0, 0).0
 }
 
 /// `match.all.sync.b32 d|p`: stores `p` to `pred_out` unless null.
@@ -174,11 +192,12 @@ pub unsafe extern "C" fn ptx2llvm_rt_match_any_u64(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_match_all_u32(
     t: *mut Thread,
+    pc: u32,
     membermask: u32,
     value: u32,
     pred_out: *mut u32,
 ) -> u32 {
-    ptx2llvm_rt_match_all_u64(t, membermask, value as u64, pred_out)
+    ptx2llvm_rt_match_all_u64(t, pc, membermask, value as u64, pred_out)
 }
 
 /// `match.all.sync.b64 d|p`: stores `p` to `pred_out` unless null.
@@ -189,11 +208,12 @@ pub unsafe extern "C" fn ptx2llvm_rt_match_all_u32(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_match_all_u64(
     t: *mut Thread,
+    pc: u32,
     membermask: u32,
     value: u64,
     pred_out: *mut u32,
 ) -> u32 {
-    let (d, p) = warp_op(t, WarpOp::MatchAll, membermask, value, 0, 0);
+    let (d, p) = warp_op(t, pc, WarpOp::MatchAll, membermask, value, 0, 0);
     if !pred_out.is_null() {
         *pred_out = p as u32;
     }
@@ -207,11 +227,12 @@ pub unsafe extern "C" fn ptx2llvm_rt_match_all_u64(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_redux(
     t: *mut Thread,
+    pc: u32,
     op: u32,
     value: u32,
     membermask: u32,
 ) -> u32 {
-    warp_op(t, WarpOp::Redux(op), membermask, value as u64, 0, 0).0
+    warp_op(t, pc, WarpOp::Redux(op), membermask, value as u64, 0, 0).0
 }
 
 /// `activemask.b32`: the lanes of the warp that are converged with the caller.
@@ -219,8 +240,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_redux(
 /// # Safety
 /// `t` must be the context the runtime passed to the running kernel.
 #[no_mangle]
-pub unsafe extern "C" fn ptx2llvm_rt_activemask(t: *mut Thread) -> u32 {
-    (*cta_of(t)).activemask_arrive((*t).flat_tid);
+pub unsafe extern "C" fn ptx2llvm_rt_activemask(t: *mut Thread, pc: u32) -> u32 {
+    (*cta_of(t)).activemask_arrive((*t).flat_tid, pc);
     wait(t).0
 }
 
@@ -229,8 +250,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_activemask(t: *mut Thread) -> u32 {
 /// # Safety
 /// `t` must be the context the runtime passed to the running kernel.
 #[no_mangle]
-pub unsafe extern "C" fn ptx2llvm_rt_bar_warp_sync(t: *mut Thread, membermask: u32) {
-    warp_op(t, WarpOp::WarpSync, membermask, 0, 0, 0);
+pub unsafe extern "C" fn ptx2llvm_rt_bar_warp_sync(t: *mut Thread, pc: u32, membermask: u32) {
+    warp_op(t, pc, WarpOp::WarpSync, membermask, 0, 0, 0);
 }
 
 /// `elect.sync d|p, membermask`: returns the leader's lane, stores `p` unless null.
@@ -241,10 +262,11 @@ pub unsafe extern "C" fn ptx2llvm_rt_bar_warp_sync(t: *mut Thread, membermask: u
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_elect(
     t: *mut Thread,
+    pc: u32,
     membermask: u32,
     pred_out: *mut u32,
 ) -> u32 {
-    let (d, p) = warp_op(t, WarpOp::Elect, membermask, 0, 0, 0);
+    let (d, p) = warp_op(t, pc, WarpOp::Elect, membermask, 0, 0, 0);
     if !pred_out.is_null() {
         *pred_out = p as u32;
     }

@@ -203,6 +203,13 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
     let mut m = Msg::new();
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
+    // A warp matrix instruction reads other lanes' rows: say whose address it was, since the
+    // thread named is the one that happened to read it.
+    if let Some(lane) = ROW_LANE.with(|r| r.take()) {
+        m.s(b", through the row address that lane ")
+            .dec(lane as u64)
+            .s(b" gave");
+    }
     m.s(b"\0");
     // SAFETY: `t` is the running CUDA thread's context (checked by the handler); the message
     // is a NUL-terminated buffer that `ptx2llvm_rt_trap` copies before suspending.
@@ -225,6 +232,20 @@ thread_local! {
     };
 }
 
+thread_local! {
+    /// The lane whose row address a warp matrix instruction is reading or writing, while it
+    /// does (`row_lane`).
+    static ROW_LANE: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// Marks the accesses of `kernel_access` from now on as through the row address of `lane`
+/// (`None`: the running thread's own addresses), for the message of a fault.
+pub(crate) fn row_lane(lane: Option<u32>) {
+    ROW_LANE.with(|r| r.set(lane));
+    // Not after the access it is for.
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Runs `f`, which accesses memory at addresses the kernel gave, so that an invalid one fails
 /// the launch naming the CUDA thread (as a fault in kernel code does) instead of crashing.
 pub(crate) fn kernel_access<R>(f: impl FnOnce() -> R) -> R {
@@ -236,6 +257,7 @@ pub(crate) fn kernel_access<R>(f: impl FnOnce() -> R) -> R {
     let r = f();
     compiler_fence(SeqCst);
     KERNEL_ACCESS.with(|k| k.store(false, Relaxed));
+    row_lane(None);
     r
 }
 

@@ -798,11 +798,11 @@ unsafe fn generic(
                     } else {
                         a as u64
                     };
-                    if let Err(m) = cta.warp_arrive(t, op, mask, av, b, c) {
+                    if let Err(m) = cta.warp_arrive(t, op, mask, j as u32, av, b, c) {
                         return fail(cta, t, m);
                     }
                 }
-                StopKind::ActiveMask => cta.activemask_arrive(t),
+                StopKind::ActiveMask => cta.activemask_arrive(t, j as u32),
                 StopKind::Sleep | StopKind::Yield => ready.push(t),
             }
         }

@@ -215,10 +215,11 @@ unsafe fn slot(t: *mut Thread, i: u32, phase: u32) -> *mut u32 {
         .add((phase as usize * n + i as usize) * SLOT_WORDS)
 }
 
-/// Writes `words` to the calling thread's slot, synchronizes the warp as operation `which`,
-/// and returns the half the warp wrote, the thread number of its lane 0 and the number of
+/// Writes `words` to the calling thread's slot, synchronizes the warp as operation `which`
+/// at program point `pc` (every lane at the same instruction, as `.aligned` requires), and
+/// returns the half the warp wrote, the thread number of its lane 0 and the number of
 /// the instruction (the same in every lane).
-unsafe fn exchange(t: *mut Thread, which: u32, words: &[u32]) -> (u32, u32, u32) {
+unsafe fn exchange(t: *mut Thread, pc: u32, which: u32, words: &[u32]) -> (u32, u32, u32) {
     let i = (*t).flat_tid;
     let seq = {
         let cta = &mut *cta_of(t);
@@ -232,7 +233,7 @@ unsafe fn exchange(t: *mut Thread, which: u32, words: &[u32]) -> (u32, u32, u32)
     for (k, w) in words.iter().enumerate() {
         *s.add(k) = *w;
     }
-    warp_op(t, WarpOp::Matrix(which), u32::MAX, 0, 0, 0);
+    warp_op(t, pc, WarpOp::Matrix(which), u32::MAX, 0, 0, 0);
     (phase, i - i % WARP_SIZE, seq)
 }
 
@@ -260,6 +261,7 @@ unsafe fn lane_words(t: *mut Thread, base: u32, lane: usize, phase: u32) -> [u32
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_mma(
     t: *mut Thread,
+    pc: u32,
     kind: u32,
     a: *const u32,
     b: *const u32,
@@ -292,7 +294,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
     } else {
         0
     };
-    let (phase, base, seq) = exchange(t, which, &mine[..wa + wb + wc]);
+    let (phase, base, seq) = exchange(t, pc, which, &mine[..wa + wb + wc]);
     // The first lane to run after the exchange computes every lane's result.
     let cta = cta_of(t);
     let w = (base / WARP_SIZE) as usize;
@@ -428,12 +430,13 @@ fn row_addr(w: &[[u32; SLOT_WORDS]], j: usize, r: usize) -> *mut u8 {
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
     t: *mut Thread,
+    pc: u32,
     num: u32,
     trans: u32,
     addr: u64,
     out: *mut u32,
 ) {
-    let (phase, base, _) = exchange(t, 1, &[addr as u32, (addr >> 32) as u32]);
+    let (phase, base, _) = exchange(t, pc, 1, &[addr as u32, (addr >> 32) as u32]);
     let w: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
         .map(|l| lane_words(t, base, l, phase))
         .collect();
@@ -442,6 +445,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
     super::fault::kernel_access(|| {
         for j in 0..num.min(4) as usize {
             let h = |r: usize, c: usize| {
+                super::fault::row_lane(Some((8 * j + r) as u32));
                 (row_addr(&w, j, r).add(2 * c) as *const u16).read_unaligned() as u32
             };
             *out.add(j) = if trans != 0 {
@@ -461,6 +465,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     t: *mut Thread,
+    pc: u32,
     num: u32,
     trans: u32,
     addr: u64,
@@ -471,7 +476,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     for (j, w) in mine[2..2 + num].iter_mut().enumerate() {
         *w = *regs.add(j);
     }
-    let (phase, base, _) = exchange(t, 2, &mine);
+    let (phase, base, _) = exchange(t, pc, 2, &mine);
     let w: Vec<[u32; SLOT_WORDS]> = (0..WARP_SIZE as usize)
         .map(|l| lane_words(t, base, l, phase))
         .collect();
@@ -496,8 +501,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
 /// # Safety
 /// `t` must be the context the runtime passed to the running kernel.
 #[no_mangle]
-pub unsafe extern "C" fn ptx2llvm_rt_movmatrix(t: *mut Thread, a: u32) -> u32 {
-    let (phase, base, _) = exchange(t, 3, &[a]);
+pub unsafe extern "C" fn ptx2llvm_rt_movmatrix(t: *mut Thread, pc: u32, a: u32) -> u32 {
+    let (phase, base, _) = exchange(t, pc, 3, &[a]);
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let (g, q) = (lane / 4, lane % 4);
     // Element (row, col) of the source matrix: lane 4 row + col / 2, half col % 2.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::abi::{bar_red, redux, shfl, vote, Thread};
 use super::entry::*;
+use super::matrix::ptx2llvm_rt_movmatrix;
 use super::{launch, LaunchConfig, LaunchError};
 
 /// Parameter buffer holding one output pointer.
@@ -130,9 +131,27 @@ unsafe extern "C" fn k_divergent_shfl(p: *const u8, t: *mut Thread) {
     let lane = (*t).laneid;
     let mut pred = 7u32;
     let v = if lane < 16 {
-        ptx2llvm_rt_shfl(t, shfl::DOWN, lane * 10, 1, 0x1f, 0x0000_ffff, &mut pred)
+        ptx2llvm_rt_shfl(
+            t,
+            101,
+            shfl::DOWN,
+            lane * 10,
+            1,
+            0x1f,
+            0x0000_ffff,
+            &mut pred,
+        )
     } else {
-        ptx2llvm_rt_shfl(t, shfl::IDX, lane * 10, 20, 0x1f, 0xffff_0000, &mut pred)
+        ptx2llvm_rt_shfl(
+            t,
+            102,
+            shfl::IDX,
+            lane * 10,
+            20,
+            0x1f,
+            0xffff_0000,
+            &mut pred,
+        )
     };
     *o.add(gid(&*t)) = v * 2 + pred;
 }
@@ -164,10 +183,11 @@ unsafe extern "C" fn k_shfl_width(p: *const u8, t: *mut Thread) {
     let seg = (32 - 8) << 8;
     let mut pu = 0;
     let mut pd = 0;
-    let up = ptx2llvm_rt_shfl(t, shfl::UP, lane, 3, seg, u32::MAX, &mut pu);
-    let down = ptx2llvm_rt_shfl(t, shfl::DOWN, lane, 3, seg | 0x1f, u32::MAX, &mut pd);
+    let up = ptx2llvm_rt_shfl(t, 103, shfl::UP, lane, 3, seg, u32::MAX, &mut pu);
+    let down = ptx2llvm_rt_shfl(t, 104, shfl::DOWN, lane, 3, seg | 0x1f, u32::MAX, &mut pd);
     let bfly = ptx2llvm_rt_shfl(
         t,
+        105,
         shfl::BFLY,
         lane,
         5,
@@ -177,6 +197,7 @@ unsafe extern "C" fn k_shfl_width(p: *const u8, t: *mut Thread) {
     );
     let idx = ptx2llvm_rt_shfl(
         t,
+        106,
         shfl::IDX,
         lane,
         2,
@@ -221,23 +242,23 @@ unsafe extern "C" fn k_warp_collectives(p: *const u8, t: *mut Thread) {
     let mut pm = 0;
     let mut pe = 0;
     let res = [
-        ptx2llvm_rt_vote(t, vote::BALLOT, m, v.is_multiple_of(2) as u32),
-        ptx2llvm_rt_vote(t, vote::ALL, m, (lane < 19) as u32),
-        ptx2llvm_rt_vote(t, vote::ANY, m, (lane == 13) as u32),
-        ptx2llvm_rt_vote(t, vote::UNI, m, 1),
-        ptx2llvm_rt_match_any_u32(t, m, v),
-        ptx2llvm_rt_match_all_u64(t, m, (v as u64) << 40, &mut pm),
+        ptx2llvm_rt_vote(t, 107, vote::BALLOT, m, v.is_multiple_of(2) as u32),
+        ptx2llvm_rt_vote(t, 108, vote::ALL, m, (lane < 19) as u32),
+        ptx2llvm_rt_vote(t, 109, vote::ANY, m, (lane == 13) as u32),
+        ptx2llvm_rt_vote(t, 110, vote::UNI, m, 1),
+        ptx2llvm_rt_match_any_u32(t, 111, m, v),
+        ptx2llvm_rt_match_all_u64(t, 112, m, (v as u64) << 40, &mut pm),
         pm,
-        ptx2llvm_rt_redux(t, redux::ADD, v, m),
-        ptx2llvm_rt_redux(t, redux::MIN_S32, v.wrapping_sub(5), m),
-        ptx2llvm_rt_redux(t, redux::MAX_U32, v, m),
-        ptx2llvm_rt_redux(t, redux::XOR, v, m),
+        ptx2llvm_rt_redux(t, 113, redux::ADD, v, m),
+        ptx2llvm_rt_redux(t, 114, redux::MIN_S32, v.wrapping_sub(5), m),
+        ptx2llvm_rt_redux(t, 115, redux::MAX_U32, v, m),
+        ptx2llvm_rt_redux(t, 116, redux::XOR, v, m),
         if lane == 0 {
             100
         } else {
-            ptx2llvm_rt_elect(t, m & !1, &mut pe) * 2 + pe
+            ptx2llvm_rt_elect(t, 117, m & !1, &mut pe) * 2 + pe
         },
-        ptx2llvm_rt_activemask(t),
+        ptx2llvm_rt_activemask(t, 125),
     ];
     let base = gid(&*t) * res.len();
     for (k, r) in res.into_iter().enumerate() {
@@ -296,9 +317,9 @@ unsafe extern "C" fn k_activemask(p: *const u8, t: *mut Thread) {
     let o = out_ptr(p);
     let lane = (*t).laneid;
     let v = if lane % 4 == 1 || lane > 27 {
-        ptx2llvm_rt_activemask(t)
+        ptx2llvm_rt_activemask(t, 126)
     } else {
-        ptx2llvm_rt_bar_warp_sync(t, 0x0fff_ffff & !0x2222_2222);
+        ptx2llvm_rt_bar_warp_sync(t, 118, 0x0fff_ffff & !0x2222_2222);
         0
     };
     *o.add(gid(&*t)) = v;
@@ -315,12 +336,77 @@ fn activemask_in_divergent_code() {
     }
 }
 
+/// Lanes at two different `activemask` instructions (program points 7 and 8) are not
+/// converged: each sees only the lanes at its own.
+unsafe extern "C" fn k_activemask_two_points(p: *const u8, t: *mut Thread) {
+    let o = out_ptr(p);
+    let v = if (*t).laneid < 12 {
+        ptx2llvm_rt_activemask(t, 7)
+    } else {
+        ptx2llvm_rt_activemask(t, 8)
+    };
+    *o.add(gid(&*t)) = v;
+}
+
+#[test]
+fn activemask_at_different_instructions() {
+    let mut out = vec![0u32; 64];
+    run(k_activemask_two_points, [1, 1, 1], [64, 1, 1], &mut out).unwrap();
+    for (i, &v) in out.iter().enumerate() {
+        let want = if i % 32 < 12 { 0xfff } else { 0xffff_f000 };
+        assert_eq!(v, want, "thread {i}");
+    }
+}
+
+/// A full-mask shuffle and `bar.warp.sync` split over two instructions (the two sides of an
+/// `if`) pair the lanes, as on sm_70 and later (the CUDA guide's `__shfl_xor_sync` in both
+/// branches); a matrix instruction (`.aligned`) at two instructions is an error.
+unsafe extern "C" fn k_split_sync(p: *const u8, t: *mut Thread) {
+    let o = out_ptr(p);
+    let lane = (*t).laneid;
+    if *o.add(32) == 1 {
+        if lane < 16 {
+            ptx2llvm_rt_movmatrix(t, 13, 0);
+        } else {
+            ptx2llvm_rt_movmatrix(t, 14, 0);
+        }
+        return;
+    }
+    let null = std::ptr::null_mut();
+    let v = if lane < 16 {
+        ptx2llvm_rt_bar_warp_sync(t, 9, u32::MAX);
+        ptx2llvm_rt_shfl(t, 11, shfl::BFLY, lane * 3, 16, 0x1f, u32::MAX, null)
+    } else {
+        ptx2llvm_rt_bar_warp_sync(t, 10, u32::MAX);
+        ptx2llvm_rt_shfl(t, 12, shfl::BFLY, lane * 3, 16, 0x1f, u32::MAX, null)
+    };
+    *o.add(lane as usize) = v;
+}
+
+#[test]
+fn one_mask_at_two_instructions() {
+    let mut out = vec![0u32; 33];
+    run(k_split_sync, [1, 1, 1], [32, 1, 1], &mut out).unwrap();
+    for lane in 0..32u32 {
+        assert_eq!(out[lane as usize], (lane ^ 16) * 3, "lane {lane}");
+    }
+    out[32] = 1;
+    let e = run(k_split_sync, [1, 1, 1], [32, 1, 1], &mut out).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "lanes of warp 0 with member mask 0xffffffff reached different movmatrix \
+             instructions (lane 16)"
+        ),
+        "{e}"
+    );
+}
+
 /// Lanes 0..16 wait at a CTA barrier, lanes 16.. at a warp barrier naming lanes 0..16.
 unsafe extern "C" fn k_deadlock(_p: *const u8, t: *mut Thread) {
     if (*t).laneid < 16 {
         ptx2llvm_rt_barrier_sync(t, 0, 0);
     } else {
-        ptx2llvm_rt_bar_warp_sync(t, u32::MAX);
+        ptx2llvm_rt_bar_warp_sync(t, 119, u32::MAX);
     }
 }
 
@@ -378,7 +464,7 @@ fn trap_stops_the_launch_and_names_block_and_thread() {
 }
 
 unsafe extern "C" fn k_bad_mask(_p: *const u8, t: *mut Thread) {
-    ptx2llvm_rt_vote(t, vote::ANY, 0x1, 1);
+    ptx2llvm_rt_vote(t, 120, vote::ANY, 0x1, 1);
 }
 
 #[test]
@@ -458,6 +544,7 @@ unsafe extern "C" fn k_partial_warp(p: *const u8, t: *mut Thread) {
     while off > 0 {
         v = v.wrapping_add(ptx2llvm_rt_shfl(
             t,
+            121,
             shfl::BFLY,
             v,
             off,
@@ -467,7 +554,7 @@ unsafe extern "C" fn k_partial_warp(p: *const u8, t: *mut Thread) {
         ));
         off /= 2;
     }
-    ptx2llvm_rt_bar_warp_sync(t, u32::MAX);
+    ptx2llvm_rt_bar_warp_sync(t, 122, u32::MAX);
     *o.add((*t).flat_tid as usize) = v;
 }
 
@@ -487,9 +574,9 @@ fn partial_last_warp() {
 
 unsafe extern "C" fn k_mismatch(_p: *const u8, t: *mut Thread) {
     if (*t).laneid == 0 {
-        ptx2llvm_rt_vote(t, vote::ANY, 3, 1);
+        ptx2llvm_rt_vote(t, 123, vote::ANY, 3, 1);
     } else {
-        ptx2llvm_rt_redux(t, redux::ADD, 1, 3);
+        ptx2llvm_rt_redux(t, 124, redux::ADD, 1, 3);
     }
 }
 

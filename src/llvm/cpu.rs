@@ -246,6 +246,69 @@ unsafe fn shared_int(b: LLVMBuilderRef, p: LLVMValueRef, i64t: LLVMTypeRef) -> L
     c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr())
 }
 
+/// Whether constant `v` casts a shared address to another space: `addrspacecast` of one, or a
+/// `ptrtoint` or `getelementptr` of such a cast (`cvta.shared d, var`; a matrix instruction's
+/// generic row address `[var+16]`). The shared variables are constant offsets by then, so
+/// these are constant expressions, which the rewrite of cast *instructions* does not see.
+unsafe fn is_shared_cast_expr(v: LLVMValueRef) -> bool {
+    if c::LLVMIsAConstantExpr(v).is_null() {
+        return false;
+    }
+    let cast = |x: LLVMValueRef| {
+        !c::LLVMIsAConstantExpr(x).is_null()
+            && c::LLVMGetConstOpcode(x) == LLVMOpcode::LLVMAddrSpaceCast
+            && addr_space_of(c::LLVMGetOperand(x, 0)) == Some(SHARED_AS)
+            && addr_space_of(x) != Some(SHARED_AS)
+    };
+    match c::LLVMGetConstOpcode(v) {
+        LLVMOpcode::LLVMAddrSpaceCast => cast(v),
+        LLVMOpcode::LLVMPtrToInt | LLVMOpcode::LLVMGetElementPtr => cast(c::LLVMGetOperand(v, 0)),
+        _ => false,
+    }
+}
+
+/// Instructions at `b` computing the constant `v` (`is_shared_cast_expr`) from the CTA's
+/// shared block `sb`: the offset added to the block's base.
+unsafe fn shared_cast_expr(
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    sb: LLVMValueRef,
+    i64t: LLVMTypeRef,
+) -> LLVMValueRef {
+    let ctx = c::LLVMGetTypeContext(i64t);
+    let i8t = c::LLVMInt8TypeInContext(ctx);
+    let generic = |cast: LLVMValueRef| {
+        let off = c::LLVMBuildPtrToInt(b, c::LLVMGetOperand(cast, 0), i64t, c"".as_ptr());
+        let mut idx = [off];
+        let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
+        if addr_space_of(cast) == Some(0) {
+            q
+        } else {
+            c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(cast), c"".as_ptr())
+        }
+    };
+    match c::LLVMGetConstOpcode(v) {
+        LLVMOpcode::LLVMAddrSpaceCast => generic(v),
+        LLVMOpcode::LLVMPtrToInt => {
+            let q = generic(c::LLVMGetOperand(v, 0));
+            c::LLVMBuildPtrToInt(b, q, c::LLVMTypeOf(v), c"".as_ptr())
+        }
+        _ => {
+            let q = generic(c::LLVMGetOperand(v, 0));
+            let n = c::LLVMGetNumOperands(v) as u32;
+            let mut idx: Vec<LLVMValueRef> = (1..n).map(|k| c::LLVMGetOperand(v, k)).collect();
+            c::LLVMBuildGEP2(
+                b,
+                c::LLVMGetGEPSourceElementType(v),
+                q,
+                idx.as_mut_ptr(),
+                idx.len() as u32,
+                c"".as_ptr(),
+            )
+        }
+    }
+}
+
 /// Replaces the atomic read-modify-write `i` on shared memory, whose operands are final, by a
 /// plain load, operation and store where that is exact: a CTA's CUDA threads all run on one
 /// worker thread and interleave only at barriers and warp operations (thread loops) or
@@ -473,6 +536,16 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
             };
             for i in instructions(f) {
                 let op = c::LLVMGetInstructionOpcode(i);
+                if op != LLVMOpcode::LLVMPHI {
+                    for k in 0..c::LLVMGetNumOperands(i) as u32 {
+                        let v = c::LLVMGetOperand(i, k);
+                        if is_shared_cast_expr(v) {
+                            c::LLVMPositionBuilderBefore(b, i);
+                            let q = shared_cast_expr(b, v, shared_base(b), i64t);
+                            c::LLVMSetOperand(i, k, q);
+                        }
+                    }
+                }
                 let ptr_index = match op {
                     LLVMOpcode::LLVMLoad
                     | LLVMOpcode::LLVMAtomicRMW

@@ -10,7 +10,7 @@ use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::mma;
 use crate::syntax::ast::{Instruction, Operand};
 
-use super::sync::{self_ptr, spelling, unsupported};
+use super::sync::{program_point, self_ptr, spelling, unsupported};
 
 /// A fragment operand without the registers its shape and type take.
 fn wrong_fragment(i: &Instruction) -> Error {
@@ -268,7 +268,15 @@ fn call_mma<'c, 'a>(
     l.call(
         "ptx2llvm_rt_mma",
         None,
-        &[t, k, pa.into(), pb.into(), pc.into(), pd.into()],
+        &[
+            t,
+            program_point(l, i),
+            k,
+            pa.into(),
+            pb.into(),
+            pc.into(),
+            pd.into(),
+        ],
     );
     unpack(l, fs, &ops[0], pd, wide)?;
     Ok(true)
@@ -340,7 +348,14 @@ pub fn lower<'c, 'a>(
                 l.call(
                     "ptx2llvm_rt_ldmatrix",
                     None,
-                    &[t, c32(num), trans, p.into(), out.into()],
+                    &[
+                        t,
+                        program_point(l, i),
+                        c32(num),
+                        trans,
+                        p.into(),
+                        out.into(),
+                    ],
                 );
                 unpack(l, fs, regs, out, false)?;
             } else {
@@ -348,7 +363,7 @@ pub fn lower<'c, 'a>(
                 l.call(
                     "ptx2llvm_rt_stmatrix",
                     None,
-                    &[t, c32(num), trans, p.into(), r.into()],
+                    &[t, program_point(l, i), c32(num), trans, p.into(), r.into()],
                 );
             }
             Ok(true)
@@ -359,7 +374,11 @@ pub fn lower<'c, 'a>(
                 return Err(unsupported(i));
             }
             let a = l.operand(fs, &ops[1], Ty::b(32))?;
-            let r = l.call_v("ptx2llvm_rt_movmatrix", l.i32().into(), &[t, a]);
+            let r = l.call_v(
+                "ptx2llvm_rt_movmatrix",
+                l.i32().into(),
+                &[t, program_point(l, i), a],
+            );
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }

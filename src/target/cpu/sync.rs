@@ -7,6 +7,13 @@ use crate::lower::{Error, FnState, Ins, Lowerer, Ty};
 use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
 use crate::syntax::ast::{Instruction, Operand};
 
+/// The program point of warp operation `i` for the runtime (`runtime/entry.rs`): its byte
+/// offset in the PTX source, which tells two instructions apart (lanes are converged only at
+/// the same one) and stays the same wherever LLVM copies the call.
+pub(super) fn program_point<'c>(l: &Lowerer<'c, '_>, i: &Instruction) -> BasicValueEnum<'c> {
+    l.c32(i.span.start as u64).into()
+}
+
 /// The calling thread's `ptx2llvm_thread *`.
 pub fn self_ptr<'c>(l: &Lowerer<'c, '_>) -> BasicValueEnum<'c> {
     let p = l.ptr(crate::lower::Space::Generic);
@@ -161,11 +168,12 @@ pub fn lower<'c, 'a>(
     let b32 = Ty::b(32);
     let i32t: BasicTypeEnum = l.i32().into();
     let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
+    let pc = program_point(l, i);
     match ins.op {
         "bar" if ins.has(".warp") => {
             let m = l.operand(fs, &ops[0], b32)?;
             let t = self_ptr(l);
-            l.call("ptx2llvm_rt_bar_warp_sync", None, &[t, m]);
+            l.call("ptx2llvm_rt_bar_warp_sync", None, &[t, pc, m]);
             Ok(true)
         }
         "bar" | "barrier" => {
@@ -282,7 +290,7 @@ pub fn lower<'c, 'a>(
         }
         "activemask" => {
             let t = self_ptr(l);
-            let r = l.call_v("ptx2llvm_rt_activemask", i32t, &[t]);
+            let r = l.call_v("ptx2llvm_rt_activemask", i32t, &[t, pc]);
             l.set(fs, &ops[0], r, false)?;
             Ok(true)
         }
@@ -292,17 +300,18 @@ pub fn lower<'c, 'a>(
             let b = l.operand(fs, &ops[2], b32)?;
             let c = l.operand(fs, &ops[3], b32)?;
             let t = self_ptr(l);
-            // Without `.sync` (sm_6x and older): the converged lanes take part.
+            // Without `.sync` (sm_6x and older): the lanes converged at this instruction take
+            // part.
             let m = if ops.len() == 5 {
                 l.operand(fs, &ops[4], b32)?
             } else {
-                l.call_v("ptx2llvm_rt_activemask", i32t, &[t])
+                l.call_v("ptx2llvm_rt_activemask", i32t, &[t, pc])
             };
             let slot = pred_slot(l, fs);
             let r = l.call_v(
                 "ptx2llvm_rt_shfl",
                 i32t,
-                &[t, c32(mode), a, b, c, m, slot.into()],
+                &[t, pc, c32(mode), a, b, c, m, slot.into()],
             );
             let p = load_pred(l, slot);
             set_pair(l, fs, &ops[0], r, p)?;
@@ -316,9 +325,9 @@ pub fn lower<'c, 'a>(
             let m = if ops.len() == 3 {
                 l.operand(fs, &ops[2], b32)?
             } else {
-                l.call_v("ptx2llvm_rt_activemask", i32t, &[t])
+                l.call_v("ptx2llvm_rt_activemask", i32t, &[t, pc])
             };
-            let r = l.call_v("ptx2llvm_rt_vote", i32t, &[t, c32(mode), m, p]);
+            let r = l.call_v("ptx2llvm_rt_vote", i32t, &[t, pc, c32(mode), m, p]);
             let r = if mode == vote::BALLOT {
                 r
             } else {
@@ -334,14 +343,18 @@ pub fn lower<'c, 'a>(
             let t = self_ptr(l);
             let sfx = if bits == 64 { "u64" } else { "u32" };
             if ins.has(".any") {
-                let r = l.call_v(&format!("ptx2llvm_rt_match_any_{sfx}"), i32t, &[t, m, a]);
+                let r = l.call_v(
+                    &format!("ptx2llvm_rt_match_any_{sfx}"),
+                    i32t,
+                    &[t, pc, m, a],
+                );
                 l.set(fs, &ops[0], r, false)?;
             } else {
                 let slot = pred_slot(l, fs);
                 let r = l.call_v(
                     &format!("ptx2llvm_rt_match_all_{sfx}"),
                     i32t,
-                    &[t, m, a, slot.into()],
+                    &[t, pc, m, a, slot.into()],
                 );
                 let p = load_pred(l, slot);
                 set_pair(l, fs, &ops[0], r, p)?;
@@ -354,7 +367,7 @@ pub fn lower<'c, 'a>(
             let a = l.operand(fs, &ops[1], b32)?;
             let m = l.operand(fs, &ops[2], b32)?;
             let t = self_ptr(l);
-            let r = l.call_v("ptx2llvm_rt_redux", i32t, &[t, c32(op), a, m]);
+            let r = l.call_v("ptx2llvm_rt_redux", i32t, &[t, pc, c32(op), a, m]);
             let r = if t_.is_float() {
                 l.b.build_bit_cast(r, l.ctx.f32_type(), "").unwrap()
             } else {
@@ -367,7 +380,7 @@ pub fn lower<'c, 'a>(
             let m = l.operand(fs, &ops[1], b32)?;
             let t = self_ptr(l);
             let slot = pred_slot(l, fs);
-            let r = l.call_v("ptx2llvm_rt_elect", i32t, &[t, m, slot.into()]);
+            let r = l.call_v("ptx2llvm_rt_elect", i32t, &[t, pc, m, slot.into()]);
             let p = load_pred(l, slot);
             match &ops[0] {
                 Operand::Pair(..) => set_pair(l, fs, &ops[0], r, p)?,
