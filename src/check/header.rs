@@ -10,7 +10,6 @@ use crate::syntax::diag::Diagnostic;
 /// minors add instructions but keep the syntax of the old ones).
 const MAX_MAJOR: u32 = 9;
 
-
 pub(super) fn check_header(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
     let (major, minor) = module.version;
     if major == 0 {

@@ -84,7 +84,7 @@ fn report(
     let feature = r.feature();
     let message = match unmet {
         Unmet::Target => format!(
-            "`{spelled}`: `{feature}` requires .target {} (the module targets {})",
+            "`{spelled}`: {feature} requires .target {} (the module targets {})",
             r.targets_text(),
             module.arch.map_or_else(String::new, |a| a.to_string()),
         ),
@@ -92,7 +92,7 @@ fn report(
             let (major, minor) = module.version.unwrap_or_default();
             let on = on.map_or_else(String::new, |t| format!(" on {t}"));
             format!(
-                "`{spelled}`: `{feature}` requires PTX ISA {}.{} or later{on} (the module declares .version {major}.{minor})",
+                "`{spelled}`: {feature} requires PTX ISA {}.{} or later{on} (the module declares .version {major}.{minor})",
                 need.0, need.1
             )
         }

@@ -38,7 +38,9 @@ pub struct Arch {
 impl Arch {
     /// Parses `sm_90a`, `compute_80`, `sm_100f`; `None` for anything else.
     pub fn parse(s: &str) -> Option<Arch> {
-        let rest = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_"))?;
+        let rest = s
+            .strip_prefix("sm_")
+            .or_else(|| s.strip_prefix("compute_"))?;
         let (digits, suffix) = match rest.as_bytes().last()? {
             b'a' => (&rest[..rest.len() - 1], Suffix::Arch),
             b'f' => (&rest[..rest.len() - 1], Suffix::Family),
@@ -212,16 +214,26 @@ pub enum Unmet {
 }
 
 impl Requirement {
-    /// The feature as the error message names it: its named modifiers (`.abs`), else the
-    /// special register or the opcode (with its operand count when that is the condition).
+    /// The feature as the error message names it, quoted: its named modifiers (`` `.abs` ``),
+    /// else the special register or the opcode (with the conditions and operand count that
+    /// select the form: `` `cp.async` with 4 operands ``).
     pub fn feature(&self) -> String {
         if !self.named.is_empty() {
-            return self.named.iter().map(|m| m.spelling()).collect();
+            let named: String = self.named.iter().map(|m| m.spelling()).collect();
+            return format!("`{named}`");
         }
-        match (self.subject, self.operand_count) {
-            (Subject::SpecialRegister(s), _) => s.to_string(),
-            (Subject::Opcode(o), Some(n)) => format!("{} with {n} operands", o.spelling()),
-            (Subject::Opcode(o), None) => o.spelling().to_string(),
+        match self.subject {
+            Subject::SpecialRegister(s) => format!("`{s}`"),
+            Subject::Opcode(o) => {
+                // `cp.async` with 4 operands: the opcode and the conditions that select the form.
+                let form: String = std::iter::once(o.spelling())
+                    .chain(self.conditions.iter().map(|m| m.spelling()))
+                    .collect();
+                match self.operand_count {
+                    Some(n) => format!("`{form}` with {n} operands"),
+                    None => format!("`{form}`"),
+                }
+            }
         }
     }
 
@@ -284,12 +296,15 @@ pub struct Requirements {
 
 impl Requirements {
     /// The requirements that apply to an instruction (those on its opcode and modifiers).
-    pub fn for_instruction<'s>(
+    pub fn for_instruction<'s, 'm>(
         &'s self,
         opcode: Opcode,
-        mods: &'s [Mod],
+        mods: &'m [Mod],
         operands: usize,
-    ) -> impl Iterator<Item = &'s Requirement> + 's {
+    ) -> impl Iterator<Item = &'s Requirement> + 'm
+    where
+        's: 'm,
+    {
         self.by_opcode
             .get(&opcode)
             .into_iter()
@@ -370,7 +385,9 @@ pub fn parse(text: &'static str) -> Result<Requirements, String> {
         let subject = if head.starts_with('%') {
             Subject::SpecialRegister(head)
         } else {
-            Subject::Opcode(lookup_opcode(head).ok_or_else(|| err(format!("unknown opcode `{head}`")))?)
+            Subject::Opcode(
+                lookup_opcode(head).ok_or_else(|| err(format!("unknown opcode `{head}`")))?,
+            )
         };
         let mut named = SmallVec::new();
         let mut conditions = SmallVec::new();
@@ -380,11 +397,13 @@ pub fn parse(text: &'static str) -> Result<Requirements, String> {
                 operand_count = Some(n.parse().map_err(|_| err(format!("bad `{w}`")))?);
                 continue;
             }
-            let (spelling, is_condition) = match w.strip_prefix('(').and_then(|w| w.strip_suffix(')')) {
-                Some(inner) => (inner, true),
-                None => (w, false),
-            };
-            let m = lookup_mod(spelling).ok_or_else(|| err(format!("unknown modifier `{spelling}`")))?;
+            let (spelling, is_condition) =
+                match w.strip_prefix('(').and_then(|w| w.strip_suffix(')')) {
+                    Some(inner) => (inner, true),
+                    None => (w, false),
+                };
+            let m = lookup_mod(spelling)
+                .ok_or_else(|| err(format!("unknown modifier `{spelling}`")))?;
             if is_condition {
                 conditions.push(m);
             } else {
@@ -394,7 +413,9 @@ pub fn parse(text: &'static str) -> Result<Requirements, String> {
         if matches!(subject, Subject::SpecialRegister(_))
             && (!named.is_empty() || !conditions.is_empty() || operand_count.is_some())
         {
-            return Err(err("a special-register requirement takes no conditions".into()));
+            return Err(err(
+                "a special-register requirement takes no conditions".into()
+            ));
         }
         let targets = if target == "-" {
             Vec::new()
