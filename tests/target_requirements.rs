@@ -219,59 +219,70 @@ fn every_requirement_holds_at_its_minimum_and_fails_below() {
             text,
             ok: true,
         });
-        let feature = r.feature();
-        let mut expect_error = |target: Arch,
-                                version: Version,
-                                needle: String,
-                                wrong: &mut Vec<String>| {
-            let text = module(target, version, r.example);
-            let diags = ptx2llvm::check::check(&ptx2llvm::syntax::parse(&text).0);
-            let what = format!("{what} at {target} .version {}.{}", version.0, version.1);
-            let line_start = text
-                .lines()
-                .take(EXAMPLE_LINE - 1)
-                .map(|l| l.len() + 1)
-                .sum::<usize>();
-            let hit = diags.iter().any(|d| {
-                d.message.contains(&feature)
-                    && d.message.contains(&needle)
-                    && (line_start..line_start + r.example.len()).contains(&(d.span.start as usize))
-            });
-            if !hit {
-                wrong.push(format!(
-                    "{what}: expected `{feature} requires {needle}` on the example, check says {:?}",
-                    diags.iter().map(|d| &d.message).collect::<Vec<_>>()
-                ));
+        // Every line that applies to the example (not only its own) must hold ptxas's verdict
+        // on it: a line that also matches forms it was not meant for shows up here.
+        for q in &all {
+            let is_own = q.line == r.line;
+            let what = if is_own {
+                what.clone()
+            } else {
+                format!("{what} (line {}'s requirement)", q.line)
+            };
+            let feature = q.feature();
+            let mut expect_error = |target: Arch,
+                                    version: Version,
+                                    needle: String,
+                                    wrong: &mut Vec<String>| {
+                let text = module(target, version, r.example);
+                let diags = ptx2llvm::check::check(&ptx2llvm::syntax::parse(&text).0);
+                let what = format!("{what} at {target} .version {}.{}", version.0, version.1);
+                let line_start = text
+                    .lines()
+                    .take(EXAMPLE_LINE - 1)
+                    .map(|l| l.len() + 1)
+                    .sum::<usize>();
+                let hit = diags.iter().any(|d| {
+                    d.message.contains(&feature)
+                        && d.message.contains(&needle)
+                        && (line_start..line_start + r.example.len())
+                            .contains(&(d.span.start as usize))
+                });
+                if !hit {
+                    wrong.push(format!(
+                        "{what}: expected `{feature} requires {needle}` on the example, check says {:?}",
+                        diags.iter().map(|d| &d.message).collect::<Vec<_>>()
+                    ));
+                }
+                cases.push(PtxasCase {
+                    what,
+                    target,
+                    text,
+                    ok: false,
+                });
+            };
+            if !q.targets.is_empty() {
+                let below = targets
+                    .iter()
+                    .rev()
+                    .filter(|&&t| t < ok_target)
+                    .find(|&&t| q.check(Some(t), None) == Err(Unmet::Target));
+                if let Some(&t) = below {
+                    let v = ok_version.max(t.min_version().unwrap());
+                    expect_error(t, v, format!(".target {}", q.targets_text()), &mut wrong);
+                    target_checked += usize::from(is_own);
+                }
             }
-            cases.push(PtxasCase {
-                what,
-                target,
-                text,
-                ok: false,
-            });
-        };
-        if !r.targets.is_empty() {
-            let below = targets
-                .iter()
-                .rev()
-                .filter(|&&t| t < ok_target)
-                .find(|&&t| r.check(Some(t), None) == Err(Unmet::Target));
-            if let Some(&t) = below {
-                let v = ok_version.max(t.min_version().unwrap());
-                expect_error(t, v, format!(".target {}", r.targets_text()), &mut wrong);
-                target_checked += 1;
-            }
-        }
-        if let Some(need) = needed_version(r, ok_target) {
-            let below = VERSIONS.iter().rev().find(|&&v| v < need);
-            if let Some(&v) = below.filter(|&&v| v >= ok_target.min_version().unwrap()) {
-                expect_error(
-                    ok_target,
-                    v,
-                    format!("PTX ISA {}.{} or later", need.0, need.1),
-                    &mut wrong,
-                );
-                version_checked += 1;
+            if let Some(need) = needed_version(q, ok_target) {
+                let below = VERSIONS.iter().rev().find(|&&v| v < need);
+                if let Some(&v) = below.filter(|&&v| v >= ok_target.min_version().unwrap()) {
+                    expect_error(
+                        ok_target,
+                        v,
+                        format!("PTX ISA {}.{} or later", need.0, need.1),
+                        &mut wrong,
+                    );
+                    version_checked += usize::from(is_own);
+                }
             }
         }
     }
