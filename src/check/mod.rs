@@ -2,7 +2,8 @@
 //! of `ptx.isa` (modifiers and operand shapes) and its operands' types against the
 //! registers, special registers and constants given (`types.rs`), every name an instruction uses against the
 //! declarations in scope (registers, parameters, variables, functions, labels, special
-//! registers), labels and branch targets, and the `.version`/`.target` header.
+//! registers), labels and branch targets, the `.version`/`.target` header, and the target and
+//! PTX ISA version each instruction needs (`target.rs`, from `src/isa/requirements.txt`).
 //!
 //! Diagnostics are collected, never fatal: each says what was expected, and is rendered at the
 //! edge as `FILE:LINE:COL: error: MESSAGE` with a caret under its span.
@@ -11,6 +12,7 @@ mod header;
 mod instr;
 mod names;
 mod rules;
+mod target;
 mod types;
 
 pub use instr::check_instruction;
@@ -26,7 +28,7 @@ const MAX_DIAGNOSTICS: usize = 200;
 pub fn check(module: &Module<'_>) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     header::check_header(module, &mut diags);
-    names::check_names(module, &mut diags);
+    names::check_names(module, &target::ModuleTarget::of(module), &mut diags);
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     if diags.len() > MAX_DIAGNOSTICS {
         diags.truncate(MAX_DIAGNOSTICS);

@@ -131,10 +131,16 @@ impl<'a> Scope<'a> {
 
 struct Resolver<'m, 'a> {
     scopes: Vec<Scope<'a>>,
+    /// The module's `.target`/`.version`, for the requirements of each instruction.
+    target: &'m super::target::ModuleTarget,
     diags: &'m mut Vec<Diagnostic>,
 }
 
-pub(super) fn check_names(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
+pub(super) fn check_names(
+    module: &Module<'_>,
+    target: &super::target::ModuleTarget,
+    diags: &mut Vec<Diagnostic>,
+) {
     let mut global = Scope::default();
     for item in &module.items {
         match item {
@@ -154,6 +160,7 @@ pub(super) fn check_names(module: &Module<'_>, diags: &mut Vec<Diagnostic>) {
     }
     let mut r = Resolver {
         scopes: vec![global],
+        target,
         diags,
     };
     for item in &module.items {
@@ -351,6 +358,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     super::rules::check_rules(i, &decoded, &mut found);
                 }
                 self.diags.extend(found);
+                super::target::check_instruction(self.target, i, &decoded, self.diags);
             }
             Err(_) => {
                 if let Some(d) = super::instr::check_instruction(i) {

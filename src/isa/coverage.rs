@@ -150,6 +150,30 @@ other way round it is more permissive than ptxas; the classes it does not check 
 
 `tests/ptxas_diff/known.txt` lists each class with the instructions it covers; the test prints
 how many generated instructions fall in each.
+/// Which target and PTX ISA version requirements `check` knows (printed under the cpu notes;
+/// `{N}` is the number of lines of `src/isa/requirements.txt`).
+const REQUIREMENT_NOTES: &str = "
+### Target and PTX ISA version requirements
+
+`ptx2llvm check` (and so every translation) rejects an instruction whose feature the module's
+`.target` lacks or that is newer than its `.version`, as ptxas does, from the {N} requirements
+of `src/isa/requirements.txt` (per opcode, modifier, type, operand count and special register;
+`tests/target_requirements.rs` holds each to ptxas). Not modelled, so accepted where ptxas may
+not accept them:
+
+- requirements on operand kinds rather than modifiers: register operands and thread counts of
+  `bar`, indirect `call`, the address of an `.entry` in `mov`, indirect texture and surface
+  access, texture offsets, depth compare and destination predicates, `mbarrier` counts without
+  `.noComplete`, the sink `_`;
+- features that newer targets or versions removed (`shfl`/`vote` without `.sync` on sm_70 and
+  later, `.maxnctapersm` after PTX ISA 2.1);
+- directives and declarations: `.alias`, `.attribute`, `.noreturn`, the cluster directives,
+  `.common`, unsized array parameters, register types such as `.b128`;
+- `sm_1x`-era requirements (`.f64` before sm_13), texture and surface modifiers (`.acube`,
+  mipmaps, `tld4` geometries, `sust.p`), `%pm4`–`%pm7`, `%pm0_64`–`%pm7_64`;
+- type and shape combinations the table does not list one by one (each `cvt` type pair, each
+  `mma`/`wmma`/`wgmma`/`tcgen05` shape and type): such an instruction is checked against the
+  lines of its opcode and of the modifiers it carries, which may be older than its combination.
 ";
 
 /// What the cpu column does not show (printed under the table).
@@ -270,6 +294,14 @@ pub fn coverage_markdown() -> String {
     }
     out.push_str(CPU_NOTES);
     out.push_str(CHECK_NOTES);
+    let _ = write!(
+        out,
+        "{}",
+        REQUIREMENT_NOTES.replace(
+            "{N}",
+            &super::requirements::requirements().all.len().to_string()
+        )
+    );
     out.push_str("\n## Directives\n\n");
     out.push_str("| directive | parsed |\n| --- | --- |\n");
     for d in DIRECTIVES {

@@ -2,7 +2,8 @@
 //! generates the `Opcode` and `Mod` enums from it; `lookup` gives the parser fast spelling
 //! lookups; `notation` reads the notation, `forms` turns it into typed forms and matches
 //! instructions against them, `decoded` gives lowering a typed view of a matched instruction,
-//! `mods` classifies modifiers and `coverage` renders the instruction table of
+//! `mods` classifies modifiers, `requirements` declares the target and PTX ISA version each
+//! instruction feature needs (`requirements.txt`), and `coverage` renders the instruction table of
 //! `docs/COVERAGE.md`.
 
 pub mod coverage;
@@ -12,6 +13,7 @@ mod lookup;
 mod mods;
 pub mod notation;
 pub mod order;
+pub mod requirements;
 
 pub use decoded::{decode, Decoded, InstructionExt, MatchError};
 pub use forms::{isa, Form, FormId};
