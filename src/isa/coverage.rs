@@ -150,6 +150,8 @@ other way round it is more permissive than ptxas; the classes it does not check 
 
 `tests/ptxas_diff/known.txt` lists each class with the instructions it covers; the test prints
 how many generated instructions fall in each.
+";
+
 /// Which target and PTX ISA version requirements `check` knows (printed under the cpu notes;
 /// `{N}` is the number of lines of `src/isa/requirements.txt`).
 const REQUIREMENT_NOTES: &str = "
