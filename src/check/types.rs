@@ -88,16 +88,21 @@ pub(super) fn check_types(
     }
     // `.L2::cache_hint` needs its cache-policy operand (ptxas: "Arguments mismatch"). The
     // other way round is not checked: ptxas takes `atom.and.b32 d, [a], b, c` without it.
-    if let Some(pos) = decoded
+    if decoded
         .form()
         .operands
         .iter()
-        .position(|o| o.name == "cache-policy")
+        .any(|o| o.name == "cache-policy")
     {
-        let present = decoded
+        // Some optional operand is there (which one, `cp.async`'s src-size or the policy, the
+        // modifier decides; ptxas reads it as the policy).
+        let required = decoded
             .form()
-            .operand_layout(&instr.operands)
-            .is_ok_and(|l| l.contains(&pos));
+            .operands
+            .iter()
+            .filter(|o| o.group.is_none())
+            .count();
+        let present = instr.operands.len() > required;
         if decoded.has(Mod::L2CacheHint) && !present {
             diags.push(Diagnostic::new(
                 instr.span,
