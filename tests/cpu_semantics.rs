@@ -1,0 +1,723 @@
+//! Semantic differential test of the cpu target on both code paths: every batch runs as a PTX
+//! kernel with one CUDA thread per case, compiled twice — as thread loops (`CpuMode::Fission`,
+//! where LLVM vectorizes the loop over threads) and as one coroutine per thread
+//! (`CpuMode::Coroutine`, scalar code) — and both are compared with references written here from
+//! the Semantics sections of the PTX ISA 9.2 manual, never calling the lowering.
+//!
+//! This file holds the forms whose meaning depends on rules the wider instruction tests
+//! (`tests/cpu_instr_{int,float,cvt}.rs`, which `scripts/test.sh` also runs on the coroutine
+//! path) do not single out:
+//!
+//! - the carry flag: every producer (`add.cc`, `sub.cc`, `addc.cc`, `subc.cc`, `mad{.lo,.hi}.cc`,
+//!   `madc{.lo,.hi}.cc`) followed by every consumer (`addc`, `subc`, `madc.lo`, `madc.hi`) on
+//!   `.u32/.s32/.u64/.s64`. CC.CF is the carry-out of the adder, as the GPU keeps it: a
+//!   subtraction adds `a + ~b + 1` (`subc`: `a + ~b + CF`), so after `sub.cc` CF is 1 when there
+//!   is *no* borrow. The manual's text calls it a "borrow-out"; chains of subtractions alone
+//!   cannot tell the two readings apart, mixed chains can (a GPU gives 0 for
+//!   `sub.cc 0x627adf75 - 0x864ccef5; addc 0, 0`).
+//! - float → integer `cvt` of NaNs (quiet, signalling, either sign, several payloads), ±inf,
+//!   ±0, subnormals, halves and the limits of every integer type, from `.f32/.f64` and every
+//!   `.f16/.bf16` bit pattern, with every integer rounding, `.sat` and `.ftz`. PTX ISA 9.2
+//!   (§9.7.9.21, Integer Notes): a NaN gives 0 if the source is not `.f64` and the destination
+//!   not 64-bit, else `1 << (BitWidth(dst) − 1)` (MININT for signed types, (MAXINT >> 1) + 1
+//!   for unsigned ones). The shorter per-instruction page of older manuals
+//!   (`/work/shared/spec/instructions/cvt.txt`) says "NaN inputs are converted to 0"; the 9.2
+//!   text is the precise one and is what is checked.
+//! - the f16/bf16 unary forms over every bit pattern: `neg`, `abs` (`.ftz` for f16), the packed
+//!   x2 forms, and the exact widening conversions to `.f32`/`.f64`.
+//!
+//! The test prints, per batch and in total, the instruction forms tried, the cases compared, the
+//! differences and the differences explained by a rule that leaves the result open (listed in
+//! `OPEN` with the reason), and fails on any other difference.
+
+#[path = "common/instr.rs"]
+mod instr;
+#[path = "common/ptx_ref.rs"]
+mod ptx_ref;
+
+use instr::*;
+use ptx_ref::{bb, half_to_f64, mode_of, ref_to_half, with_mode, Rng};
+
+/// Results the manual leaves open, checked to be within what it allows (any NaN, …) and
+/// counted as explained differences when they differ from the reference's choice.
+const OPEN: &[(&str, &str)] = &[
+    (
+        NEG_ABS_NAN,
+        "neg/abs (PTX ISA 9.2: \"NaN inputs yield an unspecified NaN\"): any NaN is accepted",
+    ),
+    (
+        WIDEN_NAN,
+        "cvt.f32.bf16 (\"NaN input yields unspecified NaN\"); cvt.f32/f64.f16 and cvt.f64.bf16 \
+         do not say which NaN: any NaN is accepted",
+    ),
+];
+const NEG_ABS_NAN: &str = "neg/abs of a NaN";
+const WIDEN_NAN: &str = "widening cvt of a NaN";
+
+/// Prints the open rules (so every run's log lists them next to the counts) and finishes.
+fn finish(chk: Checker) {
+    for (what, why) in OPEN {
+        println!("  open rule: {what}: {why}");
+    }
+    chk.finish();
+}
+
+/// The two code paths every batch runs on.
+const MODES: [(CpuMode, &str); 2] = [
+    (CpuMode::Fission, "thread loops (vectorized)"),
+    (CpuMode::Coroutine, "coroutines (scalar)"),
+];
+
+/// Runs one batch on both paths and checks each result with `check(chk, op index, case,
+/// got)`.
+fn both_paths(
+    chk: &mut Checker,
+    inputs: &[&str],
+    ops: &[Op],
+    cases: &[Vec<u64>],
+    mut check: impl FnMut(&mut Checker, usize, &[u64], &[u64], &str),
+) {
+    for (mode, path) in MODES {
+        let got = run_mode(inputs, ops, cases, 2, mode);
+        for (k, per_case) in got.iter().enumerate() {
+            for (c, g) in cases.iter().zip(per_case) {
+                check(chk, k, c, g, path);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Carry flag
+
+#[derive(Clone, Copy, Debug)]
+enum CcOp {
+    Add,
+    Sub,
+    Mad { hi: bool },
+}
+
+/// The reference adder: `x + y + cin` on `n` bits; returns (result, carry-out).
+fn adder(x: u64, y: u64, cin: bool, n: u32) -> (u64, bool) {
+    let s = mask(x, n) as u128 + mask(y, n) as u128 + cin as u128;
+    (mask(s as u64, n), (s >> n) & 1 == 1)
+}
+
+/// One carry-flag instruction of the hardware model: (result, CF out). `cin` is the CF the
+/// instruction sees; `uses_cf` whether it is a `c` form (addc/subc/madc), which adds it.
+fn ref_cc(op: CcOp, uses_cf: bool, signed: bool, n: u32, ops: [u64; 3], cin: bool) -> (u64, bool) {
+    let [a, b, c] = ops;
+    match op {
+        // add.cc: a + b; addc: a + b + CF.
+        CcOp::Add => adder(a, b, uses_cf && cin, n),
+        // sub.cc: a + ~b + 1; subc: a + ~b + CF.
+        CcOp::Sub => adder(a, !b, if uses_cf { cin } else { true }, n),
+        CcOp::Mad { hi } => {
+            let p: u128 = if signed {
+                (sext(a, n) as i64 as i128 * sext(b, n) as i64 as i128) as u128
+            } else {
+                mask(a, n) as u128 * mask(b, n) as u128
+            };
+            let p = if hi { (p >> n) as u64 } else { p as u64 };
+            adder(p, c, uses_cf && cin, n)
+        }
+    }
+}
+
+/// The PTX spelling of a carry-flag instruction.
+fn cc_text(op: CcOp, uses_cf: bool, cc: bool, ty: &str) -> String {
+    let base = match (op, uses_cf) {
+        (CcOp::Add, false) => "add".to_string(),
+        (CcOp::Add, true) => "addc".to_string(),
+        (CcOp::Sub, false) => "sub".to_string(),
+        (CcOp::Sub, true) => "subc".to_string(),
+        (CcOp::Mad { hi }, c) => format!(
+            "mad{}.{}",
+            if c { "c" } else { "" },
+            if hi { "hi" } else { "lo" }
+        ),
+    };
+    format!("{base}{}.{ty}", if cc { ".cc" } else { "" })
+}
+
+/// Operands of the carry test: edges and random words, and pairs that set CF both ways.
+fn cc_cases(n: u32, count: usize, seed: u64) -> Vec<Vec<u64>> {
+    let m = mask(u64::MAX, n);
+    let min = 1u64 << (n - 1);
+    let edges = [
+        0,
+        1,
+        2,
+        m,
+        m - 1,
+        min,
+        min - 1,
+        min + 1,
+        0x627a_df75_627a_df75 & m,
+        0x864c_cef5_864c_cef5 & m,
+    ];
+    let mut rng = Rng::new(seed);
+    let word = |rng: &mut Rng| {
+        let r = rng.u64();
+        if r % 3 == 0 {
+            edges[(r >> 8) as usize % edges.len()]
+        } else {
+            rng.u64() & m
+        }
+    };
+    (0..count)
+        .map(|i| {
+            let mut c: Vec<u64> = (0..6).map(|_| word(&mut rng)).collect();
+            // h + i: a carry for odd cases, none for even ones.
+            if i % 2 == 1 {
+                c.extend([m, 1 + (i as u64 / 2) % 5]);
+            } else {
+                c.extend([i as u64 % 7, 0]);
+            }
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn carry_flag_every_producer_and_consumer() {
+    let mut chk = Checker::new("carry flag (producer → consumer)");
+    let producers: [(CcOp, bool); 8] = [
+        (CcOp::Add, false),
+        (CcOp::Sub, false),
+        (CcOp::Add, true),
+        (CcOp::Sub, true),
+        (CcOp::Mad { hi: false }, false),
+        (CcOp::Mad { hi: true }, false),
+        (CcOp::Mad { hi: false }, true),
+        (CcOp::Mad { hi: true }, true),
+    ];
+    let consumers: [CcOp; 4] = [
+        CcOp::Add,
+        CcOp::Sub,
+        CcOp::Mad { hi: false },
+        CcOp::Mad { hi: true },
+    ];
+    for n in [32u32, 64] {
+        let bt: &'static str = if n == 32 { "b32" } else { "b64" };
+        let mut ops = Vec::new();
+        let mut meta = Vec::new();
+        for ty in ["u", "s"] {
+            let ty = format!("{ty}{n}");
+            for &(p, pc) in &producers {
+                for &c in &consumers {
+                    let pt = cc_text(p, pc, true, &ty);
+                    let ct = cc_text(c, true, false, &ty);
+                    let pa = match p {
+                        CcOp::Mad { .. } => "$a, $b, $c",
+                        _ => "$a, $b",
+                    };
+                    let ca = match c {
+                        CcOp::Mad { .. } => "$e, $f, $g",
+                        _ => "$e, $f",
+                    };
+                    // CF comes from data first (h + i), so the c-form producers see both values.
+                    let text = format!(
+                        "{{\n\t.reg .{bt} %cf$k;\n\tadd.cc.u{n} %cf$k, $h, $i;\n\t{pt} $d, {pa};\n\t{ct} $d1, {ca};\n\t}}"
+                    );
+                    ops.push(Op::multi(format!("{pt}; {ct}"), &[bt, bt], text));
+                    meta.push((p, pc, c, ty.starts_with('s')));
+                }
+            }
+        }
+        let cases = cc_cases(n, 3000, 0xcc00 + n as u64);
+        let inputs = [bt; 8];
+        both_paths(&mut chk, &inputs, &ops, &cases, |chk, k, c, g, path| {
+            let (p, pc, cons, signed) = meta[k];
+            let (_, cf0) = adder(c[6], c[7], false, n);
+            let (r1, cf1) = ref_cc(p, pc, signed, n, [c[0], c[1], c[2]], cf0);
+            let (r2, _) = ref_cc(cons, true, signed, n, [c[3], c[4], c[5]], cf1);
+            let name = format!("{} [{path}]", ops[k].name);
+            chk.check(&name, c, r1, g[0], g[0] == r1);
+            chk.check(&format!("{name} (consumer)"), c, r2, g[1], g[1] == r2);
+        });
+    }
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float → integer conversions
+
+const INTS: [&str; 8] = ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"];
+
+fn int_bits(t: &str) -> u32 {
+    t[1..].parse().unwrap()
+}
+
+/// The register bits of the integer result `x` of type `t`: 8-bit results live in 16-bit
+/// registers, sign-extended for signed types.
+fn int_reg(x: i128, t: &str) -> u64 {
+    let b = int_bits(t);
+    let v = mask(x as u64, b);
+    let v = if t.starts_with('s') { sext(v, b) } else { v };
+    mask(v, b.max(16))
+}
+
+/// `cvt{.irnd}{.ftz}{.sat}.dt.st` of the value `x` (exact in f64; NaN as is), from the 9.2
+/// manual's Integer Notes.
+fn ref_f2i(dt: &str, st: &str, rnd: &str, ftz: bool, x: f64) -> u64 {
+    let b = int_bits(dt);
+    let signed = dt.starts_with('s');
+    if x.is_nan() {
+        return if st != "f64" && b != 64 {
+            0
+        } else if signed {
+            int_reg(-(1i128 << (b - 1)), dt)
+        } else {
+            int_reg(1i128 << (b - 1), dt)
+        };
+    }
+    let x = if ftz && st == "f32" && x != 0.0 && x.abs() < f32::MIN_POSITIVE as f64 {
+        0.0
+    } else {
+        x
+    };
+    let y = match rnd {
+        "rni" => x.round_ties_even(),
+        "rzi" => x.trunc(),
+        "rmi" => x.floor(),
+        _ => x.ceil(),
+    };
+    let (lo, hi) = if signed {
+        (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
+    } else {
+        (0, (1i128 << b) - 1)
+    };
+    // Clamped to the destination range (with or without .sat).
+    let v = if y <= lo as f64 {
+        lo
+    } else if y >= hi as f64 {
+        hi
+    } else {
+        y as i128
+    };
+    int_reg(v, dt)
+}
+
+/// f64 values around every integer type's limits and at halves, and the special values.
+fn f64_specials() -> Vec<f64> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::from_bits(0x8000_0000_0000_0001),
+        f64::MAX,
+        f64::MIN,
+        f32::MIN_POSITIVE as f64 / 2.0,
+        -(f32::from_bits(1) as f64),
+    ];
+    for k in 0..=64 {
+        let p = 2f64.powi(k);
+        for x in [p, p.next_up(), p.next_down(), p + 0.5, p - 0.5] {
+            v.push(x);
+            v.push(-x);
+        }
+    }
+    for i in -8..=8 {
+        v.push(i as f64 + 0.5);
+        v.push(i as f64 + 0.5f64.next_up());
+        v.push(i as f64 + 0.5f64.next_down());
+    }
+    v
+}
+
+/// NaN bit patterns: quiet and signalling, both signs, smallest and largest payloads.
+fn nan64() -> Vec<u64> {
+    let mut v = Vec::new();
+    for s in [0u64, 1 << 63] {
+        for p in [
+            0x8_0000_0000_0000u64,
+            0xf_ffff_ffff_ffff,
+            1,
+            0x4_0000_0000_0000,
+            0x8_0000_0000_0001,
+            0x1234_5678,
+        ] {
+            v.push(s | 0x7ff0_0000_0000_0000 | p);
+        }
+    }
+    v
+}
+
+fn nan32() -> Vec<u64> {
+    let mut v = Vec::new();
+    for s in [0u64, 0x8000_0000] {
+        for p in [0x40_0000u64, 0x7f_ffff, 1, 0x20_0000, 0x40_0001, 0x1234] {
+            v.push(s | 0x7f80_0000 | p);
+        }
+    }
+    v
+}
+
+/// The ops `cvt{.irnd}{.ftz}{.sat}.{dt}.{st} $d, $a` for every destination, rounding and
+/// modifier (`.ftz` only where the source is `.f32`).
+fn f2i_ops(st: &str) -> (Vec<Op>, Vec<(&'static str, &'static str, bool)>) {
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for dt in INTS {
+        for rnd in ["rni", "rzi", "rmi", "rpi"] {
+            let ftzs: &[bool] = if st == "f32" {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            for &ftz in ftzs {
+                for sat in [false, true] {
+                    let text = format!(
+                        "cvt.{rnd}{}{}.{dt}.{st} $d, $a;",
+                        if ftz { ".ftz" } else { "" },
+                        if sat { ".sat" } else { "" }
+                    );
+                    ops.push(Op::ins(dt, text));
+                    meta.push((dt, rnd, ftz));
+                }
+            }
+        }
+    }
+    (ops, meta)
+}
+
+#[test]
+fn cvt_float_to_int_nan_limits_halves() {
+    let mut chk = Checker::new("cvt float → integer (NaN, limits, halves)");
+    let mut rng = Rng::new(0xf2e1);
+    // f64 and f32 sources: specials, NaN payloads, random values across the integer ranges.
+    let mut v64: Vec<u64> = f64_specials().iter().map(|x| x.to_bits()).collect();
+    v64.extend(nan64());
+    for _ in 0..2000 {
+        let e = (rng.u64() % 70) as i32 - 4;
+        let x = (rng.u64() >> 11) as f64 / (1u64 << 53) as f64 * 2f64.powi(e);
+        v64.push(if rng.u64() & 1 == 1 { -x } else { x }.to_bits());
+    }
+    let mut v32: Vec<u64> = f64_specials()
+        .iter()
+        .map(|&x| (x as f32).to_bits() as u64)
+        .collect();
+    v32.extend(nan32());
+    v32.extend((1..16u64).map(|m| m * 0x11_1111 & 0x7f_ffff)); // subnormals
+    v32.extend((1..16u64).map(|m| 0x8000_0000 | (m * 0x11_1111 & 0x7f_ffff)));
+    for _ in 0..2000 {
+        v32.push(rng.u32() as u64);
+    }
+    for st in ["f64", "f32", "f16", "bf16"] {
+        let vals: Vec<u64> = match st {
+            "f64" => v64.clone(),
+            "f32" => v32.clone(),
+            _ => (0..=0xffffu64).collect(),
+        };
+        let (ops, meta) = f2i_ops(st);
+        let cases: Vec<Vec<u64>> = vals.iter().map(|&x| vec![x]).collect();
+        both_paths(&mut chk, &[st], &ops, &cases, |chk, k, c, g, path| {
+            let (dt, rnd, ftz) = meta[k];
+            let x = match st {
+                "f64" => f64::from_bits(c[0]),
+                "f32" => f32::from_bits(c[0] as u32) as f64,
+                "f16" => half_to_f64(c[0] as u16, false),
+                _ => half_to_f64(c[0] as u16, true),
+            };
+            let w = ref_f2i(dt, st, rnd, ftz, x);
+            chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], g[0] == w);
+        });
+    }
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// f16/bf16 unary forms, every bit pattern
+
+fn is_nan16(v: u64, bf: bool) -> bool {
+    if bf {
+        v & 0x7f80 == 0x7f80 && v & 0x7f != 0
+    } else {
+        v & 0x7c00 == 0x7c00 && v & 0x3ff != 0
+    }
+}
+
+fn is_sub16(v: u64, bf: bool) -> bool {
+    let e = if bf { v & 0x7f80 } else { v & 0x7c00 };
+    e == 0 && v & 0x7fff != 0
+}
+
+#[test]
+fn half_unary_every_pattern() {
+    let mut chk = Checker::new("f16/bf16 unary (every bit pattern)");
+    for bf in [false, true] {
+        let (t, x2): (&'static str, &'static str) = if bf {
+            ("bf16", "bf16x2")
+        } else {
+            ("f16", "f16x2")
+        };
+        // Per op: (neg/abs/cvt32/cvt64, .ftz, packed x2).
+        let mut ops = Vec::new();
+        let mut kinds = Vec::new();
+        let ftzs: &[&str] = if bf { &[""] } else { &["", ".ftz"] };
+        for op in ["neg", "abs"] {
+            for fz in ftzs {
+                ops.push(Op::ins(t, format!("{op}{fz}.{t} $d, $a;")));
+                kinds.push((op, !fz.is_empty(), false));
+                ops.push(Op::ins(x2, format!("{op}{fz}.{x2} $d, $b;")));
+                kinds.push((op, !fz.is_empty(), true));
+            }
+        }
+        for wide in ["f32", "f64"] {
+            ops.push(Op::ins(wide, format!("cvt.{wide}.{t} $d, $a;")));
+            kinds.push((if wide == "f32" { "cvt32" } else { "cvt64" }, false, false));
+        }
+        // Case: a = the pattern, b = (pattern, its complement) packed.
+        let cases: Vec<Vec<u64>> = (0..=0xffffu64)
+            .map(|v| vec![v, v | ((!v & 0xffff) << 16)])
+            .collect();
+        let lane = |op: &str, ftz: bool, v: u64| -> u64 {
+            let v = if ftz && is_sub16(v, bf) {
+                v & 0x8000
+            } else {
+                v
+            };
+            match op {
+                "neg" => v ^ 0x8000,
+                _ => v & 0x7fff,
+            }
+        };
+        both_paths(&mut chk, &[t, x2], &ops, &cases, |chk, k, c, g, path| {
+            let (op, ftz, packed) = kinds[k];
+            let name = format!("{} [{path}]", ops[k].name);
+            match op {
+                "neg" | "abs" => {
+                    let lanes: Vec<u64> = if packed {
+                        vec![c[1] & 0xffff, c[1] >> 16]
+                    } else {
+                        vec![c[0]]
+                    };
+                    let mut want = 0;
+                    let mut nan_lanes_ok = true;
+                    let mut any_nan = false;
+                    for (i, &v) in lanes.iter().enumerate() {
+                        let w = lane(op, ftz, v);
+                        want |= w << (16 * i);
+                        let gl = (g[0] >> (16 * i)) & 0xffff;
+                        if is_nan16(v, bf) {
+                            any_nan = true;
+                            nan_lanes_ok &= is_nan16(gl, bf);
+                        } else {
+                            nan_lanes_ok &= gl == w;
+                        }
+                    }
+                    let open = any_nan.then_some((NEG_ABS_NAN, nan_lanes_ok));
+                    chk.check_open(&name, c, want, g[0], open);
+                }
+                _ => {
+                    let x = half_to_f64(c[0] as u16, bf);
+                    let (want, got_nan) = if op == "cvt32" {
+                        let w = if bf {
+                            // bf16 is the upper half of an f32.
+                            c[0] << 16
+                        } else if x.is_nan() {
+                            // The payload kept and quieted, the sign kept.
+                            let s = (c[0] & 0x8000) << 16;
+                            s | 0x7fc0_0000 | (c[0] & 0x3ff) << 13
+                        } else {
+                            (x as f32).to_bits() as u64
+                        };
+                        (w, f32::from_bits(g[0] as u32).is_nan())
+                    } else {
+                        let w = if x.is_nan() {
+                            let sh = if bf { 45 } else { 42 };
+                            let s = (c[0] & 0x8000) << 48;
+                            let p = (c[0] & if bf { 0x7f } else { 0x3ff }) << sh;
+                            s | 0x7ff8_0000_0000_0000 | p
+                        } else {
+                            x.to_bits()
+                        };
+                        (w, f64::from_bits(g[0]).is_nan())
+                    };
+                    let open = x.is_nan().then_some((WIDEN_NAN, got_nan));
+                    chk.check_open(&name, c, want, g[0], open);
+                }
+            }
+        });
+    }
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounding at midpoints: conversions that narrow in one step
+
+/// `|i|` rounded to `p` significant bits in mode `r` (sign applied), exact in f64 for p ≤ 53.
+fn round_int(i: i128, p: u32, r: &str) -> f64 {
+    let neg = i < 0;
+    let u = i.unsigned_abs();
+    let bits = 128 - u.leading_zeros();
+    let m = if bits <= p {
+        u as f64
+    } else {
+        let sh = bits - p;
+        let q = u >> sh;
+        let rem = u & ((1u128 << sh) - 1);
+        let half = 1u128 << (sh - 1);
+        let up = match r {
+            "rn" => rem > half || (rem == half && q & 1 == 1),
+            "rz" => false,
+            "rp" => rem != 0 && !neg,
+            _ => rem != 0 && neg,
+        };
+        ((q + up as u128) as f64) * 2f64.powi(sh as i32)
+    };
+    if neg {
+        -m
+    } else {
+        m
+    }
+}
+
+/// Destination grids: (type, significant bits, minimum normal exponent, maximum exponent).
+const GRIDS: [(&str, i32, i32, i32); 3] = [
+    ("f16", 11, -14, 15),
+    ("bf16", 8, -126, 127),
+    ("f32", 24, -126, 127),
+];
+
+/// Midpoints of the destination grid `(p, emin, emax)` (normal and subnormal) with random and
+/// extreme mantissas, both signs.
+fn midpoints(p: i32, emin: i32, emax: i32, rng: &mut Rng) -> Vec<f64> {
+    let mut v = Vec::new();
+    for e in (emin - p + 1)..=emax {
+        let ulp = 2f64.powi(e.max(emin) - p + 1);
+        for j in 0..4 {
+            let top = 1u64 << (p - 1);
+            let frac = match j {
+                0 => 0,
+                1 => 1,
+                2 => top - 1,
+                _ => rng.u64() % top,
+            };
+            // A value of the grid with exponent e (or a subnormal below emin).
+            let y = if e >= emin {
+                (top + frac) as f64 * ulp
+            } else {
+                2f64.powi(e) + (frac >> (emin - e)) as f64 * ulp
+            };
+            let mid = y + ulp / 2.0;
+            v.push(mid);
+            v.push(-mid);
+        }
+    }
+    v
+}
+
+#[test]
+fn cvt_narrowing_rounds_once_at_midpoints() {
+    let mut chk = Checker::new("cvt narrowing at midpoints (f64/f32/64-bit int sources)");
+    let mut rng = Rng::new(0x3d);
+    let rnds = ["rn", "rz", "rm", "rp"];
+    // Float sources: each midpoint and its neighbours one source ulp away, where the source
+    // holds them (f64 → f32 → f16 rounding twice goes wrong exactly there).
+    for st in ["f64", "f32"] {
+        let mut vals: Vec<u64> = Vec::new();
+        for &(dt, p, emin, emax) in &GRIDS {
+            if st == "f32" && dt == "f32" {
+                continue;
+            }
+            for m in midpoints(p, emin, emax, &mut rng) {
+                if st == "f64" {
+                    for x in [m, m.next_up(), m.next_down()] {
+                        vals.push(x.to_bits());
+                    }
+                } else if (m as f32) as f64 == m {
+                    let x = m as f32;
+                    for x in [x, x.next_up(), x.next_down()] {
+                        vals.push(x.to_bits() as u64);
+                    }
+                }
+            }
+        }
+        let mut ops = Vec::new();
+        let mut meta = Vec::new();
+        for &(dt, ..) in &GRIDS {
+            if st == "f32" && dt == "f32" {
+                continue;
+            }
+            for r in rnds {
+                ops.push(Op::ins(dt, format!("cvt.{r}.{dt}.{st} $d, $a;")));
+                meta.push((dt, r));
+            }
+        }
+        let cases: Vec<Vec<u64>> = vals.iter().map(|&x| vec![x]).collect();
+        both_paths(&mut chk, &[st], &ops, &cases, |chk, k, c, g, path| {
+            let (dt, r) = meta[k];
+            let x = if st == "f64" {
+                f64::from_bits(c[0])
+            } else {
+                f32::from_bits(c[0] as u32) as f64
+            };
+            let w = match dt {
+                "f32" => with_mode(mode_of(r), || bb(x) as f32).to_bits() as u64,
+                _ => ref_to_half(x, dt == "bf16", r) as u64,
+            };
+            chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], g[0] == w);
+        });
+    }
+    // Integer sources: midpoints of the destination grid ± 1 across each type's range.
+    for st in ["s32", "u32", "s64", "u64"] {
+        let bits: u32 = st[1..].parse().unwrap();
+        let signed = st.starts_with('s');
+        let mut vals: Vec<u64> = Vec::new();
+        for p in [8u32, 11, 24, 53] {
+            for k in p..bits {
+                for _ in 0..3 {
+                    let top = 1u128 << (p - 1);
+                    let frac = rng.u64() as u128 % top;
+                    let mid = ((top + frac) << (k + 1 - p)) + (1u128 << (k - p));
+                    for d in [-1i128, 0, 1] {
+                        let i = mid as i128 + d;
+                        let lim = if signed {
+                            1i128 << (bits - 1)
+                        } else {
+                            1i128 << bits
+                        };
+                        if i >= 0 && i < lim {
+                            vals.push(i as u64);
+                            if signed {
+                                vals.push((-i) as u64 & mask(u64::MAX, bits));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        vals.extend([0, 1, mask(u64::MAX, bits), 1u64 << (bits - 1)]);
+        let mut ops = Vec::new();
+        let mut meta = Vec::new();
+        for dt in ["f16", "bf16", "f32", "f64"] {
+            for r in rnds {
+                ops.push(Op::ins(dt, format!("cvt.{r}.{dt}.{st} $d, $a;")));
+                meta.push((dt, r));
+            }
+        }
+        let cases: Vec<Vec<u64>> = vals.iter().map(|&x| vec![x]).collect();
+        both_paths(&mut chk, &[st], &ops, &cases, |chk, k, c, g, path| {
+            let (dt, r) = meta[k];
+            let i = if signed {
+                sext(c[0], bits) as i64 as i128
+            } else {
+                mask(c[0], bits) as i128
+            };
+            let w = match dt {
+                "f64" => round_int(i, 53, r).to_bits(),
+                "f32" => (round_int(i, 24, r) as f32).to_bits() as u64,
+                "bf16" => ref_to_half(round_int(i, 8, r), true, r) as u64,
+                _ => ref_to_half(round_int(i, 11, r), false, r) as u64,
+            };
+            chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], g[0] == w);
+        });
+    }
+    finish(chk);
+}
