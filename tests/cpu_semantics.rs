@@ -36,7 +36,7 @@ mod instr;
 mod ptx_ref;
 
 use instr::*;
-use ptx_ref::{bb, half_to_f64, mode_of, ref_to_half, with_mode, Rng};
+use ptx_ref::{bb, half_to_f64, mode_of, ref_round, ref_to_half, with_mode, Rng};
 
 /// Results the manual leaves open, checked to be within what it allows (any NaN, …) and
 /// counted as explained differences when they differ from the reference's choice.
@@ -719,5 +719,77 @@ fn cvt_narrowing_rounds_once_at_midpoints() {
             chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], g[0] == w);
         });
     }
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tf32
+
+/// `cvt.{r}{.satfinite}{.relu}.tf32.f32` of the f32 bits `a`: the value rounded to 10 stored
+/// mantissa bits in f32's exponent range, in a .b32 (low 13 bits zero). Overflow gives ±inf,
+/// with .satfinite ±MAX_NORM (0x7f7fe000, also for ±inf inputs); .relu clamps negative results
+/// to +0 (-0 too). NaN: checked to be a NaN (canonical with .relu).
+fn ref_tf32(r: &str, satfinite: bool, relu: bool, a: u64) -> u64 {
+    let x = f32::from_bits(a as u32) as f64;
+    // -0 counts as negative, as for the other .relu forms (tests/cpu_instr_float.rs).
+    let x = if relu && x.is_sign_negative() { 0.0 } else { x };
+    let max = f32::from_bits(0x7f7f_e000) as f64;
+    let v = if x.is_infinite() {
+        x
+    } else {
+        ref_round(x, 10, -126, r)
+    };
+    let v = if v.abs() > f32::MAX as f64 || v.is_infinite() {
+        if satfinite {
+            max.copysign(v)
+        } else {
+            f64::INFINITY.copysign(v)
+        }
+    } else {
+        v
+    };
+    (v as f32).to_bits() as u64
+}
+
+#[test]
+fn cvt_tf32_every_rounding() {
+    let mut chk = Checker::new("cvt tf32.f32");
+    let mut rng = Rng::new(0x7f32);
+    let mut vals: Vec<u64> = ptx_ref::floats32(4000, 0x7f33)
+        .into_iter()
+        .map(|x| x as u64)
+        .collect();
+    // Ties and neighbours of ties of the tf32 grid, around MAX and in the subnormals.
+    for _ in 0..2000 {
+        let b = rng.u32() & !0x1fff;
+        for lo in [0x1000u32, 0xfff, 0x1001, 0x1fff, 1] {
+            vals.push((b | lo) as u64);
+        }
+    }
+    vals.extend([0x7f7f_efffu64, 0x7f7f_f000, 0x7f7f_ffff, 0xff7f_f000, 0x0000_1000, 0x8000_3000]);
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for (r, forms) in [
+        ("rna", &["", ".satfinite"][..]),
+        ("rn", &["", ".relu", ".satfinite", ".satfinite.relu"][..]),
+        ("rz", &["", ".relu", ".satfinite", ".satfinite.relu"][..]),
+    ] {
+        for m in forms {
+            ops.push(Op::ins("b32", format!("cvt.{r}{m}.tf32.f32 $d, $a;")));
+            meta.push((r, m.contains("satfinite"), m.contains("relu")));
+        }
+    }
+    let cases: Vec<Vec<u64>> = vals.iter().map(|&x| vec![x]).collect();
+    both_paths(&mut chk, &["f32"], &ops, &cases, |chk, k, c, g, path| {
+        let (r, sf, relu) = meta[k];
+        let name = format!("{} [{path}]", ops[k].name);
+        if f32::from_bits(c[0] as u32).is_nan() {
+            let ok = f32::from_bits(g[0] as u32).is_nan() && (!relu || g[0] == 0x7fff_ffff);
+            chk.check_msg(&name, c, "a NaN (canonical with .relu)", g[0], ok);
+            return;
+        }
+        let w = ref_tf32(r, sf, relu, c[0]);
+        chk.check(&name, c, w, g[0], g[0] == w);
+    });
     finish(chk);
 }
