@@ -159,7 +159,7 @@ fn cc_cases(n: u32, count: usize, seed: u64) -> Vec<Vec<u64>> {
     let mut rng = Rng::new(seed);
     let word = |rng: &mut Rng| {
         let r = rng.u64();
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             edges[(r >> 8) as usize % edges.len()]
         } else {
             rng.u64() & m
@@ -403,8 +403,8 @@ fn cvt_float_to_int_nan_limits_halves() {
         .map(|&x| (x as f32).to_bits() as u64)
         .collect();
     v32.extend(nan32());
-    v32.extend((1..16u64).map(|m| m * 0x11_1111 & 0x7f_ffff)); // subnormals
-    v32.extend((1..16u64).map(|m| 0x8000_0000 | (m * 0x11_1111 & 0x7f_ffff)));
+    v32.extend((1..16u64).map(|m| (m * 0x11_1111) & 0x7f_ffff)); // subnormals
+    v32.extend((1..16u64).map(|m| 0x8000_0000 | ((m * 0x11_1111) & 0x7f_ffff)));
     for _ in 0..2000 {
         v32.push(rng.u32() as u64);
     }
@@ -766,7 +766,14 @@ fn cvt_tf32_every_rounding() {
             vals.push((b | lo) as u64);
         }
     }
-    vals.extend([0x7f7f_efffu64, 0x7f7f_f000, 0x7f7f_ffff, 0xff7f_f000, 0x0000_1000, 0x8000_3000]);
+    vals.extend([
+        0x7f7f_efffu64,
+        0x7f7f_f000,
+        0x7f7f_ffff,
+        0xff7f_f000,
+        0x0000_1000,
+        0x8000_3000,
+    ]);
     let mut ops = Vec::new();
     let mut meta = Vec::new();
     for (r, forms) in [

@@ -242,7 +242,8 @@ fn convert<'c>(
     if flt(st) && dt.is_int() {
         // Float → integer: integer rounding (default .rzi), saturating to the destination
         // range; NaN gives 0, or 1 << (bits-1) when the source is .f64 or the destination
-        // 64-bit (PTX ISA 9.2, cvt "Integer Notes").
+        // 64-bit (PTX ISA 9.2, cvt "Integer Notes"; older manuals said only "NaN inputs are
+        // converted to 0", which the 9.2 text refines), for every integer rounding.
         let mut v = fp::flush_if(l, f32ftz(st), a.into_float_value());
         if st.bits == 16 {
             // Exact, and it keeps `llvm.fptosi.sat.*.f16` away from LLVM 22's x86 back end,
