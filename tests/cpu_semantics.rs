@@ -23,6 +23,13 @@
 //!   for unsigned ones). The shorter per-instruction page of older manuals
 //!   (`/work/shared/spec/instructions/cvt.txt`) says "NaN inputs are converted to 0"; the 9.2
 //!   text is the precise one and is what is checked.
+//! - `cvt.rs` (stochastic rounding) to `.f16x2/.bf16x2` with `.relu`/`.satfinite`: truncation
+//!   toward zero, one ulp away from zero when the discarded bits plus `rbits` carry out. Beyond
+//!   f16's MAX_NORM + 1 ulp the discarded part is a whole ulp and always carries (infinity;
+//!   before the fix an out-of-range float-to-integer conversion made it MAX_NORM or infinity
+//!   at random).
+//! - `cvt` to `.tf32`, and one-step rounding of narrowing conversions at the midpoints of the
+//!   destination grid (f64 → f16 through f32 would round twice).
 //! - the f16/bf16 unary forms over every bit pattern: `neg`, `abs` (`.ftz` for f16), the packed
 //!   x2 forms, and the exact widening conversions to `.f32`/`.f64`.
 //!
@@ -44,6 +51,12 @@ const OPEN: &[(&str, &str)] = &[
     (
         NEG_ABS_NAN,
         "neg/abs (PTX ISA 9.2: \"NaN inputs yield an unspecified NaN\"): any NaN is accepted",
+    ),
+    (
+        RS_SUBNORMAL,
+        "cvt.rs to f16: the rbits figure shows 13 random bits against the 13 bits an f32 loses \
+         for a normal f16; for a subnormal result more bits are lost: either neighbour toward \
+         or away from zero is accepted",
     ),
     (
         WIDEN_NAN,
@@ -798,5 +811,141 @@ fn cvt_tf32_every_rounding() {
         let w = ref_tf32(r, sf, relu, c[0]);
         chk.check(&name, c, w, g[0], g[0] == w);
     });
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stochastic rounding
+
+const RS_SUBNORMAL: &str = "cvt.rs to an f16 subnormal";
+
+/// `cvt.rs` of the f32 bits `a` to f16/bf16 with the random bits `r` (13 bits for f16, 16 for
+/// bf16): the value truncated toward zero, one ulp away from zero when the discarded bits plus
+/// `r` carry out of their width (PTX ISA 9.2, cvt, `rbits`). Returns the 16-bit result and,
+/// where the manual's figures leave the result open, the rule and the results it allows.
+fn ref_rs(
+    bf: bool,
+    relu: bool,
+    satfinite: bool,
+    a: u32,
+    r: u32,
+) -> (u16, Option<(&'static str, [u16; 2])>) {
+    let x = f32::from_bits(a);
+    let neg = a >> 31 == 1;
+    let sign = if neg { 0x8000u16 } else { 0 };
+    let max = if bf { 0x7f7fu16 } else { 0x7bff };
+    let inf = if bf { 0x7f80u16 } else { 0x7c00 };
+    let fin = |v: u16| -> u16 {
+        let v = if satfinite && v & 0x7fff == inf {
+            sign | max
+        } else {
+            v
+        };
+        if relu && v & 0x8000 != 0 {
+            0
+        } else {
+            v
+        }
+    };
+    if x.is_nan() {
+        return (0x7fff, None);
+    }
+    if x.is_infinite() {
+        return (fin(sign | inf), None);
+    }
+    let k = if bf { 16 } else { 13 };
+    let rk = r & ((1 << k) - 1);
+    if bf {
+        let t = (a >> 16) as u16;
+        let carry = (a & 0xffff) + rk >= 0x1_0000;
+        return (fin(t + carry as u16), None);
+    }
+    // f16: truncation toward zero, in range, of a normal result.
+    let ax = x.abs() as f64;
+    let t = ref_to_half(x as f64, false, "rz");
+    if ax < 2f64.powi(-14) {
+        let up = t + 1;
+        return (fin(t), Some((RS_SUBNORMAL, [fin(t), fin(up)])));
+    }
+    if ax >= 65536.0 {
+        // MAX_NORM + one ulp or more: the discarded part alone is a whole ulp, so the carry
+        // always happens: infinity (MAX_NORM with .satfinite).
+        return (fin(sign | inf), None);
+    }
+    let carry = (a & 0x1fff) + rk >= 0x2000;
+    (fin(t + carry as u16), None)
+}
+
+#[test]
+fn cvt_rs_stochastic_rounding() {
+    let mut chk = Checker::new("cvt.rs f16x2/bf16x2");
+    let mut rng = Rng::new(0x5709);
+    let fl: Vec<u32> = ptx_ref::floats32(3000, 0x570a);
+    let mut cases = Vec::new();
+    for (i, &a) in fl.iter().enumerate() {
+        let b = fl[(i * 7 + 3) % fl.len()];
+        // Random bits, and the two extremes.
+        let r = match i % 4 {
+            0 => 0,
+            1 => 0x1fff_1fff,
+            _ => rng.u32(),
+        };
+        cases.push(vec![a as u64, b as u64, r as u64]);
+    }
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for bf in [false, true] {
+        let t = if bf { "bf16x2" } else { "f16x2" };
+        for m in ["", ".relu", ".satfinite", ".relu.satfinite"] {
+            ops.push(Op::ins("b32", format!("cvt.rs{m}.{t}.f32 $d, $a, $b, $c;")));
+            meta.push((bf, m.contains("relu"), m.contains("satfinite")));
+        }
+    }
+    both_paths(
+        &mut chk,
+        &["f32", "f32", "b32"],
+        &ops,
+        &cases,
+        |chk, k, c, g, path| {
+            let (bf, relu, sf) = meta[k];
+            // f16: 13 random bits per half, the 3 bits above them zero (the manual's layout).
+            let r = if bf { c[2] } else { c[2] & 0x1fff_1fff };
+            let (hi, ohi) = ref_rs(bf, relu, sf, c[0] as u32, (r >> 16) as u32);
+            let (lo, olo) = ref_rs(bf, relu, sf, c[1] as u32, r as u32 & 0xffff);
+            let want = (hi as u64) << 16 | lo as u64;
+            let name = format!("{} [{path}]", ops[k].name);
+            let nan = |v: u64| is_nan(if bf { "bf16" } else { "f16" }, v);
+            // Each half: exact, a NaN for a NaN input, or one of the results an open rule allows.
+            let mut open: Option<&str> = None;
+            let mut ok = true;
+            for (sh, w, o, src) in [(16, hi, ohi, c[0]), (0, lo, olo, c[1])] {
+                let gh = (g[0] >> sh) & 0xffff;
+                if f32::from_bits(src as u32).is_nan() {
+                    ok &= nan(gh);
+                    continue;
+                }
+                if gh == w as u64 {
+                    continue;
+                }
+                match o {
+                    Some((why, allowed)) if allowed.contains(&(gh as u16)) => open = Some(why),
+                    _ => ok = false,
+                }
+            }
+            let nan_in =
+                f32::from_bits(c[0] as u32).is_nan() || f32::from_bits(c[1] as u32).is_nan();
+            match open {
+                Some(why) if ok => chk.check_open(&name, c, want, g[0], Some((why, true))),
+                _ if nan_in => chk.check_msg(
+                    &name,
+                    c,
+                    &format!("{want:#x} (NaN halves: any NaN)"),
+                    g[0],
+                    ok,
+                ),
+                _ => chk.check(&name, c, want, g[0], ok && g[0] == want),
+            }
+        },
+    );
     finish(chk);
 }

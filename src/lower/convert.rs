@@ -448,6 +448,17 @@ fn stochastic<'c>(
         "floor",
         fp::fmul(l, frac, fp::fconst(f32t, (1u64 << k) as f64)),
     );
+    // Beyond MAX_NORM + 1 ulp (|x| >= 65536 to f16) the discarded part is a whole ulp or more:
+    // it always carries (infinity, or MAX_NORM with .satfinite). Clamped, so that the
+    // conversion to an integer below stays in range (an out-of-range fptoui is poison, which
+    // gave MAX_NORM or infinity at random).
+    let whole = fp::fconst(f32t, (1u64 << k) as f64);
+    let scaled = fsel(
+        l,
+        fp::fcmp(l, FloatPredicate::OGE, scaled, whole),
+        whole,
+        scaled,
+    );
     let i32t = l.i32();
     let disc =
         l.b.build_float_to_unsigned_int(
