@@ -59,6 +59,11 @@ const OPEN: &[(&str, &str)] = &[
          or away from zero is accepted",
     ),
     (
+        SMALL_NAN,
+        "cvt to .e4m3x2/.e5m2x2 (\"the result is NaN in the specified destination format\") \
+         and from them to .f16x2 without .relu: any NaN of the format is accepted",
+    ),
+    (
         WIDEN_NAN,
         "cvt.f32.bf16 (\"NaN input yields unspecified NaN\"); cvt.f32/f64.f16 and cvt.f64.bf16 \
          do not say which NaN: any NaN is accepted",
@@ -947,5 +952,158 @@ fn cvt_rs_stochastic_rounding() {
             }
         },
     );
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small float formats (e4m3, e5m2, e2m3, e3m2, e2m1): encode from f32 pairs and f16x2, decode
+// to f16x2, on the vectorized path too (`tests/lower_consteval.rs` runs them as scalar
+// functions; the references are shared, `ptx_ref::{ref_encode, ref_decode}`).
+
+const SMALL_NAN: &str = "NaN from a small-format conversion";
+
+#[test]
+fn small_formats_both_paths() {
+    let mut chk = Checker::new("cvt small float formats");
+    let fmts = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"];
+    // Encode from two f32: every midpoint of each format's grid and its f32 neighbours, the
+    // specials and random values.
+    let mut rng = Rng::new(0xe4e3);
+    let mut vals: Vec<u32> = ptx_ref::floats32(1500, 0xe4e4);
+    for f in fmts {
+        let (e, m, bias, max, _) = ptx_ref::small_fmt(f);
+        let emin = 1 - bias;
+        for ex in (emin - m)..=((1 << e) - 1 - bias) {
+            for j in 0..(1u32 << m) {
+                let ulp = 2f64.powi(ex.max(emin) - m);
+                let y = if ex >= emin {
+                    ((1u32 << m) + j) as f64 * ulp
+                } else {
+                    j as f64 * ulp
+                };
+                for x in [y, y + ulp / 2.0, max, max + ulp / 2.0, max * 1.5] {
+                    let x = x as f32;
+                    for v in [x, x.next_up(), x.next_down(), -x] {
+                        vals.push(v.to_bits());
+                    }
+                }
+            }
+        }
+    }
+    for _ in 0..500 {
+        vals.push(rng.u32());
+    }
+    let cases: Vec<Vec<u64>> = vals
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| vec![a as u64, vals[(k * 13 + 7) % vals.len()] as u64])
+        .collect();
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for f in fmts {
+        for relu in ["", ".relu"] {
+            let text = format!("cvt.rn.satfinite{relu}.{f}x2.f32");
+            ops.push(if f == "e2m1" {
+                // A .b8 destination (the harness keeps 8-bit values in 16-bit registers).
+                Op::new(
+                    format!("{text} $d, $a, $b;"),
+                    "b16",
+                    format!("{{\n\t.reg .b8 %z$k;\n\t{text} %z$k, $a, $b;\n\tcvt.u16.u8 $d, %z$k;\n\t}}"),
+                )
+            } else {
+                Op::ins("b16", format!("{text} $d, $a, $b;"))
+            });
+            meta.push((f, !relu.is_empty()));
+        }
+    }
+    let bits_of = |f: &str| ptx_ref::small_fmt(f).0 + ptx_ref::small_fmt(f).1 + 1;
+    both_paths(
+        &mut chk,
+        &["f32", "f32"],
+        &ops,
+        &cases,
+        |chk, k, c, g, path| {
+            let (f, relu) = meta[k];
+            let lane = if f == "e2m1" { 4 } else { 8 };
+            let enc = |x: u64| ptx_ref::ref_encode(f32::from_bits(x as u32) as f64, f, relu) as u64;
+            let want = (enc(c[0]) << lane) | enc(c[1]);
+            let name = format!("{} [{path}]", ops[k].name);
+            // A NaN input: any NaN of the format (e4m3: S.1111.111; e5m2: S.11111.xx, xx ≠ 0).
+            let (_, _, _, _, has_nan) = ptx_ref::small_fmt(f);
+            let nan_code = |v: u64| match f {
+                "e4m3" => v & 0x7f == 0x7f,
+                "e5m2" => v & 0x7c == 0x7c && v & 3 != 0,
+                _ => false,
+            };
+            let mut open_ok = true;
+            let mut any_open = false;
+            for (sh, x) in [(lane, c[0]), (0, c[1])] {
+                let gl = (g[0] >> sh) & ((1 << lane) - 1);
+                let wl = enc(x);
+                if has_nan && f32::from_bits(x as u32).is_nan() {
+                    any_open = true;
+                    open_ok &= nan_code(gl);
+                } else {
+                    open_ok &= gl == wl;
+                }
+            }
+            let open = any_open.then_some((SMALL_NAN, open_ok));
+            chk.check_open(&name, c, want, g[0], open);
+        },
+    );
+    // Decode: every pair of codes (e2m1: all 256 bytes; 6-bit formats: codes with the two
+    // bits above each lane zero) to f16x2, with and without .relu.
+    for f in fmts {
+        let lane = if f == "e2m1" { 4 } else { 8 };
+        let width = bits_of(f) as u32;
+        let codes: Vec<u64> = (0..(1u64 << (2 * lane)))
+            .filter(|c| (c & 0xff) >> width == 0 && (c >> lane) >> width == 0)
+            .collect();
+        let mut ops = Vec::new();
+        for relu in ["", ".relu"] {
+            let text = format!("cvt.rn{relu}.f16x2.{f}x2");
+            ops.push(if f == "e2m1" {
+                Op::new(
+                    format!("{text} $d, $a;"),
+                    "b32",
+                    format!(
+                        "{{\n\t.reg .b8 %x$k;\n\tcvt.u8.u16 %x$k, $a;\n\t{text} $d, %x$k;\n\t}}"
+                    ),
+                )
+            } else {
+                Op::ins("b32", format!("{text} $d, $a;"))
+            });
+        }
+        let cases: Vec<Vec<u64>> = codes.iter().map(|&c| vec![c]).collect();
+        both_paths(&mut chk, &["b16"], &ops, &cases, |chk, k, c, g, path| {
+            let relu = k == 1;
+            let name = format!("{} [{path}]", ops[k].name);
+            let mut want = 0u64;
+            let mut nan_ok = true;
+            let mut any_nan = false;
+            for i in 0..2 {
+                let code = (c[0] >> (lane * i)) & ((1 << lane) - 1);
+                let v = ptx_ref::ref_decode(code as u32, f);
+                let gl = (g[0] >> (16 * i)) & 0xffff;
+                if v.is_nan() {
+                    // .relu: the canonical NaN; otherwise any NaN.
+                    any_nan = !relu;
+                    want |= 0x7fff << (16 * i);
+                    nan_ok &= if relu {
+                        gl == 0x7fff
+                    } else {
+                        is_nan("f16", gl)
+                    };
+                    continue;
+                }
+                let v = if relu && v.is_sign_negative() { 0.0 } else { v };
+                let w = ref_to_half(v, false, "rn") as u64;
+                want |= w << (16 * i);
+                nan_ok &= gl == w;
+            }
+            let open = any_nan.then_some((SMALL_NAN, nan_ok));
+            chk.check_open(&name, c, want, g[0], open);
+        });
+    }
     finish(chk);
 }
