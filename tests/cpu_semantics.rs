@@ -96,7 +96,11 @@ fn both_paths(
     mut check: impl FnMut(&mut Checker, usize, &[u64], &[u64], &str),
 ) {
     for (mode, path) in MODES {
-        let got = run_mode(inputs, ops, cases, 2, mode);
+        let opt = std::env::var("INSTR_OPT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2);
+        let got = run_mode(inputs, ops, cases, opt, mode);
         for (k, per_case) in got.iter().enumerate() {
             for (c, g) in cases.iter().zip(per_case) {
                 check(chk, k, c, g, path);
@@ -1105,5 +1109,188 @@ fn small_formats_both_paths() {
             chk.check_open(&name, c, want, g[0], open);
         });
     }
+    finish(chk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ue8m0 and cvt.pack
+
+/// `cvt.{rz,rp}{.satfinite}.ue8m0x2` of one value: the code of 2^(code − 127) at or below (rz)
+/// or at or above (rp) `x`. There is no zero and no sign: non-positive inputs give the smallest
+/// code 0 (the lowering's reading: the manual gives no rule); too large values and +inf give
+/// 0xfe with .satfinite ("positive MAX_NORM"), else 0xff, the NaN; NaN gives 0xff.
+fn ref_ue8m0(x: f64, rp: bool, satfinite: bool) -> u64 {
+    if x.is_nan() {
+        return 0xff;
+    }
+    if x <= 0.0 {
+        return 0;
+    }
+    if x.is_infinite() {
+        return if satfinite { 0xfe } else { 0xff };
+    }
+    // floor(log2 x) exactly, subnormals included.
+    let mut e = x.log2().floor() as i32;
+    while 2f64.powi(e) > x {
+        e -= 1;
+    }
+    while 2f64.powi(e + 1) <= x {
+        e += 1;
+    }
+    let e = if rp && 2f64.powi(e) != x { e + 1 } else { e };
+    let code = (e + 127).max(0);
+    if code > 254 {
+        if satfinite {
+            0xfe
+        } else {
+            0xff
+        }
+    } else {
+        code as u64
+    }
+}
+
+#[test]
+fn cvt_ue8m0_and_pack() {
+    let mut chk = Checker::new("cvt ue8m0x2 and cvt.pack.sat");
+    // ue8m0 from two f32, and from bf16x2.
+    let mut vals: Vec<u32> = ptx_ref::floats32(3000, 0x0e8);
+    for k in -150..=128 {
+        let p = 2f32.powi(k);
+        vals.extend([p.to_bits(), p.next_up().to_bits(), p.next_down().to_bits()]);
+    }
+    vals.extend([1, 0x8000_0001, 0x7f7f_ffff, 0x7f00_0000, 0x7f00_0001]);
+    let cases: Vec<Vec<u64>> = vals
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            let b = vals[(k * 5 + 2) % vals.len()];
+            // The bf16x2 operand: the upper halves of a and b.
+            vec![a as u64, b as u64, ((a >> 16) << 16 | (b >> 16)) as u64]
+        })
+        .collect();
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for r in ["rz", "rp"] {
+        for sf in ["", ".satfinite"] {
+            ops.push(Op::ins(
+                "b16",
+                format!("cvt.{r}{sf}.ue8m0x2.f32 $d, $a, $b;"),
+            ));
+            meta.push((r == "rp", !sf.is_empty(), false));
+            ops.push(Op::ins(
+                "b16",
+                format!("cvt.{r}{sf}.ue8m0x2.bf16x2 $d, $c;"),
+            ));
+            meta.push((r == "rp", !sf.is_empty(), true));
+        }
+    }
+    both_paths(
+        &mut chk,
+        &["f32", "f32", "b32"],
+        &ops,
+        &cases,
+        |chk, k, c, g, path| {
+            let (rp, sf, bf) = meta[k];
+            let (hi, lo) = if bf {
+                (
+                    half_to_f64((c[2] >> 16) as u16, true),
+                    half_to_f64(c[2] as u16, true),
+                )
+            } else {
+                (
+                    f32::from_bits(c[0] as u32) as f64,
+                    f32::from_bits(c[1] as u32) as f64,
+                )
+            };
+            let w = (ref_ue8m0(hi, rp, sf) << 8) | ref_ue8m0(lo, rp, sf);
+            chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], g[0] == w);
+        },
+    );
+    // Decode: every pair of codes.
+    let ops = vec![Op::ins("b32", "cvt.rn.bf16x2.ue8m0x2 $d, $a;")];
+    let cases: Vec<Vec<u64>> = (0..0x10000u64).map(|c| vec![c]).collect();
+    both_paths(&mut chk, &["b16"], &ops, &cases, |chk, k, c, g, path| {
+        let mut want = 0u64;
+        let mut ok = true;
+        for i in 0..2 {
+            let code = (c[0] >> (8 * i)) & 0xff;
+            let gl = (g[0] >> (16 * i)) & 0xffff;
+            if code == 0xff {
+                want |= 0x7fff << (16 * i);
+                ok &= is_nan("bf16", gl);
+            } else {
+                // 2^(code-127) as bf16 bits (code 0 is the subnormal 2^-127).
+                let w = ptx_ref::ref_to_half(2f64.powi(code as i32 - 127), true, "rn") as u64;
+                want |= w << (16 * i);
+                ok &= gl == w;
+            }
+        }
+        chk.check_msg(
+            &format!("{} [{path}]", ops[k].name),
+            c,
+            &format!("{want:#x} (0xff lanes: any NaN)"),
+            g[0],
+            ok,
+        );
+    });
+    // cvt.pack.sat: every small range's edges and random values.
+    let mut ints: Vec<u64> = vec![
+        0, 1, 2, 3, 4, 7, 8, 15, 16, 127, 128, 255, 256, 32767, 32768, 65535, 65536,
+    ];
+    for v in ints.clone() {
+        ints.push((v as i64).wrapping_neg() as u64 & 0xffff_ffff);
+        ints.push((v as i64 - 1) as u64 & 0xffff_ffff);
+    }
+    ints.extend([0x7fff_ffff, 0x8000_0000, 0xffff_ffff]);
+    let mut rng = Rng::new(0xbac);
+    let mut cases = Vec::new();
+    for (i, &a) in ints.iter().enumerate() {
+        for &b in &ints {
+            cases.push(vec![a, b, (rng.u32() as u64) ^ i as u64]);
+        }
+    }
+    let mut ops = Vec::new();
+    let mut meta = Vec::new();
+    for (t, size, signed) in [
+        ("u16", 16u32, false),
+        ("s16", 16, true),
+        ("u8", 8, false),
+        ("s8", 8, true),
+        ("u4", 4, false),
+        ("s4", 4, true),
+        ("u2", 2, false),
+        ("s2", 2, true),
+    ] {
+        let text = if size == 16 {
+            format!("cvt.pack.sat.{t}.s32 $d, $a, $b;")
+        } else {
+            format!("cvt.pack.sat.{t}.s32.b32 $d, $a, $b, $c;")
+        };
+        ops.push(Op::ins("b32", text));
+        meta.push((size, signed));
+    }
+    both_paths(
+        &mut chk,
+        &["s32", "s32", "b32"],
+        &ops,
+        &cases,
+        |chk, k, c, g, path| {
+            let (size, signed) = meta[k];
+            let (lo, hi) = if signed {
+                (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1)
+            } else {
+                (0, (1i64 << size) - 1)
+            };
+            let sat = |v: u64| (sext(v, 32) as i64).clamp(lo, hi) as u64 & mask(u64::MAX, size);
+            let td = (sat(c[0]) << size) | sat(c[1]);
+            let w = if size == 16 {
+                td
+            } else {
+                (td | (c[2] << (2 * size))) & 0xffff_ffff
+            };
+            chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], g[0] == w);
+        },
+    );
     finish(chk);
 }
