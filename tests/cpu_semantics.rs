@@ -74,6 +74,17 @@ const WIDEN_NAN: &str = "widening cvt of a NaN";
 
 /// Prints the open rules (so every run's log lists them next to the counts) and finishes.
 fn finish(chk: Checker) {
+    let forms: std::collections::BTreeSet<&str> = chk
+        .instrs
+        .iter()
+        .map(|n| n.split(" [").next().unwrap_or(n))
+        .collect();
+    println!(
+        "{}: {} instruction forms, each on both paths ({})",
+        chk.what,
+        forms.len(),
+        MODES.map(|m| m.1).join(", ")
+    );
     for (what, why) in OPEN {
         println!("  open rule: {what}: {why}");
     }

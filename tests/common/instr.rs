@@ -210,6 +210,15 @@ pub fn run_mode(
     }
     let m = Module::from_ptx_with(&src, opt, mode)
         .unwrap_or_else(|e| panic!("compiling the test kernel failed: {e}\n{src}"));
+    if mode == CpuMode::Fission {
+        // The vectorized path must really be thread loops (else a coroutine fallback would
+        // check the scalar code twice).
+        let path = &m.program().kernel("k").expect("kernel k").path;
+        assert!(
+            matches!(path, ptx2llvm::target::cpu::fission::KernelPath::Fission(_)),
+            "the test kernel did not compile to thread loops: {path:?}"
+        );
+    }
     let nin = inputs.len();
     let nout: usize = ops.iter().map(|o| o.outs.len()).sum();
     let n = cases.len();
