@@ -1305,3 +1305,252 @@ fn cvt_ue8m0_and_pack() {
     );
     finish(chk);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Directed rounding at the edges: results near the subnormal range, MIN_NORMAL, overflow and
+// after cancellation, where the rounding hooks (`Target::rounded_op`: the round-to-nearest
+// result stepped by one ulp) have the most cases.
+
+/// Uniform in lo..=hi.
+fn rint(rng: &mut Rng, lo: i32, hi: i32) -> i32 {
+    lo + (rng.u64() % (hi - lo + 1) as u64) as i32
+}
+
+/// A float of `mbits` stored mantissa bits with a random mantissa and the exponent `e`.
+fn rand_float(rng: &mut Rng, e: i32, f64_: bool) -> f64 {
+    let neg = rng.u64() & 1 == 1;
+    let v = if f64_ {
+        let m = (rng.u64() >> 11) | (1 << 52);
+        m as f64 * 2f64.powi(e - 52)
+    } else {
+        let m = (rng.u32() >> 8) | (1 << 23);
+        m as f64 * 2f64.powi(e - 23)
+    };
+    // Sometimes a short mantissa, so that products and sums land on ties exactly.
+    let v = if rng.u64() % 4 == 0 {
+        let t = 2f64.powi(e - 3);
+        (v / t).round() * t
+    } else {
+        v
+    };
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+/// Operand triples whose results fall near the edges of the format.
+fn edge_triples(rng: &mut Rng, f64_: bool, n: usize) -> Vec<[f64; 3]> {
+    let (emin, emax, p) = if f64_ {
+        (-1022, 1023, 53)
+    } else {
+        (-126, 127, 24)
+    };
+    let mut v = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = match i % 6 {
+            // Products in the subnormal range and around MIN_NORMAL.
+            0 => {
+                let ea = rint(rng, emin / 2 - 10, emin / 2 + 10);
+                let eb = emin - ea + rint(rng, -p - 2, 3);
+                [rand_float(rng, ea, f64_), rand_float(rng, eb, f64_), 0.0]
+            }
+            // Products around MAX and beyond.
+            1 => {
+                let ea = rint(rng, emax / 2 - 5, emax / 2 + 5);
+                let eb = emax - ea + rint(rng, -2, 2);
+                [rand_float(rng, ea, f64_), rand_float(rng, eb, f64_), 0.0]
+            }
+            // Cancellation: a − b with a ≈ b, and fma with a·b ≈ −c.
+            2 => {
+                let e = rint(rng, emin, emax);
+                let a = rand_float(rng, e, f64_);
+                let d = {
+                    let ex = e - rint(rng, 1, p + 3);
+                    rand_float(rng, ex, f64_)
+                };
+                [a, a + d, -(a * a)]
+            }
+            // Tiny plus large (sticky bits), and sums near MIN_NORMAL.
+            3 => {
+                let e = rint(rng, emin, emin + 4);
+                [
+                    rand_float(rng, e, f64_),
+                    {
+                        let ex = e - rint(rng, 0, 3);
+                        rand_float(rng, ex, f64_)
+                    },
+                    rand_float(rng, emin + 1, f64_),
+                ]
+            }
+            // Quotients around MIN_NORMAL and MAX.
+            4 => {
+                let ea = rint(rng, emin, emin + p);
+                let eb = rint(rng, 0, p + 2);
+                if rng.u64() & 1 == 0 {
+                    [rand_float(rng, ea, f64_), rand_float(rng, eb, f64_), 0.0]
+                } else {
+                    [
+                        {
+                            let ex = emax - rint(rng, 0, 2);
+                            rand_float(rng, ex, f64_)
+                        },
+                        {
+                            let ex = -rint(rng, 0, 3);
+                            rand_float(rng, ex, f64_)
+                        },
+                        0.0,
+                    ]
+                }
+            }
+            // Subnormal operands (sqrt, rcp, ftz).
+            _ => {
+                let e = rint(rng, emin - p + 1, emin);
+                [
+                    rand_float(rng, e, f64_).abs(),
+                    {
+                        let ex = rint(rng, emin, emax);
+                        rand_float(rng, ex, f64_)
+                    },
+                    rand_float(rng, e, f64_),
+                ]
+            }
+        };
+        let t = if f64_ { t } else { t.map(|x| x as f32 as f64) };
+        v.push(t);
+    }
+    v
+}
+
+fn ref_arith(op: &str, r: &str, f64_: bool, ftz: bool, sat: bool, x: [f64; 3]) -> u64 {
+    if f64_ {
+        let [a, b, c] = x;
+        return with_mode(mode_of(r), || match op {
+            "add" => bb(a) + bb(b),
+            "sub" => bb(a) - bb(b),
+            "mul" => bb(a) * bb(b),
+            "div" => bb(a) / bb(b),
+            "fma" => bb(a).mul_add(bb(b), bb(c)),
+            "sqrt" => bb(a).sqrt(),
+            _ => 1.0 / bb(a),
+        })
+        .to_bits();
+    }
+    let fl = |v: f32| {
+        if ftz && v != 0.0 && v.abs() < f32::MIN_POSITIVE {
+            0.0f32.copysign(v)
+        } else {
+            v
+        }
+    };
+    let [a, b, c] = x.map(|v| fl(v as f32));
+    let v = with_mode(mode_of(r), || match op {
+        "add" => bb(a) + bb(b),
+        "sub" => bb(a) - bb(b),
+        "mul" => bb(a) * bb(b),
+        "div" => bb(a) / bb(b),
+        "fma" => bb(a).mul_add(bb(b), bb(c)),
+        "sqrt" => bb(a).sqrt(),
+        _ => 1.0 / bb(a),
+    });
+    let v = fl(v);
+    let v = if sat {
+        if v.is_nan() || v <= 0.0 {
+            0.0
+        } else {
+            v.min(1.0)
+        }
+    } else {
+        v
+    };
+    v.to_bits() as u64
+}
+
+#[test]
+fn float_rounding_at_the_edges() {
+    let mut chk = Checker::new("f32/f64 arithmetic at the format's edges, every rounding");
+    let mut rng = Rng::new(0xed9e);
+    for f64_ in [false, true] {
+        let t = if f64_ { "f64" } else { "f32" };
+        let triples = edge_triples(&mut rng, f64_, 12_000);
+        let cases: Vec<Vec<u64>> = triples
+            .iter()
+            .map(|x| {
+                x.iter()
+                    .map(|&v| {
+                        if f64_ {
+                            v.to_bits()
+                        } else {
+                            (v as f32).to_bits() as u64
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        // The generator must reach the edges: subnormal and overflowing results.
+        let (mut sub, mut big) = (0, 0);
+        for x in &triples {
+            for op in ["mul", "sub", "div"] {
+                let v = ref_arith(op, "rn", f64_, false, false, *x);
+                let v = if f64_ {
+                    f64::from_bits(v)
+                } else {
+                    f32::from_bits(v as u32) as f64
+                };
+                let (min, max) = if f64_ {
+                    (f64::MIN_POSITIVE, f64::MAX)
+                } else {
+                    (f32::MIN_POSITIVE as f64, f32::MAX as f64)
+                };
+                sub += (v != 0.0 && v.abs() < min) as usize;
+                big += (v.abs() > max / 2.0) as usize;
+            }
+        }
+        assert!(
+            sub > triples.len() / 10 && big > triples.len() / 20,
+            "{t}: {sub} subnormal and {big} near-overflow results of {}",
+            3 * triples.len()
+        );
+        println!("{t}: {sub} subnormal and {big} near-overflow results among mul/sub/div (rn)");
+        let mut ops = Vec::new();
+        let mut meta = Vec::new();
+        for op in ["add", "sub", "mul", "fma", "div", "sqrt", "rcp"] {
+            for r in ["rn", "rz", "rm", "rp"] {
+                let mods: &[(bool, bool)] = if f64_ {
+                    &[(false, false)]
+                } else if matches!(op, "add" | "sub" | "mul" | "fma") {
+                    &[(false, false), (true, false), (true, true)]
+                } else {
+                    &[(false, false), (true, false)]
+                };
+                for &(ftz, sat) in mods {
+                    let m = format!(
+                        ".{r}{}{}",
+                        if ftz { ".ftz" } else { "" },
+                        if sat { ".sat" } else { "" }
+                    );
+                    let args = match op {
+                        "fma" => "$d, $a, $b, $c",
+                        "sqrt" | "rcp" => "$d, $a",
+                        _ => "$d, $a, $b",
+                    };
+                    ops.push(Op::ins(t, format!("{op}{m}.{t} {args};")));
+                    meta.push((op, r, ftz, sat));
+                }
+            }
+        }
+        both_paths(&mut chk, &[t, t, t], &ops, &cases, |chk, k, c, g, path| {
+            let (op, r, ftz, sat) = meta[k];
+            let x = if f64_ {
+                [c[0], c[1], c[2]].map(f64::from_bits)
+            } else {
+                [c[0], c[1], c[2]].map(|v| f32::from_bits(v as u32) as f64)
+            };
+            let w = ref_arith(op, r, f64_, ftz, sat, x);
+            let ok = w == g[0] || is_nan(t, w) && is_nan(t, g[0]);
+            chk.check(&format!("{} [{path}]", ops[k].name), c, w, g[0], ok);
+        });
+    }
+    finish(chk);
+}
