@@ -10,7 +10,8 @@
 //!
 //! - the carry flag: every producer (`add.cc`, `sub.cc`, `addc.cc`, `subc.cc`, `mad{.lo,.hi}.cc`,
 //!   `madc{.lo,.hi}.cc`) followed by every consumer (`addc`, `subc`, `madc.lo`, `madc.hi`) on
-//!   `.u32/.s32/.u64/.s64`. CC.CF is the carry-out of the adder, as the GPU keeps it: a
+//!   `.u32/.s32/.u64/.s64`, and each producer under a guard that is false for half the cases.
+//!   CC.CF is the carry-out of the adder, as the GPU keeps it: a
 //!   subtraction adds `a + ~b + 1` (`subc`: `a + ~b + CF`), so after `sub.cc` CF is 1 when there
 //!   is *no* borrow. The manual's text calls it a "borrow-out"; chains of subtractions alone
 //!   cannot tell the two readings apart, mixed chains can (a GPU gives 0 for
@@ -254,16 +255,33 @@ fn carry_flag_every_producer_and_consumer() {
                         "{{\n\t.reg .{bt} %cf$k;\n\tadd.cc.u{n} %cf$k, $h, $i;\n\t{pt} $d, {pa};\n\t{ct} $d1, {ca};\n\t}}"
                     );
                     ops.push(Op::multi(format!("{pt}; {ct}"), &[bt, bt], text));
-                    meta.push((p, pc, c, ty.starts_with('s')));
+                    meta.push((p, pc, c, ty.starts_with('s'), false));
                 }
+                // The producer under a guard that is false for about half the cases: CF and
+                // the destination keep their values then (a select in the thread loop).
+                let pt = cc_text(p, pc, true, &ty);
+                let ct = cc_text(CcOp::Add, true, false, &ty);
+                let text = format!(
+                    "{{\n\t.reg .{bt} %cf$k;\n\tadd.cc.u{n} %cf$k, $h, $i;\n\tmov.b{n} $d, 0;\n\tsetp.lt.u{n} $p, $a, $b;\n\t@$p {pt} $d, {};\n\t{ct} $d1, $e, $f;\n\t}}",
+                    match p {
+                        CcOp::Mad { .. } => "$a, $b, $c",
+                        _ => "$a, $b",
+                    }
+                );
+                ops.push(Op::multi(format!("@p {pt}; {ct}"), &[bt, bt], text));
+                meta.push((p, pc, CcOp::Add, ty.starts_with('s'), true));
             }
         }
         let cases = cc_cases(n, 3000, 0xcc00 + n as u64);
         let inputs = [bt; 8];
         both_paths(&mut chk, &inputs, &ops, &cases, |chk, k, c, g, path| {
-            let (p, pc, cons, signed) = meta[k];
+            let (p, pc, cons, signed, guarded) = meta[k];
             let (_, cf0) = adder(c[6], c[7], false, n);
-            let (r1, cf1) = ref_cc(p, pc, signed, n, [c[0], c[1], c[2]], cf0);
+            let (r1, cf1) = if guarded && mask(c[0], n) >= mask(c[1], n) {
+                (0, cf0)
+            } else {
+                ref_cc(p, pc, signed, n, [c[0], c[1], c[2]], cf0)
+            };
             let (r2, _) = ref_cc(cons, true, signed, n, [c[3], c[4], c[5]], cf1);
             let name = format!("{} [{path}]", ops[k].name);
             chk.check(&name, c, r1, g[0], g[0] == r1);
