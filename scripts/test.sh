@@ -78,9 +78,11 @@ else
 fi
 step "cargo test" cargo-test.log cargo test --release --no-fail-fast || true
 # The execution suite again with every kernel on the general path (one coroutine per CUDA thread):
-# thread loops (the default) and coroutines must give the same, reference, answers.
+# thread loops (the default) and coroutines must give the same, reference, answers. The
+# instruction tests run there too: coroutine code stays scalar, thread loops are vectorized.
 step "cargo test (coroutine path)" cargo-test-coroutine.log env PTX2LLVM_CPU_MODE=coroutine \
-    cargo test --release --no-fail-fast --test cpu_corpus --test cpu_hard --test cpu_run || true
+    cargo test --release --no-fail-fast --test cpu_corpus --test cpu_hard --test cpu_run \
+    --test cpu_instr_int --test cpu_instr_float --test cpu_instr_cvt || true
 if [ "$built" = 1 ]; then
     step "lit" lit.log lit -v lit/ || true
 else

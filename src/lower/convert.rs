@@ -242,7 +242,8 @@ fn convert<'c>(
     if flt(st) && dt.is_int() {
         // Float → integer: integer rounding (default .rzi), saturating to the destination
         // range; NaN gives 0, or 1 << (bits-1) when the source is .f64 or the destination
-        // 64-bit (PTX ISA 9.2, cvt "Integer Notes").
+        // 64-bit (PTX ISA 9.2, cvt "Integer Notes"; older manuals said only "NaN inputs are
+        // converted to 0", which the 9.2 text refines), for every integer rounding.
         let mut v = fp::flush_if(l, f32ftz(st), a.into_float_value());
         if st.bits == 16 {
             // Exact, and it keeps `llvm.fptosi.sat.*.f16` away from LLVM 22's x86 back end,
@@ -446,6 +447,17 @@ fn stochastic<'c>(
         l,
         "floor",
         fp::fmul(l, frac, fp::fconst(f32t, (1u64 << k) as f64)),
+    );
+    // Beyond MAX_NORM + 1 ulp (|x| >= 65536 to f16) the discarded part is a whole ulp or more:
+    // it always carries (infinity, or MAX_NORM with .satfinite). Clamped, so that the
+    // conversion to an integer below stays in range (an out-of-range fptoui is poison, which
+    // gave MAX_NORM or infinity at random).
+    let whole = fp::fconst(f32t, (1u64 << k) as f64);
+    let scaled = fsel(
+        l,
+        fp::fcmp(l, FloatPredicate::OGE, scaled, whole),
+        whole,
+        scaled,
     );
     let i32t = l.i32();
     let disc =

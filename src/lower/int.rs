@@ -201,13 +201,17 @@ pub fn lower<'c, 'a>(
         "add" | "sub" if ins.has(".cc") => {
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
-            // CC.CF: the carry-out of add.cc, the borrow-out of sub.cc (PTX ISA 9.2, sub.cc).
-            let name = if ins.op == "add" {
-                "llvm.uadd.with.overflow"
+            // CC.CF: the carry-out of the adder. The manual calls sub.cc's flag a "borrow-out",
+            // but the hardware subtracts as a + ~b + 1 and keeps that addition's carry-out: 1
+            // when there is *no* borrow (a >= b unsigned). subc consumes it the same way, so
+            // sub.cc/subc chains agree with either reading, and mixed add/sub chains (sub.cc
+            // followed by addc) give what a GPU gives.
+            let (r, c) = if ins.op == "add" {
+                overflow(l, "llvm.uadd.with.overflow", a, b)
             } else {
-                "llvm.usub.with.overflow"
+                let (r, borrow) = overflow(l, "llvm.usub.with.overflow", a, b);
+                (r, bd.build_not(borrow, "").unwrap())
             };
-            let (r, c) = overflow(l, name, a, b);
             let slot = l.cc_slot(fs);
             bd.build_store(slot, c).unwrap();
             l.set(fs, &ops[0], r.into(), s)?;
@@ -247,13 +251,15 @@ pub fn lower<'c, 'a>(
             let slot = l.cc_slot(fs);
             let cf = bd.build_load(l.i1(), slot, "").unwrap().into_int_value();
             let cfw = bd.build_int_z_extend(cf, a.get_type(), "").unwrap();
-            let name = if ins.op == "addc" {
-                "llvm.uadd.with.overflow"
+            // addc: a + b + CF; subc: a + ~b + CF (= a - b - !CF, CF being the adder's carry
+            // as sub.cc leaves it); the carry-out of either addition is the new CF.
+            let b = if ins.op == "addc" {
+                b
             } else {
-                "llvm.usub.with.overflow"
+                bd.build_not(b, "").unwrap()
             };
-            let (r1, c1) = overflow(l, name, a, b);
-            let (r2, c2) = overflow(l, name, r1, cfw);
+            let (r1, c1) = overflow(l, "llvm.uadd.with.overflow", a, b);
+            let (r2, c2) = overflow(l, "llvm.uadd.with.overflow", r1, cfw);
             if ins.has(".cc") {
                 let c = bd.build_or(c1, c2, "").unwrap();
                 bd.build_store(slot, c).unwrap();

@@ -625,3 +625,61 @@ pub fn odd(f: impl Fn() -> f64) -> f64 {
         f64::from_bits(z.to_bits() | 1)
     }
 }
+
+/// The small float formats of `cvt` (`.e4m3x2`, …): (exponent bits, mantissa bits, bias,
+/// MAX_NORM, has NaN).
+pub fn small_fmt(f: &str) -> (i32, i32, i32, f64, bool) {
+    match f {
+        "e4m3" => (4, 3, 7, 448.0, true),
+        "e5m2" => (5, 2, 15, 57344.0, true),
+        "e2m1" => (2, 1, 1, 6.0, false),
+        "e2m3" => (2, 3, 1, 7.5, false),
+        _ => (3, 2, 3, 28.0, false),
+    }
+}
+
+/// Encodes `x` (cvt.rn.satfinite{.relu} to `f`): NaN → the format's NaN, or +MAX_NORM for
+/// formats without NaN; |x| > MAX_NORM → ±MAX_NORM.
+pub fn ref_encode(x: f64, f: &str, relu: bool) -> u32 {
+    let (e, m, bias, max, has_nan) = small_fmt(f);
+    if x.is_nan() {
+        return if has_nan { 0x7f } else { (1 << (e + m)) - 1 };
+    }
+    let x = if relu && x.is_sign_negative() { 0.0 } else { x };
+    let s = (x.is_sign_negative() as u32) << (e + m);
+    let emin = 1 - bias;
+    let v = if x.is_infinite() {
+        max
+    } else {
+        ref_round(x.abs(), m, emin, "rn").min(max)
+    };
+    let code = if v < 2f64.powi(emin) {
+        (v / 2f64.powi(emin - m)) as u32
+    } else {
+        let ex = ((v.to_bits() >> 52) as i32) - 1023;
+        (((ex + bias) as u32) << m) | ((v / 2f64.powi(ex - m)) as u32 - (1 << m))
+    };
+    code | s
+}
+
+pub fn ref_decode(c: u32, f: &str) -> f64 {
+    let (e, m, bias, _, has_nan) = small_fmt(f);
+    let mag = c & ((1 << (e + m)) - 1);
+    let s = if (c >> (e + m)) & 1 == 1 { -1.0 } else { 1.0 };
+    let (ef, mf) = ((mag >> m) as i32, (mag & ((1 << m) - 1)) as f64);
+    if f == "e5m2" && ef == 31 {
+        return if mf == 0.0 {
+            s * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    if f == "e4m3" && mag == 0x7f && has_nan {
+        return f64::NAN;
+    }
+    s * if ef == 0 {
+        mf * 2f64.powi(1 - bias - m)
+    } else {
+        (2f64.powi(m) + mf) * 2f64.powi(ef - bias - m)
+    }
+}
