@@ -33,6 +33,19 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
         }
     }
 
+    // "Vector type too large, exceeds 128 bit limit" (256 on sm_100, which requirements.txt
+    // checks): no access is wider than 256 bits.
+    if matches!(op, Opcode::Ld | Opcode::St | Opcode::Ldu) {
+        let bits = d.types().first().and_then(|t| t.type_bits()).unwrap_or(0)
+            * u32::from(d.vec_width().unwrap_or(1));
+        if bits > 256 {
+            err(format!(
+                "`{}`: a {bits}-bit access is wider than the 256 bits a vector may have",
+                name()
+            ));
+        }
+    }
+
     // "Instruction 'ld' requires '.v8.b32/.v4.b64' type with '.L2::evict_first' modifier".
     if matches!(op, Opcode::Ld | Opcode::St) {
         if let Some(ev) = d

@@ -333,7 +333,9 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         .collect(),
         // The plain `cvt.dtype.atype d, a` forms.
         O::Cvt if types.len() == 2 && d.form().operands.len() == 2 && !d.has(Pack) => {
-            relaxed = true;
+            // Wider registers for the fundamental types only; the packed small-float formats
+            // take registers of exactly their width.
+            relaxed = types.iter().all(|t| t.type_bits().is_some());
             let fit = |t: Mod| {
                 if t.type_bits().is_some() {
                     Some(t)
@@ -408,7 +410,12 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
             vector_operands = &["b"];
             [("b", one?)].into_iter().collect()
         }
-        // Scalar atomics; the vector (`.v2.f32`, …) forms are shape-checked only.
+        // `st.async`/`red.async` store or combine `b` of the type, signalling `[mbar]`.
+        O::St | O::Red if d.has(Mod::Async) => {
+            vector_operands = &["b"];
+            [("b", one?)].into_iter().collect()
+        }
+        // Scalar atomics.
         O::Atom | O::Red if d.vec_width().is_none() && !d.has(Async) => {
             let t = one?;
             [("d", t), ("b", t), ("c", t), ("cache-policy", B64)]
