@@ -246,6 +246,107 @@ unsafe fn shared_int(b: LLVMBuilderRef, p: LLVMValueRef, i64t: LLVMTypeRef) -> L
     c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr())
 }
 
+/// Whether the constant `v` casts a shared-space pointer to another space somewhere inside:
+/// the lowering's builder folds `ld [s+8]` (generic) of a `.shared` variable `s` into the
+/// constant `gep (addrspacecast @s to ptr), 8`, whose base the rewrite must add at run time.
+unsafe fn has_shared_cast(v: LLVMValueRef) -> bool {
+    if c::LLVMIsAConstantExpr(v).is_null() {
+        return false;
+    }
+    if c::LLVMGetConstOpcode(v) == LLVMOpcode::LLVMAddrSpaceCast
+        && addr_space_of(c::LLVMGetOperand(v, 0)) == Some(SHARED_AS)
+        && addr_space_of(v) != Some(SHARED_AS)
+    {
+        return true;
+    }
+    (0..c::LLVMGetNumOperands(v).max(0) as u32).any(|k| has_shared_cast(c::LLVMGetOperand(v, k)))
+}
+
+/// The constant `v` rebuilt as instructions at `b` where it contains a cast out of the shared
+/// space (`has_shared_cast`); other constants are returned as they are. The cast itself becomes
+/// `base + offset`, `base` (from `base_at`) the CTA's shared block, as the rewrite does for cast
+/// instructions (the builder would fold a rebuilt cast of a constant back into a constant).
+unsafe fn expand_shared_const(
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    base_at: &mut dyn FnMut(LLVMBuilderRef) -> LLVMValueRef,
+) -> LLVMValueRef {
+    if !has_shared_cast(v) {
+        return v;
+    }
+    let n = c::LLVMGetNumOperands(v).max(0) as u32;
+    let op = c::LLVMGetConstOpcode(v);
+    let name = c"".as_ptr();
+    let ctx = c::LLVMGetTypeContext(c::LLVMTypeOf(v));
+    if op == LLVMOpcode::LLVMAddrSpaceCast {
+        let p = c::LLVMGetOperand(v, 0);
+        if addr_space_of(p) == Some(SHARED_AS) {
+            let i64t = c::LLVMInt64TypeInContext(ctx);
+            let mut idx = [c::LLVMConstPtrToInt(p, i64t)];
+            let base = base_at(b);
+            let q = c::LLVMBuildGEP2(
+                b,
+                c::LLVMInt8TypeInContext(ctx),
+                base,
+                idx.as_mut_ptr(),
+                1,
+                name,
+            );
+            return if addr_space_of(v) == Some(0) {
+                q
+            } else {
+                c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(v), name)
+            };
+        }
+    }
+    let mut ops: Vec<LLVMValueRef> = (0..n)
+        .map(|k| expand_shared_const(b, c::LLVMGetOperand(v, k), base_at))
+        .collect();
+    match op {
+        LLVMOpcode::LLVMGetElementPtr => {
+            let ty = c::LLVMGetGEPSourceElementType(v);
+            let g = c::LLVMBuildGEP2(b, ty, ops[0], ops[1..].as_mut_ptr(), n - 1, name);
+            c::LLVMSetIsInBounds(g, c::LLVMIsInBounds(v));
+            g
+        }
+        LLVMOpcode::LLVMAddrSpaceCast
+        | LLVMOpcode::LLVMPtrToInt
+        | LLVMOpcode::LLVMIntToPtr
+        | LLVMOpcode::LLVMBitCast
+        | LLVMOpcode::LLVMTrunc => c::LLVMBuildCast(b, op, ops[0], c::LLVMTypeOf(v), name),
+        LLVMOpcode::LLVMAdd | LLVMOpcode::LLVMSub | LLVMOpcode::LLVMXor => {
+            c::LLVMBuildBinOp(b, op, ops[0], ops[1], name)
+        }
+        _ => v,
+    }
+}
+
+/// Rebuilds as instructions the constant operands of `f`'s instructions that cast shared
+/// pointers out of the shared space (`expand_shared_const`): for a phi at the end of the
+/// incoming block, else before the instruction.
+unsafe fn expand_shared_consts(
+    b: LLVMBuilderRef,
+    f: LLVMValueRef,
+    base_at: &mut dyn FnMut(LLVMBuilderRef) -> LLVMValueRef,
+) {
+    for i in instructions(f) {
+        let is_phi = c::LLVMGetInstructionOpcode(i) == LLVMOpcode::LLVMPHI;
+        for k in 0..c::LLVMGetNumOperands(i).max(0) as u32 {
+            let v = c::LLVMGetOperand(i, k);
+            if !has_shared_cast(v) {
+                continue;
+            }
+            if is_phi {
+                let bb = c::LLVMGetIncomingBlock(i, k);
+                c::LLVMPositionBuilderBefore(b, c::LLVMGetBasicBlockTerminator(bb));
+            } else {
+                c::LLVMPositionBuilderBefore(b, i);
+            }
+            c::LLVMSetOperand(i, k, expand_shared_const(b, v, base_at));
+        }
+    }
+}
+
 /// Replaces the atomic read-modify-write `i` on shared memory, whose operands are final, by a
 /// plain load, operation and store where that is exact: a CTA's CUDA threads all run on one
 /// worker thread and interleave only at barriers and warp operations (thread loops) or
@@ -471,6 +572,7 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                 }
                 base
             };
+            expand_shared_consts(b, f, &mut shared_base);
             for i in instructions(f) {
                 let op = c::LLVMGetInstructionOpcode(i);
                 let ptr_index = match op {
