@@ -396,7 +396,8 @@ impl Module {
         self.launch_with(kernel, &cfg, args)
     }
 
-    /// Launches with a full configuration (`static_shared` is taken from the module).
+    /// Launches with a full configuration (`static_shared` and `shared_align` are taken from the
+    /// module).
     pub fn launch_with(
         &self,
         kernel: &str,
@@ -416,6 +417,7 @@ impl Module {
             .ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
         let mut cfg = cfg.clone();
         cfg.static_shared = self.program.static_shared();
+        cfg.shared_align = self.program.shared_align();
         crate::runtime::fault::install();
         crate::runtime::fault::set_kernel(kernel);
         // SAFETY: `code` was compiled for this ABI and `params` matches its layout; buffers

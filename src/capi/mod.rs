@@ -528,6 +528,7 @@ pub unsafe extern "C" fn ptx2llvm_launch(
                 m.opts.stack_size
             },
             workers: (m.opts.workers != 0).then_some(m.opts.workers as usize),
+            ..LaunchConfig::default()
         };
         let _serial = m.lock.lock().unwrap_or_else(|p| p.into_inner());
         m.module
@@ -580,6 +581,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_launch(
             block: block.dim().0,
             static_shared: static_shared_bytes,
             dynamic_shared: dynamic_shared_bytes,
+            shared_align: crate::runtime::shared::OBJECT_ALIGN,
             ..LaunchConfig::default()
         };
         crate::runtime::fault::install();

@@ -157,6 +157,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         block,
         static_shared: program.static_shared(),
         dynamic_shared: a.shared_mem.unwrap_or(0),
+        shared_align: program.shared_align(),
         ..LaunchConfig::default()
     };
     let code = program

@@ -5,7 +5,8 @@
 //! The rewrite (`prepare_module`):
 //! - `.shared` variables (globals in address space 3) get offsets in the CTA's shared block
 //!   (static ones in declaration order at their alignment, `.extern .shared` arrays after them
-//!   at 16); an address-space-3 pointer is such an offset, and every memory access through one
+//!   at 16 or their larger alignment; the block itself is aligned at run time to the largest
+//!   alignment, `SharedLayout::align`); an address-space-3 pointer is such an offset, and every memory access through one
 //!   becomes an access to `t->shared + offset`; `cvta.shared`/`cvta.to.shared` add/subtract
 //!   the base;
 //! - `llvm.nvvm.*` declarations become calls of the runtime's `ptx2llvm_nvvm_*` helpers,
@@ -444,9 +445,23 @@ const SHARED_AS: u32 = 3;
 /// Offset of `ptx2llvm_thread::shared`.
 const SHARED_FIELD: u64 = crate::runtime::abi::offset::SHARED as u64;
 
-/// Rewrites a lowered module for the host (see the module doc). Returns the bytes of static
+/// The static shared memory of a module as `prepare_module` laid it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedLayout {
+    /// Bytes of the static `.shared` variables (up to the dynamic arrays' start, when the
+    /// module declares any).
+    pub bytes: u32,
+    /// The largest alignment a `.shared` variable asks for (at least 16): the CTA's block
+    /// must start at a multiple of it.
+    pub align: u32,
+}
+
+/// Rewrites a lowered module for the host (see the module doc). Returns the layout of static
 /// shared memory. Errors name what cannot run on the cpu target.
-pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, Vec<String>> {
+pub fn prepare_module(
+    module: &Module,
+    kernels: &[KernelLayout],
+) -> Result<SharedLayout, Vec<String>> {
     use inkwell::module::Module as _M;
     let _ = std::marker::PhantomData::<_M>;
     let m = module.as_mut_ptr();
@@ -488,16 +503,27 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
         }
         let mut off: u64 = 0;
         let mut replace = Vec::new();
+        let mut max_align: u64 = 16;
         for &g in &statics {
             let ty = c::LLVMGlobalGetValueType(g);
             let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
             let align = (c::LLVMGetAlignment(g) as u64).max(1);
+            max_align = max_align.max(align);
             off = off.div_ceil(align) * align;
             replace.push((g, off));
             off += size;
         }
-        let static_bytes = off;
-        let dyn_off = off.div_ceil(16) * 16;
+        // The dynamic arrays start at a multiple of the largest alignment one asks for (and
+        // of 16, where the runtime puts them: `LaunchConfig::dynamic_offset`); the static size
+        // reported then includes the padding before them.
+        let dyn_align = dynamics
+            .iter()
+            .map(|&g| (c::LLVMGetAlignment(g) as u64).max(16))
+            .max()
+            .unwrap_or(16);
+        max_align = max_align.max(dyn_align);
+        let dyn_off = off.div_ceil(dyn_align) * dyn_align;
+        let static_bytes = if dynamics.is_empty() { off } else { dyn_off };
         for &g in &dynamics {
             replace.push((g, dyn_off));
         }
@@ -720,7 +746,10 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
         let _ = (i32t, i8t);
         c::LLVMDisposeBuilder(b);
         if errors.is_empty() {
-            Ok(static_bytes as u32)
+            Ok(SharedLayout {
+                bytes: static_bytes.min(u32::MAX as u64) as u32,
+                align: max_align.min(1 << 31) as u32,
+            })
         } else {
             errors.sort();
             errors.dedup();
