@@ -65,7 +65,13 @@ impl LaunchConfig {
     /// Offset of the dynamic shared memory in the CTA block: after the static variables,
     /// aligned to 16.
     pub fn dynamic_offset(&self) -> u32 {
-        self.static_shared.div_ceil(16) * 16
+        self.static_shared.div_ceil(16).saturating_mul(16)
+    }
+
+    /// Bytes of the CTA's shared memory: static variables, then the dynamic arrays (no
+    /// overflow: `validate` bounds it).
+    pub fn shared_bytes(&self) -> u64 {
+        (self.static_shared as u64).div_ceil(16) * 16 + self.dynamic_shared as u64
     }
 
     /// Checks the limits of a CUDA launch; the error says what was expected.
@@ -94,7 +100,7 @@ impl LaunchConfig {
                 "grid ({gx}, {gy}, {gz}) exceeds the limits (2147483647, 65535, 65535)"
             ));
         }
-        let total = self.dynamic_offset() as u64 + self.dynamic_shared as u64;
+        let total = self.shared_bytes();
         if total > MAX_SHARED_PER_CTA as u64 {
             return bad(format!(
                 "shared memory per block is {total} bytes ({} static + {} dynamic); at most \
@@ -281,7 +287,7 @@ fn worker(sh: &LaunchShared, index: u32) {
         Ok(s) => s,
         Err(e) => return sh.fail(e),
     };
-    let total_shared = (cfg.dynamic_offset() + cfg.dynamic_shared) as usize;
+    let total_shared = cfg.shared_bytes() as usize;
     let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
         Ok(b) => b,
         Err(e) => return sh.fail(e),
@@ -394,7 +400,7 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     let [bx, by, bz] = cfg.block;
     let n = (bx * by * bz) as usize;
     let mut mem = FisMem::new(&k.info, n);
-    let total_shared = (cfg.dynamic_offset() + cfg.dynamic_shared) as usize;
+    let total_shared = cfg.shared_bytes() as usize;
     let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
         Ok(b) => b,
         Err(e) => return sh.fail(e),
@@ -515,7 +521,7 @@ impl FisWork {
             let end = (first + step).min(total);
             let k = &*self.k;
             // Kernels without stops and shared memory: the whole chunk in one call.
-            let shared = cfg.dynamic_offset() + cfg.dynamic_shared > 0;
+            let shared = cfg.shared_bytes() > 0;
             if k.info.stops.is_empty() && !shared {
                 (*self.fault).batch = (first, (end - first) as u32);
                 if !super::fission::run_ctas(

@@ -414,9 +414,11 @@ pub extern "C" fn ptx2llvm_buffer_alloc(bytes: usize) -> *mut CBuffer {
     if bytes > isize::MAX as usize / 2 {
         return std::ptr::null_mut();
     }
-    // An allocation failure aborts inside `Buffer::zeroed`; nothing else can panic here.
-    catch_unwind(|| Box::into_raw(Box::new(CBuffer(Buffer::zeroed(bytes)))))
-        .unwrap_or(std::ptr::null_mut())
+    catch_unwind(|| match Buffer::try_zeroed(bytes) {
+        Ok(b) => Box::into_raw(Box::new(CBuffer(b))),
+        Err(_) => std::ptr::null_mut(),
+    })
+    .unwrap_or(std::ptr::null_mut())
 }
 
 /// Frees a buffer.

@@ -126,11 +126,17 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         args.push(match s {
             ArgSpec::Scalar(_, b) => Arg::Scalar(b),
             ArgSpec::Bytes(b) => Arg::Bytes(b),
-            ArgSpec::Zeros(n) => Arg::Buffer(Buffer::zeroed(n)),
+            ArgSpec::Zeros(n) => Arg::Buffer(
+                Buffer::try_zeroed(n)
+                    .map_err(|e| fail(format!("error: --arg {i} `zeros:{n}`: {e}")))?,
+            ),
             ArgSpec::File(p) => {
                 let bytes = std::fs::read(&p)
                     .map_err(|e| fail(format!("error: --arg {i} `@{p}`: cannot read {p}: {e}")))?;
-                Arg::Buffer(Buffer::from_bytes(&bytes))
+                Arg::Buffer(
+                    Buffer::try_from_bytes(&bytes)
+                        .map_err(|e| fail(format!("error: --arg {i} `@{p}`: {e}")))?,
+                )
             }
         });
     }
