@@ -347,13 +347,11 @@ pub fn compile<'a>(
     };
     let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, purpose)?;
     // `ptx2llvm_rt_launch` does not know the module's alignments and starts blocks at a page.
-    if shared.align > crate::runtime::shared::OBJECT_ALIGN {
-        return Err(CompileError::Llvm(format!(
-            "not supported on the cpu target: a `.shared` variable aligned to {} bytes in an \
-             object (at most {}; `ptx2llvm run` and the APIs allow any alignment)",
-            shared.align,
-            crate::runtime::shared::OBJECT_ALIGN
-        )));
+    if emit == EmitKind::Object {
+        let over = over_aligned_shared(module, crate::runtime::shared::OBJECT_ALIGN);
+        if !over.is_empty() {
+            return Err(CompileError::Lower(over));
+        }
     }
     let regs: Vec<(String, String, Vec<u32>)> = kernels
         .iter()
@@ -376,6 +374,47 @@ pub fn compile<'a>(
         bytes,
         text: matches!(emit, EmitKind::Llvm | EmitKind::Asm),
     })
+}
+
+/// Errors for the `.shared` variables of `module` aligned to more than `most` bytes.
+fn over_aligned_shared(module: &ast::Module, most: u32) -> Vec<Error> {
+    fn walk(stmts: &[ast::Statement], most: u32, out: &mut Vec<Error>) {
+        for s in stmts {
+            match s {
+                ast::Statement::Var(v) => check(v, most, out),
+                ast::Statement::Block(b) => walk(&b.stmts, most, out),
+                _ => {}
+            }
+        }
+    }
+    fn check(v: &ast::VarDecl, most: u32, out: &mut Vec<Error>) {
+        if let Some(a) = v
+            .align
+            .filter(|&a| a > most && v.space.spelling().starts_with(".shared"))
+        {
+            out.push(Error::Unsupported {
+                msg: format!(
+                    "not supported on the cpu target: a `.shared` variable aligned to {a} bytes \
+                     in an object (at most {most}: `ptx2llvm_rt_launch` aligns the block to \
+                     that; `ptx2llvm run` and the APIs allow any alignment)"
+                ),
+                span: v.span,
+            });
+        }
+    }
+    let mut out = Vec::new();
+    for i in &module.items {
+        match i {
+            Item::Var(v) => check(v, most, &mut out),
+            Item::Function(f) => {
+                if let Some(b) = &f.body {
+                    walk(&b.stmts, most, &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether the process (the C library, libm, …) defines `name`.
