@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::RunArgs;
 use crate::driver;
 use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
+use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
 use ptx2llvm::target::cpu::fission::KernelPath;
 use ptx2llvm::target::cpu::Program;
@@ -166,6 +167,19 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         shared_align: program.shared_align(),
         ..LaunchConfig::default()
     };
+    // Name the option when the dynamic shared memory it asks for is what does not fit.
+    let fits = |b: u64| b <= MAX_SHARED_PER_CTA as u64;
+    if let Some(n) = a
+        .shared_mem
+        .filter(|_| fits(cfg.static_shared as u64) && !fits(cfg.shared_bytes()))
+    {
+        return Err(fail(format!(
+            "error: --shared-mem {n}: shared memory per block would be {} bytes ({} static + \
+             {n} dynamic); at most {MAX_SHARED_PER_CTA} bytes are allowed",
+            cfg.shared_bytes(),
+            cfg.static_shared
+        )));
+    }
     let code = program
         .code(&a.kernel)
         .ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;
