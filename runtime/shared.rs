@@ -126,35 +126,42 @@ impl SharedBlock {
     }
 }
 
-// SAFETY: the block owns its mapping; one worker at a time uses it (the pool hands it over).
-unsafe impl Send for SharedBlock {}
-
-/// Blocks of finished launches, for reuse (mapping 8 GiB and unmapping it per worker and
-/// launch costs microseconds that small launches notice).
-static POOL: std::sync::Mutex<Vec<(usize, usize, SharedBlock)>> = std::sync::Mutex::new(Vec::new());
-/// Most blocks the pool keeps.
-const POOL_MAX: usize = 64;
+thread_local! {
+    /// Blocks of this worker thread's finished launches, for reuse (mapping 8 GiB and
+    /// unmapping it per worker and launch costs microseconds that small launches notice; the
+    /// pool's workers are persistent threads, so a per-thread cache needs no lock).
+    static CACHE: std::cell::RefCell<Vec<(usize, SharedBlock)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+/// Most blocks a worker thread keeps.
+const CACHE_MAX: usize = 4;
 
 impl SharedBlock {
-    /// A block as `new` makes it, from the pool when one of the same size and alignment is
-    /// there.
+    /// A block as `new` makes it, from this thread's cache when one of the same size and
+    /// alignment is there.
     pub(crate) fn take(bytes: usize, align: usize) -> Result<SharedBlock, LaunchError> {
-        if let Ok(mut p) = POOL.lock() {
-            if let Some(i) = p.iter().position(|&(b, a, _)| b == bytes && a == align) {
-                return Ok(p.swap_remove(i).2);
-            }
+        let hit = CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            let i = c
+                .iter()
+                .position(|(a, b)| *a == align && b.bytes == bytes)?;
+            Some(c.swap_remove(i).1)
+        });
+        match hit {
+            Some(b) => Ok(b),
+            None => SharedBlock::new(bytes, align),
         }
-        SharedBlock::new(bytes, align)
     }
 
-    /// Returns a block `take` gave to the pool.
+    /// Keeps a block `take` gave for this thread's next launch.
     pub(crate) fn give(self, align: usize) {
-        if let Ok(mut p) = POOL.lock() {
-            if p.len() >= POOL_MAX {
-                p.remove(0);
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= CACHE_MAX {
+                c.remove(0);
             }
-            p.push((self.bytes, align, self));
-        }
+            c.push((align, self));
+        });
     }
 }
 
