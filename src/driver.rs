@@ -24,15 +24,11 @@ pub fn load(path: &Path) -> Result<String, String> {
     })
 }
 
-/// Line and column (1-based; the column counts characters) of byte `at` of `bytes`, whose
-/// first `at` bytes are valid UTF-8.
+/// Line and column (1-based, the column in bytes as in every diagnostic) of byte `at` of
+/// `bytes`, whose first `at` bytes are valid UTF-8.
 fn utf8_position(bytes: &[u8], at: usize) -> (usize, usize) {
     let prefix = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
-    let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
-    (
-        prefix.matches('\n').count() + 1,
-        prefix[line_start..].chars().count() + 1,
-    )
+    ptx2llvm::syntax::span::line_col(prefix, at as u32)
 }
 
 /// Parses and validates; returns every diagnostic, sorted by position.
@@ -77,7 +73,7 @@ mod tests {
     fn position_of_the_first_invalid_byte() {
         assert_eq!(utf8_position(b"\xff", 0), (1, 1));
         assert_eq!(utf8_position(b"ab\ncd\xe9", 5), (2, 3));
-        // A valid multi-byte character counts as one column.
-        assert_eq!(utf8_position("é\u{e9}x\u{ff}".as_bytes(), 5), (1, 4));
+        // Columns count bytes, as in every diagnostic.
+        assert_eq!(utf8_position("é\u{e9}x\u{ff}".as_bytes(), 5), (1, 6));
     }
 }

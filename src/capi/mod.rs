@@ -252,9 +252,13 @@ pub unsafe extern "C" fn ptx2llvm_module_from_ptx_opts(
         };
         let bytes = std::slice::from_raw_parts(src as *const u8, len);
         let text = std::str::from_utf8(bytes).map_err(|e| {
+            let at = e.valid_up_to();
+            let prefix = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+            let (line, col) = crate::syntax::span::line_col(prefix, at as u32);
             format!(
-                "the PTX source is not valid UTF-8 (invalid byte at offset {})",
-                e.valid_up_to()
+                "<ptx>:{line}:{col}: error: the PTX source is not valid UTF-8: byte 0x{:02x} at byte \
+                 offset {at}",
+                bytes[at]
             )
         })?;
         let b = o.block;
@@ -604,6 +608,22 @@ mod tests {
         assert_eq!(r.unwrap_err(), "internal error: boom 7");
         let r: Result<(), String> = guard(|| panic!("static"));
         assert_eq!(r.unwrap_err(), "internal error: static");
+    }
+
+    #[test]
+    fn non_utf8_source_has_a_position() {
+        let src = b".version 8.0\n// caf\xe9\n";
+        let mut e: *mut c_char = std::ptr::null_mut();
+        unsafe {
+            let m = ptx2llvm_module_from_ptx(src.as_ptr() as *const c_char, src.len(), &mut e);
+            assert!(m.is_null());
+            let msg = CStr::from_ptr(e).to_string_lossy().into_owned();
+            ptx2llvm_string_free(e);
+            assert_eq!(
+                msg,
+                "<ptx>:2:7: error: the PTX source is not valid UTF-8: byte 0xe9 at byte offset 19"
+            );
+        }
     }
 
     #[test]
