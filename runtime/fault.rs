@@ -18,7 +18,10 @@
 //! message to stderr and exits with status 1.) Faults anywhere else go to the previous handler.
 //!
 //! Only accesses to unmapped or protected memory fault: an access past the end of a buffer
-//! into other valid memory is not detected (there is no bounds checking).
+//! into other valid memory is not detected (there is no bounds checking). Buffers and each
+//! worker's shared-memory block (`shared.rs`) are surrounded by inaccessible pages, so
+//! accesses beyond them fault; a fault in a worker's shared guards is reported as an
+//! out-of-range shared address with its offset from the block.
 //!
 //! `PTX2LLVM_NO_SIGNAL_HANDLER=1` in the environment leaves the process's handlers alone.
 
@@ -187,6 +190,63 @@ fn describe(m: &mut Msg, sig: i32, addr: usize, access: Access) {
     }
 }
 
+/// The calling worker's shared-memory reservation (guards included), block start and size:
+/// faults there are out-of-range shared addresses. Set while a worker runs a launch.
+#[derive(Clone, Copy, Default)]
+struct Window {
+    lo: usize,
+    hi: usize,
+    base: usize,
+    bytes: usize,
+}
+
+thread_local! {
+    static WINDOW: std::cell::Cell<Window> = const {
+        std::cell::Cell::new(Window { lo: 0, hi: 0, base: 0, bytes: 0 })
+    };
+}
+
+/// Records a worker's shared block for fault messages while it lives.
+pub(crate) struct SharedWindow;
+
+impl SharedWindow {
+    pub(crate) fn set(b: &super::shared::SharedBlock) -> SharedWindow {
+        let (lo, hi) = b.reserved();
+        let w = Window {
+            lo,
+            hi,
+            base: b.base() as usize,
+            bytes: b.bytes(),
+        };
+        WINDOW.with(|c| c.set(w));
+        SharedWindow
+    }
+}
+
+impl Drop for SharedWindow {
+    fn drop(&mut self) {
+        WINDOW.with(|c| c.set(Window::default()));
+    }
+}
+
+/// " (an out-of-range shared address: offset N, the block has M bytes of shared memory)" when
+/// `addr` lies in the calling worker's shared reservation (not for the signal handler).
+fn shared_note(m: &mut Msg, addr: usize) {
+    let w = WINDOW.with(|c| c.get());
+    if addr < w.lo || addr >= w.hi {
+        return;
+    }
+    m.s(b" (an out-of-range shared address: offset ");
+    if addr < w.base {
+        m.s(b"-").dec((w.base - addr) as u64);
+    } else {
+        m.dec((addr - w.base) as u64);
+    }
+    m.s(b", the block has ")
+        .dec(w.bytes as u64)
+        .s(b" bytes of shared memory)");
+}
+
 fn kernel_name(m: &mut Msg) {
     let n = KERNEL_LEN.load(Ordering::Acquire);
     for slot in KERNEL.iter().take(n) {
@@ -203,6 +263,7 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
     let mut m = Msg::new();
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
+    shared_note(&mut m, addr);
     // A warp matrix instruction reads other lanes' rows: say whose address it was, since the
     // thread named is the one that happened to read it.
     if let Some(lane) = ROW_LANE.with(|r| r.take()) {
@@ -221,6 +282,7 @@ pub(crate) fn message(addr: usize, sig_and_access: usize) -> String {
     let mut m = Msg::new();
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
+    shared_note(&mut m, addr);
     String::from_utf8_lossy(m.bytes()).into_owned()
 }
 

@@ -392,10 +392,15 @@ pub(crate) struct FisMem {
     pub(crate) f: FisCtx,
 }
 
+/// Alignment of the start of the thread-loop `.local` area: the largest `.align` of a `.local`
+/// variable in a kernel that runs as thread loops.
+pub const LOCAL_ALIGN: usize = 4096;
+
 impl FisMem {
     pub(crate) fn new(info: &FisInfo, n: usize) -> FisMem {
         let frame_words = (info.frame_bytes as usize * FRAME_STRIDE as usize).div_ceil(8) + 8;
-        let local_words = (info.local_bytes as usize * n).div_ceil(8) + 2;
+        // Room to start the area at `LOCAL_ALIGN`.
+        let local_words = (info.local_bytes as usize * n).div_ceil(8) + 2 + LOCAL_ALIGN / 8;
         let mut m = FisMem {
             n,
             state: vec![ST_EXIT; n],
@@ -447,7 +452,10 @@ impl FisMem {
         m.f.mask = m.mask.as_mut_ptr();
         m.f.res = m.res.as_mut_ptr();
         m.f.resp = m.resp.as_mut_ptr();
-        m.f.local = m.local.as_mut_ptr() as *mut u8;
+        let p = m.local.as_mut_ptr() as *mut u8;
+        // Variables are at multiples of their alignment from the start (`fission::local_var`;
+        // kernels with larger alignments keep coroutines).
+        m.f.local = p.wrapping_add(p.align_offset(LOCAL_ALIGN));
         m.f.pbuf = m.pbuf.as_mut_ptr();
         m
     }

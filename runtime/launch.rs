@@ -12,6 +12,7 @@ use corosensei::CoroutineResult;
 use super::abi::{KernelEntry, Thread, MAX_SHARED_PER_CTA, MAX_THREADS_PER_CTA, WARP_SIZE};
 use super::cta::{set_yielder, Coro, Cta, ThreadYielder};
 use super::fission::{FisFault, FisKernel, FisMem};
+use super::shared::SharedBlock;
 use super::LaunchError;
 
 /// Compiled code of a kernel: a coroutine per CUDA thread, or thread loops (`fission`).
@@ -37,6 +38,9 @@ pub struct LaunchConfig {
     pub static_shared: u32,
     /// Bytes of dynamic shared memory (`.extern .shared` arrays), after the static block.
     pub dynamic_shared: u32,
+    /// The largest alignment the module's `.shared` variables ask for (`Program::shared_align`):
+    /// the CTA's block starts at a multiple of it (and of 256).
+    pub shared_align: u32,
     /// Coroutine stack size per CUDA thread.
     pub stack_size: usize,
     /// Worker threads; `None`: one per core.
@@ -50,6 +54,7 @@ impl Default for LaunchConfig {
             block: [1; 3],
             static_shared: 0,
             dynamic_shared: 0,
+            shared_align: 16,
             stack_size: DEFAULT_STACK_SIZE,
             workers: None,
         }
@@ -60,7 +65,13 @@ impl LaunchConfig {
     /// Offset of the dynamic shared memory in the CTA block: after the static variables,
     /// aligned to 16.
     pub fn dynamic_offset(&self) -> u32 {
-        self.static_shared.div_ceil(16) * 16
+        self.static_shared.div_ceil(16).saturating_mul(16)
+    }
+
+    /// Bytes of the CTA's shared memory: static variables, then the dynamic arrays (no
+    /// overflow: `validate` bounds it).
+    pub fn shared_bytes(&self) -> u64 {
+        (self.static_shared as u64).div_ceil(16) * 16 + self.dynamic_shared as u64
     }
 
     /// Checks the limits of a CUDA launch; the error says what was expected.
@@ -89,7 +100,7 @@ impl LaunchConfig {
                 "grid ({gx}, {gy}, {gz}) exceeds the limits (2147483647, 65535, 65535)"
             ));
         }
-        let total = self.dynamic_offset() as u64 + self.dynamic_shared as u64;
+        let total = self.shared_bytes();
         if total > MAX_SHARED_PER_CTA as u64 {
             return bad(format!(
                 "shared memory per block is {total} bytes ({} static + {} dynamic); at most \
@@ -276,8 +287,12 @@ fn worker(sh: &LaunchShared, index: u32) {
         Ok(s) => s,
         Err(e) => return sh.fail(e),
     };
-    let total_shared = (cfg.dynamic_offset() + cfg.dynamic_shared) as usize;
-    let mut shared_mem = vec![0u128; total_shared.div_ceil(16).max(1)];
+    let total_shared = cfg.shared_bytes() as usize;
+    let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
+        Ok(b) => b,
+        Err(e) => return sh.fail(e),
+    };
+    let _window = super::fault::SharedWindow::set(&shared_mem);
     let mut cta = Box::new(Cta::new(sh));
     let cta_ptr: *mut Cta = &mut *cta;
     let mut threads: Vec<Thread> = (0..n).map(|_| blank_thread()).collect();
@@ -299,10 +314,10 @@ fn worker(sh: &LaunchShared, index: u32) {
             ((k / gx as u64) % gy as u64) as u32,
             (k / (gx as u64 * gy as u64)) as u32,
         ];
-        shared_mem.iter_mut().for_each(|w| *w = 0);
+        shared_mem.zero();
         // SAFETY: only this worker touches `cta` and `threads` outside the coroutines.
         unsafe { (*cta_ptr).reset(ctaid, cfg.block) };
-        let base = shared_mem.as_mut_ptr() as *mut u8;
+        let base = shared_mem.base();
         let mut stack_list = stacks.take().unwrap_or_default();
         for (i, t) in threads.iter_mut().enumerate() {
             let i = i as u32;
@@ -359,6 +374,8 @@ fn worker(sh: &LaunchShared, index: u32) {
     if let Some(s) = stacks {
         give_stacks(cfg.stack_size, s);
     }
+    drop(_window);
+    shared_mem.give(cfg.shared_align as usize);
 }
 
 /// CTAs a thread-loop worker takes at a time: about 16 chunks per worker for balance, but at
@@ -383,8 +400,12 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     let [bx, by, bz] = cfg.block;
     let n = (bx * by * bz) as usize;
     let mut mem = FisMem::new(&k.info, n);
-    let total_shared = (cfg.dynamic_offset() + cfg.dynamic_shared) as usize;
-    let mut shared_mem = vec![0u128; total_shared.div_ceil(16).max(1)];
+    let total_shared = cfg.shared_bytes() as usize;
+    let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
+        Ok(b) => b,
+        Err(e) => return sh.fail(e),
+    };
+    let _window = super::fault::SharedWindow::set(&shared_mem);
     let mut cta = Box::new(Cta::new(sh));
     let cta_ptr: *mut Cta = &mut *cta;
     let mut fault = Box::new(FisFault::default());
@@ -398,7 +419,7 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     ctx.dynamic_smem_size = cfg.dynamic_shared;
     ctx.total_smem_size = total_shared as u32;
     ctx.gridid = sh.gridid;
-    ctx.shared = shared_mem.as_mut_ptr() as *mut u8;
+    ctx.shared = shared_mem.base();
     ctx.cta = cta_ptr as *mut _;
     ctx.reserved[0] = fault_ptr as *mut _;
     ctx.reserved[1] = super::red::table() as *mut _;
@@ -409,8 +430,7 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
         ctx: ctx_ptr,
         mem: &mut mem,
         cta: cta_ptr,
-        shared: shared_mem.as_mut_ptr(),
-        shared_words: shared_mem.len(),
+        shared: &mut shared_mem as *mut SharedBlock,
         fault: fault_ptr,
     };
     let wp: *const FisWork = &w;
@@ -454,6 +474,8 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     }
     drop(cta);
     drop(ctx);
+    drop(_window);
+    shared_mem.give(cfg.shared_align as usize);
 }
 
 /// What a thread-loop worker's coroutine works with.
@@ -463,8 +485,7 @@ struct FisWork {
     ctx: *mut Thread,
     mem: *mut FisMem,
     cta: *mut Cta,
-    shared: *mut u128,
-    shared_words: usize,
+    shared: *mut SharedBlock,
     fault: *mut FisFault,
 }
 
@@ -472,9 +493,7 @@ impl FisWork {
     /// Starts CTA `ctaid`: ids, zeroed shared memory.
     unsafe fn begin(&self, ctaid: [u32; 3]) {
         let cfg = &(*self.sh).cfg;
-        if cfg.dynamic_offset() + cfg.dynamic_shared > 0 {
-            std::ptr::write_bytes(self.shared, 0, self.shared_words);
-        }
+        (*self.shared).zero();
         (*self.ctx).ctaid = ctaid;
         (*self.ctx).tid = [0; 3];
         (*self.cta).fis_set_ids(ctaid, cfg.block);
@@ -502,7 +521,7 @@ impl FisWork {
             let end = (first + step).min(total);
             let k = &*self.k;
             // Kernels without stops and shared memory: the whole chunk in one call.
-            let shared = cfg.dynamic_offset() + cfg.dynamic_shared > 0;
+            let shared = cfg.shared_bytes() > 0;
             if k.info.stops.is_empty() && !shared {
                 (*self.fault).batch = (first, (end - first) as u32);
                 if !super::fission::run_ctas(

@@ -25,6 +25,7 @@ pub mod nvvm;
 mod pool;
 mod printf;
 pub mod red;
+pub mod shared;
 pub mod softfp;
 mod time;
 

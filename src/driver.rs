@@ -6,17 +6,29 @@ use std::path::Path;
 
 use ptx2llvm::syntax::diag::{render_all, Diagnostic};
 
-/// Reads a source file; the error message names the file.
+/// Reads a source file; the error message names the file, and for text that is not UTF-8 the
+/// line and column of the first invalid byte (`FILE:LINE:COL: error: …`).
 pub fn load(path: &Path) -> Result<String, String> {
     let bytes =
         std::fs::read(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let (line, col) = utf8_position(bytes, at);
         format!(
-            "error: {} is not valid UTF-8 text (byte offset {}); PTX files are ASCII",
+            "{}:{line}:{col}: error: the file is not valid UTF-8 text: byte 0x{:02x} at byte \
+             offset {at}; PTX files are ASCII",
             path.display(),
-            e.utf8_error().valid_up_to()
+            bytes[at]
         )
     })
+}
+
+/// Line and column (1-based, the column in bytes as in every diagnostic) of byte `at` of
+/// `bytes`, whose first `at` bytes are valid UTF-8.
+fn utf8_position(bytes: &[u8], at: usize) -> (usize, usize) {
+    let prefix = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+    ptx2llvm::syntax::span::line_col(prefix, at as u32)
 }
 
 /// Parses and validates; returns every diagnostic, sorted by position.
@@ -50,5 +62,18 @@ fn write_stdout(bytes: &[u8]) -> Result<(), String> {
         // A closed pipe (`| head`) is not an error worth reporting.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(format!("error: cannot write to stdout: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utf8_position;
+
+    #[test]
+    fn position_of_the_first_invalid_byte() {
+        assert_eq!(utf8_position(b"\xff", 0), (1, 1));
+        assert_eq!(utf8_position(b"ab\ncd\xe9", 5), (2, 3));
+        // Columns count bytes, as in every diagnostic.
+        assert_eq!(utf8_position("é\u{e9}x\u{ff}".as_bytes(), 5), (1, 6));
     }
 }

@@ -16,8 +16,6 @@
 
 mod spec;
 
-use std::alloc::Layout;
-
 pub use spec::{parse_spec, ArgSpec, Scalar};
 
 use crate::runtime::{LaunchConfig, LaunchError};
@@ -34,6 +32,9 @@ pub enum ApiError {
     Launch(#[from] LaunchError),
     #[error("{0}")]
     Args(String),
+    /// Memory for a buffer could not be had.
+    #[error("{0}")]
+    Alloc(String),
 }
 
 /// A grid or block size.
@@ -73,12 +74,29 @@ impl Buffer {
         }
     }
 
-    /// `len` zero bytes.
+    /// `len` zero bytes. Panics when the memory cannot be had; `try_zeroed` returns the error.
     pub fn zeroed(len: usize) -> Buffer {
+        Buffer::try_zeroed(len).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `len` zero bytes, or an error saying that the memory cannot be had.
+    pub fn try_zeroed(len: usize) -> Result<Buffer, ApiError> {
         let page = Self::page();
-        let data = len.max(1).div_ceil(256) * 256;
-        let pages = data.div_ceil(page) * page;
-        let map_len = pages + page;
+        let too_big = || {
+            ApiError::Alloc(format!(
+                "cannot allocate a buffer of {len} bytes: {}",
+                std::io::Error::from_raw_os_error(libc::ENOMEM)
+            ))
+        };
+        let data = len
+            .max(1)
+            .checked_next_multiple_of(256)
+            .ok_or_else(too_big)?;
+        let pages = data.checked_next_multiple_of(page).ok_or_else(too_big)?;
+        let map_len = pages
+            .checked_add(page)
+            .filter(|&n| n <= isize::MAX as usize)
+            .ok_or_else(too_big)?;
         // SAFETY: an anonymous private mapping; the result is checked.
         let map = unsafe {
             libc::mmap(
@@ -91,9 +109,10 @@ impl Buffer {
             )
         };
         if map == libc::MAP_FAILED {
-            std::alloc::handle_alloc_error(
-                Layout::from_size_align(map_len, page).unwrap_or(Layout::new::<u8>()),
-            );
+            return Err(ApiError::Alloc(format!(
+                "cannot allocate a buffer of {len} bytes: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         let map = map as *mut u8;
         // Large buffers in transparent huge pages where the system offers them on request
@@ -110,20 +129,26 @@ impl Buffer {
         }
         // SAFETY: `pages - data` is within the mapping (data <= pages).
         let ptr = unsafe { map.add(pages - data) };
-        Buffer {
+        Ok(Buffer {
             ptr,
             len,
             map,
             map_len,
-        }
+        })
     }
 
-    /// A copy of `bytes`.
+    /// A copy of `bytes`. Panics when the memory cannot be had; `try_from_bytes` returns the
+    /// error.
     pub fn from_bytes(bytes: &[u8]) -> Buffer {
-        let b = Buffer::zeroed(bytes.len());
+        Buffer::try_from_bytes(bytes).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A copy of `bytes`, or an error saying that the memory cannot be had.
+    pub fn try_from_bytes(bytes: &[u8]) -> Result<Buffer, ApiError> {
+        let b = Buffer::try_zeroed(bytes.len())?;
         // SAFETY: `b` has `bytes.len()` bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.ptr, bytes.len()) };
-        b
+        Ok(b)
     }
 
     /// The device address kernels see.
@@ -396,7 +421,8 @@ impl Module {
         self.launch_with(kernel, &cfg, args)
     }
 
-    /// Launches with a full configuration (`static_shared` is taken from the module).
+    /// Launches with a full configuration (`static_shared` and `shared_align` are taken from the
+    /// module).
     pub fn launch_with(
         &self,
         kernel: &str,
@@ -416,11 +442,33 @@ impl Module {
             .ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
         let mut cfg = cfg.clone();
         cfg.static_shared = self.program.static_shared();
+        cfg.shared_align = self.program.shared_align();
         crate::runtime::fault::install();
         crate::runtime::fault::set_kernel(kernel);
         // SAFETY: `code` was compiled for this ABI and `params` matches its layout; buffers
         // in `args` stay alive (borrowed) during the launch.
         unsafe { crate::runtime::launch_code(kernel, &code, &params, &cfg) }?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_that_cannot_be_had_are_errors() {
+        for len in [usize::MAX, usize::MAX - 300, 1 << 50] {
+            let e = Buffer::try_zeroed(len).err().expect("no buffer");
+            assert!(
+                matches!(&e, ApiError::Alloc(m) if m.starts_with(&format!("cannot allocate a buffer of {len} bytes"))),
+                "{e}"
+            );
+        }
+        let b = Buffer::try_from_bytes(&[1, 2, 3]).unwrap();
+        assert_eq!(b.as_slice(), &[1, 2, 3]);
+        assert_eq!(b.address() % 256, 0);
+        // The C API answers null.
+        assert!(crate::capi::ptx2llvm_buffer_alloc(1 << 50).is_null());
     }
 }

@@ -252,9 +252,13 @@ pub unsafe extern "C" fn ptx2llvm_module_from_ptx_opts(
         };
         let bytes = std::slice::from_raw_parts(src as *const u8, len);
         let text = std::str::from_utf8(bytes).map_err(|e| {
+            let at = e.valid_up_to();
+            let prefix = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+            let (line, col) = crate::syntax::span::line_col(prefix, at as u32);
             format!(
-                "the PTX source is not valid UTF-8 (invalid byte at offset {})",
-                e.valid_up_to()
+                "<ptx>:{line}:{col}: error: the PTX source is not valid UTF-8: byte 0x{:02x} at byte \
+                 offset {at}",
+                bytes[at]
             )
         })?;
         let b = o.block;
@@ -414,9 +418,11 @@ pub extern "C" fn ptx2llvm_buffer_alloc(bytes: usize) -> *mut CBuffer {
     if bytes > isize::MAX as usize / 2 {
         return std::ptr::null_mut();
     }
-    // An allocation failure aborts inside `Buffer::zeroed`; nothing else can panic here.
-    catch_unwind(|| Box::into_raw(Box::new(CBuffer(Buffer::zeroed(bytes)))))
-        .unwrap_or(std::ptr::null_mut())
+    catch_unwind(|| match Buffer::try_zeroed(bytes) {
+        Ok(b) => Box::into_raw(Box::new(CBuffer(b))),
+        Err(_) => std::ptr::null_mut(),
+    })
+    .unwrap_or(std::ptr::null_mut())
 }
 
 /// Frees a buffer.
@@ -528,6 +534,7 @@ pub unsafe extern "C" fn ptx2llvm_launch(
                 m.opts.stack_size
             },
             workers: (m.opts.workers != 0).then_some(m.opts.workers as usize),
+            ..LaunchConfig::default()
         };
         let _serial = m.lock.lock().unwrap_or_else(|p| p.into_inner());
         m.module
@@ -580,6 +587,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_launch(
             block: block.dim().0,
             static_shared: static_shared_bytes,
             dynamic_shared: dynamic_shared_bytes,
+            shared_align: crate::runtime::shared::OBJECT_ALIGN,
             ..LaunchConfig::default()
         };
         crate::runtime::fault::install();
@@ -600,6 +608,22 @@ mod tests {
         assert_eq!(r.unwrap_err(), "internal error: boom 7");
         let r: Result<(), String> = guard(|| panic!("static"));
         assert_eq!(r.unwrap_err(), "internal error: static");
+    }
+
+    #[test]
+    fn non_utf8_source_has_a_position() {
+        let src = b".version 8.0\n// caf\xe9\n";
+        let mut e: *mut c_char = std::ptr::null_mut();
+        unsafe {
+            let m = ptx2llvm_module_from_ptx(src.as_ptr() as *const c_char, src.len(), &mut e);
+            assert!(m.is_null());
+            let msg = CStr::from_ptr(e).to_string_lossy().into_owned();
+            ptx2llvm_string_free(e);
+            assert_eq!(
+                msg,
+                "<ptx>:2:7: error: the PTX source is not valid UTF-8: byte 0xe9 at byte offset 19"
+            );
+        }
     }
 
     #[test]

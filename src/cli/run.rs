@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::RunArgs;
 use crate::driver;
 use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
+use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
 use ptx2llvm::target::cpu::fission::KernelPath;
 use ptx2llvm::target::cpu::Program;
@@ -126,11 +127,17 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         args.push(match s {
             ArgSpec::Scalar(_, b) => Arg::Scalar(b),
             ArgSpec::Bytes(b) => Arg::Bytes(b),
-            ArgSpec::Zeros(n) => Arg::Buffer(Buffer::zeroed(n)),
+            ArgSpec::Zeros(n) => Arg::Buffer(
+                Buffer::try_zeroed(n)
+                    .map_err(|e| fail(format!("error: --arg {i} `zeros:{n}`: {e}")))?,
+            ),
             ArgSpec::File(p) => {
                 let bytes = std::fs::read(&p)
                     .map_err(|e| fail(format!("error: --arg {i} `@{p}`: cannot read {p}: {e}")))?;
-                Arg::Buffer(Buffer::from_bytes(&bytes))
+                Arg::Buffer(
+                    Buffer::try_from_bytes(&bytes)
+                        .map_err(|e| fail(format!("error: --arg {i} `@{p}`: {e}")))?,
+                )
             }
         });
     }
@@ -157,8 +164,22 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         block,
         static_shared: program.static_shared(),
         dynamic_shared: a.shared_mem.unwrap_or(0),
+        shared_align: program.shared_align(),
         ..LaunchConfig::default()
     };
+    // Name the option when the dynamic shared memory it asks for is what does not fit.
+    let fits = |b: u64| b <= MAX_SHARED_PER_CTA as u64;
+    if let Some(n) = a
+        .shared_mem
+        .filter(|_| fits(cfg.static_shared as u64) && !fits(cfg.shared_bytes()))
+    {
+        return Err(fail(format!(
+            "error: --shared-mem {n}: shared memory per block would be {} bytes ({} static + \
+             {n} dynamic); at most {MAX_SHARED_PER_CTA} bytes are allowed",
+            cfg.shared_bytes(),
+            cfg.static_shared
+        )));
+    }
     let code = program
         .code(&a.kernel)
         .ok_or_else(|| fail(format!("error: kernel `{}` has no entry point", a.kernel)))?;

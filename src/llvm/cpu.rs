@@ -5,7 +5,8 @@
 //! The rewrite (`prepare_module`):
 //! - `.shared` variables (globals in address space 3) get offsets in the CTA's shared block
 //!   (static ones in declaration order at their alignment, `.extern .shared` arrays after them
-//!   at 16); an address-space-3 pointer is such an offset, and every memory access through one
+//!   at 16 or their larger alignment; the block itself is aligned at run time to the largest
+//!   alignment, `SharedLayout::align`); an address-space-3 pointer is such an offset, and every memory access through one
 //!   becomes an access to `t->shared + offset`; `cvta.shared`/`cvta.to.shared` add/subtract
 //!   the base;
 //! - `llvm.nvvm.*` declarations become calls of the runtime's `ptx2llvm_nvvm_*` helpers,
@@ -246,65 +247,103 @@ unsafe fn shared_int(b: LLVMBuilderRef, p: LLVMValueRef, i64t: LLVMTypeRef) -> L
     c::LLVMBuildPtrToInt(b, p, i64t, c"".as_ptr())
 }
 
-/// Whether constant `v` casts a shared address to another space: `addrspacecast` of one, or a
-/// `ptrtoint` or `getelementptr` of such a cast (`cvta.shared d, var`; a matrix instruction's
-/// generic row address `[var+16]`). The shared variables are constant offsets by then, so
-/// these are constant expressions, which the rewrite of cast *instructions* does not see.
-unsafe fn is_shared_cast_expr(v: LLVMValueRef) -> bool {
+/// Whether the constant `v` casts a shared-space pointer to another space somewhere inside:
+/// the lowering's builder folds `ld [s+8]` (generic) of a `.shared` variable `s` into the
+/// constant `gep (addrspacecast @s to ptr), 8`, whose base the rewrite must add at run time.
+unsafe fn has_shared_cast(v: LLVMValueRef) -> bool {
     if c::LLVMIsAConstantExpr(v).is_null() {
         return false;
     }
-    let cast = |x: LLVMValueRef| {
-        !c::LLVMIsAConstantExpr(x).is_null()
-            && c::LLVMGetConstOpcode(x) == LLVMOpcode::LLVMAddrSpaceCast
-            && addr_space_of(c::LLVMGetOperand(x, 0)) == Some(SHARED_AS)
-            && addr_space_of(x) != Some(SHARED_AS)
-    };
-    match c::LLVMGetConstOpcode(v) {
-        LLVMOpcode::LLVMAddrSpaceCast => cast(v),
-        LLVMOpcode::LLVMPtrToInt | LLVMOpcode::LLVMGetElementPtr => cast(c::LLVMGetOperand(v, 0)),
-        _ => false,
+    if c::LLVMGetConstOpcode(v) == LLVMOpcode::LLVMAddrSpaceCast
+        && addr_space_of(c::LLVMGetOperand(v, 0)) == Some(SHARED_AS)
+        && addr_space_of(v) != Some(SHARED_AS)
+    {
+        return true;
+    }
+    (0..c::LLVMGetNumOperands(v).max(0) as u32).any(|k| has_shared_cast(c::LLVMGetOperand(v, k)))
+}
+
+/// The constant `v` rebuilt as instructions at `b` where it contains a cast out of the shared
+/// space (`has_shared_cast`); other constants are returned as they are. The cast itself becomes
+/// `base + offset`, `base` (from `base_at`) the CTA's shared block, as the rewrite does for cast
+/// instructions (the builder would fold a rebuilt cast of a constant back into a constant).
+unsafe fn expand_shared_const(
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    base_at: &mut dyn FnMut(LLVMBuilderRef) -> LLVMValueRef,
+) -> LLVMValueRef {
+    if !has_shared_cast(v) {
+        return v;
+    }
+    let n = c::LLVMGetNumOperands(v).max(0) as u32;
+    let op = c::LLVMGetConstOpcode(v);
+    let name = c"".as_ptr();
+    let ctx = c::LLVMGetTypeContext(c::LLVMTypeOf(v));
+    if op == LLVMOpcode::LLVMAddrSpaceCast {
+        let p = c::LLVMGetOperand(v, 0);
+        if addr_space_of(p) == Some(SHARED_AS) {
+            let i64t = c::LLVMInt64TypeInContext(ctx);
+            let mut idx = [c::LLVMConstPtrToInt(p, i64t)];
+            let base = base_at(b);
+            let q = c::LLVMBuildGEP2(
+                b,
+                c::LLVMInt8TypeInContext(ctx),
+                base,
+                idx.as_mut_ptr(),
+                1,
+                name,
+            );
+            return if addr_space_of(v) == Some(0) {
+                q
+            } else {
+                c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(v), name)
+            };
+        }
+    }
+    let mut ops: Vec<LLVMValueRef> = (0..n)
+        .map(|k| expand_shared_const(b, c::LLVMGetOperand(v, k), base_at))
+        .collect();
+    match op {
+        LLVMOpcode::LLVMGetElementPtr => {
+            let ty = c::LLVMGetGEPSourceElementType(v);
+            let g = c::LLVMBuildGEP2(b, ty, ops[0], ops[1..].as_mut_ptr(), n - 1, name);
+            c::LLVMSetIsInBounds(g, c::LLVMIsInBounds(v));
+            g
+        }
+        LLVMOpcode::LLVMAddrSpaceCast
+        | LLVMOpcode::LLVMPtrToInt
+        | LLVMOpcode::LLVMIntToPtr
+        | LLVMOpcode::LLVMBitCast
+        | LLVMOpcode::LLVMTrunc => c::LLVMBuildCast(b, op, ops[0], c::LLVMTypeOf(v), name),
+        LLVMOpcode::LLVMAdd | LLVMOpcode::LLVMSub | LLVMOpcode::LLVMXor => {
+            c::LLVMBuildBinOp(b, op, ops[0], ops[1], name)
+        }
+        _ => v,
     }
 }
 
-/// Instructions at `b` computing the constant `v` (`is_shared_cast_expr`) from the CTA's
-/// shared block `sb`: the offset added to the block's base.
-unsafe fn shared_cast_expr(
+/// Rebuilds as instructions the constant operands of `f`'s instructions that cast shared
+/// pointers out of the shared space (`expand_shared_const`): for a phi at the end of the
+/// incoming block, else before the instruction.
+unsafe fn expand_shared_consts(
     b: LLVMBuilderRef,
-    v: LLVMValueRef,
-    sb: LLVMValueRef,
-    i64t: LLVMTypeRef,
-) -> LLVMValueRef {
-    let ctx = c::LLVMGetTypeContext(i64t);
-    let i8t = c::LLVMInt8TypeInContext(ctx);
-    let generic = |cast: LLVMValueRef| {
-        let off = c::LLVMBuildPtrToInt(b, c::LLVMGetOperand(cast, 0), i64t, c"".as_ptr());
-        let mut idx = [off];
-        let q = c::LLVMBuildGEP2(b, i8t, sb, idx.as_mut_ptr(), 1, c"".as_ptr());
-        if addr_space_of(cast) == Some(0) {
-            q
-        } else {
-            c::LLVMBuildAddrSpaceCast(b, q, c::LLVMTypeOf(cast), c"".as_ptr())
-        }
-    };
-    match c::LLVMGetConstOpcode(v) {
-        LLVMOpcode::LLVMAddrSpaceCast => generic(v),
-        LLVMOpcode::LLVMPtrToInt => {
-            let q = generic(c::LLVMGetOperand(v, 0));
-            c::LLVMBuildPtrToInt(b, q, c::LLVMTypeOf(v), c"".as_ptr())
-        }
-        _ => {
-            let q = generic(c::LLVMGetOperand(v, 0));
-            let n = c::LLVMGetNumOperands(v) as u32;
-            let mut idx: Vec<LLVMValueRef> = (1..n).map(|k| c::LLVMGetOperand(v, k)).collect();
-            c::LLVMBuildGEP2(
-                b,
-                c::LLVMGetGEPSourceElementType(v),
-                q,
-                idx.as_mut_ptr(),
-                idx.len() as u32,
-                c"".as_ptr(),
-            )
+    f: LLVMValueRef,
+    base_at: &mut dyn FnMut(LLVMBuilderRef) -> LLVMValueRef,
+) {
+    for i in instructions(f) {
+        let is_phi = c::LLVMGetInstructionOpcode(i) == LLVMOpcode::LLVMPHI;
+        for k in 0..c::LLVMGetNumOperands(i).max(0) as u32 {
+            let v = c::LLVMGetOperand(i, k);
+            if !has_shared_cast(v) {
+                continue;
+            }
+            if is_phi {
+                let bb = c::LLVMGetIncomingBlock(i, k);
+                c::LLVMPositionBuilderBefore(b, c::LLVMGetBasicBlockTerminator(bb));
+            } else {
+                c::LLVMPositionBuilderBefore(b, i);
+            }
+            c::LLVMSetOperand(i, k, expand_shared_const(b, v, base_at));
         }
     }
 }
@@ -406,9 +445,23 @@ const SHARED_AS: u32 = 3;
 /// Offset of `ptx2llvm_thread::shared`.
 const SHARED_FIELD: u64 = crate::runtime::abi::offset::SHARED as u64;
 
-/// Rewrites a lowered module for the host (see the module doc). Returns the bytes of static
+/// The static shared memory of a module as `prepare_module` laid it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedLayout {
+    /// Bytes of the static `.shared` variables (up to the dynamic arrays' start, when the
+    /// module declares any).
+    pub bytes: u32,
+    /// The largest alignment a `.shared` variable asks for (at least 16): the CTA's block
+    /// must start at a multiple of it.
+    pub align: u32,
+}
+
+/// Rewrites a lowered module for the host (see the module doc). Returns the layout of static
 /// shared memory. Errors name what cannot run on the cpu target.
-pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, Vec<String>> {
+pub fn prepare_module(
+    module: &Module,
+    kernels: &[KernelLayout],
+) -> Result<SharedLayout, Vec<String>> {
     use inkwell::module::Module as _M;
     let _ = std::marker::PhantomData::<_M>;
     let m = module.as_mut_ptr();
@@ -450,16 +503,27 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
         }
         let mut off: u64 = 0;
         let mut replace = Vec::new();
+        let mut max_align: u64 = 16;
         for &g in &statics {
             let ty = c::LLVMGlobalGetValueType(g);
             let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
             let align = (c::LLVMGetAlignment(g) as u64).max(1);
+            max_align = max_align.max(align);
             off = off.div_ceil(align) * align;
             replace.push((g, off));
             off += size;
         }
-        let static_bytes = off;
-        let dyn_off = off.div_ceil(16) * 16;
+        // The dynamic arrays start at a multiple of the largest alignment one asks for (and
+        // of 16, where the runtime puts them: `LaunchConfig::dynamic_offset`); the static size
+        // reported then includes the padding before them.
+        let dyn_align = dynamics
+            .iter()
+            .map(|&g| (c::LLVMGetAlignment(g) as u64).max(16))
+            .max()
+            .unwrap_or(16);
+        max_align = max_align.max(dyn_align);
+        let dyn_off = off.div_ceil(dyn_align) * dyn_align;
+        let static_bytes = if dynamics.is_empty() { off } else { dyn_off };
         for &g in &dynamics {
             replace.push((g, dyn_off));
         }
@@ -534,18 +598,9 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
                 }
                 base
             };
+            expand_shared_consts(b, f, &mut shared_base);
             for i in instructions(f) {
                 let op = c::LLVMGetInstructionOpcode(i);
-                if op != LLVMOpcode::LLVMPHI {
-                    for k in 0..c::LLVMGetNumOperands(i) as u32 {
-                        let v = c::LLVMGetOperand(i, k);
-                        if is_shared_cast_expr(v) {
-                            c::LLVMPositionBuilderBefore(b, i);
-                            let q = shared_cast_expr(b, v, shared_base(b), i64t);
-                            c::LLVMSetOperand(i, k, q);
-                        }
-                    }
-                }
                 let ptr_index = match op {
                     LLVMOpcode::LLVMLoad
                     | LLVMOpcode::LLVMAtomicRMW
@@ -691,7 +746,10 @@ pub fn prepare_module(module: &Module, kernels: &[KernelLayout]) -> Result<u32, 
         let _ = (i32t, i8t);
         c::LLVMDisposeBuilder(b);
         if errors.is_empty() {
-            Ok(static_bytes as u32)
+            Ok(SharedLayout {
+                bytes: static_bytes.min(u32::MAX as u64) as u32,
+                align: max_align.min(1 << 31) as u32,
+            })
         } else {
             errors.sort();
             errors.dedup();

@@ -37,7 +37,17 @@ fn var_type<'c>(
     let mut is_array = v.vector.is_some();
     for d in dims {
         is_array = true;
-        n *= d.unwrap_or(0);
+        n = n.saturating_mul(d.unwrap_or(0));
+    }
+    // LLVM array types count elements in 32 bits.
+    if n > u32::MAX as u64 {
+        return Err(invalid(
+            v.span,
+            format!(
+                "a variable of {n} elements is too large (at most {} elements)",
+                u32::MAX
+            ),
+        ));
     }
     let ty: BasicTypeEnum = if is_array {
         elem.array_type(n as u32).into()

@@ -13,7 +13,7 @@ mod matrix;
 pub mod private_red;
 mod sync;
 
-use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace};
+use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace, SharedLayout};
 use crate::llvm::*;
 use crate::lower::{self, Error, FnState, Lowerer, Space, Target};
 use crate::runtime::abi::offset;
@@ -209,9 +209,14 @@ pub struct KernelInfo {
     pub path: fission::KernelPath,
 }
 
-/// What `build` produces: the LLVM module, its kernels, the static shared-memory size and the
+/// What `build` produces: the LLVM module, its kernels, the static shared-memory layout and the
 /// module variables the host may reach (names and sizes; JIT builds only).
-type Built<'c> = (Module<'c>, Vec<KernelInfo>, u32, Vec<(String, u64)>);
+type Built<'c> = (
+    Module<'c>,
+    Vec<KernelInfo>,
+    SharedLayout,
+    Vec<(String, u64)>,
+);
 
 /// What a build is for: the JIT (else an object or text), which kernel scheme, and the CTA
 /// shape to specialize thread loops for.
@@ -341,6 +346,13 @@ pub fn compile<'a>(
         block: None,
     };
     let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, purpose)?;
+    // `ptx2llvm_rt_launch` does not know the module's alignments and starts blocks at a page.
+    if emit == EmitKind::Object {
+        let over = over_aligned_shared(module, crate::runtime::shared::OBJECT_ALIGN);
+        if !over.is_empty() {
+            return Err(CompileError::Lower(over));
+        }
+    }
     let regs: Vec<(String, String, Vec<u32>)> = kernels
         .iter()
         .filter_map(|k| match &k.path {
@@ -355,13 +367,54 @@ pub fn compile<'a>(
     crate::llvm::cpu::add_lookup_stubs(&m, &crate::runtime::needs_lookup);
     // Tell object users how much static shared memory the module's kernels need.
     let g = m.add_global(ctx.i32_type(), None, "ptx2llvm_static_shared_bytes");
-    g.set_initializer(&ctx.i32_type().const_int(shared as u64, false));
+    g.set_initializer(&ctx.i32_type().const_int(shared.bytes as u64, false));
     g.set_constant(true);
     let bytes = machine.emit(&m, emit).map_err(CompileError::Llvm)?;
     Ok(Output {
         bytes,
         text: matches!(emit, EmitKind::Llvm | EmitKind::Asm),
     })
+}
+
+/// Errors for the `.shared` variables of `module` aligned to more than `most` bytes.
+fn over_aligned_shared(module: &ast::Module, most: u32) -> Vec<Error> {
+    fn walk(stmts: &[ast::Statement], most: u32, out: &mut Vec<Error>) {
+        for s in stmts {
+            match s {
+                ast::Statement::Var(v) => check(v, most, out),
+                ast::Statement::Block(b) => walk(&b.stmts, most, out),
+                _ => {}
+            }
+        }
+    }
+    fn check(v: &ast::VarDecl, most: u32, out: &mut Vec<Error>) {
+        if let Some(a) = v
+            .align
+            .filter(|&a| a > most && v.space.spelling().starts_with(".shared"))
+        {
+            out.push(Error::Unsupported {
+                msg: format!(
+                    "not supported on the cpu target: a `.shared` variable aligned to {a} bytes \
+                     in an object (at most {most}: `ptx2llvm_rt_launch` aligns the block to \
+                     that; `ptx2llvm run` and the APIs allow any alignment)"
+                ),
+                span: v.span,
+            });
+        }
+    }
+    let mut out = Vec::new();
+    for i in &module.items {
+        match i {
+            Item::Var(v) => check(v, most, &mut out),
+            Item::Function(f) => {
+                if let Some(b) = &f.body {
+                    walk(&b.stmts, most, &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether the process (the C library, libm, …) defines `name`.
@@ -379,7 +432,7 @@ pub struct Program {
     jit: Jit<'static>,
     _ctx: Box<Context>,
     kernels: Vec<KernelInfo>,
-    static_shared: u32,
+    static_shared: SharedLayout,
     /// Module-scope variables (`.global`, `.const`) and their sizes.
     globals: Vec<(String, u64)>,
 }
@@ -480,7 +533,13 @@ impl Program {
 
     /// Bytes of static shared memory per CTA.
     pub fn static_shared(&self) -> u32 {
-        self.static_shared
+        self.static_shared.bytes
+    }
+
+    /// The largest alignment of the module's `.shared` variables (at least 16), which a
+    /// launch's `LaunchConfig::shared_align` must give.
+    pub fn shared_align(&self) -> u32 {
+        self.static_shared.align
     }
 
     /// Address and size of the module variable `name` (a `.global` or `.const` variable), as

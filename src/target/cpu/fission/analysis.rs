@@ -377,6 +377,13 @@ fn flatten<'x, 'a>(
                 let sp = v.space.spelling();
                 if sp == ".local" {
                     out.has_locals = true;
+                    // The per-thread `.local` area of thread loops starts at a page
+                    // (`runtime::fission::LOCAL_ALIGN`).
+                    if v.align.is_some_and(|a| a > 4096) {
+                        out.problems.push(
+                            "a `.local` variable aligned to more than 4096 bytes".to_string(),
+                        );
+                    }
                 }
                 if depth > 0 && sp == ".reg" && top.shadowed_by(v) {
                     out.problems
