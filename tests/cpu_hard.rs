@@ -394,7 +394,8 @@ fn dynamic_shared_memory_through_the_cli() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("shared memory per block is") && err.contains("at most 232448 bytes"),
+        err.contains("--shared-mem 300000: shared memory per block would be")
+            && err.contains("at most 232448 bytes"),
         "{err}"
     );
 }

@@ -199,7 +199,7 @@ fn nvrtc_wmma_f16_and_tf32() {
 /// `.trans` round trip's fragment (2) and 2 words of the row-major B.
 const MULTI_WARP_MATRIX: &str = r#"
 .version 8.0
-.target sm_80
+.target sm_90
 .address_size 64
 
 .visible .entry mw(.param .u64 pa, .param .u64 pb, .param .u64 pd, .param .u64 px)

@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::isa::{Mod, Opcode};
+use crate::isa::{Decoded, Mod, Opcode};
 use crate::syntax::ast::{
     BinOp, Block, DeclName, Expr, Function, Initializer, Instruction, Item, Module, Operand,
     Statement,
@@ -81,8 +81,8 @@ fn canonical_number(s: &str) -> bool {
 /// What a name denotes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
-    /// Variable or parameter.
-    Data,
+    /// Variable (with its state space) or parameter (`None`).
+    Data(Option<Mod>),
     /// A `.reg` register other than `.pred`, with its type and vector width.
     Reg(Mod, Option<u8>),
     /// A `.pred` register (the only kind a guard `@p` may name).
@@ -146,7 +146,7 @@ pub(super) fn check_names(
         match item {
             Item::Var(v) => {
                 for n in &v.names {
-                    global.declare(n, Kind::Data);
+                    global.declare(n, Kind::Data(Some(v.space)));
                 }
             }
             Item::Function(f) => {
@@ -191,7 +191,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn lookup(&self, name: &str) -> Option<Kind> {
         if is_special_register(name) {
-            return Some(Kind::Data);
+            return Some(Kind::Data(None));
         }
         self.scopes.iter().rev().find_map(|s| s.lookup(name))
     }
@@ -205,7 +205,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             let kind = if p.ty == Mod::Pred {
                 Kind::Pred
             } else {
-                Kind::Data
+                Kind::Data(None)
             };
             if scope.names.insert(p.name, kind).is_some() {
                 self.error(p.span, format!("parameter `{}` is declared twice", p.name));
@@ -229,7 +229,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     } else if v.space == Mod::Reg {
                         Kind::Reg(v.ty, v.vector)
                     } else {
-                        Kind::Data
+                        Kind::Data(Some(v.space))
                     };
                     for n in &v.names {
                         if !scope.declare(n, kind) {
@@ -356,6 +356,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     let lookup = |name: &str| self.declared(name);
                     super::types::check_types(i, &decoded, &lookup, &mut found);
                     super::rules::check_rules(i, &decoded, &mut found);
+                    self.variable_spaces(i, &decoded, &mut found);
                 }
                 self.diags.extend(found);
                 super::target::check_instruction(self.target, i, &decoded, self.diags);
@@ -415,21 +416,76 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 
     fn expr(&mut self, e: &Expr<'a>) {
-        match e {
-            Expr::Sym(name, span) | Expr::Generic(name, span) => self.use_name(name, *span),
-            Expr::Mask(_, inner, _) | Expr::Unary(_, inner, _) | Expr::Cast(_, inner, _) => {
-                self.expr(inner)
+        let mut names = Vec::new();
+        e.each_name(&mut |name, span| names.push((name, span)));
+        for (name, span) in names {
+            self.use_name(name, span);
+        }
+    }
+
+    /// A variable named as an address must be in the instruction's state space (ptxas: "State
+    /// space mismatch between instruction and address"); a generic access reaches global,
+    /// shared and local variables (not `.const` or `.param` ones, and atomics not `.local`).
+    fn variable_spaces(&self, i: &Instruction<'a>, d: &Decoded, diags: &mut Vec<Diagnostic>) {
+        use crate::isa::Opcode as O;
+        if !matches!(
+            i.opcode,
+            O::Ld | O::St | O::Atom | O::Red | O::Ldu | O::Cvta
+        ) || d.has(Mod::To)
+        {
+            return;
+        }
+        let family = |m: Mod| match m {
+            Mod::SharedCta | Mod::SharedCluster => Mod::Shared,
+            Mod::ParamEntry | Mod::ParamFunc => Mod::Param,
+            m => m,
+        };
+        let space = d.space().map(family);
+        for op in &i.operands {
+            let (name, span) = match op {
+                Operand::Addr(a) => match a.base {
+                    Some(b) => (b, a.span),
+                    None => continue,
+                },
+                Operand::Name { name, span, .. } if i.opcode == O::Cvta => (*name, *span),
+                Operand::Imm(e) if i.opcode == O::Cvta => {
+                    let base = match e {
+                        Expr::Binary(_, a, _, _) => &**a,
+                        other => other,
+                    };
+                    match base {
+                        Expr::Sym(n, sp) => (*n, *sp),
+                        _ => continue,
+                    }
+                }
+                _ => continue,
+            };
+            let Some(Kind::Data(Some(var_space))) = self.lookup(name) else {
+                continue;
+            };
+            let var_space = family(var_space);
+            let atomic = matches!(i.opcode, O::Atom | O::Red);
+            let ok = match space {
+                Some(s) => s == var_space,
+                None => match var_space {
+                    Mod::Global | Mod::Shared => true,
+                    Mod::Local => !atomic,
+                    _ => false,
+                },
+            };
+            if !ok {
+                let what = space.map_or("a generic address".to_string(), |s| {
+                    format!("the `{}` space", s.spelling())
+                });
+                diags.push(Diagnostic::new(
+                    span,
+                    format!(
+                        "`{name}` is a `{}` variable, but `{}` accesses {what}",
+                        var_space.spelling(),
+                        super::instr::instr_name(i)
+                    ),
+                ));
             }
-            Expr::Binary(_, a, b, _) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            Expr::Cond(c, a, b, _) => {
-                self.expr(c);
-                self.expr(a);
-                self.expr(b);
-            }
-            Expr::Int { .. } | Expr::F32(..) | Expr::F64(..) => {}
         }
     }
 

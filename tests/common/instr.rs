@@ -96,9 +96,9 @@ fn mem_ty(t: &str) -> &'static str {
 pub fn kernel_src(inputs: &[&str], ops: &[Op]) -> String {
     let nin = inputs.len();
     let nout: usize = ops.iter().map(|o| o.outs.len()).sum();
-    // sm_100: the kernels use its instructions (3-input min/max, `.f32x2`, `add.f32.f16`), and
+    // sm_100a: the kernels use its instructions (3-input min/max, `.f32x2`, `add.f32.f16`, `cvt.rs`), and
     // `check` holds them to their targets as ptxas does.
-    let mut s = String::from(".version 8.8\n.target sm_100\n.address_size 64\n\n");
+    let mut s = String::from(".version 8.8\n.target sm_100a\n.address_size 64\n\n");
     s += ".visible .entry k(.param .u64 pin, .param .u64 pout, .param .u32 pn)\n{\n";
     s += "\t.reg .pred %tdone;\n\t.reg .b32 %tix, %tnt, %tct, %tn;\n\t.reg .b64 %tia, %toa, %toff;\n";
     s += "\tld.param.u64 %tia, [pin];\n\tld.param.u64 %toa, [pout];\n\tld.param.u32 %tn, [pn];\n";
