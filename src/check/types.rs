@@ -154,6 +154,9 @@ pub(super) fn check_types(
             }
         }
     }
+    if opcode == Opcode::Mma {
+        mma_fragments(instr, decoded, lookup, diags);
+    }
     let Some(rules) = operand_types(instr, decoded) else {
         return;
     };
@@ -510,6 +513,70 @@ fn pattern_names(name: &str) -> (&str, Option<&str>) {
         .trim_matches(|c| c == '[' || c == ']' || c == '|')
         .trim_start_matches('|');
     (first, (!second.is_empty()).then_some(second))
+}
+
+/// Fragment sizes of the dense `mma.sync` forms (ptxas: "Arguments mismatch", "Vector
+/// expected"): each thread holds M·K/32 elements of A, K·N/32 of B and M·N/32 of C and D,
+/// packed into 32-bit registers (one 64-bit register per `.f64` element; one 32-bit register
+/// per `.f32`/`.s32` accumulator). The Volta `m8n8k4` f16 form has its own quad-pair layout.
+/// Sparse, block-scaled and `.kind` forms are left to the shape check.
+fn mma_fragments(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    use Mod::*;
+    if d.form().operands.len() != 4
+        || d.has(BlockScale)
+        || d.mods
+            .iter()
+            .any(|m| m.spelling().starts_with(".kind") || m.spelling().starts_with(".sp"))
+    {
+        return;
+    }
+    let Some((m, n, k)) = d.mods.iter().find_map(|x| mma_shape(x.spelling())) else {
+        return;
+    };
+    let types = d.types();
+    let [dt, at, bt, ct] = types[..] else {
+        return;
+    };
+    let bits = |t: Mod| t.instr_type_bits().unwrap_or(32);
+    let regs = |elems: u32, t: Mod| -> (u32, Mod) {
+        match t {
+            F64 => (elems, B64),
+            F32 | S32 => (elems, B32),
+            _ => ((elems * bits(t)).div_ceil(32), B32),
+        }
+    };
+    let (a, b, c, dd) = if (m, n, k) == (8, 8, 4) && at == F16 {
+        let acc = |t: Mod| if t == F32 { (8, B32) } else { (4, B32) };
+        ((2, B32), (2, B32), acc(ct), acc(dt))
+    } else {
+        (
+            regs(m * k / 32, at),
+            regs(k * n / 32, bt),
+            regs(m * n / 32, ct),
+            regs(m * n / 32, dt),
+        )
+    };
+    let name = instr_name(instr);
+    for (index, (op, (count, want))) in instr.operands.iter().zip([dd, a, b, c]).enumerate() {
+        let vec = (count > 1 || matches!(op, Operand::Vec(..))).then_some(count as u8);
+        if let Some(mm) = check_operand(op, want, false, vec, true, Opcode::Mma, lookup) {
+            let pname = ["d", "a", "b", "c"][index];
+            diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
+    }
+}
+
+/// `.m16n8k16` → (16, 8, 16).
+fn mma_shape(s: &str) -> Option<(u32, u32, u32)> {
+    let rest = s.strip_prefix(".m")?;
+    let (m, rest) = rest.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
 }
 
 #[allow(clippy::too_many_arguments)]
