@@ -23,8 +23,8 @@ use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
 /// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-26, 3,106 of 26,909 (11.5%).
-const MAX_ACCEPTED_ANYWAY: usize = 3106;
+/// listed in `known.txt`): 2026-11-26, 3,059 of 26,909 (11.4%).
+const MAX_ACCEPTED_ANYWAY: usize = 3059;
 
 /// Instructions per ptxas run.
 const BATCH: usize = 400;

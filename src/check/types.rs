@@ -157,6 +157,12 @@ pub(super) fn check_types(
     if opcode == Opcode::Mma {
         mma_fragments(instr, decoded, lookup, diags);
     }
+    if matches!(
+        opcode,
+        Opcode::Ldmatrix | Opcode::Stmatrix | Opcode::Movmatrix
+    ) {
+        matrix_fragments(instr, decoded, lookup, diags);
+    }
     let Some(rules) = operand_types(instr, decoded) else {
         return;
     };
@@ -566,6 +572,52 @@ fn mma_fragments(
         let vec = (count > 1 || matches!(op, Operand::Vec(..))).then_some(count as u8);
         if let Some(mm) = check_operand(op, want, false, vec, true, Opcode::Mma, lookup) {
             let pname = ["d", "a", "b", "c"][index];
+            diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
+    }
+}
+
+/// Fragments of `ldmatrix`/`stmatrix` `.m8n8.b16` (one 32-bit register per matrix: `.x1`,
+/// `.x2`, `.x4`; ptxas: "Vector of size 2 is expected for argument 0") and `movmatrix` (one
+/// each). The `.b8` shapes are left to the shape check.
+fn matrix_fragments(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    use Mod::*;
+    if !d.has(M8n8) || !d.has(B16) {
+        return;
+    }
+    let data: SmallVec<[(usize, u8); 2]> = match instr.opcode {
+        Opcode::Movmatrix => SmallVec::from_slice(&[(0, 1), (1, 1)]),
+        op => {
+            let n = if d.has(X4) {
+                4
+            } else if d.has(X2) {
+                2
+            } else {
+                1
+            };
+            let at = usize::from(op == Opcode::Stmatrix);
+            SmallVec::from_slice(&[(at, n)])
+        }
+    };
+    let name = instr_name(instr);
+    for &(index, count) in &data {
+        let Some(op) = instr.operands.get(index) else {
+            continue;
+        };
+        // ldmatrix/stmatrix take braces even for `.x1` ("Vector of size 1 is expected").
+        let braces = instr.opcode != Opcode::Movmatrix;
+        let vec = (braces || matches!(op, Operand::Vec(..))).then_some(count);
+        if let Some(mm) = check_operand(op, B32, false, vec, true, instr.opcode, lookup) {
+            let pname = d
+                .form()
+                .operands
+                .get(index)
+                .map_or("r", |o| o.name.as_str());
             diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
         }
     }
