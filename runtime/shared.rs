@@ -27,7 +27,8 @@ pub const OBJECT_ALIGN: u32 = 4096;
 /// The smallest alignment of the block's start.
 const MIN_ALIGN: usize = 256;
 
-fn page() -> usize {
+/// The system's page size (4096 when it cannot be read).
+pub(crate) fn page() -> usize {
     // SAFETY: sysconf only reads a system constant.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 {

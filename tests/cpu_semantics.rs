@@ -44,7 +44,7 @@ mod instr;
 mod ptx_ref;
 
 use instr::*;
-use ptx_ref::{bb, half_to_f64, mode_of, ref_round, ref_to_half, with_mode, Rng};
+use ptx_ref::{bb, f64_op, half_to_f64, mode_of, ref_round, ref_to_half, with_mode, Rng};
 
 /// Results the manual leaves open, checked to be within what it allows (any NaN, …) and
 /// counted as explained differences when they differ from the reference's choice.
@@ -1444,16 +1444,7 @@ fn edge_triples(rng: &mut Rng, f64_: bool, n: usize) -> Vec<[f64; 3]> {
 fn ref_arith(op: &str, r: &str, f64_: bool, ftz: bool, sat: bool, x: [f64; 3]) -> u64 {
     if f64_ {
         let [a, b, c] = x;
-        return with_mode(mode_of(r), || match op {
-            "add" => bb(a) + bb(b),
-            "sub" => bb(a) - bb(b),
-            "mul" => bb(a) * bb(b),
-            "div" => bb(a) / bb(b),
-            "fma" => bb(a).mul_add(bb(b), bb(c)),
-            "sqrt" => bb(a).sqrt(),
-            _ => 1.0 / bb(a),
-        })
-        .to_bits();
+        return f64_op(op, r, a, b, c).to_bits();
     }
     let fl = |v: f32| {
         if ftz && v != 0.0 && v.abs() < f32::MIN_POSITIVE {

@@ -64,16 +64,6 @@ pub struct Buffer {
 unsafe impl Send for Buffer {}
 
 impl Buffer {
-    fn page() -> usize {
-        // SAFETY: sysconf has no preconditions.
-        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        if p > 0 {
-            p as usize
-        } else {
-            4096
-        }
-    }
-
     /// `len` zero bytes. Panics when the memory cannot be had; `try_zeroed` returns the error.
     pub fn zeroed(len: usize) -> Buffer {
         Buffer::try_zeroed(len).unwrap_or_else(|e| panic!("{e}"))
@@ -81,7 +71,7 @@ impl Buffer {
 
     /// `len` zero bytes, or an error saying that the memory cannot be had.
     pub fn try_zeroed(len: usize) -> Result<Buffer, ApiError> {
-        let page = Self::page();
+        let page = crate::runtime::shared::page();
         let too_big = || {
             ApiError::Alloc(format!(
                 "cannot allocate a buffer of {len} bytes: {}",

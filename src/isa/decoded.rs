@@ -59,20 +59,25 @@ pub fn decode(instr: &Instruction<'_>) -> Result<Decoded, MatchError> {
             }),
         });
     }
+    // One attempt: the form with modifiers `mods` (already in its order); `Err` when the
+    // modifiers fit and the operands do not.
+    let attempt = |form: &Form, mods: SmallVec<[Mod; 4]>| {
+        let fills = form.match_mods(&mods)?;
+        Some(match form.match_operands(&instr.operands) {
+            Ok(()) => Ok(Decoded {
+                form: form.id,
+                fills,
+                mods,
+            }),
+            Err(m) => Err((form.id, m)),
+        })
+    };
     let mut first_mod_match: Option<(FormId, OperandMismatch)> = None;
     for form in table.forms_of(instr.opcode) {
-        let Some(fills) = form.match_mods(&instr.mods) else {
-            continue;
-        };
-        match form.match_operands(&instr.operands) {
-            Ok(()) => {
-                return Ok(Decoded {
-                    form: form.id,
-                    fills,
-                    mods: instr.mods.clone(),
-                })
-            }
-            Err(m) => {
+        match attempt(form, instr.mods.clone()) {
+            None => {}
+            Some(Ok(d)) => return Ok(d),
+            Some(Err((id, m))) => {
                 // Prefer the mismatch that got furthest through the operand list.
                 let better = match (&first_mod_match, m) {
                     (None, _) => true,
@@ -86,7 +91,7 @@ pub fn decode(instr: &Instruction<'_>) -> Result<Decoded, MatchError> {
                     _ => false,
                 };
                 if better {
-                    first_mod_match = Some((form.id, m));
+                    first_mod_match = Some((id, m));
                 }
             }
         }
@@ -98,21 +103,11 @@ pub fn decode(instr: &Instruction<'_>) -> Result<Decoded, MatchError> {
             let Some(mods) = super::order::canonical(form, instr) else {
                 continue;
             };
-            let Some(fills) = form.match_mods(&mods) else {
-                continue;
-            };
-            match form.match_operands(&instr.operands) {
-                Ok(()) => {
-                    return Ok(Decoded {
-                        form: form.id,
-                        fills,
-                        mods,
-                    })
-                }
-                Err(m) => {
-                    if first_mod_match.is_none() {
-                        first_mod_match = Some((form.id, m));
-                    }
+            match attempt(form, mods) {
+                None => {}
+                Some(Ok(d)) => return Ok(d),
+                Some(Err(e)) => {
+                    first_mod_match.get_or_insert(e);
                 }
             }
         }

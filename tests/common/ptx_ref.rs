@@ -683,3 +683,17 @@ pub fn ref_decode(c: u32, f: &str) -> f64 {
         (2f64.powi(m) + mf) * 2f64.powi(ef - bias - m)
     }
 }
+
+/// f64 `add/sub/mul/div/fma/sqrt/rcp` in rounding `r` (`.rn`…), from the manual: one IEEE
+/// operation rounded once (`rcp` for any other `op`).
+pub fn f64_op(op: &str, r: &str, a: f64, b: f64, c: f64) -> f64 {
+    with_mode(mode_of(r), || match op {
+        "add" => bb(a) + bb(b),
+        "sub" => bb(a) - bb(b),
+        "mul" => bb(a) * bb(b),
+        "div" => bb(a) / bb(b),
+        "fma" => bb(a).mul_add(bb(b), bb(c)),
+        "sqrt" => bb(a).sqrt(),
+        _ => 1.0 / bb(a),
+    })
+}
