@@ -4,7 +4,8 @@
 # only what is missing, so a second run takes about a second and touches nothing.
 #
 #   - Debian packages: LLVM 22 and clang 22 (libLLVM-22.so, llvm-config-22, FileCheck, not, llc),
-#     the libraries a static LLVM link would need, cmake, python3-venv;
+#     the libraries a static LLVM link would need, cmake, python3-venv, gdb and linux-perf (for
+#     debugging and profiling kernels on the cpu target);
 #   - checks that Rust's cargo (with clippy and rustfmt) is on the machine;
 #   - a Python venv at .venv/ in the repo with lit and nvidia-cuda-nvcc (NVIDIA's ptxas, which
 #     runs without a GPU).
@@ -15,7 +16,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-APT_PACKAGES=(llvm-22-dev clang-22 llvm-22-tools libpolly-22-dev libzstd-dev zlib1g-dev cmake python3-venv)
+# gdb and linux-perf: debugging and profiling kernels on the cpu target (README; tests/cpu_debug.rs).
+APT_PACKAGES=(llvm-22-dev clang-22 llvm-22-tools libpolly-22-dev libzstd-dev zlib1g-dev cmake python3-venv gdb linux-perf)
 # Python packages: distribution name and pip requirement.
 PIP_PACKAGES=("lit:lit" "nvidia-cuda-nvcc:nvidia-cuda-nvcc>=13,<14")
 

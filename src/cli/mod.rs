@@ -51,7 +51,7 @@ pub struct CheckArgs {
 }
 
 /// `ptx2llvm run FILE.ptx --kernel NAME [--grid X[,Y[,Z]]] [--block X[,Y[,Z]]]
-/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N]`
+/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--serial]`
 #[derive(Args, Debug)]
 #[command(
     after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
@@ -61,6 +61,7 @@ ENVIRONMENT:\n  \
 PTX2LLVM_CPU_MODE=coroutine   run every CUDA thread as a coroutine instead of thread loops\n  \
 PTX2LLVM_NO_SIGNAL_HANDLER=1  leave SIGSEGV/SIGBUS alone (invalid accesses then crash the process)\n  \
 PTX2LLVM_PERF_MAP=1           name the JIT-compiled functions for `perf` (/tmp/perf-PID.map)\n  \
+PTX2LLVM_PERF_JITDUMP=1       write a perf jitdump (functions and line tables) for `perf inject --jit`\n  \
 PTX2LLVM_CODE_DUMP=DIR        write each JIT-compiled function's machine code to DIR"
 )]
 pub struct RunArgs {
@@ -92,6 +93,10 @@ pub struct RunArgs {
     /// Optimization level (-O0 … -O3).
     #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt: u8,
+    /// Run the grid on one worker thread (the calling one), CTAs in order: kernel `printf`
+    /// output comes in a fixed order and a debugger sees one CUDA thread at a time.
+    #[arg(long)]
+    pub serial: bool,
 }
 
 #[derive(Args, Debug)]

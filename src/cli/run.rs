@@ -165,6 +165,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         static_shared: program.static_shared(),
         dynamic_shared: a.shared_mem.unwrap_or(0),
         shared_align: program.shared_align(),
+        workers: a.serial.then_some(1),
         ..LaunchConfig::default()
     };
     // Name the option when the dynamic shared memory it asks for is what does not fit.

@@ -899,6 +899,11 @@ impl<'c> Jit<'c> {
         let ee = module
             .create_jit_execution_engine(level(opt))
             .map_err(|e| e.to_string())?;
+        // Before the first address lookup: MCJIT generates code (and tells its listeners)
+        // lazily, at the first `get_function_address`.
+        if perf_jitdump_requested() {
+            register_perf_jitdump(&ee);
+        }
         let jit = Jit { ee };
         let map = std::env::var_os("PTX2LLVM_PERF_MAP").is_some();
         let dump = std::env::var_os("PTX2LLVM_CODE_DUMP");
@@ -963,6 +968,46 @@ impl<'c> Jit<'c> {
             llvm_sys::execution_engine::LLVMGetGlobalValueAddress(self.ee.as_mut_ptr(), cn.as_ptr())
         };
         (a != 0).then_some(a as usize)
+    }
+}
+
+/// `PTX2LLVM_PERF_JITDUMP=1` (any value but `0`): write a perf jitdump of the JIT code.
+fn perf_jitdump_requested() -> bool {
+    std::env::var_os("PTX2LLVM_PERF_JITDUMP").is_some_and(|v| v != "0")
+}
+
+// `MCJIT::RegisterJITEventListener` is exported by libLLVM but the C API offers no way to
+// reach it for an MCJIT engine (only ORC's `LLVMOrcRTDyldObjectLinkingLayerRegister…`); it is
+// a non-virtual member function, called with the Itanium ABI: `this` first, then the listener.
+extern "C" {
+    #[link_name = "_ZN4llvm5MCJIT24RegisterJITEventListenerEPNS_16JITEventListenerE"]
+    fn mcjit_register_jit_event_listener(
+        mcjit: llvm_sys::execution_engine::LLVMExecutionEngineRef,
+        listener: *mut llvm_sys::LLVMOpaqueJITEventListener,
+    );
+}
+
+/// Attaches LLVM's perf listener to `ee`: every object the engine loads is then described in
+/// `$JITDUMPDIR/.debug/jit/llvm-IR-jit-DATE-XXXXXX/jit-PID.dump` (`$HOME` when `JITDUMPDIR`
+/// is unset): a load record per function with its code, and a debug-info record with its
+/// line table when the module carries debug locations. `perf inject --jit` turns the dump
+/// into ELF files that `perf report`/`perf annotate` read, by symbol and by source line.
+/// (MCJIT registers LLVM's GDB listener itself, so gdb sees the same code without this.)
+fn register_perf_jitdump(ee: &ExecutionEngine<'_>) {
+    // SAFETY: the listener is LLVM's process-wide perf listener (never freed); it is null when
+    // LLVM was built without perf support. `LLVMCreateJITCompilerForModule` makes an `MCJIT`,
+    // whose `ExecutionEngine` base is its only one, so the engine handle is the `MCJIT *`
+    // the member function expects.
+    unsafe {
+        let listener = llvm_sys::execution_engine::LLVMCreatePerfJITEventListener();
+        if listener.is_null() {
+            eprintln!(
+                "ptx2llvm: warning: PTX2LLVM_PERF_JITDUMP: this LLVM was built without perf \
+                 support (LLVM_USE_PERF); no jitdump is written"
+            );
+            return;
+        }
+        mcjit_register_jit_event_listener(ee.as_mut_ptr(), listener);
     }
 }
 
