@@ -56,6 +56,7 @@ fn nvptx_coverage_column_matches_the_lowering() {
             opt: 0,
             arch: None,
             name: common::rel(f),
+            debug: Default::default(),
         };
         let (res, log) = record(|| nvptx::compile(module, &opts));
         if res.is_err() {

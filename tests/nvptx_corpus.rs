@@ -77,6 +77,7 @@ fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
             opt,
             arch: None,
             name: path.display().to_string(),
+            debug: Default::default(),
         };
         let out = nvptx::compile(module, &opts).map_err(|e| format!("-O{opt}: {e}"))?;
         // LLVM's PTX is valid PTX (ptxas takes it below): our own checker must agree, which

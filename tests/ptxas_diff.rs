@@ -332,6 +332,7 @@ fn compile_inner(
             opt: 0,
             arch: None,
             name: "t".into(),
+            debug: Default::default(),
         };
         match ptx2llvm::target::nvptx::compile(m, &opts) {
             Ok(_) => Ok(()),

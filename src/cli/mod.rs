@@ -93,6 +93,12 @@ pub struct RunArgs {
     /// Optimization level (-O0 … -O3).
     #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt: u8,
+    /// Full debug information: DWARF with a variable per PTX register (`%r5` is `r5`), and,
+    /// in a file without `.loc`, the PTX file's own lines. Without -g, a file with `.loc`
+    /// still gets its line tables. `run -g` also runs every CUDA thread as a coroutine (unless
+    /// PTX2LLVM_CPU_MODE says otherwise), so that each has its own frame and registers in gdb.
+    #[arg(short = 'g')]
+    pub debug: bool,
     /// Run the grid on one worker thread (the calling one), CTAs in order: kernel `printf`
     /// output comes in a fixed order and a debugger sees one CUDA thread at a time.
     #[arg(long)]
@@ -149,4 +155,9 @@ pub struct TranslateArgs {
     /// Output path; `-` or no `-o` writes text to stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Full debug information: DWARF with a variable per PTX register (`%r5` is `r5`), and,
+    /// in a file without `.loc`, the PTX file's own lines. Without -g, a file with `.loc`
+    /// still gets its line tables.
+    #[arg(short = 'g')]
+    pub debug: bool,
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::RunArgs;
 use crate::driver;
 use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
+use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
 use ptx2llvm::target::cpu::fission::KernelPath;
@@ -89,9 +90,16 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .unwrap_or_default();
     let jit_start = std::time::Instant::now();
     // The launch's block is known: thread loops specialized for it (`%ntid` constant).
-    let mode = ptx2llvm::target::cpu::fission::CpuMode::from_env();
-    let program =
-        Program::load_for(module, a.opt, &name, mode, Some(block)).map_err(|e| match e {
+    // Debugging: a coroutine per CUDA thread (its own frame, registers and `ptx2llvm_thread`
+    // for gdb) rather than loops over a CTA's threads, unless the environment picks a mode.
+    let mode = if a.debug && std::env::var_os("PTX2LLVM_CPU_MODE").is_none() {
+        ptx2llvm::target::cpu::fission::CpuMode::Coroutine
+    } else {
+        ptx2llvm::target::cpu::fission::CpuMode::from_env()
+    };
+    let debug = DebugOptions::new(a.debug, &driver::debug_path(&a.file), src);
+    let program = Program::load_debug(module, a.opt, &name, mode, Some(block), &debug).map_err(
+        |e| match e {
             // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
             ptx2llvm::target::cpu::CompileError::Lower(errs) => {
                 let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
@@ -106,7 +114,8 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
                 fail(driver::render(&diags, &a.file, src).trim_end().to_string())
             }
             e => fail(format!("{}: error: {e}", a.file.display())),
-        })?;
+        },
+    )?;
     let jit_ms = jit_start.elapsed().as_secs_f64() * 1e3;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();

@@ -3,6 +3,7 @@
 use super::{Emit, Target, TranslateArgs};
 use crate::driver;
 use ptx2llvm::llvm::EmitKind;
+use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::syntax::diag::Diagnostic;
 use ptx2llvm::target::nvptx::{self, CompileError};
 
@@ -56,6 +57,7 @@ pub fn run(args: &TranslateArgs) -> i32 {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
+        debug: DebugOptions::new(args.debug, &driver::debug_path(path), src),
     };
     match nvptx::compile(module, &opts) {
         Ok(out) => {
@@ -102,7 +104,8 @@ fn cpu(args: &TranslateArgs, path: &std::path::Path, src: String) -> i32 {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match cpu::compile(module, emit, args.opt, &name) {
+    let debug = DebugOptions::new(args.debug, &driver::debug_path(path), src);
+    match cpu::compile_debug(module, emit, args.opt, &name, &debug) {
         Ok(out) => {
             if !out.text && args.output.is_none() {
                 eprintln!("error: refusing to write binary output to stdout; use -o FILE");

@@ -10,6 +10,7 @@
 use std::ffi::c_char;
 
 pub mod cpu;
+pub mod debug;
 pub mod fission;
 
 pub use inkwell::attributes::AttributeLoc;

@@ -15,6 +15,7 @@ pub mod bits;
 pub mod call;
 pub mod control;
 pub mod convert;
+pub mod debug;
 pub mod float;
 pub mod fp;
 pub mod inline_asm;
@@ -139,6 +140,8 @@ pub struct FnState<'c, 'a> {
     /// Global integer additions go through the runtime's per-worker sums
     /// (`Target::private_reductions`).
     pub private_reds: bool,
+    /// Debug metadata of the function (`Lowerer::debug`), when it has positions.
+    pub dbg: Option<debug::FnDebug<'c>>,
     counter: u32,
 }
 
@@ -164,6 +167,8 @@ pub struct Lowerer<'c, 'a> {
     pub files: HashMap<u32, String>,
     /// Alias scopes of the state spaces (targets with `Target::disjoint_spaces`).
     pub scopes: std::cell::OnceCell<crate::llvm::SpaceScopes>,
+    /// Debug metadata (`enable_debug`); `None`: none at all.
+    pub debug: Option<debug::ModuleDebug<'c>>,
 }
 
 /// Pre-decoded view of an instruction's modifiers.
@@ -291,6 +296,21 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             nounroll: false,
             files: HashMap::new(),
             scopes: std::cell::OnceCell::new(),
+            debug: None,
+        }
+    }
+
+    /// Attaches debug metadata to what is lowered next, as `opts` and the module ask
+    /// (`lower::debug`); call before lowering `m`, and `finalize_debug` before verifying.
+    pub fn enable_debug(&mut self, m: &ast::Module, opts: &debug::DebugOptions, optimized: bool) {
+        let flavor = (self.target.line_table_kind(), self.target.dwarf_version());
+        self.debug = debug::ModuleDebug::new(self.ctx, &self.module, m, opts, flavor, optimized);
+    }
+
+    /// Completes the debug metadata (a no-op without any).
+    pub fn finalize_debug(&self) {
+        if let Some(d) = &self.debug {
+            d.finalize();
         }
     }
 
@@ -414,6 +434,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         name: &str,
     ) -> PointerValue<'c> {
         let cur = self.b.get_insert_block();
+        // Allocas have no source position (positioning before an instruction would take its).
+        let loc = self.debug.as_ref().and_then(|_| {
+            let l = crate::llvm::debug::current_location(&self.b);
+            crate::llvm::debug::set_location(&self.b, None);
+            l
+        });
         match fs.alloca_bb.get_first_instruction() {
             Some(i) => self.b.position_before(&i),
             None => self.b.position_at_end(fs.alloca_bb),
@@ -421,6 +447,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let p = self.b.build_alloca(ty, name).unwrap();
         if let Some(c) = cur {
             self.b.position_at_end(c);
+        }
+        if self.debug.is_some() {
+            crate::llvm::debug::set_location(&self.b, loc);
         }
         p
     }
@@ -610,12 +639,19 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             ParamSlot::Arg { val, spill: None } => {
                 let m = self.alloca(fs, val.get_type(), 0, name);
                 let cur = self.b.get_insert_block().unwrap();
+                let loc = self
+                    .debug
+                    .as_ref()
+                    .and_then(|_| crate::llvm::debug::current_location(&self.b));
                 match fs.alloca_bb.get_terminator() {
                     Some(t) => self.b.position_before(&t),
                     None => self.b.position_at_end(fs.alloca_bb),
                 }
                 self.b.build_store(m, val).unwrap();
                 self.b.position_at_end(cur);
+                if self.debug.is_some() {
+                    crate::llvm::debug::set_location(&self.b, loc);
+                }
                 let key = fs.params.keys().find(|k| **k == name).copied().unwrap();
                 fs.params.insert(
                     key,
@@ -981,22 +1017,57 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             loc: None,
             is_kernel: f.kind == ast::FnKind::Entry,
             private_reds: f.kind == ast::FnKind::Entry && self.target.private_reductions(f),
+            dbg: None,
             counter: 0,
         };
         self.b.position_at_end(start);
-        call::bind_params(self, &mut fs, f)?;
-        collect_labels(&mut fs, body);
-        self.block(&mut fs, body)?;
-        if !self.terminated() {
-            call::emit_ret(self, &mut fs)?;
+        if let Some(d) = &self.debug {
+            fs.dbg = d.begin_function(f, func, &self.b);
         }
-        self.b.position_at_end(alloca_bb);
-        self.b.build_unconditional_branch(start).unwrap();
+        let r = self.lower_statements(&mut fs, f, body, start);
+        if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
+            if r.is_ok() {
+                let regs: Vec<_> = fs
+                    .regs
+                    .iter()
+                    .map(|((_, name), (p, _, ty))| {
+                        let vector = reg_decl(&fs, name).and_then(|d| d.vector);
+                        (name.as_str(), *p, *ty, vector)
+                    })
+                    .collect();
+                d.end_function(fd, regs.into_iter(), alloca_bb.get_terminator());
+            }
+        }
+        if self.debug.is_some() {
+            // Code built after this function (other functions, the targets' rewrites) must
+            // not take its positions.
+            crate::llvm::debug::set_location(&self.b, None);
+        }
+        r?;
         let fn_nounroll = f
             .directives
             .iter()
             .any(|d| matches!(d, ast::FnDirective::Pragma(strings, _) if has_nounroll(strings)));
         self.mark_nounroll(&fs, self.nounroll || fn_nounroll);
+        Ok(())
+    }
+
+    /// The body of `lower_body`, and the branch from the allocas' block to it.
+    fn lower_statements(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        f: &'a ast::Function<'a>,
+        body: &'a ast::Block<'a>,
+        start: BasicBlock<'c>,
+    ) -> Result<(), Error> {
+        call::bind_params(self, fs, f)?;
+        collect_labels(fs, body);
+        self.block(fs, body)?;
+        if !self.terminated() {
+            call::emit_ret(self, fs)?;
+        }
+        self.b.position_at_end(fs.alloca_bb);
+        self.b.build_unconditional_branch(start).unwrap();
         Ok(())
     }
 
@@ -1084,7 +1155,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 ast::Statement::CallPrototype(p) => {
                     fs.prototypes.insert(p.name, p);
                 }
-                ast::Statement::Loc(loc) => fs.loc = Some((loc.file, loc.line, loc.col)),
+                ast::Statement::Loc(loc) => {
+                    fs.loc = Some((loc.file, loc.line, loc.col));
+                    if let (Some(d), Some(fd)) = (&self.debug, fs.dbg.as_mut()) {
+                        d.loc(fd, loc);
+                    }
+                }
                 ast::Statement::Pragma(strings, _) if has_nounroll(strings) => {
                     if let Some(bb) = self.b.get_insert_block() {
                         fs.nounroll.push(bb);
@@ -1108,6 +1184,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         fs: &mut FnState<'c, 'a>,
         i: &'a Instruction<'a>,
     ) -> Result<(), Error> {
+        if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
+            d.instruction(fd, &self.b, i.span);
+        }
         let ins = Ins::new(i);
         // Branches take their guard as the condition.
         if matches!(ins.op, "bra" | "ret" | "exit") || i.guard.is_none() {

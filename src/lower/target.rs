@@ -11,6 +11,7 @@
 //! documented error bounds).
 
 use super::{fp, Error, FnState, Lowerer, Ty};
+use crate::llvm::debug::DebugKind;
 use crate::llvm::{
     atomic_rmw, BasicTypeEnum, BasicValueEnum, FunctionValue, IntValue, Ordering, PointerValue,
     RmwOp,
@@ -149,6 +150,14 @@ pub trait Target {
     /// Whether PTX inline assembly can carry an instruction LLVM has no equivalent for; the
     /// cpu target answers with an error naming the instruction.
     fn inline_asm_ok(&self, i: &Instruction) -> Result<(), Error>;
+    /// How `.loc` line information is emitted without `-g`: DWARF line tables by default.
+    fn line_table_kind(&self) -> DebugKind {
+        DebugKind::LineTablesOnly
+    }
+    /// The DWARF version of the target's debug information.
+    fn dwarf_version(&self) -> u32 {
+        5
+    }
     /// `trap` (the caller ends the block): `llvm.trap` by default; `msg` is what a target
     /// with a runtime may report (it names the source position when `.loc` gave one).
     fn trap<'c>(&self, l: &Lowerer<'c, '_>, msg: &str) {

@@ -15,6 +15,7 @@ mod sync;
 
 use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace, SharedLayout};
 use crate::llvm::*;
+use crate::lower::debug::DebugOptions;
 use crate::lower::{self, Error, FnState, Lowerer, Space, Target};
 use crate::runtime::abi::offset;
 use crate::syntax::ast::{self, FnDirective, FnKind, Instruction, Item};
@@ -220,10 +221,11 @@ type Built<'c> = (
 
 /// What a build is for: the JIT (else an object or text), which kernel scheme, and the CTA
 /// shape to specialize thread loops for.
-struct Purpose {
+struct Purpose<'d> {
     jit: bool,
     mode: fission::CpuMode,
     block: Option<[u32; 3]>,
+    debug: &'d DebugOptions,
 }
 
 /// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`.
@@ -233,7 +235,12 @@ fn build<'c, 'a>(
     name: &str,
     opt: u8,
     machine: &HostMachine,
-    Purpose { jit, mode, block }: Purpose,
+    Purpose {
+        jit,
+        mode,
+        block,
+        debug,
+    }: Purpose,
 ) -> Result<Built<'c>, CompileError> {
     static CPU: Cpu = Cpu;
     let addr64 = module.address_size.unwrap_or(64) == 64;
@@ -267,12 +274,14 @@ fn build<'c, 'a>(
     let m = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
+        l.enable_debug(module, debug, opt > 0);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
         for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block) {
             if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
                 k.path = path;
             }
         }
+        l.finalize_debug();
         l.module
     };
     // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
@@ -327,6 +336,17 @@ pub fn compile<'a>(
     opt: u8,
     name: &str,
 ) -> Result<Output, CompileError> {
+    compile_debug(module, emit, opt, name, &DebugOptions::default())
+}
+
+/// `compile` with the debug information `debug` asks for (`-g`; line tables from `.loc`).
+pub fn compile_debug<'a>(
+    module: &'a ast::Module<'a>,
+    emit: EmitKind,
+    opt: u8,
+    name: &str,
+    debug: &DebugOptions,
+) -> Result<Output, CompileError> {
     let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
     // Objects export a coroutine entry point per kernel, which `ptx2llvm_rt_launch` takes, and
@@ -344,6 +364,7 @@ pub fn compile<'a>(
         jit: false,
         mode,
         block: None,
+        debug,
     };
     let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, purpose)?;
     // `ptx2llvm_rt_launch` does not know the module's alignments and starts blocks at a page.
@@ -469,6 +490,19 @@ impl Program {
         mode: fission::CpuMode,
         block: Option<[u32; 3]>,
     ) -> Result<Program, CompileError> {
+        Self::load_debug(module, opt, name, mode, block, &DebugOptions::default())
+    }
+
+    /// `load_for` with the debug information `debug` asks for (`-g`; line tables from
+    /// `.loc` without it).
+    pub fn load_debug<'a>(
+        module: &'a ast::Module<'a>,
+        opt: u8,
+        name: &str,
+        mode: fission::CpuMode,
+        block: Option<[u32; 3]>,
+        debug: &DebugOptions,
+    ) -> Result<Program, CompileError> {
         let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
         // The program owns the context, boxed so that it never moves, and drops it after the
         // engine (field order); source and AST are only borrowed for the build.
@@ -483,6 +517,7 @@ impl Program {
                 jit: true,
                 mode,
                 block,
+                debug,
             },
         )?;
         let syms = crate::runtime::symbols();

@@ -5,6 +5,7 @@
 mod math;
 mod sync;
 
+use crate::llvm::debug::DebugKind;
 use crate::llvm::*;
 use crate::lower::{
     self, ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty,
@@ -116,6 +117,17 @@ impl Target for Nvptx {
         Ok(())
     }
 
+    /// `.file`/`.loc` without DWARF sections and without the `, debug` target flag, with which
+    /// ptxas would not optimize (as `nvcc -lineinfo` writes them).
+    fn line_table_kind(&self) -> DebugKind {
+        DebugKind::DirectivesOnly
+    }
+
+    /// What ptxas reads (and clang writes for CUDA).
+    fn dwarf_version(&self) -> u32 {
+        2
+    }
+
     fn rounded_op<'c>(
         &self,
         l: &Lowerer<'c, '_>,
@@ -160,6 +172,8 @@ pub struct Options {
     pub arch: Option<String>,
     /// Module name (the input file's name).
     pub name: String,
+    /// Debug information (`-g`; line tables from `.loc` without it).
+    pub debug: lower::debug::DebugOptions,
 }
 
 /// The result of a compilation: the bytes to write, and whether they are text.
@@ -214,6 +228,8 @@ pub fn compile<'a>(module: &'a ast::Module<'a>, opts: &Options) -> Result<Output
     let arch = opts.arch.clone().unwrap_or_else(|| module_arch(module));
     let ver = module.version.0 * 10 + module.version.1;
     let ptx = ver.min(MAX_PTX);
+    // Full DWARF in PTX subtracts labels in `.section`s, which PTX ISA 7.5 introduced.
+    let ptx = if opts.debug.full { ptx.max(75) } else { ptx };
     let feature = format!("+ptx{ptx}");
     let addr64 = module.address_size.unwrap_or(64) == 64;
     let machine = Machine::nvptx(&arch, &feature, opts.opt, addr64).map_err(CompileError::Llvm)?;
@@ -221,7 +237,9 @@ pub fn compile<'a>(module: &'a ast::Module<'a>, opts: &Options) -> Result<Output
     static NVPTX: Nvptx = Nvptx;
     let mut l = Lowerer::new(&ctx, &NVPTX, &opts.name, addr64, sm_number(&arch));
     machine.configure(&l.module);
+    l.enable_debug(module, &opts.debug, opts.opt > 0);
     lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
+    l.finalize_debug();
     verify(&l.module)
         .map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
     machine
