@@ -362,3 +362,50 @@ pub fn current_location<'c>(b: &Builder<'c>) -> Option<Md<'c>> {
     let raw = unsafe { c::LLVMGetCurrentDebugLocation2(b.as_mut_ptr()) };
     (!raw.is_null()).then(|| Md::new(raw))
 }
+
+/// Gives the functions that a target generates around lowered ones (the cpu target's entry
+/// wrappers `K` around `K.ptx`, its thread-loop functions `K.fis`, `K.fis.loops`, `K.warp<r>`
+/// around `K.step`) a subprogram and a location for each of their instructions: their
+/// origin's file and first line. Without them the origin's code, once inlined there, would
+/// have no line table (the back end describes only functions with a subprogram), so neither
+/// gdb's line breakpoints nor perf's source lines would reach it; with them the inlined code
+/// keeps its own lines, inlined at the generated function's. `origin_of` names the origin of
+/// a function without a subprogram (`None`: leave it alone). Call before `finalize`.
+pub fn describe_generated<'c>(
+    db: &DebugBuilder<'c>,
+    module: &Module<'c>,
+    origin_of: impl Fn(&str) -> Option<String>,
+) {
+    for f in module.get_functions() {
+        if f.count_basic_blocks() == 0 {
+            continue;
+        }
+        // SAFETY: live functions of `module`; metadata of its context.
+        unsafe {
+            if !d::LLVMGetSubprogram(f.as_value_ref()).is_null() {
+                continue;
+            }
+            let name = f.get_name().to_string_lossy().into_owned();
+            let Some(origin) = origin_of(&name).and_then(|o| module.get_function(&o)) else {
+                continue;
+            };
+            let osp = d::LLVMGetSubprogram(origin.as_value_ref());
+            if osp.is_null() {
+                continue;
+            }
+            let file = Md::new(d::LLVMDIScopeGetFile(osp));
+            let line = d::LLVMDISubprogramGetLine(osp);
+            let sp = db.subprogram(&name, file, line, Some(f));
+            let loc = db.location(line, 0, sp, None);
+            for bb in f.get_basic_block_iter() {
+                let mut i = bb.get_first_instruction();
+                while let Some(ins) = i {
+                    // The builder's location may have been left over from the origin's
+                    // lowering: every instruction here is the generated function's own.
+                    d::LLVMInstructionSetDebugLoc(ins.as_value_ref(), loc.raw);
+                    i = ins.get_next_instruction();
+                }
+            }
+        }
+    }
+}

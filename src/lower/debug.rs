@@ -364,4 +364,14 @@ impl<'c> ModuleDebug<'c> {
     pub fn finalize(&self) {
         self.db.finalize();
     }
+
+    /// Subprograms and locations for the functions a target generated around lowered ones
+    /// (`llvm::debug::describe_generated`); before `finalize`.
+    pub fn describe_generated(
+        &self,
+        module: &Module<'c>,
+        origin_of: impl Fn(&str) -> Option<String>,
+    ) {
+        crate::llvm::debug::describe_generated(&self.db, module, origin_of);
+    }
 }

@@ -271,7 +271,7 @@ fn build<'c, 'a>(
                 .ok()
         })
         .unwrap_or(80);
-    let m = {
+    let (m, shared) = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
@@ -281,29 +281,34 @@ fn build<'c, 'a>(
                 k.path = path;
             }
         }
+        // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
+        // export one for every kernel.
+        let layouts: Vec<KernelLayout> = kernels
+            .iter()
+            .filter(|k| !jit || matches!(k.path, fission::KernelPath::Coroutine { .. }))
+            .map(|k| KernelLayout {
+                name: k.name.clone(),
+                params: k
+                    .params
+                    .params
+                    .iter()
+                    .map(|p| ParamPlace {
+                        offset: p.offset,
+                        aggregate: p.aggregate,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let shared = crate::llvm::cpu::prepare_module(&l.module, &layouts)
+            .map_err(|e| CompileError::Llvm(e.join("\n")))?;
+        // The entry wrappers and thread-loop functions get locations too, while the debug
+        // builder lives: the kernel code inlined into them keeps its lines.
+        if let Some(d) = &l.debug {
+            d.describe_generated(&l.module, generated_origin);
+        }
         l.finalize_debug();
-        l.module
+        (l.module, shared)
     };
-    // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
-    // export one for every kernel.
-    let layouts: Vec<KernelLayout> = kernels
-        .iter()
-        .filter(|k| !jit || matches!(k.path, fission::KernelPath::Coroutine { .. }))
-        .map(|k| KernelLayout {
-            name: k.name.clone(),
-            params: k
-                .params
-                .params
-                .iter()
-                .map(|p| ParamPlace {
-                    offset: p.offset,
-                    aggregate: p.aggregate,
-                })
-                .collect(),
-        })
-        .collect();
-    let shared = crate::llvm::cpu::prepare_module(&m, &layouts)
-        .map_err(|e| CompileError::Llvm(e.join("\n")))?;
     // For the JIT the host reaches module variables by name (`Program::global`).
     let globals = if jit {
         crate::llvm::cpu::expose_globals(&m)
@@ -321,6 +326,19 @@ fn build<'c, 'a>(
     }
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
     Ok((m, kernels, shared, globals))
+}
+
+/// The lowered function that generated function `name` wraps (for its debug locations):
+/// `K.ptx` for the entry point `K`, `K.step` for `K.fis`, `K.fis.loops` and `K.warp<r>`.
+/// PTX identifiers have no `.`, so the part before the first one is the kernel.
+fn generated_origin(name: &str) -> Option<String> {
+    match name.split_once('.') {
+        None => Some(format!("{name}.ptx")),
+        Some((k, rest)) if rest.starts_with("fis") || rest.starts_with("warp") => {
+            Some(format!("{k}.step"))
+        }
+        Some(_) => None,
+    }
 }
 
 /// What `compile` produces.
