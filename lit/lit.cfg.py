@@ -3,7 +3,8 @@
 # Every `*.ptx` file under lit/ (outside `Inputs/` folders) is a test whose `RUN:` lines are
 # shell commands, checked with LLVM's FileCheck. Substitutions:
 #   ptx2llvm        target/release/ptx2llvm (override with the PTX2LLVM_BIN environment variable)
-#   FileCheck, not, llc, opt, llvm-as, llvm-dis, llvm-nm, llvm-objdump, split-file, count
+#   FileCheck, not, llc, opt, llvm-as, llvm-dis, llvm-nm, llvm-objdump, llvm-dwarfdump,
+#   split-file, count
 #                   LLVM 22's tools ($LLVM_SYS_221_PREFIX/bin, default /usr/lib/llvm-22/bin)
 #   %ptxas          NVIDIA's ptxas, when found; the `ptxas` feature is set then, so a test can
 #                   write `%if ptxas %{ ... | %ptxas-verify -arch=sm_80 %}` or `REQUIRES: ptxas`
@@ -61,7 +62,7 @@ def tool_pattern(name):
 
 # Longer names first, so that no name replaces a part of another.
 substitutions = [("ptx2llvm", ptx2llvm)]
-for tool in ["FileCheck", "split-file", "llvm-objdump", "llvm-nm", "llvm-as", "llvm-dis", "count", "not", "llc", "opt"]:
+for tool in ["FileCheck", "split-file", "llvm-dwarfdump", "llvm-objdump", "llvm-nm", "llvm-as", "llvm-dis", "count", "not", "llc", "opt"]:
     substitutions.append((tool, llvm_tool(tool)))
 
 # ---- ptxas (optional) --------------------------------------------------------------------------

@@ -53,7 +53,7 @@ impl DebugEncoding {
             DebugEncoding::Boolean => 0x02,
             DebugEncoding::Float => 0x04,
             DebugEncoding::Signed => 0x05,
-            DebugEncoding::Unsigned => 0x08,
+            DebugEncoding::Unsigned => 0x07,
         }
     }
 }

@@ -79,12 +79,14 @@ pub struct ModuleDebug<'c> {
     debug_str: (Vec<u8>, HashMap<String, usize>),
     /// Subprograms of inlined functions, by name (shared by every function of the module).
     inlined: RefCell<HashMap<String, (Md<'c>, Md<'c>)>>,
-    /// Register types, by kind and width.
-    types: RefCell<HashMap<(u8, u32), Md<'c>>>,
+    /// Register types, by name.
+    types: RefCell<HashMap<String, Md<'c>>>,
 }
 
 /// Per-function debug state (in `FnState`).
 pub struct FnDebug<'c> {
+    /// The function's first line (its parameters, the branch from its allocas).
+    start: Md<'c>,
     sp: Md<'c>,
     sp_file: Md<'c>,
     line: u32,
@@ -218,6 +220,7 @@ impl<'c> ModuleDebug<'c> {
         let start = self.db.location(line, 0, sp, None);
         crate::llvm::debug::set_location(b, Some(start));
         Some(FnDebug {
+            start,
             sp,
             sp_file: file,
             line,
@@ -298,6 +301,11 @@ impl<'c> ModuleDebug<'c> {
         fd.cur = loc;
     }
 
+    /// Sets the builder's location to the function's first line.
+    pub fn prologue(&self, fd: &FnDebug<'c>, b: &Builder<'c>) {
+        crate::llvm::debug::set_location(b, Some(fd.start));
+    }
+
     /// Sets the builder's location for an instruction at `span`.
     pub fn instruction(&self, fd: &FnDebug<'c>, b: &Builder<'c>, span: Span) {
         let loc = match self.positions {
@@ -322,7 +330,7 @@ impl<'c> ModuleDebug<'c> {
         let Some(before) = before.filter(|_| self.full) else {
             return;
         };
-        let loc = self.db.location(fd.line, 0, fd.sp, None);
+        let loc = fd.start;
         let mut regs: Vec<_> = regs.collect();
         regs.sort_by(|a, b| a.0.cmp(b.0));
         for (name, ptr, ty, vector) in regs {
@@ -333,31 +341,28 @@ impl<'c> ModuleDebug<'c> {
         }
     }
 
-    /// The DWARF type of a register of type `ty` (`.vN` vectors as their bits).
+    /// The DWARF type of a register of type `ty` (`.vN` vectors as their bits), named by its
+    /// PTX type (`u32`, `f32`, `pred`, `b32x4`).
     fn reg_type(&self, ty: Ty, vector: Option<u8>) -> Md<'c> {
         let n = vector.unwrap_or(1) as u32;
-        let (kind, enc, bits) = match ty.k {
-            _ if n > 1 => (0, DebugEncoding::Unsigned, ty.bits * n),
-            K::Pred => (1, DebugEncoding::Boolean, 8),
-            K::S => (2, DebugEncoding::Signed, ty.bits),
-            K::F => (3, DebugEncoding::Float, ty.bits),
-            // `.b`, `.u` and the packed and bfloat types: their bits.
-            _ => (4, DebugEncoding::Unsigned, ty.bits),
+        let (enc, bits, name) = match ty.k {
+            _ if n > 1 => (
+                DebugEncoding::Unsigned,
+                ty.bits * n,
+                format!("b{}x{n}", ty.bits),
+            ),
+            K::Pred => (DebugEncoding::Boolean, 8, "pred".to_string()),
+            K::S => (DebugEncoding::Signed, ty.bits, format!("s{}", ty.bits)),
+            K::U => (DebugEncoding::Unsigned, ty.bits, format!("u{}", ty.bits)),
+            K::F => (DebugEncoding::Float, ty.bits, format!("f{}", ty.bits)),
+            // `.b`, the packed and the bfloat types: their bits.
+            _ => (DebugEncoding::Unsigned, ty.bits, format!("b{}", ty.bits)),
         };
         *self
             .types
             .borrow_mut()
-            .entry((kind, bits))
-            .or_insert_with(|| {
-                let name = match enc {
-                    DebugEncoding::Boolean => "pred".to_string(),
-                    DebugEncoding::Signed => format!("s{bits}"),
-                    DebugEncoding::Float => format!("f{bits}"),
-                    DebugEncoding::Unsigned if kind == 0 => format!("b{}x{n}", ty.bits),
-                    DebugEncoding::Unsigned => format!("b{bits}"),
-                };
-                self.db.basic_type(&name, bits, enc)
-            })
+            .entry(name)
+            .or_insert_with_key(|name| self.db.basic_type(name, bits, enc))
     }
 
     /// Resolves the pending metadata; before verifying.

@@ -1067,6 +1067,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             call::emit_ret(self, fs)?;
         }
         self.b.position_at_end(fs.alloca_bb);
+        if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
+            d.prologue(fd, &self.b);
+        }
         self.b.build_unconditional_branch(start).unwrap();
         Ok(())
     }

@@ -177,7 +177,14 @@ impl<'a> Parser<'a> {
             if kw.0 != "function_name" {
                 return Err(self.error(kw.1, format!("expected `function_name`, found `{}`", kw.0)));
             }
-            let (function_name, _) = self.expect_ident("function name label")?;
+            // A label of `.debug_str`, or the section's own name (`.debug_str+16`, as in the
+            // manual's example).
+            let function_name = if self.tok.kind == Tok::Dot {
+                let t = self.bump();
+                self.text(t)
+            } else {
+                self.expect_ident("function name label")?.0
+            };
             let mut offset = 0;
             if self.eat(Tok::Plus) {
                 offset = self.expect_u64("offset")? as i64;
