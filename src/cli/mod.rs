@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub mod check;
+pub mod env;
 pub mod fmt;
 pub mod kernels;
 pub mod run;
@@ -41,6 +42,9 @@ pub enum Command {
     Run(RunArgs),
     /// List a PTX file's kernels and parameter layouts, or write a C header of launch functions.
     Kernels(kernels::KernelsArgs),
+    /// Print the line that makes programs load this build's libcuda.so.1 (the CUDA driver API
+    /// on this CPU): eval "$(ptx2llvm env)".
+    Env(env::EnvArgs),
 }
 
 #[derive(Args, Debug)]
