@@ -21,7 +21,10 @@ fn main() {
         println!("cargo:warning=cannot create {}", dir.display());
         return;
     }
-    for (link, to) in [("libcuda.so.1", "../libcuda.so"), ("libcuda.so", "libcuda.so.1")] {
+    for (link, to) in [
+        ("libcuda.so.1", "../libcuda.so"),
+        ("libcuda.so", "libcuda.so.1"),
+    ] {
         let path = dir.join(link);
         if std::fs::read_link(&path).is_ok_and(|t| t == std::path::Path::new(to)) {
             continue;

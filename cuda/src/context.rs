@@ -110,7 +110,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub fn lookup(h: CUcontext) -> CuResult<Arc<Ctx>> {
     lock(&CTXS)
         .iter()
-        .find(|c| Arc::as_ptr(c) as usize == h as usize)
+        .find(|c| std::ptr::eq(Arc::as_ptr(c).cast(), h))
         .cloned()
         .ok_or(CUresult::ErrorInvalidContext)
 }
@@ -414,4 +414,3 @@ pub unsafe fn stream_priority_range(least: *mut c_int, greatest: *mut c_int) -> 
     }
     Ok(())
 }
-

@@ -266,7 +266,11 @@ unsafe fn proc_address(
 
 /// The entry `cuGetProcAddress` answers for `name` at `version` with `flags`, and the query
 /// result to report.
-pub fn lookup(name: &str, version: c_int, flags: u64) -> (Option<&'static Entry>, ProcAddressQuery) {
+pub fn lookup(
+    name: &str,
+    version: c_int,
+    flags: u64,
+) -> (Option<&'static Entry>, ProcAddressQuery) {
     let mut any = false;
     let mut best: Option<&Entry> = None;
     for e in TABLE.iter().filter(|e| e.name == name && !e.per_thread) {

@@ -52,7 +52,13 @@ fn kernel_error(e: &LaunchError) -> CUresult {
 }
 
 /// Checks the grid, block and shared memory against the limits of the device and kernel.
-fn check_config(m: &Module, k: usize, grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> CuResult {
+fn check_config(
+    m: &Module,
+    k: usize,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+) -> CuResult {
     let bad = |why: String| {
         loader::log(&format!(
             "invalid launch of {}: {why}",
@@ -61,7 +67,9 @@ fn check_config(m: &Module, k: usize, grid: [c_uint; 3], block: [c_uint; 3], sha
         Err(CUresult::ErrorInvalidValue)
     };
     if grid.contains(&0) || block.contains(&0) {
-        return bad(format!("grid {grid:?} and block {block:?} need every dimension at least 1"));
+        return bad(format!(
+            "grid {grid:?} and block {block:?} need every dimension at least 1"
+        ));
     }
     if block[0] > 1024 || block[1] > 1024 || block[2] > 64 {
         return bad(format!("block {block:?} exceeds (1024, 1024, 64)"));
@@ -76,7 +84,10 @@ fn check_config(m: &Module, k: usize, grid: [c_uint; 3], block: [c_uint; 3], sha
             "block {block:?} has {threads} threads; the kernel allows at most {most}"
         ));
     }
-    let dynamic_most = m.functions[k].max_dynamic_shared.load(Ordering::Relaxed).max(0) as u32;
+    let dynamic_most = m.functions[k]
+        .max_dynamic_shared
+        .load(Ordering::Relaxed)
+        .max(0) as u32;
     if shared > dynamic_most {
         return bad(format!(
             "{shared} bytes of dynamic shared memory; the kernel allows {dynamic_most} (raise \
@@ -93,7 +104,12 @@ fn check_config(m: &Module, k: usize, grid: [c_uint; 3], block: [c_uint; 3], sha
 /// # Safety
 /// `params` null or one pointer per parameter, each to a value of the parameter's size;
 /// `extra` null or a `CU_LAUNCH_PARAM_END`-terminated key/value list.
-unsafe fn param_buffer(m: &Module, k: usize, params: *mut *mut c_void, extra: *mut *mut c_void) -> CuResult<Vec<u8>> {
+unsafe fn param_buffer(
+    m: &Module,
+    k: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult<Vec<u8>> {
     let layout = &m.functions[k].params;
     let mut buf = vec![0u8; layout.size as usize];
     match (params.is_null(), extra.is_null()) {
@@ -217,7 +233,12 @@ pub unsafe fn launch(
 ///
 /// # Safety
 /// `cfg` a launch configuration with `num_attrs` attributes; the rest as `launch`.
-pub unsafe fn launch_ex(cfg: *const CUlaunchConfig, f: CUfunction, params: *mut *mut c_void, extra: *mut *mut c_void) -> CuResult {
+pub unsafe fn launch_ex(
+    cfg: *const CUlaunchConfig,
+    f: CUfunction,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult {
     crate::non_null(cfg)?;
     // SAFETY: checked non-null; valid by contract.
     let c = unsafe { &*cfg };
@@ -235,7 +256,11 @@ pub unsafe fn launch_ex(cfg: *const CUlaunchConfig, f: CUfunction, params: *mut 
                 }
             }
             Some(LaunchAttrId::ClusterDimension) => {
-                let (x, y, z) = (a.value[0] as u32, (a.value[0] >> 32) as u32, a.value[1] as u32);
+                let (x, y, z) = (
+                    a.value[0] as u32,
+                    (a.value[0] >> 32) as u32,
+                    a.value[1] as u32,
+                );
                 if x * y * z > 1 {
                     loader::log(&format!(
                         "cluster dimensions ({x}, {y}, {z}): thread block clusters do not run on the cpu target"
@@ -248,5 +273,16 @@ pub unsafe fn launch_ex(cfg: *const CUlaunchConfig, f: CUfunction, params: *mut 
         }
     }
     // SAFETY: by contract.
-    unsafe { launch(f, c.grid, c.block, c.shared_mem_bytes, c.stream, params, extra, kind) }
+    unsafe {
+        launch(
+            f,
+            c.grid,
+            c.block,
+            c.shared_mem_bytes,
+            c.stream,
+            params,
+            extra,
+            kind,
+        )
+    }
 }

@@ -20,13 +20,15 @@ pub struct Link {
 // SAFETY: the option pointers are the caller's and only used on the calls it makes.
 unsafe impl Send for Link {}
 
+// Boxed: a handle is the address of its `Link`, which must not move as the list grows.
+#[allow(clippy::vec_box)]
 static LINKS: Mutex<Vec<Box<Link>>> = Mutex::new(Vec::new());
 
 fn with<R>(state: CUlinkState, f: impl FnOnce(&mut Link) -> CuResult<R>) -> CuResult<R> {
     let mut links = LINKS.lock().unwrap_or_else(|e| e.into_inner());
     let l = links
         .iter_mut()
-        .find(|l| &***l as *const Link as usize == state as usize)
+        .find(|l| std::ptr::eq((&***l as *const Link).cast(), state))
         .ok_or(CUresult::ErrorInvalidHandle)?;
     f(l)
 }
@@ -35,7 +37,12 @@ fn with<R>(state: CUlinkState, f: impl FnOnce(&mut Link) -> CuResult<R>) -> CuRe
 ///
 /// # Safety
 /// Options as `cuModuleLoadDataEx` takes them; `state` null or writable.
-pub unsafe fn create(n: c_uint, o: *const c_int, v: *mut *mut c_void, state: *mut CUlinkState) -> CuResult {
+pub unsafe fn create(
+    n: c_uint,
+    o: *const c_int,
+    v: *mut *mut c_void,
+    state: *mut CUlinkState,
+) -> CuResult {
     crate::non_null(state)?;
     crate::context::active()?;
     let l = Box::new(Link {
@@ -71,7 +78,9 @@ fn add(state: CUlinkState, kind: c_int, bytes: &[u8], name: String) -> CuResult 
         }
         JitInputType::InputLibrary => {
             // Archives of device code (libcudadevrt.a) hold GPU machine code only.
-            loader::log(&format!("link input {name}: a library of GPU machine code, skipped"));
+            loader::log(&format!(
+                "link input {name}: a library of GPU machine code, skipped"
+            ));
             return Ok(());
         }
         _ => {
@@ -91,13 +100,21 @@ fn add(state: CUlinkState, kind: c_int, bytes: &[u8], name: String) -> CuResult 
 ///
 /// # Safety
 /// `data` holds `size` bytes; `name` null or a C string.
-pub unsafe fn add_data(state: CUlinkState, kind: c_int, data: *const c_void, size: usize, name: *const c_char) -> CuResult {
+pub unsafe fn add_data(
+    state: CUlinkState,
+    kind: c_int,
+    data: *const c_void,
+    size: usize,
+    name: *const c_char,
+) -> CuResult {
     crate::non_null(data)?;
     let name = if name.is_null() {
         "<data>".to_string()
     } else {
         // SAFETY: a C string by contract.
-        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
     };
     // SAFETY: `size` bytes by contract.
     let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, size) };
@@ -111,7 +128,9 @@ pub unsafe fn add_data(state: CUlinkState, kind: c_int, data: *const c_void, siz
 pub unsafe fn add_file(state: CUlinkState, kind: c_int, path: *const c_char) -> CuResult {
     crate::non_null(path)?;
     // SAFETY: a C string by contract.
-    let path = unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned();
+    let path = unsafe { CStr::from_ptr(path) }
+        .to_string_lossy()
+        .into_owned();
     let bytes = std::fs::read(&path).map_err(|e| {
         loader::log(&format!("cannot read link input {path}: {e}"));
         CUresult::ErrorFileNotFound
@@ -135,7 +154,11 @@ fn link_all(inputs: &[(String, String)]) -> Result<String, String> {
 ///
 /// # Safety
 /// Pointers null or writable.
-pub unsafe fn complete(state: CUlinkState, image: *mut *const c_void, size: *mut usize) -> CuResult {
+pub unsafe fn complete(
+    state: CUlinkState,
+    image: *mut *const c_void,
+    size: *mut usize,
+) -> CuResult {
     crate::non_null(image)?;
     let (ptr, len) = with(state, |l| {
         let text = link_all(&l.inputs).map_err(|e| {
@@ -162,7 +185,7 @@ pub unsafe fn complete(state: CUlinkState, image: *mut *const c_void, size: *mut
 pub fn destroy(state: CUlinkState) -> CuResult {
     let mut links = LINKS.lock().unwrap_or_else(|e| e.into_inner());
     let before = links.len();
-    links.retain(|l| &**l as *const Link as usize != state as usize);
+    links.retain(|l| !std::ptr::eq((&**l as *const Link).cast(), state));
     if links.len() == before {
         return Err(CUresult::ErrorInvalidHandle);
     }

@@ -51,7 +51,11 @@ pub unsafe fn error_string(e: c_int, s: *mut *const c_char) -> CuResult {
     crate::non_null(s)?;
     let r = CUresult::from_raw(e);
     // SAFETY: checked non-null.
-    unsafe { *s = r.map_or(std::ptr::null(), |r| r.description().as_ptr() as *const c_char) };
+    unsafe {
+        *s = r.map_or(std::ptr::null(), |r| {
+            r.description().as_ptr() as *const c_char
+        })
+    };
     r.map(|_| ()).ok_or(CUresult::ErrorInvalidValue)
 }
 

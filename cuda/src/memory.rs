@@ -192,7 +192,9 @@ pub unsafe fn alloc_pitch(
     if !matches!(elem, 4 | 8 | 16) || w == 0 || h == 0 {
         return Err(CUresult::ErrorInvalidValue);
     }
-    let row = w.checked_next_multiple_of(512).ok_or(CUresult::ErrorInvalidValue)?;
+    let row = w
+        .checked_next_multiple_of(512)
+        .ok_or(CUresult::ErrorInvalidValue)?;
     let n = row.checked_mul(h).ok_or(CUresult::ErrorOutOfMemory)?;
     // SAFETY: `p` null or writable by contract; checked in `alloc`.
     unsafe { alloc(p, n)? };
@@ -275,7 +277,9 @@ pub fn host_register(p: *mut c_void, n: usize, flags: c_uint) -> CuResult {
     }
     let ctx = context::active()?;
     let start = p as u64;
-    let end = start.checked_add(n as u64).ok_or(CUresult::ErrorInvalidValue)?;
+    let end = start
+        .checked_add(n as u64)
+        .ok_or(CUresult::ErrorInvalidValue)?;
     {
         let t = table();
         let overlaps = t
@@ -411,7 +415,7 @@ pub unsafe fn set(
     if width == 0 || height == 0 {
         return Ok(());
     }
-    if p % pattern.len() as u64 != 0 || (height > 1 && pitch < width) {
+    if !p.is_multiple_of(pattern.len() as u64) || (height > 1 && pitch < width) {
         return Err(CUresult::ErrorInvalidValue);
     }
     let span = pitch
@@ -421,7 +425,8 @@ pub unsafe fn set(
     check_range(p, span)?;
     for r in 0..height {
         // SAFETY: row `r` lies in the checked span.
-        let row = unsafe { std::slice::from_raw_parts_mut((p as usize + r * pitch) as *mut u8, width) };
+        let row =
+            unsafe { std::slice::from_raw_parts_mut((p as usize + r * pitch) as *mut u8, width) };
         for (i, b) in row.iter_mut().enumerate() {
             *b = pattern[i % pattern.len()];
         }

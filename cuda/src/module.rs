@@ -57,7 +57,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub fn lookup(m: CUmodule) -> CuResult<Arc<Module>> {
     lock(&MODULES)
         .iter()
-        .find(|x| Arc::as_ptr(x) as usize == m as usize)
+        .find(|x| std::ptr::eq(Arc::as_ptr(x).cast(), m))
         .cloned()
         .ok_or(CUresult::ErrorInvalidHandle)
 }
@@ -71,7 +71,7 @@ pub fn function(f: CUfunction) -> CuResult<(Arc<Module>, usize)> {
         if let Some(i) = m
             .functions
             .iter()
-            .position(|x| &**x as *const Function as usize == f as usize)
+            .position(|x| std::ptr::eq((&**x as *const Function).cast(), f))
         {
             return Ok((m.clone(), i));
         }
@@ -135,7 +135,10 @@ impl JitOptions {
 
     /// Writes `msg` into the error (or info) log buffer and its size into the size slot.
     fn log(&self, msg: &str, buffer: JitOption, size: JitOption) {
-        let buf = self.each().find(|(k, _)| *k == Some(buffer)).map(|(_, i)| i);
+        let buf = self
+            .each()
+            .find(|(k, _)| *k == Some(buffer))
+            .map(|(_, i)| i);
         let len = self.each().find(|(k, _)| *k == Some(size)).map(|(_, i)| i);
         let (Some(b), Some(l)) = (buf, len) else {
             return;
@@ -154,11 +157,19 @@ impl JitOptions {
     }
 
     pub fn error(&self, msg: &str) {
-        self.log(msg, JitOption::ErrorLogBuffer, JitOption::ErrorLogBufferSizeBytes);
+        self.log(
+            msg,
+            JitOption::ErrorLogBuffer,
+            JitOption::ErrorLogBufferSizeBytes,
+        );
     }
 
     pub fn info(&self, msg: &str) {
-        self.log(msg, JitOption::InfoLogBuffer, JitOption::InfoLogBufferSizeBytes);
+        self.log(
+            msg,
+            JitOption::InfoLogBuffer,
+            JitOption::InfoLogBufferSizeBytes,
+        );
     }
 }
 
@@ -199,7 +210,11 @@ pub unsafe fn read_image(image: *const c_void) -> Image {
         return unsafe { read_fatbin(p) };
     }
     // SAFETY: a NUL-terminated text by contract.
-    Image::Ptx(unsafe { CStr::from_ptr(image as *const c_char) }.to_string_lossy().into_owned())
+    Image::Ptx(
+        unsafe { CStr::from_ptr(image as *const c_char) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// The PTX of a fatbin: its first uncompressed PTX entry. Layout: a 16-byte header (magic,
@@ -267,7 +282,9 @@ pub fn compile(src: &str, opts: &JitOptions) -> CuResult<Arc<Module>> {
                 name: CString::new(k.name.as_str()).unwrap_or_default(),
                 params: k.params.clone(),
                 max_dynamic_shared: AtomicI32::new(
-                    (device::SHARED_PER_BLOCK - m.program().static_shared().min(device::SHARED_PER_BLOCK)) as i32,
+                    (device::SHARED_PER_BLOCK
+                        - m.program().static_shared().min(device::SHARED_PER_BLOCK))
+                        as i32,
                 ),
                 carveout: AtomicI32::new(-1),
             })
@@ -323,7 +340,9 @@ pub unsafe fn load_file(m: *mut CUmodule, path: *const c_char) -> CuResult {
     crate::non_null(m)?;
     crate::non_null(path)?;
     // SAFETY: a C string by contract.
-    let path = unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned();
+    let path = unsafe { CStr::from_ptr(path) }
+        .to_string_lossy()
+        .into_owned();
     let mut bytes = std::fs::read(&path).map_err(|e| {
         loader::log(&format!("cannot read module file {path}: {e}"));
         CUresult::ErrorFileNotFound
@@ -373,7 +392,12 @@ pub unsafe fn function_count(n: *mut c_uint, m: CUmodule) -> CuResult {
 ///
 /// # Safety
 /// `name` a C string; `p`, `size` null or writable.
-pub unsafe fn get_global(p: *mut CUdeviceptr, size: *mut usize, m: CUmodule, name: *const c_char) -> CuResult {
+pub unsafe fn get_global(
+    p: *mut CUdeviceptr,
+    size: *mut usize,
+    m: CUmodule,
+    name: *const c_char,
+) -> CuResult {
     crate::non_null(name)?;
     let module = lookup(m)?;
     // SAFETY: a C string by contract.
@@ -510,7 +534,8 @@ pub fn set_attribute(f: CUfunction, a: c_int, v: c_int) -> CuResult {
     let func = &m.functions[k];
     match a {
         FuncAttr::MaxDynamicSharedSizeBytes => {
-            let most = device::SHARED_PER_BLOCK_OPTIN as i64 - m.module.program().static_shared() as i64;
+            let most =
+                device::SHARED_PER_BLOCK_OPTIN as i64 - m.module.program().static_shared() as i64;
             if v < 0 || v as i64 > most {
                 return Err(CUresult::ErrorInvalidValue);
             }

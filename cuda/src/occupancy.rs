@@ -18,11 +18,9 @@ pub fn blocks_per_sm(m: &Module, k: usize, threads: u32, dynamic: usize) -> u32 
     let warps = threads.div_ceil(32) * 32;
     let by_threads = device::MAX_THREADS_PER_SM / warps;
     let shared = m.module.program().static_shared() as usize + dynamic;
-    let by_shared = if shared == 0 {
-        u32::MAX
-    } else {
-        (device::SHARED_PER_SM as usize / shared) as u32
-    };
+    let by_shared = (device::SHARED_PER_SM as usize)
+        .checked_div(shared)
+        .map_or(u32::MAX, |b| b as u32);
     by_threads.min(by_shared).min(device::MAX_BLOCKS_PER_SM)
 }
 
@@ -58,7 +56,11 @@ pub unsafe fn potential_block_size(
     crate::non_null(block)?;
     let (m, k) = module::function(f)?;
     let most = module::attribute_value(&m, k, FuncAttr::MaxThreadsPerBlock) as u32;
-    let top = if limit > 0 { most.min(limit as u32) } else { most };
+    let top = if limit > 0 {
+        most.min(limit as u32)
+    } else {
+        most
+    };
     let mut best = (0u32, 0u32, 0u32);
     let mut bs = top;
     while bs > 0 {
@@ -81,7 +83,12 @@ pub unsafe fn potential_block_size(
 ///
 /// # Safety
 /// `n` null or writable.
-pub unsafe fn available_shared(n: *mut usize, f: CUfunction, blocks: c_int, block: c_int) -> CuResult {
+pub unsafe fn available_shared(
+    n: *mut usize,
+    f: CUfunction,
+    blocks: c_int,
+    block: c_int,
+) -> CuResult {
     crate::non_null(n)?;
     let (m, k) = module::function(f)?;
     if blocks <= 0 || block <= 0 {

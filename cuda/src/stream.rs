@@ -45,7 +45,7 @@ fn is_default(s: CUstream) -> bool {
 fn lookup(s: CUstream) -> CuResult<Arc<Stream>> {
     lock(&STREAMS)
         .iter()
-        .find(|x| Arc::as_ptr(x) as usize == s as usize)
+        .find(|x| std::ptr::eq(Arc::as_ptr(x).cast(), s))
         .cloned()
         .ok_or(CUresult::ErrorInvalidHandle)
 }
@@ -53,7 +53,7 @@ fn lookup(s: CUstream) -> CuResult<Arc<Stream>> {
 fn event(e: CUevent) -> CuResult<Arc<Event>> {
     lock(&EVENTS)
         .iter()
-        .find(|x| Arc::as_ptr(x) as usize == e as usize)
+        .find(|x| std::ptr::eq(Arc::as_ptr(x).cast(), e))
         .cloned()
         .ok_or(CUresult::ErrorInvalidHandle)
 }
@@ -122,7 +122,12 @@ pub fn wait_event(s: CUstream, e: CUevent) -> CuResult {
 ///
 /// # Safety
 /// `cb` callable with `data`.
-pub unsafe fn add_callback(s: CUstream, cb: StreamCallback, data: *mut c_void, flags: c_uint) -> CuResult {
+pub unsafe fn add_callback(
+    s: CUstream,
+    cb: StreamCallback,
+    data: *mut c_void,
+    flags: c_uint,
+) -> CuResult {
     let cb = cb.ok_or(CUresult::ErrorInvalidValue)?;
     if flags != 0 {
         return Err(CUresult::ErrorInvalidValue);

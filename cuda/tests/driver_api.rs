@@ -78,7 +78,9 @@ fn c_program_of_every_entry_point_group() {
     );
     // The faults of the last section were logged with where they happened.
     assert!(
-        stderr.contains("kernel fault failed in block (0, 0, 0), thread (0, 0, 0): invalid memory access"),
+        stderr.contains(
+            "kernel fault failed in block (0, 0, 0), thread (0, 0, 0): invalid memory access"
+        ),
         "{stderr}"
     );
     assert!(stderr.contains("kernel trapper failed"), "{stderr}");

@@ -438,7 +438,9 @@ impl CUresult {
             Self::ErrorInvalidClusterSize => "CUDA_ERROR_INVALID_CLUSTER_SIZE\0",
             Self::ErrorFunctionNotLoaded => "CUDA_ERROR_FUNCTION_NOT_LOADED\0",
             Self::ErrorInvalidResourceType => "CUDA_ERROR_INVALID_RESOURCE_TYPE\0",
-            Self::ErrorInvalidResourceConfiguration => "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION\0",
+            Self::ErrorInvalidResourceConfiguration => {
+                "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION\0"
+            }
             Self::ErrorKeyRotation => "CUDA_ERROR_KEY_ROTATION\0",
             Self::ErrorStreamDetached => "CUDA_ERROR_STREAM_DETACHED\0",
             Self::ErrorGraphRecaptureFailure => "CUDA_ERROR_GRAPH_RECAPTURE_FAILURE\0",
