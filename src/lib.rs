@@ -5,6 +5,7 @@ pub mod api;
 pub mod capi;
 pub mod check;
 pub mod isa;
+pub mod link;
 pub mod llvm;
 pub mod lower;
 /// The cpu target's runtime library; its sources live in the repository's `runtime/` folder.

@@ -138,15 +138,18 @@ pub unsafe fn add_file(state: CUlinkState, kind: c_int, path: *const c_char) -> 
     add(state, kind, &bytes, path)
 }
 
-/// Links the inputs into one PTX module.
+/// Links the inputs into one PTX module (`ptx2llvm::link`; one input is the image as it is).
 fn link_all(inputs: &[(String, String)]) -> Result<String, String> {
     match inputs {
-        [] => Err("nothing to link".to_string()),
+        [] => Err("cuLinkComplete: no input was added".to_string()),
         [(_, one)] => Ok(one.clone()),
-        _ => Err(format!(
-            "linking {} PTX modules into one is not supported yet",
-            inputs.len()
-        )),
+        _ => {
+            let pairs: Vec<(&str, &str)> = inputs
+                .iter()
+                .map(|(n, t)| (n.as_str(), t.as_str()))
+                .collect();
+            ptx2llvm::link::link_ptx(&pairs).map_err(|e| e.to_string())
+        }
     }
 }
 
