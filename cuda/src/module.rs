@@ -217,14 +217,19 @@ pub unsafe fn read_image(image: *const c_void) -> Image {
     )
 }
 
-/// The PTX of a fatbin: its first uncompressed PTX entry. Layout: a 16-byte header (magic,
-/// version, header size, size of the entries), then entries, each a header (kind 1 = PTX,
-/// 2 = ELF; header size; padded payload size; payload size; flags, bit 0x2000 = compressed)
-/// followed by its payload.
+/// The PTX of a fatbin: its first PTX entry, decompressed when zstd-compressed (what CUDA 13's
+/// `fatbinary` writes by default). Layout (measured on `fatbinary` output): a 16-byte header
+/// (magic, version, header size, size of the entries), then entries, each a header — kind at 0
+/// (1 = PTX, 2 = ELF), header size at 4, padded payload size at 8, compressed size at 16,
+/// `sm_NN` at 32, flags at 40 (0x8000: zstd, 0x2000: LZ4), uncompressed size at 56 — followed
+/// by its payload.
 ///
 /// # Safety
 /// `p` must point to a fatbin.
 unsafe fn read_fatbin(p: *const u8) -> Image {
+    const ZSTD: u64 = 0x8000;
+    const LZ4: u64 = 0x2000;
+    let mut lz4 = false;
     // SAFETY (reads below): inside the fatbin, whose header gives its size.
     unsafe {
         let rd16 = |o: usize| (p.add(o) as *const u16).read_unaligned();
@@ -233,20 +238,26 @@ unsafe fn read_fatbin(p: *const u8) -> Image {
         let header = rd16(6) as usize;
         let end = header + rd64(8) as usize;
         let mut at = header;
-        let mut compressed = false;
         while at + 64 <= end {
             let kind = rd16(at);
             let eh = rd32(at + 4) as usize;
             let padded = rd32(at + 8) as usize;
-            let size = rd32(at + 16) as usize;
+            let compressed = rd32(at + 16) as usize;
             let flags = rd64(at + 40);
+            let full = rd64(at + 56) as usize;
+            let payload = p.add(at + eh);
             if kind == 1 {
-                if flags & 0x2000 != 0 {
-                    compressed = true;
+                if flags & ZSTD != 0 {
+                    let mut out = vec![0u8; full];
+                    let n = ZSTD_decompress(out.as_mut_ptr(), full, payload, compressed);
+                    if ZSTD_isError(n) == 0 {
+                        out.truncate(n);
+                        return Image::Ptx(ptx_text(&out));
+                    }
+                } else if flags & LZ4 != 0 {
+                    lz4 = true;
                 } else {
-                    let bytes = std::slice::from_raw_parts(p.add(at + eh), size);
-                    let text = bytes.split(|&b| b == 0).next().unwrap_or(&[]);
-                    return Image::Ptx(String::from_utf8_lossy(text).into_owned());
+                    return Image::Ptx(ptx_text(std::slice::from_raw_parts(payload, padded)));
                 }
             }
             if eh == 0 {
@@ -254,13 +265,26 @@ unsafe fn read_fatbin(p: *const u8) -> Image {
             }
             at += eh + padded;
         }
-        Image::NoPtx(if compressed {
-            "a fatbin whose PTX is compressed (build it with `-Xfatbin -compress=false`)"
-        } else {
-            "a fatbin without PTX (GPU machine code only; build it with PTX, e.g. \
-             `-gencode arch=compute_80,code=compute_80`)"
-        })
     }
+    Image::NoPtx(if lz4 {
+        "a fatbin whose PTX is LZ4-compressed (older toolkits; build it with `-Xfatbin -compress=false`)"
+    } else {
+        "a fatbin without PTX (GPU machine code only; build it with PTX, e.g. \
+         `-gencode arch=compute_80,code=compute_80`)"
+    })
+}
+
+/// The text of a PTX payload (up to its first NUL).
+fn ptx_text(bytes: &[u8]) -> String {
+    let text = bytes.split(|&b| b == 0).next().unwrap_or(&[]);
+    String::from_utf8_lossy(text).into_owned()
+}
+
+// libzstd (Debian's libzstd, which LLVM also links): fatbin payloads are zstd frames.
+#[link(name = "zstd")]
+extern "C" {
+    fn ZSTD_decompress(dst: *mut u8, cap: usize, src: *const u8, size: usize) -> usize;
+    fn ZSTD_isError(code: usize) -> c_uint;
 }
 
 /// Compiles `src` into a new module of the current context.

@@ -275,3 +275,92 @@ fn calls_without_a_current_context_say_so() {
     .join()
     .unwrap();
 }
+
+/// A tool of the venv's `nvidia-cuda-nvcc` package (`fatbinary`, `ptxas`), which
+/// `scripts/setup.sh` installs.
+fn nvidia_tool(name: &str) -> std::path::PathBuf {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/lib");
+    std::fs::read_dir(&lib)
+        .ok()
+        .and_then(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path().join("site-packages/nvidia/cu13/bin").join(name))
+                .find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} not found under {}: run scripts/setup.sh",
+                lib.display()
+            )
+        })
+}
+
+#[test]
+fn fatbins_give_their_ptx_and_machine_code_is_no_binary_for_gpu() {
+    setup();
+    let dir = tempfile_dir();
+    let ptx = dir.join("k.ptx");
+    std::fs::write(&ptx, PTX.trim_end_matches('\0')).unwrap();
+    let cubin = dir.join("k.cubin");
+    let st = std::process::Command::new(nvidia_tool("ptxas"))
+        .args(["-arch", "sm_80", "-o"])
+        .arg(&cubin)
+        .arg(&ptx)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let fatbin = |name: &str, image: String, extra: &[&str]| {
+        let out = dir.join(name);
+        let st = std::process::Command::new(nvidia_tool("fatbinary"))
+            .arg("-64")
+            .arg(format!("--create={}", out.display()))
+            .args(extra)
+            .arg(image)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        std::fs::read(out).unwrap()
+    };
+    let ptx_image = format!("--image3=kind=ptx,sm=80,file={}", ptx.display());
+    let elf_image = format!("--image3=kind=elf,sm=80,file={}", cubin.display());
+    let zstd = fatbin("z.fatbin", ptx_image.clone(), &[]);
+    let plain = fatbin("p.fatbin", ptx_image, &["-compress=false"]);
+    let elf = fatbin("e.fatbin", elf_image, &[]);
+    let cubin = std::fs::read(&cubin).unwrap();
+    // SAFETY: driver entry points with valid pointers; the images are complete.
+    unsafe {
+        for (what, image, want) in [
+            ("zstd-compressed PTX", &zstd, CUresult::Success),
+            ("uncompressed PTX", &plain, CUresult::Success),
+            ("machine code only", &elf, CUresult::ErrorNoBinaryForGpu),
+            ("a cubin", &cubin, CUresult::ErrorNoBinaryForGpu),
+        ] {
+            let mut m: CUmodule = std::ptr::null_mut();
+            assert_eq!(
+                cu::cuModuleLoadData(&mut m, image.as_ptr().cast()),
+                want,
+                "{what}"
+            );
+            if want == CUresult::Success {
+                let mut f: CUfunction = std::ptr::null_mut();
+                assert_eq!(
+                    cu::cuModuleGetFunction(&mut f, m, c"scale".as_ptr()),
+                    CUresult::Success,
+                    "{what}"
+                );
+                assert_eq!(cu::cuModuleUnload(m), CUresult::Success);
+            }
+        }
+    }
+}
+
+/// A fresh folder under the target directory for this test's files.
+fn tempfile_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe
+        .parent()
+        .unwrap()
+        .join(format!("entry_points-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
