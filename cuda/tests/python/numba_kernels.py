@@ -1,4 +1,5 @@
-# numba_kernels.py: numba-cuda kernels run unchanged against ptx2llvm's libcuda.so.1 (run by
+# numba_kernels.py: numba-cuda kernels, and a cuda.core program that compiles CUDA C++ with
+# NVRTC to PTX, run unchanged against ptx2llvm's libcuda.so.1 (run by
 # scripts/test.sh's Python stage: LD_LIBRARY_PATH=target/release/cuda python numba_kernels.py).
 # Each test checks its results against NumPy; the script prints one line per test and
 # "numba kernels: P passed, F failed", and exits 1 when any failed.
@@ -241,6 +242,67 @@ def test_device_info():
     assert dev.WARP_SIZE == 32
     free, total = cuda.current_context().get_memory_info()
     assert 0 < free <= total
+
+
+def test_link_cuda_cpp():
+    import os
+    import tempfile
+
+    src = r"""
+    // numba's ABI for foreign device functions: the result through the first pointer.
+    extern "C" __device__ int mul_add(float *ret, float a, float b, float c) {
+        *ret = fmaf(a, b, c);
+        return 0;
+    }
+    """
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "mul_add.cu")
+        with open(path, "w") as f:
+            f.write(src)
+        mul_add = cuda.declare_device("mul_add", "float32(float32, float32, float32)", link=path)
+
+        @cuda.jit(link=[path])
+        def k(x, out):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = mul_add(x[i], 3.0, 1.0)
+
+        x = np.arange(256, dtype=np.float32)
+        out = cuda.device_array_like(x)
+        k[2, 128](cuda.to_device(x), out)
+        np.testing.assert_allclose(out.copy_to_host(), 3 * x + 1)
+
+
+def test_cuda_core_nvrtc_program():
+    from cuda.bindings import driver
+    from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
+
+    code = r"""
+    template <typename T>
+    __global__ void saxpy(T a, const T *x, T *y, size_t n) {
+        size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = a * x[i] + y[i];
+    }
+    """
+    dev = Device()
+    dev.set_current()
+    s = dev.create_stream()
+    prog = Program(code, code_type="c++", options=ProgramOptions(arch="sm_80"))
+    mod = prog.compile("ptx", name_expressions=("saxpy<float>",))
+    k = mod.get_kernel("saxpy<float>")
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    y = np.ones(n, dtype=np.float32)
+    bx, by = dev.allocate(x.nbytes, stream=s), dev.allocate(y.nbytes, stream=s)
+    for buf, host in ((bx, x), (by, y)):
+        (err,) = driver.cuMemcpyHtoD(int(buf.handle), host.ctypes.data, host.nbytes)
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+    launch(s, LaunchConfig(grid=(n + 127) // 128, block=128), k, np.float32(2.0), bx, by, np.uint64(n))
+    s.sync()
+    out = np.empty_like(y)
+    (err,) = driver.cuMemcpyDtoH(out.ctypes.data, int(by.handle), out.nbytes)
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    np.testing.assert_allclose(out, 2 * x + 1)
 
 
 TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
