@@ -181,7 +181,11 @@ entries! {
     "cuKernelGetParamInfo" 12040 => cuKernelGetParamInfo(k: CUkernel, i: usize, off: *mut usize, size: *mut usize) = module::param_info(k, i, off, size);
     "cuFuncGetAttribute" 2020 => cuFuncGetAttribute(v: *mut c_int, a: c_int, f: CUfunction) = module::get_attribute(v, a, f);
     "cuFuncSetAttribute" 9000 => cuFuncSetAttribute(f: CUfunction, a: c_int, v: c_int) = module::set_attribute(f, a, v);
-    "cuFuncSetCacheConfig" 3000 => cuFuncSetCacheConfig(f: CUfunction, _c: c_int) = module::check_function(f);
+    "cuFuncSetCacheConfig" 3000 => cuFuncSetCacheConfig(f: CUfunction, c: c_int) = module::set_cache_config(f, c);
+    "cuKernelSetCacheConfig" 12000 => cuKernelSetCacheConfig(k: CUkernel, c: c_int, _d: CUdevice) = module::set_cache_config(k, c);
+    "cuFuncSetSharedMemConfig" 4020 => cuFuncSetSharedMemConfig(f: CUfunction, c: c_int) = module::set_shared_mem_config(f, c);
+    "cuCtxGetSharedMemConfig" 4020 => cuCtxGetSharedMemConfig(c: *mut c_int) = crate::context::current().and_then(|_| out(c, 0));
+    "cuCtxSetSharedMemConfig" 4020 => cuCtxSetSharedMemConfig(c: c_int) = crate::context::current().and_then(|_| module::shared_mem_config(c));
     "cuFuncGetName" 12030 => cuFuncGetName(name: *mut *const c_char, f: CUfunction) = module::get_name(name, f);
     "cuFuncGetModule" 11000 => cuFuncGetModule(m: *mut CUmodule, f: CUfunction) = module::get_module(m, f);
     "cuFuncGetParamInfo" 12040 => cuFuncGetParamInfo(f: CUfunction, i: usize, off: *mut usize, size: *mut usize) = module::param_info(f, i, off, size);

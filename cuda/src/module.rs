@@ -576,3 +576,28 @@ pub fn set_attribute(f: CUfunction, a: c_int, v: c_int) -> CuResult {
     }
     Ok(())
 }
+
+/// `cuFuncSetCacheConfig`, `cuKernelSetCacheConfig`: a preference (`CUfunc_cache` 0–3) with no
+/// effect on the host.
+pub fn set_cache_config(f: CUfunction, c: c_int) -> CuResult {
+    check_function(f)?;
+    if !(0..=3).contains(&c) {
+        return Err(CUresult::ErrorInvalidValue);
+    }
+    Ok(())
+}
+
+/// A `CUsharedconfig` value (0–2): bank sizes are fixed here, as on compute capability 8.0.
+pub fn shared_mem_config(c: c_int) -> CuResult {
+    if (0..=2).contains(&c) {
+        Ok(())
+    } else {
+        Err(CUresult::ErrorInvalidValue)
+    }
+}
+
+/// `cuFuncSetSharedMemConfig`.
+pub fn set_shared_mem_config(f: CUfunction, c: c_int) -> CuResult {
+    check_function(f)?;
+    shared_mem_config(c)
+}
