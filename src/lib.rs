@@ -2,6 +2,7 @@
 //!
 //! Pipeline: `syntax` (lex, parse) → `check` → `lower` → `target::{nvptx, cpu}` → emit/run.
 pub mod api;
+pub mod attrs;
 pub mod capi;
 pub mod check;
 pub mod isa;
