@@ -77,6 +77,11 @@ fn check_config(
     if grid[0] > i32::MAX as u32 || grid[1] > 65535 || grid[2] > 65535 {
         return bad(format!("grid {grid:?} exceeds (2147483647, 65535, 65535)"));
     }
+    if let Some(r) = m.functions[k].attrs.reqntid.filter(|&r| r != block) {
+        return bad(format!(
+            "block {block:?}: the kernel requires {r:?} (.reqntid)"
+        ));
+    }
     let threads = block.iter().map(|&d| d as u64).product::<u64>();
     let most = module::attribute_value(m, k, FuncAttr::MaxThreadsPerBlock) as u64;
     if threads > most {

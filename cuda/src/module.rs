@@ -9,6 +9,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use ptx2llvm::attrs::KernelAttributes;
 use ptx2llvm::target::cpu::ParamLayout;
 
 use crate::context::{self, Ctx};
@@ -45,6 +46,8 @@ pub struct Function {
     pub max_dynamic_shared: AtomicI32,
     /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`.
     pub carveout: AtomicI32,
+    /// What `cuFuncGetAttribute` reports, computed from the PTX (`ptx2llvm::attrs`).
+    pub attrs: KernelAttributes,
 }
 
 static MODULES: Mutex<Vec<Arc<Module>>> = Mutex::new(Vec::new());
@@ -297,20 +300,27 @@ pub fn compile(src: &str, opts: &JitOptions) -> CuResult<Arc<Module>> {
         CUresult::ErrorInvalidPtx
     })?;
     opts.info("compiled by ptx2llvm for the host CPU");
+    // The module compiled, so it parses and checks.
+    let attrs = ptx2llvm::attrs::kernel_attributes_of_ptx(src).unwrap_or_default();
     let functions = m
         .program()
         .kernels()
         .iter()
         .map(|k| {
+            let attrs = attrs
+                .iter()
+                .find(|a| a.name == k.name)
+                .cloned()
+                .unwrap_or_else(|| default_attributes(&k.name));
+            let shared = attrs
+                .static_shared_bytes
+                .min(device::SHARED_PER_BLOCK as u64) as u32;
             Box::new(Function {
                 name: CString::new(k.name.as_str()).unwrap_or_default(),
                 params: k.params.clone(),
-                max_dynamic_shared: AtomicI32::new(
-                    (device::SHARED_PER_BLOCK
-                        - m.program().static_shared().min(device::SHARED_PER_BLOCK))
-                        as i32,
-                ),
+                max_dynamic_shared: AtomicI32::new((device::SHARED_PER_BLOCK - shared) as i32),
                 carveout: AtomicI32::new(-1),
+                attrs,
             })
         })
         .collect();
@@ -521,16 +531,40 @@ pub unsafe fn param_count(f: CUfunction, n: *mut usize) -> CuResult {
     unsafe { out(n, m.functions[k].params.params.len()) }
 }
 
-/// What `cuFuncGetAttribute` reports for function `k` of `m`.
+/// The attributes of a kernel the attribute pass did not describe (it describes every
+/// `.entry` with a body, which is every kernel a program has).
+fn default_attributes(name: &str) -> KernelAttributes {
+    KernelAttributes {
+        name: name.to_string(),
+        param_bytes: 0,
+        static_shared_bytes: 0,
+        const_bytes: 0,
+        local_bytes: 0,
+        max_threads_per_block: device::MAX_THREADS_PER_BLOCK,
+        reqntid: None,
+        maxntid: None,
+        min_ctas_per_sm: None,
+        max_regs: None,
+        registers: 32,
+        ptx_version: 80,
+        target_sm: 80,
+    }
+}
+
+/// What `cuFuncGetAttribute` reports for function `k` of `m`: the computed attributes
+/// (`ptx2llvm::attrs`), the settable ones, and the binary version of the device it was
+/// compiled for.
 pub fn attribute_value(m: &Module, k: usize, a: FuncAttr) -> c_int {
     let f = &m.functions[k];
-    let static_shared = m.module.program().static_shared() as c_int;
+    let clamp = |v: u64| v.min(i32::MAX as u64) as c_int;
     match a {
-        FuncAttr::MaxThreadsPerBlock => device::MAX_THREADS_PER_BLOCK as c_int,
-        FuncAttr::SharedSizeBytes => static_shared,
-        FuncAttr::ConstSizeBytes | FuncAttr::LocalSizeBytes => 0,
-        FuncAttr::NumRegs => 32,
-        FuncAttr::PtxVersion | FuncAttr::BinaryVersion => device::CC.0 * 10 + device::CC.1,
+        FuncAttr::MaxThreadsPerBlock => f.attrs.max_threads_per_block as c_int,
+        FuncAttr::SharedSizeBytes => clamp(f.attrs.static_shared_bytes),
+        FuncAttr::ConstSizeBytes => clamp(f.attrs.const_bytes),
+        FuncAttr::LocalSizeBytes => clamp(f.attrs.local_bytes),
+        FuncAttr::NumRegs => f.attrs.registers as c_int,
+        FuncAttr::PtxVersion => f.attrs.ptx_version as c_int,
+        FuncAttr::BinaryVersion => device::CC.0 * 10 + device::CC.1,
         FuncAttr::CacheModeCa => 0,
         FuncAttr::MaxDynamicSharedSizeBytes => f.max_dynamic_shared.load(Ordering::Relaxed),
         FuncAttr::PreferredSharedMemoryCarveout => f.carveout.load(Ordering::Relaxed),
@@ -559,7 +593,7 @@ pub fn set_attribute(f: CUfunction, a: c_int, v: c_int) -> CuResult {
     match a {
         FuncAttr::MaxDynamicSharedSizeBytes => {
             let most =
-                device::SHARED_PER_BLOCK_OPTIN as i64 - m.module.program().static_shared() as i64;
+                device::SHARED_PER_BLOCK_OPTIN as i64 - func.attrs.static_shared_bytes as i64;
             if v < 0 || v as i64 > most {
                 return Err(CUresult::ErrorInvalidValue);
             }

@@ -81,6 +81,11 @@ static const char *PTX =
     ".visible .entry maxntid64(.param .u64 out) .maxntid 64, 1, 1 {\n"
     "  ret;\n"
     "}\n"
+    ".visible .entry req32(.param .u64 out) .reqntid 32, 1, 1 {\n"
+    "  .local .align 8 .b8 scratch[40];\n"
+    "  .reg .u64 %rd1; mov.u64 %rd1, scratch; st.local.u64 [%rd1], %rd1;\n"
+    "  ret;\n"
+    "}\n"
     ".visible .entry fault(.param .u64 p) {\n"
     "  .reg .u64 %rd1; .reg .u32 %r1;\n"
     "  ld.param.u64 %rd1, [p]; mov.u32 %r1, 7; st.global.u32 [%rd1], %r1;\n"
@@ -352,6 +357,25 @@ int main(void) {
     EXPECT(cuLaunchKernel(vecadd, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuLaunchKernel(small, 1, 1, 1, 128, 1, 1, 0, 0, args, NULL), CUDA_ERROR_INVALID_VALUE);
     OK(cuLaunchKernel(small, 1, 1, 1, 64, 1, 1, 0, 0, args, NULL));
+    CUfunction req32;
+    OK(cuModuleGetFunction(&req32, mod, "req32"));
+    EXPECT(cuLaunchKernel(req32, 1, 1, 1, 64, 1, 1, 0, 0, args, NULL), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuLaunchKernel(req32, 1, 1, 1, 16, 2, 1, 0, 0, args, NULL), CUDA_ERROR_INVALID_VALUE);
+    OK(cuLaunchKernel(req32, 2, 1, 1, 32, 1, 1, 0, 0, args, NULL));
+    /* attributes computed from the PTX */
+    OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, req32));
+    CHECK(attr == 32);
+    OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, small));
+    CHECK(attr == 64);
+    OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, req32));
+    CHECK(attr == 40);
+    OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, vecadd));
+    CHECK(attr == 4);
+    OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, vecadd));
+    CHECK(attr > 2 && attr <= 255);
+    OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_PTX_VERSION, vecadd));
+    CHECK(attr == 70);
+    EXPECT(cuFuncGetAttribute(&attr, (CUfunction_attribute)-5, vecadd), CUDA_ERROR_INVALID_VALUE);
     CUdeviceptr sums;
     OK(cuMemAlloc(&sums, 4 * 4));
     void *sargs[] = {&sums};
