@@ -144,18 +144,18 @@ entries! {
     "cuMemcpyHtoDAsync" 3020 => cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) [cuMemcpyHtoDAsync_v2_ptsz] = memory::copy(dst, src as u64, n, memory::Dir::HtoD, s);
     "cuMemcpyDtoHAsync" 3020 => cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) [cuMemcpyDtoHAsync_v2_ptsz] = memory::copy(dst as u64, src, n, memory::Dir::DtoH, s);
     "cuMemcpyDtoDAsync" 3020 => cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) [cuMemcpyDtoDAsync_v2_ptsz] = memory::copy(dst, src, n, memory::Dir::DtoD, s);
-    "cuMemsetD8" 3020 => cuMemsetD8_v2(p: CUdeviceptr, v: u8, n: usize) [cuMemsetD8_v2_ptds] = memory::set(p, n, 1, n, &[v], std::ptr::null_mut());
-    "cuMemsetD16" 3020 => cuMemsetD16_v2(p: CUdeviceptr, v: u16, n: usize) [cuMemsetD16_v2_ptds] = memory::set(p, n * 2, 1, n * 2, &v.to_ne_bytes(), std::ptr::null_mut());
-    "cuMemsetD32" 3020 => cuMemsetD32_v2(p: CUdeviceptr, v: u32, n: usize) [cuMemsetD32_v2_ptds] = memory::set(p, n * 4, 1, n * 4, &v.to_ne_bytes(), std::ptr::null_mut());
+    "cuMemsetD8" 3020 => cuMemsetD8_v2(p: CUdeviceptr, v: u8, n: usize) [cuMemsetD8_v2_ptds] = memory::set(p, n, 1, 0, &[v], std::ptr::null_mut());
+    "cuMemsetD16" 3020 => cuMemsetD16_v2(p: CUdeviceptr, v: u16, n: usize) [cuMemsetD16_v2_ptds] = memory::set(p, n, 1, 0, &v.to_ne_bytes(), std::ptr::null_mut());
+    "cuMemsetD32" 3020 => cuMemsetD32_v2(p: CUdeviceptr, v: u32, n: usize) [cuMemsetD32_v2_ptds] = memory::set(p, n, 1, 0, &v.to_ne_bytes(), std::ptr::null_mut());
     "cuMemsetD2D8" 3020 => cuMemsetD2D8_v2(p: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) [cuMemsetD2D8_v2_ptds] = memory::set(p, w, h, pitch, &[v], std::ptr::null_mut());
-    "cuMemsetD2D16" 3020 => cuMemsetD2D16_v2(p: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) [cuMemsetD2D16_v2_ptds] = memory::set(p, w * 2, h, pitch, &v.to_ne_bytes(), std::ptr::null_mut());
-    "cuMemsetD2D32" 3020 => cuMemsetD2D32_v2(p: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize) [cuMemsetD2D32_v2_ptds] = memory::set(p, w * 4, h, pitch, &v.to_ne_bytes(), std::ptr::null_mut());
-    "cuMemsetD8Async" 3020 => cuMemsetD8Async(p: CUdeviceptr, v: u8, n: usize, s: CUstream) [cuMemsetD8Async_ptsz] = memory::set(p, n, 1, n, &[v], s);
-    "cuMemsetD16Async" 3020 => cuMemsetD16Async(p: CUdeviceptr, v: u16, n: usize, s: CUstream) [cuMemsetD16Async_ptsz] = memory::set(p, n * 2, 1, n * 2, &v.to_ne_bytes(), s);
-    "cuMemsetD32Async" 3020 => cuMemsetD32Async(p: CUdeviceptr, v: u32, n: usize, s: CUstream) [cuMemsetD32Async_ptsz] = memory::set(p, n * 4, 1, n * 4, &v.to_ne_bytes(), s);
+    "cuMemsetD2D16" 3020 => cuMemsetD2D16_v2(p: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) [cuMemsetD2D16_v2_ptds] = memory::set(p, w, h, pitch, &v.to_ne_bytes(), std::ptr::null_mut());
+    "cuMemsetD2D32" 3020 => cuMemsetD2D32_v2(p: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize) [cuMemsetD2D32_v2_ptds] = memory::set(p, w, h, pitch, &v.to_ne_bytes(), std::ptr::null_mut());
+    "cuMemsetD8Async" 3020 => cuMemsetD8Async(p: CUdeviceptr, v: u8, n: usize, s: CUstream) [cuMemsetD8Async_ptsz] = memory::set(p, n, 1, 0, &[v], s);
+    "cuMemsetD16Async" 3020 => cuMemsetD16Async(p: CUdeviceptr, v: u16, n: usize, s: CUstream) [cuMemsetD16Async_ptsz] = memory::set(p, n, 1, 0, &v.to_ne_bytes(), s);
+    "cuMemsetD32Async" 3020 => cuMemsetD32Async(p: CUdeviceptr, v: u32, n: usize, s: CUstream) [cuMemsetD32Async_ptsz] = memory::set(p, n, 1, 0, &v.to_ne_bytes(), s);
     "cuMemsetD2D8Async" 3020 => cuMemsetD2D8Async(p: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, s: CUstream) [cuMemsetD2D8Async_ptsz] = memory::set(p, w, h, pitch, &[v], s);
-    "cuMemsetD2D16Async" 3020 => cuMemsetD2D16Async(p: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, s: CUstream) [cuMemsetD2D16Async_ptsz] = memory::set(p, w * 2, h, pitch, &v.to_ne_bytes(), s);
-    "cuMemsetD2D32Async" 3020 => cuMemsetD2D32Async(p: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize, s: CUstream) [cuMemsetD2D32Async_ptsz] = memory::set(p, w * 4, h, pitch, &v.to_ne_bytes(), s);
+    "cuMemsetD2D16Async" 3020 => cuMemsetD2D16Async(p: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, s: CUstream) [cuMemsetD2D16Async_ptsz] = memory::set(p, w, h, pitch, &v.to_ne_bytes(), s);
+    "cuMemsetD2D32Async" 3020 => cuMemsetD2D32Async(p: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize, s: CUstream) [cuMemsetD2D32Async_ptsz] = memory::set(p, w, h, pitch, &v.to_ne_bytes(), s);
     // ---- modules, libraries, functions, kernels
     "cuModuleLoad" 2000 => cuModuleLoad(m: *mut CUmodule, path: *const c_char) = module::load_file(m, path);
     "cuModuleLoadData" 2000 => cuModuleLoadData(m: *mut CUmodule, image: *const c_void) = module::load_data(m, image, module::JitOptions::none());

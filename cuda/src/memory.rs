@@ -398,19 +398,27 @@ pub unsafe fn copy(dst: u64, src: u64, n: usize, dir: Dir, s: CUstream) -> CuRes
     Ok(())
 }
 
-/// Every memset: `height` rows of `width` bytes, `pitch` apart, filled with `pattern`
-/// (1, 2 or 4 bytes; the address aligned to it).
+/// Every memset: `height` rows of `elems` elements of `pattern` (1, 2 or 4 bytes; the address
+/// aligned to it), rows `pitch` bytes apart (0: one contiguous row).
 ///
 /// # Safety
 /// None beyond the checks (the range must be a known allocation).
 pub unsafe fn set(
     p: CUdeviceptr,
-    width: usize,
+    elems: usize,
     height: usize,
     pitch: usize,
     pattern: &[u8],
     s: CUstream,
 ) -> CuResult {
+    let width = elems
+        .checked_mul(pattern.len())
+        .ok_or(CUresult::ErrorInvalidValue)?;
+    let pitch = if pitch == 0 && height == 1 {
+        width
+    } else {
+        pitch
+    };
     crate::stream::resolve(s)?;
     if width == 0 || height == 0 {
         return Ok(());
@@ -427,8 +435,13 @@ pub unsafe fn set(
         // SAFETY: row `r` lies in the checked span.
         let row =
             unsafe { std::slice::from_raw_parts_mut((p as usize + r * pitch) as *mut u8, width) };
-        for (i, b) in row.iter_mut().enumerate() {
-            *b = pattern[i % pattern.len()];
+        if pattern.iter().all(|&b| b == pattern[0]) {
+            row.fill(pattern[0]);
+        } else {
+            // `width` is a multiple of the pattern's size.
+            for chunk in row.chunks_exact_mut(pattern.len()) {
+                chunk.copy_from_slice(pattern);
+            }
         }
     }
     Ok(())

@@ -247,6 +247,9 @@ int main(void) {
     EXPECT(cuMemcpyHtoD(da + 4, ha, sizeof ha), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuMemcpyDtoH(hc, (CUdeviceptr)(uintptr_t)hc, 16), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuMemsetD32(da + 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
+    /* a count whose byte size overflows is refused, not wrapped to 4 bytes */
+    EXPECT(cuMemsetD32(da, 0, ((size_t)1 << 62) + 1), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuMemsetD2D16(da, 0, 0, 8, 2), CUDA_ERROR_INVALID_VALUE);
     unsigned short h16[8];
     OK(cuMemsetD2D16(dc, 8, 0xabcd, 2, 3));
     OK(cuMemcpyDtoH(h16, dc, 16));
