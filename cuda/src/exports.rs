@@ -144,6 +144,9 @@ entries! {
     "cuMemcpyHtoDAsync" 3020 => cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) [cuMemcpyHtoDAsync_v2_ptsz] = memory::copy(dst, src as u64, n, memory::Dir::HtoD, s);
     "cuMemcpyDtoHAsync" 3020 => cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) [cuMemcpyDtoHAsync_v2_ptsz] = memory::copy(dst as u64, src, n, memory::Dir::DtoH, s);
     "cuMemcpyDtoDAsync" 3020 => cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) [cuMemcpyDtoDAsync_v2_ptsz] = memory::copy(dst, src, n, memory::Dir::DtoD, s);
+    "cuMemcpy2D" 3020 => cuMemcpy2D_v2(c: *const Memcpy2D) [cuMemcpy2D_v2_ptds] = memory::copy_2d(c, std::ptr::null_mut());
+    "cuMemcpy2DUnaligned" 3020 => cuMemcpy2DUnaligned_v2(c: *const Memcpy2D) [cuMemcpy2DUnaligned_v2_ptds] = memory::copy_2d(c, std::ptr::null_mut());
+    "cuMemcpy2DAsync" 3020 => cuMemcpy2DAsync_v2(c: *const Memcpy2D, s: CUstream) [cuMemcpy2DAsync_v2_ptsz] = memory::copy_2d(c, s);
     "cuMemsetD8" 3020 => cuMemsetD8_v2(p: CUdeviceptr, v: u8, n: usize) [cuMemsetD8_v2_ptds] = memory::set(p, n, 1, 0, &[v], std::ptr::null_mut());
     "cuMemsetD16" 3020 => cuMemsetD16_v2(p: CUdeviceptr, v: u16, n: usize) [cuMemsetD16_v2_ptds] = memory::set(p, n, 1, 0, &v.to_ne_bytes(), std::ptr::null_mut());
     "cuMemsetD32" 3020 => cuMemsetD32_v2(p: CUdeviceptr, v: u32, n: usize) [cuMemsetD32_v2_ptds] = memory::set(p, n, 1, 0, &v.to_ne_bytes(), std::ptr::null_mut());

@@ -398,6 +398,79 @@ pub unsafe fn copy(dst: u64, src: u64, n: usize, dir: Dir, s: CUstream) -> CuRes
     Ok(())
 }
 
+/// `cuMemcpy2D(Unaligned/Async)_v2`: `height` rows of `width` bytes between host, device or
+/// unified memory at their pitches (CUDA arrays are not provided: `CUDA_ERROR_NOT_SUPPORTED`);
+/// device sides are checked over their whole span.
+///
+/// # Safety
+/// `c` a valid `CUDA_MEMCPY2D`; host sides valid over their spans.
+pub unsafe fn copy_2d(c: *const Memcpy2D, s: CUstream) -> CuResult {
+    crate::non_null(c)?;
+    crate::stream::resolve(s)?;
+    // SAFETY: checked non-null; valid by contract.
+    let c = unsafe { *c };
+    if c.width == 0 || c.height == 0 {
+        return Ok(());
+    }
+    // The address of the first byte of one side and whether the table must know it.
+    let side =
+        |ty: c_int, host: u64, device: u64, x: usize, y: usize, pitch: usize| -> CuResult<u64> {
+            if c.height > 1 && pitch < c.width {
+                return Err(CUresult::ErrorInvalidValue);
+            }
+            let (base, tracked) = match MemoryType::from_raw(ty) {
+                Some(MemoryType::Host) => (host, false),
+                Some(MemoryType::Device) => (device, true),
+                Some(MemoryType::Unified) => (device, false),
+                Some(MemoryType::Array) => return Err(CUresult::ErrorNotSupported),
+                None => return Err(CUresult::ErrorInvalidValue),
+            };
+            let start = y
+                .checked_mul(pitch)
+                .and_then(|o| o.checked_add(x))
+                .and_then(|o| base.checked_add(o as u64))
+                .ok_or(CUresult::ErrorInvalidValue)?;
+            let span = pitch
+                .checked_mul(c.height - 1)
+                .and_then(|o| o.checked_add(c.width))
+                .ok_or(CUresult::ErrorInvalidValue)?;
+            if base == 0 {
+                return Err(CUresult::ErrorInvalidValue);
+            }
+            if tracked {
+                check_range(start, span)?;
+            }
+            Ok(start)
+        };
+    let src = side(
+        c.src_type,
+        c.src_host as u64,
+        c.src_device,
+        c.src_x,
+        c.src_y,
+        c.src_pitch,
+    )?;
+    let dst = side(
+        c.dst_type,
+        c.dst_host as u64,
+        c.dst_device,
+        c.dst_x,
+        c.dst_y,
+        c.dst_pitch,
+    )?;
+    for r in 0..c.height {
+        // SAFETY: both rows lie in spans checked above (device) or valid by contract (host).
+        unsafe {
+            std::ptr::copy(
+                (src as usize + r * c.src_pitch) as *const u8,
+                (dst as usize + r * c.dst_pitch) as *mut u8,
+                c.width,
+            )
+        };
+    }
+    Ok(())
+}
+
 /// Every memset: `height` rows of `elems` elements of `pattern` (1, 2 or 4 bytes; the address
 /// aligned to it), rows `pitch` bytes apart (0: one contiguous row).
 ///

@@ -68,6 +68,28 @@ pub struct CUmemLocation {
     pub id: c_int,
 }
 
+/// `CUDA_MEMCPY2D` (`_v2`: sizes as `size_t`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy2D {
+    pub src_x: usize,
+    pub src_y: usize,
+    pub src_type: c_int,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x: usize,
+    pub dst_y: usize,
+    pub dst_type: c_int,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
 /// `CUstreamCallback`.
 pub type StreamCallback = Option<unsafe extern "C" fn(CUstream, CUresult, *mut c_void)>;
 /// `CUhostFn`.
