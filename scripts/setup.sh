@@ -8,7 +8,10 @@
 #     debugging and profiling kernels on the cpu target);
 #   - checks that Rust's cargo (with clippy and rustfmt) is on the machine;
 #   - a Python venv at .venv/ in the repo with lit and nvidia-cuda-nvcc (NVIDIA's ptxas, which
-#     runs without a GPU).
+#     runs without a GPU; its dependency nvidia-cuda-runtime brings cuda.h for the driver API
+#     tests), and numba-cuda[cu13] and cuda-core for the Python stage of scripts/test.sh (which
+#     runs numba kernels on target/release/cuda/libcuda.so.1). nvidia-nvjitlink is removed:
+#     with it numba links to GPU machine code, without it numba links PTX through the driver.
 #
 # Afterwards `source scripts/env.sh` sets LLVM_SYS_221_PREFIX, PATH and PTXAS.
 set -euo pipefail
@@ -19,7 +22,7 @@ cd "$ROOT"
 # gdb and linux-perf: debugging and profiling kernels on the cpu target (README; tests/cpu_debug.rs).
 APT_PACKAGES=(llvm-22-dev clang-22 llvm-22-tools libpolly-22-dev libzstd-dev zlib1g-dev cmake python3-venv gdb linux-perf)
 # Python packages: distribution name and pip requirement.
-PIP_PACKAGES=("lit:lit" "nvidia-cuda-nvcc:nvidia-cuda-nvcc>=13,<14")
+PIP_PACKAGES=("lit:lit" "nvidia-cuda-nvcc:nvidia-cuda-nvcc>=13,<14" "numba-cuda:numba-cuda[cu13]" "cuda-core:cuda-core")
 
 say() { printf 'setup.sh: %s\n' "$*"; }
 die() { printf 'setup.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -83,6 +86,10 @@ if [ "${#missing_pip[@]}" -gt 0 ]; then
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${missing_pip[@]}"
 else
     say "Python venv .venv present with: ${PIP_PACKAGES[*]%%:*}"
+fi
+if "$VENV/bin/python" -c 'import importlib.metadata as m; m.version("nvidia-nvjitlink")' >/dev/null 2>&1; then
+    say "removing nvidia-nvjitlink from .venv (numba must hand PTX to the driver, not GPU code)"
+    "$VENV/bin/python" -m pip uninstall -y -q --disable-pip-version-check nvidia-nvjitlink
 fi
 
 # ---- The environment ------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #      execution suite again with PTX2LLVM_CPU_MODE=coroutine (the general path)
 #   5. lit -v lit/                             the RUN/CHECK tests over .ptx files
 #   6. examples/cmake-project                  the CMake package: configure, build, run (PASS)
+#   7. numba kernels                           numba-cuda programs, unchanged, on this build's
+#      libcuda.so.1 (cuda/tests/python/numba_kernels.py with LD_LIBRARY_PATH=target/release/cuda)
 # Every step runs even when an earlier one failed (except lit, which needs the build), so one
 # run shows all the problems. Set FAIL_FAST=1 to stop at the first failure instead.
 # Exits non-zero when any step failed; the last lines summarize the steps and count the tests.
@@ -46,8 +48,9 @@ step() {
 
 # Adds up the test counts that cargo test and lit printed: prints "PASSED FAILED".
 count_tests() {
-    cat "$LOGS/cargo-test.log" "$LOGS/cargo-test-coroutine.log" "$LOGS/lit.log" 2>/dev/null | awk '
+    cat "$LOGS/cargo-test.log" "$LOGS/cargo-test-coroutine.log" "$LOGS/lit.log" "$LOGS/numba.log" 2>/dev/null | awk '
         /^test result: / { p += $4; f += $6 }
+        /^numba kernels: [0-9]+ passed, [0-9]+ failed/ { p += $3; f += $5 }
         /^ *Passed *: [0-9]/ { split($0, a, ":"); p += a[2] + 0 }
         /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: [0-9]/ { split($0, a, ":"); f += a[2] + 0 }
         END { printf "%d %d\n", p, f }'
@@ -96,6 +99,16 @@ if [ "$built" = 1 ]; then
 else
     results+=("SKIPPED cmake example (the build failed)")
     failed_steps+=("cmake example")
+fi
+# The CUDA driver for CPUs under a real client: numba-cuda compiles kernels to PTX and loads,
+# links and launches them through target/release/cuda/libcuda.so.1.
+if [ "$built" = 1 ]; then
+    step "numba kernels" numba.log env LD_LIBRARY_PATH="$ROOT/target/release/cuda" \
+        PTX2LLVM_CUDA_LOG=stderr "$ROOT/.venv/bin/python" -W ignore \
+        cuda/tests/python/numba_kernels.py || true
+else
+    results+=("SKIPPED numba kernels (the build failed)")
+    failed_steps+=("numba kernels")
 fi
 # Smoke test of the benchmark suite: every kernel on ptx2llvm, C/OpenMP and PoCL at small sizes.
 step "bench --quick" bench-quick.log bash scripts/bench.sh --quick || true

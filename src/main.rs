@@ -17,6 +17,8 @@ fn main() {
         Some(cli::Command::Fmt(a)) => cli::fmt::run(a),
         Some(cli::Command::Run(a)) => cli::run::run(a),
         Some(cli::Command::Kernels(a)) => cli::kernels::run(a),
+        Some(cli::Command::Env(a)) => cli::env::run(a),
+        Some(cli::Command::Link(a)) => cli::link::run(a),
         None => cli::translate::run(&args.translate),
     };
     std::process::exit(code);

@@ -426,6 +426,39 @@ impl Module {
             ))
         })?;
         let params = param_buffer(kernel, &info.params, args)?;
+        // SAFETY: `param_buffer` checked the arguments against the layout; the buffers in
+        // `args` stay alive (borrowed) during the launch.
+        unsafe { self.launch_raw(kernel, cfg, &params) }
+    }
+
+    /// Launches `kernel` with a parameter buffer already in the kernel's CUDA layout (what
+    /// `cuLaunchKernel` assembles from `kernelParams`, or its `extra` buffer) and waits for it.
+    /// The buffer must hold at least the layout's size (`KernelInfo::params`); pointers in it
+    /// must stay valid during the launch.
+    ///
+    /// # Safety
+    /// `params` must hold what the kernel expects: device pointers in it host memory the
+    /// kernel may use (invalid accesses the fault handler sees fail the launch, but a kernel
+    /// may write through a wrong pointer into valid memory).
+    pub unsafe fn launch_raw(
+        &self,
+        kernel: &str,
+        cfg: &LaunchConfig,
+        params: &[u8],
+    ) -> Result<(), ApiError> {
+        let info = self.program.kernel(kernel).ok_or_else(|| {
+            ApiError::Args(format!(
+                "no kernel named `{kernel}`; the module's kernels are: {}",
+                self.kernel_names().join(", ")
+            ))
+        })?;
+        if params.len() < info.params.size as usize {
+            return Err(ApiError::Args(format!(
+                "kernel `{kernel}` takes {} bytes of parameters, but {} were given",
+                info.params.size,
+                params.len()
+            )));
+        }
         let code = self
             .program
             .code(kernel)
@@ -435,9 +468,10 @@ impl Module {
         cfg.shared_align = self.program.shared_align();
         crate::runtime::fault::install();
         crate::runtime::fault::set_kernel(kernel);
-        // SAFETY: `code` was compiled for this ABI and `params` matches its layout; buffers
-        // in `args` stay alive (borrowed) during the launch.
-        unsafe { crate::runtime::launch_code(kernel, &code, &params, &cfg) }?;
+        // SAFETY: `code` was compiled for this ABI and `params` holds its layout; the caller
+        // keeps the memory its pointers name alive during the launch, and invalid accesses
+        // are caught by the fault handler installed above.
+        unsafe { crate::runtime::launch_code(kernel, &code, params, &cfg) }?;
         Ok(())
     }
 }

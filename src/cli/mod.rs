@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub mod check;
+pub mod env;
 pub mod fmt;
 pub mod kernels;
+pub mod link;
 pub mod run;
 pub mod translate;
 
@@ -41,6 +43,24 @@ pub enum Command {
     Run(RunArgs),
     /// List a PTX file's kernels and parameter layouts, or write a C header of launch functions.
     Kernels(kernels::KernelsArgs),
+    /// Print the line that makes programs load this build's libcuda.so.1 (the CUDA driver API
+    /// on this CPU): eval "$(ptx2llvm env)".
+    Env(env::EnvArgs),
+    /// Link PTX modules into one (resolve `.extern` symbols, merge `.weak`/`.common`).
+    Link(LinkArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LinkArgs {
+    /// The PTX modules to link, in order.
+    #[arg(required = true, value_name = "FILE.ptx")]
+    pub files: Vec<PathBuf>,
+    /// Output path; `-` or no `-o` writes to stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Keep `.extern` declarations no input defines instead of reporting them.
+    #[arg(long)]
+    pub allow_unresolved: bool,
 }
 
 #[derive(Args, Debug)]

@@ -221,6 +221,15 @@ model. Beyond the table:
   (`ptx2llvm_rt_launch` aligns blocks to 4096); `run` and the APIs honour any alignment.
 - External functions a module declares but does not define (e.g. numba's fp16 shims) are a
   load error naming them.
+- `libcuda.so.1` (the CUDA driver API of `cuda/`) does not provide memory pools
+  (`cuMemPool*`; `cuDeviceGetDefaultMemPool` is `CUDA_ERROR_NOT_SUPPORTED`), IPC handles,
+  graphs and stream capture, CUDA arrays, textures and surfaces, virtual memory management,
+  thread block clusters (`cuLaunchKernelEx` with a cluster dimension is
+  `CUDA_ERROR_NOT_SUPPORTED`), grid-wide synchronization (`CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`
+  is 0: cooperative launches run, `grid.sync()` traps), GPU machine code (cubins, fatbins without
+  PTX, LTO IR: `CUDA_ERROR_NO_BINARY_FOR_GPU`), compressed fatbins, or NVIDIA's undocumented
+  export tables (`cuGetExportTable`); `cuGetProcAddress` answers `CUDA_ERROR_NOT_FOUND` for what
+  it lacks. Work runs when it is submitted: streams do not overlap each other or the host.
 ";
 
 /// Module and function directives the parser reads, in the manual's order.
