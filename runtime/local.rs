@@ -95,6 +95,9 @@ impl StackArea {
         let size = size.div_ceil(page) * page;
         let mut last = String::new();
         for (lead, gap, trail) in [(LEAD, GAP, TRAIL), (SMALL_GUARD, SMALL_GUARD, SMALL_GUARD)] {
+            // One page more than a power of two, as corosensei's own stacks are spaced: stack
+            // tops a large power of two apart would all fall into the same cache sets.
+            let gap = gap + page;
             let slot = gap + size;
             let Some(map_len) = slot
                 .checked_mul(n)
