@@ -26,7 +26,6 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::fmt::Write as _;
 
-use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::abi::{bar_red, redux, shfl, vote, Thread, NUM_BARRIERS, WARP_SIZE};
@@ -46,7 +45,7 @@ pub(crate) enum Event {
     Trapped,
 }
 
-pub(crate) type Coro = Coroutine<(), Event, (), DefaultStack>;
+pub(crate) type Coro = Coroutine<(), Event, (), super::local::AreaStack>;
 pub(crate) type ThreadYielder = Yielder<(), Event>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

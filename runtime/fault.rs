@@ -21,7 +21,8 @@
 //! into other valid memory is not detected (there is no bounds checking). Buffers and each
 //! worker's shared-memory block (`shared.rs`) are surrounded by inaccessible pages, so
 //! accesses beyond them fault; a fault in a worker's shared guards is reported as an
-//! out-of-range shared address with its offset from the block.
+//! out-of-range shared address with its offset from the block, one in the guards of its stacks
+//! or thread-loop `.local` area (`local.rs`) as an out-of-range local address.
 //!
 //! `PTX2LLVM_NO_SIGNAL_HANDLER=1` in the environment leaves the process's handlers alone.
 
@@ -29,6 +30,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Once;
 
 use super::abi::Thread;
+use super::local::AreaWindow;
 
 static INSTALL: Once = Once::new();
 /// The previous handlers (`struct sigaction`), for chaining.
@@ -247,6 +249,51 @@ fn shared_note(m: &mut Msg, addr: usize) {
         .s(b" bytes of shared memory)");
 }
 
+thread_local! {
+    /// The calling worker's `.local` reservations: its stack area (0) and the thread loops'
+    /// `.local` area (1); faults there are out-of-range local addresses (or, in a stack's own
+    /// guard, stack overflows). Set while a worker runs a launch.
+    static LOCAL: std::cell::Cell<[AreaWindow; 2]> =
+        const { std::cell::Cell::new([AreaWindow { lo: 0, hi: 0, first: 0, slot: 0, gap: 0 }; 2]) };
+}
+
+/// Records one of a worker's `.local` reservations for fault messages while it lives.
+pub(crate) struct LocalWindow(usize);
+
+impl LocalWindow {
+    pub(crate) fn set(i: usize, w: AreaWindow) -> LocalWindow {
+        LOCAL.with(|c| {
+            let mut a = c.get();
+            a[i] = w;
+            c.set(a);
+        });
+        LocalWindow(i)
+    }
+}
+
+impl Drop for LocalWindow {
+    fn drop(&mut self) {
+        LOCAL.with(|c| {
+            let mut a = c.get();
+            a[self.0] = AreaWindow::default();
+            c.set(a);
+        });
+    }
+}
+
+/// Whether `addr` lies in one of the calling worker's `.local` reservations.
+fn in_local(addr: usize) -> bool {
+    LOCAL.with(|c| c.get()).iter().any(|w| w.contains(addr))
+}
+
+/// " (an out-of-range local address: …)" when `addr` lies in the calling worker's `.local`
+/// reservations.
+fn local_note(m: &mut Msg, addr: usize) {
+    if in_local(addr) {
+        m.s(b" (an out-of-range local address: outside the thread's .local memory and stack)");
+    }
+}
+
 fn kernel_name(m: &mut Msg) {
     let n = KERNEL_LEN.load(Ordering::Acquire);
     for slot in KERNEL.iter().take(n) {
@@ -264,6 +311,7 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
     shared_note(&mut m, addr);
+    local_note(&mut m, addr);
     // A warp matrix instruction reads other lanes' rows: say whose address it was, since the
     // thread named is the one that happened to read it.
     if let Some(lane) = ROW_LANE.with(|r| r.take()) {
@@ -283,6 +331,7 @@ pub(crate) fn message(addr: usize, sig_and_access: usize) -> String {
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
     shared_note(&mut m, addr);
+    local_note(&mut m, addr);
     String::from_utf8_lossy(m.bytes()).into_owned()
 }
 
@@ -373,8 +422,17 @@ extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_vo
         }
         // The redirected thread does not come back to clear it.
         KERNEL_ACCESS.with(|k| k.store(false, Ordering::Relaxed));
-        // Room to run `fault_trap` below the faulting frame? (Not after a stack overflow.)
-        let overflow = sp != 0 && access != Access::General && addr.abs_diff(sp) < 64 * 1024;
+        // Room to run `fault_trap` below the faulting frame? (Not after a stack overflow.) In
+        // a worker's stack area only the guard of the running stack's own slot overflows; an
+        // access elsewhere in the area, near the stack pointer or not, is an out-of-range
+        // local address.
+        let areas = LOCAL.with(|c| c.get());
+        let overflow = sp != 0
+            && access != Access::General
+            && match areas.iter().find(|w| w.contains(addr)) {
+                Some(w) => w.overflow(addr, sp),
+                None => addr.abs_diff(sp) < 64 * 1024,
+            };
         if !overflow && redirect(ctx, t, addr, sig, access) {
             return;
         }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use super::abi::{Thread, NUM_BARRIERS, WARP_SIZE};
 use super::cta::Cta;
 pub use super::cta::{BarKind, WarpOp};
+use super::shared::SharedBlock;
 use super::LaunchError;
 
 /// The round descriptor shared with generated code (`ptx2llvm_fis`). Field offsets are in
@@ -387,7 +388,8 @@ pub(crate) struct FisMem {
     mask: Vec<u32>,
     res: Vec<u32>,
     resp: Vec<u8>,
-    local: Vec<u64>,
+    /// The `.local` area (guarded, as a shared block is: `shared.rs`); none without locals.
+    local: Option<SharedBlock>,
     pbuf: Vec<u8>,
     pub(crate) f: FisCtx,
 }
@@ -397,10 +399,15 @@ pub(crate) struct FisMem {
 pub const LOCAL_ALIGN: usize = 4096;
 
 impl FisMem {
-    pub(crate) fn new(info: &FisInfo, n: usize) -> FisMem {
+    pub(crate) fn new(info: &FisInfo, n: usize) -> Result<FisMem, LaunchError> {
         let frame_words = (info.frame_bytes as usize * FRAME_STRIDE as usize).div_ceil(8) + 8;
-        // Room to start the area at `LOCAL_ALIGN`.
-        let local_words = (info.local_bytes as usize * n).div_ceil(8) + 2 + LOCAL_ALIGN / 8;
+        // Variables are at multiples of their alignment from the start (`fission::local_var`;
+        // kernels with larger alignments keep coroutines). The area lies between guard pages:
+        // a `.local` address far outside it faults (an out-of-range local address).
+        let local = match info.local_bytes as usize * n {
+            0 => None,
+            bytes => Some(SharedBlock::take(bytes, LOCAL_ALIGN)?),
+        };
         let mut m = FisMem {
             n,
             state: vec![ST_EXIT; n],
@@ -412,7 +419,7 @@ impl FisMem {
             mask: vec![0; n],
             res: vec![0; n],
             resp: vec![0; n],
-            local: vec![0; local_words],
+            local,
             // Probe mode 4 stores 4 bytes at a thread's byte.
             pbuf: vec![0; n + 8],
             f: FisCtx {
@@ -452,12 +459,31 @@ impl FisMem {
         m.f.mask = m.mask.as_mut_ptr();
         m.f.res = m.res.as_mut_ptr();
         m.f.resp = m.resp.as_mut_ptr();
-        let p = m.local.as_mut_ptr() as *mut u8;
-        // Variables are at multiples of their alignment from the start (`fission::local_var`;
-        // kernels with larger alignments keep coroutines).
-        m.f.local = p.wrapping_add(p.align_offset(LOCAL_ALIGN));
+        if let Some(b) = &m.local {
+            m.f.local = b.base();
+        }
         m.f.pbuf = m.pbuf.as_mut_ptr();
-        m
+        Ok(m)
+    }
+
+    /// The `.local` area's reservation, for fault messages.
+    pub(crate) fn local_window(&self) -> Option<super::local::AreaWindow> {
+        self.local.as_ref().map(|b| {
+            let (lo, hi) = b.reserved();
+            super::local::AreaWindow {
+                lo,
+                hi,
+                ..Default::default()
+            }
+        })
+    }
+}
+
+impl Drop for FisMem {
+    fn drop(&mut self) {
+        if let Some(b) = self.local.take() {
+            b.give(LOCAL_ALIGN);
+        }
     }
 }
 

@@ -1,17 +1,17 @@
 //! The grid launcher: validates a launch configuration, hands CTAs to a pool of worker threads
 //! (one per core) from an atomic counter, and runs each CTA's threads as coroutines on stacks
-//! that are pooled across CTAs and launches. The first failure (trap, deadlock) stops the
+//! of the worker's guarded stack area (`local.rs`), kept across CTAs and launches. The first failure (trap, deadlock) stops the
 //! launch: workers take no new CTA and the failing CTA is abandoned.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use corosensei::stack::DefaultStack;
 use corosensei::CoroutineResult;
 
 use super::abi::{KernelEntry, Thread, MAX_SHARED_PER_CTA, MAX_THREADS_PER_CTA, WARP_SIZE};
 use super::cta::{set_yielder, Coro, Cta, ThreadYielder};
 use super::fission::{FisFault, FisKernel, FisMem};
+use super::local::StackArea;
 use super::shared::SharedBlock;
 use super::LaunchError;
 
@@ -152,41 +152,8 @@ impl LaunchShared {
     }
 }
 
-/// A stack that may move between threads: it is only used by one thread at a time.
-struct PooledStack(DefaultStack);
-// SAFETY: a DefaultStack is an mmap-ed region with no thread affinity.
-unsafe impl Send for PooledStack {}
-
-/// Stacks kept across launches, with their size.
-static STACKS: Mutex<Vec<(usize, PooledStack)>> = Mutex::new(Vec::new());
 /// `%gridid`: counts launches.
 static GRIDID: AtomicU64 = AtomicU64::new(1);
-
-fn take_stacks(size: usize, n: usize) -> Result<Vec<DefaultStack>, LaunchError> {
-    let mut out = Vec::with_capacity(n);
-    if let Ok(mut pool) = STACKS.lock() {
-        pool.retain(|(s, _)| *s == size);
-        while out.len() < n {
-            match pool.pop() {
-                Some((_, s)) => out.push(s.0),
-                None => break,
-            }
-        }
-    }
-    while out.len() < n {
-        let s = DefaultStack::new(size).map_err(|e| {
-            LaunchError::Resource(format!("cannot allocate a {size}-byte thread stack: {e}"))
-        })?;
-        out.push(s);
-    }
-    Ok(out)
-}
-
-fn give_stacks(size: usize, stacks: Vec<DefaultStack>) {
-    if let Ok(mut pool) = STACKS.lock() {
-        pool.extend(stacks.into_iter().map(|s| (size, PooledStack(s))));
-    }
-}
 
 /// Launches `entry` over the grid and waits for it. `params` is the kernel's parameter buffer
 /// (CUDA layout); it must stay valid and unchanged during the launch.
@@ -283,10 +250,11 @@ fn worker(sh: &LaunchShared, index: u32) {
     let cfg = &sh.cfg;
     let [bx, by, bz] = cfg.block;
     let n = (bx * by * bz) as usize;
-    let stacks = match take_stacks(cfg.stack_size, n) {
-        Ok(s) => s,
+    let area = match StackArea::take(cfg.stack_size, n) {
+        Ok(a) => a,
         Err(e) => return sh.fail(e),
     };
+    let _stacks_window = super::fault::LocalWindow::set(0, area.window());
     let total_shared = cfg.shared_bytes() as usize;
     let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
         Ok(b) => b,
@@ -296,7 +264,6 @@ fn worker(sh: &LaunchShared, index: u32) {
     let mut cta = Box::new(Cta::new(sh));
     let cta_ptr: *mut Cta = &mut *cta;
     let mut threads: Vec<Thread> = (0..n).map(|_| blank_thread()).collect();
-    let mut stacks = Some(stacks);
     let mut coros: Vec<Coro> = Vec::with_capacity(n);
     let red_table = super::red::table() as *mut std::ffi::c_void;
     let [gx, gy, _] = cfg.grid;
@@ -318,7 +285,7 @@ fn worker(sh: &LaunchShared, index: u32) {
         // SAFETY: only this worker touches `cta` and `threads` outside the coroutines.
         unsafe { (*cta_ptr).reset(ctaid, cfg.block) };
         let base = shared_mem.base();
-        let mut stack_list = stacks.take().unwrap_or_default();
+        let mut stack_list = area.stacks(n);
         for (i, t) in threads.iter_mut().enumerate() {
             let i = i as u32;
             let tid = [i % bx, (i / bx) % by, i / (bx * by)];
@@ -362,18 +329,16 @@ fn worker(sh: &LaunchShared, index: u32) {
         // SAFETY: `cta_ptr` is live and owned by this worker; the coroutines reach it only
         // through their contexts while `run` resumes them.
         let r = unsafe { Cta::run(cta_ptr, &mut coros, threads.as_mut_ptr()) };
-        for c in coros.drain(..) {
-            stack_list.push(c.into_stack());
-        }
-        stacks = Some(stack_list);
+        // Finished or reset: the stacks go back to the area with them.
+        coros.clear();
         if let Err(e) = r {
             sh.fail(e);
             break;
         }
     }
-    if let Some(s) = stacks {
-        give_stacks(cfg.stack_size, s);
-    }
+    drop(coros);
+    drop(_stacks_window);
+    area.give();
     drop(_window);
     shared_mem.give(cfg.shared_align as usize);
 }
@@ -399,7 +364,11 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
     let cfg = &sh.cfg;
     let [bx, by, bz] = cfg.block;
     let n = (bx * by * bz) as usize;
-    let mut mem = FisMem::new(&k.info, n);
+    let mut mem = match FisMem::new(&k.info, n) {
+        Ok(m) => m,
+        Err(e) => return sh.fail(e),
+    };
+    let _local_window = mem.local_window().map(|w| super::fault::LocalWindow::set(1, w));
     let total_shared = cfg.shared_bytes() as usize;
     let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
         Ok(b) => b,
@@ -434,19 +403,18 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
         fault: fault_ptr,
     };
     let wp: *const FisWork = &w;
-    let mut stack = match take_stacks(FIS_STACK, 1) {
-        Ok(mut s) => s.pop(),
+    let area = match StackArea::take(FIS_STACK, 1) {
+        Ok(a) => a,
         Err(e) => return sh.fail(e),
     };
+    let _stack_window = super::fault::LocalWindow::set(0, area.window());
+    let stack = area.stacks(1).pop().unwrap_or_else(|| unreachable!());
     super::nvvm::CURRENT.with(|c| c.set(ctx_ptr));
-    let mut coro = Coro::with_stack(
-        stack.take().unwrap_or_else(|| unreachable!()),
-        move |y: &ThreadYielder, ()| {
-            set_yielder(ctx_ptr, y);
-            // SAFETY: `w` outlives the coroutine, which only this worker resumes.
-            unsafe { (*wp).ctas() };
-        },
-    );
+    let mut coro = Coro::with_stack(stack, move |y: &ThreadYielder, ()| {
+        set_yielder(ctx_ptr, y);
+        // SAFETY: `w` outlives the coroutine, which only this worker resumes.
+        unsafe { (*wp).ctas() };
+    });
     if let CoroutineResult::Yield(_) = coro.resume(()) {
         // SAFETY: nothing with a destructor lives on the abandoned coroutine's stack.
         unsafe { coro.force_reset() };
@@ -461,17 +429,15 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
                 // SAFETY: as above.
                 unsafe { replay.force_reset() };
             }
-            stack = Some(replay.into_stack());
-        } else {
-            stack = Some(coro.into_stack());
+            drop(replay);
         }
     } else {
-        stack = Some(coro.into_stack());
+        drop(coro);
     }
     super::nvvm::CURRENT.with(|c| c.set(std::ptr::null_mut()));
-    if let Some(s) = stack {
-        give_stacks(FIS_STACK, vec![s]);
-    }
+    drop(_stack_window);
+    drop(_local_window);
+    area.give();
     drop(cta);
     drop(ctx);
     drop(_window);

@@ -6,7 +6,8 @@
 //!
 //! - `abi`: the per-thread context `ptx2llvm_thread` and the operation codes;
 //! - `cta`: one CTA's scheduler, barriers and warp collectives;
-//! - `launch`: grid launch over the worker pool, stack pool, launch limits;
+//! - `launch`: grid launch over the worker pool, launch limits;
+//! - `local`: the workers' guarded stack areas (`.local` memory and call frames);
 //! - `entry`: the `ptx2llvm_rt_*` functions;
 //! - `nvvm`: host versions of the `llvm.nvvm.*` operations and the current-thread lookup;
 //! - `printf`, `time`: device printf and clocks;
@@ -20,6 +21,7 @@ pub mod entry;
 pub mod fault;
 pub mod fission;
 pub mod launch;
+mod local;
 pub mod matrix;
 pub mod nvvm;
 mod pool;

@@ -214,9 +214,10 @@ model. Beyond the table:
 - Legacy warp-synchronous code (no `__syncwarp`) is not run in lock step: the lanes of a warp run
   one after another between synchronization points.
 - Invalid memory accesses (null or unmapped addresses) in JIT-compiled kernels fail the launch
-  with the block and thread (x86-64 Linux), and so do out-of-range shared addresses (guard pages
-  around each CTA's block); accesses past the end of a buffer into other valid memory, or past a
-  `.local` array into the thread's stack, are not detected.
+  with the block and thread (x86-64 Linux), and so do out-of-range shared and local addresses
+  (guard pages around each CTA's shared block and around each thread's stack and `.local`
+  memory); accesses past the end of a buffer into other valid memory, or past a `.local` array
+  into the thread's own stack or another thread's, are not detected.
 - Objects (`--emit obj`) refuse `.shared` variables aligned to more than 4096 bytes
   (`ptx2llvm_rt_launch` aligns blocks to 4096); `run` and the APIs honour any alignment.
 - External functions a module declares but does not define (e.g. numba's fp16 shims) are a
