@@ -142,7 +142,7 @@ softmax(__global float *restrict out, __global const float *restrict in, int in_
 }
 
 
-/* ---- the CUDA idioms of issue #17 (kernels/*.cu), one work-item per CUDA thread ---- */
+/* ---- the CUDA idioms of issue #17 (the .cu files in ../kernels), one work-item per CUDA thread ---- */
 
 /* float atomic add through compare-and-swap on the bits (OpenCL 1.2 has no float atomics) */
 static void atomic_add_f32(volatile __global float *p, float v) {
@@ -398,10 +398,10 @@ __kernel void mandelbrot(__global uint *restrict out, int w, int h, float x0, fl
 
 __kernel void bitonic(__global const float *restrict in, __global float *restrict out,
                       __local float *a) {
-    uint t = get_local_id(0), half = get_local_size(0), n = 2 * half;
+    uint t = get_local_id(0), hb = get_local_size(0), n = 2 * hb;
     __global const float *src = in + (size_t)get_group_id(0) * n;
     a[t] = src[t];
-    a[t + half] = src[t + half];
+    a[t + hb] = src[t + hb];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k = 2; k <= n; k <<= 1)
         for (uint j = k >> 1; j > 0; j >>= 1) {
@@ -416,7 +416,7 @@ __kernel void bitonic(__global const float *restrict in, __global float *restric
         }
     __global float *dst = out + (size_t)get_group_id(0) * n;
     dst[t] = a[t];
-    dst[t + half] = a[t + half];
+    dst[t + hb] = a[t + hb];
 }
 
 __kernel void empty(void) {}
