@@ -1,7 +1,10 @@
 /* check: compares an output buffer with the reference (the C baseline's output).
- *   check f32 GOT REF RTOL ATOL    |got - ref| <= ATOL + RTOL * |ref| for every element
- *   check u32 GOT REF [DIV]        exact, after dividing GOT by DIV (a histogram that DIV
- *                                  launches accumulated); DIV defaults to 1
+ *   check f32 GOT REF RTOL ATOL [DIV]   |got/DIV - ref| <= ATOL + RTOL * |ref| for every
+ *                                  element (DIV: launches that accumulated into GOT, default 1)
+ *   check u32 GOT REF [DIV [FRAC]] exact, after dividing GOT by DIV (a histogram that DIV
+ *                                  launches accumulated); DIV defaults to 1; with FRAC, up to
+ *                                  that fraction of the elements may differ (escape counts of
+ *                                  points on a fractal's boundary, where one rounding decides)
  * Prints "ok" or "MISMATCH ..." (first bad index, count, worst error) and exits 0 / 1. */
 #include <math.h>
 #include <stdint.h>
@@ -39,12 +42,13 @@ int main(int argc, char **argv) {
         return 1;
     }
     size_t bad = 0, first = (size_t)-1;
-    if (!strcmp(argv[1], "f32") && argc == 6) {
+    if (!strcmp(argv[1], "f32") && (argc == 6 || argc == 7)) {
         double rtol = atof(argv[4]), atol = atof(argv[5]), worst = 0;
+        double div = argc == 7 ? atof(argv[6]) : 1.0;
         const float *a = g, *b = r;
         size_t n = nr / 4;
         for (size_t i = 0; i < n; i++) {
-            double e = fabs((double)a[i] - (double)b[i]);
+            double e = fabs((double)a[i] / div - (double)b[i]);
             int ok = e <= atol + rtol * fabs((double)b[i]);
             if (!ok || isnan(a[i]) != isnan(b[i])) {
                 if (!bad++) first = i;
@@ -53,20 +57,25 @@ int main(int argc, char **argv) {
         }
         if (bad) {
             printf("MISMATCH %zu/%zu (first [%zu] %g vs %g, worst |err| %g)\n", bad, n, first,
-                   a[first], b[first], worst);
+                   a[first] / div, b[first], worst);
             return 1;
         }
     } else if (!strcmp(argv[1], "u32")) {
         uint32_t div = argc > 4 ? (uint32_t)strtoul(argv[4], 0, 0) : 1;
+        double frac = argc > 5 ? atof(argv[5]) : 0.0;
         const uint32_t *a = g, *b = r;
         size_t n = nr / 4;
         for (size_t i = 0; i < n; i++)
             if (a[i] % div || a[i] / div != b[i])
                 if (!bad++) first = i;
-        if (bad) {
+        if (bad > frac * (double)n) {
             printf("MISMATCH %zu/%zu (first [%zu] %u/%u vs %u)\n", bad, n, first, a[first], div,
                    b[first]);
             return 1;
+        }
+        if (bad) {
+            printf("ok (%zu/%zu differ, within %g)\n", bad, n, frac);
+            return 0;
         }
     } else {
         fprintf(stderr, "check: bad arguments\n");
