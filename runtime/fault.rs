@@ -1,11 +1,12 @@
 //! Invalid memory accesses of kernels become launch errors instead of crashes.
 //!
 //! `install()` (called before every launch by `ptx2llvm run`, the embedding API and the C API)
-//! installs a `SIGSEGV`/`SIGBUS` handler once per process. When a fault happens in JIT-compiled
-//! kernel code (the faulting instruction lies in no loaded object: `dladdr` finds nothing, or a
-//! runtime function is accessing memory at an address the kernel gave: `kernel_access`) while
-//! a CUDA thread runs (`ptx2llvm_rt_self()` is set), the handler makes the faulting thread
-//! resume in `fault_trap`, which fails the launch like `trap` does:
+//! installs a `SIGSEGV`/`SIGBUS` handler once per process. When a fault happens in kernel code
+//! — the faulting instruction lies in a range the JIT registered for a loaded module
+//! (`register_code`, done by `target::cpu::Program::load` once MCJIT has finalized its code), or
+//! a runtime function is accessing memory at an address the kernel gave (`kernel_access`) —
+//! while a CUDA thread runs (`ptx2llvm_rt_self()` is set), the handler makes the faulting
+//! thread resume in `fault_trap`, which fails the launch like `trap` does:
 //!
 //! ```text
 //! kernel k failed in block (1, 0, 0), thread (3, 0, 0): invalid memory access: write to
@@ -15,7 +16,26 @@
 //! The CUDA thread's stack is abandoned as for `trap`; the process and later launches go on.
 //! (x86-64 Linux. Elsewhere, and for a fault that leaves no room on the thread's stack — a
 //! stack overflow from deep recursion or huge local arrays — the handler prints the same
-//! message to stderr and exits with status 1.) Faults anywhere else go to the previous handler.
+//! message to stderr and exits with status 1.)
+//!
+//! Every other fault — host code, the runtime's own code, another JIT's code, on any thread,
+//! also while a kernel runs — goes to the handler that was installed before ours: called with
+//! `(sig, info, context)` when it was installed with `SA_SIGINFO`, with `(sig)` otherwise; for
+//! `SIG_DFL` (and `SIG_IGN`, which the kernel does not honour for a fault) the default action is
+//! restored and the signal raised again, so the process ends as it would have without us.
+//! (The previous handler's `sa_mask` and `SA_RESETHAND`/`SA_NODEFER` flags are not emulated.)
+//!
+//! Off switches: `PTX2LLVM_FAULT_HANDLER=0` (or the older `PTX2LLVM_NO_SIGNAL_HANDLER=1`) in the
+//! environment, or `set_enabled(false)` from the embedding program, which also puts the previous
+//! handlers back when ours is still the one installed (otherwise ours stays, passing every
+//! fault on). Kernel faults then crash the process as any invalid access does.
+//!
+//! Code ranges: MCJIT reports no function sizes, so a module's range runs from the lowest
+//! address of its functions to the end of the memory mapping holding them
+//! (`/proc/self/maps`), per mapping. Up to `MAX_RANGES` ranges are registered at once; code
+//! beyond that (and `--emit obj` objects, which live in loaded shared objects) is not
+//! recognized, so its faults go to the previous handler. Ranges are unregistered when the
+//! `Program` is dropped, before its code is freed.
 //!
 //! Only accesses to unmapped or protected memory fault: an access past the end of a buffer
 //! into other valid memory is not detected (there is no bounds checking). Buffers and each
@@ -23,19 +43,31 @@
 //! accesses beyond them fault; a fault in a worker's shared guards is reported as an
 //! out-of-range shared address with its offset from the block, one in the guards of its stacks
 //! or thread-loop `.local` area (`local.rs`) as an out-of-range local address.
-//!
-//! `PTX2LLVM_NO_SIGNAL_HANDLER=1` in the environment leaves the process's handlers alone.
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use super::abi::Thread;
 use super::local::AreaWindow;
 
-static INSTALL: Once = Once::new();
-/// The previous handlers (`struct sigaction`), for chaining.
+/// The previous handlers (`struct sigaction`), for chaining; written under `STATE` before our
+/// handler is installed, read by the handler.
 static mut OLD_SEGV: Option<libc::sigaction> = None;
 static mut OLD_BUS: Option<libc::sigaction> = None;
+
+/// Whether the handler is installed, and whether it may be (`set_enabled`).
+struct State {
+    installed: bool,
+    /// `None`: not decided yet (the environment decides at the first `install`).
+    enabled: Option<bool>,
+}
+
+static STATE: std::sync::Mutex<State> = std::sync::Mutex::new(State {
+    installed: false,
+    enabled: None,
+});
+
+/// Read by the handler: when false, every fault goes to the previous handler.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Name of the kernel being launched (best effort: the last `set_kernel`).
 static KERNEL: [AtomicU8; 128] = [const { AtomicU8::new(0) }; 128];
@@ -51,30 +83,150 @@ pub fn set_kernel(name: &str) {
     KERNEL_LEN.store(n, Ordering::Release);
 }
 
-/// Installs the handler once per process (unless `PTX2LLVM_NO_SIGNAL_HANDLER` is set).
+/// Whether the environment turns the handler off (`PTX2LLVM_FAULT_HANDLER=0`, or the older
+/// `PTX2LLVM_NO_SIGNAL_HANDLER` set to anything but 0).
+fn env_disabled() -> bool {
+    std::env::var_os("PTX2LLVM_FAULT_HANDLER").is_some_and(|v| v == "0")
+        || std::env::var_os("PTX2LLVM_NO_SIGNAL_HANDLER").is_some_and(|v| v != "0")
+}
+
+fn state() -> std::sync::MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Installs the handler once per process, unless it is turned off (`set_enabled(false)`, or
+/// the environment: see the module doc). Cheap when already installed.
 pub fn install() {
-    INSTALL.call_once(|| {
-        if std::env::var_os("PTX2LLVM_NO_SIGNAL_HANDLER").is_some_and(|v| v != "0") {
-            return;
+    let mut st = state();
+    let enabled = *st.enabled.get_or_insert_with(|| !env_disabled());
+    if st.installed || !enabled {
+        return;
+    }
+    // SAFETY: sigaction with a fully initialized struct; the old actions are stored (under
+    // the lock) before our handler can run, and `ACTIVE` is set after.
+    unsafe {
+        for (sig, old) in [
+            (libc::SIGSEGV, &raw mut OLD_SEGV),
+            (libc::SIGBUS, &raw mut OLD_BUS),
+        ] {
+            let mut prev: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut prev) != 0 {
+                continue;
+            }
+            *old = Some(prev);
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = handler as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
-        // SAFETY: sigaction with a fully initialized struct; the old actions are stored before
-        // any fault can reach the handler (call_once runs this once, before launches).
-        unsafe {
-            for (sig, old) in [
-                (libc::SIGSEGV, &raw mut OLD_SEGV),
-                (libc::SIGBUS, &raw mut OLD_BUS),
-            ] {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = handler as *const () as usize;
-                sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-                libc::sigemptyset(&mut sa.sa_mask);
-                let mut prev: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, &sa, &mut prev) == 0 {
-                    *old = Some(prev);
+    }
+    st.installed = true;
+    ACTIVE.store(true, Ordering::Release);
+}
+
+/// Turns the fault handler on or off for this process (the API form of
+/// `PTX2LLVM_FAULT_HANDLER`; it overrides the environment). Off: faults in kernels crash the
+/// process like any invalid access; if our handler is installed and still the process's, the
+/// previous handlers are put back, else ours stays and passes every fault on. On: the next
+/// `install` (every launch calls it) installs the handler again.
+pub fn set_enabled(on: bool) {
+    let mut st = state();
+    st.enabled = Some(on);
+    if on || !st.installed {
+        return;
+    }
+    ACTIVE.store(false, Ordering::Release);
+    // SAFETY: reads and restores sigactions saved by `install` under the same lock.
+    unsafe {
+        let mut all_ours = true;
+        for sig in [libc::SIGSEGV, libc::SIGBUS] {
+            let mut cur: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut cur);
+            all_ours &= cur.sa_sigaction == handler as *const () as usize;
+        }
+        if all_ours {
+            for (sig, old) in [(libc::SIGSEGV, OLD_SEGV), (libc::SIGBUS, OLD_BUS)] {
+                if let Some(o) = old {
+                    libc::sigaction(sig, &o, std::ptr::null_mut());
                 }
             }
+            st.installed = false;
         }
-    });
+    }
+}
+
+/// Whether the handler is turned on (by default, unless the environment turns it off).
+pub fn enabled() -> bool {
+    *state().enabled.get_or_insert_with(|| !env_disabled())
+}
+
+/// How many code ranges can be registered at once.
+pub const MAX_RANGES: usize = 4096;
+
+/// Registered code ranges `[lo, hi)`; `lo == 0` marks a free slot. Written under `RANGES_LOCK`,
+/// read lock-free by the signal handler.
+static RANGES: [(AtomicUsize, AtomicUsize); MAX_RANGES] =
+    [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; MAX_RANGES];
+static RANGES_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Kernel code ranges registered with the fault handler; dropping it unregisters them.
+#[derive(Debug)]
+pub struct CodeRanges {
+    slots: Vec<usize>,
+}
+
+impl CodeRanges {
+    /// How many of the ranges given to `register_code` found a slot.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+/// Registers JIT-compiled kernel code `[lo, hi)` ranges: faults there, on a CUDA thread, are
+/// the kernel's. Ranges beyond `MAX_RANGES` in all are not registered.
+pub fn register_code(ranges: &[(usize, usize)]) -> CodeRanges {
+    let _g = RANGES_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut slots = Vec::new();
+    let mut free = RANGES
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.0.load(Ordering::Relaxed) == 0);
+    for &(lo, hi) in ranges.iter().filter(|(lo, hi)| *lo != 0 && lo < hi) {
+        let Some((i, slot)) = free.next() else { break };
+        slot.1.store(hi, Ordering::Relaxed);
+        slot.0.store(lo, Ordering::Release);
+        slots.push(i);
+    }
+    CodeRanges { slots }
+}
+
+impl Drop for CodeRanges {
+    fn drop(&mut self) {
+        let _g = RANGES_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        for &i in &self.slots {
+            RANGES[i].0.store(0, Ordering::Release);
+            RANGES[i].1.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether `pc` lies in registered kernel code (async-signal-safe: atomics only).
+pub fn in_kernel_code(pc: usize) -> bool {
+    RANGES.iter().any(|(lo, hi)| {
+        let lo = lo.load(Ordering::Acquire);
+        lo != 0 && lo <= pc && pc < hi.load(Ordering::Relaxed)
+    })
+}
+
+/// Whether a fault at `pc` is the kernel's: on a CUDA thread (`on_cuda_thread`), in registered
+/// kernel code or in a runtime access on the kernel's behalf. Everything else is chained.
+fn is_kernel_fault(pc: usize, on_cuda_thread: bool, kernel_access: bool) -> bool {
+    on_cuda_thread && pc != 0 && (in_kernel_code(pc) || kernel_access)
 }
 
 /// A fixed buffer to format messages in without allocating (signal-handler safe).
@@ -377,13 +529,7 @@ fn in_kernel_access() -> bool {
     KERNEL_ACCESS.with(|k| k.load(std::sync::atomic::Ordering::Relaxed))
 }
 
-/// Whether `pc` lies in a loaded object (executable or shared library) rather than in
-/// JIT-compiled code.
-unsafe fn in_loaded_object(pc: usize) -> bool {
-    let mut info: libc::Dl_info = std::mem::zeroed();
-    libc::dladdr(pc as *const libc::c_void, &mut info) != 0
-}
-
+/// Passes a fault on to the handler installed before ours (see the module doc).
 unsafe fn chain(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     let old = if sig == libc::SIGBUS {
         OLD_BUS
@@ -402,22 +548,29 @@ unsafe fn chain(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
             }
         }
         _ => {
-            // Default action: let the instruction fault again without us.
+            // The default action, as without us: the signal is blocked while this handler
+            // runs, so the raised one is delivered (and ends the process) when it returns —
+            // also for a signal sent by `kill`, which returning alone would drop.
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = libc::SIG_DFL;
+            libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
+            libc::raise(sig);
         }
     }
 }
 
 extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo and ucontext; everything below is
-    // async-signal-safe (no allocation, no locks; `write`, `_exit`, `dladdr`).
+    // async-signal-safe (no allocation, no locks; atomics, `write`, `_exit`, `raise`).
     unsafe {
+        if !ACTIVE.load(Ordering::Acquire) {
+            return chain(sig, info, ctx);
+        }
         let t = super::nvvm::ptx2llvm_rt_self();
         let addr = (*info).si_addr() as usize;
         let (pc, sp, access) = machine_state(ctx);
-        if t.is_null() || pc == 0 || (in_loaded_object(pc) && !in_kernel_access()) {
+        if !is_kernel_fault(pc, !t.is_null(), in_kernel_access()) {
             return chain(sig, info, ctx);
         }
         // The redirected thread does not come back to clear it.
@@ -522,6 +675,40 @@ unsafe fn redirect(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_registered_code_on_a_cuda_thread_is_the_kernels() {
+        // Foreign JIT code: an executable anonymous page no loaded object contains (which the
+        // old "dladdr finds nothing" test took for kernel code).
+        // SAFETY: a fresh private mapping, unmapped below.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_EXEC,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(page, libc::MAP_FAILED);
+        let pc = page as usize + 16;
+        assert!(!is_kernel_fault(pc, true, false));
+        let r = register_code(&[(page as usize, page as usize + 4096)]);
+        assert_eq!(r.len(), 1);
+        assert!(is_kernel_fault(pc, true, false));
+        // Not on a CUDA thread: the host's, whatever the code.
+        assert!(!is_kernel_fault(pc, false, false));
+        assert!(!is_kernel_fault(pc + 4096, true, false));
+        drop(r);
+        assert!(!is_kernel_fault(pc, true, false));
+        // A runtime function touching kernel memory on a CUDA thread.
+        let host_pc = is_kernel_fault as *const () as usize;
+        assert!(is_kernel_fault(host_pc, true, true));
+        assert!(!is_kernel_fault(host_pc, true, false));
+        // SAFETY: mapped above.
+        unsafe { libc::munmap(page, 4096) };
+    }
 
     #[test]
     fn messages() {

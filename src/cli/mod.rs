@@ -79,7 +79,7 @@ pub struct CheckArgs {
     bytes:HEX (a by-value parameter given as raw bytes)\n\n\
 ENVIRONMENT:\n  \
 PTX2LLVM_CPU_MODE=coroutine   run every CUDA thread as a coroutine instead of thread loops\n  \
-PTX2LLVM_NO_SIGNAL_HANDLER=1  leave SIGSEGV/SIGBUS alone (invalid accesses then crash the process)\n  \
+PTX2LLVM_FAULT_HANDLER=0      leave SIGSEGV/SIGBUS alone (invalid accesses then crash the process)\n  \
 PTX2LLVM_PERF_MAP=1           name the JIT-compiled functions for `perf` (/tmp/perf-PID.map)\n  \
 PTX2LLVM_PERF_JITDUMP=1       write a perf jitdump (functions and line tables) for `perf inject --jit`\n  \
 PTX2LLVM_CODE_DUMP=DIR        write each JIT-compiled function's machine code to DIR"

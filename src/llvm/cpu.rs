@@ -956,6 +956,43 @@ impl<'c> Jit<'c> {
         }
     }
 
+    /// Where the module's machine code lies, as `[lo, hi)` ranges, for the fault handler
+    /// (`runtime::fault::register_code`). MCJIT reports no sizes: per memory mapping holding
+    /// some of the functions, the range runs from the lowest function address in it to the
+    /// mapping's end (`/proc/self/maps`; else to the end of that function's page). Asking for
+    /// the addresses finalizes the code.
+    pub fn code_ranges(&self, module: &Module<'c>) -> Vec<(usize, usize)> {
+        let mut addrs: Vec<usize> = module
+            .get_functions()
+            .filter(|f| f.count_basic_blocks() > 0)
+            .filter_map(|f| self.address(f.get_name().to_str().ok()?))
+            .collect();
+        addrs.sort_unstable();
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let vmas: Vec<(usize, usize)> = maps
+            .lines()
+            .filter_map(|line| {
+                let (lo, hi) = line.split_whitespace().next()?.split_once('-')?;
+                Some((
+                    usize::from_str_radix(lo, 16).ok()?,
+                    usize::from_str_radix(hi, 16).ok()?,
+                ))
+            })
+            .collect();
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for a in addrs {
+            if out.last().is_some_and(|&(lo, hi)| lo <= a && a < hi) {
+                continue;
+            }
+            let hi = vmas
+                .iter()
+                .find(|&&(lo, hi)| lo <= a && a < hi)
+                .map_or((a | 4095) + 1, |v| v.1);
+            out.push((a, hi));
+        }
+        out
+    }
+
     /// The address of function `name`.
     pub fn address(&self, name: &str) -> Option<usize> {
         self.ee.get_function_address(name).ok()

@@ -467,7 +467,9 @@ fn in_process(name: &str) -> bool {
 
 /// A module compiled for this process: its kernels can be launched.
 pub struct Program {
-    // Field order: the engine (which owns the module) drops before the context.
+    // Field order: the code ranges are unregistered before the engine frees the code, and the
+    // engine (which owns the module) drops before the context.
+    _code: crate::runtime::fault::CodeRanges,
     jit: Jit<'static>,
     _ctx: Box<Context>,
     kernels: Vec<KernelInfo>,
@@ -563,11 +565,14 @@ impl Program {
             )));
         }
         let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
+        // Faults in this code (and only code the JIT made) are the kernels'.
+        let code = crate::runtime::fault::register_code(&jit.code_ranges(&m));
         drop(m);
         // SAFETY: the engine refers to the context, which the program owns at a fixed address
         // (boxed) and drops after it.
         let jit = unsafe { std::mem::transmute::<Jit<'_>, Jit<'static>>(jit) };
         Ok(Program {
+            _code: code,
             jit,
             _ctx: ctx,
             kernels,
