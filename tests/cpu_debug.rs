@@ -209,6 +209,65 @@ fn gdb_breaks_in_a_kernel_by_name_in_the_cuda_thread_asked_for() {
 }
 
 #[test]
+fn gdb_steps_hand_written_ptx_by_its_own_lines() {
+    if !have("gdb") {
+        eprintln!("SKIPPED: gdb is not installed (scripts/setup.sh installs Debian's gdb)");
+        return;
+    }
+    // examples/saxpy.ptx has no `.loc`: with -g its own lines are the source. Line 54 is its
+    // `fma.rn.f32 %f4, %f1, %f2, %f3`; thread 5 has x[5] = 5, so %f4 = 2 * 5 + 0 after it.
+    let src = std::fs::read_to_string(root().join("examples/saxpy.ptx")).unwrap();
+    assert!(src.lines().nth(53).unwrap().contains("fma.rn.f32"));
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.bin");
+    let xs: Vec<u8> = (0..8).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    std::fs::write(&x, xs).unwrap();
+    let xarg = format!("@{}", x.display());
+    let out = gdb(
+        &[
+            "set breakpoint pending on",
+            "break saxpy.ptx:54 if $cuda_tid(0) == 5",
+            "run",
+            "print r4",
+            "print f2",
+            "next",
+            "print f4",
+        ],
+        &[
+            "run",
+            "examples/saxpy.ptx",
+            "--kernel",
+            "saxpy",
+            "--block",
+            "8",
+            "--arg",
+            &xarg,
+            "--arg",
+            "zeros:32",
+            "--arg",
+            "f32:2",
+            "--arg",
+            "u32:8",
+            "--serial",
+            "-g",
+            "-O0",
+        ],
+        &[],
+    );
+    in_order(
+        &out,
+        &[
+            "Breakpoint 1, saxpy () at ",
+            "saxpy.ptx:54",
+            "$1 = 5",
+            "$2 = 5",
+            "55\t\tst.global.f32",
+            "$3 = 10",
+        ],
+    );
+}
+
+#[test]
 fn cuda_thread_outside_a_kernel_says_so() {
     if !have("gdb") {
         eprintln!("SKIPPED: gdb is not installed (scripts/setup.sh installs Debian's gdb)");
