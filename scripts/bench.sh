@@ -12,7 +12,7 @@
 # programs run back to back), and the table gives per kernel the median ratio over the passes
 # with its spread (min-max), then the geometric mean of the median ratios.
 #
-#   bash scripts/bench.sh [--quick] [--runs R] [--reps N] [--only K1,K2,...] [--no-pocl]
+#   bash scripts/bench.sh [--quick] [--runs R] [--reps N] [--only K1,K2,...] [--no-pocl] [--report]
 #
 #   --quick     small sizes, 1 pass, 2 launches: a smoke test (scripts/test.sh runs it): every
 #               output is still checked, the times mean nothing
@@ -23,10 +23,12 @@
 #               them and moves the median by at most half a rank.
 #   --only L    comma-separated kernel names (see KERNELS below; `--only list` prints them)
 #   --no-pocl   skip the PoCL column
+#   --report    measure nothing: print the table again from the mode's last times.tsv (rows of
+#               several invocations, e.g. an --only run appended to it, are summarized together)
 # Environment: PTX2LLVM (binary to use; default: build target/release/ptx2llvm with cargo),
 # BENCH_CC (C compiler for the baselines, default gcc), OMP_WAIT_POLICY (for the baselines,
 # default passive), BENCH_OPT (ptx2llvm -O level, default 2, the `run` default), BENCH_TIMEOUT
-# (seconds per command; default 900, quick 120), BENCH_NICE (a niceness for the measured
+# (seconds per command; default 900, quick 300), BENCH_NICE (a niceness for the measured
 # commands, e.g. -10 as root, to favour them over other work on a shared machine).
 # Exit status: 0 when every kernel ran on ptx2llvm and matched the C output in every pass, 1
 # otherwise (the table still lists every kernel; a failing one shows its error in the check
@@ -38,14 +40,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
 SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
-    histogram softmax softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread spmv_warp
-    blackscholes mandelbrot bitonic empty)
+    histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
+    spmv_warp blackscholes mandelbrot bitonic empty)
 
 QUICK=0
 REPS=""
 RUNS=""
 ONLY=""
 USE_POCL=1
+REPORT=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
         --only) ONLY="${2:?--only needs a list}"; shift ;;
         --only=*) ONLY="${1#--only=}" ;;
         --no-pocl) USE_POCL=0 ;;
+        --report) REPORT=1 ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -84,10 +88,11 @@ if [ "$QUICK" = 1 ]; then
     MODE=quick
     REPS="${REPS:-2}"
     RUNS="${RUNS:-1}"
-    TIMEOUT="${BENCH_TIMEOUT:-120}"
+    TIMEOUT="${BENCH_TIMEOUT:-300}" # softmax_warp compiles for up to a minute on a loaded machine
     N=$((1 << 16))          # vecadd, saxpy, the per-block reductions, histogram, softmax input
     N2=$((1 << 16))         # the reductions into one sum, the scan
     MM=128                  # matmul n x n
+    MH=256                  # Triton's fp16 matmul n x n x n
     SW=256 SH=128           # stencil w x h
     SM_ROWS=64              # softmax rows (of 1024)
     LN_ROWS=64              # layernorm rows (of 1024)
@@ -106,6 +111,7 @@ else
     N=$((1 << 25))
     N2=$((1 << 26))
     MM=1536
+    MH=512
     SW=4096 SH=4096
     SM_ROWS=32768
     LN_ROWS=40960
@@ -133,7 +139,7 @@ WORK="$ROOT/target/bench-suite/$MODE"
 BIN="$ROOT/target/bench-suite/bin"
 mkdir -p "$WORK" "$BIN"
 LOG="$WORK/log.txt"
-: >"$LOG"
+[ "$REPORT" = 1 ] || : >"$LOG"
 
 note() { printf '%s\n' "$*" >&2; }
 
@@ -143,7 +149,9 @@ if [ "$MODE" = full ] && awk -v l="$LOAD1" 'BEGIN { exit !(l > 0.5) }'; then
 fi
 
 # ---- the ptx2llvm binary ---------------------------------------------------------------------
-if [ -n "${PTX2LLVM:-}" ]; then
+if [ "$REPORT" = 1 ]; then
+    P2L=/bin/true # not run
+elif [ -n "${PTX2LLVM:-}" ]; then
     P2L="$PTX2LLVM"
 else
     note "bench.sh: cargo build --release"
@@ -162,6 +170,7 @@ build() {
     local out="$BIN/$1" src="$2" libs="$3"
     shift 3
     if [ "$out" -nt "$src" ] && [ "$out" -nt "$SUITE/c/bench.h" ] && [ "$out" -nt "$SUITE/c/vmath.h" ] &&
+        [ "$out" -nt "$SUITE/c/sgemm.h" ] &&
         [ "$out" -nt "$0" ]; then
         return 0
     fi
@@ -179,7 +188,7 @@ done
 # ---- PoCL ------------------------------------------------------------------------------------
 POCL=0
 POCL_WHY="disabled (--no-pocl)"
-if [ "$USE_POCL" = 1 ]; then
+if [ "$USE_POCL" = 1 ] && [ "$REPORT" = 0 ]; then
     have_ocl() { [ -f /usr/include/CL/cl.h ] && ls /etc/OpenCL/vendors/*pocl*.icd >/dev/null 2>&1; }
     if ! have_ocl && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         note "bench.sh: installing PoCL (apt-get install pocl-opencl-icd ocl-icd-opencl-dev)"
@@ -225,7 +234,8 @@ csr_input() {
 #   PDUMP(array)   the argument indices of the outputs, compared in order with the C outputs
 #   CCMD(array)    the C baseline, without REPS and without its output paths (appended, one per
 #                  PDUMP entry)
-#   OGLOBAL OLOCAL OARGS(array) ODUMP(array) OKNAME   ocl_host (ODUMP: as PDUMP)
+#   OGLOBAL OLOCAL OARGS(array) ODUMP(array) OKNAME   ocl_host (ODUMP: as PDUMP; OKNAME=none:
+#                  no OpenCL version, the PoCL column says n/a)
 #   CHECK(array)   check mode and tolerances: (f32 RTOL ATOL), (u32) or (u32 1 FRAC)
 #   ACCUM          1 when launches accumulate into the output (the check divides by the count)
 #   LAUNCHES       ptx2llvm --repeat count override (the empty kernel)
@@ -318,6 +328,21 @@ case_softmax() { # Triton's softmax (tests/corpus/triton/softmax.sm80.ptx): BLOC
     CCMD=("$BIN/c_softmax" "$SM_ROWS" 1024 "$a")
     OGLOBAL=$((SM_ROWS * 128)); OLOCAL=128; OARGS=("${PARGS[@]:0:5}"); OKNAME=softmax; ODUMP=(0)
     CHECK=(f32 1e-5 1e-9) # ex2.approx
+}
+# Triton's fp16 matmul (tests/corpus/triton/matmul_fp16.sm80.ptx, made by triton_gen.py there:
+# 128x128x32 tiles, 4 warps, 3 stages, ldmatrix + mma.sync) against the float32 SGEMM of the
+# same shape (what numpy's float32 matmul does); no OpenCL version.
+case_matmul_fp16() {
+    local a b; a=$(input ha f16 $((MH * MH)) 31); b=$(input hb f16 $((MH * MH)) 32)
+    SIZE="${MH}x${MH}x${MH}"; PTX="$ROOT/tests/corpus/triton/matmul_fp16.sm80.ptx"; KNAME=matmul_kernel
+    GRID="$((MH / 128)),$((MH / 128))"; BLOCK=128; SHMEM=98304
+    # a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, 2 scratch
+    PARGS=("@$a" "@$b" "zeros:$((2 * MH * MH))" "s32:$MH" "s32:$MH" "s32:$MH" "s32:$MH" s32:1
+        "s32:$MH" s32:1 "s32:$MH" s32:1 zeros:16 zeros:16)
+    PDUMP=(2)
+    CCMD=("$BIN/c_matmul_f16" "$MH" "$a" "$b")
+    OKNAME=none
+    CHECK=(f16 2e-3 1e-2) # fp16 output rounding (half an ulp is 0.004 at 8)
 }
 case_softmax_warp() {
     local a; a=$(input sm f32 $((SM_ROWS * 1024)) 7)
@@ -490,7 +515,7 @@ run_kernel() {
     fi
 
     # PoCL.
-    if [ "$POCL" = 1 ]; then
+    if [ "$POCL" = 1 ] && [ "$OKNAME" != none ]; then
         local oargs=()
         for x in "${OARGS[@]}"; do oargs+=(--arg "$x"); done
         for i in "${!ODUMP[@]}"; do oargs+=(--dump "${ODUMP[$i]}=$d/pocl.out.$i"); done
@@ -519,10 +544,26 @@ for k in "${KERNELS[@]}"; do
     if [ -n "$ONLY" ] && [[ ",$ONLY," != *",$k,"* ]]; then continue; fi
     SELECTED+=("$k")
 done
-: >"$WORK/times.tsv"
-for pass in $(seq 1 "$RUNS"); do
-    for k in "${SELECTED[@]}"; do run_kernel "$k" "$pass"; done
-done
+if [ "$REPORT" = 1 ]; then
+    [ -s "$WORK/times.tsv" ] || { note "bench.sh: no $WORK/times.tsv to report"; exit 1; }
+    KEPT=()
+    for k in "${SELECTED[@]}"; do
+        if awk -F'\t' -v k="$k" '$1 == k { f = 1 } END { exit !f }' "$WORK/times.tsv"; then
+            case_common
+            "case_$k"
+            SIZES[$k]=$SIZE
+            KEPT+=("$k")
+        fi
+    done
+    SELECTED=("${KEPT[@]}")
+    RUNS=$(awk -F'\t' '$2 > m { m = $2 } END { print m + 0 }' "$WORK/times.tsv")
+    POCL=$(awk -F'\t' '$5 ~ /^[0-9.]+$/ { f = 1 } END { print f + 0 }' "$WORK/times.tsv")
+else
+    : >"$WORK/times.tsv"
+    for pass in $(seq 1 "$RUNS"); do
+        for k in "${SELECTED[@]}"; do run_kernel "$k" "$pass"; done
+    done
+fi
 
 # ---- the table -------------------------------------------------------------------------------
 # Per kernel: median time of each program over the passes; the ratios ptx2llvm/C and
@@ -532,7 +573,11 @@ done
 {
     echo "ptx2llvm benchmark suite ($MODE): $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -n1)), load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "ptx2llvm -O$OPT${BENCH_NICE:+ (nice $BENCH_NICE)} $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo '+dirty'); C: $CC_BENCH ${CFLAGS_BENCH[*]}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY; PoCL: $([ "$POCL" = 1 ] && dpkg-query -W -f='${Version}' pocl-opencl-icd 2>/dev/null || echo "$POCL_WHY")"
-    echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: $((REPS + 1)) launches, the first one the warm-up; empty: $EMPTY_REPS launches). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes"
+    if [ "$REPORT" = 1 ]; then
+        echo "re-made from $WORK/times.tsv ($RUNS pass(es)); launch counts as in the runs that wrote it. Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes"
+    else
+        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: $((REPS + 1)) launches, the first one the warm-up; empty: $EMPTY_REPS launches). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes"
+    fi
     echo
     echo "| kernel | size | ptx2llvm ms | C ms | PoCL ms | ptx2llvm/C | ptx2llvm/PoCL | compile ms | check |"
     echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
@@ -540,11 +585,13 @@ done
         name=$k
         [ "$k" = empty ] && name="empty (launch overhead)"
         [ "$k" = softmax ] && name="softmax (Triton)"
+        [ "$k" = matmul_fp16 ] && name="matmul_fp16 (Triton)"
         awk -F'\t' -v k="$k" -v name="$name" -v size="${SIZES[$k]}" '
             function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
             function sort(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
             function med(a, n) { sort(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-            function cell(a, n, fmt) { return n ? sprintf(fmt, med(a, n)) : "-" }
+            function ms(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.3g", x) }
+            function cell(a, n) { return n ? ms(med(a, n)) : "-" }
             function rcell(a, n) { if (!n) return "-"; m = med(a, n); return n == 1 ? sprintf("%.2f", m) : sprintf("%.2f (%.2f-%.2f)", m, a[1], a[n]) }
             $1 == k {
                 if (num($3)) tp[++np] = $3; if (num($4)) tc[++nc] = $4; if (num($5)) to[++no] = $5
@@ -554,9 +601,9 @@ done
                 if (st == "" || (st == "ok" && $7 != "ok")) st = $7
             }
             END {
-                printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, size, cell(tp, np, "%.3g"),
-                    cell(tc, nc, "%.3g"), no ? cell(to, no, "%.3g") : "n/a", rcell(rc, nrc), rcell(ro, nro),
-                    cell(cm, ncm, "%.0f"), st
+                printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, size, cell(tp, np),
+                    cell(tc, nc), no ? cell(to, no) : "n/a", rcell(rc, nrc), rcell(ro, nro),
+                    ncm ? sprintf("%.0f", med(cm, ncm)) : "-", st
             }' "$WORK/times.tsv"
     done
 } >"$WORK/table.md"

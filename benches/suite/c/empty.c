@@ -1,4 +1,5 @@
-/* launch overhead of the OpenMP baseline: an empty parallel region (fork + join of the team) */
+/* launch overhead of the OpenMP baseline: an empty parallel region (fork + join of the team).
+ * Technique: none needed; OMP_WAIT_POLICY=passive as for every baseline. */
 #include "bench.h"
 
 static void empty(void) {

@@ -1,5 +1,7 @@
 /* block reduction: partial[b] = sum of in[256 b .. 256 b + 255] (the block tree reduction and the
- * warp-shuffle reduction compute the same thing; a CPU sums each chunk with a vector loop) */
+ * warp-shuffle reduction compute the same thing).
+ * Technique: chunks spread over threads, each chunk one `omp simd reduction(+)` vector loop;
+ * memory-bound. */
 #include "bench.h"
 #define BLOCK 256
 

@@ -1,4 +1,5 @@
-/* saxpy, out of place: out = a * x + y */
+/* saxpy, out of place: out = a * x + y.
+ * Technique: one `omp parallel for simd` loop (vector FMAs) in large chunks: memory-bound. */
 #include "bench.h"
 
 static void saxpy(float a, const float *restrict x, const float *restrict y, float *restrict out,

@@ -1,6 +1,7 @@
 /* check: compares an output buffer with the reference (the C baseline's output).
  *   check f32 GOT REF RTOL ATOL [DIV]   |got/DIV - ref| <= ATOL + RTOL * |ref| for every
  *                                  element (DIV: launches that accumulated into GOT, default 1)
+ *   check f16 GOT REF RTOL ATOL    as f32, GOT in half precision, REF in single precision
  *   check u32 GOT REF [DIV [FRAC]] exact, after dividing GOT by DIV (a histogram that DIV
  *                                  launches accumulated); DIV defaults to 1; with FRAC, up to
  *                                  that fraction of the elements may differ (escape counts of
@@ -37,7 +38,7 @@ int main(int argc, char **argv) {
     }
     size_t ng, nr;
     void *g = slurp(argv[2], &ng), *r = slurp(argv[3], &nr);
-    if (ng < nr) {
+    if (ng < nr && strcmp(argv[1], "f16")) {
         printf("MISMATCH size %zu < %zu bytes\n", ng, nr);
         return 1;
     }
@@ -58,6 +59,27 @@ int main(int argc, char **argv) {
         if (bad) {
             printf("MISMATCH %zu/%zu (first [%zu] %g vs %g, worst |err| %g)\n", bad, n, first,
                    a[first] / div, b[first], worst);
+            return 1;
+        }
+    } else if (!strcmp(argv[1], "f16") && argc == 6) {
+        double rtol = atof(argv[4]), atol = atof(argv[5]), worst = 0;
+        const _Float16 *a = g;
+        const float *b = r;
+        size_t n = nr / 4;
+        if (ng < n * 2) {
+            printf("MISMATCH size %zu < %zu bytes\n", ng, n * 2);
+            return 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs((double)a[i] - (double)b[i]);
+            if (!(e <= atol + rtol * fabs((double)b[i]))) {
+                if (!bad++) first = i;
+                if (!(e <= worst)) worst = e;
+            }
+        }
+        if (bad) {
+            printf("MISMATCH %zu/%zu (first [%zu] %g vs %g, worst |err| %g)\n", bad, n, first,
+                   (double)a[first], b[first], worst);
             return 1;
         }
     } else if (!strcmp(argv[1], "u32")) {

@@ -1,6 +1,7 @@
 /* gen: writes the benchmark inputs, deterministic (splitmix64 from a seed).
  *   gen f32 N SEED OUT    N floats, uniform in [-1, 1)
  *   gen f32 N SEED OUT [LO HI]   N floats, uniform in [-1, 1) or in [LO, HI)
+ *   gen f16 N SEED OUT    N half-precision floats, uniform in [-1, 1) (rounded to nearest)
  *   gen u8  N SEED OUT    N bytes, skewed (sum of two uniform bytes / 2) so bins differ
  *   gen csr ROWS SEED PREFIX   a ROWS x ROWS sparse matrix in CSR: PREFIX.rowptr (ROWS + 1
  *                         int32), PREFIX.col (int32), PREFIX.val (f32 in
@@ -53,7 +54,7 @@ static int csr(size_t rows, const char *prefix) {
 
 int main(int argc, char **argv) {
     if (argc != 5 && !(argc == 7 && !strcmp(argv[1], "f32"))) {
-        fprintf(stderr, "usage: gen {f32|u8|csr} N SEED OUT [LO HI]\n");
+        fprintf(stderr, "usage: gen {f32|f16|u8|csr} N SEED OUT [LO HI]\n");
         return 2;
     }
     size_t n = strtoull(argv[2], 0, 0);
@@ -68,6 +69,11 @@ int main(int argc, char **argv) {
         float *v = malloc(n * sizeof *v);
         double lo = argc == 7 ? atof(argv[5]) : -1.0, hi = argc == 7 ? atof(argv[6]) : 1.0;
         for (size_t i = 0; i < n; i++) v[i] = (float)(lo + (next() >> 40) * 0x1p-24 * (hi - lo));
+        fwrite(v, sizeof *v, n, f);
+        free(v);
+    } else if (!strcmp(argv[1], "f16")) {
+        _Float16 *v = malloc(n * sizeof *v);
+        for (size_t i = 0; i < n; i++) v[i] = (_Float16)((next() >> 40) * 0x1p-23 - 1.0);
         fwrite(v, sizeof *v, n, f);
         free(v);
     } else if (!strcmp(argv[1], "u8")) {
