@@ -271,7 +271,7 @@ fn build<'c, 'a>(
                 .ok()
         })
         .unwrap_or(80);
-    let m = {
+    let (m, dbg) = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
@@ -281,8 +281,7 @@ fn build<'c, 'a>(
                 k.path = path;
             }
         }
-        l.finalize_debug();
-        l.module
+        (l.module, l.debug.take())
     };
     // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
     // export one for every kernel.
@@ -310,6 +309,10 @@ fn build<'c, 'a>(
     } else {
         Vec::new()
     };
+    // The entry points and thread-loop drivers are built: complete the debug metadata.
+    if let Some(d) = &dbg {
+        d.finalize(&m);
+    }
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
     machine.mark_functions(&m);
     if opt > 0
