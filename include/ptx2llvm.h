@@ -62,7 +62,9 @@ typedef struct ptx2llvm_options {
     uint32_t struct_size; /* sizeof(ptx2llvm_options); set by ptx2llvm_options_init */
     uint32_t opt_level;   /* LLVM optimization level 0..3; default 2 */
     uint32_t workers;     /* worker threads per launch (CTAs run in parallel); 0 = one per core */
-    uint32_t reserved;    /* zero */
+    uint32_t debug_info;  /* 1: full DWARF (as -g: a variable per PTX register, and without .loc
+                           * in the source, its own lines); 0 (default): line tables when the
+                           * PTX has .loc */
     size_t stack_size;    /* bytes of coroutine stack per CUDA thread; 0 = default (256 KiB) */
     ptx2llvm_dim3 block;  /* compile the kernels for this block shape (%ntid a constant: often
                            * much faster); launches with another block then fail. {0,0,0}: any */

@@ -316,6 +316,18 @@ impl Module {
         mode: crate::target::cpu::fission::CpuMode,
         block: Option<Dim3>,
     ) -> Result<Module, ApiError> {
+        Self::from_ptx_debug(src, opt, mode, block, &Default::default())
+    }
+
+    /// As `from_ptx_for`, with the debug information `debug` asks for (`-g`; line tables
+    /// from `.loc` without it).
+    pub fn from_ptx_debug(
+        src: &str,
+        opt: u8,
+        mode: crate::target::cpu::fission::CpuMode,
+        block: Option<Dim3>,
+        debug: &crate::lower::debug::DebugOptions,
+    ) -> Result<Module, ApiError> {
         let (ast, mut diags) = crate::syntax::parse(src);
         if diags.is_empty() {
             diags = crate::check::check(&ast);
@@ -330,7 +342,14 @@ impl Module {
         let ast = Box::into_raw(Box::new(ast));
         // SAFETY: `ast` is valid until freed below; `Program` has no lifetime, so nothing
         // borrowed from the AST outlives `load_for`.
-        let program = Program::load_for(unsafe { &*ast }, opt, "ptx", mode, block.map(|b| b.0));
+        let program = Program::load_debug(
+            unsafe { &*ast },
+            opt,
+            "ptx",
+            mode,
+            block.map(|b| b.0),
+            debug,
+        );
         // SAFETY: allocated above and no longer borrowed.
         drop(unsafe { Box::from_raw(ast) });
         Ok(Module { program: program? })

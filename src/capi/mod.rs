@@ -36,7 +36,8 @@ pub struct COptions {
     pub struct_size: u32,
     pub opt_level: u32,
     pub workers: u32,
-    pub reserved: u32,
+    /// 1: full debug information (`-g`); 0: line tables when the PTX has `.loc`.
+    pub debug_info: u32,
     pub stack_size: usize,
     /// The block shape to compile the kernels for (all zero: any).
     pub block: CDim3,
@@ -49,7 +50,7 @@ impl Default for COptions {
             struct_size: std::mem::size_of::<COptions>() as u32,
             opt_level: 2,
             workers: 0,
-            reserved: 0,
+            debug_info: 0,
             stack_size: 0,
             block: CDim3 { x: 0, y: 0, z: 0 },
             reserved2: 0,
@@ -248,6 +249,12 @@ pub unsafe extern "C" fn ptx2llvm_module_from_ptx_opts(
                     o.opt_level
                 ));
             }
+            if o.debug_info > 1 {
+                return Err(format!(
+                    "ptx2llvm_options.debug_info is {}; expected 0 or 1",
+                    o.debug_info
+                ));
+            }
             o
         };
         let bytes = std::slice::from_raw_parts(src as *const u8, len);
@@ -274,7 +281,8 @@ pub unsafe extern "C" fn ptx2llvm_module_from_ptx_opts(
             }
         };
         let mode = crate::target::cpu::fission::CpuMode::from_env();
-        let module = api::Module::from_ptx_for(text, o.opt_level as u8, mode, block)
+        let debug = crate::lower::debug::DebugOptions::new(o.debug_info == 1, "<ptx>", text);
+        let module = api::Module::from_ptx_debug(text, o.opt_level as u8, mode, block, &debug)
             .map_err(|e| e.to_string())?;
         let names = module
             .kernel_names()

@@ -328,6 +328,108 @@ impl<'c> DebugBuilder<'c> {
         }
     }
 
+    /// Gives the functions built around lowered ones (the cpu target's kernel entry points and
+    /// thread-loop drivers, which call the lowered functions and inline them) an artificial
+    /// subprogram, and every call without a location of a function with a subprogram a
+    /// location at its caller's line: the inlined code then keeps its lines (a function without
+    /// a subprogram has no line table), and the verifier's rule that such calls carry a
+    /// location holds.
+    pub fn cover_callers(&self, module: &Module<'c>) {
+        use llvm_sys::core as c;
+        // SAFETY: a walk over the live functions, blocks and instructions of `module`, reading
+        // and setting debug metadata of its context.
+        unsafe {
+            let callee_sp = |i| {
+                if c::LLVMIsACallInst(i).is_null() {
+                    return std::ptr::null_mut();
+                }
+                let f = c::LLVMGetCalledValue(i);
+                if f.is_null() || c::LLVMIsAFunction(f).is_null() {
+                    return std::ptr::null_mut();
+                }
+                d::LLVMGetSubprogram(f)
+            };
+            // Callers of callers are covered in later rounds.
+            loop {
+                let mut changed = false;
+                let mut f = c::LLVMGetFirstFunction(module.as_mut_ptr());
+                while !f.is_null() {
+                    if c::LLVMIsDeclaration(f) == 0 {
+                        let mut calls = Vec::new();
+                        let mut first = None;
+                        let mut bb = c::LLVMGetFirstBasicBlock(f);
+                        while !bb.is_null() {
+                            let mut i = c::LLVMGetFirstInstruction(bb);
+                            while !i.is_null() {
+                                let sp = callee_sp(i);
+                                if !sp.is_null() && d::LLVMInstructionGetDebugLoc(i).is_null() {
+                                    first.get_or_insert(sp);
+                                    calls.push(i);
+                                }
+                                i = c::LLVMGetNextInstruction(i);
+                            }
+                            bb = c::LLVMGetNextBasicBlock(bb);
+                        }
+                        if let Some(callee) = first {
+                            let mut sp = d::LLVMGetSubprogram(f);
+                            if sp.is_null() {
+                                sp = self.artificial_subprogram(f, callee);
+                            }
+                            let line = d::LLVMDISubprogramGetLine(sp);
+                            let loc = self.location(line, 0, Md::new(sp), None);
+                            for i in calls {
+                                d::LLVMInstructionSetDebugLoc(i, loc.raw);
+                            }
+                            changed = true;
+                        }
+                    }
+                    f = c::LLVMGetNextFunction(f);
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// A subprogram for `f`, a function the compiler built around lowered code, at the file
+    /// and line of the subprogram `callee` of a function it calls.
+    ///
+    /// # Safety
+    /// `f` is a live function and `callee` a subprogram of this builder's context.
+    unsafe fn artificial_subprogram(
+        &self,
+        f: llvm_sys::prelude::LLVMValueRef,
+        callee: LLVMMetadataRef,
+    ) -> LLVMMetadataRef {
+        use llvm_sys::core as c;
+        // SAFETY: as the caller promises; the name is read with its length.
+        unsafe {
+            let mut len = 0;
+            let name = c::LLVMGetValueName2(f, &mut len);
+            let line = d::LLVMDISubprogramGetLine(callee);
+            let file = d::LLVMDIScopeGetFile(callee);
+            let sp = d::LLVMDIBuilderCreateFunction(
+                self.raw,
+                file,
+                name,
+                len,
+                name,
+                len,
+                file,
+                line,
+                self.fn_type.raw,
+                1,
+                1,
+                line,
+                d::LLVMDIFlagArtificial | d::LLVMDIFlagPrototyped,
+                self.optimized as i32,
+            );
+            d::LLVMSetSubprogram(f, sp);
+            sp
+        }
+    }
+
     /// Resolves what the builder left pending (subprograms' retained nodes, …); call once,
     /// before verifying or emitting the module.
     pub fn finalize(&self) {

@@ -57,6 +57,15 @@ impl DebugOptions {
     }
 }
 
+/// What a target makes of debug information.
+pub struct Flavor {
+    /// The emission kind of `.loc` line information without `-g`.
+    pub line_tables: DebugKind,
+    pub dwarf_version: u32,
+    /// Whether `-g` describes registers as variables.
+    pub variables: bool,
+}
+
 /// Where the locations of instructions come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Positions {
@@ -71,6 +80,8 @@ pub struct ModuleDebug<'c> {
     db: DebugBuilder<'c>,
     positions: Positions,
     full: bool,
+    /// A variable per register (`-g`, where the target takes them).
+    variables: bool,
     opts: DebugOptions,
     /// `.file` index → `DIFile`.
     files: HashMap<u32, Md<'c>>,
@@ -152,7 +163,7 @@ impl<'c> ModuleDebug<'c> {
         module: &Module<'c>,
         m: &ast::Module,
         opts: &DebugOptions,
-        (line_kind, dwarf_version): (DebugKind, u32),
+        flavor: Flavor,
         optimized: bool,
     ) -> Option<ModuleDebug<'c>> {
         let loc = has_loc(m);
@@ -162,7 +173,7 @@ impl<'c> ModuleDebug<'c> {
         let kind = if opts.full {
             DebugKind::Full
         } else {
-            line_kind
+            flavor.line_tables
         };
         let ptx_path = if opts.ptx_path.is_empty() {
             "<ptx>"
@@ -173,7 +184,14 @@ impl<'c> ModuleDebug<'c> {
             Some(k) => (&ptx_path[..k.max(1)], &ptx_path[k + 1..]),
             None => ("", ptx_path),
         };
-        let db = DebugBuilder::new(ctx, module, kind, dwarf_version, (name, dir), optimized);
+        let db = DebugBuilder::new(
+            ctx,
+            module,
+            kind,
+            flavor.dwarf_version,
+            (name, dir),
+            optimized,
+        );
         let files = m
             .items
             .iter()
@@ -187,6 +205,7 @@ impl<'c> ModuleDebug<'c> {
             db,
             positions: if loc { Positions::Loc } else { Positions::Ptx },
             full: opts.full,
+            variables: opts.full && flavor.variables,
             opts: opts.clone(),
             files,
             ptx_file,
@@ -327,7 +346,7 @@ impl<'c> ModuleDebug<'c> {
     ) where
         'c: 'x,
     {
-        let Some(before) = before.filter(|_| self.full) else {
+        let Some(before) = before.filter(|_| self.variables) else {
             return;
         };
         let loc = fd.start;
@@ -365,8 +384,10 @@ impl<'c> ModuleDebug<'c> {
             .or_insert_with_key(|name| self.db.basic_type(name, bits, enc))
     }
 
-    /// Resolves the pending metadata; before verifying.
-    pub fn finalize(&self) {
+    /// Resolves the pending metadata; before verifying. `module`: the module being built,
+    /// whose functions that call lowered ones get subprograms (`DebugBuilder::cover_callers`).
+    pub fn finalize(&self, module: &Module<'c>) {
+        self.db.cover_callers(module);
         self.db.finalize();
     }
 

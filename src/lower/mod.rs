@@ -303,14 +303,18 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     /// Attaches debug metadata to what is lowered next, as `opts` and the module ask
     /// (`lower::debug`); call before lowering `m`, and `finalize_debug` before verifying.
     pub fn enable_debug(&mut self, m: &ast::Module, opts: &debug::DebugOptions, optimized: bool) {
-        let flavor = (self.target.line_table_kind(), self.target.dwarf_version());
+        let flavor = debug::Flavor {
+            line_tables: self.target.line_table_kind(),
+            dwarf_version: self.target.dwarf_version(),
+            variables: !optimized || self.target.optimized_variables(),
+        };
         self.debug = debug::ModuleDebug::new(self.ctx, &self.module, m, opts, flavor, optimized);
     }
 
-    /// Completes the debug metadata (a no-op without any).
+    /// Completes the debug metadata (a no-op without any); after the last code is built.
     pub fn finalize_debug(&self) {
         if let Some(d) = &self.debug {
-            d.finalize();
+            d.finalize(&self.module);
         }
     }
 

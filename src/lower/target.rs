@@ -154,6 +154,11 @@ pub trait Target {
     fn line_table_kind(&self) -> DebugKind {
         DebugKind::LineTablesOnly
     }
+    /// Whether `-g` describes registers as variables in optimized code too (where LLVM turns
+    /// their declarations into value locations).
+    fn optimized_variables(&self) -> bool {
+        true
+    }
     /// The DWARF version of the target's debug information.
     fn dwarf_version(&self) -> u32 {
         5

@@ -271,7 +271,7 @@ fn build<'c, 'a>(
                 .ok()
         })
         .unwrap_or(80);
-    let (m, shared) = {
+    let (m, dbg) = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
@@ -281,40 +281,41 @@ fn build<'c, 'a>(
                 k.path = path;
             }
         }
-        // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
-        // export one for every kernel.
-        let layouts: Vec<KernelLayout> = kernels
-            .iter()
-            .filter(|k| !jit || matches!(k.path, fission::KernelPath::Coroutine { .. }))
-            .map(|k| KernelLayout {
-                name: k.name.clone(),
-                params: k
-                    .params
-                    .params
-                    .iter()
-                    .map(|p| ParamPlace {
-                        offset: p.offset,
-                        aggregate: p.aggregate,
-                    })
-                    .collect(),
-            })
-            .collect();
-        let shared = crate::llvm::cpu::prepare_module(&l.module, &layouts)
-            .map_err(|e| CompileError::Llvm(e.join("\n")))?;
-        // The entry wrappers and thread-loop functions get locations too, while the debug
-        // builder lives: the kernel code inlined into them keeps its lines.
-        if let Some(d) = &l.debug {
-            d.describe_generated(&l.module, generated_origin);
-        }
-        l.finalize_debug();
-        (l.module, shared)
+        (l.module, l.debug.take())
     };
+    // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
+    // export one for every kernel.
+    let layouts: Vec<KernelLayout> = kernels
+        .iter()
+        .filter(|k| !jit || matches!(k.path, fission::KernelPath::Coroutine { .. }))
+        .map(|k| KernelLayout {
+            name: k.name.clone(),
+            params: k
+                .params
+                .params
+                .iter()
+                .map(|p| ParamPlace {
+                    offset: p.offset,
+                    aggregate: p.aggregate,
+                })
+                .collect(),
+        })
+        .collect();
+    let shared = crate::llvm::cpu::prepare_module(&m, &layouts)
+        .map_err(|e| CompileError::Llvm(e.join("\n")))?;
     // For the JIT the host reaches module variables by name (`Program::global`).
     let globals = if jit {
         crate::llvm::cpu::expose_globals(&m)
     } else {
         Vec::new()
     };
+    // The entry points and thread-loop drivers are built: complete the debug metadata, the
+    // wrappers and thread-loop functions first, so the kernel code inlined into them keeps its
+    // lines.
+    if let Some(d) = &dbg {
+        d.describe_generated(&m, generated_origin);
+        d.finalize(&m);
+    }
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
     machine.mark_functions(&m);
     if opt > 0

@@ -123,6 +123,12 @@ impl Target for Nvptx {
         DebugKind::DirectivesOnly
     }
 
+    /// ptxas 13.5 crashes on some of the value locations LLVM writes for optimized code
+    /// (Triton's matmul at -O2): variables at -O0 only.
+    fn optimized_variables(&self) -> bool {
+        false
+    }
+
     /// What ptxas reads (and clang writes for CUDA).
     fn dwarf_version(&self) -> u32 {
         2
