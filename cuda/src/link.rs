@@ -164,11 +164,14 @@ pub unsafe fn complete(
 ) -> CuResult {
     crate::non_null(image)?;
     let (ptr, len) = with(state, |l| {
-        let text = link_all(&l.inputs).map_err(|e| {
+        let mut text = link_all(&l.inputs).map_err(|e| {
             l.opts.error(&e);
             loader::log(&format!("cuLinkComplete: {e}"));
             CUresult::ErrorInvalidPtx
         })?;
+        if let Some(n) = l.opts.max_registers() {
+            text.push_str(&format!("\n{}{n}\n", module::MAX_REGISTERS_NOTE));
+        }
         let c = CString::new(text).map_err(|_| CUresult::ErrorInvalidPtx)?;
         let r = (c.as_ptr() as *const c_void, c.as_bytes_with_nul().len());
         l.image = Some(c);

@@ -136,6 +136,14 @@ impl JitOptions {
         })
     }
 
+    /// `CU_JIT_MAX_REGISTERS`: the register count ptxas would have been held to.
+    pub fn max_registers(&self) -> Option<u32> {
+        self.each()
+            .find(|(k, _)| *k == Some(JitOption::MaxRegisters))
+            .map(|(_, i)| self.value(i) as u32)
+            .filter(|&n| n > 0)
+    }
+
     /// Writes `msg` into the error (or info) log buffer and its size into the size slot.
     fn log(&self, msg: &str, buffer: JitOption, size: JitOption) {
         let buf = self
@@ -301,7 +309,14 @@ pub fn compile(src: &str, opts: &JitOptions) -> CuResult<Arc<Module>> {
     })?;
     opts.info("compiled by ptx2llvm for the host CPU");
     // The module compiled, so it parses and checks.
-    let attrs = ptx2llvm::attrs::kernel_attributes_of_ptx(src).unwrap_or_default();
+    let mut attrs = ptx2llvm::attrs::kernel_attributes_of_ptx(src).unwrap_or_default();
+    // A register limit (`CU_JIT_MAX_REGISTERS`, given here or to the linker that made the
+    // image) caps the reported count, as ptxas's register allocation would.
+    if let Some(n) = opts.max_registers().or_else(|| image_max_registers(src)) {
+        for a in &mut attrs {
+            a.registers = a.registers.min(n.max(2));
+        }
+    }
     let functions = m
         .program()
         .kernels()
@@ -339,6 +354,19 @@ pub fn compile(src: &str, opts: &JitOptions) -> CuResult<Arc<Module>> {
     });
     lock(&MODULES).push(module.clone());
     Ok(module)
+}
+
+/// The comment `cuLinkComplete` appends to an image linked with `CU_JIT_MAX_REGISTERS`, so that
+/// the limit reaches the module the image is loaded as.
+pub const MAX_REGISTERS_NOTE: &str = "// ptx2llvm-jit: max-registers ";
+
+/// The register limit an image carries (see `MAX_REGISTERS_NOTE`).
+fn image_max_registers(src: &str) -> Option<u32> {
+    src.lines()
+        .rev()
+        .take(4)
+        .find_map(|l| l.strip_prefix(MAX_REGISTERS_NOTE))
+        .and_then(|n| n.trim().parse().ok())
 }
 
 /// `cuModuleLoadData(Ex)`, `cuModuleLoadFatBinary`, `cuLibraryLoadData`.

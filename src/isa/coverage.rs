@@ -227,7 +227,9 @@ model. Beyond the table:
   graphs and stream capture, CUDA arrays, textures and surfaces, virtual memory management,
   thread block clusters (`cuLaunchKernelEx` with a cluster dimension is
   `CUDA_ERROR_NOT_SUPPORTED`), grid-wide synchronization (`CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`
-  is 0: cooperative launches run, `grid.sync()` traps), GPU machine code (cubins, fatbins without
+  is 0: cooperative launches run, `grid.sync()` traps; `libcudadevrt.a` link inputs are skipped,
+  so cooperative groups' `cudaCGGetIntrinsicHandle`/`cudaCGSynchronize` stay unresolved and the
+  module does not load), GPU machine code (cubins, fatbins without
   PTX, LTO IR: `CUDA_ERROR_NO_BINARY_FOR_GPU`), compressed fatbins, or NVIDIA's undocumented
   export tables (`cuGetExportTable`); `cuGetProcAddress` answers `CUDA_ERROR_NOT_FOUND` for what
   it lacks. Work runs when it is submitted: streams do not overlap each other or the host.

@@ -410,6 +410,32 @@ int main(void) {
     CHECK(attr == 4);
     OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, vecadd));
     CHECK(attr > 2 && attr <= 255);
+    {
+        /* CU_JIT_MAX_REGISTERS caps the register count, given to the linker or the loader */
+        int regs = attr;
+        CUjit_option ro[] = {CU_JIT_MAX_REGISTERS};
+        void *rv[] = {(void *)(uintptr_t)4};
+        CUlinkState ls;
+        void *image = NULL;
+        size_t image_size = 0;
+        CUmodule lm, dm;
+        CUfunction lf, df;
+        OK(cuLinkCreate(1, ro, rv, &ls));
+        OK(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)PTX, strlen(PTX) + 1, "driver_api.ptx", 0, NULL, NULL));
+        OK(cuLinkComplete(ls, &image, &image_size));
+        CHECK(image != NULL && image_size > strlen(PTX));
+        OK(cuModuleLoadData(&lm, image));
+        OK(cuLinkDestroy(ls));
+        OK(cuModuleGetFunction(&lf, lm, "vecadd"));
+        OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, lf));
+        CHECK(attr == 4 && regs > 4);
+        OK(cuModuleLoadDataEx(&dm, PTX, 1, ro, rv));
+        OK(cuModuleGetFunction(&df, dm, "vecadd"));
+        OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_NUM_REGS, df));
+        CHECK(attr == 4);
+        OK(cuModuleUnload(lm));
+        OK(cuModuleUnload(dm));
+    }
     OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_PTX_VERSION, vecadd));
     CHECK(attr == 70);
     EXPECT(cuFuncGetAttribute(&attr, (CUfunction_attribute)-5, vecadd), CUDA_ERROR_INVALID_VALUE);
