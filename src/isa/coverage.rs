@@ -332,5 +332,20 @@ pub fn coverage_markdown() -> String {
     for d in DIRECTIVES {
         let _ = writeln!(out, "| `{d}` | yes |");
     }
+    out.push_str(LINK_NOTES);
     out
 }
+
+/// What the module linker (`src/link`, `ptx2llvm link`) does not do.
+const LINK_NOTES: &str = "
+### Linking (`ptx2llvm link`, `ptx2llvm::link`)
+
+PTX inputs only (no cubin, fatbin, LTO-IR or `libcudadevrt.a` archives). DWARF `.section`s are
+dropped from the linked module (their labels cannot be merged), and with them the `debug`
+target option and the `function_name … inlined_at …` part of `.loc`; `.file`/`.loc` are kept,
+renumbered per input. `.extern .shared` arrays are dynamic shared memory and are kept, not
+resolved. A `.weak` declaration without a body that no input defines is an unresolved extern
+(no weak-undefined null address). `.alias` directives are kept, renamed with their module's
+local names. Two module-local `.entry` kernels of one name: the later one is renamed
+(`k_$N`), so it is found under that name.
+";

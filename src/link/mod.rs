@@ -25,7 +25,8 @@
 //! - **Header.** `.version` is the highest of the inputs'. `.target` is the lowest architecture
 //!   that meets every input's (`sm_80` and `sm_86` → `sm_86`; `sm_90a` needs exactly `sm_90a`;
 //!   `sm_100f` and `sm_103` → `sm_103f`), else an error; `texmode_unified` and
-//!   `texmode_independent` may not meet; `debug` and `map_f64_to_f32` carry over from any input.
+//!   `texmode_independent` may not meet; `map_f64_to_f32` carries over from any input, `debug`
+//!   does not (the DWARF it promises is dropped).
 //!   `.address_size` must agree (absent is 32).
 //! - **Symbols.** Module-level functions and variables. A `.visible` definition (or a `.visible`
 //!   / unqualified `.entry`) is strong: two of one name are an error. `.weak` definitions are
@@ -34,7 +35,8 @@
 //!   declarations (and bodiless prototypes) resolve against the chosen definition; a
 //!   declaration whose parameter sizes or state space differ from it is an error, and an
 //!   extern that no module defines is an error where it is used (unless
-//!   [`LinkOptions::allow_unresolved`]). `.extern .shared` arrays are dynamic shared memory,
+//!   [`LinkOptions::allow_unresolved`]), except the system calls the driver provides
+//!   ([`SYSTEM_CALLS`]: `vprintf`, `malloc`, `free`, `__assertfail`), whose declarations stay. `.extern .shared` arrays are dynamic shared memory,
 //!   not links: they are kept (one per name).
 //! - **Module-local symbols** (no linkage directive) that clash with a name of another module
 //!   are renamed (`name_$N`, N the input's index) in that module, references included (names
@@ -42,7 +44,8 @@
 //! - **Layout.** Module pragmas; `.file` entries renumbered per input (and `.loc` with them);
 //!   prototypes of every function some module declared before defining; the variables, in an
 //!   order where each initializer's names come first; the functions in input order; `.alias`
-//!   directives last. DWARF `.section`s are dropped (their labels cannot be merged).
+//!   directives last. DWARF `.section`s are dropped (their labels cannot be merged), and with
+//!   them the `function_name … inlined_at …` part of `.loc`, which names their labels.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -315,7 +318,9 @@ fn merge_header<'s>(modules: &[Module<'s>], errs: &mut Errors) -> Header<'s> {
                 }
                 texmode = Some((i, t));
             }
-            if !target.contains(&t) {
+            // `debug` promises DWARF sections, which the link drops (ptxas: "Debug
+            // information not found in presence of .target debug").
+            if t != "debug" && !target.contains(&t) {
                 target.push(t);
             }
         }
@@ -440,6 +445,10 @@ struct Plan {
     /// Per module: module-local names and their new spellings.
     renames: Vec<Vec<(String, String)>>,
 }
+
+/// The functions of the PTX ABI's system calls, which the driver provides to every module (the
+/// cpu target's runtime and C library do): their `.extern` declarations stay, one per name.
+pub const SYSTEM_CALLS: &[&str] = &["vprintf", "malloc", "free", "__assertfail"];
 
 /// Bytes of one parameter, for comparing a declaration with its definition.
 fn param_bytes(p: &Param) -> Option<u64> {
@@ -847,7 +856,7 @@ fn resolve_global(
             }
         }
         None => {
-            if opts.allow_unresolved {
+            if opts.allow_unresolved || SYSTEM_CALLS.contains(&name) {
                 // One declaration stays, in place of them all.
                 for &i in decls.iter().skip(1) {
                     plan.dropped.insert(key(&syms[i]));
@@ -1168,10 +1177,8 @@ fn rewrite_block<'s>(b: &mut Block<'s>, map: &dyn Fn(&'s str) -> &'s str, file_o
             }
             Statement::Loc(l) => {
                 l.file += file_offset;
-                if let Some(i) = &mut l.inlined {
-                    i.file += file_offset;
-                    i.function_name = map(i.function_name);
-                }
+                // `function_name` names a label of the dropped `.debug_str` section.
+                l.inlined = None;
             }
             _ => {}
         }

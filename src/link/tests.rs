@@ -227,7 +227,12 @@ fn headers_reconcile_or_are_errors() {
     assert_eq!(first_target(t("sm_80", "sm_86")), "sm_86");
     assert_eq!(first_target(t("sm_90a", "sm_80")), "sm_90a");
     assert_eq!(first_target(t("sm_100f", "sm_103")), "sm_103f");
-    assert_eq!(first_target(t("sm_80, debug", "sm_75")), "sm_80,debug");
+    // `debug` goes with the DWARF sections the link drops.
+    assert_eq!(first_target(t("sm_80, debug", "sm_75")), "sm_80");
+    assert_eq!(
+        first_target(t("sm_80, map_f64_to_f32", "sm_75")),
+        "sm_80,map_f64_to_f32"
+    );
     let e = t("sm_90a", "sm_100").unwrap_err();
     assert!(
         e.errors[0]
@@ -311,4 +316,45 @@ fn input_errors_and_empty_input_lists_are_reported() {
         (e.errors[0].input.as_str(), e.errors[0].line),
         ("bad.ptx", 3)
     );
+}
+
+#[test]
+fn system_calls_stay_declared() {
+    let call = |f: &str| {
+        format!(
+            ".extern .func (.param .b32 r) vprintf (.param .b64 f, .param .b64 a);\n\
+             .visible .entry {f}()\n{{\n\t.reg .b32 %r<2>;\n\t{{\n\t.param .b64 pf;\n\
+             \t.param .b64 pa;\n\t.param .b32 pr;\n\tst.param.b64 [pf], 0;\n\
+             \tst.param.b64 [pa], 0;\n\tcall.uni (pr), vprintf, (pf, pa);\n\t}}\n\tret;\n}}\n"
+        )
+    };
+    let out = link(&[
+        ("a.ptx", &(hdr("8.0", "sm_80") + &call("a"))),
+        ("b.ptx", &(hdr("8.0", "sm_80") + &call("b"))),
+    ])
+    .unwrap();
+    let m = parsed(&out);
+    assert_eq!(
+        functions(&m),
+        vec![
+            ("vprintf", Linkage::Extern, false),
+            ("a", Linkage::Visible, true),
+            ("b", Linkage::Visible, true)
+        ]
+    );
+}
+
+#[test]
+fn dwarf_sections_go_with_the_loc_parts_that_name_them() {
+    let a = hdr("8.0", "sm_80, debug")
+        + ".file 1 \"a.py\"\n.visible .entry a()\n{\n\
+           \t.loc 1 2 3, function_name $L__info_string0, inlined_at 1 5 7\n\tret;\n}\n\
+           .section .debug_str\n{\n$L__info_string0:\n.b8 97\n.b8 0\n}\n";
+    let out = link(&[("a.ptx", &a)]).unwrap();
+    assert!(out.contains(".loc 1 2 3\n"), "{out}");
+    assert!(
+        !out.contains("function_name") && !out.contains(".section"),
+        "{out}"
+    );
+    assert_eq!(parsed(&out).target, vec!["sm_80"]);
 }
