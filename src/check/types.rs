@@ -488,6 +488,18 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         O::Dp2a | O::Dp4a => [("d", U32), ("a", B32), ("b", B32), ("c", U32)]
             .into_iter()
             .collect(),
+        // Texture fetches (measured with ptxas: "Result vector expected", "Predicate output
+        // expected", "Arguments mismatch"): the result a brace vector of `.vN` registers of
+        // the destination type (`.f16`: 16-bit registers), the optional predicate a `.pred`.
+        // The coordinate vectors' sizes per geometry are not modelled.
+        O::Tex | O::Tld4 => {
+            vector_operands = &["d"];
+            [("d", t0?), ("p", Pred)].into_iter().collect()
+        }
+        // Queries: a 32-bit result, an integer level of detail.
+        O::Txq => [("d", B32), ("lod", S32)].into_iter().collect(),
+        O::Suq => [("d", B32)].into_iter().collect(),
+        O::Istypep => [("p", Pred), ("a", U64)].into_iter().collect(),
         _ => return None,
     };
     Some(Rules {
