@@ -157,6 +157,9 @@ pub(super) fn check_types(
     if opcode == Opcode::Mma {
         mma_fragments(instr, decoded, lookup, diags);
     }
+    if opcode == Opcode::Wmma {
+        wmma_fragments(instr, decoded, lookup, diags);
+    }
     if matches!(
         opcode,
         Opcode::Ldmatrix | Opcode::Stmatrix | Opcode::Movmatrix
@@ -674,6 +677,90 @@ fn mma_fragments(
             }
         };
         if let Some(mm) = mm {
+            diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
+    }
+}
+
+/// Which matrix a `wmma` fragment holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WmmaFrag {
+    A,
+    B,
+    /// The accumulator (`c`) or result (`d`).
+    C,
+}
+
+/// Registers of a `wmma` fragment (always a brace vector, even of one) and their type: an
+/// M·K/32, K·N/32 or M·N/32 share of the matrix's elements packed into 32-bit registers, one
+/// 32-bit register per `.f32`/`.s32` accumulator element, one 64-bit register per `.f64`
+/// element; the `.f16` A and B fragments are 8 registers in every shape (the layout
+/// replicates elements). Measured with ptxas for every shape and type ("Vector expected", "Arguments
+/// mismatch").
+pub(crate) fn wmma_fragment(shape: (u32, u32, u32), frag: WmmaFrag, ty: Mod) -> (u8, Mod) {
+    use Mod::*;
+    let (m, n, k) = shape;
+    let elems = match frag {
+        WmmaFrag::A => m * k / 32,
+        WmmaFrag::B => k * n / 32,
+        WmmaFrag::C => m * n / 32,
+    };
+    let (count, reg) = match ty {
+        F64 => (elems, B64),
+        F32 | S32 => (elems, B32),
+        F16 if frag != WmmaFrag::C => (8, B32),
+        _ => ((elems * ty.instr_type_bits().unwrap_or(32)).div_ceil(32), B32),
+    };
+    (count as u8, reg)
+}
+
+/// Checks the fragment operands of `wmma.load`, `wmma.store` and `wmma.mma` against
+/// `wmma_fragment`.
+fn wmma_fragments(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    use Mod::*;
+    let Some(shape) = d.mods.iter().find_map(|x| mma_shape(x.spelling())) else {
+        return;
+    };
+    let types = d.types();
+    let slots: SmallVec<[(usize, &str, WmmaFrag, Mod); 4]> = if d.has(Load) || d.has(Store) {
+        let (frag, at) = if d.has(A) {
+            (WmmaFrag::A, 0)
+        } else if d.has(Mod::B) {
+            (WmmaFrag::B, 0)
+        } else if d.has(Store) {
+            (WmmaFrag::C, 1)
+        } else {
+            (WmmaFrag::C, 0)
+        };
+        let Some(&t) = types.last() else {
+            return;
+        };
+        SmallVec::from_slice(&[(at, "r", frag, t)])
+    } else {
+        let (dt, at, bt, ct) = match types[..] {
+            [dt, ct] => (dt, F16, F16, ct),
+            [dt, at, bt, ct] => (dt, at, bt, ct),
+            _ => return,
+        };
+        SmallVec::from_slice(&[
+            (0, "d", WmmaFrag::C, dt),
+            (1, "a", WmmaFrag::A, at),
+            (2, "b", WmmaFrag::B, bt),
+            (3, "c", WmmaFrag::C, ct),
+        ])
+    };
+    let name = instr_name(instr);
+    for (index, pname, frag, t) in slots {
+        let Some(op) = instr.operands.get(index) else {
+            continue;
+        };
+        let (count, want) = wmma_fragment(shape, frag, t);
+        if let Some(mm) = check_operand(op, want, false, Some(count), true, Opcode::Wmma, lookup) {
             diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
         }
     }
