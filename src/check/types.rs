@@ -503,6 +503,17 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         O::Txq => [("d", B32), ("lod", S32)].into_iter().collect(),
         O::Suq => [("d", B32)].into_iter().collect(),
         O::Istypep => [("p", Pred), ("a", U64)].into_iter().collect(),
+        // mbarrier: a 64-bit state, 32-bit counts and parity, a predicate for the waits.
+        O::Mbarrier => [
+            ("state", B64),
+            ("count", B32),
+            ("txCount", B32),
+            ("tx_count", B32),
+            ("phaseParity", B32),
+            ("waitComplete", Pred),
+        ]
+        .into_iter()
+        .collect(),
         _ => return None,
     };
     Some(Rules {
