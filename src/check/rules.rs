@@ -139,6 +139,26 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
         cvt_rounding(d, &mut err, &name());
     }
 
+    // "Modifier '.cta' requires order with 'mbarrier.arrive' instruction", "Modifier
+    // '.relaxed' requires scope with 'multimem.red' instruction": the memory ordering and the
+    // scope of `mbarrier` and `multimem` go together (`.weak` stands alone).
+    if matches!(op, Opcode::Mbarrier | Opcode::Multimem) {
+        let sem = d.sem().filter(|m| !matches!(m, Mod::Weak | Mod::Volatile));
+        match (sem, d.scope()) {
+            (Some(m), None) => err(format!(
+                "`{}`: the ordering `{}` needs a scope (`.cta`, `.cluster`, …)",
+                name(),
+                m.spelling()
+            )),
+            (None, Some(m)) => err(format!(
+                "`{}`: the scope `{}` needs a memory ordering (`.release`, `.acquire`, …)",
+                name(),
+                m.spelling()
+            )),
+            _ => {}
+        }
+    }
+
     // "Modifier '.abs' requires modifier '.xorsign'" and the other way round (the two-source
     // forms; the three-source `min.abs.f32 d, a, b, c` takes `.abs` alone).
     if matches!(op, Opcode::Min | Opcode::Max)

@@ -157,6 +157,9 @@ pub(super) fn check_types(
     if opcode == Opcode::Mma {
         mma_fragments(instr, decoded, lookup, diags);
     }
+    if opcode == Opcode::Wmma {
+        wmma_fragments(instr, decoded, lookup, diags);
+    }
     if matches!(
         opcode,
         Opcode::Ldmatrix | Opcode::Stmatrix | Opcode::Movmatrix
@@ -488,6 +491,29 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         O::Dp2a | O::Dp4a => [("d", U32), ("a", B32), ("b", B32), ("c", U32)]
             .into_iter()
             .collect(),
+        // Texture fetches (measured with ptxas: "Result vector expected", "Predicate output
+        // expected", "Arguments mismatch"): the result a brace vector of `.vN` registers of
+        // the destination type (`.f16`: 16-bit registers), the optional predicate a `.pred`.
+        // The coordinate vectors' sizes per geometry are not modelled.
+        O::Tex | O::Tld4 => {
+            vector_operands = &["d"];
+            [("d", t0?), ("p", Pred)].into_iter().collect()
+        }
+        // Queries: a 32-bit result, an integer level of detail.
+        O::Txq => [("d", B32), ("lod", S32)].into_iter().collect(),
+        O::Suq => [("d", B32)].into_iter().collect(),
+        O::Istypep => [("p", Pred), ("a", U64)].into_iter().collect(),
+        // mbarrier: a 64-bit state, 32-bit counts and parity, a predicate for the waits.
+        O::Mbarrier => [
+            ("state", B64),
+            ("count", B32),
+            ("txCount", B32),
+            ("tx_count", B32),
+            ("phaseParity", B32),
+            ("waitComplete", Pred),
+        ]
+        .into_iter()
+        .collect(),
         _ => return None,
     };
     Some(Rules {
@@ -521,57 +547,231 @@ fn pattern_names(name: &str) -> (&str, Option<&str>) {
     (first, (!second.is_empty()).then_some(second))
 }
 
-/// Fragment sizes of the dense `mma.sync` forms (ptxas: "Arguments mismatch", "Vector
-/// expected"): each thread holds M·K/32 elements of A, K·N/32 of B and M·N/32 of C and D,
-/// packed into 32-bit registers (one 64-bit register per `.f64` element; one 32-bit register
-/// per `.f32`/`.s32` accumulator). The Volta `m8n8k4` f16 form has its own quad-pair layout.
-/// Sparse, block-scaled and `.kind` forms are left to the shape check.
+/// What one operand of an `mma` form holds (typed data: `mma_operands`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MmaSlot {
+    /// A fragment of `count` registers of `ty` (a brace vector, or one register for 1).
+    Frag { count: u8, ty: Mod },
+    /// A 32-bit register (the sparse metadata `e`, the block scale data); no constant.
+    Reg32,
+    /// A constant (the sparsity selector `f`); no register.
+    Const,
+    /// A pair `{byte-id, thread-id}` of 16-bit registers or constants.
+    Pair16,
+}
+
+/// The operands of an `mma.sync` form, in order, with their names: each thread holds M·K/32
+/// elements of A (half of them for the sparse `.sp` forms), K·N/32 of B and M·N/32 of C and
+/// D, packed into 32-bit registers (one 64-bit register per `.f64` element; one 32-bit
+/// register per `.f32`/`.s32` accumulator; the `.kind::f8f6f4`/`.kind::mxf8f6f4` formats in
+/// 8-bit containers, `.kind::mxf4`'s `.e2m1` packed); the Volta `m8n8k4` f16 form has its own
+/// quad-pair layout. Sparse forms add the metadata `e` and selector `f`, block-scaled ones
+/// the scale data and `{byte-id, thread-id}` of A and B. Measured with ptxas ("Arguments
+/// mismatch", "Argument vector size mismatch", "Vector expected").
+pub(crate) fn mma_operands(d: &Decoded) -> Option<SmallVec<[(&'static str, MmaSlot); 10]>> {
+    use Mod::*;
+    let (m, n, k) = d.mods.iter().find_map(|x| mma_shape(x.spelling()))?;
+    let types: SmallVec<[Mod; 5]> = d.types().into_iter().collect();
+    let (dt, at, bt, ct) = match types[..] {
+        [dt, at, bt, ct] | [dt, at, bt, ct, _] => (dt, at, bt, ct),
+        _ => return None,
+    };
+    let kind = d
+        .mods
+        .iter()
+        .find(|x| x.spelling().starts_with(".kind"))
+        .map(|x| x.spelling());
+    let container = matches!(kind, Some(".kind::f8f6f4" | ".kind::mxf8f6f4"));
+    let sparse = d.mods.iter().any(|x| x.spelling().starts_with(".sp"));
+    let scaled = d.has(BlockScale);
+    let bits = |t: Mod| {
+        if container {
+            8
+        } else {
+            t.instr_type_bits().unwrap_or(32)
+        }
+    };
+    let frag = |elems: u32, t: Mod| -> MmaSlot {
+        let (count, ty) = match t {
+            F64 => (elems, B64),
+            F32 | S32 => (elems, B32),
+            _ => ((elems * bits(t)).div_ceil(32), B32),
+        };
+        MmaSlot::Frag {
+            count: count as u8,
+            ty,
+        }
+    };
+    let acc_frag = |elems: u32, t: Mod| -> MmaSlot {
+        let (count, ty) = match t {
+            F64 => (elems, B64),
+            F32 | S32 => (elems, B32),
+            _ => ((elems * t.instr_type_bits().unwrap_or(32)).div_ceil(32), B32),
+        };
+        MmaSlot::Frag {
+            count: count as u8,
+            ty,
+        }
+    };
+    let (a, b, c, dd) = if (m, n, k) == (8, 8, 4) && at == F16 {
+        let acc = |t: Mod| MmaSlot::Frag {
+            count: if t == F32 { 8 } else { 4 },
+            ty: B32,
+        };
+        let two = MmaSlot::Frag { count: 2, ty: B32 };
+        (two, two, acc(ct), acc(dt))
+    } else {
+        let a_elems = m * k / 32 / if sparse { 2 } else { 1 };
+        (
+            frag(a_elems, at),
+            frag(k * n / 32, bt),
+            acc_frag(m * n / 32, ct),
+            acc_frag(m * n / 32, dt),
+        )
+    };
+    let mut out: SmallVec<[(&'static str, MmaSlot); 10]> =
+        SmallVec::from_slice(&[("d", dd), ("a", a), ("b", b), ("c", c)]);
+    if sparse {
+        out.push(("e", MmaSlot::Reg32));
+        out.push(("f", MmaSlot::Const));
+    }
+    if scaled {
+        out.push(("scale-a-data", MmaSlot::Reg32));
+        out.push(("{byte-id-a, thread-id-a}", MmaSlot::Pair16));
+        out.push(("scale-b-data", MmaSlot::Reg32));
+        out.push(("{byte-id-b, thread-id-b}", MmaSlot::Pair16));
+    }
+    (out.len() == d.form().operands.len()).then_some(out)
+}
+
+/// Checks an `mma` instruction's operands against `mma_operands`.
 fn mma_fragments(
     instr: &Instruction<'_>,
     d: &Decoded,
     lookup: &dyn Fn(&str) -> Option<Declared>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    use Mod::*;
-    if d.form().operands.len() != 4
-        || d.has(BlockScale)
-        || d.mods
-            .iter()
-            .any(|m| m.spelling().starts_with(".kind") || m.spelling().starts_with(".sp"))
-    {
+    let Some(slots) = mma_operands(d) else {
         return;
+    };
+    let name = instr_name(instr);
+    for (index, (op, &(pname, slot))) in instr.operands.iter().zip(&slots).enumerate() {
+        let must = |what: &str| {
+            Diagnostic::new(
+                op.span(),
+                format!(
+                    "operand {} (`{pname}`) of `{name}` must be {what}",
+                    index + 1
+                ),
+            )
+        };
+        let mm = match slot {
+            MmaSlot::Frag { count, ty } => {
+                let vec = (count > 1 || matches!(op, Operand::Vec(..))).then_some(count);
+                check_operand(op, ty, false, vec, true, Opcode::Mma, lookup)
+            }
+            MmaSlot::Reg32 => match op {
+                Operand::Imm(_) => {
+                    diags.push(must("a 32-bit register, not a constant"));
+                    continue;
+                }
+                _ => check_operand(op, Mod::B32, false, None, false, Opcode::Mma, lookup),
+            },
+            MmaSlot::Const => {
+                if !matches!(op, Operand::Imm(_)) {
+                    diags.push(must("a constant"));
+                }
+                continue;
+            }
+            MmaSlot::Pair16 => {
+                check_operand(op, Mod::B16, false, Some(2), true, Opcode::Mma, lookup)
+            }
+        };
+        if let Some(mm) = mm {
+            diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
     }
-    let Some((m, n, k)) = d.mods.iter().find_map(|x| mma_shape(x.spelling())) else {
+}
+
+/// Which matrix a `wmma` fragment holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WmmaFrag {
+    A,
+    B,
+    /// The accumulator (`c`) or result (`d`).
+    C,
+}
+
+/// Registers of a `wmma` fragment (always a brace vector, even of one) and their type: an
+/// M·K/32, K·N/32 or M·N/32 share of the matrix's elements packed into 32-bit registers, one
+/// 32-bit register per `.f32`/`.s32` accumulator element, one 64-bit register per `.f64`
+/// element; the `.f16` A and B fragments are 8 registers in every shape (the layout
+/// replicates elements). Measured with ptxas for every shape and type ("Vector expected", "Arguments
+/// mismatch").
+pub(crate) fn wmma_fragment(shape: (u32, u32, u32), frag: WmmaFrag, ty: Mod) -> (u8, Mod) {
+    use Mod::*;
+    let (m, n, k) = shape;
+    let elems = match frag {
+        WmmaFrag::A => m * k / 32,
+        WmmaFrag::B => k * n / 32,
+        WmmaFrag::C => m * n / 32,
+    };
+    let (count, reg) = match ty {
+        F64 => (elems, B64),
+        F32 | S32 => (elems, B32),
+        F16 if frag != WmmaFrag::C => (8, B32),
+        _ => ((elems * ty.instr_type_bits().unwrap_or(32)).div_ceil(32), B32),
+    };
+    (count as u8, reg)
+}
+
+/// Checks the fragment operands of `wmma.load`, `wmma.store` and `wmma.mma` against
+/// `wmma_fragment`.
+fn wmma_fragments(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    use Mod::*;
+    let Some(shape) = d.mods.iter().find_map(|x| mma_shape(x.spelling())) else {
         return;
     };
     let types = d.types();
-    let [dt, at, bt, ct] = types[..] else {
-        return;
-    };
-    let bits = |t: Mod| t.instr_type_bits().unwrap_or(32);
-    let regs = |elems: u32, t: Mod| -> (u32, Mod) {
-        match t {
-            F64 => (elems, B64),
-            F32 | S32 => (elems, B32),
-            _ => ((elems * bits(t)).div_ceil(32), B32),
-        }
-    };
-    let (a, b, c, dd) = if (m, n, k) == (8, 8, 4) && at == F16 {
-        let acc = |t: Mod| if t == F32 { (8, B32) } else { (4, B32) };
-        ((2, B32), (2, B32), acc(ct), acc(dt))
+    let slots: SmallVec<[(usize, &str, WmmaFrag, Mod); 4]> = if d.has(Load) || d.has(Store) {
+        let (frag, at) = if d.has(A) {
+            (WmmaFrag::A, 0)
+        } else if d.has(Mod::B) {
+            (WmmaFrag::B, 0)
+        } else if d.has(Store) {
+            (WmmaFrag::C, 1)
+        } else {
+            (WmmaFrag::C, 0)
+        };
+        let Some(&t) = types.last() else {
+            return;
+        };
+        SmallVec::from_slice(&[(at, "r", frag, t)])
     } else {
-        (
-            regs(m * k / 32, at),
-            regs(k * n / 32, bt),
-            regs(m * n / 32, ct),
-            regs(m * n / 32, dt),
-        )
+        let (dt, at, bt, ct) = match types[..] {
+            [dt, ct] => (dt, F16, F16, ct),
+            [dt, at, bt, ct] => (dt, at, bt, ct),
+            _ => return,
+        };
+        SmallVec::from_slice(&[
+            (0, "d", WmmaFrag::C, dt),
+            (1, "a", WmmaFrag::A, at),
+            (2, "b", WmmaFrag::B, bt),
+            (3, "c", WmmaFrag::C, ct),
+        ])
     };
     let name = instr_name(instr);
-    for (index, (op, (count, want))) in instr.operands.iter().zip([dd, a, b, c]).enumerate() {
-        let vec = (count > 1 || matches!(op, Operand::Vec(..))).then_some(count as u8);
-        if let Some(mm) = check_operand(op, want, false, vec, true, Opcode::Mma, lookup) {
-            let pname = ["d", "a", "b", "c"][index];
+    for (index, pname, frag, t) in slots {
+        let Some(op) = instr.operands.get(index) else {
+            continue;
+        };
+        let (count, want) = wmma_fragment(shape, frag, t);
+        if let Some(mm) = check_operand(op, want, false, Some(count), true, Opcode::Wmma, lookup) {
             diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
         }
     }

@@ -192,7 +192,7 @@ pub fn canonical(form: &Form, instr: &Instruction<'_>) -> Option<SmallVec<[Mod; 
             .filter(|&m| keep(m))
             .eq(order.iter().copied().filter(|&m| keep(m)))
     };
-    if !same_subsequence(Mod::is_type) || !same_subsequence(Mod::is_space) {
+    if !same_subsequence(Mod::is_instr_type) || !same_subsequence(Mod::is_space) {
         return None;
     }
     // A longer instruction name must be written first, as one word.
