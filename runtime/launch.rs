@@ -368,7 +368,9 @@ fn fis_worker(sh: &LaunchShared, k: &FisKernel, index: u32) {
         Ok(m) => m,
         Err(e) => return sh.fail(e),
     };
-    let _local_window = mem.local_window().map(|w| super::fault::LocalWindow::set(1, w));
+    let _local_window = mem
+        .local_window()
+        .map(|w| super::fault::LocalWindow::set(1, w));
     let total_shared = cfg.shared_bytes() as usize;
     let mut shared_mem = match SharedBlock::take(total_shared, cfg.shared_align as usize) {
         Ok(b) => b,

@@ -616,7 +616,10 @@ pub(crate) fn mma_operands(d: &Decoded) -> Option<SmallVec<[(&'static str, MmaSl
         let (count, ty) = match t {
             F64 => (elems, B64),
             F32 | S32 => (elems, B32),
-            _ => ((elems * t.instr_type_bits().unwrap_or(32)).div_ceil(32), B32),
+            _ => (
+                (elems * t.instr_type_bits().unwrap_or(32)).div_ceil(32),
+                B32,
+            ),
         };
         MmaSlot::Frag {
             count: count as u8,
@@ -730,7 +733,10 @@ pub(crate) fn wmma_fragment(shape: (u32, u32, u32), frag: WmmaFrag, ty: Mod) -> 
         F64 => (elems, B64),
         F32 | S32 => (elems, B32),
         F16 if frag != WmmaFrag::C => (8, B32),
-        _ => ((elems * ty.instr_type_bits().unwrap_or(32)).div_ceil(32), B32),
+        _ => (
+            (elems * ty.instr_type_bits().unwrap_or(32)).div_ceil(32),
+            B32,
+        ),
     };
     (count as u8, reg)
 }
