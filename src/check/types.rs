@@ -513,6 +513,10 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         ]
         .into_iter()
         .collect(),
+        // Cluster addresses: a 32-bit rank; `mapa` maps an address of the type to another
+        // CTA's (measured with ptxas).
+        O::Getctarank => [("d", U32), ("a", one?)].into_iter().collect(),
+        O::Mapa => [("d", one?), ("a", one?), ("b", U32)].into_iter().collect(),
         // mbarrier: a 64-bit state, 32-bit counts and parity, a predicate for the waits.
         O::Mbarrier => [
             ("state", B64),
