@@ -23,8 +23,8 @@ use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
 /// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-26, 1,231 of 26,909 (4.6%).
-const MAX_ACCEPTED_ANYWAY: usize = 1231;
+/// listed in `known.txt`): 2026-11-26, 921 of 26,909 (3.4%).
+const MAX_ACCEPTED_ANYWAY: usize = 921;
 
 /// Instructions per ptxas run.
 const BATCH: usize = 400;

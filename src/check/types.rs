@@ -503,6 +503,20 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         O::Txq => [("d", B32), ("lod", S32)].into_iter().collect(),
         O::Suq => [("d", B32)].into_iter().collect(),
         O::Istypep => [("p", Pred), ("a", U64)].into_iter().collect(),
+        // tcgen05.mma: 64-bit matrix descriptors, a 32-bit instruction descriptor, the
+        // accumulate flag a predicate (ptxas: "Arguments mismatch").
+        O::Tcgen05 => [
+            ("a-desc", B64),
+            ("b-desc", B64),
+            ("idesc", B32),
+            ("enable-input-d", Pred),
+        ]
+        .into_iter()
+        .collect(),
+        // Cluster addresses: a 32-bit rank; `mapa` maps an address of the type to another
+        // CTA's (measured with ptxas).
+        O::Getctarank => [("d", U32), ("a", one?)].into_iter().collect(),
+        O::Mapa => [("d", one?), ("a", one?), ("b", U32)].into_iter().collect(),
         // mbarrier: a 64-bit state, 32-bit counts and parity, a predicate for the waits.
         O::Mbarrier => [
             ("state", B64),
