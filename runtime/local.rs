@@ -16,7 +16,7 @@
 
 use corosensei::stack::{Stack, StackPointer};
 
-use super::shared::page;
+use super::shared::{page, reserve};
 use super::LaunchError;
 
 /// Guard below the first stack, full reservation.
@@ -106,22 +106,13 @@ impl StackArea {
                 last = "too large".into();
                 continue;
             };
-            // SAFETY: a fresh anonymous mapping; nothing else refers to it.
-            let map = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    map_len,
-                    libc::PROT_NONE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                    -1,
-                    0,
-                )
+            let map = match reserve(map_len) {
+                Ok(map) => map,
+                Err(e) => {
+                    last = e.to_string();
+                    continue;
+                }
             };
-            if map == libc::MAP_FAILED {
-                last = std::io::Error::last_os_error().to_string();
-                continue;
-            }
-            let map = map as *mut u8;
             // The lead guard ends where slot 0's own guard begins.
             let first = map as usize + lead - gap;
             let area = StackArea {

@@ -38,6 +38,27 @@ pub(crate) fn page() -> usize {
     }
 }
 
+/// `len` bytes of inaccessible address space (guards, with the usable part opened later by
+/// `mprotect`); `MAP_NORESERVE`, so large guards cost no memory.
+pub(crate) fn reserve(len: usize) -> std::io::Result<*mut u8> {
+    // SAFETY: a fresh anonymous mapping; nothing else refers to it.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(map as *mut u8)
+    }
+}
+
 /// One worker's shared-memory block and its guards.
 pub(crate) struct SharedBlock {
     map: *mut u8,
@@ -58,22 +79,13 @@ impl SharedBlock {
         let mut last = String::new();
         for (lead, trail) in [(LEAD, TRAIL), (SMALL_GUARD, SMALL_GUARD)] {
             let map_len = lead + len + end_align + trail;
-            // SAFETY: a fresh anonymous mapping; nothing else refers to it.
-            let map = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    map_len,
-                    libc::PROT_NONE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                    -1,
-                    0,
-                )
+            let map = match reserve(map_len) {
+                Ok(map) => map,
+                Err(e) => {
+                    last = e.to_string();
+                    continue;
+                }
             };
-            if map == libc::MAP_FAILED {
-                last = std::io::Error::last_os_error().to_string();
-                continue;
-            }
-            let map = map as *mut u8;
             let end = (map as usize + lead + len).div_ceil(end_align) * end_align;
             let start = end - len;
             let rw = start / page * page;

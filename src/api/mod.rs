@@ -19,7 +19,7 @@ mod spec;
 pub use spec::{parse_spec, ArgSpec, Scalar};
 
 use crate::runtime::{LaunchConfig, LaunchError};
-use crate::target::cpu::{CompileError, ParamLayout, Program};
+use crate::target::cpu::{CompileError, KernelInfo, ParamLayout, Program};
 
 /// Errors of the embedding API; each says what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -430,6 +430,16 @@ impl Module {
         self.launch_with(kernel, &cfg, args)
     }
 
+    /// The kernel `kernel`'s layout, or an error naming the module's kernels.
+    fn kernel_info(&self, kernel: &str) -> Result<&KernelInfo, ApiError> {
+        self.program.kernel(kernel).ok_or_else(|| {
+            ApiError::Args(format!(
+                "no kernel named `{kernel}`; the module's kernels are: {}",
+                self.kernel_names().join(", ")
+            ))
+        })
+    }
+
     /// Launches with a full configuration (`static_shared` and `shared_align` are taken from the
     /// module).
     pub fn launch_with(
@@ -438,12 +448,7 @@ impl Module {
         cfg: &LaunchConfig,
         args: &mut [Arg],
     ) -> Result<(), ApiError> {
-        let info = self.program.kernel(kernel).ok_or_else(|| {
-            ApiError::Args(format!(
-                "no kernel named `{kernel}`; the module's kernels are: {}",
-                self.kernel_names().join(", ")
-            ))
-        })?;
+        let info = self.kernel_info(kernel)?;
         let params = param_buffer(kernel, &info.params, args)?;
         // SAFETY: `param_buffer` checked the arguments against the layout; the buffers in
         // `args` stay alive (borrowed) during the launch.
@@ -465,12 +470,7 @@ impl Module {
         cfg: &LaunchConfig,
         params: &[u8],
     ) -> Result<(), ApiError> {
-        let info = self.program.kernel(kernel).ok_or_else(|| {
-            ApiError::Args(format!(
-                "no kernel named `{kernel}`; the module's kernels are: {}",
-                self.kernel_names().join(", ")
-            ))
-        })?;
+        let info = self.kernel_info(kernel)?;
         if params.len() < info.params.size as usize {
             return Err(ApiError::Args(format!(
                 "kernel `{kernel}` takes {} bytes of parameters, but {} were given",
