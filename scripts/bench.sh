@@ -211,17 +211,21 @@ if [ "$USE_POCL" = 1 ] && [ "$REPORT" = 0 ]; then
 fi
 
 # ---- inputs ----------------------------------------------------------------------------------
-# input NAME TYPE COUNT SEED [LO HI]: $WORK/in/NAME (generated once per mode).
+# input NAME TYPE COUNT SEED [LO HI]: $WORK/in/NAME.TYPE-COUNT-SEED[-LO-HI] (generated once).
 input() {
-    local f="$WORK/in/$1" name=$1
+    local name=$1 key
     shift
+    # The file is named by everything that makes it, so a size changed in this script (or by
+    # --quick) never reuses an input made for another size.
+    key=$(printf '%s-' "$@"); key=${key%-}; key=${key//[^A-Za-z0-9._-]/_}
+    local f="$WORK/in/$name.$key"
     mkdir -p "$WORK/in"
     if [ ! -f "$f" ]; then "$BIN/gen" "$1" "$2" "$3" "$f" "${@:4}" || { note "gen $name failed"; exit 1; }; fi
     printf '%s' "$f"
 }
 # csr_input NAME ROWS SEED: the prefix of $WORK/in/NAME.{rowptr,col,val}.
 csr_input() {
-    local f="$WORK/in/$1"
+    local f="$WORK/in/$1.$2.$3"
     mkdir -p "$WORK/in"
     if [ ! -f "$f.val" ]; then "$BIN/gen" csr "$2" "$3" "$f" || { note "gen $1 failed"; exit 1; }; fi
     printf '%s' "$f"
