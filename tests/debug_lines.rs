@@ -7,8 +7,10 @@
 //! (full DWARF) the same holds at -O0, and ptxas accepts the output at both levels.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod common;
 
 use ptx2llvm::llvm::EmitKind;
 use ptx2llvm::lower::debug::DebugOptions;
@@ -20,17 +22,6 @@ use ptx2llvm::target::nvptx;
 const O2_KEPT_AT_LEAST: f64 = 0.93;
 
 type Lines = HashMap<String, BTreeSet<(String, u32)>>;
-
-fn corpus_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            corpus_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ptx") {
-            out.push(p);
-        }
-    }
-}
 
 /// Per function, the (file name, line) of the `.loc` in force at each instruction (a `.loc`
 /// directly followed by another describes no instruction).
@@ -75,13 +66,6 @@ fn lines(m: &Module) -> Lines {
     out
 }
 
-fn find_ptxas() -> Option<PathBuf> {
-    std::env::var("PTXAS")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-}
-
 fn ptxas_ok(ptxas: &Path, text: &[u8], arch: &str) -> Result<(), String> {
     let tmp = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(tmp.path(), text).unwrap();
@@ -99,11 +83,9 @@ fn ptxas_ok(ptxas: &Path, text: &[u8], arch: &str) -> Result<(), String> {
 
 #[test]
 fn corpus_lines_survive_nvptx() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut files = Vec::new();
-    corpus_files(&root, &mut files);
-    files.sort();
-    let ptxas = find_ptxas();
+    let root = common::repo_root().join("tests/corpus");
+    let files = common::corpus_files();
+    let ptxas = common::find_ptxas();
     let (mut total, mut kept_o2, mut nfiles) = (0usize, 0usize, 0usize);
     let mut failures = Vec::new();
     let mut by_corpus: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
