@@ -90,6 +90,6 @@ for name, path in substitutions:
     config.substitutions.append((tool_pattern(name), path))
 
 # The tools run with the repo's environment; keep HOME and the LLVM prefix for them.
-for var in ["HOME", "LLVM_SYS_221_PREFIX", "TMPDIR"]:
+for var in ["HOME", "LLVM_SYS_221_PREFIX", "TMPDIR", "PTX2LLVM_RECORD"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]

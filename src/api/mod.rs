@@ -14,6 +14,7 @@
 //! m.launch("vecAdd", Dim3::x(4), Dim3::x(256), 0, &mut args).unwrap();
 //! ```
 
+pub mod record;
 mod spec;
 
 pub use spec::{parse_spec, ArgSpec, Scalar};
@@ -119,6 +120,7 @@ impl Buffer {
         }
         // SAFETY: `pages - data` is within the mapping (data <= pages).
         let ptr = unsafe { map.add(pages - data) };
+        record::register(ptr as u64, len);
         Ok(Buffer {
             ptr,
             len,
@@ -167,6 +169,7 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        record::unregister(self.ptr as u64);
         // SAFETY: mapped in `zeroed` with this length.
         unsafe {
             libc::munmap(self.map as *mut libc::c_void, self.map_len);
@@ -288,6 +291,11 @@ pub fn param_buffer(kernel: &str, layout: &ParamLayout, args: &[Arg]) -> Result<
 /// A PTX module compiled for this CPU.
 pub struct Module {
     program: Program,
+    /// The PTX source, kept only while launches are recorded (`record`).
+    source: Option<String>,
+    /// A module variable was written by the host: launches depend on more than their
+    /// arguments, so they are not recorded.
+    globals_written: std::sync::atomic::AtomicBool,
 }
 
 impl Module {
@@ -352,7 +360,11 @@ impl Module {
         );
         // SAFETY: allocated above and no longer borrowed.
         drop(unsafe { Box::from_raw(ast) });
-        Ok(Module { program: program? })
+        Ok(Module {
+            program: program?,
+            source: record::dir().map(|_| src.to_string()),
+            globals_written: false.into(),
+        })
     }
 
     /// The underlying program (kernels, layouts).
@@ -379,6 +391,8 @@ impl Module {
     /// Copies `bytes` to the start of module variable `name` (`cudaMemcpyToSymbol`).
     pub fn write_global(&self, name: &str, bytes: &[u8]) -> Result<(), ApiError> {
         let (p, size) = self.global_ptr(name).ok_or_else(|| self.no_global(name))?;
+        self.globals_written
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         if bytes.len() > size {
             return Err(ApiError::Args(format!(
                 "{} bytes do not fit module variable `{name}` of {size} bytes",
@@ -450,9 +464,32 @@ impl Module {
     ) -> Result<(), ApiError> {
         let info = self.kernel_info(kernel)?;
         let params = param_buffer(kernel, &info.params, args)?;
+        let recording = self
+            .source
+            .as_deref()
+            .filter(|_| {
+                !self
+                    .globals_written
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            })
+            .and_then(|source| {
+                let launch = record::Launch {
+                    source,
+                    kernel,
+                    grid: cfg.grid,
+                    block: cfg.block,
+                    shared: cfg.dynamic_shared,
+                    layout: &info.params,
+                };
+                record::begin(&launch, args)
+            });
         // SAFETY: `param_buffer` checked the arguments against the layout; the buffers in
         // `args` stay alive (borrowed) during the launch.
-        unsafe { self.launch_raw(kernel, cfg, &params) }
+        let r = unsafe { self.launch_raw(kernel, cfg, &params) };
+        if let Some(rec) = recording {
+            rec.finish(r.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+        }
+        r
     }
 
     /// Launches `kernel` with a parameter buffer already in the kernel's CUDA layout (what

@@ -197,12 +197,29 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     ptx2llvm::runtime::fault::install();
     ptx2llvm::runtime::fault::set_kernel(&a.kernel);
     let mut times = Vec::with_capacity(repeat as usize);
-    for _ in 0..repeat {
+    for n in 0..repeat {
+        // With PTX2LLVM_RECORD set, the first launch is recorded for replay on a GPU.
+        let recording = (n == 0)
+            .then(|| {
+                let launch = api::record::Launch {
+                    source: src,
+                    kernel: &a.kernel,
+                    grid: cfg.grid,
+                    block: cfg.block,
+                    shared: cfg.dynamic_shared,
+                    layout: &info.params,
+                };
+                api::record::begin(&launch, &args)
+            })
+            .flatten();
         let t0 = Instant::now();
         // SAFETY: `code` is the JIT-compiled kernel; `params` was built from its layout and
         // the buffers it points to live in `args` until the end of this function.
         let r = unsafe { ptx2llvm::runtime::launch_code(&a.kernel, &code, &params, &cfg) };
         times.push(t0.elapsed().as_secs_f64() * 1e3);
+        if let Some(rec) = recording {
+            rec.finish(r.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+        }
         r.map_err(|e| fail(format!("error: {e}")))?;
     }
     if a.repeat.is_some() {

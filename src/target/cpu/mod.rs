@@ -100,7 +100,22 @@ impl Target for Cpu {
             "nsmid" => Some(field(offset::NSMID, false)),
             "gridid" => Some(field(offset::GRIDID, true)),
             "dynamic_smem_size" => Some(field(offset::DYNAMIC_SMEM_SIZE, false)),
-            "total_smem_size" | "aggr_smem_size" => Some(field(offset::TOTAL_SMEM_SIZE, false)),
+            // In multiples of the target's shared-memory allocation unit (PTX ISA, "Special
+            // Registers: %total_smem_size": 256 bytes on sm_3x–sm_7x, 128 on sm_2x and sm_8x
+            // and later; a GPU reports 128 for 48 bytes on sm_80 code). No memory is reserved
+            // for system software here, so `%aggr_smem_size` is the same.
+            "total_smem_size" | "aggr_smem_size" => {
+                let unit = if (30..80).contains(&l.sm) { 256 } else { 128 };
+                let v = field(offset::TOTAL_SMEM_SIZE, false).into_int_value();
+                let up = b
+                    .build_int_add(v, i32t.const_int(unit - 1, false), "")
+                    .unwrap();
+                Some(
+                    b.build_and(up, i32t.const_int(!(unit - 1) & 0xffff_ffff, false), name)
+                        .unwrap()
+                        .into(),
+                )
+            }
             "lanemask_eq" | "lanemask_le" | "lanemask_lt" | "lanemask_ge" | "lanemask_gt" => {
                 let lane = field(offset::LANEID, false).into_int_value();
                 let one = i32t.const_int(1, false);
