@@ -366,14 +366,11 @@ impl<'c> DebugBuilder<'c> {
                 if f.count_basic_blocks() == 0 {
                     continue;
                 }
-                                let insts = instructions(f);
+                let insts = instructions(f);
                 // SAFETY: a live function.
                 let sp = unsafe { d::LLVMGetSubprogram(f.as_value_ref()) };
                 if sp.is_null() {
-                    let Some(callee) = insts
-                        .iter()
-                        .map(|&i| callee_sp(i))
-                        .find(|sp| !sp.is_null())
+                    let Some(callee) = insts.iter().map(|&i| callee_sp(i)).find(|sp| !sp.is_null())
                     else {
                         continue;
                     };
