@@ -209,6 +209,56 @@ fn gdb_breaks_in_a_kernel_by_name_in_the_cuda_thread_asked_for() {
 }
 
 #[test]
+fn gdb_stops_at_a_cuda_line_of_a_thread_loop_kernel_without_g() {
+    if !have("gdb") {
+        eprintln!("SKIPPED: gdb is not installed (scripts/setup.sh installs Debian's gdb)");
+        return;
+    }
+    // The default execution: no -g, -O2, `scale` as thread loops (`scale.fis` around
+    // `scale.step`, inlined there). The `.loc` line tables alone let gdb stop at line 12, once
+    // per CUDA thread (each stop comes before that thread's printf), in the inlined body, with
+    // the block known and the thread not (thread loops share one context per CTA).
+    let args: Vec<&str> = RUN
+        .iter()
+        .copied()
+        .filter(|a| !matches!(*a, "-g" | "-O0"))
+        .collect();
+    let out = gdb(
+        &[
+            "set breakpoint pending on",
+            "break kernel.cu:12",
+            "run",
+            "backtrace 3",
+            "cuda-thread",
+            "continue",
+            "continue",
+        ],
+        &args,
+        &[],
+    );
+    in_order(
+        &out,
+        &[
+            "Breakpoint 1",
+            "scale.step () at ",
+            "kernel.cu:12",
+            "12\t    y[i] = v + 1.0f;",
+            "#0  scale.step () at ",
+            "scale.fis",
+            "block (0, 0, 0) thread unknown (the kernel runs as thread loops",
+            "block 0 thread 0: y[0] = 1",
+            "kernel.cu:12",
+            "block 0 thread 1: y[1] = 3.5",
+            "kernel.cu:12",
+        ],
+    );
+    assert!(
+        !out.contains("block 0 thread 2: y[2]"),
+        "stopped at each thread's line 12:\n{out}"
+    );
+}
+
+#[test]
 fn gdb_steps_hand_written_ptx_by_its_own_lines() {
     if !have("gdb") {
         eprintln!("SKIPPED: gdb is not installed (scripts/setup.sh installs Debian's gdb)");

@@ -1,10 +1,9 @@
 //! Source lines survive the nvptx target: for every corpus file with `.loc` (Triton, nvcc
 //! `-lineinfo`/`-G`, Numba, clang), per kernel, the set of (file name, line) in force at the
 //! input's instructions is compared with the set in LLVM's PTX (`--emit asm`). At -O0 every
-//! line must survive; at -O2 the fraction kept is printed and held to the bound measured when
-//! this test was written (LLVM's machine passes give instructions they sink or hoist across
-//! blocks line 0, and lines of `ld.param` alone become the kernel's arguments). With `-g`
-//! (full DWARF) the same holds at -O0, and ptxas accepts the output at both levels.
+//! line must survive; at -O2 the fraction kept is printed and held to the bound measured (the
+//! issue's goal is 95%; what LLVM's back end loses is in `O2_KEPT_AT_LEAST`). With `-g` (full
+//! DWARF) the same holds at -O0, and ptxas accepts the output at both levels.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -18,7 +17,21 @@ use ptx2llvm::syntax::ast::{Block, Item, Module, Statement};
 use ptx2llvm::target::nvptx;
 
 /// The fraction of (kernel, file, line) kept at -O2 over the corpus must stay at least this
-/// (measured: 207 of 221, 93.7%, in 20 files).
+/// (measured: 207 of 221, 93.7%, in 20 files: triton 183/192, nvrtc 16/19, numba 8/10).
+/// The LLVM IR after -O2 still has every line; LLVM 22's back end loses 14:
+/// - 7 to MachineSink, which gives an instruction it sinks into another block the merge of its
+///   location with that of the instruction it lands before (line 0 when they differ): Triton
+///   matmul (sm100) lines 45, 47, 50, 56, 57 and `standard.py:43`, and its `_spec` twin's
+///   `standard.py:43`;
+/// - 5 lines that hold only `ld.param` of kernel parameters (Numba's axpy line 10 twice, NVRTC
+///   vecadd line 1 twice, shared_sync line 2): in LLVM IR a kernel parameter is an argument,
+///   and the `ld.param` the back end makes for it has no location;
+/// - 2 to SelectionDAG combines: Triton matmul's line 58 (`fptrunc` pairs) becomes
+///   `cvt.rn.f16x2.f32`, which takes the line (60) of the vector store it feeds.
+/// Not used to win them back, since each changes code or tells a wrong line: an IR `sink` pass
+/// before code generation (96.8%, but ptxas registers up to +20 on NVRTC's math64), and
+/// `-pick-merged-source-locations` (+2 lines; a chain of sunk instructions all take its
+/// smallest line).
 const O2_KEPT_AT_LEAST: f64 = 0.93;
 
 type Lines = HashMap<String, BTreeSet<(String, u32)>>;

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use inkwell::values::AsValueRef as _;
 use llvm_sys::core as c;
 use llvm_sys::debuginfo as d;
-use llvm_sys::prelude::{LLVMDIBuilderRef, LLVMMetadataRef};
+use llvm_sys::prelude::{LLVMDIBuilderRef, LLVMMetadataRef, LLVMValueRef};
 
 use super::{Builder, Context, FunctionValue, Module, PointerValue};
 
@@ -328,105 +328,87 @@ impl<'c> DebugBuilder<'c> {
         }
     }
 
-    /// Gives the functions built around lowered ones (the cpu target's kernel entry points and
-    /// thread-loop drivers, which call the lowered functions and inline them) an artificial
-    /// subprogram, and every call without a location of a function with a subprogram a
-    /// location at its caller's line: the inlined code then keeps its lines (a function without
-    /// a subprogram has no line table), and the verifier's rule that such calls carry a
-    /// location holds.
-    pub fn cover_callers(&self, module: &Module<'c>) {
-        use llvm_sys::core as c;
-        // SAFETY: a walk over the live functions, blocks and instructions of `module`, reading
-        // and setting debug metadata of its context.
-        unsafe {
-            let callee_sp = |i| {
-                if c::LLVMIsACallInst(i).is_null() {
-                    return std::ptr::null_mut();
+    /// Gives every function that a target generates around lowered ones a subprogram, and
+    /// every call of a described function a location; call once, after the module's last
+    /// function is built and before `finalize`.
+    ///
+    /// A generated function (the cpu target's entry points `K` around `K.ptx`, its thread loops
+    /// `K.fis`, `K.fis.loops` and `K.warp<r>` around `K.step`) is a defined function without a
+    /// subprogram that calls one with a subprogram (callers of callers are covered in later
+    /// rounds). It gets a subprogram at its callee's file and first line, and each of its
+    /// instructions that location: whatever location the builder left on them belongs to
+    /// another function. Without it the lowered code, once inlined there, would have no line
+    /// table (LLVM describes only functions with a subprogram): no gdb line breakpoint and no
+    /// perf source line would reach it. A call without a location of a described function, in
+    /// a described function, gets its caller's first line (the verifier requires a location on
+    /// calls that can be inlined between described functions).
+    pub fn cover_generated(&self, module: &Module<'c>) {
+        // SAFETY: `i` is a live instruction of `module`.
+        let callee_sp = |i: LLVMValueRef| unsafe {
+            if c::LLVMIsACallInst(i).is_null() {
+                return std::ptr::null_mut();
+            }
+            let f = c::LLVMGetCalledValue(i);
+            if f.is_null() || c::LLVMIsAFunction(f).is_null() {
+                return std::ptr::null_mut();
+            }
+            d::LLVMGetSubprogram(f)
+        };
+        let instructions = |f: FunctionValue<'c>| {
+            f.get_basic_block_iter()
+                .flat_map(|bb| bb.get_instructions())
+                .map(|i| i.as_value_ref())
+                .collect::<Vec<_>>()
+        };
+        loop {
+            let mut changed = false;
+            for f in module.get_functions() {
+                if f.count_basic_blocks() == 0 {
+                    continue;
                 }
-                let f = c::LLVMGetCalledValue(i);
-                if f.is_null() || c::LLVMIsAFunction(f).is_null() {
-                    return std::ptr::null_mut();
-                }
-                d::LLVMGetSubprogram(f)
-            };
-            // Callers of callers are covered in later rounds.
-            loop {
-                let mut changed = false;
-                let mut f = c::LLVMGetFirstFunction(module.as_mut_ptr());
-                while !f.is_null() {
-                    if c::LLVMIsDeclaration(f) == 0 {
-                        let mut calls = Vec::new();
-                        let mut first = None;
-                        let mut bb = c::LLVMGetFirstBasicBlock(f);
-                        while !bb.is_null() {
-                            let mut i = c::LLVMGetFirstInstruction(bb);
-                            while !i.is_null() {
-                                let sp = callee_sp(i);
-                                if !sp.is_null() && d::LLVMInstructionGetDebugLoc(i).is_null() {
-                                    first.get_or_insert(sp);
-                                    calls.push(i);
-                                }
-                                i = c::LLVMGetNextInstruction(i);
-                            }
-                            bb = c::LLVMGetNextBasicBlock(bb);
-                        }
-                        if let Some(callee) = first {
-                            let mut sp = d::LLVMGetSubprogram(f);
-                            if sp.is_null() {
-                                sp = self.artificial_subprogram(f, callee);
-                            }
-                            let line = d::LLVMDISubprogramGetLine(sp);
-                            let loc = self.location(line, 0, Md::new(sp), None);
-                            for i in calls {
-                                d::LLVMInstructionSetDebugLoc(i, loc.raw);
-                            }
-                            changed = true;
+                let insts = instructions(f);
+                // SAFETY: a live function.
+                let sp = unsafe { d::LLVMGetSubprogram(f.as_value_ref()) };
+                if sp.is_null() {
+                    let Some(callee) = insts.iter().map(|&i| callee_sp(i)).find(|sp| !sp.is_null())
+                    else {
+                        continue;
+                    };
+                    // SAFETY: `callee` is a subprogram of this context.
+                    let (file, line) = unsafe {
+                        (
+                            Md::new(d::LLVMDIScopeGetFile(callee)),
+                            d::LLVMDISubprogramGetLine(callee),
+                        )
+                    };
+                    let name = f.get_name().to_string_lossy().into_owned();
+                    let sp = self.subprogram(&name, file, line, Some(f));
+                    let loc = self.location(line, 0, sp, None);
+                    for i in insts {
+                        // SAFETY: a live instruction, a location of its context.
+                        unsafe { d::LLVMInstructionSetDebugLoc(i, loc.raw) };
+                    }
+                    changed = true;
+                } else {
+                    let mut loc = None;
+                    for i in insts {
+                        // SAFETY: a live instruction.
+                        let bare = unsafe { d::LLVMInstructionGetDebugLoc(i).is_null() };
+                        if bare && !callee_sp(i).is_null() {
+                            let l = *loc.get_or_insert_with(|| {
+                                // SAFETY: `sp` is a subprogram of this context.
+                                let line = unsafe { d::LLVMDISubprogramGetLine(sp) };
+                                self.location(line, 0, Md::new(sp), None)
+                            });
+                            // SAFETY: a live instruction, a location of its context.
+                            unsafe { d::LLVMInstructionSetDebugLoc(i, l.raw) };
                         }
                     }
-                    f = c::LLVMGetNextFunction(f);
-                }
-                if !changed {
-                    break;
                 }
             }
-        }
-    }
-
-    /// A subprogram for `f`, a function the compiler built around lowered code, at the file
-    /// and line of the subprogram `callee` of a function it calls.
-    ///
-    /// # Safety
-    /// `f` is a live function and `callee` a subprogram of this builder's context.
-    unsafe fn artificial_subprogram(
-        &self,
-        f: llvm_sys::prelude::LLVMValueRef,
-        callee: LLVMMetadataRef,
-    ) -> LLVMMetadataRef {
-        use llvm_sys::core as c;
-        // SAFETY: as the caller promises; the name is read with its length.
-        unsafe {
-            let mut len = 0;
-            let name = c::LLVMGetValueName2(f, &mut len);
-            let line = d::LLVMDISubprogramGetLine(callee);
-            let file = d::LLVMDIScopeGetFile(callee);
-            let sp = d::LLVMDIBuilderCreateFunction(
-                self.raw,
-                file,
-                name,
-                len,
-                name,
-                len,
-                file,
-                line,
-                self.fn_type.raw,
-                1,
-                1,
-                line,
-                d::LLVMDIFlagArtificial | d::LLVMDIFlagPrototyped,
-                self.optimized as i32,
-            );
-            d::LLVMSetSubprogram(f, sp);
-            sp
+            if !changed {
+                break;
+            }
         }
     }
 
@@ -463,51 +445,4 @@ pub fn current_location<'c>(b: &Builder<'c>) -> Option<Md<'c>> {
     // SAFETY: a live builder.
     let raw = unsafe { c::LLVMGetCurrentDebugLocation2(b.as_mut_ptr()) };
     (!raw.is_null()).then(|| Md::new(raw))
-}
-
-/// Gives the functions that a target generates around lowered ones (the cpu target's entry
-/// wrappers `K` around `K.ptx`, its thread-loop functions `K.fis`, `K.fis.loops`, `K.warp<r>`
-/// around `K.step`) a subprogram and a location for each of their instructions: their
-/// origin's file and first line. Without them the origin's code, once inlined there, would
-/// have no line table (the back end describes only functions with a subprogram), so neither
-/// gdb's line breakpoints nor perf's source lines would reach it; with them the inlined code
-/// keeps its own lines, inlined at the generated function's. `origin_of` names the origin of
-/// a function without a subprogram (`None`: leave it alone). Call before `finalize`.
-pub fn describe_generated<'c>(
-    db: &DebugBuilder<'c>,
-    module: &Module<'c>,
-    origin_of: impl Fn(&str) -> Option<String>,
-) {
-    for f in module.get_functions() {
-        if f.count_basic_blocks() == 0 {
-            continue;
-        }
-        // SAFETY: live functions of `module`; metadata of its context.
-        unsafe {
-            if !d::LLVMGetSubprogram(f.as_value_ref()).is_null() {
-                continue;
-            }
-            let name = f.get_name().to_string_lossy().into_owned();
-            let Some(origin) = origin_of(&name).and_then(|o| module.get_function(&o)) else {
-                continue;
-            };
-            let osp = d::LLVMGetSubprogram(origin.as_value_ref());
-            if osp.is_null() {
-                continue;
-            }
-            let file = Md::new(d::LLVMDIScopeGetFile(osp));
-            let line = d::LLVMDISubprogramGetLine(osp);
-            let sp = db.subprogram(&name, file, line, Some(f));
-            let loc = db.location(line, 0, sp, None);
-            for bb in f.get_basic_block_iter() {
-                let mut i = bb.get_first_instruction();
-                while let Some(ins) = i {
-                    // The builder's location may have been left over from the origin's
-                    // lowering: every instruction here is the generated function's own.
-                    d::LLVMInstructionSetDebugLoc(ins.as_value_ref(), loc.raw);
-                    i = ins.get_next_instruction();
-                }
-            }
-        }
-    }
 }

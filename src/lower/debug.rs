@@ -384,20 +384,11 @@ impl<'c> ModuleDebug<'c> {
             .or_insert_with_key(|name| self.db.basic_type(name, bits, enc))
     }
 
-    /// Resolves the pending metadata; before verifying. `module`: the module being built,
-    /// whose functions that call lowered ones get subprograms (`DebugBuilder::cover_callers`).
+    /// Resolves the pending metadata; before verifying, after the target has built the
+    /// functions it generates around lowered ones (they get subprograms here:
+    /// `DebugBuilder::cover_generated`).
     pub fn finalize(&self, module: &Module<'c>) {
-        self.db.cover_callers(module);
+        self.db.cover_generated(module);
         self.db.finalize();
-    }
-
-    /// Subprograms and locations for the functions a target generated around lowered ones
-    /// (`llvm::debug::describe_generated`); before `finalize`.
-    pub fn describe_generated(
-        &self,
-        module: &Module<'c>,
-        origin_of: impl Fn(&str) -> Option<String>,
-    ) {
-        crate::llvm::debug::describe_generated(&self.db, module, origin_of);
     }
 }

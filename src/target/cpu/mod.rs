@@ -324,11 +324,9 @@ fn build<'c, 'a>(
     } else {
         Vec::new()
     };
-    // The entry points and thread-loop drivers are built: complete the debug metadata, the
-    // wrappers and thread-loop functions first, so the kernel code inlined into them keeps its
-    // lines.
+    // The entry points and thread-loop drivers are built: complete the debug metadata (they
+    // get subprograms, so the kernel code inlined into them keeps its lines).
     if let Some(d) = &dbg {
-        d.describe_generated(&m, generated_origin);
         d.finalize(&m);
     }
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
@@ -342,19 +340,6 @@ fn build<'c, 'a>(
     }
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
     Ok((m, kernels, shared, globals))
-}
-
-/// The lowered function that generated function `name` wraps (for its debug locations):
-/// `K.ptx` for the entry point `K`, `K.step` for `K.fis`, `K.fis.loops` and `K.warp<r>`.
-/// PTX identifiers have no `.`, so the part before the first one is the kernel.
-fn generated_origin(name: &str) -> Option<String> {
-    match name.split_once('.') {
-        None => Some(format!("{name}.ptx")),
-        Some((k, rest)) if rest.starts_with("fis") || rest.starts_with("warp") => {
-            Some(format!("{k}.step"))
-        }
-        Some(_) => None,
-    }
 }
 
 /// What `compile` produces.
