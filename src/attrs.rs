@@ -34,7 +34,8 @@
 //!   extended over a whole loop (a backward `bra`) when it is live on entry to it; 64-bit
 //!   registers take two slots, 128-bit four, predicates none (they live in predicate
 //!   registers). The result is at least 2 and at most `.maxnreg` (else 255).
-//! - `ptx_version` (`CU_FUNC_ATTRIBUTE_PTX_VERSION`): major × 10 + minor of `.version`;
+//! - `ptx_version`: major × 10 + minor of `.version` (`CU_FUNC_ATTRIBUTE_PTX_VERSION` is the
+//!   target's number, as NVIDIA's driver answers it: `libcuda.so.1` reports `target_sm`);
 //!   `target_sm` (`CU_FUNC_ATTRIBUTE_BINARY_VERSION` of a cubin built for the module's own
 //!   target): the `sm_XX` number of `.target` (`sm_90a` → 90), 0 when the module names none.
 

@@ -591,7 +591,13 @@ pub fn attribute_value(m: &Module, k: usize, a: FuncAttr) -> c_int {
         FuncAttr::ConstSizeBytes => clamp(f.attrs.const_bytes),
         FuncAttr::LocalSizeBytes => clamp(f.attrs.local_bytes),
         FuncAttr::NumRegs => f.attrs.registers as c_int,
-        FuncAttr::PtxVersion => f.attrs.ptx_version as c_int,
+        // The virtual architecture the function was compiled for (`.target sm_80` → 80), not
+        // the PTX ISA version: what NVIDIA's driver 580 answers (80 for a `.version 7.0`
+        // module targeting sm_80, measured on an H200; docs/GPU_DIFF.md).
+        FuncAttr::PtxVersion => match f.attrs.target_sm {
+            0 => device::CC.0 * 10 + device::CC.1,
+            sm => sm as c_int,
+        },
         FuncAttr::BinaryVersion => device::CC.0 * 10 + device::CC.1,
         FuncAttr::CacheModeCa => 0,
         FuncAttr::MaxDynamicSharedSizeBytes => f.max_dynamic_shared.load(Ordering::Relaxed),

@@ -229,8 +229,8 @@ model. Beyond the table:
   so cooperative groups' `cudaCGGetIntrinsicHandle`/`cudaCGSynchronize` stay unresolved and the
   module does not load), GPU machine code (cubins, fatbins without
   PTX, LTO IR: `CUDA_ERROR_NO_BINARY_FOR_GPU`), compressed fatbins, or NVIDIA's undocumented
-  export tables (`cuGetExportTable`); `cuGetProcAddress` answers `CUDA_ERROR_NOT_FOUND` for what
-  it lacks. Work runs when it is submitted: streams do not overlap each other or the host.
+  export tables (`cuGetExportTable`); `cuGetProcAddress` reports what it
+  lacks as the real driver does (a null function and the reason in the status). Work runs when it is submitted: streams do not overlap each other or the host.
 ";
 
 /// Module and function directives the parser reads, in the manual's order.

@@ -133,10 +133,14 @@ int main(void) {
     CHECK(pfn == dlsym(self, "cuMemcpyHtoD_v2_ptds") && pfn != NULL);
     OK(cuGetProcAddress("cuLaunchKernel", &pfn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &q));
     CHECK(pfn == dlsym(self, "cuLaunchKernel_ptsz") && pfn != NULL);
-    EXPECT(cuGetProcAddress("cuNoSuchFunction", &pfn, 13000, 0, &q), CUDA_ERROR_NOT_FOUND);
+    /* Misses: CUDA_SUCCESS with a null function and the reason in the status, as NVIDIA's
+     * driver 580 answers (this program run against it on an H200); CUDA_ERROR_NOT_FOUND when
+     * there is no status to write. */
+    OK(cuGetProcAddress("cuNoSuchFunction", &pfn, 13000, 0, &q));
     CHECK(pfn == NULL && q == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
-    EXPECT(cuGetProcAddress("cuLaunchKernelEx", &pfn, 11000, 0, &q), CUDA_ERROR_NOT_FOUND);
-    CHECK(q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    OK(cuGetProcAddress("cuLaunchKernelEx", &pfn, 11000, 0, &q));
+    CHECK(pfn == NULL && q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    EXPECT(cuGetProcAddress("cuNoSuchFunction", &pfn, 13000, 0, NULL), CUDA_ERROR_NOT_FOUND);
     const void *table = (const void *)1;
     CUuuid id = {{0}};
     CHECK(cuGetExportTable(&table, &id) != CUDA_SUCCESS && table == NULL);
@@ -436,8 +440,9 @@ int main(void) {
         OK(cuModuleUnload(lm));
         OK(cuModuleUnload(dm));
     }
+    /* The virtual architecture (.target sm_80), not .version 7.0, as the real driver says. */
     OK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_PTX_VERSION, vecadd));
-    CHECK(attr == 70);
+    CHECK(attr == 80);
     EXPECT(cuFuncGetAttribute(&attr, (CUfunction_attribute)-5, vecadd), CUDA_ERROR_INVALID_VALUE);
     CUdeviceptr sums;
     OK(cuMemAlloc(&sums, 4 * 4));
