@@ -108,7 +108,7 @@ fn cpu_support(op: &str) -> &'static str {
         }
         "movmatrix" => "runtime (warp exchange, coroutine scheme)",
         "wmma" => {
-            "runtime (coroutine scheme; fragments in the runtime's own layout, loads and stores per lane, `mma` by warp exchange): `m16n16k16`/`m32n8k16`/`m8n32k16` f16/bf16/s8/u8, `m16n16k8` tf32, `m8n8k4` f64 (`.rn`); sub-byte and `.b1` forms: —"
+            "runtime (coroutine scheme; fragments laid out as on an sm_90 GPU, `m8n8k4` f64 in the runtime's own layout, loads and stores per lane, `mma` by warp exchange): `m16n16k16`/`m32n8k16`/`m8n32k16` f16/bf16/s8/u8, `m16n16k8` tf32, `m8n8k4` f64 (`.rn`); sub-byte and `.b1` forms: —"
         }
         "isspacep" => "LLVM IR (`.shared` by address range; `.local`/`.const`/`.param`: false)",
         "prefetch" | "prefetchu" | "applypriority" | "discard" | "griddepcontrol"
