@@ -105,9 +105,10 @@ pub mod mma {
     pub const M16N8K4: u32 = 2;
     pub const M8N8K4: u32 = 3;
     pub const M16N8K32: u32 = 4;
-    /// `wmma` shapes: fragments in this runtime's own layout (lane `l` holds elements
-    /// `l n .. l n + n - 1` of the matrix in row-major order, `n` = elements / 32), which
-    /// PTX leaves to the implementation.
+    /// `wmma` shapes. PTX leaves their fragment layouts to the implementation: they are
+    /// the GPU's (`runtime/matrix.rs`, `wmma_pos`), except `WMMA_M8N8K4` (f64), in this
+    /// runtime's own (lane `l` holds elements `l n .. l n + n - 1` of the matrix in
+    /// row-major order, `n` = elements / 32).
     pub const WMMA_M16N16K16: u32 = 5;
     pub const WMMA_M32N8K16: u32 = 6;
     pub const WMMA_M8N32K16: u32 = 7;

@@ -10,7 +10,7 @@
 //! Fragment layouts are the PTX ISA's ("Matrix fragments for `mma.m16n8k16`", …): with
 //! `g = lane / 4` and `t = lane % 4`, element `i` of a lane's fragment (registers in order,
 //! the low half or byte of a packed register first) sits at the row and column `frag_pos`
-//! gives. Arithmetic follows the hardware's: 16-bit and tf32 products are exact in `f32` and
+//! gives; `wmma`'s, which PTX leaves unspecified, are those the hardware gives (`wmma_pos`). Arithmetic follows the hardware's: 16-bit and tf32 products are exact in `f32` and
 //! accumulate with `f32` fused multiply-adds from `C` in `k` order, `f64` with `f64` ones,
 //! integers exactly (wrapping, or clamped with `.satfinite`).
 
@@ -124,13 +124,64 @@ impl Mma {
         }
     }
 
+    /// Row and column of element `i` of `lane`'s fragment `f` of a `wmma` shape other than
+    /// `m8n8k4`: the layouts an NVIDIA H200 (sm_90) gives (`tests/data/wmma_layouts.txt`
+    /// holds its fragments), which are sm_80's `mma` tiles side by side: `m16n16k16` A is
+    /// `m16n8k16`'s A, its B and C two `m16n8` tiles (columns 0-7, then 8-15); `m32n8k16`
+    /// stacks two A tiles (rows 0-15, then 16-31) and four C row groups; `m8n32k16` is
+    /// `m32n8k16` transposed (its A laid out as that B, its B as that A); `m16n16k8` tf32 uses
+    /// `m16n8k8`'s A and two of its B tiles. Element `i` counts the lane's distinct elements
+    /// (f16 `a`/`b` registers past them repeat them, `wmma_load`).
+    fn wmma_pos(&self, f: Frag, lane: usize, i: usize) -> (usize, usize) {
+        let (g, t) = (lane / 4, lane % 4);
+        let bit = |k: usize| (i >> k) & 1;
+        let byte = bits(self.ty(f, false)) == 8;
+        // `m32n8k16`'s A and B (m8n32k16's B and A transposed).
+        let a32 = || {
+            if byte {
+                (g + 8 * bit(2) + 16 * bit(3), 4 * t + (i & 3))
+            } else {
+                (g + 8 * bit(1) + 16 * bit(3), 2 * t + bit(0) + 8 * bit(2))
+            }
+        };
+        let b32 = || {
+            if byte {
+                (4 * t + i, g)
+            } else {
+                (2 * t + bit(0) + 8 * bit(1), g)
+            }
+        };
+        let swap = |(r, c): (usize, usize)| (c, r);
+        match (self.shape, f) {
+            (code::WMMA_M16N16K8, Frag::A) => (g + 8 * bit(0), t + 4 * bit(1)),
+            (code::WMMA_M16N16K8, Frag::B) => (t + 4 * bit(0), g + 8 * bit(1)),
+            (code::WMMA_M16N16K16 | code::WMMA_M16N16K8, Frag::C) => {
+                (g + 8 * bit(1), 2 * t + bit(0) + 8 * bit(2))
+            }
+            (code::WMMA_M16N16K16, Frag::A) if byte => (g + 8 * bit(2), 4 * t + (i & 3)),
+            (code::WMMA_M16N16K16, Frag::A) => (g + 8 * bit(1), 2 * t + bit(0) + 8 * bit(2)),
+            (code::WMMA_M16N16K16, Frag::B) if byte => (4 * t + (i & 3), g + 8 * bit(2)),
+            (code::WMMA_M16N16K16, Frag::B) => (2 * t + bit(0) + 8 * bit(1), g + 8 * bit(2)),
+            (code::WMMA_M32N8K16, Frag::A) => a32(),
+            (code::WMMA_M32N8K16, Frag::B) => b32(),
+            (code::WMMA_M32N8K16, Frag::C) => (g + 8 * (i >> 1), 2 * t + bit(0)),
+            // m8n32k16
+            (_, Frag::A) => swap(b32()),
+            (_, Frag::B) => swap(a32()),
+            (_, Frag::C) => (2 * t + bit(0), g + 8 * (i >> 1)),
+        }
+    }
+
     /// Row and column of element `i` of `lane`'s fragment `f`.
     fn frag_pos(&self, f: Frag, lane: usize, i: usize) -> (usize, usize) {
-        if self.shape >= code::WMMA_M16N16K16 {
-            // `wmma`: this runtime's own layout (`abi::mma::WMMA_M16N16K16`).
+        if self.shape == code::WMMA_M8N8K4 {
+            // `wmma` f64: this runtime's own layout (`abi::mma::WMMA_M8N8K4`).
             let cols = self.dims(f).1;
             let at = lane * self.count(f) + i;
             return (at / cols, at % cols);
+        }
+        if self.shape >= code::WMMA_M16N16K16 {
+            return self.wmma_pos(f, lane, i);
         }
         let (g, t) = (lane / 4, lane % 4);
         let eight = |x: usize| 8 * x;

@@ -136,8 +136,8 @@ fn nvrtc_inline_mma_and_ldmatrix() {
 /// NVRTC's `wmma.cu` (`nvcuda::wmma`): a 16 x 16 x 16 f16 product with a row-major A, a
 /// column-major B and strides given, and a tf32 one (A 16 x 8, B 8 x 16, both row-major)
 /// whose A fragment goes through `__float_to_tf32` element by element before the `mma`. The
-/// fragment layout is the runtime's own (PTX leaves it to the implementation); loads, stores
-/// and the product must agree on it. The tf32 inputs (halves, quarters) are exact in tf32.
+/// fragment layout is the GPU's (`tests/cpu_wmma_layout.rs`); loads, stores and the product
+/// must agree on it. The tf32 inputs (halves, quarters) are exact in tf32.
 #[test]
 fn nvrtc_wmma_f16_and_tf32() {
     for file in [

@@ -108,7 +108,7 @@ fn cpu_support(op: &str) -> &'static str {
         }
         "movmatrix" => "runtime (warp exchange, coroutine scheme)",
         "wmma" => {
-            "runtime (coroutine scheme; fragments in the runtime's own layout, loads and stores per lane, `mma` by warp exchange): `m16n16k16`/`m32n8k16`/`m8n32k16` f16/bf16/s8/u8, `m16n16k8` tf32, `m8n8k4` f64 (`.rn`); sub-byte and `.b1` forms: —"
+            "runtime (coroutine scheme; fragments laid out as on an sm_90 GPU, `m8n8k4` f64 in the runtime's own layout, loads and stores per lane, `mma` by warp exchange): `m16n16k16`/`m32n8k16`/`m8n32k16` f16/bf16/s8/u8, `m16n16k8` tf32, `m8n8k4` f64 (`.rn`); sub-byte and `.b1` forms: —"
         }
         "isspacep" => "LLVM IR (`.shared` by address range; `.local`/`.const`/`.param`: false)",
         "prefetch" | "prefetchu" | "applypriority" | "discard" | "griddepcontrol"
@@ -209,6 +209,14 @@ model. Beyond the table:
   from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
   `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float
   sum unspecified, so inexact sums may differ from a GPU's in the last bits.
+- `wmma` fragment layouts (which PTX leaves unspecified) are those an NVIDIA H200 gives
+  (`tests/data/wmma_layouts.txt`: 58 `wmma.load` probes, a/b/c, row/col, every shape with
+  f16/bf16/s8/tf32 and f16/f32/s32 accumulators). Not measured, so inferred or kept: `u8` uses
+  the `s8` layout; `m16n16k8`'s f32 `c`/`d` the `m16n16k16` one (same 16 x 16 accumulator of
+  `m16n8` tiles); `m8n8k4` f64 keeps the runtime's own row-major layout (lane `l` holds
+  elements `l n ..`), which may differ from a GPU's; for 512-element b8 matrices the probes
+  cannot tell elements `e` and `e + 256` apart, so their layout there follows the pattern of
+  the others. Sub-byte and `.b1` `wmma` are not implemented.
 - Legacy warp-synchronous code (no `__syncwarp`) is not run in lock step: the lanes of a warp run
   one after another between synchronization points.
 - Invalid memory accesses (null or unmapped addresses) in JIT-compiled kernels fail the launch

@@ -132,7 +132,7 @@ fn elem_ty(m: &str) -> Option<u32> {
     }
 }
 
-/// `wmma.load`, `wmma.store` and `wmma.mma` in the runtime's own fragment layout
+/// `wmma.load`, `wmma.store` and `wmma.mma` in the GPU's fragment layouts
 /// (`abi::mma::WMMA_M16N16K16`): loads and stores are each lane's own, `mma` exchanges.
 fn wmma<'c, 'a>(
     l: &Lowerer<'c, 'a>,
