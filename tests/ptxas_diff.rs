@@ -311,6 +311,7 @@ fn compile_inner(
     let (m, diags) = ptx2llvm::syntax::parse(src);
     assert!(diags.is_empty(), "accepted cases parse");
     let m: &'static _ = Box::leak(Box::new(m));
+    let (info, _) = ptx2llvm::check::check_module(m);
     let line_of = |offset: u32| {
         let line = src[..offset as usize].matches('\n').count() + 1;
         line.checked_sub(body_line()).filter(|&k| k < body.len())
@@ -321,7 +322,7 @@ fn compile_inner(
             .collect()
     };
     if cpu {
-        match ptx2llvm::target::cpu::compile(m, EmitKind::Llvm, 0, "t") {
+        match ptx2llvm::target::cpu::compile(m, &info, EmitKind::Llvm, 0, "t") {
             Ok(_) => Ok(()),
             Err(ptx2llvm::target::cpu::CompileError::Lower(e)) => Err(located(e)),
             Err(e) => Err(vec![(None, e.to_string())]),
@@ -334,7 +335,7 @@ fn compile_inner(
             name: "t".into(),
             debug: Default::default(),
         };
-        match ptx2llvm::target::nvptx::compile(m, &opts) {
+        match ptx2llvm::target::nvptx::compile(m, &info, &opts) {
             Ok(_) => Ok(()),
             Err(ptx2llvm::target::nvptx::CompileError::Lower(e)) => Err(located(e)),
             Err(e) => Err(vec![(None, e.to_string())]),

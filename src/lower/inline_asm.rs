@@ -20,7 +20,7 @@ pub fn spell(i: &Instruction) -> String {
 }
 
 /// Opcodes whose operands are all sources.
-fn no_dest(op: &str, mods: &[&str]) -> bool {
+fn no_dest(op: &str, mods: &[Mod]) -> bool {
     matches!(
         op,
         "st" | "red"
@@ -45,16 +45,16 @@ fn no_dest(op: &str, mods: &[&str]) -> bool {
             | "st_async"
             | "red_async"
             | "multimem"
-    ) && !(op == "multimem" && mods.contains(&".ld_reduce"))
+    ) && !(op == "multimem" && mods.contains(&Mod::LdReduce))
         // `bar.red`/`barrier.red` write their first operand; the other barriers write nothing.
-        || matches!(op, "bar" | "barrier") && !mods.contains(&".red")
-        || op == "wgmma" && !mods.contains(&".mma_async")
-        || op == "tcgen05" && !mods.contains(&".ld")
+        || matches!(op, "bar" | "barrier") && !mods.contains(&Mod::Red)
+        || op == "wgmma" && !mods.contains(&Mod::MmaAsync)
+        || op == "tcgen05" && !mods.contains(&Mod::Ld)
         || op == "mbarrier"
-            && (mods.contains(&".init")
-                || mods.contains(&".inval")
-                || mods.contains(&".expect_tx")
-                || mods.contains(&".complete_tx"))
+            && (mods.contains(&Mod::Init)
+                || mods.contains(&Mod::Inval)
+                || mods.contains(&Mod::ExpectTx)
+                || mods.contains(&Mod::CompleteTx))
 }
 
 #[allow(clippy::type_complexity)]
@@ -133,7 +133,7 @@ pub fn lower<'c, 'a>(
     for m in &i.mods {
         a.text.push_str(m.spelling());
     }
-    let ndest = if no_dest(ins.op, &ins.mods)
+    let ndest = if no_dest(ins.op, &ins.d.mods)
         || matches!(
             i.operands.first(),
             Some(Operand::Addr(_) | Operand::AddrList(..))
