@@ -12,7 +12,7 @@ use super::*;
 
 /// The PTX `.sem` as an LLVM ordering (default `.relaxed` = monotonic).
 fn ordering(ins: &Ins) -> Ordering {
-    match ins.any(&[Mod::Relaxed, Mod::Acquire, Mod::Release, Mod::AcqRel]) {
+    match ins.sem() {
         Some(Mod::Acquire) => Ordering::Acquire,
         Some(Mod::Release) => Ordering::Release,
         Some(Mod::AcqRel) => Ordering::AcqRel,
@@ -83,17 +83,21 @@ pub fn lower<'c, 'a>(
     let ord = ordering(ins);
     let scope = memory::scope_name(ins);
     let Some(opname) = ins.any(&[
-        Mod::Add, Mod::Min, Mod::Max, Mod::And, Mod::Or, Mod::Xor, Mod::Exch, Mod::Cas, Mod::Inc, Mod::Dec,
+        Mod::Add,
+        Mod::Min,
+        Mod::Max,
+        Mod::And,
+        Mod::Or,
+        Mod::Xor,
+        Mod::Exch,
+        Mod::Cas,
+        Mod::Inc,
+        Mod::Dec,
     ]) else {
         return Ok(false);
     };
     // Scalar elements: vectors and packed types are element-wise.
-    let nvec = match ins.any(&[Mod::V2, Mod::V4, Mod::V8]) {
-        Some(Mod::V2) => 2,
-        Some(Mod::V4) => 4,
-        Some(Mod::V8) => 8,
-        _ => 1,
-    };
+    let nvec = ins.vec_width().map_or(1, u32::from);
     let (et, lanes) = match t.k {
         K::F16x2 => (Ty::f(16), 2),
         K::BF16x2 => (Ty { k: K::BF, bits: 16 }, 2),

@@ -631,7 +631,14 @@ pub fn lower<'c, 'a>(
         "shf" => {
             let a = src(fs, 1, Ty::b(32))?;
             let b = src(fs, 2, Ty::b(32))?;
-            shf(l, a, b, src(fs, 3, u32t)?, ins.has(Mod::L), ins.has(Mod::Clamp))
+            shf(
+                l,
+                a,
+                b,
+                src(fs, 3, u32t)?,
+                ins.has(Mod::L),
+                ins.has(Mod::Clamp),
+            )
         }
         "fns" => fns(
             l,

@@ -78,8 +78,18 @@ use super::fp::{self, fsel};
 use super::target::Rounding;
 
 const FORMATS: &[Mod] = &[
-    Mod::E4m3x2, Mod::E5m2x2, Mod::E2m1x2, Mod::E2m3x2, Mod::E3m2x2, Mod::Ue8m0x2, Mod::Tf32, Mod::E4m3x4,
-    Mod::E5m2x4, Mod::E2m1x4, Mod::E2m3x4, Mod::E3m2x4,
+    Mod::E4m3x2,
+    Mod::E5m2x2,
+    Mod::E2m1x2,
+    Mod::E2m3x2,
+    Mod::E3m2x2,
+    Mod::Ue8m0x2,
+    Mod::Tf32,
+    Mod::E4m3x4,
+    Mod::E5m2x4,
+    Mod::E2m1x4,
+    Mod::E2m3x4,
+    Mod::E3m2x4,
 ];
 
 fn cvt<'c, 'a>(
@@ -495,7 +505,16 @@ fn pack<'c, 'a>(
     ins: &Ins<'_, 'a>,
 ) -> Result<bool, Error> {
     let ops = ins.ops();
-    let Some(ct) = ins.any(&[Mod::U16, Mod::S16, Mod::U8, Mod::S8, Mod::U4, Mod::S4, Mod::U2, Mod::S2]) else {
+    let Some(ct) = ins.any(&[
+        Mod::U16,
+        Mod::S16,
+        Mod::U8,
+        Mod::S8,
+        Mod::U4,
+        Mod::S4,
+        Mod::U2,
+        Mod::S2,
+    ]) else {
         return Ok(false);
     };
     let size = ct.instr_type_bits().unwrap_or(32);
@@ -995,8 +1014,10 @@ fn small_format<'c, 'a>(
         l.set(fs, &ops[0], r.into(), false)?;
         return Ok(true);
     }
-    if matches!(f, Mod::E4m3x4 | Mod::E5m2x4 | Mod::E2m1x4 | Mod::E2m3x4 | Mod::E3m2x4)
-        || ins.has(Mod::Rs)
+    if matches!(
+        f,
+        Mod::E4m3x4 | Mod::E5m2x4 | Mod::E2m1x4 | Mod::E2m3x4 | Mod::E3m2x4
+    ) || ins.has(Mod::Rs)
     {
         // Stochastic conversions to four-element formats: not yet native.
         return Ok(false);

@@ -9,7 +9,7 @@ use super::*;
 
 /// The LLVM sync-scope name of a PTX scope modifier (default `.gpu`).
 pub fn scope_name(ins: &Ins) -> &'static str {
-    match ins.any(&[Mod::Cta, Mod::Cluster, Mod::Gpu, Mod::Sys]) {
+    match ins.scope() {
         Some(Mod::Cta) => "block",
         Some(Mod::Cluster) => "cluster",
         Some(Mod::Sys) => "",
@@ -87,17 +87,17 @@ pub fn lower<'c, 'a>(
     }
     // Cache and prefetch-size hints (`.L2::cache_hint` with its policy operand, `.L2::256B`,
     // eviction priorities) are performance advice: dropped.
-    if ins.d.mods.iter().any(|m| matches!(*m, Mod::Mmio | Mod::Unified)) {
+    if ins
+        .d
+        .mods
+        .iter()
+        .any(|m| matches!(*m, Mod::Mmio | Mod::Unified))
+    {
         return Ok(false);
     }
     let t = ins.ty();
     let space = ins.space().unwrap_or(Space::Generic);
-    let vec = match ins.any(&[Mod::V2, Mod::V4, Mod::V8]) {
-        Some(Mod::V2) => 2,
-        Some(Mod::V4) => 4,
-        Some(Mod::V8) => 8,
-        _ => 1,
-    };
+    let vec = ins.vec_width().map_or(1, u32::from);
     let is_load = ins.op != "st";
     let (data, addr) = if is_load {
         (&ops[0], &ops[1])
@@ -150,7 +150,7 @@ pub fn lower<'c, 'a>(
         ety
     };
     let align = (elem_t.bits / 8).max(1) * vec;
-    let ordering = match ins.any(&[Mod::Relaxed, Mod::Acquire, Mod::Release]) {
+    let ordering = match ins.sem() {
         Some(Mod::Relaxed) => Some(Ordering::Monotonic),
         Some(Mod::Acquire) => Some(Ordering::Acquire),
         Some(Mod::Release) => Some(Ordering::Release),

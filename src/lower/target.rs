@@ -11,12 +11,12 @@
 //! documented error bounds).
 
 use super::{fp, Error, FnState, Lowerer, Ty};
+use crate::isa::Mod;
 use crate::llvm::debug::DebugKind;
 use crate::llvm::{
     atomic_rmw, BasicTypeEnum, BasicValueEnum, FunctionValue, IntValue, Ordering, PointerValue,
     RmwOp,
 };
-use crate::isa::Mod;
 use crate::syntax::ast::{FnDirective, Instruction};
 
 /// A PTX state space as an address.

@@ -197,9 +197,8 @@ pub fn lower<'c, 'a>(
             )
             .unwrap();
         // Selector digits: the last digit selects lane 0.
-        let digits = |s: Option<Mod>, default: Mod| -> Vec<u32> {
-            selector_digits(s.unwrap_or(default))
-        };
+        let digits =
+            |s: Option<Mod>, default: Mod| -> Vec<u32> { selector_digits(s.unwrap_or(default)) };
         let (da, db, dm) = if lanes == 2 {
             (Mod::H10, Mod::H32, Mod::H10)
         } else {
@@ -387,12 +386,7 @@ pub fn lower<'c, 'a>(
         } else {
             let tb = part(l, b, bsel, bt.is_signed());
             if is_set {
-                cmp(
-                    l,
-                    ins.cmp_op().unwrap_or(Mod::Eq),
-                    ta,
-                    tb,
-                )
+                cmp(l, ins.cmp_op().unwrap_or(Mod::Eq), ta, tb)
             } else {
                 vop(l, &op[1..], ta, tb)
             }

@@ -5,8 +5,8 @@
 //! Forms the runtime does not implement (other shapes and types, sparse `mma.sp`, the sm_100
 //! `.m16n16`/`.m8n16` `ldmatrix`) are reported by name.
 
-use crate::llvm::*;
 use crate::isa::Mod;
+use crate::llvm::*;
 use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::mma;
 use crate::syntax::ast::{Instruction, Operand};
@@ -100,7 +100,13 @@ fn mma_kind(ins: &Ins) -> Option<u32> {
     {
         return None;
     }
-    let shape = match ins.any(&[Mod::M16n8k16, Mod::M16n8k8, Mod::M16n8k4, Mod::M8n8k4, Mod::M16n8k32])? {
+    let shape = match ins.any(&[
+        Mod::M16n8k16,
+        Mod::M16n8k8,
+        Mod::M16n8k4,
+        Mod::M8n8k4,
+        Mod::M16n8k32,
+    ])? {
         Mod::M16n8k16 => mma::M16N8K16,
         Mod::M16n8k8 => mma::M16N8K8,
         Mod::M16n8k4 => mma::M16N8K4,

@@ -14,8 +14,8 @@ pub mod private_red;
 mod sync;
 
 use crate::check::ModuleInfo;
-use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace, SharedLayout};
 use crate::isa::Mod;
+use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace, SharedLayout};
 use crate::llvm::*;
 use crate::lower::debug::DebugOptions;
 use crate::lower::{self, Error, FnState, Lowerer, Space, Target};
@@ -434,13 +434,9 @@ fn over_aligned_shared(module: &ast::Module, most: u32) -> Vec<Error> {
         }
     }
     fn check(v: &ast::VarDecl, most: u32, out: &mut Vec<Error>) {
-        if let Some(a) = v
-            .align
-            .filter(|&a| {
-                a > most
-                    && matches!(v.space, Mod::Shared | Mod::SharedCta | Mod::SharedCluster)
-            })
-        {
+        if let Some(a) = v.align.filter(|&a| {
+            a > most && matches!(v.space, Mod::Shared | Mod::SharedCta | Mod::SharedCluster)
+        }) {
             out.push(Error::Unsupported {
                 msg: format!(
                     "not supported on the cpu target: a `.shared` variable aligned to {a} bytes \
@@ -523,7 +519,15 @@ impl Program {
         mode: fission::CpuMode,
         block: Option<[u32; 3]>,
     ) -> Result<Program, CompileError> {
-        Self::load_debug(module, info, opt, name, mode, block, &DebugOptions::default())
+        Self::load_debug(
+            module,
+            info,
+            opt,
+            name,
+            mode,
+            block,
+            &DebugOptions::default(),
+        )
     }
 
     /// `load_for` with the debug information `debug` asks for (`-g`; line tables from

@@ -2,9 +2,9 @@
 //! becomes a call to a `ptx2llvm_rt_*` runtime entry point (see `runtime/entry.rs`) with
 //! the calling thread's context, which the runtime returns from `ptx2llvm_rt_self()`.
 
-use crate::llvm::*;
 use crate::isa::Mod;
-use crate::lower::{Error, FnState, Ins, Lowerer, Ty};
+use crate::llvm::*;
+use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
 use crate::syntax::ast::{Instruction, Operand};
 
@@ -251,12 +251,12 @@ pub fn lower<'c, 'a>(
         // everything else is global memory (`.local` and `.const` data live in host memory
         // that generic addressing cannot tell apart, so those answer false).
         "isspacep" => {
-            let space = ins.d.mods.iter().find_map(|m| match *m {
-                Mod::Global => Some(0),
-                Mod::Shared | Mod::SharedCta | Mod::SharedCluster => Some(1),
-                Mod::Const | Mod::Local | Mod::Param | Mod::ParamEntry | Mod::ParamFunc => Some(2),
+            let space = match ins.space() {
+                Some(Space::Global) => Some(0),
+                Some(Space::Shared | Space::SharedCluster) => Some(1),
+                Some(Space::Const | Space::Local | Space::Param) => Some(2),
                 _ => None,
-            });
+            };
             let Some(space) = space else {
                 return Ok(false);
             };

@@ -1,8 +1,8 @@
 //! NVPTX lowering of barriers, fences and warp-level operations to `llvm.nvvm.*` intrinsics
 //! and LLVM fences with sync scopes.
 
-use crate::llvm::*;
 use crate::isa::Mod;
+use crate::llvm::*;
 use crate::lower::{Error, FnState, Lowerer, Space, Ty};
 use crate::syntax::ast::{Instruction, Operand};
 
@@ -21,7 +21,13 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "bar" | "barrier" => {
-            if ins.d.mods.iter().any(|m| matches!(*m, Mod::Red | Mod::Cluster)) || ops.is_empty() {
+            if ins
+                .d
+                .mods
+                .iter()
+                .any(|m| matches!(*m, Mod::Red | Mod::Cluster))
+                || ops.is_empty()
+            {
                 return Ok(false);
             }
             let arrive = ins.has(Mod::Arrive);

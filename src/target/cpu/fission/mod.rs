@@ -34,9 +34,7 @@ use std::collections::HashMap;
 
 use crate::llvm::fission as lf;
 use crate::llvm::*;
-use crate::lower::{
-    ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty,
-};
+use crate::lower::{ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty};
 use crate::runtime::abi::{bar_red, offset, shfl, vote};
 use crate::runtime::cta::{BarKind, WarpOp};
 use crate::runtime::fission::{StopKind, FRAME_STRIDE, ST_STOP, ST_TRAP};
