@@ -94,17 +94,20 @@ fn the_check_decodes_every_instruction_of_the_corpus_for_the_lowering() {
 fn the_check_decodes_every_generated_instruction_it_accepts_for_the_lowering() {
     let mut problems = Vec::new();
     let cases = gen::cases();
-    let mut accepted = 0;
+    let (mut accepted, mut instrs) = (0, 0);
     for c in &cases {
         let version = gen::TARGETS.iter().find(|(t, _)| *t == c.target).unwrap().1;
         let src = gen::module(c.target, version, &[&c.text]);
-        accepted += decoded_everywhere(&src, &format!("{} {}", c.target, c.text), &mut problems);
+        let n = decoded_everywhere(&src, &format!("{} {}", c.target, c.text), &mut problems);
+        accepted += (n > 0) as usize;
+        instrs += n;
     }
     println!(
-        "{accepted} of {} generated instructions accepted by check, each decoded once",
+        "{accepted} of {} generated instructions accepted by check; their modules' {instrs} \
+         instructions each decoded once",
         cases.len()
     );
-    assert!(accepted > 5000, "only {accepted} accepted");
+    assert!(accepted > 4000, "only {accepted} accepted");
     problems.truncate(40);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -450,8 +450,8 @@ fn check_and_translation_agree_with_ptxas() {
 
     // Translation of everything check accepts, per target (grouped by module target): what
     // ptxas also accepts, then what only check accepts.
-    let (mut translated, mut cpu_unsupported) = ([0usize; 2], 0usize);
-    let mut translated_check_only = [0usize; 2];
+    // Per group: translated for nvptx, for cpu, and unsupported on the cpu target by name.
+    let (mut translated, mut translated_check_only) = ([0usize; 3], [0usize; 3]);
     // Panics of the compiler are caught and reported as failures; keep their noise out.
     std::panic::set_hook(Box::new(|_| {}));
     for (accepted, counted) in [
@@ -470,7 +470,7 @@ fn check_and_translation_agree_with_ptxas() {
                     let c = list[i];
                     let kind = if cpu { "cpu" } else { "nvptx" };
                     if cpu && msg.contains("not supported on the cpu target") {
-                        cpu_unsupported += 1;
+                        counted[2] += 1;
                     } else if explained(&known, kind, &c.text, &msg).is_none() {
                         unexplained.push(format!(
                             "{kind} translation fails ({t}): {}  -- {msg}",
@@ -502,16 +502,18 @@ fn check_and_translation_agree_with_ptxas() {
         100.0 * accepted_anyway as f64 / ptxas_rejects.max(1) as f64
     );
     println!(
-        "  both accept {}: translated for nvptx {}, for cpu {} (+{cpu_unsupported} unsupported on the cpu target by name)",
+        "  both accept {}: translated for nvptx {}, for cpu {} (+{} unsupported on the cpu target by name)",
         both_ok.len(),
         translated[0],
-        translated[1]
+        translated[1],
+        translated[2]
     );
     println!(
-        "  check alone accepts {}: translated for nvptx {}, for cpu {}",
+        "  check alone accepts {}: translated for nvptx {}, for cpu {} (+{} unsupported on the cpu target by name)",
         check_only.len(),
         translated_check_only[0],
-        translated_check_only[1]
+        translated_check_only[1],
+        translated_check_only[2]
     );
     for k in &known {
         println!(
