@@ -1,7 +1,9 @@
 //! The shared lowering from the PTX AST to LLVM IR. It decides what each instruction means;
 //! one file per instruction family (`int`, `float`, `convert`, `bits`, `memory`, `atomic`,
 //! `control`, `call`, `warp`, `sreg`, `inline_asm`). What differs per target goes through the
-//! `Target` trait (`target.rs`).
+//! `Target` trait (`target.rs`). It reads each instruction as the check stage decoded it
+//! (`Ins`, from `check::ModuleInfo`): modifiers as typed `Mod`s of the matched form, never by
+//! spelling.
 //!
 //! Model: every PTX register is an `alloca` of its declared type in the entry block (SROA and
 //! mem2reg make SSA of them at -O1+); a register's declared type decides its storage type, an
