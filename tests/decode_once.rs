@@ -111,3 +111,45 @@ fn the_check_decodes_every_generated_instruction_it_accepts_for_the_lowering() {
     problems.truncate(40);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The lowering's view of an instruction (`lower::Ins`) comes from the check's output: an
+/// instruction the check did not decode is an error, not a second decoding; one a target
+/// builds after the check (`InstrId::SYNTHETIC`) is decoded on the spot; and modifiers written
+/// in any order ptxas takes read the same (`add.rn.f32` = `add.f32.rn`).
+#[test]
+fn the_lowering_reads_instructions_through_the_check() {
+    use ptx2llvm::isa::Mod;
+    use ptx2llvm::lower::{Ins, Rounding, Ty};
+    use ptx2llvm::syntax::ast::InstrId;
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\
+               .reg .f32 %f<3>;\n\
+               add.rn.ftz.f32 %f1, %f2, %f2;\n\
+               add.f32.ftz.rn %f1, %f2, %f2;\n\
+               ret;\n}\n";
+    let (m, diags) = ptx2llvm::syntax::parse(src);
+    assert!(diags.is_empty());
+    let (info, diags) = check_module(&m);
+    assert!(diags.is_empty(), "{diags:?}");
+    let all = instructions(&m);
+    let (a, b) = (all[0], all[1]);
+    let (ia, ib) = (Ins::new(&info, a).unwrap(), Ins::new(&info, b).unwrap());
+    for ins in [&ia, &ib] {
+        assert!(ins.has(Mod::Ftz) && !ins.has(Mod::Sat));
+        assert_eq!(ins.rounding(), Some(Rounding::Rn));
+        assert_eq!(ins.ty(), Ty::f(32));
+    }
+    assert_eq!(ia.d.mods, ib.d.mods, "the form's order either way");
+
+    let unchecked = ModuleInfo::default();
+    let err = Ins::new(&unchecked, a)
+        .err()
+        .expect("not decoded by the check");
+    assert!(
+        err.to_string().contains("was not decoded by the check"),
+        "{err}"
+    );
+    let mut built = a.clone();
+    built.id = InstrId::SYNTHETIC;
+    let ins = Ins::new(&unchecked, &built).expect("a built instruction is decoded on the spot");
+    assert_eq!(*ins.d, decode(a).unwrap());
+}
