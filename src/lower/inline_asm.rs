@@ -130,7 +130,10 @@ pub fn lower<'c, 'a>(
         npred: 0,
     };
     a.text.push_str(i.opcode.spelling());
-    for m in &i.mods {
+    // Modifiers written after an operand (`[a].unified`) are the last of `mods`: they are
+    // printed after their operand below, where ptxas expects them.
+    let n_post = i.post_mods().count();
+    for m in &i.mods[..i.mods.len() - n_post] {
         a.text.push_str(m.spelling());
     }
     let ndest = if no_dest(ins.op, &ins.d.mods)
@@ -152,6 +155,9 @@ pub fn lower<'c, 'a>(
         operand(l, fs, &mut a, op, k < ndest)?;
         std::mem::swap(&mut piece, &mut a.text);
         body.push_str(&piece);
+        for (_, m) in i.post_mods().filter(|&(j, _)| j == k) {
+            body.push_str(m.spelling());
+        }
     }
     body.push(';');
     // Numbering: outputs are $0..$n-1, inputs (including tied) follow; placeholders were
