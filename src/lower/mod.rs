@@ -33,7 +33,7 @@ use std::collections::HashMap;
 
 use crate::check::ModuleInfo;
 use crate::isa::decoded::Decoded;
-use crate::isa::Mod;
+use crate::isa::{Mod, Opcode};
 use crate::llvm::*;
 use crate::syntax::ast::{self, Expr, Instruction, Operand};
 use crate::syntax::span::Span;
@@ -1260,7 +1260,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         let ins = self.ins(i)?;
         // Branches take their guard as the condition.
-        if matches!(ins.op, "bra" | "ret" | "exit") || i.guard.is_none() {
+        if matches!(i.opcode, Opcode::Bra | Opcode::Ret | Opcode::Exit) || i.guard.is_none() {
             return self.dispatch(fs, &ins);
         }
         let g = i.guard.unwrap();
@@ -1290,33 +1290,108 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if self.target.instruction(self, fs, ins.i)? {
             return Ok(());
         }
-        let done = match ins.op {
-            "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg"
-            | "min" | "max" | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not"
-            | "cnot" | "shl" | "shr" | "setp" | "selp" | "set" | "slct" | "mov" => {
+        let done = match ins.i.opcode {
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Mad
+            | Opcode::Mul24
+            | Opcode::Mad24
+            | Opcode::Div
+            | Opcode::Rem
+            | Opcode::Abs
+            | Opcode::Neg
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::Sad
+            | Opcode::Addc
+            | Opcode::Subc
+            | Opcode::Madc
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Not
+            | Opcode::Cnot
+            | Opcode::Shl
+            | Opcode::Shr
+            | Opcode::Setp
+            | Opcode::Selp
+            | Opcode::Set
+            | Opcode::Slct
+            | Opcode::Mov => {
                 if ins.types.first().is_some_and(|t| t.is_float())
-                    && !matches!(ins.op, "mov" | "selp" | "slct" | "set" | "setp")
+                    && !matches!(
+                        ins.i.opcode,
+                        Opcode::Mov | Opcode::Selp | Opcode::Slct | Opcode::Set | Opcode::Setp
+                    )
                 {
                     float::lower(self, fs, ins)?
                 } else {
                     int::lower(self, fs, ins)?
                 }
             }
-            "fma" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh"
-            | "copysign" | "testp" => float::lower(self, fs, ins)?,
-            "cvt" | "cvta" | "isspacep" => convert::lower(self, fs, ins)?,
-            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns"
-            | "bmsk" | "szext" | "dp4a" | "dp2a" => bits::lower(self, fs, ins)?,
-            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset"
-            | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2"
-            | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => {
-                video::lower(self, fs, ins)?
+            Opcode::Fma
+            | Opcode::Rcp
+            | Opcode::Sqrt
+            | Opcode::Rsqrt
+            | Opcode::Ex2
+            | Opcode::Lg2
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Tanh
+            | Opcode::Copysign
+            | Opcode::Testp => float::lower(self, fs, ins)?,
+            Opcode::Cvt | Opcode::Cvta | Opcode::Isspacep => convert::lower(self, fs, ins)?,
+            Opcode::Bfe
+            | Opcode::Bfi
+            | Opcode::Prmt
+            | Opcode::Lop3
+            | Opcode::Shf
+            | Opcode::Bfind
+            | Opcode::Brev
+            | Opcode::Clz
+            | Opcode::Popc
+            | Opcode::Fns
+            | Opcode::Bmsk
+            | Opcode::Szext
+            | Opcode::Dp4a
+            | Opcode::Dp2a => bits::lower(self, fs, ins)?,
+            Opcode::Vadd
+            | Opcode::Vsub
+            | Opcode::Vabsdiff
+            | Opcode::Vmin
+            | Opcode::Vmax
+            | Opcode::Vshl
+            | Opcode::Vshr
+            | Opcode::Vmad
+            | Opcode::Vset
+            | Opcode::Vadd2
+            | Opcode::Vsub2
+            | Opcode::Vavrg2
+            | Opcode::Vabsdiff2
+            | Opcode::Vmin2
+            | Opcode::Vmax2
+            | Opcode::Vset2
+            | Opcode::Vadd4
+            | Opcode::Vsub4
+            | Opcode::Vavrg4
+            | Opcode::Vabsdiff4
+            | Opcode::Vmin4
+            | Opcode::Vmax4
+            | Opcode::Vset4 => video::lower(self, fs, ins)?,
+            Opcode::Ld
+            | Opcode::St
+            | Opcode::Ldu
+            | Opcode::Prefetch
+            | Opcode::Prefetchu
+            | Opcode::Alloca
+            | Opcode::Stacksave
+            | Opcode::Stackrestore => memory::lower(self, fs, ins)?,
+            Opcode::Atom | Opcode::Red => atomic::lower(self, fs, ins)?,
+            Opcode::Bra | Opcode::Brx | Opcode::Ret | Opcode::Exit | Opcode::Trap => {
+                control::lower(self, fs, ins)?
             }
-            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" | "alloca" | "stacksave"
-            | "stackrestore" => memory::lower(self, fs, ins)?,
-            "atom" | "red" => atomic::lower(self, fs, ins)?,
-            "bra" | "brx" | "ret" | "exit" | "trap" => control::lower(self, fs, ins)?,
-            "call" => call::lower_call(self, fs, ins)?,
+            Opcode::Call => call::lower_call(self, fs, ins)?,
             _ => self.target.sync_op(self, fs, ins.i)?,
         };
         if !done {
