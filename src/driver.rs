@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use ptx2llvm::check::ModuleInfo;
+use ptx2llvm::syntax::ast::Module;
 use ptx2llvm::syntax::diag::{render_all, Diagnostic};
 
 /// Reads a source file; the error message names the file, and for text that is not UTF-8 the
@@ -33,12 +35,19 @@ fn utf8_position(bytes: &[u8], at: usize) -> (usize, usize) {
 
 /// Parses and validates; returns every diagnostic, sorted by position.
 pub fn parse_and_check(src: &str) -> Vec<Diagnostic> {
+    front_end(src).2
+}
+
+/// Parses and validates: the module, what the check found (the lowering's input with it) and
+/// every diagnostic, sorted by position (the module is translatable when there is none).
+pub fn front_end(src: &str) -> (Module<'_>, ModuleInfo, Vec<Diagnostic>) {
     let (module, mut diags) = ptx2llvm::syntax::parse(src);
+    let mut info = ModuleInfo::default();
     if diags.is_empty() {
-        diags = ptx2llvm::check::check(&module);
+        (info, diags) = ptx2llvm::check::check_module(&module);
     }
     diags.sort_by_key(|d| d.span.start);
-    diags
+    (module, info, diags)
 }
 
 pub fn render(diags: &[Diagnostic], path: &Path, src: &str) -> String {

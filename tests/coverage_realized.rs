@@ -48,7 +48,8 @@ fn nvptx_coverage_column_matches_the_lowering() {
         );
         let (module, diags) = ptx2llvm::syntax::parse(src);
         let module: &'static _ = Box::leak(Box::new(module));
-        if !diags.is_empty() || !ptx2llvm::check::check(module).is_empty() {
+        let (info, check_diags) = ptx2llvm::check::check_module(module);
+        if !diags.is_empty() || !check_diags.is_empty() {
             continue; // negative tests
         }
         let opts = nvptx::Options {
@@ -58,7 +59,7 @@ fn nvptx_coverage_column_matches_the_lowering() {
             name: common::rel(f),
             debug: Default::default(),
         };
-        let (res, log) = record(|| nvptx::compile(module, &opts));
+        let (res, log) = record(|| nvptx::compile(module, &info, &opts));
         if res.is_err() {
             continue; // known gaps are lit XFAILs; the corpus test asserts the corpus translates
         }

@@ -111,6 +111,7 @@ fn corpus_lines_survive_nvptx() {
             continue;
         }
         let module: &'static Module = Box::leak(Box::new(module));
+        let (info, _) = ptx2llvm::check::check_module(module);
         let want = lines(module);
         let n: usize = want.values().map(|s| s.len()).sum();
         if n == 0 {
@@ -134,7 +135,7 @@ fn corpus_lines_survive_nvptx() {
                 debug: DebugOptions::new(full, &rel, src),
             };
             let g = if full { " -g" } else { "" };
-            let out = match nvptx::compile(module, &opts) {
+            let out = match nvptx::compile(module, &info, &opts) {
                 Ok(o) => o,
                 Err(e) => {
                     failures.push(format!("{rel} -O{opt}{g}: {e}"));

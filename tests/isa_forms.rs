@@ -800,6 +800,7 @@ fn arbitrary_instructions_do_not_panic() {
             post_ops: Default::default(),
             span: sp,
             op_span: sp,
+            id: ptx2llvm::syntax::ast::InstrId::SYNTHETIC,
         };
         let _ = check_instruction(&instr);
         let _ = instr.types();

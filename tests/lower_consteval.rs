@@ -177,7 +177,10 @@ fn jit(body: &str, opt: u8) -> Jit {
     );
     let module: &'static _ = Box::leak(Box::new(module));
     let ctx: &'static Context = Box::leak(Box::new(Context::create()));
-    let mut l = Lowerer::new(ctx, &STUB, "consteval", true, 90);
+    // The lowering reads instructions as the check decoded them.
+    let (info, _) = ptx2llvm::check::check_module(module);
+    let info: &'static _ = Box::leak(Box::new(info));
+    let mut l = Lowerer::new(ctx, &STUB, "consteval", true, 90, info);
     if let Err(errs) = lower::module::lower_module(&mut l, module) {
         panic!(
             "lowering: {}",

@@ -57,6 +57,10 @@ fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
         return Err(format!("parse: {}", diags[0].message));
     }
     let module: &'static _ = Box::leak(Box::new(module));
+    let (info, check_diags) = ptx2llvm::check::check_module(module);
+    if let Some(d) = check_diags.first() {
+        return Err(format!("check: {}", d.message));
+    }
     let arch = nvptx::module_arch(module);
     let n: u32 = arch
         .trim_start_matches("sm_")
@@ -79,7 +83,7 @@ fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
             name: path.display().to_string(),
             debug: Default::default(),
         };
-        let out = nvptx::compile(module, &opts).map_err(|e| format!("-O{opt}: {e}"))?;
+        let out = nvptx::compile(module, &info, &opts).map_err(|e| format!("-O{opt}: {e}"))?;
         // LLVM's PTX is valid PTX (ptxas takes it below): our own checker must agree, which
         // holds the operand type rules to a second compiler's output.
         let text = String::from_utf8_lossy(&out.bytes).into_owned();

@@ -2,8 +2,10 @@
 //! `src/isa/ptx.isa` (`ptxas_diff/gen.rs`: every form, modifiers in the manual's order and in
 //! permuted orders, operands typed several ways, deliberately broken variants) for sm_75,
 //! sm_80, sm_90a and sm_100a are judged by NVIDIA's ptxas and by `ptx2llvm check`; what both
-//! accept is also translated for both targets. The verdicts must agree, except for the
-//! disagreements listed, each with its reason, in `ptxas_diff/known.txt`.
+//! accept, and what check alone accepts, is also translated for both targets (the lowering
+//! reads each instruction as check decoded it, so whatever check accepts must translate). The
+//! verdicts must agree, except for the disagreements listed, each with its reason, in
+//! `ptxas_diff/known.txt`.
 //!
 //! ptxas's verdicts are cached in `ptxas_diff/verdicts.tsv`, so CI without ptxas still holds
 //! `check` to them. With ptxas installed (the README's test command installs it) every cached
@@ -311,6 +313,7 @@ fn compile_inner(
     let (m, diags) = ptx2llvm::syntax::parse(src);
     assert!(diags.is_empty(), "accepted cases parse");
     let m: &'static _ = Box::leak(Box::new(m));
+    let (info, _) = ptx2llvm::check::check_module(m);
     let line_of = |offset: u32| {
         let line = src[..offset as usize].matches('\n').count() + 1;
         line.checked_sub(body_line()).filter(|&k| k < body.len())
@@ -321,7 +324,7 @@ fn compile_inner(
             .collect()
     };
     if cpu {
-        match ptx2llvm::target::cpu::compile(m, EmitKind::Llvm, 0, "t") {
+        match ptx2llvm::target::cpu::compile(m, &info, EmitKind::Llvm, 0, "t") {
             Ok(_) => Ok(()),
             Err(ptx2llvm::target::cpu::CompileError::Lower(e)) => Err(located(e)),
             Err(e) => Err(vec![(None, e.to_string())]),
@@ -334,7 +337,7 @@ fn compile_inner(
             name: "t".into(),
             debug: Default::default(),
         };
-        match ptx2llvm::target::nvptx::compile(m, &opts) {
+        match ptx2llvm::target::nvptx::compile(m, &info, &opts) {
             Ok(_) => Ok(()),
             Err(ptx2llvm::target::nvptx::CompileError::Lower(e)) => Err(located(e)),
             Err(e) => Err(vec![(None, e.to_string())]),
@@ -407,6 +410,9 @@ fn check_and_translation_agree_with_ptxas() {
     // Every case check accepts and ptxas rejects, for working on the listed classes.
     let mut accepted_list: Vec<String> = Vec::new();
     let mut both_ok: Vec<&Case> = Vec::new();
+    // What check accepts and ptxas rejects: translated too, since whatever check accepts the
+    // lowering must understand (it reads each instruction as check decoded it).
+    let mut check_only: Vec<&Case> = Vec::new();
     for ((c, verdict), chk) in cases.iter().zip(&verdicts).zip(&checked) {
         let ok = verdict.is_none();
         let ptxas_msg = verdict.as_deref().unwrap_or("");
@@ -429,6 +435,7 @@ fn check_and_translation_agree_with_ptxas() {
             },
             (false, Ok(())) => {
                 accepted_anyway += 1;
+                check_only.push(c);
                 accepted_list.push(format!("{}\t{}\t{ptxas_msg}", c.target, c.text));
                 match explained(&known, "accepts", &c.text, ptxas_msg) {
                     Some(_) => bump(c.variant, "explained: check accepts, ptxas rejects"),
@@ -441,28 +448,35 @@ fn check_and_translation_agree_with_ptxas() {
         }
     }
 
-    // Translation of everything both accept, per target (grouped by module target).
-    let mut by_target: BTreeMap<&str, Vec<&Case>> = BTreeMap::new();
-    for c in &both_ok {
-        by_target.entry(c.target).or_default().push(c);
-    }
-    let (mut translated, mut cpu_unsupported) = ([0usize; 2], 0usize);
+    // Translation of everything check accepts, per target (grouped by module target): what
+    // ptxas also accepts, then what only check accepts.
+    // Per group: translated for nvptx, for cpu, and unsupported on the cpu target by name.
+    let (mut translated, mut translated_check_only) = ([0usize; 3], [0usize; 3]);
     // Panics of the compiler are caught and reported as failures; keep their noise out.
     std::panic::set_hook(Box::new(|_| {}));
-    for (t, list) in &by_target {
-        for (ti, cpu) in [(0, false), (1, true)] {
-            let failed = translate(t, list, cpu);
-            translated[ti] += list.len() - failed.len();
-            for (i, msg) in failed {
-                let c = list[i];
-                let kind = if cpu { "cpu" } else { "nvptx" };
-                if cpu && msg.contains("not supported on the cpu target") {
-                    cpu_unsupported += 1;
-                } else if explained(&known, kind, &c.text, &msg).is_none() {
-                    unexplained.push(format!(
-                        "{kind} translation fails ({t}): {}  -- {msg}",
-                        c.text
-                    ));
+    for (accepted, counted) in [
+        (&both_ok, &mut translated),
+        (&check_only, &mut translated_check_only),
+    ] {
+        let mut by_target: BTreeMap<&str, Vec<&Case>> = BTreeMap::new();
+        for c in accepted.iter() {
+            by_target.entry(c.target).or_default().push(c);
+        }
+        for (t, list) in &by_target {
+            for (ti, cpu) in [(0, false), (1, true)] {
+                let failed = translate(t, list, cpu);
+                counted[ti] += list.len() - failed.len();
+                for (i, msg) in failed {
+                    let c = list[i];
+                    let kind = if cpu { "cpu" } else { "nvptx" };
+                    if cpu && msg.contains("not supported on the cpu target") {
+                        counted[2] += 1;
+                    } else if explained(&known, kind, &c.text, &msg).is_none() {
+                        unexplained.push(format!(
+                            "{kind} translation fails ({t}): {}  -- {msg}",
+                            c.text
+                        ));
+                    }
                 }
             }
         }
@@ -488,10 +502,18 @@ fn check_and_translation_agree_with_ptxas() {
         100.0 * accepted_anyway as f64 / ptxas_rejects.max(1) as f64
     );
     println!(
-        "  both accept {}: translated for nvptx {}, for cpu {} (+{cpu_unsupported} unsupported on the cpu target by name)",
+        "  both accept {}: translated for nvptx {}, for cpu {} (+{} unsupported on the cpu target by name)",
         both_ok.len(),
         translated[0],
-        translated[1]
+        translated[1],
+        translated[2]
+    );
+    println!(
+        "  check alone accepts {}: translated for nvptx {}, for cpu {} (+{} unsupported on the cpu target by name)",
+        check_only.len(),
+        translated_check_only[0],
+        translated_check_only[1],
+        translated_check_only[2]
     );
     for k in &known {
         println!(

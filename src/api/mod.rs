@@ -337,8 +337,9 @@ impl Module {
         debug: &crate::lower::debug::DebugOptions,
     ) -> Result<Module, ApiError> {
         let (ast, mut diags) = crate::syntax::parse(src);
+        let mut info = crate::check::ModuleInfo::default();
         if diags.is_empty() {
-            diags = crate::check::check(&ast);
+            (info, diags) = crate::check::check_module(&ast);
         }
         if !diags.is_empty() {
             return Err(ApiError::Parse(crate::syntax::diag::render_all(
@@ -352,6 +353,7 @@ impl Module {
         // borrowed from the AST outlives `load_for`.
         let program = Program::load_debug(
             unsafe { &*ast },
+            &info,
             opt,
             "ptx",
             mode,

@@ -134,12 +134,15 @@ struct Resolver<'m, 'a> {
     /// The module's `.target`/`.version`, for the requirements of each instruction.
     target: &'m super::target::ModuleTarget,
     diags: &'m mut Vec<Diagnostic>,
+    /// Each instruction decoded, for the lowering.
+    info: &'m mut super::ModuleInfo,
 }
 
 pub(super) fn check_names(
     module: &Module<'_>,
     target: &super::target::ModuleTarget,
     diags: &mut Vec<Diagnostic>,
+    info: &mut super::ModuleInfo,
 ) {
     let mut global = Scope::default();
     for item in &module.items {
@@ -162,6 +165,7 @@ pub(super) fn check_names(
         scopes: vec![global],
         target,
         diags,
+        info,
     };
     for item in &module.items {
         match item {
@@ -342,6 +346,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
                         format!("`bra` needs a label, but `{name}` is not one"),
                     ),
                 }
+                if let Ok(decoded) = crate::isa::decoded::decode(i) {
+                    self.info.record(i.id, decoded);
+                }
                 return;
             }
         }
@@ -360,6 +367,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 }
                 self.diags.extend(found);
                 super::target::check_instruction(self.target, i, &decoded, self.diags);
+                self.info.record(i.id, decoded);
             }
             Err(_) => {
                 if let Some(d) = super::instr::check_instruction(i) {

@@ -73,15 +73,14 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .map_err(|e| usage(format!("error: {e}")))?;
 
     let src = driver::load(&a.file).map_err(fail)?;
-    let diags = driver::parse_and_check(&src);
-    if !diags.is_empty() {
-        return Err(fail(
-            driver::render(&diags, &a.file, &src).trim_end().to_string(),
-        ));
-    }
     // The lowering borrows the AST for as long as the module lives: keep both for the process.
     let src: &'static str = Box::leak(src.into_boxed_str());
-    let (module, _) = ptx2llvm::syntax::parse(src);
+    let (module, checked, diags) = driver::front_end(src);
+    if !diags.is_empty() {
+        return Err(fail(
+            driver::render(&diags, &a.file, src).trim_end().to_string(),
+        ));
+    }
     let module: &'static _ = Box::leak(Box::new(module));
     let name = a
         .file
@@ -98,8 +97,8 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         ptx2llvm::target::cpu::fission::CpuMode::from_env()
     };
     let debug = DebugOptions::new(a.debug, &driver::debug_path(&a.file), src);
-    let program = Program::load_debug(module, a.opt, &name, mode, Some(block), &debug).map_err(
-        |e| match e {
+    let program = Program::load_debug(module, &checked, a.opt, &name, mode, Some(block), &debug)
+        .map_err(|e| match e {
             // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
             ptx2llvm::target::cpu::CompileError::Lower(errs) => {
                 let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
@@ -114,8 +113,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
                 fail(driver::render(&diags, &a.file, src).trim_end().to_string())
             }
             e => fail(format!("{}: error: {e}", a.file.display())),
-        },
-    )?;
+        })?;
     let jit_ms = jit_start.elapsed().as_secs_f64() * 1e3;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();

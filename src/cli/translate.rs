@@ -19,13 +19,16 @@ pub fn run(args: &TranslateArgs) -> i32 {
             return 1;
         }
     };
-    let diags = driver::parse_and_check(&src);
+    // The module lives until the process ends; the lowering borrows names from it.
+    let src: &'static str = Box::leak(src.into_boxed_str());
+    let (module, info, diags) = driver::front_end(src);
     if !diags.is_empty() {
-        eprint!("{}", driver::render(&diags, path, &src));
+        eprint!("{}", driver::render(&diags, path, src));
         return 1;
     }
+    let module: &'static _ = Box::leak(Box::new(module));
     if args.target == Target::Cpu {
-        return cpu(args, path, src);
+        return cpu(args, path, src, module, &info);
     }
     if let Some(arch) = &args.arch {
         if !nvptx::LLVM_ARCHS.contains(&arch.as_str()) {
@@ -36,10 +39,6 @@ pub fn run(args: &TranslateArgs) -> i32 {
             return 2;
         }
     }
-    // The module lives until the process ends; the lowering borrows names from it.
-    let src: &'static str = Box::leak(src.into_boxed_str());
-    let (module, _) = ptx2llvm::syntax::parse(src);
-    let module: &'static _ = Box::leak(Box::new(module));
     let emit = match args.emit {
         Emit::Llvm => EmitKind::Llvm,
         Emit::Bc => EmitKind::Bitcode,
@@ -59,7 +58,7 @@ pub fn run(args: &TranslateArgs) -> i32 {
             .unwrap_or_default(),
         debug: DebugOptions::new(args.debug, &driver::debug_path(path), src),
     };
-    match nvptx::compile(module, &opts) {
+    match nvptx::compile(module, &info, &opts) {
         Ok(out) => {
             if !out.text && args.output.is_none() {
                 eprintln!("error: refusing to write bitcode to stdout; use -o FILE");
@@ -89,11 +88,14 @@ pub fn run(args: &TranslateArgs) -> i32 {
 }
 
 /// `--target cpu`: host IR, bitcode, assembly or an object with one C entry point per kernel.
-fn cpu(args: &TranslateArgs, path: &std::path::Path, src: String) -> i32 {
+fn cpu<'a>(
+    args: &TranslateArgs,
+    path: &std::path::Path,
+    src: &str,
+    module: &'a ptx2llvm::syntax::ast::Module<'a>,
+    info: &ptx2llvm::check::ModuleInfo,
+) -> i32 {
     use ptx2llvm::target::cpu;
-    let src: &'static str = Box::leak(src.into_boxed_str());
-    let (module, _) = ptx2llvm::syntax::parse(src);
-    let module: &'static _ = Box::leak(Box::new(module));
     let emit = match args.emit {
         Emit::Llvm => EmitKind::Llvm,
         Emit::Bc => EmitKind::Bitcode,
@@ -105,7 +107,7 @@ fn cpu(args: &TranslateArgs, path: &std::path::Path, src: String) -> i32 {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let debug = DebugOptions::new(args.debug, &driver::debug_path(path), src);
-    match cpu::compile_debug(module, emit, args.opt, &name, &debug) {
+    match cpu::compile_debug(module, info, emit, args.opt, &name, &debug) {
         Ok(out) => {
             if !out.text && args.output.is_none() {
                 eprintln!("error: refusing to write binary output to stdout; use -o FILE");

@@ -12,10 +12,10 @@ use super::*;
 
 /// The PTX `.sem` as an LLVM ordering (default `.relaxed` = monotonic).
 fn ordering(ins: &Ins) -> Ordering {
-    match ins.any(&[".relaxed", ".acquire", ".release", ".acq_rel"]) {
-        Some(".acquire") => Ordering::Acquire,
-        Some(".release") => Ordering::Release,
-        Some(".acq_rel") => Ordering::AcqRel,
+    match ins.sem() {
+        Some(Mod::Acquire) => Ordering::Acquire,
+        Some(Mod::Release) => Ordering::Release,
+        Some(Mod::AcqRel) => Ordering::AcqRel,
         _ => Ordering::Monotonic,
     }
 }
@@ -64,7 +64,7 @@ pub fn lower<'c, 'a>(
     let ops = ins.ops();
     let t = ins.ty();
     let is_red = ins.op == "red";
-    if ins.has(".async") || ins.has(".mmio") {
+    if ins.has(Mod::Async) || ins.has(Mod::Mmio) {
         return Ok(false);
     }
     let (addr, rest) = if is_red {
@@ -83,17 +83,21 @@ pub fn lower<'c, 'a>(
     let ord = ordering(ins);
     let scope = memory::scope_name(ins);
     let Some(opname) = ins.any(&[
-        ".add", ".min", ".max", ".and", ".or", ".xor", ".exch", ".cas", ".inc", ".dec",
+        Mod::Add,
+        Mod::Min,
+        Mod::Max,
+        Mod::And,
+        Mod::Or,
+        Mod::Xor,
+        Mod::Exch,
+        Mod::Cas,
+        Mod::Inc,
+        Mod::Dec,
     ]) else {
         return Ok(false);
     };
     // Scalar elements: vectors and packed types are element-wise.
-    let nvec = match ins.any(&[".v2", ".v4", ".v8"]) {
-        Some(".v2") => 2,
-        Some(".v4") => 4,
-        Some(".v8") => 8,
-        _ => 1,
-    };
+    let nvec = ins.vec_width().map_or(1, u32::from);
     let (et, lanes) = match t.k {
         K::F16x2 => (Ty::f(16), 2),
         K::BF16x2 => (Ty { k: K::BF, bits: 16 }, 2),
@@ -133,23 +137,23 @@ pub fn lower<'c, 'a>(
             let off = l.i64().const_int((k as u32 * et.bits / 8) as u64, false);
             unsafe { l.b.build_gep(l.ctx.i8_type(), base, &[off], "").unwrap() }
         };
-        let old: BasicValueEnum<'c> = if opname == ".cas" {
+        let old: BasicValueEnum<'c> = if opname == Mod::Cas {
             let c = l.operand(fs, &rest[1], t)?;
             let it: BasicTypeEnum = l.int(t.bits).into();
             let (b2, c2) = (l.coerce(*b, it, false), l.coerce(c, it, false));
             let r = atomic_cmpxchg(l.ctx, &l.b, ptr, b2, c2, ord, scope);
             l.coerce(r, ety, false)
-        } else if et.is_float() && matches!(opname, ".min" | ".max") {
+        } else if et.is_float() && matches!(opname, Mod::Min | Mod::Max) {
             let ft = ety.into_float_type();
             let bv = b.into_float_value();
-            let is_max = opname == ".max";
+            let is_max = opname == Mod::Max;
             cas_loop(l, fs, ptr, ft, ord, scope, |old| {
                 fp::minmax(l, is_max, false, false, old, bv)
             })
             .into()
         } else if fs.private_reds
             && space == Space::Global
-            && opname == ".add"
+            && opname == Mod::Add
             && !et.is_float()
             && matches!(et.bits, 32 | 64)
             && n == 1
@@ -161,18 +165,18 @@ pub fn lower<'c, 'a>(
             l.int(et.bits).const_zero().into()
         } else {
             let op = match (opname, et.k) {
-                (".add", K::F | K::BF) => RmwOp::FAdd,
-                (".add", _) => RmwOp::Add,
-                (".min", K::S) => RmwOp::Min,
-                (".max", K::S) => RmwOp::Max,
-                (".min", _) => RmwOp::UMin,
-                (".max", _) => RmwOp::UMax,
-                (".and", _) => RmwOp::And,
-                (".or", _) => RmwOp::Or,
-                (".xor", _) => RmwOp::Xor,
-                (".exch", _) => RmwOp::Xchg,
-                (".inc", _) => RmwOp::UIncWrap,
-                (".dec", _) => RmwOp::UDecWrap,
+                (Mod::Add, K::F | K::BF) => RmwOp::FAdd,
+                (Mod::Add, _) => RmwOp::Add,
+                (Mod::Min, K::S) => RmwOp::Min,
+                (Mod::Max, K::S) => RmwOp::Max,
+                (Mod::Min, _) => RmwOp::UMin,
+                (Mod::Max, _) => RmwOp::UMax,
+                (Mod::And, _) => RmwOp::And,
+                (Mod::Or, _) => RmwOp::Or,
+                (Mod::Xor, _) => RmwOp::Xor,
+                (Mod::Exch, _) => RmwOp::Xchg,
+                (Mod::Inc, _) => RmwOp::UIncWrap,
+                (Mod::Dec, _) => RmwOp::UDecWrap,
                 _ => return Ok(false),
             };
             let v = if et.is_float() && op != RmwOp::FAdd {

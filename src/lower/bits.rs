@@ -215,7 +215,7 @@ pub fn prmt<'c>(
     a: IntValue<'c>,
     b: IntValue<'c>,
     cc: IntValue<'c>,
-    mode: Option<&str>,
+    mode: Option<Mod>,
 ) -> IntValue<'c> {
     let t = l.i32();
     let t64 = l.i64();
@@ -241,14 +241,14 @@ pub fn prmt<'c>(
             Some(m) => {
                 let ci = c(t, i);
                 let idx = match m {
-                    ".f4e" => l.b.build_int_add(ctl, ci, "").unwrap(),
-                    ".b4e" => {
+                    Mod::F4e => l.b.build_int_add(ctl, ci, "").unwrap(),
+                    Mod::B4e => {
                         l.b.build_and(l.b.build_int_sub(ctl, ci, "").unwrap(), c(t, 7), "")
                             .unwrap()
                     }
-                    ".rc8" => ctl,
-                    ".ecl" => sel(l, icmp(l, IntPredicate::UGT, ci, ctl), ci, ctl),
-                    ".ecr" => sel(l, icmp(l, IntPredicate::ULT, ci, ctl), ci, ctl),
+                    Mod::Rc8 => ctl,
+                    Mod::Ecl => sel(l, icmp(l, IntPredicate::UGT, ci, ctl), ci, ctl),
+                    Mod::Ecr => sel(l, icmp(l, IntPredicate::ULT, ci, ctl), ci, ctl),
                     // rc16: half-word c[0] replicated.
                     _ => {
                         l.b.build_or(
@@ -577,7 +577,7 @@ pub fn lower<'c, 'a>(
             };
             r.into_int_value()
         }
-        "bfind" => bfind(l, src(fs, 1, t)?, t.is_signed(), ins.has(".shiftamt")),
+        "bfind" => bfind(l, src(fs, 1, t)?, t.is_signed(), ins.has(Mod::Shiftamt)),
         "bfe" => {
             let a = src(fs, 1, t)?;
             bfe(l, a, src(fs, 2, u32t)?, src(fs, 3, u32t)?, t.is_signed())
@@ -587,16 +587,16 @@ pub fn lower<'c, 'a>(
             let b = src(fs, 2, tb)?;
             bfi(l, a, b, src(fs, 3, u32t)?, src(fs, 4, u32t)?)
         }
-        "bmsk" => bmsk(l, src(fs, 1, u32t)?, src(fs, 2, u32t)?, ins.has(".clamp")),
+        "bmsk" => bmsk(l, src(fs, 1, u32t)?, src(fs, 2, u32t)?, ins.has(Mod::Clamp)),
         "szext" => szext(
             l,
             src(fs, 1, Ty::b(32))?,
             src(fs, 2, u32t)?,
-            ins.has(".clamp"),
+            ins.has(Mod::Clamp),
             t.is_signed(),
         ),
         "prmt" => {
-            let mode = ins.any(&[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"]);
+            let mode = ins.any(&[Mod::F4e, Mod::B4e, Mod::Rc8, Mod::Ecl, Mod::Ecr, Mod::Rc16]);
             prmt(
                 l,
                 src(fs, 1, Ty::b(32))?,
@@ -613,11 +613,11 @@ pub fn lower<'c, 'a>(
                 src(fs, 3, Ty::b(32))?,
                 src(fs, 4, Ty::b(32))?,
             );
-            if let (Some(bo), Operand::Pair(d, p, _)) = (ins.any(&[".and", ".or"]), &ops[0]) {
+            if let (Some(bo), Operand::Pair(d, p, _)) = (ins.bool_op(), &ops[0]) {
                 // lop3.BoolOp d|p, a, b, c, immLut, q: p = (d != 0) BoolOp q.
                 let q = l.operand(fs, &ops[5], Ty::PRED)?.into_int_value();
                 let nz = icmp(l, IntPredicate::NE, r, l.i32().const_zero());
-                let pv = if bo == ".and" {
+                let pv = if bo == Mod::And {
                     l.b.build_and(nz, q, "").unwrap()
                 } else {
                     l.b.build_or(nz, q, "").unwrap()
@@ -631,7 +631,14 @@ pub fn lower<'c, 'a>(
         "shf" => {
             let a = src(fs, 1, Ty::b(32))?;
             let b = src(fs, 2, Ty::b(32))?;
-            shf(l, a, b, src(fs, 3, u32t)?, ins.has(".l"), ins.has(".clamp"))
+            shf(
+                l,
+                a,
+                b,
+                src(fs, 3, u32t)?,
+                ins.has(Mod::L),
+                ins.has(Mod::Clamp),
+            )
         }
         "fns" => fns(
             l,
@@ -647,7 +654,7 @@ pub fn lower<'c, 'a>(
             dp(
                 l,
                 ins.op == "dp2a",
-                ins.has(".hi"),
+                ins.has(Mod::Hi),
                 a,
                 b,
                 cc,

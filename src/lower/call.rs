@@ -116,7 +116,7 @@ pub fn bind_params<'c, 'a>(
     let sig = l.sigs[f.name].clone();
     for (i, p) in f.params.iter().enumerate() {
         let arg = fs.func.get_nth_param(i as u32).unwrap();
-        if p.space.spelling() == ".reg" {
+        if p.space == Mod::Reg {
             let decl = ast::VarDecl {
                 linkage: PLinkage::None,
                 space: p.space,
@@ -150,7 +150,7 @@ pub fn bind_params<'c, 'a>(
     }
     for (i, p) in f.rets.iter().enumerate() {
         let k = sig.rets[i];
-        if p.space.spelling() == ".reg" {
+        if p.space == Mod::Reg {
             let decl = ast::VarDecl {
                 linkage: PLinkage::None,
                 space: p.space,

@@ -26,7 +26,7 @@ pub fn lower<'c, 'a>(
                 return Ok(false);
             };
             let t = ins.ty();
-            let to = ins.has(".to");
+            let to = ins.has(Mod::To);
             if space == Space::Param
                 && (to
                     || !matches!(&ops[1], Operand::Name { name, .. } if l.reg(fs, name).is_none()))
@@ -77,9 +77,19 @@ pub fn lower<'c, 'a>(
 use super::fp::{self, fsel};
 use super::target::Rounding;
 
-const FORMATS: &[&str] = &[
-    ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".tf32", ".e4m3x4",
-    ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4",
+const FORMATS: &[Mod] = &[
+    Mod::E4m3x2,
+    Mod::E5m2x2,
+    Mod::E2m1x2,
+    Mod::E2m3x2,
+    Mod::E3m2x2,
+    Mod::Ue8m0x2,
+    Mod::Tf32,
+    Mod::E4m3x4,
+    Mod::E5m2x4,
+    Mod::E2m1x4,
+    Mod::E2m3x4,
+    Mod::E3m2x4,
 ];
 
 fn cvt<'c, 'a>(
@@ -88,7 +98,7 @@ fn cvt<'c, 'a>(
     ins: &Ins<'_, 'a>,
 ) -> Result<bool, Error> {
     let ops = ins.ops();
-    if ins.has(".pack") {
+    if ins.has(Mod::Pack) {
         return pack(l, fs, ins);
     }
     if let Some(f) = ins.any(FORMATS) {
@@ -109,7 +119,7 @@ fn cvt<'c, 'a>(
         };
         let a = l.operand(fs, &ops[1], st)?;
         let b = l.operand(fs, &ops[2], st)?;
-        let (hi, lo) = if ins.has(".rs") {
+        let (hi, lo) = if ins.has(Mod::Rs) {
             let rbits = l.operand(fs, &ops[3], Ty::b(32))?.into_int_value();
             let i32t = l.i32();
             let rhi =
@@ -145,7 +155,7 @@ fn cvt<'c, 'a>(
 /// The modifiers of a `cvt` that shape its result.
 struct Mods {
     frnd: Option<Rounding>,
-    irnd: Option<&'static str>,
+    irnd: Option<Mod>,
     ftz: bool,
     sat: bool,
     relu: bool,
@@ -155,14 +165,12 @@ struct Mods {
 impl Mods {
     fn of(ins: &Ins) -> Mods {
         Mods {
-            frnd: ins
-                .any(&[".rn", ".rz", ".rm", ".rp"])
-                .and_then(Rounding::from_spelling),
-            irnd: ins.any(&[".rni", ".rzi", ".rmi", ".rpi"]),
-            ftz: ins.has(".ftz"),
-            sat: ins.has(".sat"),
-            relu: ins.has(".relu"),
-            satfinite: ins.has(".satfinite"),
+            frnd: ins.rounding(),
+            irnd: ins.int_rounding(),
+            ftz: ins.has(Mod::Ftz),
+            sat: ins.has(Mod::Sat),
+            relu: ins.has(Mod::Relu),
+            satfinite: ins.has(Mod::Satfinite),
         }
     }
 }
@@ -250,10 +258,10 @@ fn convert<'c>(
             // which with AVX512-FP16 turns a NaN into 0x8000 instead of 0.
             v = bd.build_float_ext(v, l.ctx.f32_type(), "").unwrap();
         }
-        let f = match m.irnd.unwrap_or(".rzi") {
-            ".rni" => Some("roundeven"),
-            ".rzi" => None,
-            ".rmi" => Some("floor"),
+        let f = match m.irnd.unwrap_or(Mod::Rzi) {
+            Mod::Rni => Some("roundeven"),
+            Mod::Rzi => None,
+            Mod::Rmi => Some("floor"),
             _ => Some("ceil"),
         };
         if let Some(f) = f {
@@ -304,9 +312,9 @@ fn convert<'c>(
         let r = if let Some(ir) = m.irnd {
             // Round to an integral value in the same type.
             let f = match ir {
-                ".rni" => "roundeven",
-                ".rzi" => "trunc",
-                ".rmi" => "floor",
+                Mod::Rni => "roundeven",
+                Mod::Rzi => "trunc",
+                Mod::Rmi => "floor",
                 _ => "ceil",
             };
             fp::fconv(l, fp::unary(l, f, x), ft)
@@ -497,11 +505,20 @@ fn pack<'c, 'a>(
     ins: &Ins<'_, 'a>,
 ) -> Result<bool, Error> {
     let ops = ins.ops();
-    let Some(ct) = ins.any(&[".u16", ".s16", ".u8", ".s8", ".u4", ".s4", ".u2", ".s2"]) else {
+    let Some(ct) = ins.any(&[
+        Mod::U16,
+        Mod::S16,
+        Mod::U8,
+        Mod::S8,
+        Mod::U4,
+        Mod::S4,
+        Mod::U2,
+        Mod::S2,
+    ]) else {
         return Ok(false);
     };
-    let size: u32 = ct[2..].parse().unwrap();
-    let signed = ct.starts_with(".s");
+    let size = ct.instr_type_bits().unwrap_or(32);
+    let signed = ct.is_signed();
     let (lo, hi) = if signed {
         (-(1i64 << (size - 1)), (1i64 << (size - 1)) - 1)
     } else {
@@ -565,9 +582,9 @@ struct Fmt {
     inf: Option<u32>,
 }
 
-fn fmt_of(f: &str) -> Fmt {
+fn fmt_of(f: Mod) -> Fmt {
     match f {
-        ".e4m3x2" | ".e4m3x4" => Fmt {
+        Mod::E4m3x2 | Mod::E4m3x4 => Fmt {
             ebits: 4,
             mbits: 3,
             bias: 7,
@@ -576,7 +593,7 @@ fn fmt_of(f: &str) -> Fmt {
             nan: Some(0x7f),
             inf: None,
         },
-        ".e5m2x2" | ".e5m2x4" => Fmt {
+        Mod::E5m2x2 | Mod::E5m2x4 => Fmt {
             ebits: 5,
             mbits: 2,
             bias: 15,
@@ -585,7 +602,7 @@ fn fmt_of(f: &str) -> Fmt {
             nan: Some(0x7f),
             inf: Some(0x7c),
         },
-        ".e2m1x2" | ".e2m1x4" => Fmt {
+        Mod::E2m1x2 | Mod::E2m1x4 => Fmt {
             ebits: 2,
             mbits: 1,
             bias: 1,
@@ -594,7 +611,7 @@ fn fmt_of(f: &str) -> Fmt {
             nan: None,
             inf: None,
         },
-        ".e2m3x2" | ".e2m3x4" => Fmt {
+        Mod::E2m3x2 | Mod::E2m3x4 => Fmt {
             ebits: 2,
             mbits: 3,
             bias: 1,
@@ -603,7 +620,7 @@ fn fmt_of(f: &str) -> Fmt {
             nan: None,
             inf: None,
         },
-        ".e3m2x2" | ".e3m2x4" => Fmt {
+        Mod::E3m2x2 | Mod::E3m2x4 => Fmt {
             ebits: 3,
             mbits: 2,
             bias: 3,
@@ -950,21 +967,21 @@ fn small_format<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     ins: &Ins<'_, 'a>,
-    f: &'static str,
+    f: Mod,
 ) -> Result<bool, Error> {
     let ops = ins.ops();
     let m = Mods::of(ins);
     let d = l.ctx.f64_type();
     let i32t = l.i32();
-    if f == ".tf32" {
+    if f == Mod::Tf32 {
         // cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32: the f32 rounded to 10 mantissa bits
         // (low 13 bits zero); NaN gives the canonical NaN.
         let x = l.operand(fs, &ops[1], Ty::f(32))?.into_float_value();
         let x = if m.relu { fp::relu(l, x) } else { x };
         let bits = fp::to_bits(l, x);
-        let add = match ins.any(&[".rna", ".rn", ".rz"]) {
-            Some(".rna") => i32t.const_int(0x1000, false),
-            Some(".rn") => {
+        let add = match ins.any(&[Mod::Rna, Mod::Rn, Mod::Rz]) {
+            Some(Mod::Rna) => i32t.const_int(0x1000, false),
+            Some(Mod::Rn) => {
                 let odd =
                     l.b.build_and(
                         l.b.build_right_shift(bits, i32t.const_int(13, false), false, "")
@@ -997,7 +1014,11 @@ fn small_format<'c, 'a>(
         l.set(fs, &ops[0], r.into(), false)?;
         return Ok(true);
     }
-    if f.ends_with("x4") || ins.has(".rs") {
+    if matches!(
+        f,
+        Mod::E4m3x4 | Mod::E5m2x4 | Mod::E2m1x4 | Mod::E2m3x4 | Mod::E3m2x4
+    ) || ins.has(Mod::Rs)
+    {
         // Stochastic conversions to four-element formats: not yet native.
         return Ok(false);
     }
@@ -1009,8 +1030,8 @@ fn small_format<'c, 'a>(
     };
     // The destination type comes first: `cvt.rn.satfinite.e4m3x2.f32` encodes,
     // `cvt.rn.f16x2.e4m3x2` decodes.
-    let fpos = ins.mods.iter().position(|x| *x == f);
-    let tpos = ins.mods.iter().position(|x| Ty::from_spelling(x).is_some());
+    let fpos = ins.d.mods.iter().position(|x| *x == f);
+    let tpos = ins.d.mods.iter().position(|x| Ty::of(*x).is_some());
     let to_small = match (fpos, tpos) {
         (Some(a), Some(b)) => a < b,
         _ => true,

@@ -52,9 +52,7 @@ pub fn join<'c>(l: &Lowerer<'c, '_>, t: Ty, xs: &[FloatValue<'c>]) -> BasicValue
 }
 
 fn rounding(ins: &Ins) -> Rounding {
-    ins.any(&[".rn", ".rz", ".rm", ".rp"])
-        .and_then(Rounding::from_spelling)
-        .unwrap_or(Rounding::Rn)
+    ins.rounding().unwrap_or(Rounding::Rn)
 }
 
 /// The result modifiers of an arithmetic instruction, applied lane by lane.
@@ -130,7 +128,7 @@ pub fn lower<'c, 'a>(
         return Ok(false);
     }
     let (et, n) = lanes(t);
-    let ftz = ins.has(".ftz");
+    let ftz = ins.has(Mod::Ftz);
     let src = |fs: &mut FnState<'c, 'a>, k: usize, ty: Ty| -> Result<BasicValueEnum<'c>, Error> {
         l.operand(
             fs,
@@ -141,7 +139,7 @@ pub fn lower<'c, 'a>(
     };
     let r: BasicValueEnum<'c> = match ins.op {
         "add" | "sub" | "mul" | "fma" | "mad" | "div" => {
-            if ins.has(".oob") {
+            if ins.has(Mod::Oob) {
                 // The OOB-NaN of tensor fills has no meaning outside NVIDIA hardware.
                 return Ok(false);
             }
@@ -154,8 +152,8 @@ pub fn lower<'c, 'a>(
             };
             let rnd = rounding(ins);
             let p = Post {
-                sat: ins.has(".sat"),
-                relu: ins.has(".relu"),
+                sat: ins.has(Mod::Sat),
+                relu: ins.has(Mod::Relu),
             };
             // Mixed precision: `add.f32.f16 d, a, c`, `fma.f32.bf16 d, a, b, c` — the 16-bit
             // sources widen exactly to f32.
@@ -177,8 +175,8 @@ pub fn lower<'c, 'a>(
             if op == RoundedOp::Div {
                 let a = src(fs, 1, t)?.into_float_value();
                 let b = src(fs, 2, t)?.into_float_value();
-                let r = if ins.has(".approx") || ins.has(".full") {
-                    let ap = if ins.has(".full") {
+                let r = if ins.has(Mod::Approx) || ins.has(Mod::Full) {
+                    let ap = if ins.has(Mod::Full) {
                         ApproxOp::DivFull
                     } else {
                         ApproxOp::Div
@@ -222,9 +220,9 @@ pub fn lower<'c, 'a>(
         }
         "min" | "max" => {
             let is_max = ins.op == "max";
-            let nan = ins.has(".NaN");
-            let xa = ins.has(".xorsign");
-            let abs = ins.has(".abs");
+            let nan = ins.has(Mod::NaN);
+            let xa = ins.has(Mod::Xorsign);
+            let abs = ins.has(Mod::Abs);
             let mut args = Vec::new();
             for k in 1..ops.len() {
                 args.push(split(l, src(fs, k, t)?));
@@ -282,7 +280,7 @@ pub fn lower<'c, 'a>(
         }
         "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
             let a = src(fs, 1, t)?;
-            let approx = ins.has(".approx");
+            let approx = ins.has(Mod::Approx);
             let mut out = Vec::new();
             for x in split(l, a) {
                 let r = if !approx {
@@ -326,19 +324,19 @@ pub fn lower<'c, 'a>(
             // llvm.is.fpclass bits: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -subnormal, 5 -0,
             // 6 +0, 7 +subnormal, 8 +normal, 9 +inf.
             let mask: u64 = match ins.any(&[
-                ".finite",
-                ".infinite",
-                ".number",
-                ".notanumber",
-                ".normal",
-                ".subnormal",
+                Mod::Finite,
+                Mod::Infinite,
+                Mod::Number,
+                Mod::Notanumber,
+                Mod::Normal,
+                Mod::Subnormal,
             ]) {
-                Some(".finite") => 0x1f8,
-                Some(".infinite") => 0x204,
-                Some(".number") => 0x3fc,
-                Some(".notanumber") => 0x3,
-                Some(".normal") => 0x108,
-                Some(".subnormal") => 0x90,
+                Some(Mod::Finite) => 0x1f8,
+                Some(Mod::Infinite) => 0x204,
+                Some(Mod::Number) => 0x3fc,
+                Some(Mod::Notanumber) => 0x3,
+                Some(Mod::Normal) => 0x108,
+                Some(Mod::Subnormal) => 0x90,
                 _ => return Ok(false),
             };
             let r = l.call_v(

@@ -20,7 +20,7 @@ pub fn spell(i: &Instruction) -> String {
 }
 
 /// Opcodes whose operands are all sources.
-fn no_dest(op: &str, mods: &[&str]) -> bool {
+fn no_dest(op: &str, mods: &[Mod]) -> bool {
     matches!(
         op,
         "st" | "red"
@@ -45,16 +45,16 @@ fn no_dest(op: &str, mods: &[&str]) -> bool {
             | "st_async"
             | "red_async"
             | "multimem"
-    ) && !(op == "multimem" && mods.contains(&".ld_reduce"))
+    ) && !(op == "multimem" && mods.contains(&Mod::LdReduce))
         // `bar.red`/`barrier.red` write their first operand; the other barriers write nothing.
-        || matches!(op, "bar" | "barrier") && !mods.contains(&".red")
-        || op == "wgmma" && !mods.contains(&".mma_async")
-        || op == "tcgen05" && !mods.contains(&".ld")
+        || matches!(op, "bar" | "barrier") && !mods.contains(&Mod::Red)
+        || op == "wgmma" && !mods.contains(&Mod::MmaAsync)
+        || op == "tcgen05" && !mods.contains(&Mod::Ld)
         || op == "mbarrier"
-            && (mods.contains(&".init")
-                || mods.contains(&".inval")
-                || mods.contains(&".expect_tx")
-                || mods.contains(&".complete_tx"))
+            && (mods.contains(&Mod::Init)
+                || mods.contains(&Mod::Inval)
+                || mods.contains(&Mod::ExpectTx)
+                || mods.contains(&Mod::CompleteTx))
 }
 
 #[allow(clippy::type_complexity)]
@@ -130,10 +130,13 @@ pub fn lower<'c, 'a>(
         npred: 0,
     };
     a.text.push_str(i.opcode.spelling());
-    for m in &i.mods {
+    // Modifiers written after an operand (`[a].unified`) are the last of `mods`: they are
+    // printed after their operand below, where ptxas expects them.
+    let n_post = i.post_mods().count();
+    for m in &i.mods[..i.mods.len() - n_post] {
         a.text.push_str(m.spelling());
     }
-    let ndest = if no_dest(ins.op, &ins.mods)
+    let ndest = if no_dest(ins.op, &ins.d.mods)
         || matches!(
             i.operands.first(),
             Some(Operand::Addr(_) | Operand::AddrList(..))
@@ -152,6 +155,9 @@ pub fn lower<'c, 'a>(
         operand(l, fs, &mut a, op, k < ndest)?;
         std::mem::swap(&mut piece, &mut a.text);
         body.push_str(&piece);
+        for (_, m) in i.post_mods().filter(|&(j, _)| j == k) {
+            body.push_str(m.spelling());
+        }
     }
     body.push(';');
     // Numbering: outputs are $0..$n-1, inputs (including tied) follow; placeholders were

@@ -42,7 +42,7 @@ fn mul<'c>(
 ) -> IntValue<'c> {
     let bd = &l.b;
     let s = t.is_signed();
-    if ins.has(".hi") || ins.has(".wide") {
+    if ins.has(Mod::Hi) || ins.has(Mod::Wide) {
         let w = l.int(t.bits * 2);
         let ext = |v: IntValue<'c>| {
             if s {
@@ -52,7 +52,7 @@ fn mul<'c>(
             }
         };
         let p = bd.build_int_mul(ext(a), ext(b), "").unwrap();
-        if ins.has(".wide") {
+        if ins.has(Mod::Wide) {
             return p;
         }
         let sh = bd
@@ -63,26 +63,21 @@ fn mul<'c>(
     bd.build_int_mul(a, b, "").unwrap()
 }
 
-fn cmp_pred(op: &str, signed: bool) -> Option<IntPredicate> {
+fn cmp_pred(op: Mod, signed: bool) -> Option<IntPredicate> {
     Some(match op {
-        ".eq" => IntPredicate::EQ,
-        ".ne" => IntPredicate::NE,
-        ".lt" if signed => IntPredicate::SLT,
-        ".le" if signed => IntPredicate::SLE,
-        ".gt" if signed => IntPredicate::SGT,
-        ".ge" if signed => IntPredicate::SGE,
-        ".lt" | ".lo" => IntPredicate::ULT,
-        ".le" | ".ls" => IntPredicate::ULE,
-        ".gt" | ".hi" => IntPredicate::UGT,
-        ".ge" | ".hs" => IntPredicate::UGE,
+        Mod::Eq => IntPredicate::EQ,
+        Mod::Ne => IntPredicate::NE,
+        Mod::Lt if signed => IntPredicate::SLT,
+        Mod::Le if signed => IntPredicate::SLE,
+        Mod::Gt if signed => IntPredicate::SGT,
+        Mod::Ge if signed => IntPredicate::SGE,
+        Mod::Lt | Mod::Lo => IntPredicate::ULT,
+        Mod::Le | Mod::Ls => IntPredicate::ULE,
+        Mod::Gt | Mod::Hi => IntPredicate::UGT,
+        Mod::Ge | Mod::Hs => IntPredicate::UGE,
         _ => return None,
     })
 }
-
-const CMPS: &[&str] = &[
-    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu",
-    ".leu", ".gtu", ".geu", ".num", ".nan",
-];
 
 /// Compares `a` and `b` of type `t` with the comparison of `ins`.
 pub fn compare<'c>(
@@ -92,26 +87,26 @@ pub fn compare<'c>(
     a: BasicValueEnum<'c>,
     b: BasicValueEnum<'c>,
 ) -> Option<IntValue<'c>> {
-    let op = ins.any(CMPS)?;
+    let op = ins.cmp_op()?;
     if t.is_float() {
         if !matches!(t.k, K::F | K::BF) {
             return None;
         }
         let p = match op {
-            ".eq" => FloatPredicate::OEQ,
-            ".ne" => FloatPredicate::ONE,
-            ".lt" => FloatPredicate::OLT,
-            ".le" => FloatPredicate::OLE,
-            ".gt" => FloatPredicate::OGT,
-            ".ge" => FloatPredicate::OGE,
-            ".equ" => FloatPredicate::UEQ,
-            ".neu" => FloatPredicate::UNE,
-            ".ltu" => FloatPredicate::ULT,
-            ".leu" => FloatPredicate::ULE,
-            ".gtu" => FloatPredicate::UGT,
-            ".geu" => FloatPredicate::UGE,
-            ".num" => FloatPredicate::ORD,
-            ".nan" => FloatPredicate::UNO,
+            Mod::Eq => FloatPredicate::OEQ,
+            Mod::Ne => FloatPredicate::ONE,
+            Mod::Lt => FloatPredicate::OLT,
+            Mod::Le => FloatPredicate::OLE,
+            Mod::Gt => FloatPredicate::OGT,
+            Mod::Ge => FloatPredicate::OGE,
+            Mod::Equ => FloatPredicate::UEQ,
+            Mod::Neu => FloatPredicate::UNE,
+            Mod::Ltu => FloatPredicate::ULT,
+            Mod::Leu => FloatPredicate::ULE,
+            Mod::Gtu => FloatPredicate::UGT,
+            Mod::Geu => FloatPredicate::UGE,
+            Mod::Num => FloatPredicate::ORD,
+            Mod::Nan => FloatPredicate::UNO,
             _ => return None,
         };
         return Some(
@@ -135,7 +130,7 @@ fn bool_op<'c, 'a>(
     c_op: Option<&Operand<'a>>,
 ) -> Result<(IntValue<'c>, IntValue<'c>), Error> {
     let nr = l.b.build_not(r, "").unwrap();
-    let Some(bo) = ins.any(&[".and", ".or", ".xor"]) else {
+    let Some(bo) = ins.bool_op() else {
         return Ok((r, nr));
     };
     let c = l
@@ -146,8 +141,8 @@ fn bool_op<'c, 'a>(
         )?
         .into_int_value();
     let f = |x: IntValue<'c>| match bo {
-        ".and" => l.b.build_and(x, c, "").unwrap(),
-        ".or" => l.b.build_or(x, c, "").unwrap(),
+        Mod::And => l.b.build_and(x, c, "").unwrap(),
+        Mod::Or => l.b.build_or(x, c, "").unwrap(),
         _ => l.b.build_xor(x, c, "").unwrap(),
     };
     Ok((f(r), f(nr)))
@@ -175,7 +170,7 @@ pub fn lower<'c, 'a>(
     };
     if t.k == K::I16x2 {
         // add/min/max .u16x2/.s16x2 (min/max also .relu.s16x2): lane-wise on <2 x i16>.
-        let s = ins.has(".s16x2");
+        let s = ins.has(Mod::S16x2);
         let a = src(fs, 1, t)?.into_vector_value();
         let b = src(fs, 2, t)?.into_vector_value();
         let vt = a.get_type();
@@ -185,7 +180,7 @@ pub fn lower<'c, 'a>(
             "min" | "max" => {
                 let f = format!("llvm.{}{}.v2i16", if s { "s" } else { "u" }, ins.op);
                 let r = l.call_v(&f, vt.into(), &[a.into(), b.into()]);
-                if ins.has(".relu") {
+                if ins.has(Mod::Relu) {
                     l.call_v("llvm.smax.v2i16", vt.into(), &[r, vt.const_zero().into()])
                 } else {
                     r
@@ -198,7 +193,7 @@ pub fn lower<'c, 'a>(
     }
     match ins.op {
         "mov" => return mov(l, fs, ins),
-        "add" | "sub" if ins.has(".cc") => {
+        "add" | "sub" if ins.has(Mod::Cc) => {
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             // CC.CF: the carry-out of the adder. The manual calls sub.cc's flag a "borrow-out",
@@ -219,7 +214,7 @@ pub fn lower<'c, 'a>(
         "add" | "sub" | "and" | "or" | "xor" | "min" | "max" => {
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
-            let mut r = if ins.has(".sat") && matches!(ins.op, "add" | "sub") {
+            let mut r = if ins.has(Mod::Sat) && matches!(ins.op, "add" | "sub") {
                 // add.sat.s32/sub.sat.s32 clamp to MININT..MAXINT (unsigned forms saturate to
                 // the unsigned range).
                 let n = format!(
@@ -233,7 +228,7 @@ pub fn lower<'c, 'a>(
             } else {
                 bin(l, ins.op, a, b, s)
             };
-            if ins.has(".relu") {
+            if ins.has(Mod::Relu) {
                 // min/max.relu.s32: clamp negative results to 0.
                 let neg = bd
                     .build_int_compare(IntPredicate::SLT, r, r.get_type().const_zero(), "")
@@ -260,7 +255,7 @@ pub fn lower<'c, 'a>(
             };
             let (r1, c1) = overflow(l, "llvm.uadd.with.overflow", a, b);
             let (r2, c2) = overflow(l, "llvm.uadd.with.overflow", r1, cfw);
-            if ins.has(".cc") {
+            if ins.has(Mod::Cc) {
                 let c = bd.build_or(c1, c2, "").unwrap();
                 bd.build_store(slot, c).unwrap();
             }
@@ -276,7 +271,7 @@ pub fn lower<'c, 'a>(
             let a = src(fs, 1, t)?.into_int_value();
             let b = src(fs, 2, t)?.into_int_value();
             let p = mul(l, ins, a, b, t);
-            let ct = if ins.has(".wide") {
+            let ct = if ins.has(Mod::Wide) {
                 Ty {
                     k: t.k,
                     bits: t.bits * 2,
@@ -285,7 +280,7 @@ pub fn lower<'c, 'a>(
                 t
             };
             let c = src(fs, 3, ct)?.into_int_value();
-            let r = if ins.has(".cc") || ins.op == "madc" {
+            let r = if ins.has(Mod::Cc) || ins.op == "madc" {
                 let slot = l.cc_slot(fs);
                 let (r1, c1) = overflow(l, "llvm.uadd.with.overflow", p, c);
                 let (r, cout) = if ins.op == "madc" {
@@ -296,11 +291,11 @@ pub fn lower<'c, 'a>(
                 } else {
                     (r1, c1)
                 };
-                if ins.has(".cc") {
+                if ins.has(Mod::Cc) {
                     bd.build_store(slot, cout).unwrap();
                 }
                 r
-            } else if ins.has(".sat") {
+            } else if ins.has(Mod::Sat) {
                 // mad.hi.sat.s32: the addition saturates to MININT..MAXINT.
                 l.call_v(
                     &format!("llvm.sadd.sat.i{}", t.bits),
@@ -323,7 +318,7 @@ pub fn lower<'c, 'a>(
                 let v = bd.build_left_shift(v, sh, "").unwrap();
                 bd.build_right_shift(v, sh, s, "").unwrap()
             };
-            let mut r = if ins.has(".hi") {
+            let mut r = if ins.has(Mod::Hi) {
                 let ext = |v: IntValue<'c>| {
                     if s {
                         bd.build_int_s_extend(v, l.i64(), "").unwrap()
@@ -341,7 +336,7 @@ pub fn lower<'c, 'a>(
             };
             if ins.op == "mad24" {
                 let c = src(fs, 3, t)?.into_int_value();
-                r = if ins.has(".sat") {
+                r = if ins.has(Mod::Sat) {
                     l.call_v("llvm.sadd.sat.i32", l.i32().into(), &[r.into(), c.into()])
                         .into_int_value()
                 } else {
@@ -473,8 +468,8 @@ pub fn lower<'c, 'a>(
                 let mut res = Vec::new();
                 for i in 0..2 {
                     let (x, y) = (
-                        fp::flush_if(l, ins.has(".ftz"), a[i]),
-                        fp::flush_if(l, ins.has(".ftz"), b[i]),
+                        fp::flush_if(l, ins.has(Mod::Ftz), a[i]),
+                        fp::flush_if(l, ins.has(Mod::Ftz), b[i]),
                     );
                     let Some(r) = compare(l, ins, et, x.into(), y.into()) else {
                         return Ok(false);
@@ -492,7 +487,7 @@ pub fn lower<'c, 'a>(
             }
             let mut a = src(fs, 1, t)?;
             let mut b = src(fs, 2, t)?;
-            if t.is_float() && ins.has(".ftz") {
+            if t.is_float() && ins.has(Mod::Ftz) {
                 a = fp::flush(l, a.into_float_value()).into();
                 b = fp::flush(l, b.into_float_value()).into();
             }
@@ -512,7 +507,7 @@ pub fn lower<'c, 'a>(
             // set.CmpOp{.BoolOp}.dtype.stype: 1.0 / all ones when true, 0 when false; packed
             // sources and destinations lane by lane.
             let (dt, st) = (ins.types[0], *ins.types.get(1).unwrap_or(&ins.types[0]));
-            let ftz = ins.has(".ftz");
+            let ftz = ins.has(Mod::Ftz);
             let srcs =
                 |fs: &mut FnState<'c, 'a>, k: usize| -> Result<Vec<BasicValueEnum<'c>>, Error> {
                     let v = src(fs, k, st)?;
@@ -586,7 +581,7 @@ pub fn lower<'c, 'a>(
             let b = src(fs, 2, dt)?;
             let c = src(fs, 3, ct)?;
             let ge = if ct.is_float() {
-                let c = fp::flush_if(l, ins.has(".ftz"), c.into_float_value());
+                let c = fp::flush_if(l, ins.has(Mod::Ftz), c.into_float_value());
                 bd.build_float_compare(FloatPredicate::OGE, c, c.get_type().const_zero(), "")
                     .unwrap()
             } else {
@@ -637,7 +632,7 @@ fn mov<'c, 'a>(
     if ops.len() != 2 {
         return Ok(false);
     }
-    if ins.any(&[".v2", ".v4"]).is_some() {
+    if ins.any(&[Mod::V2, Mod::V4]).is_some() {
         // `mov.v2.u32 {a, b}, {c, d}`: element by element; every source is read before any
         // destination is written, so `{%r1, %r2}, {%r2, %r1}` swaps.
         let (Some(ds), Some(srcs)) = (l.vector_items(fs, &ops[0]), l.vector_items(fs, &ops[1]))

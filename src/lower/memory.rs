@@ -9,10 +9,10 @@ use super::*;
 
 /// The LLVM sync-scope name of a PTX scope modifier (default `.gpu`).
 pub fn scope_name(ins: &Ins) -> &'static str {
-    match ins.any(&[".cta", ".cluster", ".gpu", ".sys"]) {
-        Some(".cta") => "block",
-        Some(".cluster") => "cluster",
-        Some(".sys") => "",
+    match ins.scope() {
+        Some(Mod::Cta) => "block",
+        Some(Mod::Cluster) => "cluster",
+        Some(Mod::Sys) => "",
         _ => "device",
     }
 }
@@ -83,21 +83,21 @@ pub fn lower<'c, 'a>(
         return stack(l, fs, ins);
     }
     if matches!(ins.op, "prefetch" | "prefetchu") {
-        return Ok(!ins.has(".tensormap"));
+        return Ok(!ins.has(Mod::Tensormap));
     }
     // Cache and prefetch-size hints (`.L2::cache_hint` with its policy operand, `.L2::256B`,
     // eviction priorities) are performance advice: dropped.
-    if ins.mods.iter().any(|m| matches!(*m, ".mmio" | ".unified")) {
+    if ins
+        .d
+        .mods
+        .iter()
+        .any(|m| matches!(*m, Mod::Mmio | Mod::Unified))
+    {
         return Ok(false);
     }
     let t = ins.ty();
     let space = ins.space().unwrap_or(Space::Generic);
-    let vec = match ins.any(&[".v2", ".v4", ".v8"]) {
-        Some(".v2") => 2,
-        Some(".v4") => 4,
-        Some(".v8") => 8,
-        _ => 1,
-    };
+    let vec = ins.vec_width().map_or(1, u32::from);
     let is_load = ins.op != "st";
     let (data, addr) = if is_load {
         (&ops[0], &ops[1])
@@ -150,14 +150,14 @@ pub fn lower<'c, 'a>(
         ety
     };
     let align = (elem_t.bits / 8).max(1) * vec;
-    let ordering = match ins.any(&[".relaxed", ".acquire", ".release"]) {
-        Some(".relaxed") => Some(Ordering::Monotonic),
-        Some(".acquire") => Some(Ordering::Acquire),
-        Some(".release") => Some(Ordering::Release),
+    let ordering = match ins.sem() {
+        Some(Mod::Relaxed) => Some(Ordering::Monotonic),
+        Some(Mod::Acquire) => Some(Ordering::Acquire),
+        Some(Mod::Release) => Some(Ordering::Release),
         _ => None,
     };
     let scope = match space {
-        Space::Global if is_load && ins.has(".nc") => Some(crate::llvm::SCOPE_NC),
+        Space::Global if is_load && ins.has(Mod::Nc) => Some(crate::llvm::SCOPE_NC),
         Space::Global => Some(crate::llvm::SCOPE_GLOBAL),
         Space::Shared => Some(crate::llvm::SCOPE_SHARED),
         Space::Const => Some(crate::llvm::SCOPE_CONST),
@@ -176,7 +176,7 @@ pub fn lower<'c, 'a>(
         let inst = raw(v);
         set_alignment(inst, align);
         mark(v.as_instruction_value().unwrap());
-        if ins.has(".volatile") {
+        if ins.has(Mod::Volatile) {
             set_volatile(inst);
         }
         if let Some(o) = ordering {
@@ -232,7 +232,7 @@ pub fn lower<'c, 'a>(
         let inst = raw(st);
         set_alignment(inst, align);
         mark(st);
-        if ins.has(".volatile") {
+        if ins.has(Mod::Volatile) {
             set_volatile(inst);
         }
         if let Some(o) = ordering {

@@ -1,7 +1,9 @@
 //! The shared lowering from the PTX AST to LLVM IR. It decides what each instruction means;
 //! one file per instruction family (`int`, `float`, `convert`, `bits`, `memory`, `atomic`,
 //! `control`, `call`, `warp`, `sreg`, `inline_asm`). What differs per target goes through the
-//! `Target` trait (`target.rs`).
+//! `Target` trait (`target.rs`). It reads each instruction as the check stage decoded it
+//! (`Ins`, from `check::ModuleInfo`): modifiers as typed `Mod`s of the matched form, never by
+//! spelling.
 //!
 //! Model: every PTX register is an `alloca` of its declared type in the entry block (SROA and
 //! mem2reg make SSA of them at -O1+); a register's declared type decides its storage type, an
@@ -29,7 +31,9 @@ pub mod video;
 
 use std::collections::HashMap;
 
-use crate::isa::Mod;
+use crate::check::ModuleInfo;
+use crate::isa::decoded::Decoded;
+use crate::isa::{Mod, Opcode};
 use crate::llvm::*;
 use crate::syntax::ast::{self, Expr, Instruction, Operand};
 use crate::syntax::span::Span;
@@ -169,33 +173,69 @@ pub struct Lowerer<'c, 'a> {
     pub scopes: std::cell::OnceCell<crate::llvm::SpaceScopes>,
     /// Debug metadata (`enable_debug`); `None`: none at all.
     pub debug: Option<debug::ModuleDebug<'c>>,
+    /// What the check stage decoded: every instruction is read through it (`Ins`).
+    pub info: &'c ModuleInfo,
 }
 
-/// Pre-decoded view of an instruction's modifiers.
+/// An instruction as the lowering reads it: the AST node (operands, guard, spans) and its
+/// decoding by the check stage (`check::ModuleInfo`): which form it is and its modifiers,
+/// typed. Lowering code asks about modifiers only through this (`has(Mod::Ftz)`,
+/// `rounding()`, `space()`), never by spelling, so it understands an instruction exactly as
+/// `check` accepted it, whatever order its modifiers were written in.
 pub struct Ins<'i, 'a> {
     pub i: &'i Instruction<'a>,
+    /// The check's decoding; decoded here only for instructions a target built after the
+    /// check (`InstrId::SYNTHETIC`).
+    pub d: std::borrow::Cow<'i, Decoded>,
     pub op: &'static str,
-    pub mods: smallvec::SmallVec<[&'static str; 6]>,
+    /// The type modifiers with a lowering type, dtype before atype (`cvt.f32.s32`: f32, s32).
     pub types: smallvec::SmallVec<[Ty; 2]>,
 }
 
 impl<'i, 'a> Ins<'i, 'a> {
-    pub fn new(i: &'i Instruction<'a>) -> Self {
-        let mods: smallvec::SmallVec<[&'static str; 6]> =
-            i.mods.iter().map(|m: &Mod| m.spelling()).collect();
-        let types = mods.iter().filter_map(|m| Ty::from_spelling(m)).collect();
-        Ins {
+    /// `i` as the check decoded it (`info`). An instruction the check did not decode is an
+    /// error, unless a later stage built it (`InstrId::SYNTHETIC`): that one is decoded here.
+    pub fn new(info: &'i ModuleInfo, i: &'i Instruction<'a>) -> Result<Self, Error> {
+        let d = match info.decoded(i) {
+            Some(d) => std::borrow::Cow::Borrowed(d),
+            None if i.id == ast::InstrId::SYNTHETIC => match crate::isa::decoded::decode(i) {
+                Ok(d) => std::borrow::Cow::Owned(d),
+                Err(_) => {
+                    return Err(invalid(
+                        i.span,
+                        format!(
+                            "internal error: `{}`, built by the translation, matches no form",
+                            inline_asm::spell(i)
+                        ),
+                    ))
+                }
+            },
+            None => {
+                return Err(invalid(
+                    i.span,
+                    format!(
+                        "`{}` was not decoded by the check (translate only modules that \
+                         `check::check_module` accepted, with its `ModuleInfo`)",
+                        inline_asm::spell(i)
+                    ),
+                ))
+            }
+        };
+        let types = d.types().iter().filter_map(|m| Ty::of(*m)).collect();
+        Ok(Ins {
             i,
+            d,
             op: i.opcode.spelling(),
-            mods,
             types,
-        }
+        })
     }
-    pub fn has(&self, m: &str) -> bool {
-        self.mods.contains(&m)
+    /// Whether the instruction has modifier `m`.
+    pub fn has(&self, m: Mod) -> bool {
+        self.d.has(m)
     }
-    pub fn any(&self, ms: &[&str]) -> Option<&'static str> {
-        self.mods.iter().copied().find(|x| ms.contains(x))
+    /// The first of `ms` the instruction has (in the form's order).
+    pub fn any(&self, ms: &[Mod]) -> Option<Mod> {
+        self.d.mods.iter().copied().find(|x| ms.contains(x))
     }
     /// The instruction type (last type modifier).
     pub fn ty(&self) -> Ty {
@@ -207,20 +247,37 @@ impl<'i, 'a> Ins<'i, 'a> {
     pub fn ops(&self) -> &[Operand<'a>] {
         &self.i.operands
     }
+    /// The (first) state space the instruction names, as an address space.
     pub fn space(&self) -> Option<Space> {
-        for m in &self.mods {
-            let s = match *m {
-                ".global" => Space::Global,
-                ".shared" | ".shared::cta" => Space::Shared,
-                ".shared::cluster" => Space::SharedCluster,
-                ".const" => Space::Const,
-                ".local" => Space::Local,
-                ".param" | ".param::entry" | ".param::func" => Space::Param,
-                _ => continue,
-            };
-            return Some(s);
-        }
-        None
+        self.d.space().and_then(Space::of)
+    }
+    /// The IEEE rounding modifier (`.rn .rz .rm .rp`), if any.
+    pub fn rounding(&self) -> Option<Rounding> {
+        self.d.rounding().and_then(Rounding::of)
+    }
+    /// The integer rounding modifier of `cvt` (`.rni .rzi .rmi .rpi`), if any.
+    pub fn int_rounding(&self) -> Option<Mod> {
+        self.d.rounding().filter(|m| m.is_int_rounding())
+    }
+    /// The memory ordering (`.relaxed`, `.acquire`, …, `.volatile`).
+    pub fn sem(&self) -> Option<Mod> {
+        self.d.sem()
+    }
+    /// The memory scope (`.cta .cluster .gpu .sys`).
+    pub fn scope(&self) -> Option<Mod> {
+        self.d.scope()
+    }
+    /// The comparison of `set`/`setp`/`vset*` (`.lt`, `.geu`, …).
+    pub fn cmp_op(&self) -> Option<Mod> {
+        self.d.cmp_op()
+    }
+    /// The boolean combiner of `set`/`setp` (`.and`, `.or`, `.xor`).
+    pub fn bool_op(&self) -> Option<Mod> {
+        self.d.bool_op()
+    }
+    /// The vector width from `.v2`/`.v4`/`.v8`.
+    pub fn vec_width(&self) -> Option<u8> {
+        self.d.vec_width()
     }
     pub fn unsupported(&self, why: &str) -> Error {
         Error::Unsupported {
@@ -283,6 +340,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         name: &str,
         addr64: bool,
         sm: u32,
+        info: &'c ModuleInfo,
     ) -> Self {
         Lowerer {
             ctx,
@@ -297,7 +355,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             files: HashMap::new(),
             scopes: std::cell::OnceCell::new(),
             debug: None,
+            info,
         }
+    }
+
+    /// `i` as the check decoded it (`Ins::new`).
+    pub fn ins<'i>(&'i self, i: &'i Instruction<'a>) -> Result<Ins<'i, 'a>, Error> {
+        Ins::new(self.info, i)
     }
 
     /// Attaches debug metadata to what is lowered next, as `opts` and the module ask
@@ -1194,9 +1258,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
             d.instruction(fd, &self.b, i.span);
         }
-        let ins = Ins::new(i);
+        let ins = self.ins(i)?;
         // Branches take their guard as the condition.
-        if matches!(ins.op, "bra" | "ret" | "exit") || i.guard.is_none() {
+        if matches!(i.opcode, Opcode::Bra | Opcode::Ret | Opcode::Exit) || i.guard.is_none() {
             return self.dispatch(fs, &ins);
         }
         let g = i.guard.unwrap();
@@ -1226,33 +1290,108 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if self.target.instruction(self, fs, ins.i)? {
             return Ok(());
         }
-        let done = match ins.op {
-            "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "div" | "rem" | "abs" | "neg"
-            | "min" | "max" | "sad" | "addc" | "subc" | "madc" | "and" | "or" | "xor" | "not"
-            | "cnot" | "shl" | "shr" | "setp" | "selp" | "set" | "slct" | "mov" => {
+        let done = match ins.i.opcode {
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Mad
+            | Opcode::Mul24
+            | Opcode::Mad24
+            | Opcode::Div
+            | Opcode::Rem
+            | Opcode::Abs
+            | Opcode::Neg
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::Sad
+            | Opcode::Addc
+            | Opcode::Subc
+            | Opcode::Madc
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Not
+            | Opcode::Cnot
+            | Opcode::Shl
+            | Opcode::Shr
+            | Opcode::Setp
+            | Opcode::Selp
+            | Opcode::Set
+            | Opcode::Slct
+            | Opcode::Mov => {
                 if ins.types.first().is_some_and(|t| t.is_float())
-                    && !matches!(ins.op, "mov" | "selp" | "slct" | "set" | "setp")
+                    && !matches!(
+                        ins.i.opcode,
+                        Opcode::Mov | Opcode::Selp | Opcode::Slct | Opcode::Set | Opcode::Setp
+                    )
                 {
                     float::lower(self, fs, ins)?
                 } else {
                     int::lower(self, fs, ins)?
                 }
             }
-            "fma" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh"
-            | "copysign" | "testp" => float::lower(self, fs, ins)?,
-            "cvt" | "cvta" | "isspacep" => convert::lower(self, fs, ins)?,
-            "bfe" | "bfi" | "prmt" | "lop3" | "shf" | "bfind" | "brev" | "clz" | "popc" | "fns"
-            | "bmsk" | "szext" | "dp4a" | "dp2a" => bits::lower(self, fs, ins)?,
-            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset"
-            | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2"
-            | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => {
-                video::lower(self, fs, ins)?
+            Opcode::Fma
+            | Opcode::Rcp
+            | Opcode::Sqrt
+            | Opcode::Rsqrt
+            | Opcode::Ex2
+            | Opcode::Lg2
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Tanh
+            | Opcode::Copysign
+            | Opcode::Testp => float::lower(self, fs, ins)?,
+            Opcode::Cvt | Opcode::Cvta | Opcode::Isspacep => convert::lower(self, fs, ins)?,
+            Opcode::Bfe
+            | Opcode::Bfi
+            | Opcode::Prmt
+            | Opcode::Lop3
+            | Opcode::Shf
+            | Opcode::Bfind
+            | Opcode::Brev
+            | Opcode::Clz
+            | Opcode::Popc
+            | Opcode::Fns
+            | Opcode::Bmsk
+            | Opcode::Szext
+            | Opcode::Dp4a
+            | Opcode::Dp2a => bits::lower(self, fs, ins)?,
+            Opcode::Vadd
+            | Opcode::Vsub
+            | Opcode::Vabsdiff
+            | Opcode::Vmin
+            | Opcode::Vmax
+            | Opcode::Vshl
+            | Opcode::Vshr
+            | Opcode::Vmad
+            | Opcode::Vset
+            | Opcode::Vadd2
+            | Opcode::Vsub2
+            | Opcode::Vavrg2
+            | Opcode::Vabsdiff2
+            | Opcode::Vmin2
+            | Opcode::Vmax2
+            | Opcode::Vset2
+            | Opcode::Vadd4
+            | Opcode::Vsub4
+            | Opcode::Vavrg4
+            | Opcode::Vabsdiff4
+            | Opcode::Vmin4
+            | Opcode::Vmax4
+            | Opcode::Vset4 => video::lower(self, fs, ins)?,
+            Opcode::Ld
+            | Opcode::St
+            | Opcode::Ldu
+            | Opcode::Prefetch
+            | Opcode::Prefetchu
+            | Opcode::Alloca
+            | Opcode::Stacksave
+            | Opcode::Stackrestore => memory::lower(self, fs, ins)?,
+            Opcode::Atom | Opcode::Red => atomic::lower(self, fs, ins)?,
+            Opcode::Bra | Opcode::Brx | Opcode::Ret | Opcode::Exit | Opcode::Trap => {
+                control::lower(self, fs, ins)?
             }
-            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" | "alloca" | "stacksave"
-            | "stackrestore" => memory::lower(self, fs, ins)?,
-            "atom" | "red" => atomic::lower(self, fs, ins)?,
-            "bra" | "brx" | "ret" | "exit" | "trap" => control::lower(self, fs, ins)?,
-            "call" => call::lower_call(self, fs, ins)?,
+            Opcode::Call => call::lower_call(self, fs, ins)?,
             _ => self.target.sync_op(self, fs, ins.i)?,
         };
         if !done {

@@ -4,17 +4,14 @@
 use super::*;
 use crate::syntax::ast::{Initializer, Item, Linkage as PLinkage, VarDecl};
 
+/// The address space of a variable declared in state space `m` (`.tex` handles live in
+/// global memory).
 pub fn space_of(m: Mod) -> Option<Space> {
-    Some(match m.spelling() {
-        ".global" => Space::Global,
-        ".shared" | ".shared::cta" => Space::Shared,
-        ".shared::cluster" => Space::SharedCluster,
-        ".const" => Space::Const,
-        ".local" => Space::Local,
-        ".param" => Space::Param,
-        ".tex" => Space::Global,
-        _ => return None,
-    })
+    match m {
+        Mod::Tex => Some(Space::Global),
+        Mod::ParamEntry | Mod::ParamFunc => None,
+        m => Space::of(m),
+    }
 }
 
 /// The LLVM element type of a variable's declared type (opaque handles are 64-bit).
@@ -242,18 +239,18 @@ pub fn local_var<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     v: &'a VarDecl<'a>,
 ) -> Result<(), Error> {
-    match v.space.spelling() {
-        ".reg" => l.declare_reg(fs, v),
-        ".local" | ".param" => {
+    match v.space {
+        Mod::Reg => l.declare_reg(fs, v),
+        Mod::Local | Mod::Param => {
             for n in &v.names {
                 let (ty, _elem, _) = var_type(l, v, &n.array)?;
-                let own = if v.space.spelling() == ".local" {
+                let own = if v.space == Mod::Local {
                     l.target.local_var(l, fs, ty, v.align.unwrap_or(0), n.name)
                 } else {
                     None
                 };
                 let p = own.unwrap_or_else(|| l.alloca(fs, ty, v.align.unwrap_or(0), n.name));
-                if v.space.spelling() == ".param" {
+                if v.space == Mod::Param {
                     fs.params.insert(n.name, ParamSlot::Mem(p));
                     fs.local_vars.remove(n.name);
                 } else {

@@ -11,6 +11,7 @@
 //! documented error bounds).
 
 use super::{fp, Error, FnState, Lowerer, Ty};
+use crate::isa::Mod;
 use crate::llvm::debug::DebugKind;
 use crate::llvm::{
     atomic_rmw, BasicTypeEnum, BasicValueEnum, FunctionValue, IntValue, Ordering, PointerValue,
@@ -30,6 +31,22 @@ pub enum Space {
     Param,
 }
 
+impl Space {
+    /// The address space an instruction's state-space modifier names (`ld.shared::cta` →
+    /// `Shared`, `ld.param::func` → `Param`); `None` for modifiers that are not one.
+    pub fn of(m: Mod) -> Option<Space> {
+        Some(match m {
+            Mod::Global => Space::Global,
+            Mod::Shared | Mod::SharedCta => Space::Shared,
+            Mod::SharedCluster => Space::SharedCluster,
+            Mod::Const => Space::Const,
+            Mod::Local => Space::Local,
+            Mod::Param | Mod::ParamEntry | Mod::ParamFunc => Space::Param,
+            _ => return None,
+        })
+    }
+}
+
 /// An IEEE rounding mode (`.rn`, `.rz`, `.rm`, `.rp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rounding {
@@ -44,13 +61,13 @@ pub enum Rounding {
 }
 
 impl Rounding {
-    /// From a modifier spelling (`.rn`, `.rz`, `.rm`, `.rp`).
-    pub fn from_spelling(s: &str) -> Option<Rounding> {
-        Some(match s {
-            ".rn" => Rounding::Rn,
-            ".rz" => Rounding::Rz,
-            ".rm" => Rounding::Rm,
-            ".rp" => Rounding::Rp,
+    /// From a rounding modifier (`.rn`, `.rz`, `.rm`, `.rp`; `None` for the others).
+    pub fn of(m: Mod) -> Option<Rounding> {
+        Some(match m {
+            Mod::Rn => Rounding::Rn,
+            Mod::Rz => Rounding::Rz,
+            Mod::Rm => Rounding::Rm,
+            Mod::Rp => Rounding::Rp,
             _ => return None,
         })
     }

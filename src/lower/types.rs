@@ -47,40 +47,40 @@ impl Ty {
         Ty { k: K::F, bits }
     }
 
-    /// Parses a type modifier spelling (`.u32`, `.f16x2`, …).
-    pub fn from_spelling(s: &str) -> Option<Ty> {
-        Some(match s {
-            ".pred" => Ty::PRED,
-            ".b8" => Ty::b(8),
-            ".b16" => Ty::b(16),
-            ".b32" => Ty::b(32),
-            ".b64" => Ty::b(64),
-            ".b128" => Ty::b(128),
-            ".u8" => Ty::u(8),
-            ".u16" => Ty::u(16),
-            ".u32" => Ty::u(32),
-            ".u64" => Ty::u(64),
-            ".s8" => Ty::s(8),
-            ".s16" => Ty::s(16),
-            ".s32" => Ty::s(32),
-            ".s64" => Ty::s(64),
-            ".f16" => Ty::f(16),
-            ".f32" => Ty::f(32),
-            ".f64" => Ty::f(64),
-            ".bf16" => Ty { k: K::BF, bits: 16 },
-            ".f16x2" => Ty {
+    /// The type a type modifier names (`.u32`, `.f16x2`, …); `None` for the others.
+    pub fn of(m: Mod) -> Option<Ty> {
+        Some(match m {
+            Mod::Pred => Ty::PRED,
+            Mod::B8 => Ty::b(8),
+            Mod::B16 => Ty::b(16),
+            Mod::B32 => Ty::b(32),
+            Mod::B64 => Ty::b(64),
+            Mod::B128 => Ty::b(128),
+            Mod::U8 => Ty::u(8),
+            Mod::U16 => Ty::u(16),
+            Mod::U32 => Ty::u(32),
+            Mod::U64 => Ty::u(64),
+            Mod::S8 => Ty::s(8),
+            Mod::S16 => Ty::s(16),
+            Mod::S32 => Ty::s(32),
+            Mod::S64 => Ty::s(64),
+            Mod::F16 => Ty::f(16),
+            Mod::F32 => Ty::f(32),
+            Mod::F64 => Ty::f(64),
+            Mod::Bf16 => Ty { k: K::BF, bits: 16 },
+            Mod::F16x2 => Ty {
                 k: K::F16x2,
                 bits: 32,
             },
-            ".bf16x2" => Ty {
+            Mod::Bf16x2 => Ty {
                 k: K::BF16x2,
                 bits: 32,
             },
-            ".u16x2" | ".s16x2" => Ty {
+            Mod::U16x2 | Mod::S16x2 => Ty {
                 k: K::I16x2,
                 bits: 32,
             },
-            ".f32x2" => Ty {
+            Mod::F32x2 => Ty {
                 k: K::F32x2,
                 bits: 64,
             },
@@ -88,8 +88,9 @@ impl Ty {
         })
     }
 
-    pub fn of(m: Mod) -> Option<Ty> {
-        Ty::from_spelling(m.spelling())
+    /// The type a type modifier spelling names (for code that builds PTX text).
+    pub fn from_spelling(s: &str) -> Option<Ty> {
+        crate::isa::Mod::from_spelling(s).and_then(Ty::of)
     }
 
     pub fn is_float(self) -> bool {

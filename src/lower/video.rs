@@ -54,14 +54,25 @@ fn field<'c>(
 }
 
 /// `partSelectSignExtend(x, type, sel)` of the scalar video instructions.
-fn part<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, sel: Option<&str>, signed: bool) -> IntValue<'c> {
+fn part<'c>(l: &Lowerer<'c, '_>, x: IntValue<'c>, sel: Option<Mod>, signed: bool) -> IntValue<'c> {
     match sel {
-        Some(s @ (".b0" | ".b1" | ".b2" | ".b3")) => {
-            field(l, x, 8 * (s.as_bytes()[2] - b'0') as u32, 8, signed)
+        Some(s @ (Mod::B0 | Mod::B1 | Mod::B2 | Mod::B3)) => {
+            field(l, x, 8 * selector_digits(s)[0], 8, signed)
         }
-        Some(s @ (".h0" | ".h1")) => field(l, x, 16 * (s.as_bytes()[2] - b'0') as u32, 16, signed),
+        Some(s @ (Mod::H0 | Mod::H1)) => field(l, x, 16 * selector_digits(s)[0], 16, signed),
         _ => field(l, x, 0, 32, signed),
     }
+}
+
+/// The lane numbers a selector modifier names, last digit first (`.b0` → [0], `.h10` →
+/// [0, 1], `.b7654` → [4, 5, 6, 7]): the number written in the modifier is its meaning.
+fn selector_digits(m: Mod) -> Vec<u32> {
+    m.spelling()
+        .bytes()
+        .skip(2)
+        .rev()
+        .map(|d| (d - b'0') as u32)
+        .collect()
 }
 
 fn smin<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
@@ -104,13 +115,13 @@ fn vop<'c>(l: &Lowerer<'c, '_>, op: &str, a: IntValue<'c>, b: IntValue<'c>) -> I
     }
 }
 
-fn cmp<'c>(l: &Lowerer<'c, '_>, c: &str, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
+fn cmp<'c>(l: &Lowerer<'c, '_>, c: Mod, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'c> {
     let p = match c {
-        ".eq" => IntPredicate::EQ,
-        ".ne" => IntPredicate::NE,
-        ".lt" => IntPredicate::SLT,
-        ".le" => IntPredicate::SLE,
-        ".gt" => IntPredicate::SGT,
+        Mod::Eq => IntPredicate::EQ,
+        Mod::Ne => IntPredicate::NE,
+        Mod::Lt => IntPredicate::SLT,
+        Mod::Le => IntPredicate::SLE,
+        Mod::Gt => IntPredicate::SGT,
         _ => IntPredicate::SGE,
     };
     l.b.build_int_z_extend(icmp(l, p, a, b), l.i64(), "")
@@ -118,11 +129,11 @@ fn cmp<'c>(l: &Lowerer<'c, '_>, c: &str, a: IntValue<'c>, b: IntValue<'c>) -> In
 }
 
 /// The selector modifier written right after each operand (`a.b1` → `.b1`), by operand index.
-pub fn selectors(i: &Instruction) -> Option<Vec<Option<&'static str>>> {
+pub fn selectors(i: &Instruction) -> Option<Vec<Option<Mod>>> {
     let mut sels = vec![None; i.operands.len()];
     for (k, m) in i.post_mods() {
         if let Some(s) = sels.get_mut(k) {
-            *s = Some(m.spelling());
+            *s = Some(m);
         }
     }
     Some(sels)
@@ -137,7 +148,7 @@ pub fn lower<'c, 'a>(
         return Ok(false);
     };
     let ops = ins.ops();
-    let slot = |n: &str| -> Option<&'static str> {
+    let slot = |n: &str| -> Option<Mod> {
         let k = match n {
             "dsel" | "mask" => 0,
             "asel" => 1,
@@ -157,7 +168,7 @@ pub fn lower<'c, 'a>(
     };
     let op = ins.op;
     let simd = op.ends_with('2') || op.ends_with('4');
-    let sat = ins.has(".sat");
+    let sat = ins.has(Mod::Sat);
     let types = &ins.types;
     if simd {
         let lanes: u32 = if op.ends_with('2') { 2 } else { 4 };
@@ -186,14 +197,12 @@ pub fn lower<'c, 'a>(
             )
             .unwrap();
         // Selector digits: the last digit selects lane 0.
-        let digits = |s: Option<&str>, default: &str| -> Vec<u32> {
-            let s = s.unwrap_or(default);
-            s[2..].bytes().rev().map(|d| (d - b'0') as u32).collect()
-        };
+        let digits =
+            |s: Option<Mod>, default: Mod| -> Vec<u32> { selector_digits(s.unwrap_or(default)) };
         let (da, db, dm) = if lanes == 2 {
-            (".h10", ".h32", ".h10")
+            (Mod::H10, Mod::H32, Mod::H10)
         } else {
-            (".b3210", ".b7654", ".b3210")
+            (Mod::B3210, Mod::B7654, Mod::B3210)
         };
         let asel = digits(slot("asel"), da);
         let bsel = digits(slot("bsel"), db);
@@ -201,8 +210,8 @@ pub fn lower<'c, 'a>(
         let base = op
             .trim_start_matches('v')
             .trim_end_matches(|c: char| c.is_ascii_digit());
-        let cmpop = ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"]);
-        let acc = ins.has(".add");
+        let cmpop = ins.cmp_op();
+        let acc = ins.has(Mod::Add);
         let mut d = if acc {
             l.b.build_int_z_extend(c, t64, "").unwrap()
         } else {
@@ -212,7 +221,7 @@ pub fn lower<'c, 'a>(
             let va = field(l, ab, asel[i as usize] * w, w, asigned);
             let vb = field(l, ab, bsel[i as usize] * w, w, bsigned);
             let mut t = if is_set {
-                cmp(l, cmpop.unwrap_or(".eq"), va, vb)
+                cmp(l, cmpop.unwrap_or(Mod::Eq), va, vb)
             } else {
                 vop(l, base, va, vb)
             };
@@ -277,7 +286,7 @@ pub fn lower<'c, 'a>(
         let mut tmp = l.b.build_int_mul(ta, tb, "").unwrap();
         let mut c = c;
         let mut lsb = 0u64;
-        if ins.has(".po") {
+        if ins.has(Mod::Po) {
             lsb = 1;
         } else if na ^ nb {
             tmp = l.b.build_not(tmp, "").unwrap();
@@ -295,8 +304,8 @@ pub fn lower<'c, 'a>(
         tmp =
             l.b.build_int_add(tmp, i128t.const_int(lsb, false), "")
                 .unwrap();
-        let shift = match ins.any(&[".shr7", ".shr15"]) {
-            Some(".shr7") => 7,
+        let shift = match ins.any(&[Mod::Shr7, Mod::Shr15]) {
+            Some(Mod::Shr7) => 7,
             Some(_) => 15,
             None => 0,
         };
@@ -333,7 +342,7 @@ pub fn lower<'c, 'a>(
         let ta = part(l, a, asel, at.is_signed());
         let mut tmp = if matches!(op, "vshl" | "vshr") {
             let tb = part(l, b, bsel, false);
-            let tb = if ins.has(".clamp") {
+            let tb = if ins.has(Mod::Clamp) {
                 sel(
                     l,
                     icmp(l, IntPredicate::UGT, tb, c64(l, 32)),
@@ -355,8 +364,8 @@ pub fn lower<'c, 'a>(
                     .unwrap();
                 if sat {
                     let bits = match dsel {
-                        Some(".b0" | ".b1" | ".b2" | ".b3") => 8,
-                        Some(".h0" | ".h1") => 16,
+                        Some(Mod::B0 | Mod::B1 | Mod::B2 | Mod::B3) => 8,
+                        Some(Mod::H0 | Mod::H1) => 16,
                         _ => 32,
                     };
                     let (lo, hi) = if dsigned {
@@ -377,21 +386,15 @@ pub fn lower<'c, 'a>(
         } else {
             let tb = part(l, b, bsel, bt.is_signed());
             if is_set {
-                cmp(
-                    l,
-                    ins.any(&[".eq", ".ne", ".lt", ".le", ".gt", ".ge"])
-                        .unwrap_or(".eq"),
-                    ta,
-                    tb,
-                )
+                cmp(l, ins.cmp_op().unwrap_or(Mod::Eq), ta, tb)
             } else {
                 vop(l, &op[1..], ta, tb)
             }
         };
         if sat && !is_set {
             let bits = match dsel {
-                Some(".b0" | ".b1" | ".b2" | ".b3") => 8,
-                Some(".h0" | ".h1") => 16,
+                Some(Mod::B0 | Mod::B1 | Mod::B2 | Mod::B3) => 8,
+                Some(Mod::H0 | Mod::H1) => 16,
                 _ => 32,
             };
             tmp = clamp_bits(l, tmp, bits, dsigned);
@@ -405,19 +408,19 @@ pub fn lower<'c, 'a>(
                 l.b.build_int_z_extend(c, l.i64(), "").unwrap()
             }
         });
-        let d = match (ins.any(&[".add", ".min", ".max"]), dsel, c64v) {
-            (Some(".add"), None, Some(c)) => l.b.build_int_add(tmp, c, "").unwrap(),
-            (Some(".min"), None, Some(c)) => smin(l, tmp, c),
-            (Some(".max"), None, Some(c)) => smax(l, tmp, c),
+        let d = match (ins.any(&[Mod::Add, Mod::Min, Mod::Max]), dsel, c64v) {
+            (Some(Mod::Add), None, Some(c)) => l.b.build_int_add(tmp, c, "").unwrap(),
+            (Some(Mod::Min), None, Some(c)) => smin(l, tmp, c),
+            (Some(Mod::Max), None, Some(c)) => smax(l, tmp, c),
             _ => tmp,
         };
         let d = l.b.build_int_truncate(d, l.i32(), "").unwrap();
         match (dsel, c) {
             (Some(s), Some(c)) => {
                 let (lo, bits) = match s {
-                    ".h0" => (0, 16),
-                    ".h1" => (16, 16),
-                    _ => (8 * (s.as_bytes()[2] - b'0') as u64, 8),
+                    Mod::H0 => (0, 16),
+                    Mod::H1 => (16, 16),
+                    _ => (8 * selector_digits(s)[0] as u64, 8),
                 };
                 let m = (((1u64 << bits) - 1) << lo) as u32 as u64;
                 let i32t = l.i32();

@@ -334,6 +334,20 @@ pub struct Instruction<'a> {
     pub span: Span,
     /// The opcode word and its modifiers.
     pub op_span: Span,
+    /// Which instruction of its module this is: the parser numbers them in source order, and
+    /// the check stage's output (`check::ModuleInfo`) is indexed by it.
+    pub id: InstrId,
+}
+
+/// The number of an instruction in its module (source order, from 0): the key of the tables
+/// later stages attach to instructions. Instructions a later stage builds (the cpu target's
+/// rewrites) are [`InstrId::SYNTHETIC`]; copies of a parsed instruction keep its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstrId(pub u32);
+
+impl InstrId {
+    /// An instruction no parser numbered: it has no entry in any table.
+    pub const SYNTHETIC: InstrId = InstrId(u32::MAX);
 }
 
 /// Vector component selector `.x .y .z .w` (also `.r .g .b .a`).

@@ -339,6 +339,8 @@ impl<'a> Parser<'a> {
         } else {
             return Err(self.unexpected("`,` or `;` after operand"));
         };
+        let id = crate::syntax::ast::InstrId(self.next_instr);
+        self.next_instr = self.next_instr.saturating_add(1);
         Ok(Instruction {
             guard,
             opcode,
@@ -347,6 +349,7 @@ impl<'a> Parser<'a> {
             post_ops,
             span: start.to(Span::new(end as usize, end as usize)),
             op_span,
+            id,
         })
     }
 

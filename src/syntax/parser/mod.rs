@@ -53,6 +53,8 @@ pub(crate) struct Parser<'a> {
     /// Current nesting of blocks, operands and initializers (see `nested`).
     nesting: u32,
     pub diags: Vec<Diagnostic>,
+    /// The number the next instruction gets (`ast::InstrId`).
+    next_instr: u32,
 }
 
 impl<'a> Parser<'a> {
@@ -72,6 +74,7 @@ impl<'a> Parser<'a> {
             toks,
             pos: 0,
             prev_end: 0,
+            next_instr: 0,
             nesting: 0,
             diags: Vec::new(),
         }

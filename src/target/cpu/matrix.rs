@@ -5,6 +5,7 @@
 //! Forms the runtime does not implement (other shapes and types, sparse `mma.sp`, the sm_100
 //! `.m16n16`/`.m8n16` `ldmatrix`) are reported by name.
 
+use crate::isa::Mod;
 use crate::llvm::*;
 use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::mma;
@@ -83,20 +84,36 @@ fn unpack<'c, 'a>(
 
 /// The `abi::mma` kind of an `mma.sync` instruction, if the runtime implements it.
 fn mma_kind(ins: &Ins) -> Option<u32> {
-    if ins.has(".sp")
-        || ins.has(".sp::ordered_metadata")
-        || ins.mods.iter().any(|m| m.starts_with(".kind"))
+    if ins.has(Mod::Sp)
+        || ins.has(Mod::SpOrderedMetadata)
+        || ins
+            .any(&[
+                Mod::KindF16,
+                Mod::KindF8f6f4,
+                Mod::KindI8,
+                Mod::KindMxf4,
+                Mod::KindMxf4nvf4,
+                Mod::KindMxf8f6f4,
+                Mod::KindTf32,
+            ])
+            .is_some()
     {
         return None;
     }
-    let shape = match ins.any(&[".m16n8k16", ".m16n8k8", ".m16n8k4", ".m8n8k4", ".m16n8k32"])? {
-        ".m16n8k16" => mma::M16N8K16,
-        ".m16n8k8" => mma::M16N8K8,
-        ".m16n8k4" => mma::M16N8K4,
-        ".m8n8k4" => mma::M8N8K4,
+    let shape = match ins.any(&[
+        Mod::M16n8k16,
+        Mod::M16n8k8,
+        Mod::M16n8k4,
+        Mod::M8n8k4,
+        Mod::M16n8k32,
+    ])? {
+        Mod::M16n8k16 => mma::M16N8K16,
+        Mod::M16n8k8 => mma::M16N8K8,
+        Mod::M16n8k4 => mma::M16N8K4,
+        Mod::M8n8k4 => mma::M8N8K4,
         _ => mma::M16N8K32,
     };
-    let tys: Vec<u32> = ins.mods.iter().filter_map(|m| elem_ty(m)).collect();
+    let tys: Vec<u32> = ins.d.mods.iter().filter_map(|m| elem_ty(*m)).collect();
     // d, a, b, c (the 16-bit forms of the manual may name a and b once: `.bf16` and `.tf32`
     // list all four, as do the compilers).
     let [d, a, b, c] = tys[..] else {
@@ -106,10 +123,10 @@ fn mma_kind(ins: &Ins) -> Option<u32> {
     if shape == mma::M8N8K4 && a != mma::F64 {
         return None;
     }
-    if !(ins.has(".row") && ins.has(".col")) {
+    if !(ins.has(Mod::Row) && ins.has(Mod::Col)) {
         return None;
     }
-    let sat = if ins.has(".satfinite") {
+    let sat = if ins.has(Mod::Satfinite) {
         mma::SATFINITE
     } else {
         0
@@ -118,16 +135,16 @@ fn mma_kind(ins: &Ins) -> Option<u32> {
 }
 
 /// Element type of a type modifier (`abi::mma`), for the implemented types.
-fn elem_ty(m: &str) -> Option<u32> {
+fn elem_ty(m: Mod) -> Option<u32> {
     match m {
-        ".f16" => Some(mma::F16),
-        ".bf16" => Some(mma::BF16),
-        ".tf32" => Some(mma::TF32),
-        ".f32" => Some(mma::F32),
-        ".f64" => Some(mma::F64),
-        ".s8" => Some(mma::S8),
-        ".u8" => Some(mma::U8),
-        ".s32" => Some(mma::S32),
+        Mod::F16 => Some(mma::F16),
+        Mod::Bf16 => Some(mma::BF16),
+        Mod::Tf32 => Some(mma::TF32),
+        Mod::F32 => Some(mma::F32),
+        Mod::F64 => Some(mma::F64),
+        Mod::S8 => Some(mma::S8),
+        Mod::U8 => Some(mma::U8),
+        Mod::S32 => Some(mma::S32),
         _ => None,
     }
 }
@@ -144,31 +161,31 @@ fn wmma<'c, 'a>(
     let ops = ins.ops();
     let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
     let (shape, (m, n, k)) = match ins.any(&[
-        ".m16n16k16",
-        ".m32n8k16",
-        ".m8n32k16",
-        ".m16n16k8",
-        ".m8n8k4",
+        Mod::M16n16k16,
+        Mod::M32n8k16,
+        Mod::M8n32k16,
+        Mod::M16n16k8,
+        Mod::M8n8k4,
     ]) {
-        Some(".m16n16k16") => (mma::WMMA_M16N16K16, (16, 16, 16)),
-        Some(".m32n8k16") => (mma::WMMA_M32N8K16, (32, 8, 16)),
-        Some(".m8n32k16") => (mma::WMMA_M8N32K16, (8, 32, 16)),
-        Some(".m16n16k8") => (mma::WMMA_M16N16K8, (16, 16, 8)),
-        Some(".m8n8k4") => (mma::WMMA_M8N8K4, (8, 8, 4)),
+        Some(Mod::M16n16k16) => (mma::WMMA_M16N16K16, (16, 16, 16)),
+        Some(Mod::M32n8k16) => (mma::WMMA_M32N8K16, (32, 8, 16)),
+        Some(Mod::M8n32k16) => (mma::WMMA_M8N32K16, (8, 32, 16)),
+        Some(Mod::M16n16k8) => (mma::WMMA_M16N16K8, (16, 16, 8)),
+        Some(Mod::M8n8k4) => (mma::WMMA_M8N8K4, (8, 8, 4)),
         _ => return Err(unsupported(i)),
     };
-    let tys: Vec<u32> = ins.mods.iter().filter_map(|m| elem_ty(m)).collect();
-    if ins.has(".load") || ins.has(".store") {
-        let load = ins.has(".load");
-        let (frag, (rows, cols)) = match ins.any(&[".a", ".b", ".c", ".d"]) {
-            Some(".a") => (mma::FRAG_A, (m, k)),
-            Some(".b") => (mma::FRAG_B, (k, n)),
+    let tys: Vec<u32> = ins.d.mods.iter().filter_map(|m| elem_ty(*m)).collect();
+    if ins.has(Mod::Load) || ins.has(Mod::Store) {
+        let load = ins.has(Mod::Load);
+        let (frag, (rows, cols)) = match ins.any(&[Mod::A, Mod::B, Mod::C, Mod::D]) {
+            Some(Mod::A) => (mma::FRAG_A, (m, k)),
+            Some(Mod::B) => (mma::FRAG_B, (k, n)),
             _ => (mma::FRAG_C, (m, n)),
         };
         let [ty] = tys[..] else {
             return Err(unsupported(i));
         };
-        let col = ins.has(".col");
+        let col = ins.has(Mod::Col);
         let desc = shape | frag | ty << 8 | if col { mma::COL_MAJOR } else { 0 };
         if ops.len() < 2 {
             return Err(unsupported(i));
@@ -211,7 +228,7 @@ fn wmma<'c, 'a>(
         }
         return Ok(true);
     }
-    if !ins.has(".mma") {
+    if !ins.has(Mod::Mma) {
         return Err(unsupported(i));
     }
     // f16 inputs name only d and c; the others name all four.
@@ -221,11 +238,11 @@ fn wmma<'c, 'a>(
         _ => return Err(unsupported(i)),
     };
     let int = matches!(a, mma::S8 | mma::U8);
-    let rounding = ins.any(&[".rz", ".rm", ".rp"]).is_some();
-    if rounding || (ins.has(".satfinite") && !int) {
+    let rounding = ins.any(&[Mod::Rz, Mod::Rm, Mod::Rp]).is_some();
+    if rounding || (ins.has(Mod::Satfinite) && !int) {
         return Err(unsupported(i));
     }
-    let sat = if ins.has(".satfinite") {
+    let sat = if ins.has(Mod::Satfinite) {
         mma::SATFINITE
     } else {
         0
@@ -307,7 +324,7 @@ pub fn lower<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     i: &Instruction<'a>,
 ) -> Result<bool, Error> {
-    let ins = Ins::new(i);
+    let ins = l.ins(i)?;
     let ops = ins.ops();
     let t = self_ptr(l);
     let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
@@ -318,13 +335,13 @@ pub fn lower<'c, 'a>(
         }
         "ldmatrix" | "stmatrix" => {
             // `.m8n8` of `.b16` only: sm_100's `.m8n16`/`.m16n16` of 8-bit elements differ.
-            if !ins.has(".m8n8") || !ins.has(".b16") {
+            if !ins.has(Mod::M8n8) || !ins.has(Mod::B16) {
                 return Err(unsupported(i));
             }
-            let num = match ins.any(&[".x1", ".x2", ".x4"]) {
-                Some(".x1") => 1,
-                Some(".x2") => 2,
-                Some(".x4") => 4,
+            let num = match ins.any(&[Mod::X1, Mod::X2, Mod::X4]) {
+                Some(Mod::X1) => 1,
+                Some(Mod::X2) => 2,
+                Some(Mod::X4) => 4,
                 _ => return Err(unsupported(i)),
             };
             if ops.len() != 2 {
@@ -342,7 +359,7 @@ pub fn lower<'c, 'a>(
             if items(regs).len() != num as usize {
                 return Err(wrong_fragment(i));
             }
-            let trans = c32(ins.has(".trans") as u32);
+            let trans = c32(ins.has(Mod::Trans) as u32);
             if ins.op == "ldmatrix" {
                 let out = words_array(l, fs, num);
                 l.call(
@@ -370,7 +387,7 @@ pub fn lower<'c, 'a>(
         }
         "wmma" => wmma(l, fs, &ins, i, t),
         "movmatrix" => {
-            if !ins.has(".m8n8") || !ins.has(".trans") || ops.len() != 2 {
+            if !ins.has(Mod::M8n8) || !ins.has(Mod::Trans) || ops.len() != 2 {
                 return Err(unsupported(i));
             }
             let a = l.operand(fs, &ops[1], Ty::b(32))?;

@@ -13,6 +13,8 @@ mod matrix;
 pub mod private_red;
 mod sync;
 
+use crate::check::ModuleInfo;
+use crate::isa::Mod;
 use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace, SharedLayout};
 use crate::llvm::*;
 use crate::lower::debug::DebugOptions;
@@ -247,6 +249,7 @@ struct Purpose<'d> {
 fn build<'c, 'a>(
     ctx: &'c Context,
     module: &'a ast::Module<'a>,
+    info: &'c ModuleInfo,
     name: &str,
     opt: u8,
     machine: &HostMachine,
@@ -287,7 +290,7 @@ fn build<'c, 'a>(
         })
         .unwrap_or(80);
     let (m, dbg) = {
-        let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
+        let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm, info);
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
@@ -348,19 +351,22 @@ pub struct Output {
     pub text: bool,
 }
 
-/// Translates a parsed PTX module to host IR, bitcode, assembly or an object.
+/// Translates a parsed PTX module to host IR, bitcode, assembly or an object; `info` is what
+/// `check::check_module` found, and the module must have passed it.
 pub fn compile<'a>(
     module: &'a ast::Module<'a>,
+    info: &ModuleInfo,
     emit: EmitKind,
     opt: u8,
     name: &str,
 ) -> Result<Output, CompileError> {
-    compile_debug(module, emit, opt, name, &DebugOptions::default())
+    compile_debug(module, info, emit, opt, name, &DebugOptions::default())
 }
 
 /// `compile` with the debug information `debug` asks for (`-g`; line tables from `.loc`).
 pub fn compile_debug<'a>(
     module: &'a ast::Module<'a>,
+    info: &ModuleInfo,
     emit: EmitKind,
     opt: u8,
     name: &str,
@@ -385,7 +391,7 @@ pub fn compile_debug<'a>(
         block: None,
         debug,
     };
-    let (m, kernels, shared, _) = build(&ctx, module, name, opt, &machine, purpose)?;
+    let (m, kernels, shared, _) = build(&ctx, module, info, name, opt, &machine, purpose)?;
     // `ptx2llvm_rt_launch` does not know the module's alignments and starts blocks at a page.
     if emit == EmitKind::Object {
         let over = over_aligned_shared(module, crate::runtime::shared::OBJECT_ALIGN);
@@ -428,10 +434,9 @@ fn over_aligned_shared(module: &ast::Module, most: u32) -> Vec<Error> {
         }
     }
     fn check(v: &ast::VarDecl, most: u32, out: &mut Vec<Error>) {
-        if let Some(a) = v
-            .align
-            .filter(|&a| a > most && v.space.spelling().starts_with(".shared"))
-        {
+        if let Some(a) = v.align.filter(|&a| {
+            a > most && matches!(v.space, Mod::Shared | Mod::SharedCta | Mod::SharedCluster)
+        }) {
             out.push(Error::Unsupported {
                 msg: format!(
                     "not supported on the cpu target: a `.shared` variable aligned to {a} bytes \
@@ -484,20 +489,22 @@ impl Program {
     /// where possible by default).
     pub fn load<'a>(
         module: &'a ast::Module<'a>,
+        info: &ModuleInfo,
         opt: u8,
         name: &str,
     ) -> Result<Program, CompileError> {
-        Self::load_with(module, opt, name, fission::CpuMode::from_env())
+        Self::load_with(module, info, opt, name, fission::CpuMode::from_env())
     }
 
     /// Compiles `module` with the JIT, running kernels as `mode` says.
     pub fn load_with<'a>(
         module: &'a ast::Module<'a>,
+        info: &ModuleInfo,
         opt: u8,
         name: &str,
         mode: fission::CpuMode,
     ) -> Result<Program, CompileError> {
-        Self::load_for(module, opt, name, mode, None)
+        Self::load_for(module, info, opt, name, mode, None)
     }
 
     /// Compiles `module` with the JIT, running kernels as `mode` says, with the thread-loop
@@ -506,18 +513,28 @@ impl Program {
     /// (`runtime::launch_code` refuses others); `ptx2llvm run` knows its block and does this.
     pub fn load_for<'a>(
         module: &'a ast::Module<'a>,
+        info: &ModuleInfo,
         opt: u8,
         name: &str,
         mode: fission::CpuMode,
         block: Option<[u32; 3]>,
     ) -> Result<Program, CompileError> {
-        Self::load_debug(module, opt, name, mode, block, &DebugOptions::default())
+        Self::load_debug(
+            module,
+            info,
+            opt,
+            name,
+            mode,
+            block,
+            &DebugOptions::default(),
+        )
     }
 
     /// `load_for` with the debug information `debug` asks for (`-g`; line tables from
     /// `.loc` without it).
     pub fn load_debug<'a>(
         module: &'a ast::Module<'a>,
+        info: &ModuleInfo,
         opt: u8,
         name: &str,
         mode: fission::CpuMode,
@@ -531,6 +548,7 @@ impl Program {
         let (m, kernels, static_shared, globals) = build(
             &ctx,
             module,
+            info,
             name,
             opt,
             &machine,

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 
+use crate::isa::Mod;
 use crate::llvm::*;
 use crate::lower::{FnState, Lowerer, Space};
 use crate::runtime::abi::offset;
@@ -128,32 +129,32 @@ pub fn eligible(f: &Function) -> bool {
     // different orders, and the sums are applied in table order.
     let mut widths = (false, false);
     for i in &ins {
-        let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
-        let has = |m: &str| mods.contains(&m);
+        let mods = &i.mods;
+        let has = |m: Mod| mods.contains(&m);
         let local_space = mods.iter().any(|m| {
             matches!(
                 *m,
-                ".shared" | ".shared::cta" | ".local" | ".param" | ".const"
+                Mod::Shared | Mod::SharedCta | Mod::Local | Mod::Param | Mod::Const
             )
         });
         let op = i.opcode.spelling();
         match op {
             // Reads of memory no thread writes during the launch.
-            "ld" | "ldu" if has(".global") && (has(".nc") || op == "ldu") => {}
+            "ld" | "ldu" if has(Mod::Global) && (has(Mod::Nc) || op == "ldu") => {}
             "st" | "ld" | "ldu" if local_space => {}
             "st" | "ld" | "ldu" => return false,
             "atom" | "red" if local_space => {}
             "atom" | "red" => {
                 let int = mods
                     .iter()
-                    .any(|m| matches!(*m, ".u32" | ".s32" | ".u64" | ".s64"));
+                    .any(|m| matches!(*m, Mod::U32 | Mod::S32 | Mod::U64 | Mod::S64));
                 let relaxed = !mods
                     .iter()
-                    .any(|m| matches!(*m, ".acquire" | ".release" | ".acq_rel" | ".sys"));
+                    .any(|m| matches!(*m, Mod::Acquire | Mod::Release | Mod::AcqRel | Mod::Sys));
                 let plain = !mods.iter().any(|m| {
                     matches!(
                         *m,
-                        ".v2" | ".v4" | ".v8" | ".mmio" | ".async" | ".shared::cluster"
+                        Mod::V2 | Mod::V4 | Mod::V8 | Mod::Mmio | Mod::Async | Mod::SharedCluster
                     )
                 });
                 let unused = op == "red"
@@ -164,10 +165,10 @@ pub fn eligible(f: &Function) -> bool {
                         }) => named.get(name) == Some(&1),
                         _ => false,
                     };
-                if !(has(".global") && has(".add") && int && relaxed && plain && unused) {
+                if !(has(Mod::Global) && has(Mod::Add) && int && relaxed && plain && unused) {
                     return false;
                 }
-                if has(".u64") || has(".s64") {
+                if has(Mod::U64) || has(Mod::S64) {
                     widths.1 = true;
                 } else {
                     widths.0 = true;

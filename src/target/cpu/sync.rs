@@ -2,8 +2,9 @@
 //! becomes a call to a `ptx2llvm_rt_*` runtime entry point (see `runtime/entry.rs`) with
 //! the calling thread's context, which the runtime returns from `ptx2llvm_rt_self()`.
 
+use crate::isa::Mod;
 use crate::llvm::*;
-use crate::lower::{Error, FnState, Ins, Lowerer, Ty};
+use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
 use crate::runtime::abi::{bar_red, offset, redux, shfl, vote};
 use crate::syntax::ast::{Instruction, Operand};
 
@@ -91,7 +92,7 @@ fn cp_async<'c, 'a>(
         return Err(bad("cp.async: cp-size must be the constant 4, 8 or 16"));
     };
     let mut rest = &ops[3.min(ops.len())..];
-    if ins.has(".L2::cache_hint") && !rest.is_empty() {
+    if ins.has(Mod::L2CacheHint) && !rest.is_empty() {
         rest = &rest[..rest.len() - 1];
     }
     let dst = l.address(fs, d, crate::lower::Space::Shared, i.span)?;
@@ -163,28 +164,28 @@ pub fn lower<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     i: &Instruction<'a>,
 ) -> Result<bool, Error> {
-    let ins = Ins::new(i);
+    let ins = l.ins(i)?;
     let ops = ins.ops();
     let b32 = Ty::b(32);
     let i32t: BasicTypeEnum = l.i32().into();
     let c32 = |v: u32| -> BasicValueEnum<'c> { l.c32(v as u64).into() };
     let pc = program_point(l, i);
     match ins.op {
-        "bar" if ins.has(".warp") => {
+        "bar" if ins.has(Mod::Warp) => {
             let m = l.operand(fs, &ops[0], b32)?;
             let t = self_ptr(l);
             l.call("ptx2llvm_rt_bar_warp_sync", None, &[t, pc, m]);
             Ok(true)
         }
         "bar" | "barrier" => {
-            if ins.has(".cluster") || ops.is_empty() {
+            if ins.has(Mod::Cluster) || ops.is_empty() {
                 return Err(unsupported(i));
             }
             let t = self_ptr(l);
-            if ins.has(".red") {
-                let op = match ins.any(&[".popc", ".and", ".or"]) {
-                    Some(".popc") => bar_red::POPC,
-                    Some(".and") => bar_red::AND,
+            if ins.has(Mod::Red) {
+                let op = match ins.any(&[Mod::Popc, Mod::And, Mod::Or]) {
+                    Some(Mod::Popc) => bar_red::POPC,
+                    Some(Mod::And) => bar_red::AND,
                     _ => bar_red::OR,
                 };
                 // d, a{, b}, {!}c
@@ -211,7 +212,7 @@ pub fn lower<'c, 'a>(
             } else {
                 c32(0)
             };
-            let f = if ins.has(".arrive") {
+            let f = if ins.has(Mod::Arrive) {
                 "ptx2llvm_rt_barrier_arrive"
             } else {
                 "ptx2llvm_rt_barrier_sync"
@@ -223,7 +224,7 @@ pub fn lower<'c, 'a>(
         // fence. Proxy fences order the generic proxy against the async/texture/tensormap
         // proxies; with no asynchronous copy engines here a full fence covers them.
         "fence" | "membar" => {
-            if ins.op == "fence" && ins.has(".mbarrier_init") {
+            if ins.op == "fence" && ins.has(Mod::MbarrierInit) {
                 return Err(unsupported(i));
             }
             fence(l.ctx, &l.b, Ordering::SeqCst, "");
@@ -250,12 +251,12 @@ pub fn lower<'c, 'a>(
         // everything else is global memory (`.local` and `.const` data live in host memory
         // that generic addressing cannot tell apart, so those answer false).
         "isspacep" => {
-            let space = ins.mods.iter().find_map(|m| match *m {
-                ".global" => Some(0),
-                ".shared" | ".shared::cta" | ".shared::cluster" => Some(1),
-                ".const" | ".local" | ".param" | ".param::entry" | ".param::func" => Some(2),
+            let space = match ins.space() {
+                Some(Space::Global) => Some(0),
+                Some(Space::Shared | Space::SharedCluster) => Some(1),
+                Some(Space::Const | Space::Local | Space::Param) => Some(2),
                 _ => None,
-            });
+            };
             let Some(space) = space else {
                 return Ok(false);
             };
@@ -342,7 +343,7 @@ pub fn lower<'c, 'a>(
             let m = l.operand(fs, &ops[2], b32)?;
             let t = self_ptr(l);
             let sfx = if bits == 64 { "u64" } else { "u32" };
-            if ins.has(".any") {
+            if ins.has(Mod::Any) {
                 let r = l.call_v(
                     &format!("ptx2llvm_rt_match_any_{sfx}"),
                     i32t,
@@ -391,14 +392,14 @@ pub fn lower<'c, 'a>(
         // Asynchronous copies global -> shared: done when issued, so the groups' commits and
         // waits have nothing left to wait for. (A thread may not read the destination before
         // its wait, so an early copy is one the program cannot tell apart.)
-        "cp" if ins.has(".async")
-            && (ins.has(".commit_group") || ins.has(".wait_group") || ins.has(".wait_all")) =>
+        "cp" if ins.has(Mod::Async)
+            && (ins.has(Mod::CommitGroup) || ins.has(Mod::WaitGroup) || ins.has(Mod::WaitAll)) =>
         {
             Ok(true)
         }
-        "cp" if ins.has(".async")
-            && (ins.has(".ca") || ins.has(".cg"))
-            && ins.any(&[".bulk", ".mbarrier", ".tensor"]).is_none() =>
+        "cp" if ins.has(Mod::Async)
+            && (ins.has(Mod::Ca) || ins.has(Mod::Cg))
+            && ins.any(&[Mod::Bulk, Mod::Mbarrier, Mod::Tensor]).is_none() =>
         {
             cp_async(l, fs, &ins, ops)?;
             Ok(true)
@@ -419,22 +420,22 @@ pub fn lower<'c, 'a>(
 /// `.abs`/`.NaN` flags (`runtime::abi::redux`).
 pub(crate) fn redux_op(ins: &Ins) -> u32 {
     let t = ins.ty();
-    let mut op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
-        Some(".add") => redux::ADD,
-        Some(".min") if t.is_float() => redux::MIN_F32,
-        Some(".max") if t.is_float() => redux::MAX_F32,
-        Some(".min") if t.is_signed() => redux::MIN_S32,
-        Some(".max") if t.is_signed() => redux::MAX_S32,
-        Some(".min") => redux::MIN_U32,
-        Some(".max") => redux::MAX_U32,
-        Some(".and") => redux::AND,
-        Some(".or") => redux::OR,
+    let mut op = match ins.any(&[Mod::Add, Mod::Min, Mod::Max, Mod::And, Mod::Or, Mod::Xor]) {
+        Some(Mod::Add) => redux::ADD,
+        Some(Mod::Min) if t.is_float() => redux::MIN_F32,
+        Some(Mod::Max) if t.is_float() => redux::MAX_F32,
+        Some(Mod::Min) if t.is_signed() => redux::MIN_S32,
+        Some(Mod::Max) if t.is_signed() => redux::MAX_S32,
+        Some(Mod::Min) => redux::MIN_U32,
+        Some(Mod::Max) => redux::MAX_U32,
+        Some(Mod::And) => redux::AND,
+        Some(Mod::Or) => redux::OR,
         _ => redux::XOR,
     };
-    if ins.has(".abs") {
+    if ins.has(Mod::Abs) {
         op |= redux::FLAG_ABS;
     }
-    if ins.has(".NaN") {
+    if ins.has(Mod::NaN) {
         op |= redux::FLAG_NAN;
     }
     op
@@ -442,20 +443,20 @@ pub(crate) fn redux_op(ins: &Ins) -> u32 {
 
 /// The runtime's code for a `shfl` mode (`runtime::abi::shfl`).
 pub(crate) fn shfl_mode(ins: &Ins) -> u32 {
-    match ins.any(&[".up", ".down", ".bfly", ".idx"]) {
-        Some(".up") => shfl::UP,
-        Some(".down") => shfl::DOWN,
-        Some(".bfly") => shfl::BFLY,
+    match ins.any(&[Mod::Up, Mod::Down, Mod::Bfly, Mod::Idx]) {
+        Some(Mod::Up) => shfl::UP,
+        Some(Mod::Down) => shfl::DOWN,
+        Some(Mod::Bfly) => shfl::BFLY,
         _ => shfl::IDX,
     }
 }
 
 /// The runtime's code for a `vote` mode (`runtime::abi::vote`).
 pub(crate) fn vote_mode(ins: &Ins) -> u32 {
-    match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
-        Some(".all") => vote::ALL,
-        Some(".any") => vote::ANY,
-        Some(".uni") => vote::UNI,
+    match ins.any(&[Mod::All, Mod::Any, Mod::Uni, Mod::Ballot]) {
+        Some(Mod::All) => vote::ALL,
+        Some(Mod::Any) => vote::ANY,
+        Some(Mod::Uni) => vote::UNI,
         _ => vote::BALLOT,
     }
 }

@@ -5,6 +5,7 @@
 mod math;
 mod sync;
 
+use crate::check::ModuleInfo;
 use crate::llvm::debug::DebugKind;
 use crate::llvm::*;
 use crate::lower::{
@@ -229,8 +230,13 @@ pub enum CompileError {
     Llvm(String),
 }
 
-/// Translates a parsed PTX module for the NVPTX back end.
-pub fn compile<'a>(module: &'a ast::Module<'a>, opts: &Options) -> Result<Output, CompileError> {
+/// Translates a parsed PTX module for the NVPTX back end; `info` is what `check::check_module`
+/// found, and the module must have passed it.
+pub fn compile<'a>(
+    module: &'a ast::Module<'a>,
+    info: &ModuleInfo,
+    opts: &Options,
+) -> Result<Output, CompileError> {
     let arch = opts.arch.clone().unwrap_or_else(|| module_arch(module));
     let ver = module.version.0 * 10 + module.version.1;
     let ptx = ver.min(MAX_PTX);
@@ -241,7 +247,7 @@ pub fn compile<'a>(module: &'a ast::Module<'a>, opts: &Options) -> Result<Output
     let machine = Machine::nvptx(&arch, &feature, opts.opt, addr64).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
     static NVPTX: Nvptx = Nvptx;
-    let mut l = Lowerer::new(&ctx, &NVPTX, &opts.name, addr64, sm_number(&arch));
+    let mut l = Lowerer::new(&ctx, &NVPTX, &opts.name, addr64, sm_number(&arch), info);
     machine.configure(&l.module);
     l.enable_debug(module, &opts.debug, opts.opt > 0);
     lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;

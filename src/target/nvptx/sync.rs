@@ -1,8 +1,9 @@
 //! NVPTX lowering of barriers, fences and warp-level operations to `llvm.nvvm.*` intrinsics
 //! and LLVM fences with sync scopes.
 
+use crate::isa::Mod;
 use crate::llvm::*;
-use crate::lower::{Error, FnState, Ins, Lowerer, Space, Ty};
+use crate::lower::{Error, FnState, Lowerer, Space, Ty};
 use crate::syntax::ast::{Instruction, Operand};
 
 pub fn lower<'c, 'a>(
@@ -10,23 +11,28 @@ pub fn lower<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     i: &Instruction<'a>,
 ) -> Result<bool, Error> {
-    // SAFETY of lifetimes: `Ins` borrows `i` only for this call.
-    let ins = Ins::new(i);
+    let ins = l.ins(i)?;
     let ops = ins.ops();
     let b32 = Ty::b(32);
     match ins.op {
-        "bar" if ins.has(".warp") => {
+        "bar" if ins.has(Mod::Warp) => {
             let m = l.operand(fs, &ops[0], b32)?;
             l.call("llvm.nvvm.bar.warp.sync", None, &[m]);
             Ok(true)
         }
         "bar" | "barrier" => {
-            if ins.mods.iter().any(|m| matches!(*m, ".red" | ".cluster")) || ops.is_empty() {
+            if ins
+                .d
+                .mods
+                .iter()
+                .any(|m| matches!(*m, Mod::Red | Mod::Cluster))
+                || ops.is_empty()
+            {
                 return Ok(false);
             }
-            let arrive = ins.has(".arrive");
+            let arrive = ins.has(Mod::Arrive);
             // `bar.sync` and `barrier.sync.aligned` are aligned; `barrier.sync` is not.
-            let aligned = ins.op == "bar" || ins.has(".aligned");
+            let aligned = ins.op == "bar" || ins.has(Mod::Aligned);
             let id = l.operand(fs, &ops[0], b32)?;
             let name = match (arrive, aligned, ops.len() > 1) {
                 (false, true, false) => "llvm.nvvm.barrier.cta.sync.aligned.all",
@@ -46,22 +52,22 @@ pub fn lower<'c, 'a>(
         }
         "fence" | "membar" => {
             if ins.op == "fence"
-                && ins.mods.iter().any(|m| {
+                && ins.d.mods.iter().any(|m| {
                     !matches!(
                         *m,
-                        ".sc" | ".acq_rel" | ".cta" | ".gpu" | ".sys" | ".cluster"
+                        Mod::Sc | Mod::AcqRel | Mod::Cta | Mod::Gpu | Mod::Sys | Mod::Cluster
                     )
                 })
             {
                 return Ok(false);
             }
-            let scope = match ins.any(&[".cta", ".gl", ".gpu", ".sys", ".cluster"]) {
-                Some(".cta") => "block",
-                Some(".cluster") => "cluster",
-                Some(".sys") => "",
+            let scope = match ins.any(&[Mod::Cta, Mod::Gl, Mod::Gpu, Mod::Sys, Mod::Cluster]) {
+                Some(Mod::Cta) => "block",
+                Some(Mod::Cluster) => "cluster",
+                Some(Mod::Sys) => "",
                 _ => "device",
             };
-            let ord = if ins.has(".acq_rel") {
+            let ord = if ins.has(Mod::AcqRel) {
                 Ordering::AcqRel
             } else {
                 Ordering::SeqCst
@@ -94,11 +100,14 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "shfl" => {
-            if !ins.has(".sync") || ops.len() != 5 {
+            if !ins.has(Mod::Sync) || ops.len() != 5 {
                 return Ok(false);
             }
-            let mode = match ins.any(&[".idx", ".up", ".down", ".bfly"]) {
-                Some(m) => &m[1..],
+            let mode = match ins.any(&[Mod::Idx, Mod::Up, Mod::Down, Mod::Bfly]) {
+                Some(Mod::Idx) => "idx",
+                Some(Mod::Up) => "up",
+                Some(Mod::Down) => "down",
+                Some(_) => "bfly",
                 None => return Ok(false),
             };
             let a = l.operand(fs, &ops[1], b32)?;
@@ -132,11 +141,14 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "vote" => {
-            if !ins.has(".sync") {
+            if !ins.has(Mod::Sync) {
                 return Ok(false);
             }
-            let mode = match ins.any(&[".all", ".any", ".uni", ".ballot"]) {
-                Some(m) => &m[1..],
+            let mode = match ins.any(&[Mod::All, Mod::Any, Mod::Uni, Mod::Ballot]) {
+                Some(Mod::All) => "all",
+                Some(Mod::Any) => "any",
+                Some(Mod::Uni) => "uni",
+                Some(_) => "ballot",
                 None => return Ok(false),
             };
             let p = l.operand(fs, &ops[1], Ty::PRED)?;
@@ -154,7 +166,7 @@ pub fn lower<'c, 'a>(
             let t = ins.ty();
             let a = l.operand(fs, &ops[1], Ty::b(t.bits))?;
             let m = l.operand(fs, &ops[2], b32)?;
-            if ins.has(".any") {
+            if ins.has(Mod::Any) {
                 let r = l.call_v(
                     &format!("llvm.nvvm.match.any.sync.i{}", t.bits),
                     l.i32().into(),
@@ -184,13 +196,18 @@ pub fn lower<'c, 'a>(
         }
         "redux" => {
             let t = ins.ty();
-            if t.is_float() || ins.mods.iter().any(|m| matches!(*m, ".abs" | ".NaN")) {
+            if t.is_float() || ins.d.mods.iter().any(|m| matches!(*m, Mod::Abs | Mod::NaN)) {
                 return Ok(false);
             }
-            let op = match ins.any(&[".add", ".min", ".max", ".and", ".or", ".xor"]) {
-                Some(".min") if !t.is_signed() => "umin",
-                Some(".max") if !t.is_signed() => "umax",
-                Some(o) => &o[1..],
+            let op = match ins.any(&[Mod::Add, Mod::Min, Mod::Max, Mod::And, Mod::Or, Mod::Xor]) {
+                Some(Mod::Min) if !t.is_signed() => "umin",
+                Some(Mod::Max) if !t.is_signed() => "umax",
+                Some(Mod::Add) => "add",
+                Some(Mod::Min) => "min",
+                Some(Mod::Max) => "max",
+                Some(Mod::And) => "and",
+                Some(Mod::Or) => "or",
+                Some(_) => "xor",
                 None => return Ok(false),
             };
             let a = l.operand(fs, &ops[1], b32)?;

@@ -125,6 +125,7 @@ fn mk<'a>(
         post_ops: PostOps([u8::MAX; crate::syntax::ast::MAX_POST_MODS]),
         span: like.span,
         op_span: like.op_span,
+        id: crate::syntax::ast::InstrId::SYNTHETIC,
     })
 }
 

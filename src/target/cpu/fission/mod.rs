@@ -34,9 +34,7 @@ use std::collections::HashMap;
 
 use crate::llvm::fission as lf;
 use crate::llvm::*;
-use crate::lower::{
-    ApproxOp, Error, FnState, Ins, Lowerer, RoundedOp, Rounding, Space, Target, Ty,
-};
+use crate::lower::{ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space, Target, Ty};
 use crate::runtime::abi::{bar_red, offset, shfl, vote};
 use crate::runtime::cta::{BarKind, WarpOp};
 use crate::runtime::fission::{StopKind, FRAME_STRIDE, ST_STOP, ST_TRAP};
@@ -659,7 +657,7 @@ impl Target for FisTarget {
             "call" => {
                 let f = fs.func;
                 store_ids(l, f);
-                crate::lower::call::lower_call(l, fs, &Ins::new(i))?;
+                crate::lower::call::lower_call(l, fs, &l.ins(i)?)?;
                 if analysis::callee_name(i) == Some("__assertfail") {
                     if let Some(bb) = l.b.get_insert_block() {
                         lf::drop_unreachable(bb);

@@ -5,6 +5,7 @@
 //! latches of stride loops (`lower_latch`), each following the probe mode (`extra::PROBE`).
 
 use super::*;
+use crate::isa::Mod;
 
 /// Lowers stop `j` at instruction `i`: operands, saves, the return, and the resume blocks.
 pub(super) fn lower_stop<'c, 'a>(
@@ -14,7 +15,7 @@ pub(super) fn lower_stop<'c, 'a>(
     j: u32,
 ) -> Result<(), Error> {
     with_cur(|c| c.cur_stop = j);
-    let ins = Ins::new(i);
+    let ins = l.ins(i)?;
     let ops = ins.ops();
     let f = fs.func;
     let b32 = Ty::b(32);
@@ -25,22 +26,22 @@ pub(super) fn lower_stop<'c, 'a>(
     };
     // 1. Operands and the stop's kind.
     let kind = match ins.op {
-        "bar" if ins.has(".warp") => {
+        "bar" if ins.has(Mod::Warp) => {
             put_stop_operand(l, fs, extra::MASK, Some(&ops[0]))?;
             warp(WarpOp::WarpSync, &ops[0])
         }
         "bar" | "barrier" => {
-            if ins.has(".cluster") || ops.is_empty() {
+            if ins.has(Mod::Cluster) || ops.is_empty() {
                 return Err(ins.unsupported("not supported on the cpu target"));
             }
-            let (kind, idx) = if ins.has(".red") {
-                let op = match ins.any(&[".popc", ".and", ".or"]) {
-                    Some(".popc") => bar_red::POPC,
-                    Some(".and") => bar_red::AND,
+            let (kind, idx) = if ins.has(Mod::Red) {
+                let op = match ins.any(&[Mod::Popc, Mod::And, Mod::Or]) {
+                    Some(Mod::Popc) => bar_red::POPC,
+                    Some(Mod::And) => bar_red::AND,
                     _ => bar_red::OR,
                 };
                 (BarKind::Red(op), 1)
-            } else if ins.has(".arrive") {
+            } else if ins.has(Mod::Arrive) {
                 (BarKind::Arrive, 0)
             } else {
                 (BarKind::Sync, 0)
@@ -112,7 +113,7 @@ pub(super) fn lower_stop<'c, 'a>(
             );
             put_stop_operand(l, fs, extra::MASK, Some(&ops[2]))?;
             warp(
-                if ins.has(".any") {
+                if ins.has(Mod::Any) {
                     WarpOp::MatchAny
                 } else {
                     WarpOp::MatchAll

@@ -232,6 +232,7 @@ pub fn insert_yields<'a>(
         post_ops: PostOps([u8::MAX; crate::syntax::ast::MAX_POST_MODS]),
         span: like.span,
         op_span: like.op_span,
+        id: crate::syntax::ast::InstrId::SYNTHETIC,
     };
     let at: HashSet<usize> = loops.iter().map(|l| nodes[l.0].1).collect();
     let mut stmts = Vec::with_capacity(body.stmts.len() + at.len());
