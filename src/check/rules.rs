@@ -43,7 +43,31 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
                 "`{}`: a {bits}-bit access is wider than the 256 bits a vector may have",
                 name()
             ));
+        } else if d.has(Mod::B128) && d.vec_width().is_some() {
+            // "Vector type too large, exceeds 128 bit limit": `.b128` is not vectorized.
+            err(format!("`{}`: `.b128` values take no `.vN`", name()));
+        } else if bits == 256 {
+            // "global state space expected for feature '256 bit wide load/store'".
+            if let Some(space) = d.space().filter(|s| *s != Mod::Global) {
+                err(format!(
+                    "`{}`: 256-bit accesses are for global memory (generic or `.global`), not `{}`",
+                    name(),
+                    space.spelling()
+                ));
+            }
         }
+    }
+
+    // "Modifier '.volatile' cannot be applied to '.param' space".
+    if matches!(op, Opcode::Ld | Opcode::St)
+        && d.has(Mod::Volatile)
+        && d.space()
+            .is_some_and(|s| matches!(s, Mod::Param | Mod::ParamEntry | Mod::ParamFunc))
+    {
+        err(format!(
+            "`{}`: `.volatile` does not apply to `.param`",
+            name()
+        ));
     }
 
     // "Instruction 'ld' requires '.v8.b32/.v4.b64' type with '.L2::evict_first' modifier".
@@ -156,6 +180,78 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
                 m.spelling()
             )),
             _ => {}
+        }
+    }
+
+    // "Video selector is not allowed on destination for instruction 'vadd'", "Video
+    // instruction cannot have destination selector and secondary operation": a selector on
+    // `d` is the data-merge form (`vadd… d.b0, a, b, c`, no `.add`/`.min`/`.max`); `vmad`
+    // has none.
+    if matches!(
+        op,
+        Opcode::Vadd
+            | Opcode::Vsub
+            | Opcode::Vabsdiff
+            | Opcode::Vmin
+            | Opcode::Vmax
+            | Opcode::Vshl
+            | Opcode::Vshr
+            | Opcode::Vset
+            | Opcode::Vmad
+    ) && instr.post_mods().any(|(k, _)| k == 0)
+    {
+        let n_post = instr.post_mods().count();
+        let head = &instr.mods[..instr.mods.len() - n_post];
+        let op2 = head
+            .iter()
+            .any(|m| matches!(m, Mod::Add | Mod::Min | Mod::Max));
+        if op == Opcode::Vmad || op2 || instr.operands.len() != 4 {
+            err(format!(
+                "`{}`: a selector on the destination is the data-merge form only (`d.b0, a, b, c`, no secondary operation)",
+                name()
+            ));
+        }
+    }
+
+    // "Modifier '.trans' require for instruction ldmatrix with shape '.m16n16'" (and
+    // stmatrix's `.m16n8`): the 8-bit shapes are transposed.
+    if matches!(op, Opcode::Ldmatrix | Opcode::Stmatrix)
+        && d.mods
+            .iter()
+            .any(|m| matches!(m.spelling(), ".m16n16" | ".m16n8"))
+        && !d.has(Mod::Trans)
+    {
+        err(format!("`{}`: this shape needs `.trans`", name()));
+    }
+
+    // "Incorrect type '.b32' for operation '.add' in instruction 'sured.b'": `.add` takes
+    // `.u32`/`.u64`/`.s32`, `.min`/`.max` the integers, `.and`/`.or` `.b32`; `sured.p`'s
+    // `.b64` is for `.min`/`.max` only (the manual's Description).
+    if op == Opcode::Sured {
+        if let (Some(&t), Some(o)) = (
+            d.types().first(),
+            d.mods
+                .iter()
+                .copied()
+                .find(|m| matches!(m, Mod::Add | Mod::Min | Mod::Max | Mod::And | Mod::Or)),
+        ) {
+            let ok = if d.has(Mod::P) {
+                t == Mod::B32 || matches!(o, Mod::Min | Mod::Max)
+            } else {
+                match o {
+                    Mod::Add => matches!(t, Mod::U32 | Mod::U64 | Mod::S32),
+                    Mod::Min | Mod::Max => matches!(t, Mod::U32 | Mod::U64 | Mod::S32 | Mod::S64),
+                    _ => t == Mod::B32,
+                }
+            };
+            if !ok {
+                err(format!(
+                    "`{}`: the operation `{}` does not take `{}`",
+                    name(),
+                    o.spelling(),
+                    t.spelling()
+                ));
+            }
         }
     }
 

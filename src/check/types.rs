@@ -169,6 +169,9 @@ pub(super) fn check_types(
     constant_operands(instr, decoded, lookup, diags);
     gated_operands(instr, decoded, diags);
     match opcode {
+        Opcode::Suld | Opcode::Sust | Opcode::Sured | Opcode::Tex | Opcode::Tld4 => {
+            texture_coords(instr, decoded, lookup, diags)
+        }
         Opcode::Tcgen05 => tcgen05_data(instr, decoded, lookup, diags),
         Opcode::Wgmma => wgmma_fragments(instr, decoded, lookup, diags),
         Opcode::Cp => tensor_coords(instr, decoded, lookup, diags),
@@ -373,9 +376,9 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         // Packing conversions (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `cvt.rs….e4m3x4.f32 d,
         // {a, b, e, f}, rbits`): the destination holds the packed format, sources the other.
         O::Cvt if types.len() == 2 && !d.has(Pack) => {
-            // ptxas takes a wider destination for `.f16x2`/`.bf16x2`, not for the 8-bit,
+            // ptxas takes a wider destination for `.f16x2`, not for `.bf16x2` or the 8-bit,
             // 6-bit and 4-bit formats.
-            relaxed = types[0].type_bits().is_some();
+            relaxed = types[0] == F16x2;
             let dt = bit_type(types[0].instr_type_bits()?)?;
             let st = types[1];
             [
@@ -388,6 +391,26 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
             ]
             .into_iter()
             .collect()
+        }
+        // `cvt.pack.sat.u8.s32.b32 d, a, b, c`: 32-bit integers in, the packed bits out in a
+        // 32-bit integer register; wider registers pass (measured with ptxas 13).
+        O::Cvt if d.has(Pack) => {
+            relaxed = true;
+            [("d", U32), ("a", S32), ("b", S32), ("c", B32)]
+                .into_iter()
+                .collect()
+        }
+        // Surfaces: the data of the instruction's type (wider registers pass, as for `ld` and
+        // `st`; brace vectors for `.v2`/`.v4`). Measured with ptxas 13.
+        O::Suld => {
+            relaxed = true;
+            vector_operands = &["d"];
+            [("d", one?)].into_iter().collect()
+        }
+        O::Sust | O::Sured => {
+            relaxed = true;
+            vector_operands = &["c"];
+            [("c", one?)].into_iter().collect()
         }
         // Video instructions: every operand is a 32-bit register or constant.
         O::Vadd
@@ -871,19 +894,30 @@ fn matrix_fragments(
     diags: &mut Vec<Diagnostic>,
 ) {
     use Mod::*;
-    if !d.has(M8n8) || !d.has(B16) {
-        return;
-    }
+    // Registers per matrix: one for `.m8n8.b16` and the 8-bit `.m8n16`/`.m16n8` shapes, two
+    // for `.m16n16` (ptxas: "Vector of size 2 is expected for argument 0").
+    let shape = d
+        .mods
+        .iter()
+        .map(|m| m.spelling())
+        .find(|s| matches!(*s, ".m8n8" | ".m8n16" | ".m16n8" | ".m16n16"));
+    let per = match shape {
+        Some(".m8n8") if d.has(B16) => 1,
+        Some(".m8n16" | ".m16n8") => 1,
+        Some(".m16n16") => 2,
+        _ => return,
+    };
     let data: SmallVec<[(usize, u8); 2]> = match instr.opcode {
         Opcode::Movmatrix => SmallVec::from_slice(&[(0, 1), (1, 1)]),
         op => {
-            let n = if d.has(X4) {
-                4
-            } else if d.has(X2) {
-                2
-            } else {
-                1
-            };
+            let n = per
+                * if d.has(X4) {
+                    4
+                } else if d.has(X2) {
+                    2
+                } else {
+                    1
+                };
             let at = usize::from(op == Opcode::Stmatrix);
             SmallVec::from_slice(&[(at, n)])
         }
@@ -1192,6 +1226,64 @@ fn wgmma_fragments(
             check_operand(op, Mod::B32, false, Some(count), true, instr.opcode, lookup)
         {
             diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
+    }
+}
+
+/// The coordinates of texture and surface accesses (the last element of `[a, b]`): one for
+/// `.1d`, two for `.2d` and `.a1d`, four for the others (`.3d`, `.a2d`, the cubes and the
+/// multisample geometries; a fourth element is padding), a scalar standing for one, never
+/// three (ptxas: "Operand vector size doesn't match geometry", "Illegal vector size: 3").
+/// Surface coordinates are 32-bit ("Arguments mismatch"); texture ones are floats or
+/// integers by the instruction's type, not checked here.
+fn texture_coords(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(need) = d.mods.iter().find_map(|m| match m.spelling() {
+        ".1d" => Some(1usize),
+        ".2d" | ".a1d" => Some(2),
+        ".3d" | ".a2d" | ".cube" | ".acube" | ".2dms" | ".a2dms" => Some(4),
+        _ => None,
+    }) else {
+        return;
+    };
+    let Some((index, Operand::AddrList(items, _))) = instr
+        .operands
+        .iter()
+        .enumerate()
+        .find(|(_, o)| matches!(o, Operand::AddrList(..)))
+    else {
+        return;
+    };
+    let Some(coords) = items.last().filter(|_| items.len() >= 2) else {
+        return;
+    };
+    let (count, elems): (usize, &[Operand<'_>]) = match coords {
+        Operand::Vec(v, _) => (v.len(), v),
+        other => (1, std::slice::from_ref(other)),
+    };
+    let name = instr_name(instr);
+    if count < need || count == 3 || count > 4 {
+        diags.push(Diagnostic::new(
+            coords.span(),
+            format!(
+                "operand {} of `{name}`: the geometry needs {need} coordinate{} (a brace vector of {}), not {count}",
+                index + 1,
+                if need == 1 { "" } else { "s" },
+                if need == 4 { "4, the last one padding where the geometry has 3" } else if need == 2 { "2" } else { "1, or a scalar" },
+            ),
+        ));
+        return;
+    }
+    if matches!(instr.opcode, Opcode::Suld | Opcode::Sust | Opcode::Sured) {
+        for e in elems {
+            if let Some(mm) = check_operand(e, Mod::B32, false, None, false, instr.opcode, lookup) {
+                diags.push(mismatch_message(&name, "b", Mismatch { index, ..mm }));
+                return;
+            }
         }
     }
 }
