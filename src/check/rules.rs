@@ -255,6 +255,42 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
         }
     }
 
+    // "Illegal modifier '.global_address' for instruction 'tensormap.replace' with type
+    // '.b32'": the address and strides are 64-bit fields, the others 32-bit.
+    if op == Opcode::Tensormap {
+        let field = d.mods.iter().map(|m| m.spelling()).find(|s| {
+            matches!(
+                *s,
+                ".global_address"
+                    | ".rank"
+                    | ".box_dim"
+                    | ".global_dim"
+                    | ".global_stride"
+                    | ".element_stride"
+                    | ".elemtype"
+                    | ".interleave_layout"
+                    | ".swizzle_mode"
+                    | ".swizzle_atomicity"
+                    | ".fill_mode"
+            )
+        });
+        if let (Some(f), Some(&t)) = (field, d.types().last()) {
+            let want = if matches!(f, ".global_address" | ".global_stride") {
+                Mod::B64
+            } else {
+                Mod::B32
+            };
+            if t != want {
+                err(format!(
+                    "`{}`: the field `{f}` is replaced with a `{}` value, not `{}`",
+                    name(),
+                    want.spelling(),
+                    t.spelling()
+                ));
+            }
+        }
+    }
+
     match op {
         Opcode::Tcgen05 => tcgen05_rules(d, &mut err, &name()),
         Opcode::Cp => {

@@ -87,7 +87,33 @@ pub(super) fn check_types(
         });
     }
     // `.L2::cache_hint` needs its cache-policy operand (ptxas: "Arguments mismatch"). The
-    // other way round is not checked: ptxas takes `atom.and.b32 d, [a], b, c` without it.
+    // other way round: a fourth operand of a scalar `atom` (not `.cas`) is the policy and
+    // needs the modifier (".L2::cache_hint modifier required for instruction 'atom' with 4
+    // arguments"), except that ptxas 13 also takes, undocumented, a 32-bit register there
+    // for `.and`/`.or`/`.xor`/`.exch` of `.b32` (measured).
+    if opcode == Opcode::Atom
+        && instr.operands.len() == 4
+        && decoded.vec_width().is_none()
+        && !decoded.has(Mod::Cas)
+        && !decoded.has(Mod::L2CacheHint)
+    {
+        let quirk = decoded.types().first() == Some(&Mod::B32)
+            && decoded
+                .mods
+                .iter()
+                .any(|m| matches!(m, Mod::And | Mod::Or | Mod::Xor | Mod::Exch))
+            && matches!(&instr.operands[3], Operand::Name { name, .. }
+                if matches!(lookup(name), Some(Declared::Reg { ty, vector: None }) if ty.type_bits() == Some(32)));
+        if !quirk {
+            diags.push(Diagnostic::new(
+                instr.operands[3].span(),
+                format!(
+                    "`{}`: a fourth operand is a cache policy, which needs `.L2::cache_hint`",
+                    instr_name(instr)
+                ),
+            ));
+        }
+    }
     if decoded
         .form()
         .operands
@@ -167,6 +193,30 @@ pub(super) fn check_types(
         matrix_fragments(instr, decoded, lookup, diags);
     }
     constant_operands(instr, decoded, lookup, diags);
+    // "Arguments mismatch for instruction 'mov'": a predicate cannot hold an address.
+    if opcode == Opcode::Mov && decoded.types().first() == Some(&Mod::Pred) {
+        if let Some(op) = instr.operands.get(1) {
+            let mut symbol = false;
+            match op {
+                Operand::Imm(e) => e.each_name(&mut |n, _| {
+                    symbol |= matches!(lookup(n), Some(Declared::Other));
+                }),
+                Operand::Name { name, .. } => {
+                    symbol = matches!(lookup(name), Some(Declared::Other))
+                }
+                _ => {}
+            }
+            if symbol {
+                diags.push(Diagnostic::new(
+                    op.span(),
+                    format!(
+                        "operand 2 of `{}` is an address, which a `.pred` cannot hold",
+                        instr_name(instr)
+                    ),
+                ));
+            }
+        }
+    }
     gated_operands(instr, decoded, diags);
     match opcode {
         Opcode::Suld | Opcode::Sust | Opcode::Sured | Opcode::Tex | Opcode::Tld4 => {
@@ -597,9 +647,17 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         .into_iter()
         .collect(),
         O::Brx => [("index", U32)].into_iter().collect(),
-        O::Clusterlaunchcontrol => [("pred", Pred), ("reg", B32), ("try_cancel_response", B128)]
+        O::Clusterlaunchcontrol => {
+            vector_operands = &["{xdim, ydim, zdim, _}"];
+            [
+                ("{xdim, ydim, zdim, _}", B32),
+                ("pred", Pred),
+                ("reg", B32),
+                ("try_cancel_response", B128),
+            ]
             .into_iter()
-            .collect(),
+            .collect()
+        }
         // Cluster addresses: a 32-bit rank; `mapa` maps an address of the type to another
         // CTA's (measured with ptxas).
         O::Getctarank => [("d", U32), ("a", one?)].into_iter().collect(),
@@ -1084,6 +1142,7 @@ fn gated_operands(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<Diagnost
 fn must_be_constant(opcode: Opcode, d: &Decoded, name: &str) -> bool {
     name.starts_with("imm")
         || matches!(name, "N" | "cp-size" | "sp-sel" | "initval")
+        || name.parse::<u64>().is_ok()
         || match opcode {
             Opcode::Applypriority | Opcode::Discard | Opcode::Fence => name == "size",
             Opcode::Tensormap => {
