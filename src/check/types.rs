@@ -1123,11 +1123,10 @@ fn gated_operands(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<Diagnost
         diags.push(Diagnostic::new(
             instr.span,
             format!(
-                "`{}` takes {} operands with these modifiers ({}{}), not {} (the CTA mask comes with `.multicast::cluster`, the byte mask with `.cp_mask`, im2col offsets with an im2col mode, the cache policy with `.L2::cache_hint`)",
+                "`{}` takes {} operands with these modifiers ({}), not {} (the CTA mask comes with `.multicast::cluster`, the byte mask with `.cp_mask`, im2col offsets with an im2col mode, the cache policy with `.L2::cache_hint`)",
                 instr_name(instr),
                 wanted.len(),
                 wanted.join(", "),
-                if wanted.len() < d.form().operands.len() { ", …" } else { "" },
                 instr.operands.len()
             ),
         ));
@@ -1462,7 +1461,7 @@ fn check_operand<'s>(
                             } else if w == 8 {
                                 "`.v8` needs a vector of 8 elements"
                             } else {
-                                "the shape and count modifiers fix how many registers it has"
+                                "the instruction's modifiers fix how many elements it has"
                             }),
                             ..mk(String::new(), None)
                         })
