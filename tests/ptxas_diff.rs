@@ -25,8 +25,8 @@ use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
 /// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-26, 63 of 26,910 (0.23%).
-const MAX_ACCEPTED_ANYWAY: usize = 63;
+/// listed in `known.txt`): 2026-11-26, 42 of 26,910 (0.16%).
+const MAX_ACCEPTED_ANYWAY: usize = 42;
 
 /// Instructions per ptxas run.
 const BATCH: usize = 400;
