@@ -25,8 +25,8 @@ use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
 /// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-26, 42 of 26,910 (0.16%).
-const MAX_ACCEPTED_ANYWAY: usize = 42;
+/// listed in `known.txt`): 2026-11-26, 39 of 26,910 (0.14%).
+const MAX_ACCEPTED_ANYWAY: usize = 39;
 
 /// Instructions per ptxas run.
 const BATCH: usize = 400;
