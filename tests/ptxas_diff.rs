@@ -11,6 +11,8 @@
 //! `check` to them. With ptxas installed (the README's test command installs it) every cached
 //! verdict is checked against ptxas again, and a case the cache lacks is an error that names
 //! the command to refresh it: `PTX2LLVM_BLESS=1 cargo test --release --test ptxas_diff`.
+//! `PTX2LLVM_DIFF_CACHED=1` uses the cached verdicts, running ptxas only on the cases the cache
+//! lacks (quicker, while working on check's rules).
 //! The test prints its counts (instructions tried, agreements, explained disagreements).
 
 mod common;
@@ -25,8 +27,8 @@ use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
 /// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-26, 921 of 26,909 (3.4%).
-const MAX_ACCEPTED_ANYWAY: usize = 921;
+/// listed in `known.txt`): 2026-11-26, 39 of 26,910 (0.14%).
+const MAX_ACCEPTED_ANYWAY: usize = 39;
 
 /// Instructions per ptxas run.
 const BATCH: usize = 400;
@@ -104,6 +106,22 @@ fn ptxas_batch(ptxas: &Path, target: &str, body: &[&str], out: &mut Vec<Verdict>
             ptxas_batch(ptxas, target, &body[k + 1..], out);
         }
         None => out.extend_from_slice(&ok),
+    }
+}
+
+/// ptxas judges again, each in a module of its own, the cases it accepted in a batch and
+/// `check` rejects: in a batch, ptxas sometimes leaves an error without its line (seen with
+/// `multimem.st….e4m3x4 [a], %p`, whose error names the lowered `st`), which reads as an
+/// acceptance.
+fn rejudge_alone(ptxas: &Path, cases: &[Case], verdicts: &mut [Verdict]) {
+    for (c, v) in cases.iter().zip(verdicts.iter_mut()) {
+        if v.is_none() && check_case(c).is_err() {
+            let mut alone = Vec::new();
+            ptxas_batch(ptxas, c.target, &[c.text.as_str()], &mut alone);
+            if let Some(Some(msg)) = alone.pop() {
+                *v = Some(msg);
+            }
+        }
     }
 }
 
@@ -350,15 +368,42 @@ fn check_and_translation_agree_with_ptxas() {
     let cases = gen::cases();
     assert!(cases.len() > 5000, "only {} cases", cases.len());
     let bless = std::env::var_os("PTX2LLVM_BLESS").is_some();
-    let ptxas = common::find_ptxas();
-    let cache = load_cache();
+    let installed = common::find_ptxas();
+    let ptxas = installed
+        .clone()
+        .filter(|_| std::env::var_os("PTX2LLVM_DIFF_CACHED").is_none());
+    let mut cache = load_cache();
+    if let (None, Some(px)) = (&ptxas, &installed) {
+        // Quick mode: ptxas judges only the cases the cache lacks.
+        let missing: Vec<&Case> = cases
+            .iter()
+            .filter(|c| !cache.contains_key(&(c.target.to_string(), c.text.clone())))
+            .collect();
+        let mut fresh = ptxas_verdicts(px, &missing);
+        let owned: Vec<Case> = missing.iter().map(|&c| c.clone()).collect();
+        rejudge_alone(px, &owned, &mut fresh);
+        for (c, v) in missing.iter().zip(fresh) {
+            cache.insert((c.target.to_string(), c.text.clone()), v);
+        }
+        let accepted: Vec<Case> = cases
+            .iter()
+            .filter(|c| cache.get(&(c.target.to_string(), c.text.clone())) == Some(&None))
+            .cloned()
+            .collect();
+        let mut again: Vec<Verdict> = vec![None; accepted.len()];
+        rejudge_alone(px, &accepted, &mut again);
+        for (c, v) in accepted.iter().zip(again) {
+            cache.insert((c.target.to_string(), c.text.clone()), v);
+        }
+    }
 
     // ptxas's verdicts: from ptxas itself when installed (checked against the cache), else
     // from the cache.
     let verdicts: Vec<Verdict> = match &ptxas {
         Some(px) => {
             let refs: Vec<&Case> = cases.iter().collect();
-            let fresh = ptxas_verdicts(px, &refs);
+            let mut fresh = ptxas_verdicts(px, &refs);
+            rejudge_alone(px, &cases, &mut fresh);
             if bless {
                 save_cache(&cases, &fresh);
             } else {

@@ -355,6 +355,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for op in &i.operands {
             self.operand(op);
         }
+        match i.opcode {
+            Opcode::Call => self.call_operands(i),
+            Opcode::Brx => self.branch_table(i),
+            _ => {}
+        }
         // Modifiers and operand shapes against the forms, then operand types in this scope.
         match crate::isa::decoded::decode(i) {
             Ok(decoded) => {
@@ -374,6 +379,74 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     self.diags.push(d);
                 }
             }
+        }
+    }
+
+    /// `call`'s callee: a function (a direct call, with no target list after the arguments),
+    /// or a 32- or 64-bit register whose possible callees a `.calltargets` list, a
+    /// `.callprototype` or a table of addresses (a variable) after the arguments describes.
+    /// ptxas: "Label expected for argument 0 of instruction 'call'", "Label or .u32/.u64/.u8
+    /// array expected for argument 1", "Argument 0 of instruction 'call': must be register",
+    /// "Arguments mismatch".
+    fn call_operands(&mut self, i: &Instruction<'a>) {
+        let outside: Vec<&Operand<'a>> = i
+            .operands
+            .iter()
+            .filter(|o| !matches!(o, Operand::List(..)))
+            .collect();
+        let Some(Operand::Name { name, span, .. }) = outside.first() else {
+            return;
+        };
+        let trailing = outside.get(1);
+        match self.lookup(name) {
+            Some(Kind::Function) => {
+                if let Some(t) = trailing {
+                    self.error(
+                        t.span(),
+                        format!("`call {name}` calls a function directly: it takes no call-target list or prototype after the arguments"),
+                    );
+                }
+            }
+            Some(Kind::Reg(ty, None)) if matches!(ty.type_bits(), Some(32 | 64)) => {
+                let described = match trailing {
+                    Some(Operand::Name { name: t, .. }) => matches!(
+                        self.lookup(t),
+                        Some(Kind::Prototype | Kind::TargetList | Kind::Data(_))
+                    ),
+                    _ => false,
+                };
+                if !described {
+                    self.error(
+                        trailing.map_or(*span, |t| t.span()),
+                        format!("an indirect call through `{name}` needs a `.calltargets` list or a `.callprototype` label after the arguments"),
+                    );
+                }
+            }
+            Some(Kind::Reg(..) | Kind::Pred) => self.error(
+                *span,
+                format!("the callee `{name}` of an indirect call must be a 32- or 64-bit register holding a function's address"),
+            ),
+            _ => {}
+        }
+    }
+
+    /// `brx.idx`'s targets: a `.branchtargets` list (ptxas: "Label with '.branchtargets'
+    /// directive expected for argument 1 of instruction 'brx.idx'").
+    fn branch_table(&mut self, i: &Instruction<'a>) {
+        let Some(op) = i.operands.get(1) else {
+            return;
+        };
+        let ok = match op {
+            Operand::Name { name, .. } => {
+                !matches!(self.lookup(name), Some(k) if k != Kind::TargetList)
+            }
+            _ => false,
+        };
+        if !ok {
+            self.error(
+                op.span(),
+                "`brx.idx` needs a label declared by `.branchtargets` as its target list".into(),
+            );
         }
     }
 
@@ -436,6 +509,34 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// shared and local variables (not `.const` or `.param` ones, and atomics not `.local`).
     fn variable_spaces(&self, i: &Instruction<'a>, d: &Decoded, diags: &mut Vec<Diagnostic>) {
         use crate::isa::Opcode as O;
+        // A CTA rank or another CTA's address exists only for shared memory (ptxas: "State
+        // space mismatch between instruction and address in instruction 'getctarank'").
+        if matches!(i.opcode, O::Getctarank | O::Mapa) {
+            for op in &i.operands {
+                let (name, span) = match op {
+                    Operand::Name { name, span, .. } => (*name, *span),
+                    Operand::Imm(Expr::Sym(n, sp)) => (*n, *sp),
+                    Operand::Imm(Expr::Binary(_, a, _, _)) => match &**a {
+                        Expr::Sym(n, sp) => (*n, *sp),
+                        _ => continue,
+                    },
+                    _ => continue,
+                };
+                if let Some(Kind::Data(Some(space))) = self.lookup(name) {
+                    if !matches!(space, Mod::Shared | Mod::SharedCta | Mod::SharedCluster) {
+                        diags.push(Diagnostic::new(
+                            span,
+                            format!(
+                                "`{name}` is a `{}` variable, but `{}` takes the address of a `.shared` one",
+                                space.spelling(),
+                                super::instr::instr_name(i)
+                            ),
+                        ));
+                    }
+                }
+            }
+            return;
+        }
         if !matches!(
             i.opcode,
             O::Ld | O::St | O::Atom | O::Red | O::Ldu | O::Cvta

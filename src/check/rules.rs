@@ -43,7 +43,31 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
                 "`{}`: a {bits}-bit access is wider than the 256 bits a vector may have",
                 name()
             ));
+        } else if d.has(Mod::B128) && d.vec_width().is_some() {
+            // "Vector type too large, exceeds 128 bit limit": `.b128` is not vectorized.
+            err(format!("`{}`: `.b128` values take no `.vN`", name()));
+        } else if bits == 256 {
+            // "global state space expected for feature '256 bit wide load/store'".
+            if let Some(space) = d.space().filter(|s| *s != Mod::Global) {
+                err(format!(
+                    "`{}`: 256-bit accesses are for global memory (generic or `.global`), not `{}`",
+                    name(),
+                    space.spelling()
+                ));
+            }
         }
+    }
+
+    // "Modifier '.volatile' cannot be applied to '.param' space".
+    if matches!(op, Opcode::Ld | Opcode::St)
+        && d.has(Mod::Volatile)
+        && d.space()
+            .is_some_and(|s| matches!(s, Mod::Param | Mod::ParamEntry | Mod::ParamFunc))
+    {
+        err(format!(
+            "`{}`: `.volatile` does not apply to `.param`",
+            name()
+        ));
     }
 
     // "Instruction 'ld' requires '.v8.b32/.v4.b64' type with '.L2::evict_first' modifier".
@@ -159,6 +183,147 @@ pub(super) fn check_rules(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<
         }
     }
 
+    // "Video selector is not allowed on destination for instruction 'vadd'", "Video
+    // instruction cannot have destination selector and secondary operation": a selector on
+    // `d` is the data-merge form (`vadd… d.b0, a, b, c`, no `.add`/`.min`/`.max`); `vmad`
+    // has none.
+    if matches!(
+        op,
+        Opcode::Vadd
+            | Opcode::Vsub
+            | Opcode::Vabsdiff
+            | Opcode::Vmin
+            | Opcode::Vmax
+            | Opcode::Vshl
+            | Opcode::Vshr
+            | Opcode::Vset
+            | Opcode::Vmad
+    ) && instr.post_mods().any(|(k, _)| k == 0)
+    {
+        let n_post = instr.post_mods().count();
+        let head = &instr.mods[..instr.mods.len() - n_post];
+        let op2 = head
+            .iter()
+            .any(|m| matches!(m, Mod::Add | Mod::Min | Mod::Max));
+        if op == Opcode::Vmad || op2 || instr.operands.len() != 4 {
+            err(format!(
+                "`{}`: a selector on the destination is the data-merge form only (`d.b0, a, b, c`, no secondary operation)",
+                name()
+            ));
+        }
+    }
+
+    // "Modifier '.trans' require for instruction ldmatrix with shape '.m16n16'" (and
+    // stmatrix's `.m16n8`): the 8-bit shapes are transposed.
+    if matches!(op, Opcode::Ldmatrix | Opcode::Stmatrix)
+        && d.mods
+            .iter()
+            .any(|m| matches!(m.spelling(), ".m16n16" | ".m16n8"))
+        && !d.has(Mod::Trans)
+    {
+        err(format!("`{}`: this shape needs `.trans`", name()));
+    }
+
+    // "Incorrect type '.b32' for operation '.add' in instruction 'sured.b'": `.add` takes
+    // `.u32`/`.u64`/`.s32`, `.min`/`.max` the integers, `.and`/`.or` `.b32`; `sured.p`'s
+    // `.b64` is for `.min`/`.max` only (the manual's Description).
+    if op == Opcode::Sured {
+        if let (Some(&t), Some(o)) = (
+            d.types().first(),
+            d.mods
+                .iter()
+                .copied()
+                .find(|m| matches!(m, Mod::Add | Mod::Min | Mod::Max | Mod::And | Mod::Or)),
+        ) {
+            let ok = if d.has(Mod::P) {
+                t == Mod::B32 || matches!(o, Mod::Min | Mod::Max)
+            } else {
+                match o {
+                    Mod::Add => matches!(t, Mod::U32 | Mod::U64 | Mod::S32),
+                    Mod::Min | Mod::Max => matches!(t, Mod::U32 | Mod::U64 | Mod::S32 | Mod::S64),
+                    _ => t == Mod::B32,
+                }
+            };
+            if !ok {
+                err(format!(
+                    "`{}`: the operation `{}` does not take `{}`",
+                    name(),
+                    o.spelling(),
+                    t.spelling()
+                ));
+            }
+        }
+    }
+
+    // "Illegal modifier '.global_address' for instruction 'tensormap.replace' with type
+    // '.b32'": the address and strides are 64-bit fields, the others 32-bit.
+    if op == Opcode::Tensormap {
+        let field = d.mods.iter().map(|m| m.spelling()).find(|s| {
+            matches!(
+                *s,
+                ".global_address"
+                    | ".rank"
+                    | ".box_dim"
+                    | ".global_dim"
+                    | ".global_stride"
+                    | ".element_stride"
+                    | ".elemtype"
+                    | ".interleave_layout"
+                    | ".swizzle_mode"
+                    | ".swizzle_atomicity"
+                    | ".fill_mode"
+            )
+        });
+        if let (Some(f), Some(&t)) = (field, d.types().last()) {
+            let want = if matches!(f, ".global_address" | ".global_stride") {
+                Mod::B64
+            } else {
+                Mod::B32
+            };
+            if t != want {
+                err(format!(
+                    "`{}`: the field `{f}` is replaced with a `{}` value, not `{}`",
+                    name(),
+                    want.spelling(),
+                    t.spelling()
+                ));
+            }
+        }
+    }
+
+    match op {
+        Opcode::Tcgen05 => tcgen05_rules(d, &mut err, &name()),
+        Opcode::Cp => {
+            tensor_modes(d, &mut err, &name());
+            if d.has(Mod::Reduce) {
+                reduce_types(d, &mut err, &name());
+            }
+        }
+        Opcode::Multimem => {
+            if d.has(Mod::Cp) {
+                reduce_types(d, &mut err, &name());
+            } else {
+                multimem_types(d, &mut err, &name());
+            }
+        }
+        // "Argument 1 of instruction 'setmaxnreg.inc': unexpected value '1', expected to be
+        // multiple of 8" / "out of range, expected to be in range [24..256]".
+        Opcode::Setmaxnreg => {
+            if let Some(Operand::Imm(e)) = instr.operands.first() {
+                if let Some(v) = consteval::eval(e) {
+                    let n = v.bits as i64;
+                    if !(24..=256).contains(&n) || n % 8 != 0 {
+                        err(format!(
+                            "`{}`: the register count {n} must be a multiple of 8 from 24 to 256",
+                            name()
+                        ));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+
     // "Modifier '.abs' requires modifier '.xorsign'" and the other way round (the two-source
     // forms; the three-source `min.abs.f32 d, a, b, c` takes `.abs` alone).
     if matches!(op, Opcode::Min | Opcode::Max)
@@ -225,4 +390,201 @@ fn cvt_rounding(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
 fn is_cache_modifier(m: Mod) -> bool {
     let s = m.spelling();
     s.starts_with(".L1::") || s.starts_with(".L2::") || m == Mod::Unified
+}
+
+/// The `tcgen05` rules beyond the forms, measured with ptxas 13:
+/// - `.ld`/`.st`: at most 128 registers per thread ("Modifier .x64 not allowed for
+///   instruction tcgen05.ld with shape '.16x256b'"); `.ld.red` reduces at least two columns
+///   ("Illegal modifier '.x1' for instruction 'tcgen05.ld.red'");
+/// - `.cp`: `.32x128b` copies with `.warpx4`, `.64x128b` with a `.warpx2::…`, the other
+///   shapes with neither ("Modifier '.warptype' require for instruction tcgen05.cp with
+///   shape '.32x128b'", "Modifier .warptype not allowed …").
+fn tcgen05_rules(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
+    let has = |s: &str| d.mods.iter().any(|m| m.spelling() == s);
+    if let Some((shape, per, num)) = super::types::tcgen05_data_shape(d) {
+        if per * num > 128 {
+            err(format!(
+                "`{name}`: `.x{num}` is not allowed with shape `{shape}` ({} registers per thread; at most 128)",
+                per * num
+            ));
+        }
+        if has(".red") && num < 2 {
+            err(format!(
+                "`{name}`: `.ld.red` needs a count of at least `.x2`"
+            ));
+        }
+    }
+    if has(".cp") {
+        let shape = d
+            .mods
+            .iter()
+            .map(|m| m.spelling())
+            .find(|s| s.ends_with('b') && s.as_bytes()[1].is_ascii_digit());
+        let warp = d
+            .mods
+            .iter()
+            .map(|m| m.spelling())
+            .find(|s| s.starts_with(".warpx"));
+        let want: &[&str] = match shape {
+            Some(".32x128b") => &[".warpx4"],
+            Some(".64x128b") => &[".warpx2::02_13", ".warpx2::01_23"],
+            _ => &[],
+        };
+        let shape = shape.unwrap_or("");
+        match warp {
+            None if !want.is_empty() => err(format!(
+                "`{name}`: shape `{shape}` needs a warp modifier ({})",
+                want.join(", ")
+            )),
+            Some(w) if !want.contains(&w) => err(format!(
+                "`{name}`: `{w}` is not allowed with shape `{shape}`{}",
+                if want.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (it takes {})", want.join(", "))
+                }
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// The load modes of the bulk tensor copies need dimensions: the im2col modes three or
+/// more, `.tile::gather4`/`.tile::scatter4` exactly two ("Modifier '.2d' cannot be combined
+/// with modifier '.im2col'", measured with ptxas 13).
+fn tensor_modes(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
+    let Some((dim_mod, dims)) = d.mods.iter().find_map(|m| {
+        let s = m.spelling();
+        let n = s
+            .strip_prefix('.')?
+            .strip_suffix('d')?
+            .parse::<u32>()
+            .ok()?;
+        Some((s, n))
+    }) else {
+        return;
+    };
+    for m in &d.mods {
+        let s = m.spelling();
+        let ok = if s.starts_with(".im2col") {
+            dims >= 3
+        } else if matches!(s, ".tile::gather4" | ".tile::scatter4") {
+            dims == 2
+        } else {
+            continue;
+        };
+        if !ok {
+            err(format!(
+                "`{name}`: `{s}` cannot be combined with `{dim_mod}`"
+            ));
+        }
+    }
+}
+
+/// The operation/type pairs of the bulk reductions (`cp.reduce.async.bulk`,
+/// `multimem.cp.reduce.async.bulk`), from the manual's table ("Incorrect type '.f16' for
+/// operation '.and' in instruction 'cp.reduce.async.bulk'"): reductions into
+/// `.shared::cluster` take fewer types than into global memory; `.add` of `.f16`/`.bf16`
+/// needs `.noftz` ("Modifier '.noftz' required").
+fn reduce_types(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
+    use Mod::*;
+    let Some(&t) = d.types().first() else {
+        return;
+    };
+    let Some(op) = d
+        .mods
+        .iter()
+        .copied()
+        .find(|m| matches!(m, And | Or | Xor | Add | Inc | Dec | Min | Max))
+    else {
+        return;
+    };
+    let cluster = d.has(SharedCluster) && d.opcode() == Opcode::Cp;
+    let allowed: &[Mod] = match (op, cluster) {
+        (Add, true) => &[U32, S32, U64],
+        (Min | Max, true) => &[U32, S32],
+        (And | Or | Xor, true) => &[B32],
+        (Add, false) => &[U32, S32, U64, F32, F64, F16, Bf16],
+        (Min | Max, false) => &[U32, S32, U64, S64, F16, Bf16],
+        (And | Or | Xor, false) => &[B32, B64],
+        _ => &[U32],
+    };
+    if !allowed.contains(&t) {
+        let list: Vec<&str> = allowed.iter().map(|m| m.spelling()).collect();
+        err(format!(
+            "`{name}`: the operation `{}` takes {}, not `{}`",
+            op.spelling(),
+            list.join(", "),
+            t.spelling()
+        ));
+    } else if op == Add && matches!(t, F16 | Bf16) && !d.has(Noftz) {
+        err(format!("`{name}`: `.add{}` needs `.noftz`", t.spelling()));
+    }
+}
+
+/// `multimem.ld_reduce`/`.st`/`.red`, from the manual and ptxas 13:
+/// - a float type with its `.vN` is 32, 64 or 128 bits wide, and `.f64` takes no `.vN`
+///   ("Unexpected instruction types", "Inconsistent type '.f64' with vector .v2");
+/// - the operation/type pairs: `.add` integers `.u32`/`.s32`/`.u64` and the floats, `.and`/
+///   `.or`/`.xor` the bit types, `.min`/`.max` the integers and the half and 8-bit float
+///   formats ("Incorrect type '.f32' for operation '.min'");
+/// - `.acc::f32` accumulates `.add` of the half formats, `.acc::f16` `.add` of the 8-bit
+///   ones ("Illegal reduction operation for instruction 'multimem.ld_reduce.acc::f32'",
+///   "Illegal modifier '.acc::f32' … with type '.e4m3x4'").
+fn multimem_types(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
+    use Mod::*;
+    let Some(&t) = d.types().first() else {
+        return;
+    };
+    let bits = t.instr_type_bits().unwrap_or(0);
+    if t.is_float_type() {
+        let total = bits * u32::from(d.vec_width().unwrap_or(1));
+        if !matches!(total, 32 | 64 | 128) || (t == F64 && d.vec_width().is_some()) {
+            err(format!(
+                "`{name}`: a `{}` value with its vector width must be 32, 64 or 128 bits wide ({total} here; `.f64` takes no `.vN`)",
+                t.spelling()
+            ));
+        }
+    }
+    let op = d
+        .mods
+        .iter()
+        .copied()
+        .find(|m| matches!(m, And | Or | Xor | Add | Min | Max));
+    let Some(op) = op else {
+        return;
+    };
+    let eight_bit = matches!(bits, 8 | 16 | 32)
+        && t.is_float_type()
+        && t.type_bits().is_none()
+        && !matches!(t, Bf16 | Bf16x2);
+    let half = matches!(t, F16 | F16x2 | Bf16 | Bf16x2);
+    let ok = match op {
+        Add => matches!(t, U32 | S32 | U64 | F32 | F64) || half || eight_bit,
+        And | Or | Xor => t.is_bit_type(),
+        _ => matches!(t, U32 | S32 | U64 | S64) || half || eight_bit,
+    };
+    if !ok {
+        err(format!(
+            "`{name}`: the operation `{}` does not take `{}`",
+            op.spelling(),
+            t.spelling()
+        ));
+    }
+    for (acc, want_half) in [(AccF32, true), (AccF16, false)] {
+        if !d.has(acc) {
+            continue;
+        }
+        if op != Add || (want_half && !half) || (!want_half && !eight_bit) {
+            err(format!(
+                "`{name}`: `{}` applies to `.add` of {} only",
+                acc.spelling(),
+                if want_half {
+                    "`.f16`, `.f16x2`, `.bf16`, `.bf16x2`"
+                } else {
+                    "the 8-bit float formats"
+                }
+            ));
+        }
+    }
 }

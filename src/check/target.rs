@@ -36,6 +36,7 @@ pub(super) fn check_instruction(
     if module.arch.is_none() && module.version.is_none() {
         return;
     }
+    removed_forms(module, i, decoded, diags);
     let table = requirements();
     for r in table.for_instruction(decoded.opcode(), &decoded.mods, i.operands.len()) {
         report(module, r, i, i.op_span, diags);
@@ -98,4 +99,34 @@ fn report(
         }
     };
     diags.push(Diagnostic::new(span, message));
+}
+
+/// Forms that later targets removed, which requirements.txt (first target and version that
+/// have a feature) cannot say: `vote` and `shfl` without `.sync` are gone on sm_70 and later
+/// from PTX ISA 6.4 on (ptxas: "Instruction 'vote' without '.sync' is not supported on
+/// .target sm_70 and higher from PTX ISA version 6.4").
+fn removed_forms(
+    module: &ModuleTarget,
+    i: &Instruction<'_>,
+    decoded: &Decoded,
+    diags: &mut Vec<Diagnostic>,
+) {
+    use crate::isa::{Mod, Opcode};
+    let (Some(arch), Some(version)) = (module.arch, module.version) else {
+        return;
+    };
+    if matches!(decoded.opcode(), Opcode::Vote | Opcode::Shfl)
+        && !decoded.has(Mod::Sync)
+        && arch.number >= 70
+        && version >= (6, 4)
+    {
+        let op = decoded.opcode().spelling();
+        diags.push(Diagnostic::new(
+            i.op_span,
+            format!(
+                "`{op}` without `.sync` is not supported on sm_70 and later from PTX ISA 6.4 (the module targets {arch} with .version {}.{}): use `{op}.sync` with a member mask",
+                version.0, version.1
+            ),
+        ));
+    }
 }

@@ -87,7 +87,33 @@ pub(super) fn check_types(
         });
     }
     // `.L2::cache_hint` needs its cache-policy operand (ptxas: "Arguments mismatch"). The
-    // other way round is not checked: ptxas takes `atom.and.b32 d, [a], b, c` without it.
+    // other way round: a fourth operand of a scalar `atom` (not `.cas`) is the policy and
+    // needs the modifier (".L2::cache_hint modifier required for instruction 'atom' with 4
+    // arguments"), except that ptxas 13 also takes, undocumented, a 32-bit register there
+    // for `.and`/`.or`/`.xor`/`.exch` of `.b32` (measured).
+    if opcode == Opcode::Atom
+        && instr.operands.len() == 4
+        && decoded.vec_width().is_none()
+        && !decoded.has(Mod::Cas)
+        && !decoded.has(Mod::L2CacheHint)
+    {
+        let quirk = decoded.types().first() == Some(&Mod::B32)
+            && decoded
+                .mods
+                .iter()
+                .any(|m| matches!(m, Mod::And | Mod::Or | Mod::Xor | Mod::Exch))
+            && matches!(&instr.operands[3], Operand::Name { name, .. }
+                if matches!(lookup(name), Some(Declared::Reg { ty, vector: None }) if ty.type_bits() == Some(32)));
+        if !quirk {
+            diags.push(Diagnostic::new(
+                instr.operands[3].span(),
+                format!(
+                    "`{}`: a fourth operand is a cache policy, which needs `.L2::cache_hint`",
+                    instr_name(instr)
+                ),
+            ));
+        }
+    }
     if decoded
         .form()
         .operands
@@ -166,14 +192,52 @@ pub(super) fn check_types(
     ) {
         matrix_fragments(instr, decoded, lookup, diags);
     }
+    constant_operands(instr, decoded, lookup, diags);
+    // "Arguments mismatch for instruction 'mov'": a predicate cannot hold an address.
+    if opcode == Opcode::Mov && decoded.types().first() == Some(&Mod::Pred) {
+        if let Some(op) = instr.operands.get(1) {
+            let mut symbol = false;
+            match op {
+                Operand::Imm(e) => e.each_name(&mut |n, _| {
+                    symbol |= matches!(lookup(n), Some(Declared::Other));
+                }),
+                Operand::Name { name, .. } => {
+                    symbol = matches!(lookup(name), Some(Declared::Other))
+                }
+                _ => {}
+            }
+            if symbol {
+                diags.push(Diagnostic::new(
+                    op.span(),
+                    format!(
+                        "operand 2 of `{}` is an address, which a `.pred` cannot hold",
+                        instr_name(instr)
+                    ),
+                ));
+            }
+        }
+    }
+    gated_operands(instr, decoded, diags);
+    match opcode {
+        Opcode::Suld | Opcode::Sust | Opcode::Sured | Opcode::Tex | Opcode::Tld4 => {
+            texture_coords(instr, decoded, lookup, diags)
+        }
+        Opcode::Tcgen05 => tcgen05_data(instr, decoded, lookup, diags),
+        Opcode::Wgmma => wgmma_fragments(instr, decoded, lookup, diags),
+        Opcode::Cp => tensor_coords(instr, decoded, lookup, diags),
+        _ => {}
+    }
     let Some(rules) = operand_types(instr, decoded) else {
         return;
     };
     let form = decoded.form();
     let vec_width = decoded.vec_width();
-    let layout = form
-        .operand_layout(&instr.operands)
-        .unwrap_or_else(|_| (0..instr.operands.len()).collect());
+    let layout = match gated_layout(opcode, decoded, instr.operands.len()) {
+        Some(Ok(layout)) => layout,
+        _ => form
+            .operand_layout(&instr.operands)
+            .unwrap_or_else(|_| (0..instr.operands.len()).collect()),
+    };
     for (index, (op, &at)) in instr.operands.iter().zip(&layout).enumerate() {
         let Some(pat) = form.operands.get(at) else {
             continue;
@@ -362,9 +426,9 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         // Packing conversions (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `cvt.rs….e4m3x4.f32 d,
         // {a, b, e, f}, rbits`): the destination holds the packed format, sources the other.
         O::Cvt if types.len() == 2 && !d.has(Pack) => {
-            // ptxas takes a wider destination for `.f16x2`/`.bf16x2`, not for the 8-bit,
+            // ptxas takes a wider destination for `.f16x2`, not for `.bf16x2` or the 8-bit,
             // 6-bit and 4-bit formats.
-            relaxed = types[0].type_bits().is_some();
+            relaxed = types[0] == F16x2;
             let dt = bit_type(types[0].instr_type_bits()?)?;
             let st = types[1];
             [
@@ -377,6 +441,26 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
             ]
             .into_iter()
             .collect()
+        }
+        // `cvt.pack.sat.u8.s32.b32 d, a, b, c`: 32-bit integers in, the packed bits out in a
+        // 32-bit integer register; wider registers pass (measured with ptxas 13).
+        O::Cvt if d.has(Pack) => {
+            relaxed = true;
+            [("d", U32), ("a", S32), ("b", S32), ("c", B32)]
+                .into_iter()
+                .collect()
+        }
+        // Surfaces: the data of the instruction's type (wider registers pass, as for `ld` and
+        // `st`; brace vectors for `.v2`/`.v4`). Measured with ptxas 13.
+        O::Suld => {
+            relaxed = true;
+            vector_operands = &["d"];
+            [("d", one?)].into_iter().collect()
+        }
+        O::Sust | O::Sured => {
+            relaxed = true;
+            vector_operands = &["c"];
+            [("c", one?)].into_iter().collect()
         }
         // Video instructions: every operand is a 32-bit register or constant.
         O::Vadd
@@ -503,16 +587,77 @@ fn operand_types(instr: &Instruction<'_>, d: &Decoded) -> Option<Rules> {
         O::Txq => [("d", B32), ("lod", S32)].into_iter().collect(),
         O::Suq => [("d", B32)].into_iter().collect(),
         O::Istypep => [("p", Pred), ("a", U64)].into_iter().collect(),
-        // tcgen05.mma: 64-bit matrix descriptors, a 32-bit instruction descriptor, the
-        // accumulate flag a predicate (ptxas: "Arguments mismatch").
+        // tcgen05: 64-bit matrix descriptors (`.mma`'s and `.cp`'s source), a 32-bit
+        // instruction descriptor, the accumulate flag a predicate; tensor-memory addresses,
+        // column counts and the reduction value 32 bits, the multicast mask 16 (ptxas:
+        // "Arguments mismatch", "must be 16-bit size").
         O::Tcgen05 => [
             ("a-desc", B64),
             ("b-desc", B64),
+            ("s-desc", B64),
             ("idesc", B32),
             ("enable-input-d", Pred),
+            ("taddr", B32),
+            ("nCols", B32),
+            ("redval", B32),
+            ("ctaMask", B16),
         ]
         .into_iter()
         .collect(),
+        // wgmma: descriptors, the accumulate flag (a predicate or constant), the sparse
+        // metadata; the fragments `d` and `a` are checked by `wgmma_fragments`.
+        O::Wgmma => [
+            ("a-desc", B64),
+            ("b-desc", B64),
+            ("scale-d", Pred),
+            ("sp-meta", B32),
+        ]
+        .into_iter()
+        .collect(),
+        // multimem: the loaded, stored or combined value of the type (brace vectors for
+        // `.vN`); the bulk copies' 32-bit size and 16-bit byte mask.
+        O::Multimem => {
+            vector_operands = &["d", "b"];
+            let mut v: SmallVec<[(&'static str, Mod); 8]> =
+                [("size", U32), ("byteMask", B16)].into_iter().collect();
+            if let Some(t) = one.filter(|_| !d.has(Cp)) {
+                v.extend([("d", t), ("b", t)]);
+            }
+            v
+        }
+        // Bulk and tensor copies: a 32-bit size, 16-bit CTA and byte masks, a 64-bit cache
+        // policy (measured with ptxas: "Arguments mismatch", "must be 16-bit size").
+        O::Cp => [
+            ("size", U32),
+            ("ctaMask", B16),
+            ("byteMask", B16),
+            ("cache-policy", B64),
+        ]
+        .into_iter()
+        .collect(),
+        // tensormap.replace: the new value of the instruction's type (the last; `.b1024` is
+        // the object's).
+        O::Tensormap => [("new_val", *types.last()?)].into_iter().collect(),
+        O::Createpolicy => [
+            ("cache-policy", B64),
+            ("primary-size", U32),
+            ("total-size", U32),
+            ("access-property", B64),
+        ]
+        .into_iter()
+        .collect(),
+        O::Brx => [("index", U32)].into_iter().collect(),
+        O::Clusterlaunchcontrol => {
+            vector_operands = &["{xdim, ydim, zdim, _}"];
+            [
+                ("{xdim, ydim, zdim, _}", B32),
+                ("pred", Pred),
+                ("reg", B32),
+                ("try_cancel_response", B128),
+            ]
+            .into_iter()
+            .collect()
+        }
         // Cluster addresses: a 32-bit rank; `mapa` maps an address of the type to another
         // CTA's (measured with ptxas).
         O::Getctarank => [("d", U32), ("a", one?)].into_iter().collect(),
@@ -807,19 +952,30 @@ fn matrix_fragments(
     diags: &mut Vec<Diagnostic>,
 ) {
     use Mod::*;
-    if !d.has(M8n8) || !d.has(B16) {
-        return;
-    }
+    // Registers per matrix: one for `.m8n8.b16` and the 8-bit `.m8n16`/`.m16n8` shapes, two
+    // for `.m16n16` (ptxas: "Vector of size 2 is expected for argument 0").
+    let shape = d
+        .mods
+        .iter()
+        .map(|m| m.spelling())
+        .find(|s| matches!(*s, ".m8n8" | ".m8n16" | ".m16n8" | ".m16n16"));
+    let per = match shape {
+        Some(".m8n8") if d.has(B16) => 1,
+        Some(".m8n16" | ".m16n8") => 1,
+        Some(".m16n16") => 2,
+        _ => return,
+    };
     let data: SmallVec<[(usize, u8); 2]> = match instr.opcode {
         Opcode::Movmatrix => SmallVec::from_slice(&[(0, 1), (1, 1)]),
         op => {
-            let n = if d.has(X4) {
-                4
-            } else if d.has(X2) {
-                2
-            } else {
-                1
-            };
+            let n = per
+                * if d.has(X4) {
+                    4
+                } else if d.has(X2) {
+                    2
+                } else {
+                    1
+                };
             let at = usize::from(op == Opcode::Stmatrix);
             SmallVec::from_slice(&[(at, n)])
         }
@@ -839,6 +995,404 @@ fn matrix_fragments(
                 .get(index)
                 .map_or("r", |o| o.name.as_str());
             diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
+    }
+}
+
+/// The operands of `instr` with the names their positions have in the matched form (an
+/// address `[taddr]` as `taddr`), with their index; empty when the operands fit no layout.
+pub(super) fn named_operands<'i, 'a>(
+    instr: &'i Instruction<'a>,
+    d: &Decoded,
+) -> SmallVec<[(&'static str, usize, &'i Operand<'a>); 8]> {
+    let form = d.form();
+    let layout = match gated_layout(instr.opcode, d, instr.operands.len()) {
+        Some(Ok(layout)) => layout,
+        Some(Err(())) => return SmallVec::new(),
+        None => match form.operand_layout(&instr.operands) {
+            Ok(layout) => layout,
+            Err(_) => return SmallVec::new(),
+        },
+    };
+    instr
+        .operands
+        .iter()
+        .zip(&layout)
+        .enumerate()
+        .filter_map(|(i, (op, &at))| {
+            let name = form.operands.get(at)?.name.as_str();
+            let bare = name
+                .strip_prefix('[')
+                .and_then(|n| n.strip_suffix(']'))
+                .filter(|n| !n.contains(','))
+                .unwrap_or(name);
+            Some((bare, i, op))
+        })
+        .collect()
+}
+
+/// Whether an optional operand comes with a modifier: the CTA mask with
+/// `.multicast::cluster`, the byte mask with `.cp_mask`, the im2col offsets with the im2col
+/// load modes, the cache policy with `.L2::cache_hint` (copies, `tcgen05` and `multimem`;
+/// ptxas: "Arguments mismatch", ".L2::cache_hint modifier required for instruction
+/// 'cp.async' with 5 arguments"). `None`: the operand is not tied to a modifier.
+fn operand_gate(opcode: Opcode, d: &Decoded, name: &str) -> Option<bool> {
+    if !matches!(opcode, Opcode::Cp | Opcode::Tcgen05 | Opcode::Multimem) {
+        return None;
+    }
+    Some(match name {
+        "ctaMask" => d.has(Mod::MulticastCluster),
+        "byteMask" => d.has(Mod::CpMask),
+        "im2colInfo" => d
+            .mods
+            .iter()
+            .any(|m| matches!(m.spelling(), ".im2col" | ".im2col::w" | ".im2col::w::128")),
+        "cache-policy" => d.has(Mod::L2CacheHint),
+        _ => return None,
+    })
+}
+
+/// The operand layout of a form whose optional operands depend on modifiers: `None` when
+/// none does; `Some(Err(()))` when the operands present contradict the modifiers.
+fn gated_layout(
+    opcode: Opcode,
+    d: &Decoded,
+    count: usize,
+) -> Option<Result<SmallVec<[usize; 8]>, ()>> {
+    let form = d.form();
+    let mut groups: SmallVec<[(u8, Option<bool>); 4]> = SmallVec::new();
+    for o in &form.operands {
+        let Some(g) = o.group else { continue };
+        let gate = operand_gate(opcode, d, &o.name);
+        match groups.iter_mut().find(|(x, _)| *x == g) {
+            Some(entry) => {
+                if entry.1 != gate {
+                    entry.1 = None;
+                }
+            }
+            None => groups.push((g, gate)),
+        }
+    }
+    if groups.iter().all(|(_, gate)| gate.is_none()) || groups.len() > 8 {
+        return None;
+    }
+    for mask in 0u32..(1 << groups.len()) {
+        let present = |k: usize| mask & (1 << k) != 0;
+        if groups
+            .iter()
+            .enumerate()
+            .any(|(k, (_, gate))| gate.is_some_and(|g| g != present(k)))
+        {
+            continue;
+        }
+        let layout: SmallVec<[usize; 8]> = form
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| {
+                o.group.is_none_or(|g| {
+                    groups
+                        .iter()
+                        .position(|(x, _)| *x == g)
+                        .is_some_and(present)
+                })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if layout.len() == count {
+            return Some(Ok(layout));
+        }
+    }
+    Some(Err(()))
+}
+
+/// Operands that the modifiers do not call for, or missing ones they do (see
+/// [`operand_gate`]).
+fn gated_operands(instr: &Instruction<'_>, d: &Decoded, diags: &mut Vec<Diagnostic>) {
+    if d.form().operand_layout(&instr.operands).is_err() {
+        return;
+    }
+    if let Some(Err(())) = gated_layout(instr.opcode, d, instr.operands.len()) {
+        let wanted: Vec<String> = d
+            .form()
+            .operands
+            .iter()
+            .filter(|o| o.group.is_none() || operand_gate(instr.opcode, d, &o.name) == Some(true))
+            .map(|o| o.name.clone())
+            .collect();
+        diags.push(Diagnostic::new(
+            instr.span,
+            format!(
+                "`{}` takes {} operands with these modifiers ({}), not {} (the CTA mask comes with `.multicast::cluster`, the byte mask with `.cp_mask`, im2col offsets with an im2col mode, the cache policy with `.L2::cache_hint`)",
+                instr_name(instr),
+                wanted.len(),
+                wanted.join(", "),
+                instr.operands.len()
+            ),
+        ));
+    }
+}
+
+/// Whether the form's operand `name` must be a constant: the manual's immediates (`immLut`,
+/// `imm-scale-a`, `immHalfSplitoff`, `imm-reg-count`, the `N` of the waits, `cp-size`),
+/// `wgmma`'s sparsity selector, `st.bulk`'s zero, and the sizes, field numbers and
+/// enumerated values of the cache, fence and tensor-map instructions. ptxas: "Integer
+/// constant expression expected", "must be constant", "Arguments mismatch".
+fn must_be_constant(opcode: Opcode, d: &Decoded, name: &str) -> bool {
+    name.starts_with("imm")
+        || matches!(name, "N" | "cp-size" | "sp-sel" | "initval")
+        || name.parse::<u64>().is_ok()
+        || match opcode {
+            Opcode::Applypriority | Opcode::Discard | Opcode::Fence => name == "size",
+            Opcode::Tensormap => {
+                matches!(name, "size" | "ord") || (name == "new_val" && d.slot("field3").is_some())
+            }
+            Opcode::Pmevent => name == "a",
+            _ => false,
+        }
+}
+
+/// Operands that must be constants (see [`must_be_constant`]) but name a register.
+fn constant_operands(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let is_reg = |n: &str| matches!(lookup(n), Some(Declared::Reg { .. } | Declared::Special));
+    for (name, index, op) in named_operands(instr, d) {
+        if !must_be_constant(instr.opcode, d, name) {
+            continue;
+        }
+        let register = match op {
+            Operand::Imm(e) => {
+                let mut found = false;
+                e.each_name(&mut |n, _| found |= is_reg(n));
+                found
+            }
+            Operand::Name { name: n, .. } => is_reg(n),
+            _ => true,
+        };
+        if register {
+            diags.push(Diagnostic::new(
+                op.span(),
+                format!(
+                    "operand {} (`{name}`) of `{}` must be a constant, not a register",
+                    index + 1,
+                    instr_name(instr)
+                ),
+            ));
+        }
+    }
+}
+
+/// The shape of a `tcgen05.ld`/`.st`/`.ld.red` and its `.xN` count: how many 32-bit
+/// registers one thread moves is the count times 1 (`.32x32b`, `.16x64b`, `.16x32bx2`), 2
+/// (`.16x128b`) or 4 (`.16x256b`); ptxas takes at most 128 ("Modifier .x64 not allowed for
+/// instruction tcgen05.ld with shape '.16x256b'"). Measured with ptxas 13.
+pub(super) fn tcgen05_data_shape(d: &Decoded) -> Option<(&'static str, u32, u32)> {
+    let shape = d.mods.iter().map(|m| m.spelling()).find(|s| {
+        matches!(
+            *s,
+            ".32x32b" | ".16x64b" | ".16x128b" | ".16x256b" | ".16x32bx2"
+        )
+    })?;
+    let per = match shape {
+        ".16x128b" => 2,
+        ".16x256b" => 4,
+        _ => 1,
+    };
+    let num = d
+        .mods
+        .iter()
+        .find_map(|m| m.spelling().strip_prefix(".x")?.parse::<u32>().ok())?;
+    Some((shape, per, num))
+}
+
+/// `tcgen05.ld`/`.st`: the data is a brace vector of as many 32-bit registers as the shape
+/// and count give (ptxas: "Vector expected", "Argument vector size mismatch", "Illegal to
+/// use symbol of type .b64 as vector element"), and the tensor-memory address a 32-bit
+/// register ("Use a 32-bit integer or bit register only").
+fn tcgen05_data(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some((_, per, num)) = tcgen05_data_shape(d) else {
+        return;
+    };
+    let name = instr_name(instr);
+    for (pname, index, op) in named_operands(instr, d) {
+        match (pname, op) {
+            ("r", _) if per * num <= 128 => {
+                let count = (per * num) as u8;
+                if let Some(mm) =
+                    check_operand(op, Mod::B32, false, Some(count), true, instr.opcode, lookup)
+                {
+                    diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+                }
+            }
+            ("taddr", Operand::Addr(a)) => {
+                let Some(base) = a.base else { continue };
+                if let Some(Declared::Reg { ty, .. }) = lookup(base) {
+                    if ty.type_bits() != Some(32) {
+                        diags.push(Diagnostic::new(
+                            a.span,
+                            format!(
+                                "operand {} of `{name}` is a tensor-memory address: it needs a 32-bit register, but `{base}` is declared `{}`",
+                                index + 1,
+                                ty.spelling()
+                            ),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `wgmma.mma_async`'s fragments: each thread of the warpgroup holds 64·N/128 elements of
+/// D, packed two to a 32-bit register for `.f16` (N/4 registers) and one per register for
+/// `.f32`/`.s32` (N/2), and A (when not a descriptor) in four 32-bit registers. Measured
+/// with ptxas ("Arguments mismatch", "Argument vector size mismatch").
+fn wgmma_fragments(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some((_, n, _)) = d.mods.iter().find_map(|x| mma_shape(x.spelling())) else {
+        return;
+    };
+    let Some(&dt) = d.types().first() else {
+        return;
+    };
+    let d_regs = if dt == Mod::F16 { n / 4 } else { n / 2 };
+    let name = instr_name(instr);
+    for (pname, index, op) in named_operands(instr, d) {
+        let count = match pname {
+            "d" => d_regs,
+            "a" => 4,
+            _ => continue,
+        };
+        let Ok(count) = u8::try_from(count) else {
+            continue;
+        };
+        if let Some(mm) =
+            check_operand(op, Mod::B32, false, Some(count), true, instr.opcode, lookup)
+        {
+            diags.push(mismatch_message(&name, pname, Mismatch { index, ..mm }));
+        }
+    }
+}
+
+/// The coordinates of texture and surface accesses (the last element of `[a, b]`): one for
+/// `.1d`, two for `.2d` and `.a1d`, four for the others (`.3d`, `.a2d`, the cubes and the
+/// multisample geometries; a fourth element is padding), a scalar standing for one, never
+/// three (ptxas: "Operand vector size doesn't match geometry", "Illegal vector size: 3").
+/// Surface coordinates are 32-bit ("Arguments mismatch"); texture ones are floats or
+/// integers by the instruction's type, not checked here.
+fn texture_coords(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(need) = d.mods.iter().find_map(|m| match m.spelling() {
+        ".1d" => Some(1usize),
+        ".2d" | ".a1d" => Some(2),
+        ".3d" | ".a2d" | ".cube" | ".acube" | ".2dms" | ".a2dms" => Some(4),
+        _ => None,
+    }) else {
+        return;
+    };
+    let Some((index, Operand::AddrList(items, _))) = instr
+        .operands
+        .iter()
+        .enumerate()
+        .find(|(_, o)| matches!(o, Operand::AddrList(..)))
+    else {
+        return;
+    };
+    let Some(coords) = items.last().filter(|_| items.len() >= 2) else {
+        return;
+    };
+    let (count, elems): (usize, &[Operand<'_>]) = match coords {
+        Operand::Vec(v, _) => (v.len(), v),
+        other => (1, std::slice::from_ref(other)),
+    };
+    let name = instr_name(instr);
+    if count < need || count == 3 || count > 4 {
+        diags.push(Diagnostic::new(
+            coords.span(),
+            format!(
+                "operand {} of `{name}`: the geometry needs {need} coordinate{} (a brace vector of {}), not {count}",
+                index + 1,
+                if need == 1 { "" } else { "s" },
+                if need == 4 { "4, the last one padding where the geometry has 3" } else if need == 2 { "2" } else { "1, or a scalar" },
+            ),
+        ));
+        return;
+    }
+    if matches!(instr.opcode, Opcode::Suld | Opcode::Sust | Opcode::Sured) {
+        for e in elems {
+            if let Some(mm) = check_operand(e, Mod::B32, false, None, false, instr.opcode, lookup) {
+                diags.push(mismatch_message(&name, "b", Mismatch { index, ..mm }));
+                return;
+            }
+        }
+    }
+}
+
+/// The tensor coordinates of the bulk tensor copies (`[tensorMap, {c0, c1}]`): a brace
+/// vector of one 32-bit register or constant per dimension of `.Nd`, five for the
+/// `.tile::gather4`/`.tile::scatter4` modes (ptxas: "Vector expected", "Argument vector
+/// size mismatch", "Arguments mismatch").
+fn tensor_coords(
+    instr: &Instruction<'_>,
+    d: &Decoded,
+    lookup: &dyn Fn(&str) -> Option<Declared>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(dims) = d.mods.iter().find_map(|m| match m.spelling() {
+        ".1d" => Some(1u8),
+        ".2d" => Some(2),
+        ".3d" => Some(3),
+        ".4d" => Some(4),
+        ".5d" => Some(5),
+        _ => None,
+    }) else {
+        return;
+    };
+    let four = d
+        .mods
+        .iter()
+        .any(|m| matches!(m.spelling(), ".tile::gather4" | ".tile::scatter4"));
+    let count = if four { 5 } else { dims };
+    let name = instr_name(instr);
+    for (index, op) in instr.operands.iter().enumerate() {
+        let Operand::AddrList(items, _) = op else {
+            continue;
+        };
+        let Some(coords) = items.get(1) else {
+            continue;
+        };
+        if let Some(mm) = check_operand(
+            coords,
+            Mod::B32,
+            false,
+            Some(count),
+            true,
+            instr.opcode,
+            lookup,
+        ) {
+            diags.push(mismatch_message(
+                &name,
+                "tensorCoords",
+                Mismatch { index, ..mm },
+            ));
         }
     }
 }
@@ -895,13 +1449,19 @@ fn check_operand<'s>(
                     None if n == 1 => want,
                     Some(w) => {
                         return Some(Mismatch {
-                            what: format!("it is a vector of {n}"),
+                            what: if matches!(w, 2 | 4 | 8) {
+                                format!("it is a vector of {n}")
+                            } else {
+                                format!("it is a vector of {n}, not of {w}")
+                            },
                             detail: Some(if w == 2 {
                                 "`.v2` needs a vector of 2 elements `{a, b}`"
                             } else if w == 4 {
                                 "`.v4` needs a vector of 4 elements `{a, b, c, d}`"
-                            } else {
+                            } else if w == 8 {
                                 "`.v8` needs a vector of 8 elements"
+                            } else {
+                                "the instruction's modifiers fix how many elements it has"
                             }),
                             ..mk(String::new(), None)
                         })
