@@ -328,6 +328,20 @@ impl Module {
         block: Option<Dim3>,
         debug: &crate::lower::debug::DebugOptions,
     ) -> Result<Module, ApiError> {
+        // The kernel cache: a hit needs neither parsing nor compiling (an entry exists only
+        // for PTX that compiled).
+        let req = crate::target::cpu::cache::Request {
+            src,
+            opt,
+            name: "ptx",
+            mode,
+            block: block.map(|b| b.0),
+            debug,
+            settings: crate::target::cpu::cache::Settings::from_env(),
+        };
+        if let Some((program, _)) = crate::target::cpu::cache::lookup(&req) {
+            return Ok(Module { program });
+        }
         let (ast, mut diags) = crate::syntax::parse(src);
         if diags.is_empty() {
             diags = crate::check::check(&ast);
@@ -342,14 +356,8 @@ impl Module {
         let ast = Box::into_raw(Box::new(ast));
         // SAFETY: `ast` is valid until freed below; `Program` has no lifetime, so nothing
         // borrowed from the AST outlives `load_for`.
-        let program = Program::load_debug(
-            unsafe { &*ast },
-            opt,
-            "ptx",
-            mode,
-            block.map(|b| b.0),
-            debug,
-        );
+        let program =
+            crate::target::cpu::cache::compile_and_load(&req, unsafe { &*ast }).map(|(p, _)| p);
         // SAFETY: allocated above and no longer borrowed.
         drop(unsafe { Box::from_raw(ast) });
         Ok(Module { program: program? })
