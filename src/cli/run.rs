@@ -106,8 +106,8 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         debug: &debug,
         settings: ptx2llvm::target::cpu::cache::Settings::from_env(),
     };
-    let (program, outcome) = ptx2llvm::target::cpu::cache::load(&req, module).map_err(
-        |e| match e {
+    let (program, outcome) =
+        ptx2llvm::target::cpu::cache::load(&req, module).map_err(|e| match e {
             // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
             ptx2llvm::target::cpu::CompileError::Lower(errs) => {
                 let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
@@ -122,8 +122,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
                 fail(driver::render(&diags, &a.file, src).trim_end().to_string())
             }
             e => fail(format!("{}: error: {e}", a.file.display())),
-        },
-    )?;
+        })?;
     let jit_ms = jit_start.elapsed().as_secs_f64() * 1e3;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();

@@ -43,8 +43,7 @@ impl ObjectJit {
         Target::initialize_native(&InitializationConfig::default())?;
         let mut j: LLVMOrcLLJITRef = std::ptr::null_mut();
         // SAFETY: a null builder asks for the default LLJIT; `j` is written on success.
-        if let Some(e) = error_text(unsafe { LLVMOrcCreateLLJIT(&mut j, std::ptr::null_mut()) })
-        {
+        if let Some(e) = error_text(unsafe { LLVMOrcCreateLLJIT(&mut j, std::ptr::null_mut()) }) {
             return Err(format!("cannot create an ORC JIT: {e}"));
         }
         // From here on `jit` disposes of `j` on every path.
@@ -64,10 +63,10 @@ impl ObjectJit {
                     Sym: LLVMJITEvaluatedSymbol {
                         Address: *addr as u64,
                         Flags: LLVMJITSymbolFlags {
-                            GenericFlags: LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported
-                                as u8
-                                | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable
-                                    as u8,
+                            GenericFlags:
+                                LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported as u8
+                                    | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable
+                                        as u8,
                             TargetFlags: 0,
                         },
                     },

@@ -65,7 +65,9 @@ impl Settings {
     pub fn from_env() -> Settings {
         let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
         let enabled = !matches!(
-            var("PTX2LLVM_CACHE").map(|v| v.to_ascii_lowercase()).as_deref(),
+            var("PTX2LLVM_CACHE")
+                .map(|v| v.to_ascii_lowercase())
+                .as_deref(),
             Some("0" | "off" | "false" | "no")
         );
         let max_bytes = var("PTX2LLVM_CACHE_MAX")
@@ -497,9 +499,7 @@ fn evict(dir: &Path, max: u64) {
         if name.ends_with(".kc") {
             entries.push((mtime, meta.len(), path));
         } else if name.starts_with(".tmp-")
-            && now
-                .duration_since(mtime)
-                .is_ok_and(|a| a.as_secs() > 3600)
+            && now.duration_since(mtime).is_ok_and(|a| a.as_secs() > 3600)
         {
             let _ = std::fs::remove_file(&path);
         }
