@@ -412,7 +412,8 @@ fn decode_entry(key: &Key, b: &[u8]) -> Option<Entry> {
 // ---- the stores ----
 
 /// This process's entries, with the tick of their last use (least recently used goes first).
-static MEMORY: Mutex<Option<HashMap<Key, (Arc<Entry>, u64)>>> = Mutex::new(None);
+static MEMORY: Mutex<Option<MemoryMap>> = Mutex::new(None);
+type MemoryMap = HashMap<Key, (Arc<Entry>, u64)>;
 static TICK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn memory_get(key: &Key) -> Option<Arc<Entry>> {
@@ -545,7 +546,7 @@ fn compile<'a>(req: &Request, module: &'a ast::Module<'a>) -> Result<Entry, Comp
         .map_err(CompileError::Llvm)?;
     let exported: Vec<String> = kernels
         .iter()
-        .map(|k| code_symbol(k))
+        .map(code_symbol)
         .chain(globals.iter().map(|g| g.0.clone()))
         .collect();
     let code = crate::llvm::orc::code_sections(&object, &exported);
@@ -623,7 +624,7 @@ fn instantiate(e: &Entry) -> Result<Program, String> {
         _code: code,
         engine: Engine::Object(jit),
         kernels: e.manifest.kernels.clone(),
-        static_shared: e.manifest.shared.clone(),
+        static_shared: e.manifest.shared,
         globals: e.manifest.globals.clone(),
     })
 }
