@@ -595,14 +595,13 @@ fn instantiate(e: &Entry) -> Result<Program, String> {
         syms.push((n.as_str(), *a));
     }
     let jit = crate::llvm::orc::ObjectJit::load(&e.object, &syms)?;
-    for k in &e.manifest.kernels {
-        let s = code_symbol(k);
-        jit.address(&s)
+    let mut addresses = Vec::new();
+    let names = e.manifest.kernels.iter().map(code_symbol);
+    for s in names.chain(e.manifest.globals.iter().map(|g| g.0.clone())) {
+        let a = jit
+            .address(&s)
             .ok_or_else(|| format!("the object does not define `{s}`"))?;
-    }
-    for (g, _) in &e.manifest.globals {
-        jit.address(g)
-            .ok_or_else(|| format!("the object does not define `{g}`"))?;
+        addresses.push((s, a));
     }
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let ranges: Vec<(usize, usize)> = e
@@ -622,7 +621,7 @@ fn instantiate(e: &Entry) -> Result<Program, String> {
     let code = crate::runtime::fault::register_code(&ranges);
     Ok(Program {
         _code: code,
-        engine: Engine::Object(jit),
+        engine: Engine::Object { jit, addresses },
         kernels: e.manifest.kernels.clone(),
         static_shared: e.manifest.shared,
         globals: e.manifest.globals.clone(),

@@ -486,22 +486,31 @@ enum Engine {
         jit: Jit<'static>,
         _ctx: Box<Context>,
     },
-    /// An object compiled earlier (the kernel cache, `cache.rs`), linked by ORC.
-    Object(crate::llvm::orc::ObjectJit),
+    /// An object compiled earlier (the kernel cache, `cache.rs`), linked by ORC, with the
+    /// addresses of its kernels and variables (looked up once: an ORC lookup takes a lock and
+    /// interns the name, too slow for every launch).
+    Object {
+        jit: crate::llvm::orc::ObjectJit,
+        addresses: Vec<(String, usize)>,
+    },
 }
 
 impl Engine {
     fn address(&self, name: &str) -> Option<usize> {
         match self {
             Engine::Mcjit { jit, .. } => jit.address(name),
-            Engine::Object(o) => o.address(name),
+            Engine::Object { jit, addresses } => addresses
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|a| a.1)
+                .or_else(|| jit.address(name)),
         }
     }
 
     fn global_address(&self, name: &str) -> Option<usize> {
         match self {
             Engine::Mcjit { jit, .. } => jit.global_address(name),
-            Engine::Object(o) => o.address(name),
+            Engine::Object { .. } => self.address(name),
         }
     }
 }
