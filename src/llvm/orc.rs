@@ -52,6 +52,13 @@ impl ObjectJit {
         // its JITDylib, which owns them afterwards; the names are interned (and retained) by
         // `LLVMOrcLLJITMangleAndIntern`, whose references `LLVMOrcAbsoluteSymbols` takes.
         unsafe {
+            // gdb's JIT interface learns of the object as of MCJIT's (function names and
+            // line tables in backtraces); without it, debugging goes on without names.
+            if let Some(e) = error_text(LLVMOrcLLJITEnableDebugSupport(j)) {
+                if std::env::var_os("PTX2LLVM_CACHE_DEBUG").is_some() {
+                    eprintln!("ptx2llvm: kernel cache: no gdb registration: {e}");
+                }
+            }
             let jd = LLVMOrcLLJITGetMainJITDylib(j);
             let mut pairs = Vec::with_capacity(symbols.len());
             for (name, addr) in symbols {
