@@ -436,3 +436,49 @@ fn ptx2llvm_cache_0_turns_the_cache_off() {
     assert!(err.contains("compile: cached"), "{err}");
     assert_eq!(words, expected(3));
 }
+
+/// Code generation calls helpers the IR never names (`__truncsfbf2` for `cvt.rn.bf16.f32`):
+/// the object's own undefined symbols are bound to the runtime's, as MCJIT binds them. The
+/// cache once bound only the IR's and the object did not link (lit/isa/half.ptx failed).
+#[test]
+fn helpers_called_by_generated_code_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry tobf(.param .u64 out, .param .f32 x)
+{
+    .reg .f32 %f1;
+    .reg .b16 %h1;
+    .reg .b64 %rd<3>;
+    ld.param.f32 %f1, [x];
+    cvt.rn.bf16.f32 %h1, %f1;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.b16 [%rd2], %h1;
+    ret;
+}
+"#;
+    for want in [Outcome::Compiled, Outcome::Disk] {
+        let (p, o) = load(src, disk_only(dir.path()));
+        assert_eq!(o, want);
+        let k = p.kernel("tobf").unwrap();
+        let args = vec![
+            Arg::Buffer(Buffer::zeroed(2)),
+            Arg::Scalar(1.5f32.to_le_bytes().to_vec()),
+        ];
+        let params = param_buffer("tobf", &k.params, &args).unwrap();
+        let cfg = LaunchConfig {
+            grid: [1, 1, 1],
+            block: [BLOCK, 1, 1],
+            ..LaunchConfig::default()
+        };
+        // SAFETY: the buffer holds the 2 bytes the kernel writes.
+        unsafe { p.launch("tobf", &params, &cfg) }.expect("launch");
+        let Arg::Buffer(b) = &args[0] else {
+            unreachable!()
+        };
+        assert_eq!(b.as_slice(), &0x3fc0u16.to_le_bytes());
+    }
+}

@@ -132,14 +132,25 @@ impl Drop for ObjectJit {
     }
 }
 
-/// Where the code of `object` lies relative to its symbols: per code section (`.text`,
-/// `.text.*`) holding one of the symbols `exported` names, that symbol, its offset in the
-/// section, and the section's size. With the symbol's run-time address this gives the
-/// section's range for the fault handler, internal functions included.
-pub fn code_sections(object: &[u8], exported: &[String]) -> Vec<(String, u64, u64)> {
+/// What the kernel cache needs to know of an object (`inspect`).
+#[derive(Debug, Default)]
+pub struct ObjectSymbols {
+    /// Per code section (`.text`, `.text.*`) holding one of the symbols `exported` names: that
+    /// symbol, its offset in the section, and the section's size. With the symbol's run-time
+    /// address this gives the section's range for the fault handler, internal functions
+    /// included.
+    pub code: Vec<(String, u64, u64)>,
+    /// The symbols the object uses without defining them (runtime helpers, libm, and the
+    /// helpers code generation itself calls, such as `__truncsfbf2`, which the IR never names).
+    pub undefined: Vec<String>,
+}
+
+/// Reads `object`'s symbol table (see `ObjectSymbols`); an unreadable object gives nothing.
+pub fn inspect(object: &[u8], exported: &[String]) -> ObjectSymbols {
     use llvm_sys::object::*;
     // (section name, symbol, offset, size)
     let mut found: Vec<(String, String, u64, u64)> = Vec::new();
+    let mut undefined = Vec::new();
     // SAFETY: the buffer refers to `object`, alive for this call; the binary, its iterators
     // and the buffer are disposed of before returning; names are copied while valid.
     unsafe {
@@ -156,7 +167,7 @@ pub fn code_sections(object: &[u8], exported: &[String]) -> Vec<(String, u64, u6
                 llvm_sys::core::LLVMDisposeMessage(err);
             }
             llvm_sys::core::LLVMDisposeMemoryBuffer(buf);
-            return Vec::new();
+            return ObjectSymbols::default();
         }
         let sym = LLVMObjectFileCopySymbolIterator(bin);
         let sect = LLVMObjectFileCopySectionIterator(bin);
@@ -167,23 +178,26 @@ pub fn code_sections(object: &[u8], exported: &[String]) -> Vec<(String, u64, u6
             } else {
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             };
-            if exported.contains(&name) {
-                LLVMMoveToContainingSection(sect, sym);
-                if LLVMObjectFileIsSectionIteratorAtEnd(bin, sect) == 0 {
-                    let sp = LLVMGetSectionName(sect);
-                    let sname = if sp.is_null() {
-                        String::new()
-                    } else {
-                        CStr::from_ptr(sp).to_string_lossy().into_owned()
-                    };
-                    let base = LLVMGetSectionAddress(sect);
-                    let size = LLVMGetSectionSize(sect);
-                    let off = LLVMGetSymbolAddress(sym).wrapping_sub(base);
-                    let is_code = sname == ".text" || sname.starts_with(".text.");
-                    // One symbol per section.
-                    if is_code && !found.iter().any(|f| f.0 == sname) {
-                        found.push((sname, name, off, size));
-                    }
+            LLVMMoveToContainingSection(sect, sym);
+            if LLVMObjectFileIsSectionIteratorAtEnd(bin, sect) != 0 {
+                // Undefined (or absolute, as the file symbol: callers filter by name).
+                if !name.is_empty() {
+                    undefined.push(name);
+                }
+            } else if exported.contains(&name) {
+                let sp = LLVMGetSectionName(sect);
+                let sname = if sp.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(sp).to_string_lossy().into_owned()
+                };
+                let base = LLVMGetSectionAddress(sect);
+                let size = LLVMGetSectionSize(sect);
+                let off = LLVMGetSymbolAddress(sym).wrapping_sub(base);
+                let is_code = sname == ".text" || sname.starts_with(".text.");
+                // One symbol per section.
+                if is_code && !found.iter().any(|f| f.0 == sname) {
+                    found.push((sname, name, off, size));
                 }
             }
             LLVMMoveToNextSymbol(sym);
@@ -193,5 +207,8 @@ pub fn code_sections(object: &[u8], exported: &[String]) -> Vec<(String, u64, u6
         LLVMDisposeBinary(bin);
         llvm_sys::core::LLVMDisposeMemoryBuffer(buf);
     }
-    found.into_iter().map(|(_, s, o, n)| (s, o, n)).collect()
+    ObjectSymbols {
+        code: found.into_iter().map(|(_, s, o, n)| (s, o, n)).collect(),
+        undefined,
+    }
 }

@@ -537,10 +537,6 @@ fn compile<'a>(req: &Request, module: &'a ast::Module<'a>) -> Result<Entry, Comp
     let table = crate::runtime::symbols();
     let syms: Vec<(&str, usize)> = table.iter().map(|(n, a)| (n.as_str(), *a)).collect();
     check_defined(&m, &syms)?;
-    let runtime_symbols: Vec<String> = crate::llvm::cpu::undefined_functions(&m)
-        .into_iter()
-        .filter(|n| syms.iter().any(|(s, _)| s == n))
-        .collect();
     let object = machine
         .emit(&m, EmitKind::Object)
         .map_err(CompileError::Llvm)?;
@@ -549,7 +545,15 @@ fn compile<'a>(req: &Request, module: &'a ast::Module<'a>) -> Result<Entry, Comp
         .map(code_symbol)
         .chain(globals.iter().map(|g| g.0.clone()))
         .collect();
-    let code = crate::llvm::orc::code_sections(&object, &exported);
+    let symbols = crate::llvm::orc::inspect(&object, &exported);
+    // The object's undefined symbols that the runtime provides (MCJIT finds them in the
+    // table `Jit::new` adds); the others are the process's (libc, libm).
+    let runtime_symbols: Vec<String> = symbols
+        .undefined
+        .into_iter()
+        .filter(|n| syms.iter().any(|(s, _)| s == n))
+        .collect();
+    let code = symbols.code;
     Ok(Entry {
         object,
         manifest: Manifest {
@@ -677,9 +681,19 @@ pub fn compile_and_load<'a>(
     }
     let key = key(req);
     let e = compile(req, module)?;
-    let p = instantiate(&e).map_err(|m| {
-        CompileError::Llvm(format!("cannot link the compiled module's object: {m}"))
-    })?;
+    let p = match instantiate(&e) {
+        Ok(p) => p,
+        Err(m) => {
+            // A bug of the cache, not of the module: run it as without a cache (compiling
+            // again), say so, and store nothing.
+            eprintln!(
+                "ptx2llvm: warning: kernel cache: the compiled object does not link ({m}); \
+                 compiling without the cache"
+            );
+            let p = Program::load_debug(module, req.opt, req.name, req.mode, req.block, req.debug)?;
+            return Ok((p, Outcome::Uncached));
+        }
+    };
     if let Some(dir) = &req.settings.dir {
         disk_put(dir, &key, &e, req.settings.max_bytes);
     }
