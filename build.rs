@@ -29,6 +29,50 @@ fn main() {
     );
     let path = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("isa_gen.rs");
     std::fs::write(path, out).expect("write isa_gen.rs");
+    build_id();
+}
+
+/// `PTX2LLVM_BUILD_ID`: a SHA-256 of the crate's sources (and its manifest and lock file), so
+/// that the kernel cache (src/target/cpu/cache.rs) never hands objects compiled by one build
+/// to another, whose runtime ABI may differ, even when the version number is the same.
+fn build_id() {
+    use sha2::{Digest, Sha256};
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = vec![
+        PathBuf::from("build.rs"),
+        PathBuf::from("Cargo.toml"),
+        PathBuf::from("Cargo.lock"),
+    ];
+    for d in ["src", "runtime", "include"] {
+        println!("cargo:rerun-if-changed={d}");
+        walk(std::path::Path::new(d), &mut files);
+    }
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    files.sort();
+    let mut h = Sha256::new();
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap_or_default();
+        h.update(f.to_string_lossy().as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    let id: String = h.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    println!("cargo:rustc-env=PTX2LLVM_BUILD_ID={id}");
 }
 
 /// `.shared::cta` → `SharedCta`, `.L2::cache_hint` → `L2CacheHint`, `.L2::64B` → `L2_64B`,

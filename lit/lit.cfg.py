@@ -93,3 +93,9 @@ for name, path in substitutions:
 for var in ["HOME", "LLVM_SYS_221_PREFIX", "TMPDIR", "PTX2LLVM_RECORD"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# The kernel cache (src/target/cpu/cache.rs) of the tests' `ptx2llvm run`s lives in the build
+# tree, not in the user's ~/.cache; PTX2LLVM_CACHE=0 from the caller turns it off here too.
+config.environment["XDG_CACHE_HOME"] = os.path.join(repo_root, "target", "lit", "xdg-cache")
+if "PTX2LLVM_CACHE" in os.environ:
+    config.environment["PTX2LLVM_CACHE"] = os.environ["PTX2LLVM_CACHE"]

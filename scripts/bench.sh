@@ -485,7 +485,7 @@ run_kernel() {
     rm -rf "$d"
     mkdir -p "$d"
     note "bench.sh: pass $pass/$RUNS: $k ($SIZE)"
-    local t_p="-" t_c="-" t_o="-" comp="-" status="ok"
+    local t_p="-" t_c="-" t_o="-" comp="-" cached="-" status="ok"
     local launches="${LAUNCHES:-$((REPS + 1))}" creps="${LAUNCHES:-$REPS}"
 
     # C with OpenMP: the reference output.
@@ -502,13 +502,24 @@ run_kernel() {
     for x in "${PARGS[@]}"; do pargs+=("--arg=$x"); done
     for i in "${!PDUMP[@]}"; do pargs+=("--dump=${PDUMP[$i]}=$d/ptx2llvm.out.$i"); done
     [ "$SHMEM" != 0 ] && pargs+=(--shared-mem "$SHMEM")
-    "${PFX[@]}" "$TIMEOUT" "$P2L" run "$PTX" --kernel "$KNAME" --grid "$GRID" --block "$BLOCK" \
+    # The kernel cache starts empty (in $d, made anew above), so the measured run compiles;
+    # a second run (one launch) loads the module from the cache: its compile time is the
+    # "cached" column.
+    XDG_CACHE_HOME="$d/cache" "${PFX[@]}" "$TIMEOUT" "$P2L" run "$PTX" --kernel "$KNAME" --grid "$GRID" --block "$BLOCK" \
         "-O$OPT" --repeat "$launches" "${pargs[@]}" >"$d/ptx2llvm.log" 2>&1
     rc=$?
     if [ "$rc" = 0 ]; then
         t_p=$(median_of "$d/ptx2llvm.log")
         comp=$(sed -n 's/^compile time: \([0-9.]*\) ms.*/\1/p' "$d/ptx2llvm.log" | head -n 1)
         [ -n "$comp" ] || comp="-"
+        local cargs=()
+        for x in "${PARGS[@]}"; do cargs+=("--arg=$x"); done
+        [ "$SHMEM" != 0 ] && cargs+=(--shared-mem "$SHMEM")
+        if XDG_CACHE_HOME="$d/cache" "${PFX[@]}" "$TIMEOUT" "$P2L" run "$PTX" --kernel "$KNAME" --grid "$GRID" \
+            --block "$BLOCK" "-O$OPT" --repeat 1 "${cargs[@]}" >"$d/ptx2llvm.cached.log" 2>&1; then
+            cached=$(sed -n 's/^compile time: \([0-9.]*\) ms (compile: cached.*/\1/p' "$d/ptx2llvm.cached.log" | head -n 1)
+            [ -n "$cached" ] || cached="-"
+        fi
         if [ "${#PDUMP[@]}" -gt 0 ] && [ "$status" = ok ] && ! msg=$(check_outputs ptx2llvm "$launches"); then
             status="WRONG: $msg"
         fi
@@ -539,7 +550,7 @@ run_kernel() {
     status=${status//|//}
     status=${status//$'\t'/ }
     status=${status//$'\n'/ }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$k" "$pass" "$t_p" "$t_c" "$t_o" "$comp" "$status" >>"$WORK/times.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$k" "$pass" "$t_p" "$t_c" "$t_o" "$comp" "$status" "$cached" >>"$WORK/times.tsv"
 }
 
 declare -A SIZES
@@ -578,13 +589,13 @@ fi
     echo "ptx2llvm benchmark suite ($MODE): $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -n1)), load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "ptx2llvm -O$OPT${BENCH_NICE:+ (nice $BENCH_NICE)} $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo '+dirty'); C: $CC_BENCH ${CFLAGS_BENCH[*]}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY; PoCL: $([ "$POCL" = 1 ] && dpkg-query -W -f='${Version}' pocl-opencl-icd 2>/dev/null || echo "$POCL_WHY")"
     if [ "$REPORT" = 1 ]; then
-        echo "re-made from $WORK/times.tsv ($RUNS pass(es)); launch counts as in the runs that wrote it. Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes"
+        echo "re-made from $WORK/times.tsv ($RUNS pass(es)); launch counts as in the runs that wrote it. Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
     else
-        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: $((REPS + 1)) launches, the first one the warm-up; empty: $EMPTY_REPS launches). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes"
+        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: $((REPS + 1)) launches, the first one the warm-up; empty: $EMPTY_REPS launches). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
     fi
     echo
-    echo "| kernel | size | ptx2llvm ms | C ms | PoCL ms | ptx2llvm/C | ptx2llvm/PoCL | compile ms | check |"
-    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    echo "| kernel | size | ptx2llvm ms | C ms | PoCL ms | ptx2llvm/C | ptx2llvm/PoCL | compile ms | cached ms | check |"
+    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     for k in "${SELECTED[@]}"; do
         name=$k
         [ "$k" = empty ] && name="empty (launch overhead)"
@@ -600,14 +611,15 @@ fi
             $1 == k {
                 if (num($3)) tp[++np] = $3; if (num($4)) tc[++nc] = $4; if (num($5)) to[++no] = $5
                 if (num($6)) cm[++ncm] = $6
+                if (num($8)) ca[++nca] = $8
                 if (num($3) && num($4)) rc[++nrc] = $3 / $4
                 if (num($3) && num($5)) ro[++nro] = $3 / $5
                 if (st == "" || (st == "ok" && $7 != "ok")) st = $7
             }
             END {
-                printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, size, cell(tp, np),
+                printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, size, cell(tp, np),
                     cell(tc, nc), no ? cell(to, no) : "n/a", rcell(rc, nrc), rcell(ro, nro),
-                    ncm ? sprintf("%.0f", med(cm, ncm)) : "-", st
+                    ncm ? sprintf("%.0f", med(cm, ncm)) : "-", nca ? sprintf("%.1f", med(ca, nca)) : "-", st
             }' "$WORK/times.tsv"
     done
 } >"$WORK/table.md"

@@ -336,6 +336,24 @@ impl Module {
         block: Option<Dim3>,
         debug: &crate::lower::debug::DebugOptions,
     ) -> Result<Module, ApiError> {
+        // The kernel cache: a hit needs neither parsing nor compiling (an entry exists only
+        // for PTX that compiled).
+        let req = crate::target::cpu::cache::Request {
+            src,
+            opt,
+            name: "ptx",
+            mode,
+            block: block.map(|b| b.0),
+            debug,
+            settings: crate::target::cpu::cache::Settings::from_env(),
+        };
+        if let Some((program, _)) = crate::target::cpu::cache::lookup(&req) {
+            return Ok(Module {
+                program,
+                source: record::dir().map(|_| src.to_string()),
+                globals_written: false.into(),
+            });
+        }
         let (ast, mut diags) = crate::syntax::parse(src);
         let mut info = crate::check::ModuleInfo::default();
         if diags.is_empty() {
@@ -351,15 +369,8 @@ impl Module {
         let ast = Box::into_raw(Box::new(ast));
         // SAFETY: `ast` is valid until freed below; `Program` has no lifetime, so nothing
         // borrowed from the AST outlives `load_for`.
-        let program = Program::load_debug(
-            unsafe { &*ast },
-            &info,
-            opt,
-            "ptx",
-            mode,
-            block.map(|b| b.0),
-            debug,
-        );
+        let program = crate::target::cpu::cache::compile_and_load(&req, unsafe { &*ast }, &info)
+            .map(|(p, _)| p);
         // SAFETY: allocated above and no longer borrowed.
         drop(unsafe { Box::from_raw(ast) });
         Ok(Module {

@@ -12,7 +12,6 @@ use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
 use ptx2llvm::target::cpu::fission::KernelPath;
-use ptx2llvm::target::cpu::Program;
 
 fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
@@ -97,8 +96,17 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         ptx2llvm::target::cpu::fission::CpuMode::from_env()
     };
     let debug = DebugOptions::new(a.debug, &driver::debug_path(&a.file), src);
-    let program = Program::load_debug(module, &checked, a.opt, &name, mode, Some(block), &debug)
-        .map_err(|e| match e {
+    let req = ptx2llvm::target::cpu::cache::Request {
+        src,
+        opt: a.opt,
+        name: &name,
+        mode,
+        block: Some(block),
+        debug: &debug,
+        settings: ptx2llvm::target::cpu::cache::Settings::from_env(),
+    };
+    let (program, outcome) =
+        ptx2llvm::target::cpu::cache::load(&req, module, &checked).map_err(|e| match e {
             // Instructions the cpu target cannot run: FILE:LINE:COL, the line and a caret.
             ptx2llvm::target::cpu::CompileError::Lower(errs) => {
                 let diags: Vec<ptx2llvm::syntax::diag::Diagnostic> = errs
@@ -252,7 +260,17 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
                 KernelPath::Coroutine { why } => format!("coroutines ({why})"),
             }
         );
-        eprintln!("compile time: {jit_ms:.1} ms (lowering, optimization and JIT of the module)");
+        use ptx2llvm::target::cpu::cache::Outcome;
+        eprintln!(
+            "compile time: {jit_ms:.1} ms ({})",
+            match outcome {
+                Outcome::Memory | Outcome::Disk =>
+                    "compile: cached; the kernel cache's object linked, not compiled",
+                Outcome::Compiled =>
+                    "lowering, optimization and code generation; stored in the kernel cache",
+                Outcome::Uncached => "lowering, optimization and JIT of the module",
+            }
+        );
     }
     for (i, p) in &dumps {
         if let Some(Arg::Buffer(b)) = args.get(*i) {

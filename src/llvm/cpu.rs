@@ -73,6 +73,21 @@ pub(crate) fn exact_features(host: &str) -> String {
         .join(",")
 }
 
+/// What code compiled for this process depends on besides the module: LLVM's version, the
+/// host triple, CPU name and the features code is generated for (an object for AVX-512 must
+/// not load on a machine without it). Part of the kernel cache's key.
+pub fn host_description() -> String {
+    let (mut major, mut minor, mut patch) = (0, 0, 0);
+    // SAFETY: writes three integers.
+    unsafe { c::LLVMGetVersion(&mut major, &mut minor, &mut patch) };
+    format!(
+        "llvm {major}.{minor}.{patch}; {}; {}; {}",
+        TargetMachine::get_default_triple(),
+        TargetMachine::get_host_cpu_name(),
+        exact_features(&TargetMachine::get_host_cpu_features().to_string())
+    )
+}
+
 impl HostMachine {
     /// The machine this process runs on.
     pub fn new(opt: u8) -> Result<HostMachine, String> {

@@ -50,6 +50,12 @@ impl DebugOptions {
         }
     }
 
+    /// The PTX file's path as the debug information names it (part of the kernel cache's
+    /// key).
+    pub fn ptx_path(&self) -> &str {
+        &self.ptx_path
+    }
+
     /// 1-based line and column of a byte offset of the PTX file.
     fn line_col(&self, off: u32) -> (u32, u32) {
         let k = self.line_starts.partition_point(|&s| s <= off).max(1) - 1;

@@ -7,6 +7,7 @@
 //! Generated code and runtime meet at the C ABI documented in `runtime/README.md` and
 //! `include/ptx2llvm_rt.h`.
 
+pub mod cache;
 pub mod fission;
 pub mod layout;
 mod matrix;
@@ -473,15 +474,76 @@ fn in_process(name: &str) -> bool {
 
 /// A module compiled for this process: its kernels can be launched.
 pub struct Program {
-    // Field order: the code ranges are unregistered before the engine frees the code, and the
-    // engine (which owns the module) drops before the context.
+    // Field order: the code ranges are unregistered before the engine frees the code.
     _code: crate::runtime::fault::CodeRanges,
-    jit: Jit<'static>,
-    _ctx: Box<Context>,
+    engine: Engine,
     kernels: Vec<KernelInfo>,
     static_shared: SharedLayout,
     /// Module-scope variables (`.global`, `.const`) and their sizes.
     globals: Vec<(String, u64)>,
+}
+
+/// Where a program's machine code comes from.
+enum Engine {
+    /// Compiled by MCJIT in this process. Field order: the engine (which owns the module)
+    /// drops before the context.
+    Mcjit {
+        jit: Jit<'static>,
+        _ctx: Box<Context>,
+    },
+    /// An object compiled earlier (the kernel cache, `cache.rs`), linked by ORC, with the
+    /// addresses of its kernels and variables (looked up once: an ORC lookup takes a lock and
+    /// interns the name, too slow for every launch).
+    Object {
+        jit: crate::llvm::orc::ObjectJit,
+        addresses: Vec<(String, usize)>,
+    },
+}
+
+impl Engine {
+    fn address(&self, name: &str) -> Option<usize> {
+        match self {
+            Engine::Mcjit { jit, .. } => jit.address(name),
+            Engine::Object { jit, addresses } => addresses
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|a| a.1)
+                .or_else(|| jit.address(name)),
+        }
+    }
+
+    fn global_address(&self, name: &str) -> Option<usize> {
+        match self {
+            Engine::Mcjit { jit, .. } => jit.global_address(name),
+            Engine::Object { .. } => self.address(name),
+        }
+    }
+}
+
+/// Refuses a module that calls functions neither it, the runtime (`syms`) nor the process
+/// defines (MCJIT would leave such a call a call to address 0), naming them.
+fn check_defined(m: &Module, syms: &[(&str, usize)]) -> Result<(), CompileError> {
+    let missing: Vec<String> = crate::llvm::cpu::undefined_functions(m)
+        .into_iter()
+        .filter(|n| !syms.iter().any(|(s, _)| s == n) && !in_process(n))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(CompileError::Llvm(format!(
+        "the module calls {} that it does not define: {} (on a GPU the driver's \
+         linker would need them too; link the PTX that defines them into the module)",
+        if missing.len() == 1 {
+            "an external function"
+        } else {
+            "external functions"
+        },
+        missing
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }
 
 impl Program {
@@ -561,28 +623,7 @@ impl Program {
         )?;
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
-        // MCJIT leaves a call to a symbol it cannot resolve as a call to address 0: refuse
-        // such modules with the names instead.
-        let missing: Vec<String> = crate::llvm::cpu::undefined_functions(&m)
-            .into_iter()
-            .filter(|n| !syms.iter().any(|(s, _)| s == n) && !in_process(n))
-            .collect();
-        if !missing.is_empty() {
-            return Err(CompileError::Llvm(format!(
-                "the module calls {} that it does not define: {} (on a GPU the driver's \
-                 linker would need them too; link the PTX that defines them into the module)",
-                if missing.len() == 1 {
-                    "an external function"
-                } else {
-                    "external functions"
-                },
-                missing
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
+        check_defined(&m, &syms)?;
         let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
         // Faults in this code (and only code the JIT made) are the kernels'.
         let code = crate::runtime::fault::register_code(&jit.code_ranges(&m));
@@ -592,8 +633,7 @@ impl Program {
         let jit = unsafe { std::mem::transmute::<Jit<'_>, Jit<'static>>(jit) };
         Ok(Program {
             _code: code,
-            jit,
-            _ctx: ctx,
+            engine: Engine::Mcjit { jit, _ctx: ctx },
             kernels,
             static_shared,
             globals,
@@ -623,7 +663,7 @@ impl Program {
     /// `cuModuleGetGlobal` gives them: the host may read and write it between launches.
     pub fn global(&self, name: &str) -> Option<(usize, u64)> {
         let size = self.globals.iter().find(|(n, _)| n == name)?.1;
-        Some((self.jit.global_address(name)?, size))
+        Some((self.engine.global_address(name)?, size))
     }
 
     /// Names of the module variables `global` can find.
@@ -638,7 +678,7 @@ impl Program {
                 self.entry(name).map(crate::runtime::KernelCode::Coroutine)
             }
             fission::KernelPath::Fission(info) => {
-                let a = self.jit.address(&format!("{name}.fis"))?;
+                let a = self.engine.address(&format!("{name}.fis"))?;
                 // SAFETY: the JIT compiled `NAME.fis` with the thread-loop CTA ABI.
                 let entry =
                     unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
@@ -673,7 +713,7 @@ impl Program {
     /// loops: use `code` or `launch`).
     pub fn entry(&self, name: &str) -> Option<crate::runtime::KernelEntry> {
         self.kernel(name)?;
-        let a = self.jit.address(name)?;
+        let a = self.engine.address(name)?;
         // SAFETY: the JIT compiled `name` with the kernel entry ABI.
         Some(unsafe { std::mem::transmute::<usize, crate::runtime::KernelEntry>(a) })
     }
