@@ -12,6 +12,7 @@ use std::ffi::c_char;
 pub mod cpu;
 pub mod debug;
 pub mod fission;
+pub mod simd;
 
 pub use inkwell::attributes::AttributeLoc;
 pub use inkwell::basic_block::BasicBlock;

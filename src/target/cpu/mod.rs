@@ -11,6 +11,7 @@ pub mod fission;
 pub mod layout;
 mod matrix;
 pub mod private_red;
+pub mod simd;
 mod sync;
 
 use crate::llvm::cpu::{HostMachine, Jit, KernelLayout, ParamPlace, SharedLayout};
@@ -206,8 +207,10 @@ pub enum CompileError {
 pub struct KernelInfo {
     pub name: String,
     pub params: ParamLayout,
-    /// Thread loops or coroutines.
+    /// The warp engine, thread loops or coroutines.
     pub path: fission::KernelPath,
+    /// Why the warp engine does not run this kernel (`None`: it does, or it was not asked).
+    pub warp_refused: Option<String>,
 }
 
 /// What `build` produces: the LLVM module, its kernels, the static shared-memory layout and the
@@ -257,6 +260,7 @@ fn build<'c, 'a>(
                 name: f.name.to_string(),
                 params: layout(f),
                 path: fission::KernelPath::Coroutine { why: String::new() },
+                warp_refused: None,
             }),
             _ => None,
         })
@@ -276,7 +280,43 @@ fn build<'c, 'a>(
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
-        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block) {
+        // The warp engine first; thread loops or coroutines for the kernels it refuses.
+        let mut warp = Vec::new();
+        if mode.warp() && opt > 0 {
+            for it in &module.items {
+                let Item::Function(f) = it else { continue };
+                let Some(k) = kernels.iter_mut().find(|k| k.name == f.name) else {
+                    continue;
+                };
+                if f.kind != FnKind::Entry || f.body.is_none() {
+                    continue;
+                }
+                let places: Vec<ParamPlace> = k
+                    .params
+                    .params
+                    .iter()
+                    .map(|p| ParamPlace {
+                        offset: p.offset,
+                        aggregate: p.aggregate,
+                    })
+                    .collect();
+                match simd::plan(&l.module, machine, f, &places) {
+                    Ok(p) => {
+                        k.path = fission::KernelPath::Warp(std::sync::Arc::new(p));
+                        warp.push(k.name.clone());
+                        if jit {
+                            if let Some(kf) = l.module.get_function(f.name) {
+                                // SAFETY: nothing calls a kernel function; `K.simd.w` was
+                                // built from it and does not refer to it.
+                                unsafe { kf.delete() };
+                            }
+                        }
+                    }
+                    Err(why) => k.warp_refused = Some(why),
+                }
+            }
+        }
+        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block, &warp) {
             if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
                 k.path = path;
             }
@@ -398,6 +438,9 @@ pub fn compile_debug<'a>(
         .filter_map(|k| match &k.path {
             fission::KernelPath::Fission(info) => {
                 Some((k.name.clone(), format!("{}.fis", k.name), info.encode()))
+            }
+            fission::KernelPath::Warp(p) => {
+                Some((k.name.clone(), format!("{}.simd", k.name), p.info.encode()))
             }
             _ => None,
         })
@@ -618,6 +661,18 @@ impl Program {
         match &self.kernel(name)?.path {
             fission::KernelPath::Coroutine { .. } => {
                 self.entry(name).map(crate::runtime::KernelCode::Coroutine)
+            }
+            fission::KernelPath::Warp(p) => {
+                let a = self.jit.address(&format!("{name}.simd"))?;
+                // SAFETY: `NAME.simd` has the thread-loop CTA ABI (`llvm::simd::driver`).
+                let entry =
+                    unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
+                Some(crate::runtime::KernelCode::Fission(
+                    crate::runtime::fission::FisKernel {
+                        entry,
+                        info: p.info.clone(),
+                    },
+                ))
             }
             fission::KernelPath::Fission(info) => {
                 let a = self.jit.address(&format!("{name}.fis"))?;

@@ -1,0 +1,218 @@
+//! Uniformity of a cleaned kernel function under the warp model: which values differ between
+//! the lanes of a warp (varying: vectors in the warp function) and which are the same in every
+//! active lane (uniform: scalars). Seeds are the per-lane context fields (`%tid`, `%laneid`),
+//! atomics, per-lane calls and lane-dependent warp-operation results; data flows through
+//! operands, and control through divergent branches: a phi where lanes from both sides of a
+//! varying branch meet is varying, and so is a value leaving a loop that lanes leave in
+//! different iterations (its exit phi, the IR being in LCSSA form). A loop's header phis stay
+//! uniform when their inputs are: the active lanes run each iteration together.
+
+use std::collections::HashSet;
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+
+use super::cfg::Cfg;
+use super::ir::{self, CtxField, WarpCall};
+
+pub struct Facts {
+    pub varying: HashSet<LLVMValueRef>,
+    /// Blocks with a varying conditional branch.
+    pub divergent: Vec<usize>,
+    /// Loops that lanes may leave in different iterations.
+    pub divergent_loops: Vec<bool>,
+    /// Blocks that some of the warp's live lanes may skip while others run them.
+    pub partial: Vec<bool>,
+}
+
+/// What a call is to the vectorizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    /// `ptx2llvm_rt_self()`: the warp's context.
+    SelfCtx,
+    Warp(WarpCall),
+    /// An LLVM intrinsic with a lane-wise vector form.
+    Lanewise,
+    /// Anything else: called once per active lane, in lane order, with that lane's ids in
+    /// the context.
+    PerLane,
+}
+
+pub unsafe fn call_kind(i: LLVMValueRef) -> CallKind {
+    let n = ir::callee(i);
+    if n == "ptx2llvm_rt_self" {
+        CallKind::SelfCtx
+    } else if let Some(w) = WarpCall::of(&n) {
+        CallKind::Warp(w)
+    } else if ir::lanewise_intrinsic(&n) {
+        CallKind::Lanewise
+    } else {
+        CallKind::PerLane
+    }
+}
+
+impl Facts {
+    /// # Safety
+    /// `f` must be the defined function `cfg` describes; `td` its module's data layout.
+    pub unsafe fn new(
+        f: LLVMValueRef,
+        cfg: &Cfg,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> Facts {
+        let _ = f;
+        let n = cfg.blocks.len();
+        let mut varying: HashSet<LLVMValueRef> = HashSet::new();
+        let mut joins = vec![false; n];
+        let mut divergent = Vec::new();
+        let mut divergent_loops = vec![false; cfg.loops.len()];
+        let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+        loop {
+            let mut changed = false;
+            for (b, list) in insts.iter().enumerate() {
+                for &i in list {
+                    if varying.contains(&i) {
+                        continue;
+                    }
+                    let any = |ops: &[LLVMValueRef]| ops.iter().any(|o| varying.contains(o));
+                    let v = match ir::opcode(i) {
+                        O::LLVMLoad => {
+                            let p = c::LLVMGetOperand(i, 0);
+                            ir::ctx_offset(td, p).is_some_and(|o| CtxField::at(o).varying())
+                                || varying.contains(&p)
+                        }
+                        O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
+                        O::LLVMCall => match call_kind(i) {
+                            CallKind::SelfCtx => false,
+                            CallKind::Warp(w) => !w.uniform_result(),
+                            CallKind::Lanewise => any(&ir::args(i)),
+                            CallKind::PerLane => true,
+                        },
+                        O::LLVMPHI => {
+                            let header = cfg.loops.iter().any(|l| l.header == b);
+                            let ops = ir::operands(i);
+                            let mut v = any(&ops) || (!header && joins[b]);
+                            // Exit phis of loops lanes leave at different iterations.
+                            for k in 0..c::LLVMCountIncoming(i) {
+                                let p = cfg.index[&c::LLVMGetIncomingBlock(i, k)];
+                                let mut l = cfg.loop_of[p];
+                                while let Some(x) = l {
+                                    if !cfg.loops[x].blocks[b] && divergent_loops[x] {
+                                        v = true;
+                                    }
+                                    l = cfg.loops[x].parent;
+                                }
+                            }
+                            v
+                        }
+                        O::LLVMAlloca => false,
+                        _ => any(&ir::operands(i)),
+                    };
+                    if v {
+                        varying.insert(i);
+                        changed = true;
+                    }
+                }
+            }
+            for b in 0..n {
+                if divergent.contains(&b) {
+                    continue;
+                }
+                let t = c::LLVMGetBasicBlockTerminator(cfg.blocks[b]);
+                if c::LLVMIsConditional(t) == 0 || !varying.contains(&c::LLVMGetCondition(t)) {
+                    continue;
+                }
+                divergent.push(b);
+                changed = true;
+                let ipd = cfg.ipdom[b];
+                for x in cfg.region_after(b, ipd) {
+                    joins[x] = true;
+                }
+                if ipd != cfg.exit() {
+                    joins[ipd] = true;
+                }
+                let mut l = cfg.loop_of[b];
+                while let Some(x) = l {
+                    if ipd == cfg.exit() || !cfg.loops[x].blocks[ipd] {
+                        divergent_loops[x] = true;
+                    }
+                    l = cfg.loops[x].parent;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
+        Facts {
+            varying,
+            divergent,
+            divergent_loops,
+            partial,
+        }
+    }
+
+    pub fn is_varying(&self, v: LLVMValueRef) -> bool {
+        self.varying.contains(&v)
+    }
+}
+
+/// Blocks that may run with some of the warp's live lanes elsewhere: those between a divergent
+/// branch and its post-dominator, and the blocks of divergent loops. A branch one of whose
+/// sides only leads to the kernel's end through blocks without member-mask warp operations
+/// (an early return) leaves the other side full: that side runs first (`Cfg::order`) and its
+/// lanes have exited by then.
+unsafe fn partial_blocks(
+    cfg: &Cfg,
+    insts: &[Vec<LLVMValueRef>],
+    divergent: &[usize],
+    divergent_loops: &[bool],
+) -> Vec<bool> {
+    let n = cfg.blocks.len();
+    let sync_op = |b: usize| {
+        insts[b].iter().any(|&i| {
+            !c::LLVMIsACallInst(i).is_null()
+                && matches!(call_kind(i), CallKind::Warp(w) if w.has_member_mask())
+        })
+    };
+    let ret_block = (0..n).find(|&b| cfg.succ[b].is_empty());
+    let mut partial = vec![false; n];
+    for &b in divergent {
+        let ipd = cfg.ipdom[b];
+        let region = cfg.region_after(b, ipd);
+        let to_end = ipd == cfg.exit() || Some(ipd) == ret_block;
+        let sides: Vec<HashSet<usize>> = cfg.succ[b]
+            .iter()
+            .map(|&s| {
+                let mut set: HashSet<usize> = cfg
+                    .region_after(s, ipd)
+                    .into_iter()
+                    .filter(|x| Some(*x) != ret_block)
+                    .collect();
+                if s != ipd && Some(s) != ret_block {
+                    set.insert(s);
+                }
+                set
+            })
+            .collect();
+        let early_exit = to_end
+            && sides.len() == 2
+            && sides[0].is_disjoint(&sides[1])
+            && sides.iter().any(|s| s.iter().all(|&x| !sync_op(x)));
+        for x in region {
+            if !early_exit || sync_op(x) && sides.iter().all(|s| s.iter().any(|&y| sync_op(y))) {
+                partial[x] = true;
+            }
+        }
+    }
+    for (l, d) in divergent_loops.iter().enumerate() {
+        if *d {
+            for (b, p) in partial.iter_mut().enumerate() {
+                if cfg.loops[l].blocks[b] {
+                    *p = true;
+                }
+            }
+        }
+    }
+    partial
+}
