@@ -58,6 +58,12 @@ unsafe fn cs(s: &str) -> std::ffi::CString {
     std::ffi::CString::new(s).unwrap_or_default()
 }
 
+/// Whether vector type `t` is a varying value's (32 lanes of one or more elements), not a
+/// uniform PTX vector (at most 8 elements).
+unsafe fn wide(t: LLVMTypeRef) -> bool {
+    c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind && c::LLVMGetVectorSize(t) >= LANES
+}
+
 impl<'a> Warp<'a> {
     /// Builds the warp function for `src` into `dst` (declared with the parameters
     /// `ctx, warp, nthreads` and then `src`'s).
@@ -139,6 +145,9 @@ impl<'a> Warp<'a> {
                 .collect();
             return c::LLVMStructTypeInContext(self.cx, f.as_mut_ptr(), n, 0);
         }
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            return c::LLVMVectorType(c::LLVMGetElementType(t), LANES * c::LLVMGetVectorSize(t));
+        }
         c::LLVMVectorType(t, LANES)
     }
 
@@ -162,6 +171,11 @@ impl<'a> Warp<'a> {
             }
             return agg;
         }
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            let k = c::LLVMGetVectorSize(t);
+            let idx: Vec<u32> = (0..LANES).flat_map(|_| 0..k).collect();
+            return self.shuffle(v, None, &idx);
+        }
         if !c::LLVMIsAConstant(v).is_null() {
             let mut e = vec![v; LANES as usize];
             return c::LLVMConstVector(e.as_mut_ptr(), LANES);
@@ -182,14 +196,53 @@ impl<'a> Warp<'a> {
     pub unsafe fn is_vec(&self, v: LLVMValueRef) -> bool {
         let t = c::LLVMTypeOf(v);
         match c::LLVMGetTypeKind(t) {
-            LLVMTypeKind::LLVMVectorTypeKind => true,
+            LLVMTypeKind::LLVMVectorTypeKind => wide(t),
             LLVMTypeKind::LLVMStructTypeKind => {
-                c::LLVMCountStructElementTypes(t) > 0
-                    && c::LLVMGetTypeKind(c::LLVMStructGetTypeAtIndex(t, 0))
-                        == LLVMTypeKind::LLVMVectorTypeKind
+                c::LLVMCountStructElementTypes(t) > 0 && wide(c::LLVMStructGetTypeAtIndex(t, 0))
             }
             _ => false,
         }
+    }
+
+    /// Elements per lane of original type `t` (`k` for a PTX vector `<k x E>`, else 1).
+    pub unsafe fn per(&self, t: LLVMTypeRef) -> u32 {
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            c::LLVMGetVectorSize(t)
+        } else {
+            1
+        }
+    }
+
+    /// Elements per lane of new varying value `v`.
+    pub unsafe fn per_new(&self, v: LLVMValueRef) -> u32 {
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            (c::LLVMGetVectorSize(t) / LANES).max(1)
+        } else {
+            1
+        }
+    }
+
+    /// A constant shuffle of `a` (and `b`) by `idx`.
+    pub unsafe fn shuffle(
+        &self,
+        a: LLVMValueRef,
+        b: Option<LLVMValueRef>,
+        idx: &[u32],
+    ) -> LLVMValueRef {
+        let mut ks: Vec<LLVMValueRef> = idx.iter().map(|&i| self.c32(i as u64)).collect();
+        let m = c::LLVMConstVector(ks.as_mut_ptr(), ks.len() as u32);
+        let b = b.unwrap_or_else(|| c::LLVMGetPoison(c::LLVMTypeOf(a)));
+        c::LLVMBuildShuffleVector(self.b, a, b, m, c"".as_ptr())
+    }
+
+    /// A per-lane value (`<32 x T>`) repeated for the `k` elements of each lane.
+    pub unsafe fn widen(&self, m: LLVMValueRef, k: u32) -> LLVMValueRef {
+        if k <= 1 {
+            return m;
+        }
+        let idx: Vec<u32> = (0..LANES).flat_map(|l| std::iter::repeat_n(l, k as usize)).collect();
+        self.shuffle(m, None, &idx)
     }
 
     /// The new value of original value `v`: a scalar for uniform values, a vector for varying
@@ -450,7 +503,11 @@ impl<'a> Warp<'a> {
             let v = self.get(inc, vary);
             let s = self.slot(p);
             let old = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
-            let cond = if vary { em } else { self.any(em) };
+            let cond = if vary {
+                self.widen(em, self.per_new(v))
+            } else {
+                self.any(em)
+            };
             let v = c::LLVMBuildSelect(self.b, cond, v, old, c"".as_ptr());
             c::LLVMBuildStore(self.b, v, s);
         }

@@ -37,7 +37,8 @@ impl Warp<'_> {
                 // Lanes not running may hold anything: divide them by one.
                 let (x, y) = (operand(self, 0), operand(self, 1));
                 let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));
-                let y = c::LLVMBuildSelect(b, self.mask, y, one, n);
+                let m = self.widen(self.mask, self.per_new(y));
+                let y = c::LLVMBuildSelect(b, m, y, one, n);
                 c::LLVMBuildBinOp(b, op, x, y, n)
             }
             O::LLVMFNeg => {
@@ -61,8 +62,18 @@ impl Warp<'_> {
                 v
             }
             O::LLVMSelect => {
-                let cond = self.get(c::LLVMGetOperand(i, 0), false);
+                let co = c::LLVMGetOperand(i, 0);
                 let (x, y) = (operand(self, 1), operand(self, 2));
+                let cond = if self.per(c::LLVMTypeOf(co)) > 1 {
+                    self.get(co, true)
+                } else {
+                    let cv = self.get(co, false);
+                    if self.is_vec(cv) {
+                        self.widen(cv, self.per_new(x))
+                    } else {
+                        cv
+                    }
+                };
                 c::LLVMBuildSelect(b, cond, x, y, n)
             }
             O::LLVMAddrSpaceCast => {
@@ -90,6 +101,50 @@ impl Warp<'_> {
                 let agg = operand(self, 0);
                 let k = *c::LLVMGetIndices(i);
                 c::LLVMBuildExtractValue(b, agg, k, n)
+            }
+            O::LLVMExtractElement => {
+                let v = operand(self, 0);
+                let k = self.per(c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
+                let Some(j) = ir::const_u64(c::LLVMGetOperand(i, 1)) else {
+                    return Err("a PTX vector element chosen per lane".into());
+                };
+                let idx: Vec<u32> = (0..LANES).map(|l| l * k + j as u32).collect();
+                self.shuffle(v, None, &idx)
+            }
+            O::LLVMInsertElement => {
+                let v = operand(self, 0);
+                let x = operand(self, 1);
+                let k = self.per(c::LLVMTypeOf(i));
+                let Some(j) = ir::const_u64(c::LLVMGetOperand(i, 2)) else {
+                    return Err("a PTX vector element chosen per lane".into());
+                };
+                let j = j as u32;
+                // `x`'s lane `l` at position `l k + j`, then those positions into `v`.
+                let xi: Vec<u32> = (0..LANES * k).map(|p| p / k).collect();
+                let xw = self.shuffle(x, None, &xi);
+                let idx: Vec<u32> = (0..LANES * k)
+                    .map(|p| if p % k == j { LANES * k + p } else { p })
+                    .collect();
+                self.shuffle(v, Some(xw), &idx)
+            }
+            O::LLVMShuffleVector => {
+                let a = operand(self, 0);
+                let bb = operand(self, 1);
+                let k = self.per(c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
+                let r = c::LLVMGetNumMaskElements(i);
+                let mut idx = Vec::with_capacity((LANES * r) as usize);
+                for l in 0..LANES {
+                    for e in 0..r {
+                        let mv = c::LLVMGetMaskValue(i, e);
+                        let mv = if mv < 0 { 0 } else { mv as u32 };
+                        idx.push(if mv < k {
+                            l * k + mv
+                        } else {
+                            LANES * k + l * k + (mv - k)
+                        });
+                    }
+                }
+                self.shuffle(a, Some(bb), &idx)
             }
             O::LLVMLoad => return Ok(self.load(i)),
             O::LLVMStore => {
@@ -182,10 +237,36 @@ impl Warp<'_> {
         }
         let p = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.host_ptrs(p);
-        let vt = self.vty(c::LLVMTypeOf(i));
+        let et = c::LLVMTypeOf(i);
+        let (p, m) = self.element_ptrs(p, et);
+        let vt = self.vty(et);
         let mut tys = [vt, c::LLVMTypeOf(p)];
-        let mut args = [p, self.mask, c::LLVMGetPoison(vt)];
+        let mut args = [p, m, c::LLVMGetPoison(vt)];
         self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args)
+    }
+
+    /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
+    /// and the mask for them; the lanes' pointers and mask otherwise.
+    unsafe fn element_ptrs(&self, p: LLVMValueRef, t: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+        let k = self.per(t);
+        if k == 1 {
+            return (p, self.mask);
+        }
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(t));
+        let pw = self.widen(p, k);
+        let mut offs: Vec<LLVMValueRef> = (0..LANES * k)
+            .map(|q| c::LLVMConstInt(self.i64, (q % k) as u64 * size, 0))
+            .collect();
+        let mut idx = [c::LLVMConstVector(offs.as_mut_ptr(), LANES * k)];
+        let g = c::LLVMBuildGEP2(
+            self.b,
+            c::LLVMInt8TypeInContext(self.cx),
+            pw,
+            idx.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        );
+        (g, self.widen(self.mask, k))
     }
 
     unsafe fn store(&mut self, i: LLVMValueRef) {
@@ -196,8 +277,9 @@ impl Warp<'_> {
         let v = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.get(c::LLVMGetOperand(i, 1), true);
         let p = self.host_ptrs(p);
+        let (p, m) = self.element_ptrs(p, c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
         let mut tys = [c::LLVMTypeOf(v), c::LLVMTypeOf(p)];
-        let mut args = [v, p, self.mask];
+        let mut args = [v, p, m];
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
     }
 

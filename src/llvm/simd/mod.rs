@@ -104,19 +104,28 @@ unsafe fn check(
             } else if c::LLVMGetTypeKind(c::LLVMTypeOf(i)) != LLVMTypeKind::LLVMVoidTypeKind {
                 r.uniform += 1;
             }
-            if vary
-                && (is_vector(c::LLVMTypeOf(i))
-                    || ir::operands(i).iter().any(|&o| is_vector(c::LLVMTypeOf(o))))
-            {
-                return Err("PTX vector values that differ between lanes".into());
+            let vector_ops = is_vector(c::LLVMTypeOf(i))
+                || ir::operands(i).iter().any(|&o| is_vector(c::LLVMTypeOf(o)));
+            let per_lane = matches!(op, O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg)
+                || op == O::LLVMCall && matches!(call_kind(i), CallKind::PerLane | CallKind::Lanewise)
+                || op == O::LLVMGetElementPtr
+                || matches!(op, O::LLVMLoad | O::LLVMStore)
+                    && c::LLVMGetOrdering(i) != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
+            if vary && vector_ops && per_lane {
+                return Err(format!(
+                    "PTX vector values that differ between lanes in `{}`",
+                    ir::print(i)
+                ));
             }
             match op {
                 O::LLVMSwitch | O::LLVMIndirectBr | O::LLVMInvoke | O::LLVMCallBr => {
                     return Err(format!("`{}`", ir::print(i)));
                 }
-                O::LLVMExtractElement | O::LLVMInsertElement | O::LLVMShuffleVector
-                | O::LLVMInsertValue
-                    if vary =>
+                O::LLVMInsertValue if vary => {
+                    return Err(format!("cannot vectorize `{}`", ir::print(i)));
+                }
+                O::LLVMExtractElement | O::LLVMInsertElement
+                    if vary && ir::const_u64(c::LLVMGetOperand(i, ir::operands(i).len() as u32 - 1)).is_none() =>
                 {
                     return Err(format!("cannot vectorize `{}`", ir::print(i)));
                 }
@@ -189,7 +198,8 @@ fn cfg_partial(_cfg: &cfg::Cfg, facts: &uniform::Facts, b: usize) -> bool {
     facts.partial[b]
 }
 
-/// Whether the member mask of warp operation `i` is the `activemask` (the non-`.sync` forms).
+/// Whether warp operation `i` may run in a block some live lanes skip: its member mask is
+/// the `activemask` (the non-`.sync` forms) or a constant of some lanes.
 unsafe fn member_is_active(i: LLVMValueRef, w: WarpCall) -> bool {
     let pos = match w {
         WarpCall::Shfl => 6,
@@ -198,7 +208,12 @@ unsafe fn member_is_active(i: LLVMValueRef, w: WarpCall) -> bool {
         _ => 2,
     };
     let m = ir::args(i)[pos];
-    !c::LLVMIsACallInst(m).is_null() && WarpCall::of(&ir::callee(m)) == Some(WarpCall::ActiveMask)
+    // A constant mask of some lanes names the lanes the writer expects here (the warp
+    // function checks it when it runs); the full mask or a computed one may pair lanes at
+    // different instructions, which lockstep cannot.
+    ir::const_u64(m).is_some_and(|v| v as u32 != u32::MAX)
+        || !c::LLVMIsACallInst(m).is_null()
+            && WarpCall::of(&ir::callee(m)) == Some(WarpCall::ActiveMask)
 }
 
 /// Whether alloca `a` is only the predicate output of warp operations, and loaded.

@@ -78,8 +78,10 @@ impl Facts {
                     let v = match ir::opcode(i) {
                         O::LLVMLoad => {
                             let p = c::LLVMGetOperand(i, 0);
+                            // Allocas left are the predicate outputs of warp operations.
                             ir::ctx_offset(td, p).is_some_and(|o| CtxField::at(o).varying())
                                 || varying.contains(&p)
+                                || !c::LLVMIsAAllocaInst(p).is_null()
                         }
                         O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
                         O::LLVMCall => match call_kind(i) {
