@@ -19,7 +19,6 @@ pub struct Cfg {
     pub blocks: Vec<LLVMBasicBlockRef>,
     pub index: HashMap<LLVMBasicBlockRef, usize>,
     pub succ: Vec<Vec<usize>>,
-    pub pred: Vec<Vec<usize>>,
     /// Immediate post-dominator; `blocks.len()` is the virtual exit.
     pub ipdom: Vec<usize>,
     pub loops: Vec<Loop>,
@@ -212,7 +211,6 @@ impl Cfg {
             blocks,
             index,
             succ,
-            pred,
             ipdom,
             loops,
             loop_of,

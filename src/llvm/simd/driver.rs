@@ -31,8 +31,8 @@ unsafe fn wide(cx: LLVMContextRef, f: LLVMValueRef) {
     }
 }
 
-/// `void K.simd.w(ptr ctx, i32 warp, i32 nthreads, <K's parameters>)`, internal.
-pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, name: &str) -> LLVMValueRef {
+/// `void NAME(ptr ctx, i32 warp, i32 nthreads, <K's parameters>)`, internal.
+pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, fname: &str) -> LLVMValueRef {
     let cx = c::LLVMGetModuleContext(m);
     let i32t = c::LLVMInt32TypeInContext(cx);
     let mut pt = vec![c::LLVMPointerTypeInContext(cx, 0), i32t, i32t];
@@ -47,7 +47,7 @@ pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, name: &str) -> 
         pt.len() as u32,
         0,
     );
-    let fname = cs(&format!("{name}.simd.w"));
+    let fname = cs(fname);
     let f = c::LLVMAddFunction(m, fname.as_ptr(), ft);
     c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
     wide(cx, f);
@@ -59,6 +59,7 @@ pub unsafe fn cta_fn(
     m: LLVMModuleRef,
     k: LLVMValueRef,
     w: LLVMValueRef,
+    rows: Option<LLVMValueRef>,
     name: &str,
     params: &[ParamPlace],
 ) -> LLVMValueRef {
@@ -113,6 +114,12 @@ pub unsafe fn cta_fn(
     let nwarps = c::LLVMBuildLShr(b, c::LLVMBuildAdd(b, nthreads, c32(31), n), c32(5), n);
     let gx = ld(i32t, ctx, offset::NCTAID);
     let gy = ld(i32t, ctx, offset::NCTAID + 4);
+    // Aligned warps (`Facts::new`'s `rows`): one-dimensional blocks or `%ntid.x` a multiple
+    // of 32; their warps have one `%tid.y`/`%tid.z`, which the context then holds.
+    let one_d = c::LLVMBuildICmp(b, P::LLVMIntEQ, nthreads, nx, n);
+    let xrem = c::LLVMBuildAnd(b, nx, c32(31), n);
+    let x32 = c::LLVMBuildICmp(b, P::LLVMIntEQ, xrem, c32(0), n);
+    let aligned = c::LLVMBuildOr(b, one_d, x32, n);
     let mode = ld(i32t, fis, off::MODE);
     let batch = bb("batch");
     let replay = bb("replay");
@@ -130,12 +137,37 @@ pub unsafe fn cta_fn(
         let mut cargs = vec![ctx, wi, nthreads];
         cargs.extend(args.iter().copied());
         let wt = c::LLVMGlobalGetValueType(w);
+        let (cont, call_bb) = if let Some(r) = rows {
+            let rb = bb(&format!("{tag}.rows"));
+            let gb = bb(&format!("{tag}.general"));
+            let cont = bb(&format!("{tag}.called"));
+            c::LLVMBuildCondBr(b, aligned, rb, gb);
+            c::LLVMPositionBuilderAtEnd(b, rb);
+            let first = c::LLVMBuildMul(b, wi, c32(32), n);
+            let row = c::LLVMBuildUDiv(b, first, nx, n);
+            let ty = c::LLVMBuildURem(b, row, ny, n);
+            let tz = c::LLVMBuildUDiv(b, row, ny, n);
+            c::LLVMBuildStore(b, ty, at(ctx, offset::TID + 4));
+            c::LLVMBuildStore(b, tz, at(ctx, offset::TID + 8));
+            c::LLVMBuildCall2(b, wt, r, cargs.as_mut_ptr(), cargs.len() as u32, n);
+            c::LLVMBuildBr(b, cont);
+            c::LLVMPositionBuilderAtEnd(b, gb);
+            (Some(cont), gb)
+        } else {
+            (None, lp)
+        };
+        let _ = call_bb;
         c::LLVMBuildCall2(b, wt, w, cargs.as_mut_ptr(), cargs.len() as u32, n);
+        if let Some(cont) = cont {
+            c::LLVMBuildBr(b, cont);
+            c::LLVMPositionBuilderAtEnd(b, cont);
+        }
+        let latch = c::LLVMGetInsertBlock(b);
         let next = c::LLVMBuildAdd(b, wi, c32(1), n);
         let more = c::LLVMBuildICmp(b, P::LLVMIntULT, next, nwarps, n);
         c::LLVMBuildCondBr(b, more, lp, done);
         let mut v = [c32(0), next];
-        let mut bbs = [from, lp];
+        let mut bbs = [from, latch];
         c::LLVMAddIncoming(wi, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
         c::LLVMPositionBuilderAtEnd(b, done);
         done

@@ -268,6 +268,18 @@ impl<'a> Warp<'a> {
         }
     }
 
+    /// The new value of `v` as a scalar operand of a uniform instruction: lane 0 of a varying
+    /// one (a uniform instruction reads a varying value only where the lane drops out,
+    /// `%tid.x >> 5` of aligned warps).
+    pub unsafe fn scalar(&mut self, v: LLVMValueRef) -> LLVMValueRef {
+        let nv = self.get(v, false);
+        if self.is_vec(nv) && c::LLVMIsABasicBlock(v).is_null() {
+            c::LLVMBuildExtractElement(self.b, nv, self.c32(0), c"".as_ptr())
+        } else {
+            nv
+        }
+    }
+
     /// The slot of original instruction `v` (its type vectorized when varying).
     unsafe fn slot(&mut self, v: LLVMValueRef) -> LLVMValueRef {
         if let Some(&s) = self.slots.get(&v) {
@@ -546,7 +558,7 @@ impl<'a> Warp<'a> {
             let nv = c::LLVMInstructionClone(i);
             for k in 0..c::LLVMGetNumOperands(i) as u32 {
                 let o = c::LLVMGetOperand(i, k);
-                let v = self.get(o, false);
+                let v = self.scalar(o);
                 c::LLVMSetOperand(nv, k, v);
             }
             c::LLVMInsertIntoBuilder(self.b, nv);

@@ -240,9 +240,62 @@ impl Warp<'_> {
         let et = c::LLVMTypeOf(i);
         let (p, m) = self.element_ptrs(p, et);
         let vt = self.vty(et);
+        let (contig, p0) = self.consecutive(p, vt);
+        let b = self.b;
+        let vec_bb = self.append("ld.vector");
+        let gat_bb = self.append("ld.gather");
+        let join = self.append("ld");
+        c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let mut tys = [vt, self.ptr];
+        let mut args = [p0, m, c::LLVMGetPoison(vt)];
+        let lv = self.call_intrinsic("llvm.masked.load", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
         let mut tys = [vt, c::LLVMTypeOf(p)];
         let mut args = [p, m, c::LLVMGetPoison(vt)];
-        self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args)
+        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let phi = c::LLVMBuildPhi(b, vt, c"".as_ptr());
+        let mut vals = [lv, gv];
+        let mut bbs = [vec_bb, gat_bb];
+        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        phi
+    }
+
+    /// Whether the (element) pointers `p` of a value of type `vt` are consecutive, element
+    /// after element, from the first one (checked at run time: the common `base + lane * size`
+    /// then costs one vector load or store instead of a gather or scatter), and that first
+    /// pointer.
+    unsafe fn consecutive(&self, p: LLVMValueRef, vt: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let count = c::LLVMGetVectorSize(vt);
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(vt));
+        let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), n);
+        let v64 = c::LLVMVectorType(self.i64, count);
+        let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+        let p0i = c::LLVMBuildPtrToInt(b, p0, self.i64, n);
+        let one = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v64), p0i, self.c32(0), n);
+        let zero = c::LLVMConstNull(c::LLVMVectorType(self.i32, count));
+        let sp = c::LLVMBuildShuffleVector(b, one, c::LLVMGetPoison(v64), zero, n);
+        let d = c::LLVMBuildSub(b, pi, sp, n);
+        let mut want: Vec<LLVMValueRef> = (0..count as u64)
+            .map(|q| c::LLVMConstInt(self.i64, q * size, 0))
+            .collect();
+        let want = c::LLVMConstVector(want.as_mut_ptr(), count);
+        let eq = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
+        let it = c::LLVMIntTypeInContext(self.cx, count);
+        let bits = c::LLVMBuildBitCast(b, eq, it, n);
+        let all = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+            bits,
+            c::LLVMConstAllOnes(it),
+            n,
+        );
+        (all, p0)
     }
 
     /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
@@ -278,9 +331,23 @@ impl Warp<'_> {
         let p = self.get(c::LLVMGetOperand(i, 1), true);
         let p = self.host_ptrs(p);
         let (p, m) = self.element_ptrs(p, c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
+        let (contig, p0) = self.consecutive(p, c::LLVMTypeOf(v));
+        let b = self.b;
+        let vec_bb = self.append("st.vector");
+        let sc_bb = self.append("st.scatter");
+        let join = self.append("st");
+        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let mut tys = [c::LLVMTypeOf(v), self.ptr];
+        let mut args = [v, p0, m];
+        self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, sc_bb);
         let mut tys = [c::LLVMTypeOf(v), c::LLVMTypeOf(p)];
         let mut args = [v, p, m];
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
     }
 
     /// A call that is not a warp operation.
@@ -303,7 +370,7 @@ impl Warp<'_> {
             CallKind::Lanewise => {
                 let nv = c::LLVMInstructionClone(i);
                 for k in 0..c::LLVMGetNumArgOperands(i) {
-                    let v = self.get(c::LLVMGetOperand(i, k), false);
+                    let v = self.scalar(c::LLVMGetOperand(i, k));
                     c::LLVMSetOperand(nv, k, v);
                 }
                 c::LLVMInsertIntoBuilder(self.b, nv);

@@ -47,6 +47,10 @@ pub struct Report {
     pub loops: Vec<(String, bool)>,
     /// Warp operations, by spelling, in order.
     pub warp_ops: Vec<String>,
+    /// Uniform and varying values of the aligned-warp function, when there is one (blocks
+    /// whose warps are 32 consecutive `%tid.x`: one-dimensional, or `%ntid.x` a multiple
+    /// of 32).
+    pub rows: Option<(usize, usize)>,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -69,14 +73,28 @@ pub fn vectorize(
         let m = c::LLVMGetGlobalParent(fr);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let cfg = cfg::Cfg::new(fr)?;
-        let facts = uniform::Facts::new(fr, &cfg, td);
-        let report = check(fr, &cfg, &facts, td)?;
-        let dst = driver::declare_warp_fn(m, fr, name);
+        let facts = uniform::Facts::new(fr, &cfg, td, false);
+        let mut report = check(fr, &cfg, &facts, td)?;
+        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"));
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
             return Err(e);
         }
-        driver::cta_fn(m, fr, dst, name, params);
+        // A second warp function for aligned warps when that makes more values uniform.
+        let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
+        let mut rows = None;
+        if rows_facts.varying.len() < facts.varying.len() {
+            if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
+                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"));
+                if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
+                    rows = Some(dr);
+                    report.rows = Some((r.uniform, r.varying));
+                } else {
+                    c::LLVMDeleteFunction(dr);
+                }
+            }
+        }
+        driver::cta_fn(m, fr, dst, rows, name, params);
         Ok(report)
     }
 }

@@ -55,11 +55,18 @@ pub unsafe fn call_kind(i: LLVMValueRef) -> CallKind {
 impl Facts {
     /// # Safety
     /// `f` must be the defined function `cfg` describes; `td` its module's data layout.
+    ///
+    /// `rows`: the warp's lanes are 32 consecutive `%tid.x` values starting at a multiple of
+    /// 32 with one `%tid.y` and `%tid.z` (one-dimensional blocks, or `%ntid.x` a multiple of
+    /// 32): then `%tid.y`/`%tid.z` are uniform, and so are `%tid.x >> 5` and its like
+    /// (`aligned` values: a multiple of 32 plus the lane).
     pub unsafe fn new(
         f: LLVMValueRef,
         cfg: &Cfg,
         td: llvm_sys::target::LLVMTargetDataRef,
+        rows: bool,
     ) -> Facts {
+        let mut aligned: HashSet<LLVMValueRef> = HashSet::new();
         let _ = f;
         let n = cfg.blocks.len();
         let mut varying: HashSet<LLVMValueRef> = HashSet::new();
@@ -75,11 +82,32 @@ impl Facts {
                         continue;
                     }
                     let any = |ops: &[LLVMValueRef]| ops.iter().any(|o| varying.contains(o));
-                    let v = match ir::opcode(i) {
+                    if rows && aligned_op(i, &aligned) {
+                        aligned.insert(i);
+                    }
+                    let op = ir::opcode(i);
+                    if rows && uniform_of_aligned(i, op, &aligned) {
+                        continue;
+                    }
+                    let v = match op {
                         O::LLVMLoad => {
                             let p = c::LLVMGetOperand(i, 0);
+                            let field = ir::ctx_offset(td, p).map(CtxField::at);
+                            if rows
+                                && matches!(
+                                    field,
+                                    Some(CtxField::Tid(0) | CtxField::LaneId | CtxField::FlatTid)
+                                )
+                            {
+                                aligned.insert(i);
+                            }
+                            let lane_field = match field {
+                                Some(CtxField::Tid(1 | 2)) => !rows,
+                                Some(f) => f.varying(),
+                                None => false,
+                            };
                             // Allocas left are the predicate outputs of warp operations.
-                            ir::ctx_offset(td, p).is_some_and(|o| CtxField::at(o).varying())
+                            lane_field
                                 || varying.contains(&p)
                                 || !c::LLVMIsAAllocaInst(p).is_null()
                         }
@@ -217,4 +245,48 @@ unsafe fn partial_blocks(
         }
     }
     partial
+}
+
+/// Whether instruction `i` is an aligned value (a multiple of 32 plus the lane) given the
+/// aligned values so far: casts of one, and one plus a constant multiple of 32.
+unsafe fn aligned_op(i: LLVMValueRef, aligned: &HashSet<LLVMValueRef>) -> bool {
+    let op = ir::opcode(i);
+    let ops = ir::operands(i);
+    match op {
+        O::LLVMZExt | O::LLVMSExt => aligned.contains(&ops[0]),
+        O::LLVMTrunc => {
+            aligned.contains(&ops[0]) && c::LLVMGetIntTypeWidth(c::LLVMTypeOf(i)) >= 6
+        }
+        O::LLVMAdd | O::LLVMOr | O::LLVMSub => {
+            let k = |v: LLVMValueRef| ir::const_u64(v).is_some_and(|k| k % 32 == 0);
+            (aligned.contains(&ops[0]) && k(ops[1]))
+                || (op == O::LLVMAdd && aligned.contains(&ops[1]) && k(ops[0]))
+        }
+        _ => false,
+    }
+}
+
+/// Whether instruction `i` is uniform because it drops the lane of an aligned value:
+/// `>> k` (k >= 5), `/ 32m`, `& ~31`-like masks.
+unsafe fn uniform_of_aligned(i: LLVMValueRef, op: O, aligned: &HashSet<LLVMValueRef>) -> bool {
+    if !matches!(op, O::LLVMLShr | O::LLVMAShr | O::LLVMUDiv | O::LLVMAnd) {
+        return false;
+    }
+    let ops = ir::operands(i);
+    let (a, k) = if aligned.contains(&ops[0]) {
+        (ops[0], ops[1])
+    } else if op == O::LLVMAnd && aligned.contains(&ops[1]) {
+        (ops[1], ops[0])
+    } else {
+        return false;
+    };
+    let _ = a;
+    let Some(k) = ir::const_u64(k) else {
+        return false;
+    };
+    match op {
+        O::LLVMLShr | O::LLVMAShr => k >= 5,
+        O::LLVMUDiv => k > 0 && k % 32 == 0,
+        _ => k % 32 == 0,
+    }
 }

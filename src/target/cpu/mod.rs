@@ -275,11 +275,19 @@ fn build<'c, 'a>(
                 .ok()
         })
         .unwrap_or(80);
-    let (m, dbg) = {
+    let (m, dbg, globals) = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm);
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
+        // For the JIT the host reaches module variables by name (`Program::global`): they are
+        // not constants, before any cleanup could fold their loads (the host may write
+        // `.const` data before a launch).
+        let globals = if jit {
+            crate::llvm::cpu::expose_globals(&l.module)
+        } else {
+            Vec::new()
+        };
         // The warp engine first; thread loops or coroutines for the kernels it refuses.
         let mut warp = Vec::new();
         if mode.warp() && opt > 0 {
@@ -321,7 +329,7 @@ fn build<'c, 'a>(
                 k.path = path;
             }
         }
-        (l.module, l.debug.take())
+        (l.module, l.debug.take(), globals)
     };
     // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
     // export one for every kernel.
@@ -343,12 +351,6 @@ fn build<'c, 'a>(
         .collect();
     let shared = crate::llvm::cpu::prepare_module(&m, &layouts)
         .map_err(|e| CompileError::Llvm(e.join("\n")))?;
-    // For the JIT the host reaches module variables by name (`Program::global`).
-    let globals = if jit {
-        crate::llvm::cpu::expose_globals(&m)
-    } else {
-        Vec::new()
-    };
     // The entry points and thread-loop drivers are built: complete the debug metadata, the
     // wrappers and thread-loop functions first, so the kernel code inlined into them keeps its
     // lines.

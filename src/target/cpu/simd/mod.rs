@@ -33,6 +33,12 @@ impl WarpPlan {
         let mut s = String::new();
         let _ = writeln!(s, "plan {kernel}: warp (32 lanes, one SIMD program per warp)");
         let _ = writeln!(s, "  values: {} uniform, {} varying", r.uniform, r.varying);
+        if let Some((u, v)) = r.rows {
+            let _ = writeln!(
+                s,
+                "  aligned warps (1-D blocks, or %ntid.x a multiple of 32): {u} uniform, {v} varying"
+            );
+        }
         let _ = writeln!(
             s,
             "  divergent branches: {}",
