@@ -27,6 +27,9 @@ unsafe fn wait(t: *mut Thread) -> (u32, bool) {
 /// Fails the launch with `message` for thread `t` and abandons the thread.
 pub(crate) unsafe fn fail(t: *mut Thread, message: String) -> ! {
     let cta = cta_of(t);
+    // Thread-loop and warp-engine workers run batches of CTAs without telling the CTA state;
+    // the context has the ids (coroutines: the same ones).
+    (*cta).fis_set_ids((*t).ctaid, (*t).ntid);
     let err = (*cta).thread_error((*t).flat_tid, message);
     (*(*cta).launch).fail(err);
     yielder(t).suspend(Event::Trapped);

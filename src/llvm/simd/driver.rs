@@ -19,7 +19,10 @@ fn cs(s: &str) -> std::ffi::CString {
 
 /// Marks generated vector code to use the full vector width of the host.
 unsafe fn wide(cx: LLVMContextRef, f: LLVMValueRef) {
-    for (k, v) in [("min-legal-vector-width", "512"), ("prefer-vector-width", "512")] {
+    for (k, v) in [
+        ("min-legal-vector-width", "512"),
+        ("prefer-vector-width", "512"),
+    ] {
         let a = c::LLVMCreateStringAttribute(
             cx,
             k.as_ptr() as *const _,
@@ -31,11 +34,12 @@ unsafe fn wide(cx: LLVMContextRef, f: LLVMValueRef) {
     }
 }
 
-/// `void NAME(ptr ctx, i32 warp, i32 nthreads, <K's parameters>)`, internal.
+/// `void NAME(ptr ctx, i32 warp, i32 nthreads, i32 lanes, <K's parameters>)`, internal:
+/// `lanes` selects the lanes to run (all but for a fault replay, which runs one at a time).
 pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, fname: &str) -> LLVMValueRef {
     let cx = c::LLVMGetModuleContext(m);
     let i32t = c::LLVMInt32TypeInContext(cx);
-    let mut pt = vec![c::LLVMPointerTypeInContext(cx, 0), i32t, i32t];
+    let mut pt = vec![c::LLVMPointerTypeInContext(cx, 0), i32t, i32t, i32t];
     let kt = c::LLVMGlobalGetValueType(k);
     let n = c::LLVMCountParamTypes(kt) as usize;
     let mut kp = vec![std::ptr::null_mut(); n];
@@ -82,7 +86,11 @@ pub unsafe fn cta_fn(
     };
     let entry = bb("entry");
     c::LLVMPositionBuilderAtEnd(b, entry);
-    let (pbuf, ctx, fis) = (c::LLVMGetParam(f, 0), c::LLVMGetParam(f, 1), c::LLVMGetParam(f, 2));
+    let (pbuf, ctx, fis) = (
+        c::LLVMGetParam(f, 0),
+        c::LLVMGetParam(f, 1),
+        c::LLVMGetParam(f, 2),
+    );
     let at = |base: LLVMValueRef, o: u32| {
         let mut idx = [c::LLVMConstInt(i64t, o as u64, 0)];
         c::LLVMBuildGEP2(b, i8t, base, idx.as_mut_ptr(), 1, n)
@@ -126,15 +134,25 @@ pub unsafe fn cta_fn(
     let is_all = c::LLVMBuildICmp(b, P::LLVMIntEQ, mode, c32(MODE_ALL as u64), n);
     c::LLVMBuildCondBr(b, is_all, batch, replay);
 
-    // One CTA's warps, at the current insertion point; returns the block it ends in.
-    let warps = |from: LLVMBasicBlockRef, tag: &str| -> LLVMBasicBlockRef {
+    // One CTA's warps, at the current insertion point; returns the block it ends in. With
+    // `one_by_one` each warp runs lane by lane (a fault replay names the faulting thread).
+    let warps = |from: LLVMBasicBlockRef, tag: &str, one_by_one: bool| -> LLVMBasicBlockRef {
         let lp = bb(&format!("{tag}.warp"));
         let done = bb(&format!("{tag}.warps.done"));
         c::LLVMBuildBr(b, lp);
         c::LLVMPositionBuilderAtEnd(b, lp);
         let wi = c::LLVMBuildPhi(b, i32t, n);
         c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
-        let mut cargs = vec![ctx, wi, nthreads];
+        let (lanes, lane_loop) = if one_by_one {
+            let ll = bb(&format!("{tag}.lane"));
+            c::LLVMBuildBr(b, ll);
+            c::LLVMPositionBuilderAtEnd(b, ll);
+            let li = c::LLVMBuildPhi(b, i32t, n);
+            (c::LLVMBuildShl(b, c32(1), li, n), Some((ll, li)))
+        } else {
+            (c::LLVMConstAllOnes(i32t), None)
+        };
+        let mut cargs = vec![ctx, wi, nthreads, lanes];
         cargs.extend(args.iter().copied());
         let wt = c::LLVMGlobalGetValueType(w);
         let (cont, call_bb) = if let Some(r) = rows {
@@ -161,6 +179,17 @@ pub unsafe fn cta_fn(
         if let Some(cont) = cont {
             c::LLVMBuildBr(b, cont);
             c::LLVMPositionBuilderAtEnd(b, cont);
+        }
+        if let Some((ll, li)) = lane_loop {
+            let ln = c::LLVMBuildAdd(b, li, c32(1), n);
+            let more = c::LLVMBuildICmp(b, P::LLVMIntULT, ln, c32(32), n);
+            let after = bb(&format!("{tag}.lanes.done"));
+            let here = c::LLVMGetInsertBlock(b);
+            c::LLVMBuildCondBr(b, more, ll, after);
+            let mut v = [c32(0), ln];
+            let mut bbs = [lp, here];
+            c::LLVMAddIncoming(li, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            c::LLVMPositionBuilderAtEnd(b, after);
         }
         let latch = c::LLVMGetInsertBlock(b);
         let next = c::LLVMBuildAdd(b, wi, c32(1), n);
@@ -194,7 +223,7 @@ pub unsafe fn cta_fn(
         let v = c::LLVMBuildTrunc(b, v, i32t, n);
         c::LLVMBuildStore(b, v, at(ctx, offset::CTAID + 4 * k as u32));
     }
-    let done = warps(cta, "cta");
+    let done = warps(cta, "cta", false);
     let cnext = c::LLVMBuildAdd(b, ci, c::LLVMConstInt(i64t, 1, 0), n);
     let more = c::LLVMBuildICmp(b, P::LLVMIntULT, cnext, end, n);
     c::LLVMBuildCondBr(b, more, cta, exit);
@@ -204,7 +233,7 @@ pub unsafe fn cta_fn(
 
     // A replay: the CTA in the context, then every thread finished.
     c::LLVMPositionBuilderAtEnd(b, replay);
-    warps(replay, "replay");
+    warps(replay, "replay", true);
     let states = ld(ptr, fis, off::STATE);
     let fill = bb("finished");
     let after = c::LLVMGetInsertBlock(b);

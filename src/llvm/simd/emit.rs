@@ -113,7 +113,8 @@ impl<'a> Warp<'a> {
             ptr: c::LLVMPointerTypeInContext(cx, 0),
         };
         for k in 0..c::LLVMCountParams(src) {
-            w.map.insert(c::LLVMGetParam(src, k), c::LLVMGetParam(dst, k + 3));
+            w.map
+                .insert(c::LLVMGetParam(src, k), c::LLVMGetParam(dst, k + 4));
         }
         w.preamble();
         let mt = w.mask_ty();
@@ -181,13 +182,8 @@ impl<'a> Warp<'a> {
             return c::LLVMConstVector(e.as_mut_ptr(), LANES);
         }
         let vt = c::LLVMVectorType(t, LANES);
-        let one = c::LLVMBuildInsertElement(
-            self.b,
-            c::LLVMGetPoison(vt),
-            v,
-            self.c32(0),
-            c"".as_ptr(),
-        );
+        let one =
+            c::LLVMBuildInsertElement(self.b, c::LLVMGetPoison(vt), v, self.c32(0), c"".as_ptr());
         let zero = c::LLVMConstNull(c::LLVMVectorType(self.i32, LANES));
         c::LLVMBuildShuffleVector(self.b, one, c::LLVMGetPoison(vt), zero, c"".as_ptr())
     }
@@ -241,7 +237,9 @@ impl<'a> Warp<'a> {
         if k <= 1 {
             return m;
         }
-        let idx: Vec<u32> = (0..LANES).flat_map(|l| std::iter::repeat_n(l, k as usize)).collect();
+        let idx: Vec<u32> = (0..LANES)
+            .flat_map(|l| std::iter::repeat_n(l, k as usize))
+            .collect();
         self.shuffle(m, None, &idx)
     }
 
@@ -362,13 +360,16 @@ impl<'a> Warp<'a> {
         let base = c::LLVMBuildMul(b, warp, self.c32(LANES as u64), c"".as_ptr());
         let flat = c::LLVMBuildAdd(b, self.splat(base), self.iota, c"flat".as_ptr());
         self.flat = flat;
-        self.launched = c::LLVMBuildICmp(
+        let exists = c::LLVMBuildICmp(
             b,
             LLVMIntPredicate::LLVMIntULT,
             flat,
             self.splat(n),
-            c"launched".as_ptr(),
+            c"".as_ptr(),
         );
+        let lanes = c::LLVMGetParam(self.dst, 3);
+        let chosen = c::LLVMBuildBitCast(b, lanes, self.mask_ty(), c"".as_ptr());
+        self.launched = c::LLVMBuildAnd(b, exists, chosen, c"launched".as_ptr());
         let field = |w: &Self, off: u64| {
             let mut idx = [c::LLVMConstInt(w.i64, off, 0)];
             let p = c::LLVMBuildGEP2(
@@ -383,8 +384,26 @@ impl<'a> Warp<'a> {
         };
         let (_, nx) = field(self, crate::runtime::abi::offset::NTID as u64);
         let (_, ny) = field(self, crate::runtime::abi::offset::NTID as u64 + 4);
+        // The first lane run names the warp in fault reports.
         let (fp, _) = field(self, crate::runtime::abi::offset::FLAT_TID as u64);
-        c::LLVMBuildStore(b, base, fp);
+        let mut tys = [self.i32];
+        let mut xs = [lanes, c::LLVMConstInt(self.i1, 0, 0)];
+        let id = c::LLVMGetIntrinsicDeclaration(
+            self.m,
+            c::LLVMLookupIntrinsicID(c"llvm.cttz".as_ptr(), 9),
+            tys.as_mut_ptr(),
+            1,
+        );
+        let first = c::LLVMBuildCall2(
+            b,
+            c::LLVMGlobalGetValueType(id),
+            id,
+            xs.as_mut_ptr(),
+            2,
+            c"".as_ptr(),
+        );
+        let first = c::LLVMBuildAdd(b, base, first, c"".as_ptr());
+        c::LLVMBuildStore(b, first, fp);
         let one_d = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, n, nx, c"".as_ptr());
         let here = c::LLVMGetInsertBlock(b);
         let gen = self.append("tid.general");
@@ -506,7 +525,8 @@ impl<'a> Warp<'a> {
             if c::LLVMIsAPHINode(p).is_null() {
                 break;
             }
-            let Some(k) = (0..c::LLVMCountIncoming(p)).find(|&k| c::LLVMGetIncomingBlock(p, k) == fb)
+            let Some(k) =
+                (0..c::LLVMCountIncoming(p)).find(|&k| c::LLVMGetIncomingBlock(p, k) == fb)
             else {
                 continue;
             };

@@ -17,15 +17,30 @@ const SHARED_AS: u32 = 3;
 
 impl Warp<'_> {
     /// The vector form of varying instruction `i`.
-    pub(super) unsafe fn vector_inst(&mut self, i: LLVMValueRef, op: O) -> Result<LLVMValueRef, String> {
+    pub(super) unsafe fn vector_inst(
+        &mut self,
+        i: LLVMValueRef,
+        op: O,
+    ) -> Result<LLVMValueRef, String> {
         let b = self.b;
         let n = c"".as_ptr();
         let vt = self.vty(c::LLVMTypeOf(i));
         let operand = |w: &mut Self, k: u32| w.get(c::LLVMGetOperand(i, k), true);
         let v = match op {
-            O::LLVMAdd | O::LLVMFAdd | O::LLVMSub | O::LLVMFSub | O::LLVMMul | O::LLVMFMul
-            | O::LLVMFDiv | O::LLVMFRem | O::LLVMShl | O::LLVMLShr | O::LLVMAShr | O::LLVMAnd
-            | O::LLVMOr | O::LLVMXor => {
+            O::LLVMAdd
+            | O::LLVMFAdd
+            | O::LLVMSub
+            | O::LLVMFSub
+            | O::LLVMMul
+            | O::LLVMFMul
+            | O::LLVMFDiv
+            | O::LLVMFRem
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor => {
                 let (x, y) = (operand(self, 0), operand(self, 1));
                 let v = c::LLVMBuildBinOp(b, op, x, y, n);
                 if c::LLVMCanValueUseFastMathFlags(i) != 0 {
@@ -80,9 +95,18 @@ impl Warp<'_> {
                 let x = operand(self, 0);
                 self.space_cast(x, vt)
             }
-            O::LLVMTrunc | O::LLVMZExt | O::LLVMSExt | O::LLVMFPToUI | O::LLVMFPToSI
-            | O::LLVMUIToFP | O::LLVMSIToFP | O::LLVMFPTrunc | O::LLVMFPExt | O::LLVMPtrToInt
-            | O::LLVMIntToPtr | O::LLVMBitCast => {
+            O::LLVMTrunc
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMFPToUI
+            | O::LLVMFPToSI
+            | O::LLVMUIToFP
+            | O::LLVMSIToFP
+            | O::LLVMFPTrunc
+            | O::LLVMFPExt
+            | O::LLVMPtrToInt
+            | O::LLVMIntToPtr
+            | O::LLVMBitCast => {
                 let x = operand(self, 0);
                 c::LLVMBuildCast(b, op, x, vt, n)
             }
@@ -171,7 +195,14 @@ impl Warp<'_> {
         if from == SHARED_AS && to != SHARED_AS {
             let off = c::LLVMBuildPtrToInt(b, x, v64, n);
             let mut idx = [off];
-            let g = c::LLVMBuildGEP2(b, c::LLVMInt8TypeInContext(self.cx), base, idx.as_mut_ptr(), 1, n);
+            let g = c::LLVMBuildGEP2(
+                b,
+                c::LLVMInt8TypeInContext(self.cx),
+                base,
+                idx.as_mut_ptr(),
+                1,
+                n,
+            );
             c::LLVMBuildAddrSpaceCast(b, g, vt, n)
         } else if to == SHARED_AS && from != SHARED_AS {
             let a = c::LLVMBuildPtrToInt(b, x, v64, n);
@@ -224,7 +255,14 @@ impl Warp<'_> {
         args: &mut [LLVMValueRef],
     ) -> LLVMValueRef {
         let (f, ft) = self.intrinsic(name, tys);
-        c::LLVMBuildCall2(self.b, ft, f, args.as_mut_ptr(), args.len() as u32, c"".as_ptr())
+        c::LLVMBuildCall2(
+            self.b,
+            ft,
+            f,
+            args.as_mut_ptr(),
+            args.len() as u32,
+            c"".as_ptr(),
+        )
     }
 
     unsafe fn is_atomic(&self, i: LLVMValueRef) -> bool {
@@ -390,9 +428,16 @@ impl Warp<'_> {
     /// type suffixes) widen, and so do the arguments of those types.
     unsafe fn lanewise(&mut self, i: LLVMValueRef, name: &str) -> LLVMValueRef {
         let parts: Vec<&str> = name.split('.').collect();
-        let k = parts.iter().rev().take_while(|s| ir::type_suffix(s)).count();
+        let k = parts
+            .iter()
+            .rev()
+            .take_while(|s| ir::type_suffix(s))
+            .count();
         let base = parts[..parts.len() - k].join(".");
-        let scalars: Vec<String> = parts[parts.len() - k..].iter().map(|s| s.to_string()).collect();
+        let scalars: Vec<String> = parts[parts.len() - k..]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let fty = c::LLVMGlobalGetValueType(c::LLVMGetCalledValue(i));
         let nparams = c::LLVMCountParamTypes(fty) as usize;
         let mut ptys = vec![std::ptr::null_mut(); nparams];
@@ -414,7 +459,10 @@ impl Warp<'_> {
         }
         let mut over: Vec<LLVMTypeRef> = Vec::new();
         for s in &scalars {
-            if let Some(&t) = cands.iter().find(|&&t| type_name(t) == *s && !over.contains(&t)) {
+            if let Some(&t) = cands
+                .iter()
+                .find(|&&t| type_name(t) == *s && !over.contains(&t))
+            {
                 over.push(t);
             }
         }
@@ -451,7 +499,13 @@ impl Warp<'_> {
         let pre = c::LLVMGetInsertBlock(b);
         let body = self.append("lane");
         let done = self.append("lanes.done");
-        let nz = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntNE, bits, self.c32(0), n);
+        let nz = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntNE,
+            bits,
+            self.c32(0),
+            n,
+        );
         c::LLVMBuildCondBr(b, nz, body, done);
         c::LLVMPositionBuilderAtEnd(b, body);
         let left = c::LLVMBuildPhi(b, self.i32, n);
@@ -476,7 +530,13 @@ impl Warp<'_> {
         let one = self.c32(1);
         let dec = c::LLVMBuildSub(b, left, one, n);
         let rest = c::LLVMBuildAnd(b, left, dec, n);
-        let again = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntNE, rest, self.c32(0), n);
+        let again = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntNE,
+            rest,
+            self.c32(0),
+            n,
+        );
         c::LLVMBuildCondBr(b, again, body, done);
         let mut v = [bits, rest];
         let mut bb = [pre, body];
@@ -492,7 +552,12 @@ impl Warp<'_> {
     }
 
     /// `acc` with lane `lane` set to scalar `v` (field by field for structs).
-    unsafe fn insert_lane(&self, acc: LLVMValueRef, v: LLVMValueRef, lane: LLVMValueRef) -> LLVMValueRef {
+    unsafe fn insert_lane(
+        &self,
+        acc: LLVMValueRef,
+        v: LLVMValueRef,
+        lane: LLVMValueRef,
+    ) -> LLVMValueRef {
         let t = c::LLVMTypeOf(v);
         if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMStructTypeKind {
             let mut out = acc;

@@ -125,10 +125,12 @@ unsafe fn check(
             let vector_ops = is_vector(c::LLVMTypeOf(i))
                 || ir::operands(i).iter().any(|&o| is_vector(c::LLVMTypeOf(o)));
             let per_lane = matches!(op, O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg)
-                || op == O::LLVMCall && matches!(call_kind(i), CallKind::PerLane | CallKind::Lanewise)
+                || op == O::LLVMCall
+                    && matches!(call_kind(i), CallKind::PerLane | CallKind::Lanewise)
                 || op == O::LLVMGetElementPtr
                 || matches!(op, O::LLVMLoad | O::LLVMStore)
-                    && c::LLVMGetOrdering(i) != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
+                    && c::LLVMGetOrdering(i)
+                        != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
             if vary && vector_ops && per_lane {
                 return Err(format!(
                     "PTX vector values that differ between lanes in `{}`",
@@ -143,7 +145,12 @@ unsafe fn check(
                     return Err(format!("cannot vectorize `{}`", ir::print(i)));
                 }
                 O::LLVMExtractElement | O::LLVMInsertElement
-                    if vary && ir::const_u64(c::LLVMGetOperand(i, ir::operands(i).len() as u32 - 1)).is_none() =>
+                    if vary
+                        && ir::const_u64(c::LLVMGetOperand(
+                            i,
+                            ir::operands(i).len() as u32 - 1,
+                        ))
+                        .is_none() =>
                 {
                     return Err(format!("cannot vectorize `{}`", ir::print(i)));
                 }
@@ -188,7 +195,10 @@ unsafe fn check(
                         {
                             return Err("`redux.sync` on floats".into());
                         }
-                        if w.has_member_mask() && cfg_partial(cfg, facts, bi) && !member_is_active(i, w) {
+                        if w.has_member_mask()
+                            && cfg_partial(cfg, facts, bi)
+                            && !member_is_active(i, w)
+                        {
                             return Err(format!(
                                 "`{}` under divergent control flow (lanes may meet at different \
                                  instructions)",

@@ -73,7 +73,8 @@ impl Facts {
         let mut joins = vec![false; n];
         let mut divergent = Vec::new();
         let mut divergent_loops = vec![false; cfg.loops.len()];
-        let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+        let insts: Vec<Vec<LLVMValueRef>> =
+            cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
         loop {
             let mut changed = false;
             for (b, list) in insts.iter().enumerate() {
@@ -107,9 +108,7 @@ impl Facts {
                                 None => false,
                             };
                             // Allocas left are the predicate outputs of warp operations.
-                            lane_field
-                                || varying.contains(&p)
-                                || !c::LLVMIsAAllocaInst(p).is_null()
+                            lane_field || varying.contains(&p) || !c::LLVMIsAAllocaInst(p).is_null()
                         }
                         O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
                         O::LLVMCall => match call_kind(i) {
@@ -254,9 +253,7 @@ unsafe fn aligned_op(i: LLVMValueRef, aligned: &HashSet<LLVMValueRef>) -> bool {
     let ops = ir::operands(i);
     match op {
         O::LLVMZExt | O::LLVMSExt => aligned.contains(&ops[0]),
-        O::LLVMTrunc => {
-            aligned.contains(&ops[0]) && c::LLVMGetIntTypeWidth(c::LLVMTypeOf(i)) >= 6
-        }
+        O::LLVMTrunc => aligned.contains(&ops[0]) && c::LLVMGetIntTypeWidth(c::LLVMTypeOf(i)) >= 6,
         O::LLVMAdd | O::LLVMOr | O::LLVMSub => {
             let k = |v: LLVMValueRef| ir::const_u64(v).is_some_and(|k| k % 32 == 0);
             (aligned.contains(&ops[0]) && k(ops[1]))

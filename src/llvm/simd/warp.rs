@@ -35,7 +35,10 @@ impl Warp<'_> {
         };
         let member = self.get(arg(mpos), false);
         if self.is_vec(member) {
-            return Err(format!("{}: a member mask that differs between lanes", w.spelling()));
+            return Err(format!(
+                "{}: a member mask that differs between lanes",
+                w.spelling()
+            ));
         }
         self.check_members(w, member, mbits);
         let vt = c::LLVMVectorType(self.i32, LANES);
@@ -115,7 +118,8 @@ impl Warp<'_> {
                 let eq = c::LLVMBuildICmp(b, P::LLVMIntEQ, a, self.splat(a0), n);
                 let off = c::LLVMBuildNot(b, self.mask, n);
                 let eq = c::LLVMBuildOr(b, eq, off, n);
-                let same = c::LLVMBuildICmp(b, P::LLVMIntEQ, self.bits(eq), self.c32(u32::MAX as u64), n);
+                let same =
+                    c::LLVMBuildICmp(b, P::LLVMIntEQ, self.bits(eq), self.c32(u32::MAX as u64), n);
                 let r = c::LLVMBuildSelect(b, same, mbits, self.c32(0), n);
                 self.set(i, self.splat(r));
                 let p = c::LLVMBuildZExt(b, same, self.i32, n);
@@ -236,13 +240,8 @@ impl Warp<'_> {
             let mut ks: Vec<LLVMValueRef> = src.iter().map(|&s| self.c32(s as u64)).collect();
             let perm = c::LLVMConstVector(ks.as_mut_ptr(), LANES);
             let moved = c::LLVMBuildShuffleVector(b, av, c::LLVMGetPoison(vt), perm, n);
-            let on = c::LLVMBuildShuffleVector(
-                b,
-                self.mask,
-                c::LLVMGetPoison(self.mask_ty()),
-                perm,
-                n,
-            );
+            let on =
+                c::LLVMBuildShuffleVector(b, self.mask, c::LLVMGetPoison(self.mask_ty()), perm, n);
             (moved, on)
         } else {
             // Any permutation: through a stack copy of the lanes.

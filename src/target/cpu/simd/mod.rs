@@ -31,7 +31,10 @@ impl WarpPlan {
     pub fn describe(&self, kernel: &str) -> String {
         let r = &self.report;
         let mut s = String::new();
-        let _ = writeln!(s, "plan {kernel}: warp (32 lanes, one SIMD program per warp)");
+        let _ = writeln!(
+            s,
+            "plan {kernel}: warp (32 lanes, one SIMD program per warp)"
+        );
         let _ = writeln!(s, "  values: {} uniform, {} varying", r.uniform, r.varying);
         if let Some((u, v)) = r.rows {
             let _ = writeln!(
