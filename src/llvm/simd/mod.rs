@@ -154,15 +154,11 @@ unsafe fn check(
                 {
                     return Err(format!("cannot vectorize `{}`", ir::print(i)));
                 }
-                O::LLVMAlloca => {
-                    if !pred_slot(i) {
-                        return Err("a `.local` array or a variable whose address is taken".into());
-                    }
+                O::LLVMAlloca if !pred_slot(i) => {
+                    return Err("a `.local` array or a variable whose address is taken".into());
                 }
-                O::LLVMStore => {
-                    if ir::ctx_offset(td, c::LLVMGetOperand(i, 1)).is_some() {
-                        return Err("a store to the thread context".into());
-                    }
+                O::LLVMStore if ir::ctx_offset(td, c::LLVMGetOperand(i, 1)).is_some() => {
+                    return Err("a store to the thread context".into());
                 }
                 O::LLVMLoad => {
                     if let Some(off) = ir::ctx_offset(td, c::LLVMGetOperand(i, 0)) {
