@@ -11,7 +11,7 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use super::abi::{Thread, NUM_BARRIERS};
+use super::abi::{Thread, NUM_BARRIERS, WARP_SIZE};
 use super::cta::{cta_of, yielder, BarKind, Event, WarpOp};
 
 /// Suspends the calling thread until the CTA releases it, then returns its result.
@@ -27,6 +27,9 @@ unsafe fn wait(t: *mut Thread) -> (u32, bool) {
 /// Fails the launch with `message` for thread `t` and abandons the thread.
 pub(crate) unsafe fn fail(t: *mut Thread, message: String) -> ! {
     let cta = cta_of(t);
+    // Thread-loop and warp-engine workers run batches of CTAs without telling the CTA state;
+    // the context has the ids (coroutines: the same ones).
+    (*cta).fis_set_ids((*t).ctaid, (*t).ntid);
     let err = (*cta).thread_error((*t).flat_tid, message);
     (*(*cta).launch).fail(err);
     yielder(t).suspend(Event::Trapped);
@@ -308,6 +311,57 @@ pub unsafe extern "C" fn ptx2llvm_rt_trap(t: *mut Thread, msg: *const c_char) ->
     )
 }
 
+/// A warp operation of the warp engine (`llvm::simd`) whose member mask does not match the
+/// lanes running it: `active` lanes of warp `(*t).warpid` run it, `live` have not exited.
+/// Names the first offending lane as the thread, with the coroutine scheme's wording.
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_simd_warp_error(
+    t: *mut Thread,
+    op: u32,
+    member: u32,
+    active: u32,
+    live: u32,
+) -> ! {
+    let what = [
+        "shfl.sync",
+        "vote.sync",
+        "redux.sync",
+        "match.any.sync",
+        "match.all.sync",
+        "elect.sync",
+        "bar.warp.sync",
+    ]
+    .get(op as usize)
+    .copied()
+    .unwrap_or("warp operation");
+    let outside = active & !member;
+    let missing = member & live & !active;
+    let lane = if outside != 0 {
+        outside.trailing_zeros()
+    } else {
+        active.trailing_zeros().min(31)
+    };
+    let flat = (*t).warpid * WARP_SIZE + lane;
+    let [nx, ny, _] = (*t).ntid;
+    (*t).flat_tid = flat;
+    (*t).laneid = lane;
+    (*t).tid = [flat % nx, (flat / nx) % ny, flat / (nx * ny)];
+    let msg = if outside != 0 {
+        format!("{what}: the executing lane {lane} is not in the member mask {member:#010x}")
+    } else {
+        format!(
+            "{what} with member mask {member:#010x}: lanes {missing:#010x} have not exited and \
+             are not converged with the executing lanes {active:#010x} (the warp engine runs a \
+             warp's lanes in lockstep; PTX2LLVM_CPU_MODE=coroutine pairs lanes at different \
+             instructions)"
+        )
+    };
+    fail(t, msg)
+}
+
 /// `__assertfail(message, file, line, function, charSize)`: prints CUDA's assertion line to
 /// stderr and fails the launch.
 ///
@@ -393,6 +447,10 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
             ptx2llvm_rt_barrier_red as *const c_void,
         ),
         ("ptx2llvm_rt_shfl", ptx2llvm_rt_shfl as *const c_void),
+        (
+            "ptx2llvm_rt_simd_warp_error",
+            ptx2llvm_rt_simd_warp_error as *const c_void,
+        ),
         ("ptx2llvm_rt_vote", ptx2llvm_rt_vote as *const c_void),
         (
             "ptx2llvm_rt_match_any_u32",

@@ -1,7 +1,7 @@
-//! Semantic differential test of the cpu target on both code paths: every batch runs as a PTX
-//! kernel with one CUDA thread per case, compiled twice — as thread loops (`CpuMode::Fission`,
+//! Semantic differential test of the cpu target on every code path: every batch runs as a PTX
+//! kernel with one CUDA thread per case, compiled three times — as thread loops (`CpuMode::Fission`,
 //! where LLVM vectorizes the loop over threads) and as one coroutine per thread
-//! (`CpuMode::Coroutine`, scalar code) — and both are compared with references written here from
+//! (`CpuMode::Coroutine`, scalar code) and as the warp engine (`CpuMode::Warp`) — and each is compared with references written here from
 //! the Semantics sections of the PTX ISA 9.2 manual, never calling the lowering.
 //!
 //! This file holds the forms whose meaning depends on rules the wider instruction tests
@@ -81,7 +81,7 @@ fn finish(chk: Checker) {
         .map(|n| n.split(" [").next().unwrap_or(n))
         .collect();
     println!(
-        "{}: {} instruction forms, each on both paths ({})",
+        "{}: {} instruction forms, each on every path ({})",
         chk.what,
         forms.len(),
         MODES.map(|m| m.1).join(", ")
@@ -93,9 +93,10 @@ fn finish(chk: Checker) {
 }
 
 /// The two code paths every batch runs on.
-const MODES: [(CpuMode, &str); 2] = [
+const MODES: [(CpuMode, &str); 3] = [
     (CpuMode::Fission, "thread loops (vectorized)"),
     (CpuMode::Coroutine, "coroutines (scalar)"),
+    (CpuMode::Warp, "warp engine (32-lane vectors)"),
 ];
 
 /// Runs one batch on both paths and checks each result with `check(chk, op index, case,

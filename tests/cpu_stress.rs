@@ -15,8 +15,9 @@ mod cpu_util;
 use cpu_util::*;
 use ptx2llvm::target::cpu::fission::CpuMode;
 
-/// The stress module compiled for both schemes.
-fn modules() -> [(Module, &'static str); 2] {
+/// The stress module compiled for each scheme: the warp engine (kernels without CTA
+/// barriers; the others fall back to thread loops), thread loops, coroutines.
+fn modules() -> [(Module, &'static str); 3] {
     let src = std::fs::read_to_string(root().join("tests/kernels/nvrtc_stress.ptx")).unwrap();
     [
         (
@@ -26,6 +27,10 @@ fn modules() -> [(Module, &'static str); 2] {
         (
             Module::from_ptx_with(&src, 2, CpuMode::Coroutine).unwrap(),
             "coroutines",
+        ),
+        (
+            Module::from_ptx_with(&src, 2, CpuMode::Warp).unwrap(),
+            "warp engine",
         ),
     ]
 }

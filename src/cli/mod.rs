@@ -71,7 +71,7 @@ pub struct CheckArgs {
 }
 
 /// `ptx2llvm run FILE.ptx --kernel NAME [--grid X[,Y[,Z]]] [--block X[,Y[,Z]]]
-/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--serial]`
+/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--serial] [--dump-plan]`
 #[derive(Args, Debug)]
 #[command(
     after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
@@ -79,6 +79,7 @@ pub struct CheckArgs {
     bytes:HEX (a by-value parameter given as raw bytes)\n\n\
 ENVIRONMENT:\n  \
 PTX2LLVM_CPU_MODE=coroutine   run every CUDA thread as a coroutine instead of thread loops\n  \
+PTX2LLVM_CPU_MODE=fission     thread loops instead of the warp engine (warp: the default choice)\n  \
 PTX2LLVM_FAULT_HANDLER=0      leave SIGSEGV/SIGBUS alone (invalid accesses then crash the process)\n  \
 PTX2LLVM_PERF_MAP=1           name the JIT-compiled functions for `perf` (/tmp/perf-PID.map)\n  \
 PTX2LLVM_PERF_JITDUMP=1       write a perf jitdump (functions and line tables) for `perf inject --jit`\n  \
@@ -123,6 +124,11 @@ pub struct RunArgs {
     /// output comes in a fixed order and a debugger sees one CUDA thread at a time.
     #[arg(long)]
     pub serial: bool,
+    /// Print the kernel's execution plan to stderr before running it: the engine chosen at
+    /// compile time and why (warp engine: uniform and varying values, divergent branches and
+    /// loops, warp operations).
+    #[arg(long = "dump-plan")]
+    pub dump_plan: bool,
 }
 
 #[derive(Args, Debug)]

@@ -136,6 +136,9 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             }
         )));
     };
+    if a.dump_plan {
+        eprint!("{}", plan_text(&a.kernel, info));
+    }
 
     let mut args = Vec::with_capacity(specs.len());
     for (i, s) in specs.into_iter().enumerate() {
@@ -256,6 +259,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             "kernel path: {}",
             match &info.path {
                 KernelPath::Fission(_) => "thread loops".to_string(),
+                KernelPath::Warp(_) => "warp (32-lane SIMD)".to_string(),
                 KernelPath::Coroutine { why } if why.is_empty() => "coroutines".to_string(),
                 KernelPath::Coroutine { why } => format!("coroutines ({why})"),
             }
@@ -279,4 +283,24 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
+}
+
+/// The execution plan of a kernel as `--dump-plan` prints it: the engine chosen at compile
+/// time and why.
+fn plan_text(name: &str, info: &ptx2llvm::target::cpu::KernelInfo) -> String {
+    let refused = info
+        .warp_refused
+        .as_deref()
+        .map(|w| format!("  not the warp engine: {w}\n"))
+        .unwrap_or_default();
+    match &info.path {
+        KernelPath::Warp(p) => p.describe(name),
+        KernelPath::Fission(_) => format!("plan {name}: thread loops\n{refused}"),
+        KernelPath::Coroutine { why } if why.is_empty() => {
+            format!("plan {name}: coroutines\n{refused}")
+        }
+        KernelPath::Coroutine { why } => {
+            format!("plan {name}: coroutines ({why})\n{refused}")
+        }
+    }
 }

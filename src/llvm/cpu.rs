@@ -157,6 +157,36 @@ impl HostMachine {
             .map_err(|e| e.to_string())
     }
 
+    /// Runs the new-pass-manager function pipeline `pipeline` on `f` alone.
+    pub fn run_function_pipeline(
+        &self,
+        f: super::FunctionValue,
+        pipeline: &str,
+    ) -> Result<(), String> {
+        use inkwell::values::AsValueRef as _;
+        let p = CString::new(pipeline).map_err(|e| e.to_string())?;
+        // SAFETY: `f` is a live function, the target machine and options live across the call;
+        // an error is consumed here.
+        unsafe {
+            let opts = llvm_sys::transforms::pass_builder::LLVMCreatePassBuilderOptions();
+            let err = llvm_sys::transforms::pass_builder::LLVMRunPassesOnFunction(
+                f.as_value_ref(),
+                p.as_ptr(),
+                self.tm.as_mut_ptr(),
+                opts,
+            );
+            llvm_sys::transforms::pass_builder::LLVMDisposePassBuilderOptions(opts);
+            if err.is_null() {
+                Ok(())
+            } else {
+                let m = llvm_sys::error::LLVMGetErrorMessage(err);
+                let s = std::ffi::CStr::from_ptr(m).to_string_lossy().into_owned();
+                llvm_sys::error::LLVMDisposeErrorMessage(m);
+                Err(s)
+            }
+        }
+    }
+
     pub fn emit(&self, m: &Module, kind: super::EmitKind) -> Result<Vec<u8>, String> {
         use inkwell::targets::FileType;
         match kind {

@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod debug;
 pub mod fission;
 pub mod orc;
+pub mod simd;
 
 pub use inkwell::attributes::AttributeLoc;
 pub use inkwell::basic_block::BasicBlock;

@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -169,6 +169,7 @@ fn key(req: &Request) -> Key {
         CpuMode::Auto => b"auto",
         CpuMode::Fission => b"fission",
         CpuMode::Coroutine => b"coroutine",
+        CpuMode::Warp => b"warp",
     });
     field(format!("{:?}", req.block).as_bytes());
     field(&[req.debug.full as u8]);
@@ -274,22 +275,91 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
         }
         KernelPath::Fission(info) => {
             w.u8(1);
-            let words = info.encode();
-            w.u32(words.len() as u32);
-            for x in words {
-                w.u32(x);
+            write_fis(w, info);
+        }
+        KernelPath::Warp(plan) => {
+            w.u8(2);
+            write_fis(w, &plan.info);
+            let r = &plan.report;
+            w.u32(r.uniform as u32);
+            w.u32(r.varying as u32);
+            write_strs(w, &r.varying_names);
+            write_strs(w, &r.divergent_branches);
+            w.u32(r.loops.len() as u32);
+            for (name, divergent) in &r.loops {
+                w.str(name);
+                w.u8(*divergent as u8);
+            }
+            write_strs(w, &r.warp_ops);
+            match r.rows {
+                Some((u, v)) => {
+                    w.u8(1);
+                    w.u32(u as u32);
+                    w.u32(v as u32);
+                }
+                None => w.u8(0),
             }
         }
     }
 }
 
+fn write_fis(w: &mut Writer, info: &crate::runtime::fission::FisInfo) {
+    let words = info.encode();
+    w.u32(words.len() as u32);
+    for x in words {
+        w.u32(x);
+    }
+}
+
+fn write_strs(w: &mut Writer, v: &[String]) {
+    w.u32(v.len() as u32);
+    for x in v {
+        w.str(x);
+    }
+}
+
+fn read_fis(r: &mut Reader) -> Option<Arc<crate::runtime::fission::FisInfo>> {
+    let n = r.count(4)?;
+    let words: Vec<u32> = (0..n).map(|_| r.u32()).collect::<Option<_>>()?;
+    Some(Arc::new(crate::runtime::fission::FisInfo::decode(&words)?))
+}
+
+fn read_strs(r: &mut Reader) -> Option<Vec<String>> {
+    let n = r.count(1)?;
+    (0..n).map(|_| r.str()).collect()
+}
+
 fn read_path(r: &mut Reader) -> Option<KernelPath> {
     Some(match r.u8()? {
         0 => KernelPath::Coroutine { why: r.str()? },
-        1 => {
-            let n = r.count(4)?;
-            let words: Vec<u32> = (0..n).map(|_| r.u32()).collect::<Option<_>>()?;
-            KernelPath::Fission(Arc::new(crate::runtime::fission::FisInfo::decode(&words)?))
+        1 => KernelPath::Fission(read_fis(r)?),
+        2 => {
+            let info = read_fis(r)?;
+            let uniform = r.u32()? as usize;
+            let varying = r.u32()? as usize;
+            let varying_names = read_strs(r)?;
+            let divergent_branches = read_strs(r)?;
+            let n = r.count(1)?;
+            let loops = (0..n)
+                .map(|_| Some((r.str()?, r.u8()? != 0)))
+                .collect::<Option<Vec<_>>>()?;
+            let warp_ops = read_strs(r)?;
+            let rows = match r.u8()? {
+                0 => None,
+                _ => Some((r.u32()? as usize, r.u32()? as usize)),
+            };
+            KernelPath::Warp(Arc::new(super::simd::WarpPlan {
+                info,
+                report: crate::llvm::simd::Report {
+                    uniform,
+                    varying,
+                    varying_names,
+                    divergent_branches,
+                    loops,
+                    warp_ops,
+                    rows,
+                },
+            }))
         }
         _ => return None,
     })
@@ -311,6 +381,13 @@ fn write_manifest(m: &Manifest) -> Vec<u8> {
         }
         w.u32(k.params.size);
         write_path(&mut w, &k.path);
+        match &k.warp_refused {
+            Some(why) => {
+                w.u8(1);
+                w.str(why);
+            }
+            None => w.u8(0),
+        }
     }
     w.u32(m.shared.bytes);
     w.u32(m.shared.align);
@@ -352,10 +429,15 @@ fn read_manifest(b: &[u8]) -> Option<Manifest> {
         }
         let size = r.u32()?;
         let path = read_path(&mut r)?;
+        let warp_refused = match r.u8()? {
+            0 => None,
+            _ => Some(r.str()?),
+        };
         kernels.push(KernelInfo {
             name,
             params: ParamLayout { params, size },
             path,
+            warp_refused,
         });
     }
     let shared = SharedLayout {
@@ -572,10 +654,12 @@ fn compile<'a>(
     })
 }
 
-/// The symbol of a kernel's code: `K` (coroutine entry point) or `K.fis` (thread loops).
+/// The symbol of a kernel's code: `K` (coroutine entry point), `K.fis` (thread loops) or
+/// `K.simd` (the warp engine).
 fn code_symbol(k: &KernelInfo) -> String {
     match &k.path {
         KernelPath::Fission(_) => format!("{}.fis", k.name),
+        KernelPath::Warp(_) => format!("{}.simd", k.name),
         KernelPath::Coroutine { .. } => k.name.clone(),
     }
 }

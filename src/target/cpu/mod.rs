@@ -12,6 +12,7 @@ pub mod fission;
 pub mod layout;
 mod matrix;
 pub mod private_red;
+pub mod simd;
 mod sync;
 
 use crate::check::ModuleInfo;
@@ -224,8 +225,10 @@ pub enum CompileError {
 pub struct KernelInfo {
     pub name: String,
     pub params: ParamLayout,
-    /// Thread loops or coroutines.
+    /// The warp engine, thread loops or coroutines.
     pub path: fission::KernelPath,
+    /// Why the warp engine does not run this kernel (`None`: it does, or it was not asked).
+    pub warp_refused: Option<String>,
 }
 
 /// What `build` produces: the LLVM module, its kernels, the static shared-memory layout and the
@@ -276,6 +279,7 @@ fn build<'c, 'a>(
                 name: f.name.to_string(),
                 params: layout(f),
                 path: fission::KernelPath::Coroutine { why: String::new() },
+                warp_refused: None,
             }),
             _ => None,
         })
@@ -290,17 +294,61 @@ fn build<'c, 'a>(
                 .ok()
         })
         .unwrap_or(80);
-    let (m, dbg) = {
+    let (m, dbg, globals) = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm, info);
         machine.configure(&l.module);
         l.enable_debug(module, debug, opt > 0);
         lower::module::lower_module(&mut l, module).map_err(CompileError::Lower)?;
-        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block) {
+        // For the JIT the host reaches module variables by name (`Program::global`): they are
+        // not constants, before any cleanup could fold their loads (the host may write
+        // `.const` data before a launch).
+        let globals = if jit {
+            crate::llvm::cpu::expose_globals(&l.module)
+        } else {
+            Vec::new()
+        };
+        // The warp engine first; thread loops or coroutines for the kernels it refuses.
+        let mut warp = Vec::new();
+        if mode.warp() && opt > 0 {
+            for it in &module.items {
+                let Item::Function(f) = it else { continue };
+                let Some(k) = kernels.iter_mut().find(|k| k.name == f.name) else {
+                    continue;
+                };
+                if f.kind != FnKind::Entry || f.body.is_none() {
+                    continue;
+                }
+                let places: Vec<ParamPlace> = k
+                    .params
+                    .params
+                    .iter()
+                    .map(|p| ParamPlace {
+                        offset: p.offset,
+                        aggregate: p.aggregate,
+                    })
+                    .collect();
+                match simd::plan(&l.module, machine, f, &places) {
+                    Ok(p) => {
+                        k.path = fission::KernelPath::Warp(std::sync::Arc::new(p));
+                        warp.push(k.name.clone());
+                        if jit {
+                            if let Some(kf) = l.module.get_function(f.name) {
+                                // SAFETY: nothing calls a kernel function; `K.simd.w` was
+                                // built from it and does not refer to it.
+                                unsafe { kf.delete() };
+                            }
+                        }
+                    }
+                    Err(why) => k.warp_refused = Some(why),
+                }
+            }
+        }
+        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block, &warp) {
             if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
                 k.path = path;
             }
         }
-        (l.module, l.debug.take())
+        (l.module, l.debug.take(), globals)
     };
     // Coroutine entry points: for the JIT, of the kernels without thread loops; objects
     // export one for every kernel.
@@ -322,14 +370,9 @@ fn build<'c, 'a>(
         .collect();
     let shared = crate::llvm::cpu::prepare_module(&m, &layouts)
         .map_err(|e| CompileError::Llvm(e.join("\n")))?;
-    // For the JIT the host reaches module variables by name (`Program::global`).
-    let globals = if jit {
-        crate::llvm::cpu::expose_globals(&m)
-    } else {
-        Vec::new()
-    };
-    // The entry points and thread-loop drivers are built: complete the debug metadata (they
-    // get subprograms, so the kernel code inlined into them keeps its lines).
+    // The entry points and thread-loop drivers are built: complete the debug metadata, the
+    // wrappers and thread-loop functions first, so the kernel code inlined into them keeps its
+    // lines.
     if let Some(d) = &dbg {
         d.finalize(&m);
     }
@@ -405,6 +448,9 @@ pub fn compile_debug<'a>(
         .filter_map(|k| match &k.path {
             fission::KernelPath::Fission(info) => {
                 Some((k.name.clone(), format!("{}.fis", k.name), info.encode()))
+            }
+            fission::KernelPath::Warp(p) => {
+                Some((k.name.clone(), format!("{}.simd", k.name), p.info.encode()))
             }
             _ => None,
         })
@@ -676,6 +722,18 @@ impl Program {
         match &self.kernel(name)?.path {
             fission::KernelPath::Coroutine { .. } => {
                 self.entry(name).map(crate::runtime::KernelCode::Coroutine)
+            }
+            fission::KernelPath::Warp(p) => {
+                let a = self.engine.address(&format!("{name}.simd"))?;
+                // SAFETY: `NAME.simd` has the thread-loop CTA ABI (`llvm::simd::driver`).
+                let entry =
+                    unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
+                Some(crate::runtime::KernelCode::Fission(
+                    crate::runtime::fission::FisKernel {
+                        entry,
+                        info: p.info.clone(),
+                    },
+                ))
             }
             fission::KernelPath::Fission(info) => {
                 let a = self.engine.address(&format!("{name}.fis"))?;

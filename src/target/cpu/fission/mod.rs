@@ -1005,6 +1005,17 @@ pub enum CpuMode {
     Fission,
     /// Every CUDA thread a coroutine.
     Coroutine,
+    /// The warp engine wherever its scope allows (the same choice as `Auto`; named so that
+    /// tests can ask for it).
+    Warp,
+}
+
+impl CpuMode {
+    /// Whether kernels in the warp engine's scope take it (`Fission` keeps the thread loops
+    /// for them, so that both engines stay testable).
+    pub fn warp(self) -> bool {
+        matches!(self, CpuMode::Auto | CpuMode::Warp)
+    }
 }
 
 impl CpuMode {
@@ -1014,6 +1025,7 @@ impl CpuMode {
         match std::env::var("PTX2LLVM_CPU_MODE").as_deref() {
             Ok("coroutine") | Ok("coroutines") => CpuMode::Coroutine,
             Ok("fission") | Ok("loops") => CpuMode::Fission,
+            Ok("warp") | Ok("simd") => CpuMode::Warp,
             _ => CpuMode::Auto,
         }
     }
@@ -1027,6 +1039,8 @@ pub enum KernelPath {
     Coroutine { why: String },
     /// Thread loops (`K.fis`).
     Fission(std::sync::Arc<crate::runtime::fission::FisInfo>),
+    /// The warp engine (`K.simd`, run by the thread-loop workers).
+    Warp(std::sync::Arc<super::simd::WarpPlan>),
 }
 
 /// A kernel's `.reqntid`, as three dimensions.
@@ -1052,12 +1066,13 @@ pub fn lower_kernels<'c, 'a>(
     mode: CpuMode,
     keep_coroutines: bool,
     block: Option<[u32; 3]>,
+    skip: &[String],
 ) -> Vec<(String, KernelPath)> {
     let mut out = Vec::new();
     for it in &module.items {
         let ast::Item::Function(f) = it else { continue };
         let f: &'a ast::Function<'a> = f;
-        if f.kind != ast::FnKind::Entry || f.body.is_none() {
+        if f.kind != ast::FnKind::Entry || f.body.is_none() || skip.iter().any(|n| n == f.name) {
             continue;
         }
         let path = if mode == CpuMode::Coroutine {

@@ -1,0 +1,257 @@
+//! The functions around the warp function: its declaration, and the CTA function
+//! `K.simd(params, ctx, fis)` with the thread-loop entry ABI (`runtime::fission::FisEntry`),
+//! so that the thread-loop workers run it unchanged (chunks of CTAs, shared memory, faults):
+//! for each CTA of the batch `fis->cta_first .. + fis->cta_count` it sets `%ctaid` in the
+//! worker's context and calls the warp function for each warp. A replay after a fault
+//! (another mode) runs the one CTA the context names and marks every thread finished.
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMIntPredicate as P;
+
+use crate::llvm::cpu::ParamPlace;
+use crate::runtime::abi::offset;
+use crate::runtime::fission::{off, MODE_ALL, ST_EXIT};
+
+fn cs(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s).unwrap_or_default()
+}
+
+/// Marks generated vector code to use the full vector width of the host.
+unsafe fn wide(cx: LLVMContextRef, f: LLVMValueRef) {
+    for (k, v) in [
+        ("min-legal-vector-width", "512"),
+        ("prefer-vector-width", "512"),
+    ] {
+        let a = c::LLVMCreateStringAttribute(
+            cx,
+            k.as_ptr() as *const _,
+            k.len() as u32,
+            v.as_ptr() as *const _,
+            v.len() as u32,
+        );
+        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, a);
+    }
+}
+
+/// `void NAME(ptr ctx, i32 warp, i32 nthreads, i32 lanes, <K's parameters>)`, internal:
+/// `lanes` selects the lanes to run (all but for a fault replay, which runs one at a time).
+pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, fname: &str) -> LLVMValueRef {
+    let cx = c::LLVMGetModuleContext(m);
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let mut pt = vec![c::LLVMPointerTypeInContext(cx, 0), i32t, i32t, i32t];
+    let kt = c::LLVMGlobalGetValueType(k);
+    let n = c::LLVMCountParamTypes(kt) as usize;
+    let mut kp = vec![std::ptr::null_mut(); n];
+    c::LLVMGetParamTypes(kt, kp.as_mut_ptr());
+    pt.extend(kp);
+    let ft = c::LLVMFunctionType(
+        c::LLVMVoidTypeInContext(cx),
+        pt.as_mut_ptr(),
+        pt.len() as u32,
+        0,
+    );
+    let fname = cs(fname);
+    let f = c::LLVMAddFunction(m, fname.as_ptr(), ft);
+    c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+    wide(cx, f);
+    f
+}
+
+/// Builds `K.simd` (see the module doc).
+pub unsafe fn cta_fn(
+    m: LLVMModuleRef,
+    k: LLVMValueRef,
+    w: LLVMValueRef,
+    rows: Option<LLVMValueRef>,
+    name: &str,
+    params: &[ParamPlace],
+) -> LLVMValueRef {
+    let cx = c::LLVMGetModuleContext(m);
+    let i8t = c::LLVMInt8TypeInContext(cx);
+    let i16t = c::LLVMInt16TypeInContext(cx);
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let i64t = c::LLVMInt64TypeInContext(cx);
+    let ptr = c::LLVMPointerTypeInContext(cx, 0);
+    let mut pt = [ptr, ptr, ptr];
+    let ft = c::LLVMFunctionType(c::LLVMVoidTypeInContext(cx), pt.as_mut_ptr(), 3, 0);
+    let fname = cs(&format!("{name}.simd"));
+    let f = c::LLVMAddFunction(m, fname.as_ptr(), ft);
+    wide(cx, f);
+    let b = c::LLVMCreateBuilderInContext(cx);
+    let n = c"".as_ptr();
+    let bb = |s: &str| {
+        let s = cs(s);
+        c::LLVMAppendBasicBlockInContext(cx, f, s.as_ptr())
+    };
+    let entry = bb("entry");
+    c::LLVMPositionBuilderAtEnd(b, entry);
+    let (pbuf, ctx, fis) = (
+        c::LLVMGetParam(f, 0),
+        c::LLVMGetParam(f, 1),
+        c::LLVMGetParam(f, 2),
+    );
+    let at = |base: LLVMValueRef, o: u32| {
+        let mut idx = [c::LLVMConstInt(i64t, o as u64, 0)];
+        c::LLVMBuildGEP2(b, i8t, base, idx.as_mut_ptr(), 1, n)
+    };
+    let ld = |t: LLVMTypeRef, base: LLVMValueRef, o: u32| c::LLVMBuildLoad2(b, t, at(base, o), n);
+    let c32 = |v: u64| c::LLVMConstInt(i32t, v, 0);
+    // The kernel's parameters, from the CUDA-layout buffer (as the coroutine entry does).
+    let kt = c::LLVMGlobalGetValueType(k);
+    let np = c::LLVMCountParamTypes(kt) as usize;
+    let mut kp = vec![std::ptr::null_mut(); np];
+    c::LLVMGetParamTypes(kt, kp.as_mut_ptr());
+    let mut args: Vec<LLVMValueRef> = Vec::new();
+    for (idx, &t) in kp.iter().enumerate() {
+        let place = params.get(idx).copied().unwrap_or(ParamPlace {
+            offset: 0,
+            aggregate: false,
+        });
+        let a = at(pbuf, place.offset);
+        args.push(if place.aggregate {
+            a
+        } else {
+            let l = c::LLVMBuildLoad2(b, t, a, n);
+            c::LLVMSetAlignment(l, 1);
+            l
+        });
+    }
+    let [nx, ny, nz] = [0, 4, 8].map(|o| ld(i32t, ctx, offset::NTID + o));
+    let nthreads = c::LLVMBuildMul(b, c::LLVMBuildMul(b, nx, ny, n), nz, n);
+    let nwarps = c::LLVMBuildLShr(b, c::LLVMBuildAdd(b, nthreads, c32(31), n), c32(5), n);
+    let gx = ld(i32t, ctx, offset::NCTAID);
+    let gy = ld(i32t, ctx, offset::NCTAID + 4);
+    // Aligned warps (`Facts::new`'s `rows`): one-dimensional blocks or `%ntid.x` a multiple
+    // of 32; their warps have one `%tid.y`/`%tid.z`, which the context then holds.
+    let one_d = c::LLVMBuildICmp(b, P::LLVMIntEQ, nthreads, nx, n);
+    let xrem = c::LLVMBuildAnd(b, nx, c32(31), n);
+    let x32 = c::LLVMBuildICmp(b, P::LLVMIntEQ, xrem, c32(0), n);
+    let aligned = c::LLVMBuildOr(b, one_d, x32, n);
+    let mode = ld(i32t, fis, off::MODE);
+    let batch = bb("batch");
+    let replay = bb("replay");
+    let is_all = c::LLVMBuildICmp(b, P::LLVMIntEQ, mode, c32(MODE_ALL as u64), n);
+    c::LLVMBuildCondBr(b, is_all, batch, replay);
+
+    // One CTA's warps, at the current insertion point; returns the block it ends in. With
+    // `one_by_one` each warp runs lane by lane (a fault replay names the faulting thread).
+    let warps = |from: LLVMBasicBlockRef, tag: &str, one_by_one: bool| -> LLVMBasicBlockRef {
+        let lp = bb(&format!("{tag}.warp"));
+        let done = bb(&format!("{tag}.warps.done"));
+        c::LLVMBuildBr(b, lp);
+        c::LLVMPositionBuilderAtEnd(b, lp);
+        let wi = c::LLVMBuildPhi(b, i32t, n);
+        c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
+        let (lanes, lane_loop) = if one_by_one {
+            let ll = bb(&format!("{tag}.lane"));
+            c::LLVMBuildBr(b, ll);
+            c::LLVMPositionBuilderAtEnd(b, ll);
+            let li = c::LLVMBuildPhi(b, i32t, n);
+            (c::LLVMBuildShl(b, c32(1), li, n), Some((ll, li)))
+        } else {
+            (c::LLVMConstAllOnes(i32t), None)
+        };
+        let mut cargs = vec![ctx, wi, nthreads, lanes];
+        cargs.extend(args.iter().copied());
+        let wt = c::LLVMGlobalGetValueType(w);
+        let (cont, call_bb) = if let Some(r) = rows {
+            let rb = bb(&format!("{tag}.rows"));
+            let gb = bb(&format!("{tag}.general"));
+            let cont = bb(&format!("{tag}.called"));
+            c::LLVMBuildCondBr(b, aligned, rb, gb);
+            c::LLVMPositionBuilderAtEnd(b, rb);
+            let first = c::LLVMBuildMul(b, wi, c32(32), n);
+            let row = c::LLVMBuildUDiv(b, first, nx, n);
+            let ty = c::LLVMBuildURem(b, row, ny, n);
+            let tz = c::LLVMBuildUDiv(b, row, ny, n);
+            c::LLVMBuildStore(b, ty, at(ctx, offset::TID + 4));
+            c::LLVMBuildStore(b, tz, at(ctx, offset::TID + 8));
+            c::LLVMBuildCall2(b, wt, r, cargs.as_mut_ptr(), cargs.len() as u32, n);
+            c::LLVMBuildBr(b, cont);
+            c::LLVMPositionBuilderAtEnd(b, gb);
+            (Some(cont), gb)
+        } else {
+            (None, lp)
+        };
+        let _ = call_bb;
+        c::LLVMBuildCall2(b, wt, w, cargs.as_mut_ptr(), cargs.len() as u32, n);
+        if let Some(cont) = cont {
+            c::LLVMBuildBr(b, cont);
+            c::LLVMPositionBuilderAtEnd(b, cont);
+        }
+        if let Some((ll, li)) = lane_loop {
+            let ln = c::LLVMBuildAdd(b, li, c32(1), n);
+            let more = c::LLVMBuildICmp(b, P::LLVMIntULT, ln, c32(32), n);
+            let after = bb(&format!("{tag}.lanes.done"));
+            let here = c::LLVMGetInsertBlock(b);
+            c::LLVMBuildCondBr(b, more, ll, after);
+            let mut v = [c32(0), ln];
+            let mut bbs = [lp, here];
+            c::LLVMAddIncoming(li, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            c::LLVMPositionBuilderAtEnd(b, after);
+        }
+        let latch = c::LLVMGetInsertBlock(b);
+        let next = c::LLVMBuildAdd(b, wi, c32(1), n);
+        let more = c::LLVMBuildICmp(b, P::LLVMIntULT, next, nwarps, n);
+        c::LLVMBuildCondBr(b, more, lp, done);
+        let mut v = [c32(0), next];
+        let mut bbs = [from, latch];
+        c::LLVMAddIncoming(wi, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        c::LLVMPositionBuilderAtEnd(b, done);
+        done
+    };
+
+    // The batch: linear CTA ids first .. first + count.
+    c::LLVMPositionBuilderAtEnd(b, batch);
+    let first = ld(i64t, fis, off::CTA_FIRST);
+    let count = ld(i32t, fis, off::CTA_COUNT);
+    let end = c::LLVMBuildAdd(b, first, c::LLVMBuildZExt(b, count, i64t, n), n);
+    let cta = bb("cta");
+    let exit = bb("exit");
+    let nonempty = c::LLVMBuildICmp(b, P::LLVMIntULT, first, end, n);
+    c::LLVMBuildCondBr(b, nonempty, cta, exit);
+    c::LLVMPositionBuilderAtEnd(b, cta);
+    let ci = c::LLVMBuildPhi(b, i64t, n);
+    let gx64 = c::LLVMBuildZExt(b, gx, i64t, n);
+    let gy64 = c::LLVMBuildZExt(b, gy, i64t, n);
+    let cx_ = c::LLVMBuildURem(b, ci, gx64, n);
+    let q = c::LLVMBuildUDiv(b, ci, gx64, n);
+    let cy = c::LLVMBuildURem(b, q, gy64, n);
+    let cz = c::LLVMBuildUDiv(b, q, gy64, n);
+    for (k, v) in [cx_, cy, cz].into_iter().enumerate() {
+        let v = c::LLVMBuildTrunc(b, v, i32t, n);
+        c::LLVMBuildStore(b, v, at(ctx, offset::CTAID + 4 * k as u32));
+    }
+    let done = warps(cta, "cta", false);
+    let cnext = c::LLVMBuildAdd(b, ci, c::LLVMConstInt(i64t, 1, 0), n);
+    let more = c::LLVMBuildICmp(b, P::LLVMIntULT, cnext, end, n);
+    c::LLVMBuildCondBr(b, more, cta, exit);
+    let mut v = [first, cnext];
+    let mut bbs = [batch, done];
+    c::LLVMAddIncoming(ci, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+
+    // A replay: the CTA in the context, then every thread finished.
+    c::LLVMPositionBuilderAtEnd(b, replay);
+    warps(replay, "replay", true);
+    let states = ld(ptr, fis, off::STATE);
+    let fill = bb("finished");
+    let after = c::LLVMGetInsertBlock(b);
+    c::LLVMBuildBr(b, fill);
+    c::LLVMPositionBuilderAtEnd(b, fill);
+    let t = c::LLVMBuildPhi(b, i32t, n);
+    let mut idx = [t];
+    let p = c::LLVMBuildGEP2(b, i16t, states, idx.as_mut_ptr(), 1, n);
+    c::LLVMBuildStore(b, c::LLVMConstInt(i16t, ST_EXIT as u64, 0), p);
+    let tn = c::LLVMBuildAdd(b, t, c32(1), n);
+    let more = c::LLVMBuildICmp(b, P::LLVMIntULT, tn, nthreads, n);
+    c::LLVMBuildCondBr(b, more, fill, exit);
+    let mut v = [c32(0), tn];
+    let mut bbs = [after, fill];
+    c::LLVMAddIncoming(t, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+
+    c::LLVMPositionBuilderAtEnd(b, exit);
+    c::LLVMBuildRetVoid(b);
+    c::LLVMDisposeBuilder(b);
+    f
+}

@@ -1,0 +1,601 @@
+//! Building the warp function `K.simd.w(ctx, warp, nthreads, params…)` from a cleaned kernel
+//! function: every varying value a vector of 32 lanes, uniform values scalars, and control
+//! flow linearized under an execution mask.
+//!
+//! Linearization. The blocks run in a topological order of each region (the function body,
+//! each loop body; `Cfg::order`), every block guarded by "some lane is here". Each block has a
+//! *pending mask* slot that its predecessors OR their edge masks into; visiting the block takes
+//! and clears it. A phi has a slot too, which each incoming edge blends its value into for the
+//! lanes taking it (a select on the edge mask; uniform phis on "any lane takes it"). A loop
+//! runs its body again while its header's pending mask has lanes; lanes leaving it accumulate
+//! in the pending masks of the exit blocks, and values leaving it (exit phis) are blended at
+//! the moment they leave. Values used in another block than their own go through a slot as
+//! well; SROA turns all of it back into SSA form. The pending mask of the return block is the
+//! set of lanes that have exited, which the warp operations' member-mask checks need.
+
+use std::collections::HashMap;
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+use llvm_sys::{LLVMIntPredicate, LLVMTypeKind};
+
+use super::cfg::{Cfg, Node};
+use super::ir::{self, CtxField};
+use super::uniform::Facts;
+
+pub const LANES: u32 = 32;
+
+pub struct Warp<'a> {
+    pub cx: LLVMContextRef,
+    pub m: LLVMModuleRef,
+    pub b: LLVMBuilderRef,
+    pub td: llvm_sys::target::LLVMTargetDataRef,
+    pub cfg: &'a Cfg,
+    pub facts: &'a Facts,
+    pub dst: LLVMValueRef,
+    /// Values of the current block's instructions and the arguments.
+    pub map: HashMap<LLVMValueRef, LLVMValueRef>,
+    slots: HashMap<LLVMValueRef, LLVMValueRef>,
+    pending: Vec<LLVMValueRef>,
+    pub pred_slots: HashMap<LLVMValueRef, LLVMValueRef>,
+    cur: usize,
+    pub mask: LLVMValueRef,
+    allocas: LLVMBuilderRef,
+    pub ctx: LLVMValueRef,
+    pub launched: LLVMValueRef,
+    pub iota: LLVMValueRef,
+    pub tid: [LLVMValueRef; 3],
+    pub flat: LLVMValueRef,
+    pub ret_block: Option<usize>,
+    pub i1: LLVMTypeRef,
+    pub i32: LLVMTypeRef,
+    pub i64: LLVMTypeRef,
+    pub ptr: LLVMTypeRef,
+}
+
+unsafe fn cs(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s).unwrap_or_default()
+}
+
+/// Whether vector type `t` is a varying value's (32 lanes of one or more elements), not a
+/// uniform PTX vector (at most 8 elements).
+unsafe fn wide(t: LLVMTypeRef) -> bool {
+    c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind && c::LLVMGetVectorSize(t) >= LANES
+}
+
+impl<'a> Warp<'a> {
+    /// Builds the warp function for `src` into `dst` (declared with the parameters
+    /// `ctx, warp, nthreads` and then `src`'s).
+    ///
+    /// # Safety
+    /// `src` must be the function `cfg` and `facts` describe, accepted by `check`.
+    pub unsafe fn build(
+        src: LLVMValueRef,
+        dst: LLVMValueRef,
+        cfg: &'a Cfg,
+        facts: &'a Facts,
+    ) -> Result<(), String> {
+        let m = c::LLVMGetGlobalParent(src);
+        let cx = c::LLVMGetModuleContext(m);
+        let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+        let b = c::LLVMCreateBuilderInContext(cx);
+        let allocas = c::LLVMCreateBuilderInContext(cx);
+        let i32 = c::LLVMInt32TypeInContext(cx);
+        let top = c::LLVMAppendBasicBlockInContext(cx, dst, c"allocas".as_ptr());
+        let start = c::LLVMAppendBasicBlockInContext(cx, dst, c"start".as_ptr());
+        c::LLVMPositionBuilderAtEnd(allocas, top);
+        c::LLVMPositionBuilderAtEnd(b, start);
+        let mut w = Warp {
+            cx,
+            m,
+            b,
+            td,
+            cfg,
+            facts,
+            dst,
+            map: HashMap::new(),
+            slots: HashMap::new(),
+            pending: Vec::new(),
+            pred_slots: HashMap::new(),
+            cur: 0,
+            mask: std::ptr::null_mut(),
+            allocas,
+            ctx: c::LLVMGetParam(dst, 0),
+            launched: std::ptr::null_mut(),
+            iota: std::ptr::null_mut(),
+            tid: [std::ptr::null_mut(); 3],
+            flat: std::ptr::null_mut(),
+            ret_block: (0..cfg.blocks.len()).find(|&x| cfg.succ[x].is_empty()),
+            i1: c::LLVMInt1TypeInContext(cx),
+            i32,
+            i64: c::LLVMInt64TypeInContext(cx),
+            ptr: c::LLVMPointerTypeInContext(cx, 0),
+        };
+        for k in 0..c::LLVMCountParams(src) {
+            w.map
+                .insert(c::LLVMGetParam(src, k), c::LLVMGetParam(dst, k + 4));
+        }
+        w.preamble();
+        let mt = w.mask_ty();
+        for _ in 0..cfg.blocks.len() {
+            let s = w.alloca(mt);
+            c::LLVMBuildStore(w.b, c::LLVMConstNull(mt), s);
+            w.pending.push(s);
+        }
+        let r = w.region(None);
+        if r.is_ok() {
+            c::LLVMBuildRetVoid(w.b);
+            c::LLVMBuildBr(allocas, start);
+        }
+        c::LLVMDisposeBuilder(b);
+        c::LLVMDisposeBuilder(allocas);
+        r
+    }
+
+    pub unsafe fn mask_ty(&self) -> LLVMTypeRef {
+        c::LLVMVectorType(self.i1, LANES)
+    }
+
+    /// The vector form of scalar type `t` (structs: a struct of vectors).
+    pub unsafe fn vty(&self, t: LLVMTypeRef) -> LLVMTypeRef {
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMStructTypeKind {
+            let n = c::LLVMCountStructElementTypes(t);
+            let mut f: Vec<LLVMTypeRef> = (0..n)
+                .map(|k| self.vty(c::LLVMStructGetTypeAtIndex(t, k)))
+                .collect();
+            return c::LLVMStructTypeInContext(self.cx, f.as_mut_ptr(), n, 0);
+        }
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            return c::LLVMVectorType(c::LLVMGetElementType(t), LANES * c::LLVMGetVectorSize(t));
+        }
+        c::LLVMVectorType(t, LANES)
+    }
+
+    pub unsafe fn alloca(&self, t: LLVMTypeRef) -> LLVMValueRef {
+        c::LLVMBuildAlloca(self.allocas, t, c"".as_ptr())
+    }
+
+    pub unsafe fn c32(&self, v: u64) -> LLVMValueRef {
+        c::LLVMConstInt(self.i32, v, 0)
+    }
+
+    /// `v` in every lane.
+    pub unsafe fn splat(&self, v: LLVMValueRef) -> LLVMValueRef {
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMStructTypeKind {
+            let vt = self.vty(t);
+            let mut agg = c::LLVMGetPoison(vt);
+            for k in 0..c::LLVMCountStructElementTypes(t) {
+                let e = c::LLVMBuildExtractValue(self.b, v, k, c"".as_ptr());
+                agg = c::LLVMBuildInsertValue(self.b, agg, self.splat(e), k, c"".as_ptr());
+            }
+            return agg;
+        }
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            let k = c::LLVMGetVectorSize(t);
+            let idx: Vec<u32> = (0..LANES).flat_map(|_| 0..k).collect();
+            return self.shuffle(v, None, &idx);
+        }
+        if !c::LLVMIsAConstant(v).is_null() {
+            let mut e = vec![v; LANES as usize];
+            return c::LLVMConstVector(e.as_mut_ptr(), LANES);
+        }
+        let vt = c::LLVMVectorType(t, LANES);
+        let one =
+            c::LLVMBuildInsertElement(self.b, c::LLVMGetPoison(vt), v, self.c32(0), c"".as_ptr());
+        let zero = c::LLVMConstNull(c::LLVMVectorType(self.i32, LANES));
+        c::LLVMBuildShuffleVector(self.b, one, c::LLVMGetPoison(vt), zero, c"".as_ptr())
+    }
+
+    /// Whether a new value is a vector (of a varying value).
+    pub unsafe fn is_vec(&self, v: LLVMValueRef) -> bool {
+        let t = c::LLVMTypeOf(v);
+        match c::LLVMGetTypeKind(t) {
+            LLVMTypeKind::LLVMVectorTypeKind => wide(t),
+            LLVMTypeKind::LLVMStructTypeKind => {
+                c::LLVMCountStructElementTypes(t) > 0 && wide(c::LLVMStructGetTypeAtIndex(t, 0))
+            }
+            _ => false,
+        }
+    }
+
+    /// Elements per lane of original type `t` (`k` for a PTX vector `<k x E>`, else 1).
+    pub unsafe fn per(&self, t: LLVMTypeRef) -> u32 {
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            c::LLVMGetVectorSize(t)
+        } else {
+            1
+        }
+    }
+
+    /// Elements per lane of new varying value `v`.
+    pub unsafe fn per_new(&self, v: LLVMValueRef) -> u32 {
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            (c::LLVMGetVectorSize(t) / LANES).max(1)
+        } else {
+            1
+        }
+    }
+
+    /// A constant shuffle of `a` (and `b`) by `idx`.
+    pub unsafe fn shuffle(
+        &self,
+        a: LLVMValueRef,
+        b: Option<LLVMValueRef>,
+        idx: &[u32],
+    ) -> LLVMValueRef {
+        let mut ks: Vec<LLVMValueRef> = idx.iter().map(|&i| self.c32(i as u64)).collect();
+        let m = c::LLVMConstVector(ks.as_mut_ptr(), ks.len() as u32);
+        let b = b.unwrap_or_else(|| c::LLVMGetPoison(c::LLVMTypeOf(a)));
+        c::LLVMBuildShuffleVector(self.b, a, b, m, c"".as_ptr())
+    }
+
+    /// A per-lane value (`<32 x T>`) repeated for the `k` elements of each lane.
+    pub unsafe fn widen(&self, m: LLVMValueRef, k: u32) -> LLVMValueRef {
+        if k <= 1 {
+            return m;
+        }
+        let idx: Vec<u32> = (0..LANES)
+            .flat_map(|l| std::iter::repeat_n(l, k as usize))
+            .collect();
+        self.shuffle(m, None, &idx)
+    }
+
+    /// The new value of original value `v`: a scalar for uniform values, a vector for varying
+    /// ones; `vector` splats a uniform one.
+    pub unsafe fn get(&mut self, v: LLVMValueRef, vector: bool) -> LLVMValueRef {
+        let nv = if ir::is_instruction(v) {
+            let bb = c::LLVMGetInstructionParent(v);
+            if self.cfg.index.get(&bb) == Some(&self.cur) && self.map.contains_key(&v) {
+                self.map[&v]
+            } else {
+                let s = self.slot(v);
+                c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr())
+            }
+        } else if let Some(&x) = self.map.get(&v) {
+            x
+        } else {
+            v
+        };
+        if vector && !self.is_vec(nv) {
+            self.splat(nv)
+        } else {
+            nv
+        }
+    }
+
+    /// The new value of `v` as a scalar operand of a uniform instruction: lane 0 of a varying
+    /// one (a uniform instruction reads a varying value only where the lane drops out,
+    /// `%tid.x >> 5` of aligned warps).
+    pub unsafe fn scalar(&mut self, v: LLVMValueRef) -> LLVMValueRef {
+        let nv = self.get(v, false);
+        if self.is_vec(nv) && c::LLVMIsABasicBlock(v).is_null() {
+            c::LLVMBuildExtractElement(self.b, nv, self.c32(0), c"".as_ptr())
+        } else {
+            nv
+        }
+    }
+
+    /// The slot of original instruction `v` (its type vectorized when varying).
+    unsafe fn slot(&mut self, v: LLVMValueRef) -> LLVMValueRef {
+        if let Some(&s) = self.slots.get(&v) {
+            return s;
+        }
+        let t = c::LLVMTypeOf(v);
+        let t = if self.facts.is_varying(v) {
+            self.vty(t)
+        } else {
+            t
+        };
+        let s = self.alloca(t);
+        self.slots.insert(v, s);
+        s
+    }
+
+    /// Records the new value of instruction `i`, storing it in its slot when another block
+    /// (or a phi) uses it.
+    pub unsafe fn set(&mut self, i: LLVMValueRef, nv: LLVMValueRef) {
+        self.map.insert(i, nv);
+        let bb = c::LLVMGetInstructionParent(i);
+        let mut u = c::LLVMGetFirstUse(i);
+        let mut outside = false;
+        while !u.is_null() {
+            let user = c::LLVMGetUser(u);
+            if !c::LLVMIsAPHINode(user).is_null() || c::LLVMGetInstructionParent(user) != bb {
+                outside = true;
+            }
+            u = c::LLVMGetNextUse(u);
+        }
+        if outside {
+            let s = self.slot(i);
+            let nv = if self.facts.is_varying(i) && !self.is_vec(nv) {
+                self.splat(nv)
+            } else {
+                nv
+            };
+            c::LLVMBuildStore(self.b, nv, s);
+        }
+    }
+
+    /// `m` as 32 bits.
+    pub unsafe fn bits(&self, m: LLVMValueRef) -> LLVMValueRef {
+        c::LLVMBuildBitCast(self.b, m, self.i32, c"".as_ptr())
+    }
+
+    pub unsafe fn any(&self, m: LLVMValueRef) -> LLVMValueRef {
+        c::LLVMBuildICmp(
+            self.b,
+            LLVMIntPredicate::LLVMIntNE,
+            self.bits(m),
+            self.c32(0),
+            c"".as_ptr(),
+        )
+    }
+
+    /// The lanes that have not exited: launched and not yet at the return block.
+    pub unsafe fn live(&self) -> LLVMValueRef {
+        let mt = self.mask_ty();
+        let gone = match self.ret_block {
+            Some(r) => c::LLVMBuildLoad2(self.b, mt, self.pending[r], c"".as_ptr()),
+            None => c::LLVMConstNull(mt),
+        };
+        let not = c::LLVMBuildNot(self.b, gone, c"".as_ptr());
+        c::LLVMBuildAnd(self.b, self.launched, not, c"".as_ptr())
+    }
+
+    pub unsafe fn append(&self, name: &str) -> LLVMBasicBlockRef {
+        let n = cs(name);
+        c::LLVMAppendBasicBlockInContext(self.cx, self.dst, n.as_ptr())
+    }
+
+    /// Lane ids: the lanes that exist, `%tid` (one-dimensional blocks without divisions).
+    unsafe fn preamble(&mut self) {
+        let b = self.b;
+        let warp = c::LLVMGetParam(self.dst, 1);
+        let n = c::LLVMGetParam(self.dst, 2);
+        let mut lanes: Vec<LLVMValueRef> = (0..LANES as u64).map(|k| self.c32(k)).collect();
+        self.iota = c::LLVMConstVector(lanes.as_mut_ptr(), LANES);
+        let base = c::LLVMBuildMul(b, warp, self.c32(LANES as u64), c"".as_ptr());
+        let flat = c::LLVMBuildAdd(b, self.splat(base), self.iota, c"flat".as_ptr());
+        self.flat = flat;
+        let exists = c::LLVMBuildICmp(
+            b,
+            LLVMIntPredicate::LLVMIntULT,
+            flat,
+            self.splat(n),
+            c"".as_ptr(),
+        );
+        let lanes = c::LLVMGetParam(self.dst, 3);
+        let chosen = c::LLVMBuildBitCast(b, lanes, self.mask_ty(), c"".as_ptr());
+        self.launched = c::LLVMBuildAnd(b, exists, chosen, c"launched".as_ptr());
+        let field = |w: &Self, off: u64| {
+            let mut idx = [c::LLVMConstInt(w.i64, off, 0)];
+            let p = c::LLVMBuildGEP2(
+                b,
+                c::LLVMInt8TypeInContext(w.cx),
+                w.ctx,
+                idx.as_mut_ptr(),
+                1,
+                c"".as_ptr(),
+            );
+            (p, c::LLVMBuildLoad2(b, w.i32, p, c"".as_ptr()))
+        };
+        let (_, nx) = field(self, crate::runtime::abi::offset::NTID as u64);
+        let (_, ny) = field(self, crate::runtime::abi::offset::NTID as u64 + 4);
+        // The first lane run names the warp in fault reports.
+        let (fp, _) = field(self, crate::runtime::abi::offset::FLAT_TID as u64);
+        let mut tys = [self.i32];
+        let mut xs = [lanes, c::LLVMConstInt(self.i1, 0, 0)];
+        let id = c::LLVMGetIntrinsicDeclaration(
+            self.m,
+            c::LLVMLookupIntrinsicID(c"llvm.cttz".as_ptr(), 9),
+            tys.as_mut_ptr(),
+            1,
+        );
+        let first = c::LLVMBuildCall2(
+            b,
+            c::LLVMGlobalGetValueType(id),
+            id,
+            xs.as_mut_ptr(),
+            2,
+            c"".as_ptr(),
+        );
+        let first = c::LLVMBuildAdd(b, base, first, c"".as_ptr());
+        c::LLVMBuildStore(b, first, fp);
+        let one_d = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, n, nx, c"".as_ptr());
+        let here = c::LLVMGetInsertBlock(b);
+        let gen = self.append("tid.general");
+        let join = self.append("tid");
+        c::LLVMBuildCondBr(b, one_d, join, gen);
+        c::LLVMPositionBuilderAtEnd(b, gen);
+        let vx = self.splat(nx);
+        let vy = self.splat(ny);
+        let tx = c::LLVMBuildURem(b, flat, vx, c"".as_ptr());
+        let q = c::LLVMBuildUDiv(b, flat, vx, c"".as_ptr());
+        let ty = c::LLVMBuildURem(b, q, vy, c"".as_ptr());
+        let tz = c::LLVMBuildUDiv(b, q, vy, c"".as_ptr());
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let vt = c::LLVMVectorType(self.i32, LANES);
+        let zero = c::LLVMConstNull(vt);
+        let mut out = [std::ptr::null_mut(); 3];
+        for (k, (fast, slow)) in [(flat, tx), (zero, ty), (zero, tz)].into_iter().enumerate() {
+            let p = c::LLVMBuildPhi(b, vt, c"".as_ptr());
+            let mut vals = [fast, slow];
+            let mut bbs = [here, gen];
+            c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            out[k] = p;
+        }
+        self.tid = out;
+    }
+
+    /// Emits the nodes of region `r` in order.
+    unsafe fn region(&mut self, r: Option<usize>) -> Result<(), String> {
+        for node in self.cfg.order(r) {
+            match node {
+                Node::Block(x) => self.block(x)?,
+                Node::Loop(l) => {
+                    let top = self.append("loop");
+                    let after = self.append("loop.end");
+                    c::LLVMBuildBr(self.b, top);
+                    c::LLVMPositionBuilderAtEnd(self.b, top);
+                    self.region(Some(l))?;
+                    let h = self.cfg.loops[l].header;
+                    let mt = self.mask_ty();
+                    let again = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
+                    let any = self.any(again);
+                    c::LLVMBuildCondBr(self.b, any, top, after);
+                    c::LLVMPositionBuilderAtEnd(self.b, after);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One block under its guard.
+    unsafe fn block(&mut self, x: usize) -> Result<(), String> {
+        self.cur = x;
+        self.map.retain(|k, _| !ir::is_instruction(*k));
+        let mt = self.mask_ty();
+        let m = if x == 0 {
+            self.launched
+        } else {
+            let m = c::LLVMBuildLoad2(self.b, mt, self.pending[x], c"".as_ptr());
+            c::LLVMBuildStore(self.b, c::LLVMConstNull(mt), self.pending[x]);
+            m
+        };
+        let name = ir::name(c::LLVMBasicBlockAsValue(self.cfg.blocks[x]));
+        let body = self.append(&format!("b{x}.{name}"));
+        let next = self.append(&format!("b{x}.done"));
+        let any = self.any(m);
+        c::LLVMBuildCondBr(self.b, any, body, next);
+        c::LLVMPositionBuilderAtEnd(self.b, body);
+        self.mask = m;
+        for i in ir::instructions(self.cfg.blocks[x]) {
+            match ir::opcode(i) {
+                O::LLVMPHI => {
+                    let s = self.slot(i);
+                    let v = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
+                    self.map.insert(i, v);
+                }
+                O::LLVMBr => {
+                    if c::LLVMIsConditional(i) != 0 {
+                        let cond = c::LLVMGetCondition(i);
+                        let (t, f) = (c::LLVMGetSuccessor(i, 0), c::LLVMGetSuccessor(i, 1));
+                        let cv = self.get(cond, false);
+                        let zero = c::LLVMConstNull(mt);
+                        let (mt_, mf) = if self.is_vec(cv) {
+                            let nc = c::LLVMBuildNot(self.b, cv, c"".as_ptr());
+                            (
+                                c::LLVMBuildAnd(self.b, m, cv, c"".as_ptr()),
+                                c::LLVMBuildAnd(self.b, m, nc, c"".as_ptr()),
+                            )
+                        } else {
+                            (
+                                c::LLVMBuildSelect(self.b, cv, m, zero, c"".as_ptr()),
+                                c::LLVMBuildSelect(self.b, cv, zero, m, c"".as_ptr()),
+                            )
+                        };
+                        self.edge(x, self.cfg.index[&t], mt_);
+                        self.edge(x, self.cfg.index[&f], mf);
+                    } else {
+                        let t = c::LLVMGetSuccessor(i, 0);
+                        self.edge(x, self.cfg.index[&t], m);
+                    }
+                }
+                O::LLVMRet | O::LLVMUnreachable => {}
+                _ => self.inst(i)?,
+            }
+        }
+        c::LLVMBuildBr(self.b, next);
+        c::LLVMPositionBuilderAtEnd(self.b, next);
+        Ok(())
+    }
+
+    /// The lanes `em` go from block `from` to block `to`.
+    unsafe fn edge(&mut self, from: usize, to: usize, em: LLVMValueRef) {
+        let mt = self.mask_ty();
+        let old = c::LLVMBuildLoad2(self.b, mt, self.pending[to], c"".as_ptr());
+        let new = c::LLVMBuildOr(self.b, old, em, c"".as_ptr());
+        c::LLVMBuildStore(self.b, new, self.pending[to]);
+        let fb = self.cfg.blocks[from];
+        for p in ir::instructions(self.cfg.blocks[to]) {
+            if c::LLVMIsAPHINode(p).is_null() {
+                break;
+            }
+            let Some(k) =
+                (0..c::LLVMCountIncoming(p)).find(|&k| c::LLVMGetIncomingBlock(p, k) == fb)
+            else {
+                continue;
+            };
+            let inc = c::LLVMGetIncomingValue(p, k);
+            let vary = self.facts.is_varying(p);
+            let v = self.get(inc, vary);
+            let s = self.slot(p);
+            let old = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
+            let cond = if vary {
+                self.widen(em, self.per_new(v))
+            } else {
+                self.any(em)
+            };
+            let v = c::LLVMBuildSelect(self.b, cond, v, old, c"".as_ptr());
+            c::LLVMBuildStore(self.b, v, s);
+        }
+    }
+
+    /// One instruction that is neither a phi nor a terminator.
+    unsafe fn inst(&mut self, i: LLVMValueRef) -> Result<(), String> {
+        let op = ir::opcode(i);
+        if op == O::LLVMAlloca {
+            return Ok(());
+        }
+        if op == O::LLVMCall {
+            return self.call(i);
+        }
+        if op == O::LLVMLoad {
+            let p = c::LLVMGetOperand(i, 0);
+            if let Some(off) = ir::ctx_offset(self.td, p) {
+                let v = match CtxField::at(off) {
+                    CtxField::Tid(k) => Some(self.tid[k as usize]),
+                    CtxField::LaneId => Some(self.iota),
+                    CtxField::FlatTid => Some(self.flat),
+                    CtxField::Uniform(_) => None,
+                };
+                if let Some(v) = v {
+                    let v = self.fit_int(v, c::LLVMTypeOf(i));
+                    self.set(i, v);
+                    return Ok(());
+                }
+            }
+            if let Some(&v) = self.pred_slots.get(&p) {
+                self.set(i, v);
+                return Ok(());
+            }
+        }
+        if !self.facts.is_varying(i) {
+            let nv = c::LLVMInstructionClone(i);
+            for k in 0..c::LLVMGetNumOperands(i) as u32 {
+                let o = c::LLVMGetOperand(i, k);
+                let v = self.scalar(o);
+                c::LLVMSetOperand(nv, k, v);
+            }
+            c::LLVMInsertIntoBuilder(self.b, nv);
+            self.set(i, nv);
+            return Ok(());
+        }
+        let v = self.vector_inst(i, op)?;
+        self.set(i, v);
+        Ok(())
+    }
+
+    /// A lane-index vector (`<32 x i32>`) as type `t`'s lanes.
+    unsafe fn fit_int(&self, v: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        if t == self.i32 {
+            v
+        } else {
+            c::LLVMBuildZExt(self.b, v, c::LLVMVectorType(t, LANES), c"".as_ptr())
+        }
+    }
+}

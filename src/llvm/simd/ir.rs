@@ -1,0 +1,243 @@
+//! Small readers of LLVM IR for the warp vectorizer: opcodes, callees, operands, and what a
+//! kernel's thread-context reads mean (`runtime::abi::offset`).
+
+use std::ffi::CStr;
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode;
+
+use crate::runtime::abi::offset;
+
+pub unsafe fn opcode(i: LLVMValueRef) -> LLVMOpcode {
+    c::LLVMGetInstructionOpcode(i)
+}
+
+pub unsafe fn name(v: LLVMValueRef) -> String {
+    let mut len = 0usize;
+    let p = c::LLVMGetValueName2(v, &mut len);
+    if p.is_null() {
+        return String::new();
+    }
+    String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
+}
+
+/// The name of the function a call instruction calls directly ("" for indirect calls).
+pub unsafe fn callee(i: LLVMValueRef) -> String {
+    let f = c::LLVMGetCalledValue(i);
+    if c::LLVMIsAFunction(f).is_null() {
+        return String::new();
+    }
+    name(f)
+}
+
+pub unsafe fn operands(i: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let n = c::LLVMGetNumOperands(i);
+    (0..n as u32).map(|k| c::LLVMGetOperand(i, k)).collect()
+}
+
+/// Call arguments (operands less the callee).
+pub unsafe fn args(i: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let n = c::LLVMGetNumArgOperands(i);
+    (0..n).map(|k| c::LLVMGetOperand(i, k)).collect()
+}
+
+pub unsafe fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    let mut i = c::LLVMGetFirstInstruction(bb);
+    while !i.is_null() {
+        out.push(i);
+        i = c::LLVMGetNextInstruction(i);
+    }
+    out
+}
+
+pub unsafe fn is_instruction(v: LLVMValueRef) -> bool {
+    !c::LLVMIsAInstruction(v).is_null()
+}
+
+pub unsafe fn const_u64(v: LLVMValueRef) -> Option<u64> {
+    if c::LLVMIsAConstantInt(v).is_null() {
+        return None;
+    }
+    Some(c::LLVMConstIntGetZExtValue(v))
+}
+
+pub unsafe fn print(v: LLVMValueRef) -> String {
+    let p = c::LLVMPrintValueToString(v);
+    let s = CStr::from_ptr(p).to_string_lossy().trim().to_string();
+    c::LLVMDisposeMessage(p);
+    s
+}
+
+/// A field of the thread context that a kernel reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtxField {
+    /// `%tid.x/y/z` (0..2), `%laneid`, the linear thread index: one value per lane.
+    Tid(u32),
+    LaneId,
+    FlatTid,
+    /// Anything else at this byte offset: the same in every lane of a warp (`%ctaid`, `%ntid`,
+    /// `%warpid`, the shared block, …), read from the warp's context.
+    Uniform(u32),
+}
+
+impl CtxField {
+    pub fn at(off: u32) -> CtxField {
+        match off {
+            o if o == offset::TID => CtxField::Tid(0),
+            o if o == offset::TID + 4 => CtxField::Tid(1),
+            o if o == offset::TID + 8 => CtxField::Tid(2),
+            o if o == offset::LANEID => CtxField::LaneId,
+            o if o == offset::FLAT_TID => CtxField::FlatTid,
+            o => CtxField::Uniform(o),
+        }
+    }
+
+    pub fn varying(self) -> bool {
+        !matches!(self, CtxField::Uniform(_))
+    }
+}
+
+pub unsafe fn is_self_call(v: LLVMValueRef) -> bool {
+    !c::LLVMIsACallInst(v).is_null() && callee(v) == "ptx2llvm_rt_self"
+}
+
+/// The byte offset into the thread context that pointer `p` stands for, when it is the
+/// context itself or a constant offset from it.
+pub unsafe fn ctx_offset(td: llvm_sys::target::LLVMTargetDataRef, p: LLVMValueRef) -> Option<u32> {
+    if is_self_call(p) {
+        return Some(0);
+    }
+    if c::LLVMIsAGetElementPtrInst(p).is_null() || c::LLVMGetNumOperands(p) != 2 {
+        return None;
+    }
+    let base = c::LLVMGetOperand(p, 0);
+    if !is_self_call(base) {
+        return None;
+    }
+    let k = const_u64(c::LLVMGetOperand(p, 1))?;
+    let size = llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGetGEPSourceElementType(p));
+    u32::try_from(k.checked_mul(size)?).ok()
+}
+
+/// The warp operations of the runtime ABI (`target/cpu/sync.rs` emits their calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpCall {
+    ActiveMask,
+    Shfl,
+    Vote,
+    Redux,
+    MatchAny,
+    MatchAll,
+    Elect,
+    WarpSync,
+}
+
+impl WarpCall {
+    pub fn of(name: &str) -> Option<WarpCall> {
+        Some(match name {
+            "ptx2llvm_rt_activemask" => WarpCall::ActiveMask,
+            "ptx2llvm_rt_shfl" => WarpCall::Shfl,
+            "ptx2llvm_rt_vote" => WarpCall::Vote,
+            "ptx2llvm_rt_redux" => WarpCall::Redux,
+            "ptx2llvm_rt_match_any_u32" | "ptx2llvm_rt_match_any_u64" => WarpCall::MatchAny,
+            "ptx2llvm_rt_match_all_u32" | "ptx2llvm_rt_match_all_u64" => WarpCall::MatchAll,
+            "ptx2llvm_rt_elect" => WarpCall::Elect,
+            "ptx2llvm_rt_bar_warp_sync" => WarpCall::WarpSync,
+            _ => return None,
+        })
+    }
+
+    /// Whether every active lane gets the same result (a scalar in the warp function).
+    pub fn uniform_result(self) -> bool {
+        matches!(
+            self,
+            WarpCall::ActiveMask | WarpCall::Vote | WarpCall::Redux | WarpCall::WarpSync
+        )
+    }
+
+    /// Whether the operation names its member lanes (`.sync`): they must be the active ones.
+    /// `activemask` has none; the non-`.sync` forms pass `activemask` as their mask.
+    pub fn has_member_mask(self) -> bool {
+        self != WarpCall::ActiveMask
+    }
+
+    pub fn spelling(self) -> &'static str {
+        match self {
+            WarpCall::ActiveMask => "activemask",
+            WarpCall::Shfl => "shfl.sync",
+            WarpCall::Vote => "vote.sync",
+            WarpCall::Redux => "redux.sync",
+            WarpCall::MatchAny => "match.any.sync",
+            WarpCall::MatchAll => "match.all.sync",
+            WarpCall::Elect => "elect.sync",
+            WarpCall::WarpSync => "bar.warp.sync",
+        }
+    }
+}
+
+/// LLVM intrinsics whose vector form does lane by lane what the scalar one does: the name's
+/// trailing type suffixes are the overloaded types, and arguments of those types widen.
+pub fn lanewise_intrinsic(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("llvm.") else {
+        return false;
+    };
+    const OK: &[&str] = &[
+        "fma",
+        "fmuladd",
+        "fabs",
+        "sqrt",
+        "copysign",
+        "minnum",
+        "maxnum",
+        "minimum",
+        "maximum",
+        "floor",
+        "ceil",
+        "trunc",
+        "rint",
+        "nearbyint",
+        "round",
+        "roundeven",
+        "ctpop",
+        "ctlz",
+        "cttz",
+        "bitreverse",
+        "bswap",
+        "fshl",
+        "fshr",
+        "smax",
+        "smin",
+        "umax",
+        "umin",
+        "abs",
+        "uadd",
+        "usub",
+        "sadd",
+        "ssub",
+        "umul",
+        "smul",
+        "exp2",
+        "log2",
+        "exp",
+        "log",
+        "sin",
+        "cos",
+        "pow",
+        "is",
+        "canonicalize",
+        "fptosi",
+        "fptoui",
+    ];
+    let head = rest.split('.').next().unwrap_or("");
+    OK.contains(&head)
+}
+
+/// Whether a type suffix of an intrinsic name names a scalar type (`i32`, `f64`, `p0`, …).
+pub fn type_suffix(s: &str) -> bool {
+    let num = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    matches!(s, "f16" | "f32" | "f64" | "bf16" | "f128")
+        || s.strip_prefix('i').is_some_and(num)
+        || s.strip_prefix('p').is_some_and(num)
+}

@@ -1,0 +1,628 @@
+//! Lane-wise instructions of the warp function: arithmetic, comparisons, casts and selects on
+//! vectors, addresses as vectors of pointers, memory as masked gathers and scatters, LLVM
+//! intrinsics by their vector forms, and everything else (calls, atomics) once per active lane
+//! in lane order.
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+use llvm_sys::{LLVMAtomicOrdering, LLVMTypeKind};
+
+use super::emit::{Warp, LANES};
+use super::ir;
+use super::uniform::{call_kind, CallKind};
+
+/// The shared-memory address space of the lowering (`llvm::cpu`).
+const SHARED_AS: u32 = 3;
+
+impl Warp<'_> {
+    /// The vector form of varying instruction `i`.
+    pub(super) unsafe fn vector_inst(
+        &mut self,
+        i: LLVMValueRef,
+        op: O,
+    ) -> Result<LLVMValueRef, String> {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let vt = self.vty(c::LLVMTypeOf(i));
+        let operand = |w: &mut Self, k: u32| w.get(c::LLVMGetOperand(i, k), true);
+        let v = match op {
+            O::LLVMAdd
+            | O::LLVMFAdd
+            | O::LLVMSub
+            | O::LLVMFSub
+            | O::LLVMMul
+            | O::LLVMFMul
+            | O::LLVMFDiv
+            | O::LLVMFRem
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor => {
+                let (x, y) = (operand(self, 0), operand(self, 1));
+                let v = c::LLVMBuildBinOp(b, op, x, y, n);
+                if c::LLVMCanValueUseFastMathFlags(i) != 0 {
+                    c::LLVMSetFastMathFlags(v, c::LLVMGetFastMathFlags(i));
+                }
+                v
+            }
+            O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem => {
+                // Lanes not running may hold anything: divide them by one.
+                let (x, y) = (operand(self, 0), operand(self, 1));
+                let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));
+                let m = self.widen(self.mask, self.per_new(y));
+                let y = c::LLVMBuildSelect(b, m, y, one, n);
+                c::LLVMBuildBinOp(b, op, x, y, n)
+            }
+            O::LLVMFNeg => {
+                let x = operand(self, 0);
+                c::LLVMBuildFNeg(b, x, n)
+            }
+            O::LLVMFreeze => {
+                let x = operand(self, 0);
+                c::LLVMBuildFreeze(b, x, n)
+            }
+            O::LLVMICmp => {
+                let (x, y) = (operand(self, 0), operand(self, 1));
+                c::LLVMBuildICmp(b, c::LLVMGetICmpPredicate(i), x, y, n)
+            }
+            O::LLVMFCmp => {
+                let (x, y) = (operand(self, 0), operand(self, 1));
+                let v = c::LLVMBuildFCmp(b, c::LLVMGetFCmpPredicate(i), x, y, n);
+                if c::LLVMCanValueUseFastMathFlags(i) != 0 {
+                    c::LLVMSetFastMathFlags(v, c::LLVMGetFastMathFlags(i));
+                }
+                v
+            }
+            O::LLVMSelect => {
+                let co = c::LLVMGetOperand(i, 0);
+                let (x, y) = (operand(self, 1), operand(self, 2));
+                let cond = if self.per(c::LLVMTypeOf(co)) > 1 {
+                    self.get(co, true)
+                } else {
+                    let cv = self.get(co, false);
+                    if self.is_vec(cv) {
+                        self.widen(cv, self.per_new(x))
+                    } else {
+                        cv
+                    }
+                };
+                c::LLVMBuildSelect(b, cond, x, y, n)
+            }
+            O::LLVMAddrSpaceCast => {
+                let x = operand(self, 0);
+                self.space_cast(x, vt)
+            }
+            O::LLVMTrunc
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMFPToUI
+            | O::LLVMFPToSI
+            | O::LLVMUIToFP
+            | O::LLVMSIToFP
+            | O::LLVMFPTrunc
+            | O::LLVMFPExt
+            | O::LLVMPtrToInt
+            | O::LLVMIntToPtr
+            | O::LLVMBitCast => {
+                let x = operand(self, 0);
+                c::LLVMBuildCast(b, op, x, vt, n)
+            }
+            O::LLVMGetElementPtr => {
+                let base = self.get(c::LLVMGetOperand(i, 0), false);
+                let k = c::LLVMGetNumOperands(i) as u32;
+                let mut idx: Vec<LLVMValueRef> = (1..k)
+                    .map(|j| self.get(c::LLVMGetOperand(i, j), false))
+                    .collect();
+                let ty = c::LLVMGetGEPSourceElementType(i);
+                let g = c::LLVMBuildGEP2(b, ty, base, idx.as_mut_ptr(), idx.len() as u32, n);
+                let g = if self.is_vec(g) { g } else { self.splat(g) };
+                return Ok(g);
+            }
+            O::LLVMExtractValue => {
+                let agg = operand(self, 0);
+                let k = *c::LLVMGetIndices(i);
+                c::LLVMBuildExtractValue(b, agg, k, n)
+            }
+            O::LLVMExtractElement => {
+                let v = operand(self, 0);
+                let k = self.per(c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
+                let Some(j) = ir::const_u64(c::LLVMGetOperand(i, 1)) else {
+                    return Err("a PTX vector element chosen per lane".into());
+                };
+                let idx: Vec<u32> = (0..LANES).map(|l| l * k + j as u32).collect();
+                self.shuffle(v, None, &idx)
+            }
+            O::LLVMInsertElement => {
+                let v = operand(self, 0);
+                let x = operand(self, 1);
+                let k = self.per(c::LLVMTypeOf(i));
+                let Some(j) = ir::const_u64(c::LLVMGetOperand(i, 2)) else {
+                    return Err("a PTX vector element chosen per lane".into());
+                };
+                let j = j as u32;
+                // `x`'s lane `l` at position `l k + j`, then those positions into `v`.
+                let xi: Vec<u32> = (0..LANES * k).map(|p| p / k).collect();
+                let xw = self.shuffle(x, None, &xi);
+                let idx: Vec<u32> = (0..LANES * k)
+                    .map(|p| if p % k == j { LANES * k + p } else { p })
+                    .collect();
+                self.shuffle(v, Some(xw), &idx)
+            }
+            O::LLVMShuffleVector => {
+                let a = operand(self, 0);
+                let bb = operand(self, 1);
+                let k = self.per(c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
+                let r = c::LLVMGetNumMaskElements(i);
+                let mut idx = Vec::with_capacity((LANES * r) as usize);
+                for l in 0..LANES {
+                    for e in 0..r {
+                        let mv = c::LLVMGetMaskValue(i, e);
+                        let mv = if mv < 0 { 0 } else { mv as u32 };
+                        idx.push(if mv < k {
+                            l * k + mv
+                        } else {
+                            LANES * k + l * k + (mv - k)
+                        });
+                    }
+                }
+                self.shuffle(a, Some(bb), &idx)
+            }
+            O::LLVMLoad => return Ok(self.load(i)),
+            O::LLVMStore => {
+                self.store(i);
+                return Ok(c::LLVMGetPoison(c::LLVMVoidTypeInContext(self.cx)));
+            }
+            O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => {
+                return Ok(self.per_lane(i, false).unwrap_or(std::ptr::null_mut()));
+            }
+            _ => return Err(format!("cannot vectorize `{}`", ir::print(i))),
+        };
+        Ok(v)
+    }
+
+    /// `addrspacecast` of a vector of pointers to or from the shared space: shared pointers
+    /// are offsets into the CTA's block.
+    unsafe fn space_cast(&mut self, x: LLVMValueRef, vt: LLVMTypeRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let from = c::LLVMGetPointerAddressSpace(c::LLVMGetElementType(c::LLVMTypeOf(x)));
+        let to = c::LLVMGetPointerAddressSpace(c::LLVMGetElementType(vt));
+        let base = self.shared_base();
+        let v64 = c::LLVMVectorType(self.i64, LANES);
+        if from == SHARED_AS && to != SHARED_AS {
+            let off = c::LLVMBuildPtrToInt(b, x, v64, n);
+            let mut idx = [off];
+            let g = c::LLVMBuildGEP2(
+                b,
+                c::LLVMInt8TypeInContext(self.cx),
+                base,
+                idx.as_mut_ptr(),
+                1,
+                n,
+            );
+            c::LLVMBuildAddrSpaceCast(b, g, vt, n)
+        } else if to == SHARED_AS && from != SHARED_AS {
+            let a = c::LLVMBuildPtrToInt(b, x, v64, n);
+            let bi = c::LLVMBuildPtrToInt(b, base, self.i64, n);
+            let d = c::LLVMBuildSub(b, a, self.splat(bi), n);
+            c::LLVMBuildIntToPtr(b, d, vt, n)
+        } else {
+            c::LLVMBuildAddrSpaceCast(b, x, vt, n)
+        }
+    }
+
+    /// The CTA's shared block (`ptx2llvm_thread::shared`).
+    unsafe fn shared_base(&self) -> LLVMValueRef {
+        let mut idx = [c::LLVMConstInt(
+            self.i64,
+            crate::runtime::abi::offset::SHARED as u64,
+            0,
+        )];
+        let p = c::LLVMBuildGEP2(
+            self.b,
+            c::LLVMInt8TypeInContext(self.cx),
+            self.ctx,
+            idx.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        );
+        c::LLVMBuildLoad2(self.b, self.ptr, p, c"".as_ptr())
+    }
+
+    /// A vector of pointers as host pointers (shared offsets added to the block).
+    unsafe fn host_ptrs(&mut self, p: LLVMValueRef) -> LLVMValueRef {
+        let t = c::LLVMTypeOf(p);
+        if c::LLVMGetPointerAddressSpace(c::LLVMGetElementType(t)) == 0 {
+            return p;
+        }
+        let vt = c::LLVMVectorType(self.ptr, LANES);
+        self.space_cast(p, vt)
+    }
+
+    unsafe fn intrinsic(&self, name: &str, tys: &mut [LLVMTypeRef]) -> (LLVMValueRef, LLVMTypeRef) {
+        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+        let f = c::LLVMGetIntrinsicDeclaration(self.m, id, tys.as_mut_ptr(), tys.len());
+        (f, c::LLVMGlobalGetValueType(f))
+    }
+
+    pub(super) unsafe fn call_intrinsic(
+        &self,
+        name: &str,
+        tys: &mut [LLVMTypeRef],
+        args: &mut [LLVMValueRef],
+    ) -> LLVMValueRef {
+        let (f, ft) = self.intrinsic(name, tys);
+        c::LLVMBuildCall2(
+            self.b,
+            ft,
+            f,
+            args.as_mut_ptr(),
+            args.len() as u32,
+            c"".as_ptr(),
+        )
+    }
+
+    unsafe fn is_atomic(&self, i: LLVMValueRef) -> bool {
+        c::LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+    }
+
+    unsafe fn load(&mut self, i: LLVMValueRef) -> LLVMValueRef {
+        if self.is_atomic(i) {
+            return self.per_lane(i, false).unwrap_or(std::ptr::null_mut());
+        }
+        let p = self.get(c::LLVMGetOperand(i, 0), true);
+        let p = self.host_ptrs(p);
+        let et = c::LLVMTypeOf(i);
+        let (p, m) = self.element_ptrs(p, et);
+        let vt = self.vty(et);
+        let (contig, p0) = self.consecutive(p, vt);
+        let b = self.b;
+        let vec_bb = self.append("ld.vector");
+        let gat_bb = self.append("ld.gather");
+        let join = self.append("ld");
+        c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let mut tys = [vt, self.ptr];
+        let mut args = [p0, m, c::LLVMGetPoison(vt)];
+        let lv = self.call_intrinsic("llvm.masked.load", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let mut tys = [vt, c::LLVMTypeOf(p)];
+        let mut args = [p, m, c::LLVMGetPoison(vt)];
+        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let phi = c::LLVMBuildPhi(b, vt, c"".as_ptr());
+        let mut vals = [lv, gv];
+        let mut bbs = [vec_bb, gat_bb];
+        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        phi
+    }
+
+    /// Whether the (element) pointers `p` of a value of type `vt` are consecutive, element
+    /// after element, from the first one (checked at run time: the common `base + lane * size`
+    /// then costs one vector load or store instead of a gather or scatter), and that first
+    /// pointer.
+    unsafe fn consecutive(&self, p: LLVMValueRef, vt: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let count = c::LLVMGetVectorSize(vt);
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(vt));
+        let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), n);
+        let v64 = c::LLVMVectorType(self.i64, count);
+        let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+        let p0i = c::LLVMBuildPtrToInt(b, p0, self.i64, n);
+        let one = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v64), p0i, self.c32(0), n);
+        let zero = c::LLVMConstNull(c::LLVMVectorType(self.i32, count));
+        let sp = c::LLVMBuildShuffleVector(b, one, c::LLVMGetPoison(v64), zero, n);
+        let d = c::LLVMBuildSub(b, pi, sp, n);
+        let mut want: Vec<LLVMValueRef> = (0..count as u64)
+            .map(|q| c::LLVMConstInt(self.i64, q * size, 0))
+            .collect();
+        let want = c::LLVMConstVector(want.as_mut_ptr(), count);
+        let eq = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
+        let it = c::LLVMIntTypeInContext(self.cx, count);
+        let bits = c::LLVMBuildBitCast(b, eq, it, n);
+        let all = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+            bits,
+            c::LLVMConstAllOnes(it),
+            n,
+        );
+        (all, p0)
+    }
+
+    /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
+    /// and the mask for them; the lanes' pointers and mask otherwise.
+    unsafe fn element_ptrs(&self, p: LLVMValueRef, t: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+        let k = self.per(t);
+        if k == 1 {
+            return (p, self.mask);
+        }
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(t));
+        let pw = self.widen(p, k);
+        let mut offs: Vec<LLVMValueRef> = (0..LANES * k)
+            .map(|q| c::LLVMConstInt(self.i64, (q % k) as u64 * size, 0))
+            .collect();
+        let mut idx = [c::LLVMConstVector(offs.as_mut_ptr(), LANES * k)];
+        let g = c::LLVMBuildGEP2(
+            self.b,
+            c::LLVMInt8TypeInContext(self.cx),
+            pw,
+            idx.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        );
+        (g, self.widen(self.mask, k))
+    }
+
+    unsafe fn store(&mut self, i: LLVMValueRef) {
+        if self.is_atomic(i) {
+            self.per_lane(i, false);
+            return;
+        }
+        let v = self.get(c::LLVMGetOperand(i, 0), true);
+        let p = self.get(c::LLVMGetOperand(i, 1), true);
+        let p = self.host_ptrs(p);
+        let (p, m) = self.element_ptrs(p, c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
+        let (contig, p0) = self.consecutive(p, c::LLVMTypeOf(v));
+        let b = self.b;
+        let vec_bb = self.append("st.vector");
+        let sc_bb = self.append("st.scatter");
+        let join = self.append("st");
+        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let mut tys = [c::LLVMTypeOf(v), self.ptr];
+        let mut args = [v, p0, m];
+        self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, sc_bb);
+        let mut tys = [c::LLVMTypeOf(v), c::LLVMTypeOf(p)];
+        let mut args = [v, p, m];
+        self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// A call that is not a warp operation.
+    pub(super) unsafe fn call(&mut self, i: LLVMValueRef) -> Result<(), String> {
+        let name = ir::callee(i);
+        if ignored_intrinsic(&name) {
+            return Ok(());
+        }
+        match call_kind(i) {
+            CallKind::SelfCtx => {
+                self.set(i, self.ctx);
+                Ok(())
+            }
+            CallKind::Warp(w) => self.warp_op(i, w),
+            CallKind::Lanewise if self.facts.is_varying(i) => {
+                let v = self.lanewise(i, &name);
+                self.set(i, v);
+                Ok(())
+            }
+            CallKind::Lanewise => {
+                let nv = c::LLVMInstructionClone(i);
+                for k in 0..c::LLVMGetNumArgOperands(i) {
+                    let v = self.scalar(c::LLVMGetOperand(i, k));
+                    c::LLVMSetOperand(nv, k, v);
+                }
+                c::LLVMInsertIntoBuilder(self.b, nv);
+                self.set(i, nv);
+                Ok(())
+            }
+            CallKind::PerLane => {
+                if let Some(v) = self.per_lane(i, true) {
+                    self.set(i, v);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// An LLVM intrinsic through its vector form: the overloaded types (the name's trailing
+    /// type suffixes) widen, and so do the arguments of those types.
+    unsafe fn lanewise(&mut self, i: LLVMValueRef, name: &str) -> LLVMValueRef {
+        let parts: Vec<&str> = name.split('.').collect();
+        let k = parts
+            .iter()
+            .rev()
+            .take_while(|s| ir::type_suffix(s))
+            .count();
+        let base = parts[..parts.len() - k].join(".");
+        let scalars: Vec<String> = parts[parts.len() - k..]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let fty = c::LLVMGlobalGetValueType(c::LLVMGetCalledValue(i));
+        let nparams = c::LLVMCountParamTypes(fty) as usize;
+        let mut ptys = vec![std::ptr::null_mut(); nparams];
+        c::LLVMGetParamTypes(fty, ptys.as_mut_ptr());
+        let ret = c::LLVMGetReturnType(fty);
+        // Which scalar types the suffixes name: the return type and the parameters, in the
+        // order the suffixes list them (LLVM's mangling).
+        let mut cands: Vec<LLVMTypeRef> = Vec::new();
+        for t in std::iter::once(ret).chain(ptys.iter().copied()) {
+            if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMStructTypeKind && !cands.contains(&t) {
+                cands.push(t);
+            }
+            if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMStructTypeKind {
+                let e = c::LLVMStructGetTypeAtIndex(t, 0);
+                if !cands.contains(&e) {
+                    cands.push(e);
+                }
+            }
+        }
+        let mut over: Vec<LLVMTypeRef> = Vec::new();
+        for s in &scalars {
+            if let Some(&t) = cands
+                .iter()
+                .find(|&&t| type_name(t) == *s && !over.contains(&t))
+            {
+                over.push(t);
+            }
+        }
+        let mut tys: Vec<LLVMTypeRef> = over.iter().map(|&t| c::LLVMVectorType(t, LANES)).collect();
+        let mut args: Vec<LLVMValueRef> = Vec::new();
+        for (k, &pt) in ptys.iter().enumerate() {
+            let a = c::LLVMGetOperand(i, k as u32);
+            args.push(self.get(a, over.contains(&pt)));
+        }
+        self.call_intrinsic(&base, &mut tys, &mut args)
+    }
+
+    /// Instruction `i` once per active lane, in lane order, on that lane's operands; with
+    /// `ids`, the context holds the lane's ids during the call (runtime helpers read them).
+    /// Returns the per-lane results as a vector (a struct of vectors for struct results).
+    pub(super) unsafe fn per_lane(&mut self, i: LLVMValueRef, ids: bool) -> Option<LLVMValueRef> {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let rt = c::LLVMTypeOf(i);
+        let has = c::LLVMGetTypeKind(rt) != LLVMTypeKind::LLVMVoidTypeKind;
+        let vt = has.then(|| self.vty(rt));
+        let nops = c::LLVMGetNumOperands(i) as u32;
+        let ops: Vec<LLVMValueRef> = (0..nops)
+            .map(|k| {
+                let o = c::LLVMGetOperand(i, k);
+                if !c::LLVMIsABasicBlock(o).is_null() || !c::LLVMIsAFunction(o).is_null() {
+                    o
+                } else {
+                    self.get(o, false)
+                }
+            })
+            .collect();
+        let bits = self.bits(self.mask);
+        let pre = c::LLVMGetInsertBlock(b);
+        let body = self.append("lane");
+        let done = self.append("lanes.done");
+        let nz = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntNE,
+            bits,
+            self.c32(0),
+            n,
+        );
+        c::LLVMBuildCondBr(b, nz, body, done);
+        c::LLVMPositionBuilderAtEnd(b, body);
+        let left = c::LLVMBuildPhi(b, self.i32, n);
+        let acc = vt.map(|t| c::LLVMBuildPhi(b, t, n));
+        let mut tys = [self.i32];
+        let mut a = [left, c::LLVMConstInt(self.i1, 0, 0)];
+        let lane = self.call_intrinsic("llvm.cttz", &mut tys, &mut a);
+        if ids {
+            self.store_ids(lane);
+        }
+        let nv = c::LLVMInstructionClone(i);
+        for (k, &o) in ops.iter().enumerate() {
+            let o = if self.is_vec(o) && c::LLVMIsABasicBlock(o).is_null() {
+                c::LLVMBuildExtractElement(b, o, lane, n)
+            } else {
+                o
+            };
+            c::LLVMSetOperand(nv, k as u32, o);
+        }
+        c::LLVMInsertIntoBuilder(b, nv);
+        let acc2 = acc.map(|acc| self.insert_lane(acc, nv, lane));
+        let one = self.c32(1);
+        let dec = c::LLVMBuildSub(b, left, one, n);
+        let rest = c::LLVMBuildAnd(b, left, dec, n);
+        let again = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntNE,
+            rest,
+            self.c32(0),
+            n,
+        );
+        c::LLVMBuildCondBr(b, again, body, done);
+        let mut v = [bits, rest];
+        let mut bb = [pre, body];
+        c::LLVMAddIncoming(left, v.as_mut_ptr(), bb.as_mut_ptr(), 2);
+        c::LLVMPositionBuilderAtEnd(b, done);
+        let (acc, acc2, vt) = (acc?, acc2?, vt?);
+        let mut v = [c::LLVMGetPoison(vt), acc2];
+        c::LLVMAddIncoming(acc, v.as_mut_ptr(), bb.as_mut_ptr(), 2);
+        let out = c::LLVMBuildPhi(b, vt, n);
+        let mut v = [c::LLVMGetPoison(vt), acc2];
+        c::LLVMAddIncoming(out, v.as_mut_ptr(), bb.as_mut_ptr(), 2);
+        Some(out)
+    }
+
+    /// `acc` with lane `lane` set to scalar `v` (field by field for structs).
+    unsafe fn insert_lane(
+        &self,
+        acc: LLVMValueRef,
+        v: LLVMValueRef,
+        lane: LLVMValueRef,
+    ) -> LLVMValueRef {
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMStructTypeKind {
+            let mut out = acc;
+            for k in 0..c::LLVMCountStructElementTypes(t) {
+                let f = c::LLVMBuildExtractValue(self.b, acc, k, c"".as_ptr());
+                let e = c::LLVMBuildExtractValue(self.b, v, k, c"".as_ptr());
+                let f = c::LLVMBuildInsertElement(self.b, f, e, lane, c"".as_ptr());
+                out = c::LLVMBuildInsertValue(self.b, out, f, k, c"".as_ptr());
+            }
+            return out;
+        }
+        c::LLVMBuildInsertElement(self.b, acc, v, lane, c"".as_ptr())
+    }
+
+    /// Stores lane `lane`'s `%tid`, `%laneid` and linear index in the context, for a runtime
+    /// call that reads them (traps, printf, assertions name their thread).
+    unsafe fn store_ids(&self, lane: LLVMValueRef) {
+        use crate::runtime::abi::offset;
+        let b = self.b;
+        let put = |off: u32, v: LLVMValueRef| {
+            let mut idx = [c::LLVMConstInt(self.i64, off as u64, 0)];
+            let p = c::LLVMBuildGEP2(
+                b,
+                c::LLVMInt8TypeInContext(self.cx),
+                self.ctx,
+                idx.as_mut_ptr(),
+                1,
+                c"".as_ptr(),
+            );
+            c::LLVMBuildStore(b, v, p);
+        };
+        for k in 0..3 {
+            let v = c::LLVMBuildExtractElement(b, self.tid[k], lane, c"".as_ptr());
+            put(offset::TID + 4 * k as u32, v);
+        }
+        put(offset::LANEID, lane);
+        let f = c::LLVMBuildExtractElement(b, self.flat, lane, c"".as_ptr());
+        put(offset::FLAT_TID, f);
+    }
+}
+
+/// Intrinsics without meaning for the warp function (hints the cleanup left).
+pub fn ignored_intrinsic(name: &str) -> bool {
+    [
+        "llvm.assume",
+        "llvm.lifetime.",
+        "llvm.experimental.noalias.scope.decl",
+        "llvm.donothing",
+        "llvm.sideeffect",
+        "llvm.dbg.",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+/// The mangling suffix of a scalar type.
+unsafe fn type_name(t: LLVMTypeRef) -> String {
+    match c::LLVMGetTypeKind(t) {
+        LLVMTypeKind::LLVMIntegerTypeKind => format!("i{}", c::LLVMGetIntTypeWidth(t)),
+        LLVMTypeKind::LLVMHalfTypeKind => "f16".into(),
+        LLVMTypeKind::LLVMBFloatTypeKind => "bf16".into(),
+        LLVMTypeKind::LLVMFloatTypeKind => "f32".into(),
+        LLVMTypeKind::LLVMDoubleTypeKind => "f64".into(),
+        LLVMTypeKind::LLVMFP128TypeKind => "f128".into(),
+        LLVMTypeKind::LLVMPointerTypeKind => format!("p{}", c::LLVMGetPointerAddressSpace(t)),
+        _ => String::new(),
+    }
+}

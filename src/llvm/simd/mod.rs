@@ -1,0 +1,263 @@
+//! The warp vectorizer of the cpu target (`target::cpu::simd` decides which kernels take it):
+//! a kernel's lowered per-thread function becomes a warp function that runs 32 lanes as one
+//! SIMD program, and a CTA function `K.simd` with the thread-loop entry ABI
+//! (`runtime::fission::FisEntry`) that runs its batch of CTAs as loops over their warps.
+//!
+//! Steps: clean the kernel function in place (SSA, one return block, loops in simplified and
+//! LCSSA form: `CLEANUP`), refuse what the warp model does not cover (`check`), find its
+//! control flow (`cfg.rs`) and uniform values (`uniform.rs`), build the warp function
+//! (`emit.rs`, `lanes.rs`, `warp.rs`) and the CTA function (`driver.rs`).
+
+mod cfg;
+mod driver;
+mod emit;
+mod ir;
+mod lanes;
+mod uniform;
+mod warp;
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::{LLVMOpcode as O, LLVMTypeKind};
+
+use inkwell::values::AsValueRef as _;
+
+use super::cpu::{HostMachine, ParamPlace};
+use super::Module;
+use ir::{CtxField, WarpCall};
+use uniform::{call_kind, CallKind};
+
+/// The cleanup before vectorizing: SSA form, folded code, branches only (no switches), one
+/// return block, loops with a preheader, one latch and dedicated exits, values leaving loops
+/// through exit phis.
+const CLEANUP: &str = "sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
+                       mergereturn,loop-simplify,lcssa";
+
+/// What the vectorizer found in a kernel, for the plan (`--dump-plan`).
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub uniform: usize,
+    pub varying: usize,
+    /// Named values that differ between lanes (PTX registers keep their names through SSA
+    /// construction where LLVM can).
+    pub varying_names: Vec<String>,
+    /// Blocks ending in a branch whose direction differs between lanes.
+    pub divergent_branches: Vec<String>,
+    /// Loops, with whether lanes may leave them in different iterations.
+    pub loops: Vec<(String, bool)>,
+    /// Warp operations, by spelling, in order.
+    pub warp_ops: Vec<String>,
+    /// Uniform and varying values of the aligned-warp function, when there is one (blocks
+    /// whose warps are 32 consecutive `%tid.x`: one-dimensional, or `%ntid.x` a multiple
+    /// of 32).
+    pub rows: Option<(usize, usize)>,
+}
+
+/// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
+/// rewrite), or says why the kernel cannot run on the warp engine (nothing is left behind
+/// then but the cleaned kernel function).
+pub fn vectorize(
+    module: &Module,
+    machine: &HostMachine,
+    name: &str,
+    params: &[ParamPlace],
+) -> Result<Report, String> {
+    let f = module
+        .get_function(name)
+        .ok_or_else(|| format!("kernel `{name}` was not lowered"))?;
+    machine.run_function_pipeline(f, CLEANUP)?;
+    let fr = f.as_value_ref();
+    // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
+    // functions next to it with the module's context.
+    unsafe {
+        let m = c::LLVMGetGlobalParent(fr);
+        let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+        let cfg = cfg::Cfg::new(fr)?;
+        let facts = uniform::Facts::new(fr, &cfg, td, false);
+        let mut report = check(fr, &cfg, &facts, td)?;
+        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"));
+        if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
+            c::LLVMDeleteFunction(dst);
+            return Err(e);
+        }
+        // A second warp function for aligned warps when that makes more values uniform.
+        let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
+        let mut rows = None;
+        if rows_facts.varying.len() < facts.varying.len() {
+            if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
+                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"));
+                if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
+                    rows = Some(dr);
+                    report.rows = Some((r.uniform, r.varying));
+                } else {
+                    c::LLVMDeleteFunction(dr);
+                }
+            }
+        }
+        driver::cta_fn(m, fr, dst, rows, name, params);
+        Ok(report)
+    }
+}
+
+/// Refuses what the warp function cannot express, and reports what it found.
+unsafe fn check(
+    f: LLVMValueRef,
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> Result<Report, String> {
+    let _ = f;
+    let mut r = Report::default();
+    let is_vector = |t: LLVMTypeRef| c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind;
+    for (bi, &bb) in cfg.blocks.iter().enumerate() {
+        for i in ir::instructions(bb) {
+            let op = ir::opcode(i);
+            let vary = facts.is_varying(i);
+            if vary {
+                r.varying += 1;
+                let n = ir::name(i);
+                if !n.is_empty() && r.varying_names.len() < 64 {
+                    r.varying_names.push(n);
+                }
+            } else if c::LLVMGetTypeKind(c::LLVMTypeOf(i)) != LLVMTypeKind::LLVMVoidTypeKind {
+                r.uniform += 1;
+            }
+            let vector_ops = is_vector(c::LLVMTypeOf(i))
+                || ir::operands(i).iter().any(|&o| is_vector(c::LLVMTypeOf(o)));
+            let per_lane = matches!(op, O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg)
+                || op == O::LLVMCall
+                    && matches!(call_kind(i), CallKind::PerLane | CallKind::Lanewise)
+                || op == O::LLVMGetElementPtr
+                || matches!(op, O::LLVMLoad | O::LLVMStore)
+                    && c::LLVMGetOrdering(i)
+                        != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
+            if vary && vector_ops && per_lane {
+                return Err(format!(
+                    "PTX vector values that differ between lanes in `{}`",
+                    ir::print(i)
+                ));
+            }
+            match op {
+                O::LLVMSwitch | O::LLVMIndirectBr | O::LLVMInvoke | O::LLVMCallBr => {
+                    return Err(format!("`{}`", ir::print(i)));
+                }
+                O::LLVMInsertValue if vary => {
+                    return Err(format!("cannot vectorize `{}`", ir::print(i)));
+                }
+                O::LLVMExtractElement | O::LLVMInsertElement
+                    if vary
+                        && ir::const_u64(c::LLVMGetOperand(
+                            i,
+                            ir::operands(i).len() as u32 - 1,
+                        ))
+                        .is_none() =>
+                {
+                    return Err(format!("cannot vectorize `{}`", ir::print(i)));
+                }
+                O::LLVMAlloca if !pred_slot(i) => {
+                    return Err("a `.local` array or a variable whose address is taken".into());
+                }
+                O::LLVMStore if ir::ctx_offset(td, c::LLVMGetOperand(i, 1)).is_some() => {
+                    return Err("a store to the thread context".into());
+                }
+                O::LLVMLoad => {
+                    if let Some(off) = ir::ctx_offset(td, c::LLVMGetOperand(i, 0)) {
+                        if off >= crate::runtime::abi::offset::SHARED + 8
+                            && CtxField::at(off) == CtxField::Uniform(off)
+                        {
+                            return Err(
+                                "privatized global additions (per-worker sums of `red`)".into()
+                            );
+                        }
+                    }
+                }
+                O::LLVMCall => {
+                    let callee = c::LLVMGetCalledValue(i);
+                    if c::LLVMIsAFunction(callee).is_null() {
+                        return Err("an indirect call or inline assembly".into());
+                    }
+                    let name = ir::name(callee);
+                    if c::LLVMIsDeclaration(callee) == 0 {
+                        return Err(format!("calls the device function `{name}`"));
+                    }
+                    if name == "ptx2llvm_rt_exit" || name == "ptx2llvm_nvvm_exit" {
+                        return Err("`exit` in a device function".into());
+                    }
+                    if let CallKind::Warp(w) = call_kind(i) {
+                        r.warp_ops.push(w.spelling().to_string());
+                        let args = ir::args(i);
+                        if w == WarpCall::Redux
+                            && ir::const_u64(args[2]).is_none_or(|op| op & 0xf >= 8)
+                        {
+                            return Err("`redux.sync` on floats".into());
+                        }
+                        if w.has_member_mask()
+                            && cfg_partial(cfg, facts, bi)
+                            && !member_is_active(i, w)
+                        {
+                            return Err(format!(
+                                "`{}` under divergent control flow (lanes may meet at different \
+                                 instructions)",
+                                w.spelling()
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let bname = |b: usize| ir::name(c::LLVMBasicBlockAsValue(cfg.blocks[b]));
+    r.divergent_branches = facts.divergent.iter().map(|&b| bname(b)).collect();
+    r.loops = cfg
+        .loops
+        .iter()
+        .enumerate()
+        .map(|(k, l)| (bname(l.header), facts.divergent_loops[k]))
+        .collect();
+    Ok(r)
+}
+
+fn cfg_partial(_cfg: &cfg::Cfg, facts: &uniform::Facts, b: usize) -> bool {
+    facts.partial[b]
+}
+
+/// Whether warp operation `i` may run in a block some live lanes skip: its member mask is
+/// the `activemask` (the non-`.sync` forms) or a constant of some lanes.
+unsafe fn member_is_active(i: LLVMValueRef, w: WarpCall) -> bool {
+    let pos = match w {
+        WarpCall::Shfl => 6,
+        WarpCall::Vote => 3,
+        WarpCall::Redux => 4,
+        _ => 2,
+    };
+    let m = ir::args(i)[pos];
+    // A constant mask of some lanes names the lanes the writer expects here (the warp
+    // function checks it when it runs); the full mask or a computed one may pair lanes at
+    // different instructions, which lockstep cannot.
+    ir::const_u64(m).is_some_and(|v| v as u32 != u32::MAX)
+        || !c::LLVMIsACallInst(m).is_null()
+            && WarpCall::of(&ir::callee(m)) == Some(WarpCall::ActiveMask)
+}
+
+/// Whether alloca `a` is only the predicate output of warp operations, and loaded.
+unsafe fn pred_slot(a: LLVMValueRef) -> bool {
+    let mut u = c::LLVMGetFirstUse(a);
+    while !u.is_null() {
+        let user = c::LLVMGetUser(u);
+        let ok = if !c::LLVMIsACallInst(user).is_null() {
+            matches!(
+                call_kind(user),
+                CallKind::Warp(WarpCall::Shfl | WarpCall::MatchAll | WarpCall::Elect)
+            ) && ir::args(user).last() == Some(&a)
+                || ir::callee(user).starts_with("llvm.lifetime")
+        } else {
+            ir::opcode(user) == O::LLVMLoad
+        };
+        if !ok {
+            return false;
+        }
+        u = c::LLVMGetNextUse(u);
+    }
+    true
+}

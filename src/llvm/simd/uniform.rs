@@ -1,0 +1,289 @@
+//! Uniformity of a cleaned kernel function under the warp model: which values differ between
+//! the lanes of a warp (varying: vectors in the warp function) and which are the same in every
+//! active lane (uniform: scalars). Seeds are the per-lane context fields (`%tid`, `%laneid`),
+//! atomics, per-lane calls and lane-dependent warp-operation results; data flows through
+//! operands, and control through divergent branches: a phi where lanes from both sides of a
+//! varying branch meet is varying, and so is a value leaving a loop that lanes leave in
+//! different iterations (its exit phi, the IR being in LCSSA form). A loop's header phis stay
+//! uniform when their inputs are: the active lanes run each iteration together.
+
+use std::collections::HashSet;
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+
+use super::cfg::Cfg;
+use super::ir::{self, CtxField, WarpCall};
+
+pub struct Facts {
+    pub varying: HashSet<LLVMValueRef>,
+    /// Blocks with a varying conditional branch.
+    pub divergent: Vec<usize>,
+    /// Loops that lanes may leave in different iterations.
+    pub divergent_loops: Vec<bool>,
+    /// Blocks that some of the warp's live lanes may skip while others run them.
+    pub partial: Vec<bool>,
+}
+
+/// What a call is to the vectorizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    /// `ptx2llvm_rt_self()`: the warp's context.
+    SelfCtx,
+    Warp(WarpCall),
+    /// An LLVM intrinsic with a lane-wise vector form.
+    Lanewise,
+    /// Anything else: called once per active lane, in lane order, with that lane's ids in
+    /// the context.
+    PerLane,
+}
+
+pub unsafe fn call_kind(i: LLVMValueRef) -> CallKind {
+    let n = ir::callee(i);
+    if n == "ptx2llvm_rt_self" {
+        CallKind::SelfCtx
+    } else if let Some(w) = WarpCall::of(&n) {
+        CallKind::Warp(w)
+    } else if ir::lanewise_intrinsic(&n) {
+        CallKind::Lanewise
+    } else {
+        CallKind::PerLane
+    }
+}
+
+impl Facts {
+    /// # Safety
+    /// `f` must be the defined function `cfg` describes; `td` its module's data layout.
+    ///
+    /// `rows`: the warp's lanes are 32 consecutive `%tid.x` values starting at a multiple of
+    /// 32 with one `%tid.y` and `%tid.z` (one-dimensional blocks, or `%ntid.x` a multiple of
+    /// 32): then `%tid.y`/`%tid.z` are uniform, and so are `%tid.x >> 5` and its like
+    /// (`aligned` values: a multiple of 32 plus the lane).
+    pub unsafe fn new(
+        f: LLVMValueRef,
+        cfg: &Cfg,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        rows: bool,
+    ) -> Facts {
+        let mut aligned: HashSet<LLVMValueRef> = HashSet::new();
+        let _ = f;
+        let n = cfg.blocks.len();
+        let mut varying: HashSet<LLVMValueRef> = HashSet::new();
+        let mut joins = vec![false; n];
+        let mut divergent = Vec::new();
+        let mut divergent_loops = vec![false; cfg.loops.len()];
+        let insts: Vec<Vec<LLVMValueRef>> =
+            cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+        loop {
+            let mut changed = false;
+            for (b, list) in insts.iter().enumerate() {
+                for &i in list {
+                    if varying.contains(&i) {
+                        continue;
+                    }
+                    let any = |ops: &[LLVMValueRef]| ops.iter().any(|o| varying.contains(o));
+                    if rows && aligned_op(i, &aligned) {
+                        aligned.insert(i);
+                    }
+                    let op = ir::opcode(i);
+                    if rows && uniform_of_aligned(i, op, &aligned) {
+                        continue;
+                    }
+                    let v = match op {
+                        O::LLVMLoad => {
+                            let p = c::LLVMGetOperand(i, 0);
+                            let field = ir::ctx_offset(td, p).map(CtxField::at);
+                            if rows
+                                && matches!(
+                                    field,
+                                    Some(CtxField::Tid(0) | CtxField::LaneId | CtxField::FlatTid)
+                                )
+                            {
+                                aligned.insert(i);
+                            }
+                            let lane_field = match field {
+                                Some(CtxField::Tid(1 | 2)) => !rows,
+                                Some(f) => f.varying(),
+                                None => false,
+                            };
+                            // Allocas left are the predicate outputs of warp operations.
+                            lane_field || varying.contains(&p) || !c::LLVMIsAAllocaInst(p).is_null()
+                        }
+                        O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
+                        O::LLVMCall => match call_kind(i) {
+                            CallKind::SelfCtx => false,
+                            CallKind::Warp(w) => !w.uniform_result(),
+                            CallKind::Lanewise => any(&ir::args(i)),
+                            CallKind::PerLane => true,
+                        },
+                        O::LLVMPHI => {
+                            let header = cfg.loops.iter().any(|l| l.header == b);
+                            let ops = ir::operands(i);
+                            let mut v = any(&ops) || (!header && joins[b]);
+                            // Exit phis of loops lanes leave at different iterations.
+                            for k in 0..c::LLVMCountIncoming(i) {
+                                let p = cfg.index[&c::LLVMGetIncomingBlock(i, k)];
+                                let mut l = cfg.loop_of[p];
+                                while let Some(x) = l {
+                                    if !cfg.loops[x].blocks[b] && divergent_loops[x] {
+                                        v = true;
+                                    }
+                                    l = cfg.loops[x].parent;
+                                }
+                            }
+                            v
+                        }
+                        O::LLVMAlloca => false,
+                        _ => any(&ir::operands(i)),
+                    };
+                    if v {
+                        varying.insert(i);
+                        changed = true;
+                    }
+                }
+            }
+            for b in 0..n {
+                if divergent.contains(&b) {
+                    continue;
+                }
+                let t = c::LLVMGetBasicBlockTerminator(cfg.blocks[b]);
+                if c::LLVMIsConditional(t) == 0 || !varying.contains(&c::LLVMGetCondition(t)) {
+                    continue;
+                }
+                divergent.push(b);
+                changed = true;
+                let ipd = cfg.ipdom[b];
+                for x in cfg.region_after(b, ipd) {
+                    joins[x] = true;
+                }
+                if ipd != cfg.exit() {
+                    joins[ipd] = true;
+                }
+                let mut l = cfg.loop_of[b];
+                while let Some(x) = l {
+                    if ipd == cfg.exit() || !cfg.loops[x].blocks[ipd] {
+                        divergent_loops[x] = true;
+                    }
+                    l = cfg.loops[x].parent;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
+        Facts {
+            varying,
+            divergent,
+            divergent_loops,
+            partial,
+        }
+    }
+
+    pub fn is_varying(&self, v: LLVMValueRef) -> bool {
+        self.varying.contains(&v)
+    }
+}
+
+/// Blocks that may run with some of the warp's live lanes elsewhere: those between a divergent
+/// branch and its post-dominator, and the blocks of divergent loops. A branch one of whose
+/// sides only leads to the kernel's end through blocks without member-mask warp operations
+/// (an early return) leaves the other side full: that side runs first (`Cfg::order`) and its
+/// lanes have exited by then.
+unsafe fn partial_blocks(
+    cfg: &Cfg,
+    insts: &[Vec<LLVMValueRef>],
+    divergent: &[usize],
+    divergent_loops: &[bool],
+) -> Vec<bool> {
+    let n = cfg.blocks.len();
+    let sync_op = |b: usize| {
+        insts[b].iter().any(|&i| {
+            !c::LLVMIsACallInst(i).is_null()
+                && matches!(call_kind(i), CallKind::Warp(w) if w.has_member_mask())
+        })
+    };
+    let ret_block = (0..n).find(|&b| cfg.succ[b].is_empty());
+    let mut partial = vec![false; n];
+    for &b in divergent {
+        let ipd = cfg.ipdom[b];
+        let region = cfg.region_after(b, ipd);
+        let to_end = ipd == cfg.exit() || Some(ipd) == ret_block;
+        let sides: Vec<HashSet<usize>> = cfg.succ[b]
+            .iter()
+            .map(|&s| {
+                let mut set: HashSet<usize> = cfg
+                    .region_after(s, ipd)
+                    .into_iter()
+                    .filter(|x| Some(*x) != ret_block)
+                    .collect();
+                if s != ipd && Some(s) != ret_block {
+                    set.insert(s);
+                }
+                set
+            })
+            .collect();
+        let early_exit = to_end
+            && sides.len() == 2
+            && sides[0].is_disjoint(&sides[1])
+            && sides.iter().any(|s| s.iter().all(|&x| !sync_op(x)));
+        for x in region {
+            if !early_exit || sync_op(x) && sides.iter().all(|s| s.iter().any(|&y| sync_op(y))) {
+                partial[x] = true;
+            }
+        }
+    }
+    for (l, d) in divergent_loops.iter().enumerate() {
+        if *d {
+            for (b, p) in partial.iter_mut().enumerate() {
+                if cfg.loops[l].blocks[b] {
+                    *p = true;
+                }
+            }
+        }
+    }
+    partial
+}
+
+/// Whether instruction `i` is an aligned value (a multiple of 32 plus the lane) given the
+/// aligned values so far: casts of one, and one plus a constant multiple of 32.
+unsafe fn aligned_op(i: LLVMValueRef, aligned: &HashSet<LLVMValueRef>) -> bool {
+    let op = ir::opcode(i);
+    let ops = ir::operands(i);
+    match op {
+        O::LLVMZExt | O::LLVMSExt => aligned.contains(&ops[0]),
+        O::LLVMTrunc => aligned.contains(&ops[0]) && c::LLVMGetIntTypeWidth(c::LLVMTypeOf(i)) >= 6,
+        O::LLVMAdd | O::LLVMOr | O::LLVMSub => {
+            let k = |v: LLVMValueRef| ir::const_u64(v).is_some_and(|k| k % 32 == 0);
+            (aligned.contains(&ops[0]) && k(ops[1]))
+                || (op == O::LLVMAdd && aligned.contains(&ops[1]) && k(ops[0]))
+        }
+        _ => false,
+    }
+}
+
+/// Whether instruction `i` is uniform because it drops the lane of an aligned value:
+/// `>> k` (k >= 5), `/ 32m`, `& ~31`-like masks.
+unsafe fn uniform_of_aligned(i: LLVMValueRef, op: O, aligned: &HashSet<LLVMValueRef>) -> bool {
+    if !matches!(op, O::LLVMLShr | O::LLVMAShr | O::LLVMUDiv | O::LLVMAnd) {
+        return false;
+    }
+    let ops = ir::operands(i);
+    let (a, k) = if aligned.contains(&ops[0]) {
+        (ops[0], ops[1])
+    } else if op == O::LLVMAnd && aligned.contains(&ops[1]) {
+        (ops[1], ops[0])
+    } else {
+        return false;
+    };
+    let _ = a;
+    let Some(k) = ir::const_u64(k) else {
+        return false;
+    };
+    match op {
+        O::LLVMLShr | O::LLVMAShr => k >= 5,
+        O::LLVMUDiv => k > 0 && k % 32 == 0,
+        _ => k % 32 == 0,
+    }
+}
