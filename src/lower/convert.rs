@@ -331,7 +331,23 @@ fn convert<'c>(
             r
         };
         let r = if m.relu { fp::relu(l, r) } else { r };
-        return Ok(fp::flush_if(l, f32ftz(dt), r).into());
+        let r = fp::flush_if(l, f32ftz(dt), r);
+        // Measured on an H200 (sm_90, driver 580): a NaN converted from f32/f16/bf16 to
+        // f32/f16/bf16 is the canonical NaN (0x7fffffff, 0x7fff), payload and sign dropped, and
+        // `cvt.ftz.f64.f32` widens that canonical f32 NaN (0x7fffffffe0000000); a NaN from f64
+        // keeps its payload (`cvt.rn.bf16.f64 0x7ff1248a53a43642` = 0x7fc9), as does
+        // `cvt.f64.f32` without `.ftz`.
+        let r = if st.bits > 32 || !l.target.gpu_nans() {
+            r
+        } else if dt.bits <= 32 {
+            fp::gpu_nan(l, r)
+        } else if f32ftz(st) {
+            let canon = fp::fext(l, fp::canonical_nan(l, l.ctx.f32_type()), ft);
+            fsel(l, fp::is_nan(l, r), canon, r)
+        } else {
+            r
+        };
+        return Ok(r.into());
     }
     Err(invalid(
         Span::new(0, 0),

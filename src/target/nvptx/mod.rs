@@ -24,6 +24,10 @@ impl Target for Nvptx {
         false
     }
 
+    fn gpu_nans(&self) -> bool {
+        false
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         match s {
             Space::Generic => 0,
