@@ -347,6 +347,8 @@ pub fn lower<'c, 'a>(
                 Some(".infinite") => 0x204,
                 Some(".number") => 0x3fc,
                 Some(".notanumber") => 0x3,
+                // Measured on an H200 (sm_90, driver 580): `testp.normal.f64` is true for ±0.
+                Some(".normal") if t.bits == 64 => 0x168,
                 Some(".normal") => 0x108,
                 Some(".subnormal") => 0x90,
                 _ => return Ok(false),

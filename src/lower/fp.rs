@@ -231,9 +231,12 @@ pub fn canonical_nan<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> FloatValue<'
 /// conversion from a narrow float that is a NaN is `0x7fffffff` / `0x7fff`, whatever the
 /// operands' NaNs; f64 arithmetic propagates an operand's NaN instead.
 pub fn gpu_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
-    if !l.target.gpu_nans() || fbits(l, x.get_type()) > 32 {
+    let ft = x.get_type();
+    if !l.target.gpu_nans() || fbits(l, ft) > 32 {
         return x;
     }
+    // (LLVM's x86 back end drops this select over a `sqrt` whose result is already a NaN
+    // there: `sqrt.rn.f32`/`sqrt.approx.f32` of a negative number keep the host's NaN.)
     canonicalize_nan(l, x)
 }
 
@@ -1156,7 +1159,14 @@ pub fn default_approx_op<'c>(
     let r = fconv(l, r, ft);
     let r = flush_if(l, ftz, r);
     let r = match op {
-        ApproxOp::Rsqrt if f64_ftz => hi_word(l, r),
+        // Measured on an H200 (sm_90, driver 580): every NaN result of rsqrt.approx.ftz.f64
+        // (NaN or negative input) is 0x7fffffff00000000, as rcp.approx.ftz.f64 documents.
+        ApproxOp::Rsqrt if f64_ftz => fsel(
+            l,
+            is_nan(l, r),
+            from_bits(l, l.i64().const_int(0x7fff_ffff_0000_0000, false), ct),
+            hi_word(l, r),
+        ),
         // rcp.approx.ftz.f64: "Input NaNs map to a canonical NaN with encoding 0x7fffffff00000000".
         ApproxOp::Rcp if f64_ftz => fsel(
             l,
