@@ -308,7 +308,12 @@ fn convert<'c>(
     }
     if flt(st) && flt(dt) {
         let ft = dty.into_float_type();
-        let x = fp::flush_if(l, f32ftz(st), a.into_float_value());
+        // Measured on an H200 (sm_90, driver 580): `cvt.{rm,rp}.ftz.f16.f32` of an f32
+        // subnormal gives ±0x0001 where its sign asks (`cvt.rp.ftz.f16.f32 0x1` = 0x0001,
+        // `cvt.rm.ftz.f16.f32 0x80000001` = 0x8001): `.ftz` does not flush the source of a
+        // conversion to f16 (it does for bf16, whose subnormals the f32 ones reach).
+        let flush_src = f32ftz(st) && !(dt.k == K::F && dt.bits == 16);
+        let x = fp::flush_if(l, flush_src, a.into_float_value());
         let r = if let Some(ir) = m.irnd {
             // Round to an integral value in the same type.
             let f = match ir {
@@ -339,7 +344,23 @@ fn convert<'c>(
             r
         };
         let r = if m.relu { fp::relu(l, r) } else { r };
-        return Ok(fp::flush_if(l, f32ftz(dt), r).into());
+        let r = fp::flush_if(l, f32ftz(dt), r);
+        // Measured on an H200 (sm_90, driver 580): a NaN converted from f32/f16/bf16 to
+        // f32/f16/bf16 is the canonical NaN (0x7fffffff, 0x7fff), payload and sign dropped, and
+        // `cvt.ftz.f64.f32` widens that canonical f32 NaN (0x7fffffffe0000000); a NaN from f64
+        // keeps its payload (`cvt.rn.bf16.f64 0x7ff1248a53a43642` = 0x7fc9), as does
+        // `cvt.f64.f32` without `.ftz`.
+        let r = if st.bits > 32 || !l.target.gpu_nans() {
+            r
+        } else if dt.bits <= 32 {
+            fp::gpu_nan(l, r)
+        } else if f32ftz(st) {
+            let canon = fp::fext(l, fp::canonical_nan(l, l.ctx.f32_type()), ft);
+            fsel(l, fp::is_nan(l, r), canon, r)
+        } else {
+            r
+        };
+        return Ok(r.into());
     }
     Err(invalid(
         Span::new(0, 0),

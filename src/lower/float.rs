@@ -169,7 +169,8 @@ pub fn lower<'c, 'a>(
                 }
                 let r = arith_lane(l, op, rnd, ftz, dt, &x)?;
                 let r = post(l, p, r);
-                l.set(fs, &ops[0], r.into(), false)?;
+                let r = gpu_nans(l, dt, r.into());
+                l.set(fs, &ops[0], r, false)?;
                 return Ok(true);
             }
             if op == RoundedOp::Div {
@@ -187,7 +188,8 @@ pub fn lower<'c, 'a>(
                 } else {
                     arith_lane(l, op, rnd, ftz, t, &[a, b])?
                 };
-                l.set(fs, &ops[0], r.into(), false)?;
+                let r = gpu_nans(l, t, r.into());
+                l.set(fs, &ops[0], r, false)?;
                 return Ok(true);
             }
             let nargs = if op == RoundedOp::Fma { 3 } else { 2 };
@@ -197,7 +199,7 @@ pub fn lower<'c, 'a>(
             }
             // (A 16-bit fma goes lane by lane: LLVM's vector fma of half/bfloat rounds twice.)
             let half_fma = op == RoundedOp::Fma && et.bits == 16 && l.target.emulate_fma16();
-            if n > 1 && rnd == Rounding::Rn && !ftz && !p.sat && !p.relu && !half_fma {
+            let r = if n > 1 && rnd == Rounding::Rn && !ftz && !p.sat && !p.relu && !half_fma {
                 // Plain packed arithmetic stays a vector operation.
                 let (a, b) = (args[0].into_vector_value(), args[1].into_vector_value());
                 match op {
@@ -216,7 +218,8 @@ pub fn lower<'c, 'a>(
                     out.push(post(l, p, r));
                 }
                 join(l, t, &out)
-            }
+            };
+            gpu_nans(l, t, r)
         }
         "min" | "max" => {
             let is_max = ins.op == "max";
@@ -247,7 +250,7 @@ pub fn lower<'c, 'a>(
         }
         "abs" | "neg" => {
             let a = src(fs, 1, t)?;
-            if !ftz {
+            let r = if !ftz {
                 // Sign-bit operations, NaNs included.
                 if ins.op == "abs" {
                     l.call_v(&format!("llvm.fabs.{}", tyname(t)), t.llvm(l.ctx), &[a])
@@ -276,6 +279,13 @@ pub fn lower<'c, 'a>(
                     })
                     .collect();
                 join(l, t, &out)
+            };
+            // Measured on an H200 (sm_90, driver 580): neg/abs of a f16/bf16 NaN give 0x7fff
+            // (a f32 or f64 NaN only has its sign bit changed).
+            if et.bits == 16 {
+                gpu_nans(l, t, r)
+            } else {
+                r
             }
         }
         "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
@@ -311,7 +321,7 @@ pub fn lower<'c, 'a>(
                 };
                 out.push(r);
             }
-            join(l, t, &out)
+            gpu_nans(l, t, join(l, t, &out))
         }
         "copysign" => {
             // copysign d, a, b: the magnitude of b with the sign of a.
@@ -335,6 +345,8 @@ pub fn lower<'c, 'a>(
                 Some(Mod::Infinite) => 0x204,
                 Some(Mod::Number) => 0x3fc,
                 Some(Mod::Notanumber) => 0x3,
+                // Measured on an H200 (sm_90, driver 580): `testp.normal.f64` is true for ±0.
+                Some(Mod::Normal) if t.bits == 64 => 0x168,
                 Some(Mod::Normal) => 0x108,
                 Some(Mod::Subnormal) => 0x90,
                 _ => return Ok(false),
@@ -351,6 +363,15 @@ pub fn lower<'c, 'a>(
     };
     l.set(fs, &ops[0], r, false)?;
     Ok(true)
+}
+
+/// Every lane of `v` through [`fp::gpu_nan`]: the GPU's NaN for f32/f16/bf16 results.
+fn gpu_nans<'c>(l: &Lowerer<'c, '_>, t: Ty, v: BasicValueEnum<'c>) -> BasicValueEnum<'c> {
+    if !l.target.gpu_nans() || lanes(t).0.bits > 32 {
+        return v;
+    }
+    let out: Vec<FloatValue<'c>> = split(l, v).into_iter().map(|x| fp::gpu_nan(l, x)).collect();
+    join(l, t, &out)
 }
 
 /// Selects with a float result (re-exported for other families).

@@ -225,6 +225,21 @@ pub fn canonical_nan<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> FloatValue<'
     from_bits(l, v, ft)
 }
 
+/// `x`, or the canonical NaN where `x` is a NaN and the target computes NaNs in IR
+/// ([`Target::gpu_nans`](super::target::Target::gpu_nans)). f16/bf16/f32 only: measured on an
+/// H200 (sm_90, driver 580), every f32/f16/bf16 arithmetic result, `.approx` result and
+/// conversion from a narrow float that is a NaN is `0x7fffffff` / `0x7fff`, whatever the
+/// operands' NaNs; f64 arithmetic propagates an operand's NaN instead.
+pub fn gpu_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    if !l.target.gpu_nans() || fbits(l, ft) > 32 {
+        return x;
+    }
+    // (LLVM's x86 back end drops this select over a `sqrt` whose result is already a NaN
+    // there: `sqrt.rn.f32`/`sqrt.approx.f32` of a negative number keep the host's NaN.)
+    canonicalize_nan(l, x)
+}
+
 /// The smallest normal number of a float type.
 fn min_normal<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> f64 {
     match fbits(l, ft) {
@@ -1144,7 +1159,14 @@ pub fn default_approx_op<'c>(
     let r = fconv(l, r, ft);
     let r = flush_if(l, ftz, r);
     let r = match op {
-        ApproxOp::Rsqrt if f64_ftz => hi_word(l, r),
+        // Measured on an H200 (sm_90, driver 580): every NaN result of rsqrt.approx.ftz.f64
+        // (NaN or negative input) is 0x7fffffff00000000, as rcp.approx.ftz.f64 documents.
+        ApproxOp::Rsqrt if f64_ftz => fsel(
+            l,
+            is_nan(l, r),
+            from_bits(l, l.i64().const_int(0x7fff_ffff_0000_0000, false), ct),
+            hi_word(l, r),
+        ),
         // rcp.approx.ftz.f64: "Input NaNs map to a canonical NaN with encoding 0x7fffffff00000000".
         ApproxOp::Rcp if f64_ftz => fsel(
             l,

@@ -192,6 +192,13 @@ pub trait Target {
     fn emulate_fma16(&self) -> bool {
         true
     }
+    /// Whether NaN results must be made the hardware's NaNs in IR (`fp::gpu_nan`): an H200
+    /// gives the canonical NaN (`0x7fffffff`, `0x7fff`) for f32/f16/bf16 arithmetic and
+    /// conversions where the host keeps or quiets an operand's NaN. The NVPTX back end's
+    /// instructions already do it.
+    fn gpu_nans(&self) -> bool {
+        true
+    }
     /// Whether kernel `f` adds to global memory through the runtime's per-worker sums
     /// (`runtime/red.rs`) instead of an atomic each time: the cpu target, for kernels in which
     /// nothing can observe those locations before the launch ends.

@@ -25,6 +25,10 @@ impl Target for Nvptx {
         false
     }
 
+    fn gpu_nans(&self) -> bool {
+        false
+    }
+
     fn addr_space(&self, s: Space) -> u16 {
         match s {
             Space::Generic => 0,

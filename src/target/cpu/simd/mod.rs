@@ -80,6 +80,11 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
                     if (op == "bar" || op == "barrier") && !warp_bar {
                         return Some(format!("a CTA barrier (`{op}`)"));
                     }
+                    // `nanosleep` lets other threads run first (spin-waits on them): the
+                    // coroutine scheduler serves that, lockstep warps cannot.
+                    if op == "nanosleep" {
+                        return Some("`nanosleep` (a thread waiting for others)".to_string());
+                    }
                     if matches!(op, "mma" | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma") {
                         return Some(format!("a matrix instruction (`{op}`)"));
                     }
