@@ -821,21 +821,51 @@ mod tests {
     #[test]
     fn manifest_round_trips_and_rejects_truncation() {
         let m = Manifest {
-            kernels: vec![KernelInfo {
-                name: "k".into(),
-                params: ParamLayout {
-                    params: vec![ParamInfo {
-                        name: "p".into(),
-                        offset: 0,
+            kernels: vec![
+                KernelInfo {
+                    name: "k".into(),
+                    params: ParamLayout {
+                        params: vec![ParamInfo {
+                            name: "p".into(),
+                            offset: 0,
+                            size: 8,
+                            align: 8,
+                            ty: ".u64".into(),
+                            aggregate: false,
+                        }],
                         size: 8,
-                        align: 8,
-                        ty: ".u64".into(),
-                        aggregate: false,
-                    }],
-                    size: 8,
+                    },
+                    path: KernelPath::Coroutine { why: "w".into() },
+                    warp_refused: Some("a CTA barrier (`bar`)".into()),
                 },
-                path: KernelPath::Coroutine { why: "w".into() },
-            }],
+                KernelInfo {
+                    name: "w".into(),
+                    params: ParamLayout {
+                        params: Vec::new(),
+                        size: 0,
+                    },
+                    path: KernelPath::Warp(Arc::new(super::super::simd::WarpPlan {
+                        info: Arc::new(crate::runtime::fission::FisInfo {
+                            stops: Vec::new(),
+                            stop_consts: Vec::new(),
+                            frame_bytes: 0,
+                            local_bytes: 0,
+                            must_stop: vec![crate::runtime::fission::NO_STOP],
+                            block: None,
+                        }),
+                        report: crate::llvm::simd::Report {
+                            uniform: 3,
+                            varying: 5,
+                            varying_names: vec!["r1".into()],
+                            divergent_branches: vec!["L0".into()],
+                            loops: vec![("L1".into(), true)],
+                            warp_ops: vec!["shfl.sync.bfly".into()],
+                            rows: Some((4, 2)),
+                        },
+                    })),
+                    warp_refused: None,
+                },
+            ],
             shared: SharedLayout {
                 bytes: 64,
                 align: 16,
@@ -848,6 +878,14 @@ mod tests {
         let r = read_manifest(&b).expect("round trip");
         assert_eq!(r.kernels[0].name, "k");
         assert_eq!(r.kernels[0].params.params[0].ty, ".u64");
+        assert_eq!(r.kernels[0].warp_refused, m.kernels[0].warp_refused);
+        match (&r.kernels[1].path, &m.kernels[1].path) {
+            (KernelPath::Warp(a), KernelPath::Warp(b)) => {
+                assert_eq!(a.describe("w"), b.describe("w"));
+                assert_eq!(a.info.must_stop, b.info.must_stop);
+            }
+            _ => panic!("the warp path does not round-trip"),
+        }
         assert_eq!(r.globals, m.globals);
         assert_eq!(r.code, m.code);
         for n in 0..b.len() {
