@@ -210,8 +210,21 @@ model. Beyond the table:
   elements `l n ..`), which may differ from a GPU's; for 512-element b8 matrices the probes
   cannot tell elements `e` and `e + 256` apart, so their layout there follows the pattern of
   the others. Sub-byte and `.b1` `wmma` are not implemented.
-- Legacy warp-synchronous code (no `__syncwarp`) is not run in lock step: the lanes of a warp run
-  one after another between synchronization points.
+- Kernels without CTA barriers and matrix instructions run on the warp engine (one SIMD
+  program per warp, lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the
+  lanes running together, as on a GPU). It falls back, with the reason in the plan
+  (`ptx2llvm run --dump-plan`), to thread loops or coroutines for: calls of device functions,
+  `.local` arrays and address-taken variables, irreducible control flow, float `redux.sync`,
+  `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
+  results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,
+  inline assembly, modules with line information (`.loc` or `-g`: the vectorizer does not
+  carry source locations yet), and a `.sync` warp operation with a full or computed member
+  mask in code some live lanes may skip (lanes meeting at different instructions, which lock
+  step cannot pair); at -O0 it is not used. A `.sync` operation it runs whose member lanes are
+  not all active there fails the launch naming the lanes. After a divergent loop `activemask`
+  gives the reconverged lanes (the coroutine scheme may answer with the lanes that left it
+  last). Elsewhere legacy warp-synchronous code (no `__syncwarp`) is not run in lock step: the
+  lanes of a warp run one after another between synchronization points.
 - Invalid memory accesses (null or unmapped addresses) in JIT-compiled kernels fail the launch
   with the block and thread (x86-64 Linux), and so do out-of-range shared and local addresses
   (guard pages around each CTA's shared block and around each thread's stack and `.local`

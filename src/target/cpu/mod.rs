@@ -327,6 +327,16 @@ fn build<'c, 'a>(
                         aggregate: p.aggregate,
                     })
                     .collect();
+                // The vectorizer does not carry source locations yet: kernels with line
+                // information keep the engines whose code `perf` and gdb map to lines.
+                if l.debug.is_some() {
+                    k.warp_refused = Some(
+                        "line information (`.loc` or -g): the warp engine does not carry \
+                         source locations yet"
+                            .to_string(),
+                    );
+                    continue;
+                }
                 match simd::plan(&l.module, machine, f, &places) {
                     Ok(p) => {
                         k.path = fission::KernelPath::Warp(std::sync::Arc::new(p));
