@@ -733,31 +733,28 @@ impl Program {
             fission::KernelPath::Coroutine { .. } => {
                 self.entry(name).map(crate::runtime::KernelCode::Coroutine)
             }
-            fission::KernelPath::Warp(p) => {
-                let a = self.engine.address(&format!("{name}.simd"))?;
-                // SAFETY: `NAME.simd` has the thread-loop CTA ABI (`llvm::simd::driver`).
-                let entry =
-                    unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
-                Some(crate::runtime::KernelCode::Fission(
-                    crate::runtime::fission::FisKernel {
-                        entry,
-                        info: p.info.clone(),
-                    },
-                ))
-            }
-            fission::KernelPath::Fission(info) => {
-                let a = self.engine.address(&format!("{name}.fis"))?;
-                // SAFETY: the JIT compiled `NAME.fis` with the thread-loop CTA ABI.
-                let entry =
-                    unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
-                Some(crate::runtime::KernelCode::Fission(
-                    crate::runtime::fission::FisKernel {
-                        entry,
-                        info: info.clone(),
-                    },
-                ))
-            }
+            fission::KernelPath::Warp(p) => self.loop_code(&format!("{name}.simd"), &p.info),
+            fission::KernelPath::Fission(info) => self.loop_code(&format!("{name}.fis"), info),
         }
+    }
+
+    /// The code of a kernel run by the runtime's thread-loop worker: `NAME.fis` (thread loops)
+    /// or `NAME.simd` (the warp engine's CTA loop), which share the thread-loop CTA ABI.
+    fn loop_code(
+        &self,
+        symbol: &str,
+        info: &std::sync::Arc<crate::runtime::fission::FisInfo>,
+    ) -> Option<crate::runtime::KernelCode> {
+        let a = self.engine.address(symbol)?;
+        // SAFETY: the JIT compiled `symbol` with the thread-loop CTA ABI
+        // (`target::cpu::fission::cta`, `llvm::simd::driver`).
+        let entry = unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) };
+        Some(crate::runtime::KernelCode::Fission(
+            crate::runtime::fission::FisKernel {
+                entry,
+                info: info.clone(),
+            },
+        ))
     }
 
     /// Launches kernel `name` with the CUDA-layout parameter buffer `params` and waits for it.
