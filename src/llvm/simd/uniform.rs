@@ -24,6 +24,9 @@ pub struct Facts {
     pub divergent_loops: Vec<bool>,
     /// Blocks that some of the warp's live lanes may skip while others run them.
     pub partial: Vec<bool>,
+    /// Built for aligned warps (`new`'s `rows`): lane `k`'s `%tid.x` is the first lane's
+    /// plus `k`.
+    pub aligned: bool,
 }
 
 /// What a call is to the vectorizer.
@@ -178,6 +181,7 @@ impl Facts {
             divergent,
             divergent_loops,
             partial,
+            aligned: rows,
         }
     }
 
