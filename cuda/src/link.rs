@@ -100,7 +100,8 @@ fn add(state: CUlinkState, kind: c_int, bytes: &[u8], name: String) -> CuResult 
             // Its machine code cannot run here: its functions come from `devrt.ptx`.
             return with(state, |l| {
                 if !l.inputs.iter().any(|(n, _)| n == DEVRT_NAME) {
-                    l.inputs.push((DEVRT_NAME.to_string(), DEVRT_PTX.to_string()));
+                    l.inputs
+                        .push((DEVRT_NAME.to_string(), DEVRT_PTX.to_string()));
                 }
                 Ok(())
             });
