@@ -95,6 +95,8 @@ int32_t ptx2llvm_rt_vprintf(ptx2llvm_thread *t, const char *format, const void *
 uint64_t ptx2llvm_rt_clock64(void);
 uint64_t ptx2llvm_rt_globaltimer(void);
 void ptx2llvm_rt_nanosleep(ptx2llvm_thread *t, uint32_t ns);
+/* %envreg<n>: a cooperative launch's grid workspace address in 1 (high) and 2 (low), else 0. */
+uint32_t ptx2llvm_rt_envreg(ptx2llvm_thread *t, uint32_t n);
 
 /* ---- Host side: running kernels of an object made with `ptx2llvm --target cpu --emit obj` ----
  *

@@ -431,6 +431,20 @@ pub unsafe extern "C" fn ptx2llvm_rt_nanosleep(t: *mut Thread, ns: u32) {
     yielder(t).suspend(Event::Yield);
 }
 
+/// `%envreg<n>`: what the launch set (a cooperative launch's grid workspace address in
+/// `%envreg1:%envreg2`, see `launch::GridWorkspace`), zero otherwise.
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_envreg(t: *mut Thread, n: u32) -> u32 {
+    let launch = (*cta_of(t)).launch;
+    if launch.is_null() {
+        return 0;
+    }
+    (*launch).envreg.get(n as usize).copied().unwrap_or(0)
+}
+
 /// Name and address of every entry point, for JIT symbol resolution.
 pub fn symbols() -> Vec<(&'static str, *const c_void)> {
     vec![
@@ -494,6 +508,7 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
             "ptx2llvm_rt_nanosleep",
             ptx2llvm_rt_nanosleep as *const c_void,
         ),
+        ("ptx2llvm_rt_envreg", ptx2llvm_rt_envreg as *const c_void),
         (
             "ptx2llvm_rt_mma",
             super::matrix::ptx2llvm_rt_mma as *const c_void,

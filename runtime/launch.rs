@@ -45,6 +45,25 @@ pub struct LaunchConfig {
     pub stack_size: usize,
     /// Worker threads; `None`: one per core.
     pub workers: Option<usize>,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every CTA is resident at once, on
+    /// a worker of its own, and `%envreg1:%envreg2` hold the address of the launch's grid
+    /// workspace (`GridWorkspace`), where grid-wide barriers meet.
+    pub cooperative: bool,
+}
+
+/// The most CTAs a cooperative launch may have: each runs on a thread of its own.
+pub const MAX_COOPERATIVE_CTAS: u64 = 4096;
+
+/// The grid workspace of a cooperative launch, laid out as CUDA's cooperative groups read it
+/// (`cooperative_groups/details/driver_abi.h`: `{ wsSize, barrier }`). `barrier` is the
+/// arrival counter whose top bit flips when the whole grid has arrived (`details/sync.h`);
+/// `aborted` (ptx2llvm's own) tells the grid-sync functions of `cuda/src/devrt.ptx` that the
+/// launch failed so that they stop waiting.
+#[repr(C)]
+pub struct GridWorkspace {
+    pub ws_size: std::sync::atomic::AtomicU32,
+    pub barrier: std::sync::atomic::AtomicU32,
+    pub aborted: std::sync::atomic::AtomicU32,
 }
 
 impl Default for LaunchConfig {
@@ -57,6 +76,7 @@ impl Default for LaunchConfig {
             shared_align: 16,
             stack_size: DEFAULT_STACK_SIZE,
             workers: None,
+            cooperative: false,
         }
     }
 }
@@ -108,6 +128,13 @@ impl LaunchConfig {
                 self.static_shared, self.dynamic_shared
             ));
         }
+        if self.cooperative && self.ctas() > MAX_COOPERATIVE_CTAS {
+            return bad(format!(
+                "a cooperative launch of {} CTAs: at most {MAX_COOPERATIVE_CTAS} can be resident \
+                 at once",
+                self.ctas()
+            ));
+        }
         if self.stack_size < 16 * 1024 {
             return bad(format!("stack size {} is below 16 KiB", self.stack_size));
         }
@@ -130,6 +157,8 @@ pub(crate) struct LaunchShared {
     error: Mutex<Option<LaunchError>>,
     gridid: u64,
     nworkers: u32,
+    /// `%envreg0`..`%envreg31` (the grid workspace's address in 1 and 2; zero otherwise).
+    pub(crate) envreg: [u32; 32],
 }
 
 // SAFETY: `params` points to a buffer the launcher keeps alive and unchanged for the launch;
@@ -206,7 +235,24 @@ pub unsafe fn launch_code(
     }
     let ctas = cfg.ctas();
     let cores = super::pool::cores();
-    let nworkers = cfg.workers.unwrap_or(cores).max(1).min(ctas as usize);
+    // A cooperative launch keeps every CTA resident: one worker each, so a CTA waiting at a
+    // grid barrier never keeps another from running, whatever scheme runs its threads.
+    let nworkers = if cfg.cooperative {
+        ctas as usize
+    } else {
+        cfg.workers.unwrap_or(cores).max(1).min(ctas as usize)
+    };
+    let workspace = GridWorkspace {
+        ws_size: std::sync::atomic::AtomicU32::new(size_of::<GridWorkspace>() as u32),
+        barrier: std::sync::atomic::AtomicU32::new(0),
+        aborted: std::sync::atomic::AtomicU32::new(0),
+    };
+    let mut envreg = [0u32; 32];
+    if cfg.cooperative {
+        let a = &workspace as *const GridWorkspace as u64;
+        envreg[1] = (a >> 32) as u32;
+        envreg[2] = a as u32;
+    }
     // Keep the parameters 16-byte aligned whatever the caller's buffer is.
     let mut aligned = vec![0u128; params.len().div_ceil(16).max(1)];
     // SAFETY: `aligned` has at least `params.len()` bytes.
@@ -225,9 +271,10 @@ pub unsafe fn launch_code(
         error: Mutex::new(None),
         gridid: GRIDID.fetch_add(1, Ordering::Relaxed),
         nworkers: nworkers as u32,
+        envreg,
     };
     let sh = &shared;
-    super::pool::run(nworkers, &move |w| {
+    let run = move |w| {
         // Nothing left from an earlier launch (a panic may have skipped its flush).
         super::red::flush(true);
         match &sh.code {
@@ -236,13 +283,48 @@ pub unsafe fn launch_code(
         }
         // Before the launch returns: the additions this worker kept (`red.rs`).
         super::red::flush(sh.aborted());
-    });
+    };
+    if cfg.cooperative {
+        cooperative_run(sh, &workspace, nworkers, &run);
+    } else {
+        super::pool::run(nworkers, &run);
+    }
     super::printf::flush();
     let err = shared.error.lock().ok().and_then(|mut e| e.take());
     match err {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Runs the workers of a cooperative launch, with a watcher that frees the CTAs waiting at a
+/// grid barrier once the launch has failed: a failed CTA never arrives, so the others would
+/// wait forever. The watcher sets `aborted` (read by `devrt.ptx`'s grid sync) and flips the
+/// barrier's top bit every 100 µs (CUDA's inline `sync_grids` spins until it sees a flip); the
+/// released CTAs run on to their end (their further failures are not reported).
+fn cooperative_run(
+    sh: &LaunchShared,
+    ws: &GridWorkspace,
+    nworkers: usize,
+    run: &(dyn Fn(u32) + Sync),
+) {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = std::thread::Builder::new()
+            .name("ptx2llvm-grid-watch".into())
+            .spawn_scoped(s, || {
+                while !done.load(Ordering::Acquire) {
+                    if sh.aborted() {
+                        ws.aborted.store(1, Ordering::Release);
+                        ws.barrier.fetch_xor(0x8000_0000, Ordering::AcqRel);
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+            });
+        super::pool::run(nworkers, run);
+        done.store(true, Ordering::Release);
+        drop(watcher);
+    });
 }
 
 /// One worker: takes CTAs from the shared counter until none is left or the launch failed.

@@ -35,7 +35,10 @@ mod time;
 mod tests;
 
 pub use abi::{KernelEntry, Thread};
-pub use launch::{launch, launch_code, KernelCode, LaunchConfig, DEFAULT_STACK_SIZE};
+pub use launch::{
+    launch, launch_code, GridWorkspace, KernelCode, LaunchConfig, DEFAULT_STACK_SIZE,
+    MAX_COOPERATIVE_CTAS,
+};
 
 /// Every symbol generated cpu-target code may reference, with its address (for the JIT).
 pub fn symbols() -> Vec<(String, usize)> {

@@ -20,9 +20,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 # gdb and linux-perf: debugging and profiling kernels on the cpu target (README; tests/cpu_debug.rs).
-APT_PACKAGES=(llvm-22-dev clang-22 llvm-22-tools libpolly-22-dev libzstd-dev zlib1g-dev cmake python3-venv gdb linux-perf)
+# python3-dev: Triton compiles its launcher against Python.h (cuda/tests/python/triton_kernels.py).
+APT_PACKAGES=(llvm-22-dev clang-22 llvm-22-tools libpolly-22-dev libzstd-dev zlib1g-dev cmake python3-venv gdb linux-perf python3-dev)
 # Python packages: distribution name and pip requirement.
-PIP_PACKAGES=("lit:lit" "nvidia-cuda-nvcc:nvidia-cuda-nvcc>=13,<14" "numba-cuda:numba-cuda[cu13]" "cuda-core:cuda-core")
+PIP_PACKAGES=("lit:lit" "nvidia-cuda-nvcc:nvidia-cuda-nvcc>=13,<14" "numba-cuda:numba-cuda[cu13]" "cuda-core:cuda-core" "triton:triton==3.5.1")
 
 say() { printf 'setup.sh: %s\n' "$*"; }
 die() { printf 'setup.sh: error: %s\n' "$*" >&2; exit 1; }

@@ -10,6 +10,8 @@
 #   6. examples/cmake-project                  the CMake package: configure, build, run (PASS)
 #   7. numba kernels                           numba-cuda programs, unchanged, on this build's
 #      libcuda.so.1 (cuda/tests/python/numba_kernels.py with LD_LIBRARY_PATH=target/release/cuda)
+#   8. triton kernels                          Triton tutorial kernels compiled and launched by
+#      Triton itself on that library (cuda/tests/python/triton_kernels.py, scripts/ptxas-standin)
 # Every step runs even when an earlier one failed (except lit, which needs the build), so one
 # run shows all the problems. Set FAIL_FAST=1 to stop at the first failure instead.
 # Exits non-zero when any step failed; the last lines summarize the steps and count the tests.
@@ -48,9 +50,9 @@ step() {
 
 # Adds up the test counts that cargo test and lit printed: prints "PASSED FAILED".
 count_tests() {
-    cat "$LOGS/cargo-test.log" "$LOGS/cargo-test-coroutine.log" "$LOGS/lit.log" "$LOGS/numba.log" 2>/dev/null | awk '
+    cat "$LOGS/cargo-test.log" "$LOGS/cargo-test-coroutine.log" "$LOGS/lit.log" "$LOGS/numba.log" "$LOGS/triton.log" 2>/dev/null | awk '
         /^test result: / { p += $4; f += $6 }
-        /^numba kernels: [0-9]+ passed, [0-9]+ failed/ { p += $3; f += $5 }
+        /^(numba|triton) kernels: [0-9]+ passed, [0-9]+ failed/ { p += $3; f += $5 }
         /^ *Passed *: [0-9]/ { split($0, a, ":"); p += a[2] + 0 }
         /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: [0-9]/ { split($0, a, ":"); f += a[2] + 0 }
         END { printf "%d %d\n", p, f }'
@@ -109,6 +111,21 @@ if [ "$built" = 1 ]; then
 else
     results+=("SKIPPED numba kernels (the build failed)")
     failed_steps+=("numba kernels")
+fi
+# Triton launched by Triton: its compiler runs scripts/ptxas-standin as ptxas (the PTX is the
+# "cubin") and its launcher, built against TRITON_LIBCUDA_PATH, calls this libcuda.so.1. A fresh
+# Triton cache each run, so that the compile path runs too.
+if [ "$built" = 1 ]; then
+    TRITON_CACHE="$(mktemp -d)"
+    step "triton kernels" triton.log env LD_LIBRARY_PATH="$ROOT/target/release/cuda" \
+        TRITON_LIBCUDA_PATH="$ROOT/target/release/cuda" \
+        TRITON_PTXAS_PATH="$ROOT/scripts/ptxas-standin" TRITON_CACHE_DIR="$TRITON_CACHE" \
+        PTX2LLVM_CUDA_LOG=stderr "$ROOT/.venv/bin/python" -W ignore \
+        cuda/tests/python/triton_kernels.py || true
+    rm -rf "$TRITON_CACHE"
+else
+    results+=("SKIPPED triton kernels (the build failed)")
+    failed_steps+=("triton kernels")
 fi
 # Smoke test of the benchmark suite: every kernel on ptx2llvm, C/OpenMP and PoCL at small sizes.
 step "bench --quick" bench-quick.log bash scripts/bench.sh --quick || true

@@ -309,6 +309,41 @@ fn nvrtc_grid_sync_without_cooperative_launch_traps_as_on_a_gpu() {
 }
 
 #[test]
+fn nvrtc_grid_sync_in_a_cooperative_launch() {
+    // The same kernel in a cooperative launch: every CTA resident, the grid workspace in
+    // %envreg1/2, and CUDA's own inline barrier (cooperative_groups/details/sync.h) between the
+    // increment and the read of the next thread's element, which for the last thread of a CTA
+    // belongs to another CTA. 6 CTAs, more than this machine has cores.
+    let m = load(&corpus("nvrtc/coop_groups.ptx"));
+    let (ctas, threads) = (6u32, 64u32);
+    let n = (ctas * threads) as usize;
+    let init: Vec<i32> = (0..n as i32).map(|i| i * 3).collect();
+    let b = buf_i32(&init);
+    let cfg = ptx2llvm::runtime::LaunchConfig {
+        grid: [ctas, 1, 1],
+        block: [threads, 1, 1],
+        cooperative: true,
+        ..Default::default()
+    };
+    m.launch_with("cg_grid_sync", &cfg, &mut [ptr(&b)])
+        .unwrap_or_else(|e| panic!("cooperative launch of cg_grid_sync failed: {e}"));
+    // Thread j's phase-2 update races with thread j-1's read of data[j] (on a GPU too), so
+    // the read saw data[j] either after phase 1 (init + 1) or after j's own update, never
+    // before phase 1 (init), which is what a missing grid barrier would show.
+    let out = get_i32(&b);
+    for i in 0..n {
+        let j = (i + 1) % n;
+        let read = out[i] - (init[i] + 1);
+        assert!(
+            read == init[j] + 1 || read == out[j],
+            "thread {i} read {read} from element {j}: phase 1 left {}, phase 2 {}",
+            init[j] + 1,
+            out[j]
+        );
+    }
+}
+
+#[test]
 fn nvrtc_dynamic_shared_memory() {
     let m = load(&corpus("nvrtc/dyn_shared.ptx"));
     for n in [1usize, 32, 100, 1024] {

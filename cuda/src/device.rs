@@ -202,8 +202,10 @@ pub fn attribute_value(a: c_int) -> Option<c_int> {
         | A::ComputePreemptionSupported => 1,
         A::SingleToDoublePrecisionPerfRatio => 2,
         A::MaxPersistingL2CacheSize | A::MaxAccessPolicyWindowSize => 0,
-        // Grid-wide synchronization does not run on the cpu target (runtime/README.md).
-        A::CooperativeLaunch | A::CooperativeMultiDeviceLaunch => 0,
+        // A cooperative launch runs every CTA at once, so grid-wide barriers work
+        // (runtime/launch.rs); there is one device, so no multi-device launches.
+        A::CooperativeLaunch => 1,
+        A::CooperativeMultiDeviceLaunch => 0,
         A::ComputeMode | A::KernelExecTimeout | A::EccEnabled | A::TccDriver => 0,
         A::PciBusId | A::PciDeviceId | A::PciDomainId => 0,
         A::MultiGpuBoard | A::MultiGpuBoardGroupId => 0,

@@ -190,7 +190,8 @@ pub unsafe fn launch(
     check_config(&m, k, grid, block, shared)?;
     if kind == Kind::Cooperative {
         let per_sm = occupancy::blocks_per_sm(&m, k, block.iter().product(), shared as usize);
-        let most = per_sm as u64 * device::sm_count() as u64;
+        let most = (per_sm as u64 * device::sm_count() as u64)
+            .min(ptx2llvm::runtime::MAX_COOPERATIVE_CTAS);
         if grid.iter().map(|&d| d as u64).product::<u64>() > most {
             return Err(CUresult::ErrorCooperativeLaunchTooLarge);
         }
@@ -206,6 +207,7 @@ pub unsafe fn launch(
         block,
         dynamic_shared: shared,
         stack_size: stack,
+        cooperative: kind == Kind::Cooperative,
         ..LaunchConfig::default()
     };
     let name = m.functions[k].name.to_string_lossy().into_owned();

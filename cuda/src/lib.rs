@@ -18,7 +18,7 @@
 //! | contexts: create/destroy, push/pop/current, synchronize, limits, sticky errors | `context.rs` |
 //! | memory: allocation table, device/host/managed/registered memory, memset, copies, pointer attributes | `memory.rs` |
 //! | modules and libraries: PTX/fatbin images, functions, kernels, globals, attributes | `module.rs` |
-//! | the JIT linker `cuLink*` | `link.rs` |
+//! | the JIT linker `cuLink*`; `libcudadevrt.a`'s cooperative-groups functions | `link.rs`, `devrt.ptx` |
 //! | launches: `cuLaunchKernel(Ex)`, cooperative launches, parameters, bounds, faults | `launch.rs` |
 //! | streams, events, host callbacks | `stream.rs` |
 //! | occupancy and profiler | `occupancy.rs` |

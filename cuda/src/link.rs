@@ -1,6 +1,8 @@
 //! The JIT linker (`cuLinkCreate/AddData/AddFile/Complete/Destroy`): collects PTX inputs
 //! (text, or the PTX of a fatbin) and links them into one PTX module, the image that
-//! `cuLinkComplete` returns and `cuModuleLoadData`/`cuLibraryLoadData` accept.
+//! `cuLinkComplete` returns and `cuModuleLoadData`/`cuLibraryLoadData` accept. A
+//! `libcudadevrt.a` input (GPU machine code) is replaced by `devrt.ptx`, the device-runtime
+//! functions cooperative groups call (`cudaCGGetIntrinsicHandle`, `cudaCGSynchronize`, …).
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::Mutex;
@@ -8,6 +10,24 @@ use std::sync::Mutex;
 use crate::module::{self, Image, JitOptions};
 use crate::types::*;
 use crate::{loader, out, CuResult};
+
+/// The device runtime's cooperative-groups functions, linked for a `libcudadevrt.a` input.
+const DEVRT_PTX: &str = include_str!("devrt.ptx");
+const DEVRT_NAME: &str = "libcudadevrt.a (ptx2llvm's devrt.ptx)";
+
+/// Whether a library input is CUDA's device runtime: by its file name, or (data without a
+/// name) by the archive member CUDA ships it as.
+fn is_cudadevrt(name: &str, bytes: &[u8]) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    if base.starts_with("libcudadevrt") || base.starts_with("cudadevrt") {
+        return true;
+    }
+    bytes.starts_with(b"!<arch>\n")
+        && bytes
+            .windows(b"cuda_device_runtime".len())
+            .take(4096)
+            .any(|w| w == b"cuda_device_runtime")
+}
 
 /// A link in progress.
 pub struct Link {
@@ -76,8 +96,18 @@ fn add(state: CUlinkState, kind: c_int, bytes: &[u8], name: String) -> CuResult 
                 }
             }
         }
+        JitInputType::InputLibrary if is_cudadevrt(&name, bytes) => {
+            // Its machine code cannot run here: its functions come from `devrt.ptx`.
+            return with(state, |l| {
+                if !l.inputs.iter().any(|(n, _)| n == DEVRT_NAME) {
+                    l.inputs
+                        .push((DEVRT_NAME.to_string(), DEVRT_PTX.to_string()));
+                }
+                Ok(())
+            });
+        }
         JitInputType::InputLibrary => {
-            // Archives of device code (libcudadevrt.a) hold GPU machine code only.
+            // Other archives of device code hold GPU machine code only.
             loader::log(&format!(
                 "link input {name}: a library of GPU machine code, skipped"
             ));

@@ -224,7 +224,8 @@ fn device_attributes_describe_compute_capability_8_0() {
     assert_eq!(attr(DeviceAttr::MaxSharedMemoryPerBlock), 48 * 1024);
     assert_eq!(attr(DeviceAttr::MaxSharedMemoryPerBlockOptin), 163 * 1024);
     assert_eq!(attr(DeviceAttr::CanMapHostMemory), 1);
-    assert_eq!(attr(DeviceAttr::CooperativeLaunch), 0);
+    assert_eq!(attr(DeviceAttr::CooperativeLaunch), 1);
+    assert_eq!(attr(DeviceAttr::CooperativeMultiDeviceLaunch), 0);
     assert_eq!(
         attr(DeviceAttr::MultiprocessorCount) as usize,
         std::thread::available_parallelism().unwrap().get()

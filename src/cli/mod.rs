@@ -71,7 +71,8 @@ pub struct CheckArgs {
 }
 
 /// `ptx2llvm run FILE.ptx --kernel NAME [--grid X[,Y[,Z]]] [--block X[,Y[,Z]]]
-/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--serial] [--dump-plan]`
+/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--serial] [--cooperative]
+/// [--dump-plan]`
 #[derive(Args, Debug)]
 #[command(
     after_help = "SPEC: u8:V u16:V u32:V u64:V s8:V s16:V s32:V s64:V f16:V f32:V f64:V (scalar; decimal or 0x hex)\n      \
@@ -124,6 +125,11 @@ pub struct RunArgs {
     /// output comes in a fixed order and a debugger sees one CUDA thread at a time.
     #[arg(long)]
     pub serial: bool,
+    /// A cooperative launch (as `cuLaunchCooperativeKernel`): every CTA runs at once on a thread
+    /// of its own, so cooperative groups' grid-wide sync (`%envreg1:%envreg2`, the grid
+    /// workspace) works; at most 4096 CTAs.
+    #[arg(long, conflicts_with = "serial")]
+    pub cooperative: bool,
     /// Print the kernel's execution plan to stderr before running it: the engine chosen at
     /// compile time and why (warp engine: uniform and varying values, divergent branches and
     /// loops, warp operations).

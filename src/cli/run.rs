@@ -184,6 +184,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         dynamic_shared: a.shared_mem.unwrap_or(0),
         shared_align: program.shared_align(),
         workers: a.serial.then_some(1),
+        cooperative: a.cooperative,
         ..LaunchConfig::default()
     };
     // Name the option when the dynamic shared memory it asks for is what does not fit.

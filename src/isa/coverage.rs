@@ -192,10 +192,14 @@ model. Beyond the table:
   `cp.async.mbarrier.arrive`, `cp.reduce.async.bulk`, `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
   `clusterlaunchcontrol`, `.shared::cluster` accesses of other CTAs) and `multimem`. Cluster
   special registers read as a cluster of one CTA.
-- Grid-wide synchronization needs a cooperative launch, which the cpu target does not offer:
-  `cg::this_grid().sync()` traps as it does on a GPU after a normal launch. Blocks that wait for
-  each other through global memory make progress only while they run at the same time: the
-  runtime runs one block per worker thread (`LaunchConfig::workers`, one per core by default).
+- Grid-wide synchronization needs a cooperative launch (`LaunchConfig::cooperative`, the
+  driver's `cuLaunchCooperativeKernel`): every block then runs on a worker of its own and
+  `%envreg1:%envreg2` hold the grid workspace that `cg::this_grid().sync()` meets at; after a
+  normal launch they read 0 and a grid sync faults (CUDA C++) or fails an assertion
+  (`libcudadevrt.a`'s functions). `ptx2llvm run` has no cooperative flag. Blocks that wait for
+  each other through global memory outside a cooperative launch make progress only while they
+  run at the same time: the runtime runs one block per worker thread (`LaunchConfig::workers`,
+  one per core by default).
 - Warp matrix instructions (`mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix`, `wmma`) keep their
   kernel on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
   lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
@@ -238,10 +242,9 @@ model. Beyond the table:
   (`cuMemPool*`; `cuDeviceGetDefaultMemPool` is `CUDA_ERROR_NOT_SUPPORTED`), IPC handles,
   graphs and stream capture, CUDA arrays, textures and surfaces, virtual memory management,
   thread block clusters (`cuLaunchKernelEx` with a cluster dimension is
-  `CUDA_ERROR_NOT_SUPPORTED`), grid-wide synchronization (`CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`
-  is 0: cooperative launches run, `grid.sync()` traps; `libcudadevrt.a` link inputs are skipped,
-  so cooperative groups' `cudaCGGetIntrinsicHandle`/`cudaCGSynchronize` stay unresolved and the
-  module does not load), GPU machine code (cubins, fatbins without
+  `CUDA_ERROR_NOT_SUPPORTED`), multi-device cooperative launches, the device runtime beyond
+  cooperative groups (`libcudadevrt.a` link inputs become `cuda/src/devrt.ptx`: `cudaCG*` only,
+  no dynamic parallelism), GPU machine code (cubins, fatbins without
   PTX, LTO IR: `CUDA_ERROR_NO_BINARY_FOR_GPU`), compressed fatbins, or NVIDIA's undocumented
   export tables (`cuGetExportTable`); `cuGetProcAddress` reports what it
   lacks as the real driver does (a null function and the reason in the status). Work runs when it is submitted: streams do not overlap each other or the host.

@@ -95,6 +95,53 @@ static const char *PTX =
     "  trap;\n"
     "}\n";
 
+/* Phase 1 writes a[i], a grid sync through the device runtime's cudaCGSynchronize (linked
+ * from "libcudadevrt.a"), phase 2 reads the element another CTA wrote. CTA `trap_cta` traps
+ * before the sync, which the other CTAs must not wait for forever. */
+static const char *GRID_PTX =
+    ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".extern .func (.param .b64 h) cudaCGGetIntrinsicHandle(.param .b32 s);\n"
+    ".extern .func (.param .b32 r) cudaCGSynchronize(.param .b64 h, .param .b32 f);\n"
+    ".visible .entry mirror(.param .u64 a, .param .u64 out, .param .u32 trap_cta) {\n"
+    "  .reg .b32 %r<8>; .reg .b64 %rd<10>; .reg .pred %p;\n"
+    "  ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [out]; ld.param.u32 %r7, [trap_cta];\n"
+    "  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;\n"
+    "  mad.lo.u32 %r4, %r1, %r2, %r3;\n"
+    "  mov.u32 %r5, %nctaid.x; mul.lo.u32 %r5, %r5, %r2;\n"
+    "  setp.eq.u32 %p, %r1, %r7; @%p trap;\n"
+    "  mul.wide.u32 %rd3, %r4, 4; add.u64 %rd4, %rd1, %rd3;\n"
+    "  add.u32 %r6, %r4, 1000; st.global.u32 [%rd4], %r6;\n"
+    "  { .param .b32 s; .param .b64 h; st.param.b32 [s], 1;\n"
+    "    call.uni (h), cudaCGGetIntrinsicHandle, (s); ld.param.b64 %rd5, [h]; }\n"
+    "  { .param .b64 h; .param .b32 f; .param .b32 r; st.param.b64 [h], %rd5; st.param.b32 [f], 0;\n"
+    "    call.uni (r), cudaCGSynchronize, (h, f); }\n"
+    "  sub.u32 %r6, %r5, %r4; sub.u32 %r6, %r6, 1;\n"
+    "  mul.wide.u32 %rd6, %r6, 4; add.u64 %rd7, %rd1, %rd6; ld.global.u32 %r6, [%rd7];\n"
+    "  add.u64 %rd8, %rd2, %rd3; st.global.u32 [%rd8], %r6;\n"
+    "  ret;\n"
+    "}\n";
+
+/* Links GRID_PTX with the device runtime ("libcudadevrt.a", recognized by its name) and loads
+ * it into the current context. */
+static CUresult load_grid_module(CUmodule *m) {
+    static const char archive[] = "!<arch>\n";
+    CUlinkState ls;
+    void *image = NULL;
+    size_t image_size = 0;
+    CUresult r = cuLinkCreate(0, NULL, NULL, &ls);
+    if (r == CUDA_SUCCESS)
+        r = cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)GRID_PTX, strlen(GRID_PTX) + 1, "grid.ptx", 0, NULL, NULL);
+    if (r == CUDA_SUCCESS)
+        r = cuLinkAddData(ls, CU_JIT_INPUT_LIBRARY, (void *)archive, sizeof archive - 1, "/usr/lib/libcudadevrt.a", 0,
+                          NULL, NULL);
+    if (r == CUDA_SUCCESS)
+        r = cuLinkComplete(ls, &image, &image_size);
+    if (r == CUDA_SUCCESS)
+        r = cuModuleLoadData(m, image);
+    cuLinkDestroy(ls);
+    return r;
+}
+
 static void CUDA_CB callback(CUstream s, CUresult status, void *data) {
     (void)s;
     *(int *)data = status == CUDA_SUCCESS ? 1 : 2;
@@ -479,6 +526,77 @@ int main(void) {
     OK(cuLaunchCooperativeKernel(blocksum, 1, 1, 1, 64, 1, 1, 256, 0, sargs));
     EXPECT(cuLaunchCooperativeKernel(blocksum, 1u << 30, 1, 1, 64, 1, 1, 256, 0, sargs),
            CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+
+    /* ---- grid-wide sync: cooperative groups' device runtime, linked for libcudadevrt.a */
+    {
+        enum { GB = 8, GT = 64, GN = GB * GT };
+        CUmodule gm;
+        CUfunction mirror;
+        CUmodule unlinked;
+        /* without the device runtime, cudaCG* stay unresolved */
+        CHECK(cuModuleLoadData(&unlinked, GRID_PTX) != CUDA_SUCCESS);
+        OK(load_grid_module(&gm));
+        OK(cuModuleGetFunction(&mirror, gm, "mirror"));
+        CUdeviceptr ga, gout;
+        OK(cuMemAlloc(&ga, GN * 4));
+        OK(cuMemAlloc(&gout, GN * 4));
+        unsigned none = ~0u;
+        void *gargs[] = {&ga, &gout, &none};
+        unsigned hg[GN];
+        int most = 0;
+        OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&most, mirror, GT, 0));
+        CHECK(most >= 1);
+        for (int round = 0; round < 2; round++) {
+            OK(cuMemsetD32(gout, 0, GN));
+            if (round == 0) {
+                OK(cuLaunchCooperativeKernel(mirror, GB, 1, 1, GT, 1, 1, 0, 0, gargs));
+            } else {
+                CUlaunchAttribute ca;
+                memset(&ca, 0, sizeof ca);
+                ca.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+                ca.value.cooperative = 1;
+                CUlaunchConfig gc = {0};
+                gc.gridDimX = GB;
+                gc.gridDimY = gc.gridDimZ = 1;
+                gc.blockDimX = GT;
+                gc.blockDimY = gc.blockDimZ = 1;
+                gc.attrs = &ca;
+                gc.numAttrs = 1;
+                OK(cuLaunchKernelEx(&gc, mirror, gargs, NULL));
+            }
+            OK(cuMemcpyDtoH(hg, gout, sizeof hg));
+            int bad = 0;
+            for (int i = 0; i < GN; i++)
+                bad += hg[i] != (unsigned)(GN - 1 - i + 1000);
+            CHECK(bad == 0);
+        }
+        EXPECT(cuLaunchCooperativeKernel(mirror, 1u << 20, 1, 1, GT, 1, 1, 0, 0, gargs),
+               CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        /* A grid sync outside a cooperative launch is an assertion, not a wait for CTAs that
+         * are not resident; a CTA that traps before the sync fails the launch, and the CTAs
+         * waiting for it are let go. Both leave sticky errors: contexts of their own. */
+        CUcontext gctx;
+        CUmodule gm2;
+        CUfunction mirror2;
+        OK(cuCtxCreate(&gctx, NULL, 0, 0));
+        OK(load_grid_module(&gm2));
+        OK(cuModuleGetFunction(&mirror2, gm2, "mirror"));
+        OK(cuLaunchKernel(mirror2, GB, 1, 1, GT, 1, 1, 0, 0, gargs, NULL));
+        EXPECT(cuCtxSynchronize(), CUDA_ERROR_ASSERT);
+        OK(cuCtxDestroy(gctx));
+        OK(cuCtxCreate(&gctx, NULL, 0, 0));
+        OK(load_grid_module(&gm2));
+        OK(cuModuleGetFunction(&mirror2, gm2, "mirror"));
+        unsigned third = 3;
+        void *targs[] = {&ga, &gout, &third};
+        OK(cuLaunchCooperativeKernel(mirror2, GB, 1, 1, GT, 1, 1, 0, 0, targs));
+        EXPECT(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+        OK(cuCtxDestroy(gctx));
+        OK(cuCtxGetCurrent(&cur));
+        CHECK(cur == primary);
+        OK(cuMemFree(ga));
+        OK(cuMemFree(gout));
+    }
 
     /* ---- streams and events */
     CUstream st;

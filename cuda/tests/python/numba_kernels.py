@@ -305,6 +305,86 @@ def test_cuda_core_nvrtc_program():
     np.testing.assert_allclose(out, 2 * x + 1)
 
 
+def test_grid_sync():
+    # numba-cuda links libcudadevrt.a (ptx2llvm's devrt.ptx) and launches cooperatively:
+    # every CTA writes phase 1, the grid synchronizes, then each reads another CTA's values.
+    from numba.cuda import cg
+
+    @cuda.jit
+    def two_phases(a, out, rounds):
+        g = cg.this_grid()
+        i = cuda.grid(1)
+        n = a.size
+        for r in range(rounds):
+            a[i] = i * 3 + r
+            g.sync()
+            # The mirror element belongs to another CTA.
+            out[r, i] = a[n - 1 - i]
+            g.sync()
+
+    blocks, threads, rounds = 6, 64, 3
+    n = blocks * threads
+    a = cuda.device_array(n, dtype=np.int64)
+    out = cuda.device_array((rounds, n), dtype=np.int64)
+    two_phases[blocks, threads](a, out, rounds)
+    want = np.array([[(n - 1 - i) * 3 + r for i in range(n)] for r in range(rounds)])
+    assert (out.copy_to_host() == want).all()
+    k = two_phases.overloads[two_phases.signatures[0]]
+    assert k.cooperative
+    assert k.max_cooperative_grid_blocks(threads) >= blocks
+
+
+def test_cuda_cpp_grid_sync():
+    # CUDA C++ cooperative groups read the grid workspace from %envreg1:%envreg2 and run
+    # CUDA's own inline barrier: a cooperative launch through cuda.core.
+    from cuda.bindings import driver
+    from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
+
+    code = r"""
+    #include <cooperative_groups.h>
+    namespace cg = cooperative_groups;
+    extern "C" __global__ void prefix(const int *x, int *partial, int *out) {
+        cg::grid_group g = cg::this_grid();
+        __shared__ int s;
+        if (threadIdx.x == 0) s = 0;
+        __syncthreads();
+        atomicAdd(&s, x[g.thread_rank()]);
+        __syncthreads();
+        if (threadIdx.x == 0) partial[blockIdx.x] = s;
+        g.sync();
+        // Every thread sums the partials of the CTAs before its own.
+        int acc = 0;
+        for (unsigned b = 0; b < blockIdx.x; ++b) acc += partial[b];
+        out[g.thread_rank()] = acc;
+    }
+    """
+    dev = Device()
+    dev.set_current()
+    s = dev.create_stream()
+    import importlib.util
+    import os
+
+    # The CUDA headers the nvidia-cuda-runtime and -cccl wheels install.
+    nvidia = importlib.util.find_spec("nvidia").submodule_search_locations[0]
+    include = os.path.join(nvidia, "cu13", "include")
+    opts = ProgramOptions(arch="sm_80", include_path=[include, os.path.join(include, "cccl")])
+    k = Program(code, code_type="c++", options=opts).compile("ptx").get_kernel("prefix")
+    blocks, threads = 5, 96
+    n = blocks * threads
+    x = np.arange(n, dtype=np.int32) % 7
+    bx, bp, bo = (dev.allocate(n * 4, stream=s) for _ in range(3))
+    (err,) = driver.cuMemcpyHtoD(int(bx.handle), x.ctypes.data, x.nbytes)
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    launch(s, LaunchConfig(grid=blocks, block=threads, is_cooperative=True), k, bx, bp, bo)
+    s.sync()
+    out = np.empty(n, dtype=np.int32)
+    (err,) = driver.cuMemcpyDtoH(out.ctypes.data, int(bo.handle), out.nbytes)
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    sums = x.reshape(blocks, threads).sum(axis=1)
+    want = np.repeat(np.concatenate(([0], np.cumsum(sums)[:-1])), threads)
+    assert (out == want).all(), (out[::threads], want[::threads])
+
+
 TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
 
 if __name__ == "__main__":

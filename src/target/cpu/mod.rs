@@ -158,7 +158,18 @@ impl Target for Cpu {
                 })
             }
             "current_graph_exec" => Some(i64t.const_zero().into()),
-            n if n.starts_with("envreg") || n.starts_with("reserved_smem") => c32(0),
+            // The launch sets them: a cooperative launch's grid workspace for cooperative
+            // groups' `this_grid()` (`runtime/launch.rs`, `GridWorkspace`).
+            n if n.starts_with("envreg") => {
+                let k = n["envreg".len()..].parse::<u64>().unwrap_or(0);
+                let t = sync::self_ptr(l);
+                Some(l.call_v(
+                    "ptx2llvm_rt_envreg",
+                    i32t.into(),
+                    &[t, i32t.const_int(k, false).into()],
+                ))
+            }
+            n if n.starts_with("reserved_smem") => c32(0),
             n if n.starts_with("pm") => {
                 if n.ends_with("_64") {
                     Some(i64t.const_zero().into())

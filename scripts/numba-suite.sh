@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# numba-suite.sh: numba-cuda's own test suite (the numba.cuda.tests its installed wheel ships)
+# against this build's libcuda.so.1 (target/release/cuda), niced and in one process, as the
+# driver's acceptance run beyond CI. Not part of scripts/test.sh: it takes an hour or more.
+#
+#   bash scripts/numba-suite.sh [pytest arguments, e.g. -k test_sync]
+#
+# Needs `cargo build --release`. Installs pytest and the suite's test-only dependencies into
+# target/numba-suite/pylib (not the venv). Writes target/numba-suite/log (pytest's report),
+# junit.xml and summary.txt (counts, and the failures grouped by the first line of their
+# error).
+set -u
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="$ROOT/target/numba-suite"
+PY="$ROOT/.venv/bin/python"
+mkdir -p "$OUT"
+if [ ! -d "$OUT/pylib/filecheck" ]; then
+    "$PY" -m pip install -q --disable-pip-version-check --target "$OUT/pylib" \
+        pytest filecheck ml_dtypes cffi psutil || exit 1
+fi
+cd "$ROOT/cuda/tests/numba_suite" || exit 1
+LD_LIBRARY_PATH="$ROOT/target/release/cuda" PYTHONPATH="$OUT/pylib" \
+    PTX2LLVM_CUDA_LOG="$OUT/driver.log" \
+    nice -n 19 "$PY" -m pytest -p no:cacheprovider -q -rfE \
+    -o consider_namespace_packages=true --junitxml="$OUT/junit.xml" \
+    --pyargs numba.cuda.tests "$@" >"$OUT/log" 2>&1
+rc=$?
+"$PY" - "$OUT/junit.xml" >"$OUT/summary.txt" <<'PYEOF'
+import collections, sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+counts = collections.Counter()
+causes = collections.defaultdict(list)
+for case in root.iter("testcase"):
+    name = f"{case.get('classname')}.{case.get('name')}"
+    kind = "passed"
+    for child in case:
+        if child.tag in ("failure", "error", "skipped"):
+            kind = {"failure": "failed", "error": "errors", "skipped": "skipped"}[child.tag]
+            if child.tag != "skipped":
+                msg = (child.get("message") or child.text or "").strip().splitlines()
+                causes[(msg[0] if msg else "?")[:160]].append(name)
+            break
+    counts[kind] += 1
+total = sum(counts.values())
+print(f"numba-cuda suite: {total} tests: " + ", ".join(
+    f"{counts[k]} {k}" for k in ("passed", "failed", "skipped", "errors")))
+for cause, names in sorted(causes.items(), key=lambda kv: -len(kv[1])):
+    print(f"\n{len(names):4d}  {cause}")
+    for n in names[:8]:
+        print(f"        {n}")
+    if len(names) > 8:
+        print(f"        ... and {len(names) - 8} more")
+PYEOF
+cat "$OUT/summary.txt" | head -1
+exit $rc
