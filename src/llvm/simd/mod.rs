@@ -8,6 +8,7 @@
 //! control flow (`cfg.rs`) and uniform values (`uniform.rs`), build the warp function
 //! (`emit.rs`, `lanes.rs`, `warp.rs`) and the CTA function (`driver.rs`).
 
+mod barrier;
 mod cfg;
 mod driver;
 mod emit;
@@ -51,6 +52,9 @@ pub struct Report {
     /// whose warps are 32 consecutive `%tid.x`: one-dimensional, or `%ntid.x` a multiple
     /// of 32).
     pub rows: Option<(usize, usize)>,
+    /// CTA barriers, each a suspension point of the warp function (`barrier.rs`): its
+    /// spelling, id and block.
+    pub barriers: Vec<String>,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -75,7 +79,8 @@ pub fn vectorize(
         let cfg = cfg::Cfg::new(fr)?;
         let facts = uniform::Facts::new(fr, &cfg, td, false);
         let mut report = check(fr, &cfg, &facts, td)?;
-        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"));
+        let co = !report.barriers.is_empty();
+        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
             return Err(e);
@@ -85,7 +90,7 @@ pub fn vectorize(
         let mut rows = None;
         if rows_facts.varying.len() < facts.varying.len() {
             if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
-                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"));
+                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
                 if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
                     rows = Some(dr);
                     report.rows = Some((r.uniform, r.varying));
@@ -94,7 +99,7 @@ pub fn vectorize(
                 }
             }
         }
-        driver::cta_fn(m, fr, dst, rows, name, params);
+        driver::cta_fn(m, fr, dst, rows, name, params, co);
         Ok(report)
     }
 }
@@ -108,6 +113,7 @@ unsafe fn check(
 ) -> Result<Report, String> {
     let _ = f;
     let mut r = Report::default();
+    let mut bar_id = None;
     let is_vector = |t: LLVMTypeRef| c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind;
     for (bi, &bb) in cfg.blocks.iter().enumerate() {
         for i in ir::instructions(bb) {
@@ -182,6 +188,22 @@ unsafe fn check(
                     }
                     if name == "ptx2llvm_rt_exit" || name == "ptx2llvm_nvvm_exit" {
                         return Err("`exit` in a device function".into());
+                    }
+                    if let CallKind::Barrier(k) = call_kind(i) {
+                        let id = barrier::refusal(i, k, facts.partial[bi], bar_id)?;
+                        bar_id = Some(id);
+                        let what = if k == barrier::BarrierCall::Sync {
+                            "bar.sync"
+                        } else {
+                            // `refusal` has checked the operator: a constant 0..2.
+                            match ir::const_u64(ir::args(i)[3]).map(|v| v as u32) {
+                                Some(crate::runtime::abi::bar_red::POPC) => "bar.red.popc",
+                                Some(crate::runtime::abi::bar_red::AND) => "bar.red.and",
+                                _ => "bar.red.or",
+                            }
+                        };
+                        let block = ir::name(c::LLVMBasicBlockAsValue(bb));
+                        r.barriers.push(format!("{what} {id} in {block}"));
                     }
                     if let CallKind::Warp(w) = call_kind(i) {
                         r.warp_ops.push(w.spelling().to_string());
