@@ -572,7 +572,11 @@ impl<'a> Warp<'a> {
                     CtxField::Uniform(_) => None,
                 };
                 if let Some(v) = v {
-                    let v = self.fit_int(v, c::LLVMTypeOf(i));
+                    let mut v = self.fit_int(v, c::LLVMTypeOf(i));
+                    // Uniform in aligned warps (`%tid.y/z`): lane 0's, as its slot is a scalar.
+                    if !self.facts.is_varying(i) {
+                        v = c::LLVMBuildExtractElement(self.b, v, self.c32(0), c"".as_ptr());
+                    }
                     self.set(i, v);
                     return Ok(());
                 }
