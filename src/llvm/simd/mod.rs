@@ -60,12 +60,18 @@ pub struct Report {
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
 /// rewrite), or says why the kernel cannot run on the warp engine (nothing is left behind
 /// then but the cleaned kernel function).
+///
+/// `block`: the only CTA shape the code will run with, when the caller knows it. If that
+/// shape has aligned warps and only the aligned-warp function is in scope (a warp operation
+/// under `if (warp == 0)`, uniform only per aligned warp), the kernel gets that function
+/// alone, and the second result says the code is for `block` only.
 pub fn vectorize(
     module: &Module,
     machine: &HostMachine,
     name: &str,
     params: &[ParamPlace],
-) -> Result<Report, String> {
+    block: Option<[u32; 3]>,
+) -> Result<(Report, bool), String> {
     let f = module
         .get_function(name)
         .ok_or_else(|| format!("kernel `{name}` was not lowered"))?;
@@ -78,7 +84,29 @@ pub fn vectorize(
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let cfg = cfg::Cfg::new(fr)?;
         let facts = uniform::Facts::new(fr, &cfg, td, false);
-        let mut report = check(fr, &cfg, &facts, td)?;
+        let mut report = match check(fr, &cfg, &facts, td) {
+            Ok(r) => r,
+            Err(why) => {
+                let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
+                let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
+                let r = match check(fr, &cfg, &rows_facts, td) {
+                    Ok(r) if aligned => r,
+                    _ => return Err(why),
+                };
+                let co = !r.barriers.is_empty();
+                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
+                if let Err(e) = emit::Warp::build(fr, dr, &cfg, &rows_facts) {
+                    c::LLVMDeleteFunction(dr);
+                    return Err(e);
+                }
+                // The launch has aligned warps (its block is `block`): `K.simd` always
+                // takes the aligned-warp function.
+                driver::cta_fn(m, fr, dr, Some(dr), name, params, co);
+                let mut report = r;
+                report.rows = Some((report.uniform, report.varying));
+                return Ok((report, true));
+            }
+        };
         let co = !report.barriers.is_empty();
         let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
@@ -100,7 +128,7 @@ pub fn vectorize(
             }
         }
         driver::cta_fn(m, fr, dst, rows, name, params, co);
-        Ok(report)
+        Ok((report, false))
     }
 }
 

@@ -37,6 +37,13 @@ impl WarpPlan {
             "plan {kernel}: warp (32 lanes, one SIMD program per warp)"
         );
         let _ = writeln!(s, "  values: {} uniform, {} varying", r.uniform, r.varying);
+        if let Some([x, y, z]) = self.info.block {
+            let _ = writeln!(
+                s,
+                "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads (a warp \
+                 operation or barrier in scope only where a warp's lanes share %tid.y/z)"
+            );
+        }
         if let Some((u, v)) = r.rows {
             let _ = writeln!(
                 s,
@@ -114,11 +121,13 @@ pub fn plan(
     machine: &HostMachine,
     f: &ast::Function,
     params: &[ParamPlace],
+    block: Option<[u32; 3]>,
 ) -> Result<WarpPlan, String> {
     if let Some(r) = ast_reason(f) {
         return Err(r);
     }
-    let report = crate::llvm::simd::vectorize(module, machine, f.name, params)?;
+    let (report, only_block) =
+        crate::llvm::simd::vectorize(module, machine, f.name, params, block)?;
     Ok(WarpPlan {
         info: Arc::new(FisInfo {
             stops: Vec::new(),
@@ -126,7 +135,7 @@ pub fn plan(
             frame_bytes: 0,
             local_bytes: 0,
             must_stop: vec![NO_STOP],
-            block: None,
+            block: if only_block { block } else { None },
         }),
         report,
     })
