@@ -214,10 +214,14 @@ model. Beyond the table:
   elements `l n ..`), which may differ from a GPU's; for 512-element b8 matrices the probes
   cannot tell elements `e` and `e + 256` apart, so their layout there follows the pattern of
   the others. Sub-byte and `.b1` `wmma` are not implemented.
-- Kernels without CTA barriers and matrix instructions run on the warp engine (one SIMD
-  program per warp, lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the
-  lanes running together, as on a GPU). It falls back, with the reason in the plan
-  (`ptx2llvm run --dump-plan`), to thread loops or coroutines for: calls of device functions,
+- Kernels without matrix instructions run on the warp engine (one SIMD program per warp,
+  lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running
+  together, as on a GPU; each CTA barrier a point where the warp suspends until the CTA's
+  other warps have arrived or exited). It falls back, with the reason in the plan
+  (`ptx2llvm run --dump-plan`), to thread loops or coroutines for: CTA barriers some live
+  lanes of a warp may skip (a barrier under thread-divergent control flow), barriers with a
+  thread count, `bar.arrive`, barrier ids computed at run time or more than one barrier id in
+  a kernel (named barriers), calls of device functions,
   `.local` arrays and address-taken variables, irreducible control flow, float `redux.sync`,
   `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
   results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,

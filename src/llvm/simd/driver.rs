@@ -9,6 +9,7 @@ use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate as P;
 
+use super::barrier::{self, HEAD, SLOT};
 use crate::llvm::cpu::ParamPlace;
 use crate::runtime::abi::offset;
 use crate::runtime::fission::{off, MODE_ALL, ST_EXIT};
@@ -36,7 +37,14 @@ unsafe fn wide(cx: LLVMContextRef, f: LLVMValueRef) {
 
 /// `void NAME(ptr ctx, i32 warp, i32 nthreads, i32 lanes, <K's parameters>)`, internal:
 /// `lanes` selects the lanes to run (all but for a fault replay, which runs one at a time).
-pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, fname: &str) -> LLVMValueRef {
+/// A coroutine (`co`, a kernel with CTA barriers: `barrier.rs`) returns its handle and takes
+/// its slot last: `ptr NAME(…, ptr slot)`.
+pub unsafe fn declare_warp_fn(
+    m: LLVMModuleRef,
+    k: LLVMValueRef,
+    fname: &str,
+    co: bool,
+) -> LLVMValueRef {
     let cx = c::LLVMGetModuleContext(m);
     let i32t = c::LLVMInt32TypeInContext(cx);
     let mut pt = vec![c::LLVMPointerTypeInContext(cx, 0), i32t, i32t, i32t];
@@ -45,8 +53,16 @@ pub unsafe fn declare_warp_fn(m: LLVMModuleRef, k: LLVMValueRef, fname: &str) ->
     let mut kp = vec![std::ptr::null_mut(); n];
     c::LLVMGetParamTypes(kt, kp.as_mut_ptr());
     pt.extend(kp);
+    let ptr = c::LLVMPointerTypeInContext(cx, 0);
+    if co {
+        pt.push(ptr);
+    }
     let ft = c::LLVMFunctionType(
-        c::LLVMVoidTypeInContext(cx),
+        if co {
+            ptr
+        } else {
+            c::LLVMVoidTypeInContext(cx)
+        },
         pt.as_mut_ptr(),
         pt.len() as u32,
         0,
@@ -66,6 +82,7 @@ pub unsafe fn cta_fn(
     rows: Option<LLVMValueRef>,
     name: &str,
     params: &[ParamPlace],
+    co: bool,
 ) -> LLVMValueRef {
     let cx = c::LLVMGetModuleContext(m);
     let i8t = c::LLVMInt8TypeInContext(cx);
@@ -128,6 +145,24 @@ pub unsafe fn cta_fn(
     let xrem = c::LLVMBuildAnd(b, nx, c32(31), n);
     let x32 = c::LLVMBuildICmp(b, P::LLVMIntEQ, xrem, c32(0), n);
     let aligned = c::LLVMBuildOr(b, one_d, x32, n);
+    // Kernels with CTA barriers: the warps' slots (mailbox and frame) and coroutine handles;
+    // a replay runs a coroutine per lane, with mailboxes only (`barrier.rs`).
+    let null = std::ptr::null_mut();
+    let (arena, handles) = if co {
+        let bytes = c::LLVMBuildMul(b, nwarps, c32(SLOT as u64), n);
+        let a = c::LLVMBuildArrayAlloca(b, i8t, bytes, n);
+        c::LLVMSetAlignment(a, HEAD);
+        let h = c::LLVMBuildAlloca(b, c::LLVMArrayType2(ptr, 1024), n);
+        (a, h)
+    } else {
+        (null, null)
+    };
+    // Whether some coroutine waits, and the round's `bar.red` reductions.
+    let [waiting, popc, all, any] = if co {
+        [0; 4].map(|_| c::LLVMBuildAlloca(b, i32t, n))
+    } else {
+        [null; 4]
+    };
     let mode = ld(i32t, fis, off::MODE);
     let batch = bb("batch");
     let replay = bb("replay");
@@ -202,6 +237,171 @@ pub unsafe fn cta_fn(
         done
     };
 
+    // The same for a kernel with CTA barriers: each warp (each lane of each warp, with
+    // `one_by_one`) a coroutine, started in order and then resumed round by round while some
+    // wait at the barrier; between rounds the `bar.red` contributions are combined.
+    let co_warps = |from: LLVMBasicBlockRef, tag: &str, one_by_one: bool| -> LLVMBasicBlockRef {
+        let (count, stride, cap) = if one_by_one {
+            (c::LLVMBuildMul(b, nwarps, c32(32), n), HEAD, 0)
+        } else {
+            (nwarps, SLOT, SLOT - HEAD)
+        };
+        let _ = from;
+        // A loop over the coroutines, `body(i)` each; returns at its end.
+        let each = |name: &str, body: &dyn Fn(LLVMValueRef)| {
+            let pre = c::LLVMGetInsertBlock(b);
+            let lp = bb(&format!("{tag}.{name}"));
+            c::LLVMBuildBr(b, lp);
+            c::LLVMPositionBuilderAtEnd(b, lp);
+            let i = c::LLVMBuildPhi(b, i32t, n);
+            body(i);
+            let latch = c::LLVMGetInsertBlock(b);
+            let next = c::LLVMBuildAdd(b, i, c32(1), n);
+            let more = c::LLVMBuildICmp(b, P::LLVMIntULT, next, count, n);
+            let after = bb(&format!("{tag}.{name}.done"));
+            c::LLVMBuildCondBr(b, more, lp, after);
+            let mut v = [c32(0), next];
+            let mut bbs = [pre, latch];
+            c::LLVMAddIncoming(i, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            c::LLVMPositionBuilderAtEnd(b, after);
+        };
+        let slot = |i: LLVMValueRef| {
+            let mut idx = [c::LLVMBuildMul(b, i, c32(stride as u64), n)];
+            c::LLVMBuildGEP2(b, i8t, arena, idx.as_mut_ptr(), 1, n)
+        };
+        let mail = |i: LLVMValueRef, k: u32| at(slot(i), 4 * k);
+        let handle = |i: LLVMValueRef| {
+            let mut idx = [c32(0), i];
+            c::LLVMBuildGEP2(
+                b,
+                c::LLVMArrayType2(ptr, 1024),
+                handles,
+                idx.as_mut_ptr(),
+                2,
+                n,
+            )
+        };
+        // The warp and lane of coroutine `i`, in the context as the warp function expects
+        // them when it runs: `%warpid`, the thread a fault names, an aligned warp's
+        // `%tid.y/z`.
+        let ids = |i: LLVMValueRef| {
+            let (wi, lane) = if one_by_one {
+                (
+                    c::LLVMBuildLShr(b, i, c32(5), n),
+                    c::LLVMBuildAnd(b, i, c32(31), n),
+                )
+            } else {
+                (i, c32(0))
+            };
+            c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
+            let first = c::LLVMBuildMul(b, wi, c32(32), n);
+            let flat = c::LLVMBuildAdd(b, first, lane, n);
+            c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+            let row = c::LLVMBuildUDiv(b, first, nx, n);
+            let ty = c::LLVMBuildURem(b, row, ny, n);
+            let tz = c::LLVMBuildUDiv(b, row, ny, n);
+            c::LLVMBuildStore(b, ty, at(ctx, offset::TID + 4));
+            c::LLVMBuildStore(b, tz, at(ctx, offset::TID + 8));
+            (wi, lane)
+        };
+        let wt = c::LLVMGlobalGetValueType(w);
+        each("start", &|i| {
+            c::LLVMBuildStore(b, c32(cap as u64), mail(i, barrier::field::CAP));
+            let (wi, lane) = ids(i);
+            let lanes = if one_by_one {
+                c::LLVMBuildShl(b, c32(1), lane, n)
+            } else {
+                c::LLVMConstAllOnes(i32t)
+            };
+            let mut cargs = vec![ctx, wi, nthreads, lanes];
+            cargs.extend(args.iter().copied());
+            cargs.push(slot(i));
+            let f = match rows {
+                Some(r) => c::LLVMBuildSelect(b, aligned, r, w, n),
+                None => w,
+            };
+            let h = c::LLVMBuildCall2(b, wt, f, cargs.as_mut_ptr(), cargs.len() as u32, n);
+            c::LLVMBuildStore(b, h, handle(i));
+        });
+        // A round: the contributions of the waiting coroutines, then each resumed.
+        let round = bb(&format!("{tag}.round"));
+        let done = bb(&format!("{tag}.warps.done"));
+        c::LLVMBuildBr(b, round);
+        c::LLVMPositionBuilderAtEnd(b, round);
+        for (acc, v) in [(waiting, 0), (popc, 0), (all, 1), (any, 0)] {
+            c::LLVMBuildStore(b, c32(v), acc);
+        }
+        let waits = |i: LLVMValueRef| {
+            let st = c::LLVMBuildLoad2(b, i32t, mail(i, barrier::field::STATE), n);
+            c::LLVMBuildICmp(b, P::LLVMIntEQ, st, c32(barrier::WAITING), n)
+        };
+        let when = |cond: LLVMValueRef, name: &str, body: &dyn Fn()| {
+            let yes = bb(&format!("{tag}.{name}"));
+            let join = bb(&format!("{tag}.{name}.join"));
+            c::LLVMBuildCondBr(b, cond, yes, join);
+            c::LLVMPositionBuilderAtEnd(b, yes);
+            body();
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, join);
+        };
+        each("gather", &|i| {
+            when(waits(i), "waits", &|| {
+                let acc =
+                    |p: LLVMValueRef,
+                     k: u32,
+                     op: &dyn Fn(LLVMValueRef, LLVMValueRef) -> LLVMValueRef| {
+                        let old = c::LLVMBuildLoad2(b, i32t, p, n);
+                        let v = c::LLVMBuildLoad2(b, i32t, mail(i, k), n);
+                        c::LLVMBuildStore(b, op(old, v), p);
+                    };
+                c::LLVMBuildStore(b, c32(1), waiting);
+                acc(popc, barrier::field::POPC, &|x, y| {
+                    c::LLVMBuildAdd(b, x, y, n)
+                });
+                acc(all, barrier::field::ALL, &|x, y| {
+                    c::LLVMBuildAnd(b, x, y, n)
+                });
+                acc(any, barrier::field::ANY, &|x, y| c::LLVMBuildOr(b, x, y, n));
+            });
+        });
+        let some = c::LLVMBuildLoad2(b, i32t, waiting, n);
+        let some = c::LLVMBuildICmp(b, P::LLVMIntNE, some, c32(0), n);
+        let go = bb(&format!("{tag}.release"));
+        c::LLVMBuildCondBr(b, some, go, done);
+        c::LLVMPositionBuilderAtEnd(b, go);
+        let resume = c::LLVMGetIntrinsicDeclaration(
+            m,
+            c::LLVMLookupIntrinsicID(c"llvm.coro.resume".as_ptr(), 16),
+            std::ptr::null_mut(),
+            0,
+        );
+        each("resume", &|i| {
+            when(waits(i), "resumes", &|| {
+                for (p, k) in [
+                    (popc, barrier::field::POPC),
+                    (all, barrier::field::ALL),
+                    (any, barrier::field::ANY),
+                ] {
+                    let v = c::LLVMBuildLoad2(b, i32t, p, n);
+                    c::LLVMBuildStore(b, v, mail(i, k));
+                }
+                ids(i);
+                let mut h = [c::LLVMBuildLoad2(b, ptr, handle(i), n)];
+                c::LLVMBuildCall2(
+                    b,
+                    c::LLVMGlobalGetValueType(resume),
+                    resume,
+                    h.as_mut_ptr(),
+                    1,
+                    n,
+                );
+            });
+        });
+        c::LLVMBuildBr(b, round);
+        c::LLVMPositionBuilderAtEnd(b, done);
+        done
+    };
+
     // The batch: linear CTA ids first .. first + count.
     c::LLVMPositionBuilderAtEnd(b, batch);
     let first = ld(i64t, fis, off::CTA_FIRST);
@@ -223,7 +423,11 @@ pub unsafe fn cta_fn(
         let v = c::LLVMBuildTrunc(b, v, i32t, n);
         c::LLVMBuildStore(b, v, at(ctx, offset::CTAID + 4 * k as u32));
     }
-    let done = warps(cta, "cta", false);
+    let done = if co {
+        co_warps(cta, "cta", false)
+    } else {
+        warps(cta, "cta", false)
+    };
     let cnext = c::LLVMBuildAdd(b, ci, c::LLVMConstInt(i64t, 1, 0), n);
     let more = c::LLVMBuildICmp(b, P::LLVMIntULT, cnext, end, n);
     c::LLVMBuildCondBr(b, more, cta, exit);
@@ -233,7 +437,11 @@ pub unsafe fn cta_fn(
 
     // A replay: the CTA in the context, then every thread finished.
     c::LLVMPositionBuilderAtEnd(b, replay);
-    warps(replay, "replay", true);
+    if co {
+        co_warps(replay, "replay", true);
+    } else {
+        warps(replay, "replay", true);
+    }
     let states = ld(ptr, fis, off::STATE);
     let fill = bb("finished");
     let after = c::LLVMGetInsertBlock(b);

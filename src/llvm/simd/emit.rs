@@ -48,6 +48,8 @@ pub struct Warp<'a> {
     pub tid: [LLVMValueRef; 3],
     pub flat: LLVMValueRef,
     pub ret_block: Option<usize>,
+    /// The coroutine of a kernel with CTA barriers (`barrier.rs`).
+    pub coro: Option<super::barrier::Coro>,
     pub i1: LLVMTypeRef,
     pub i32: LLVMTypeRef,
     pub i64: LLVMTypeRef,
@@ -107,6 +109,7 @@ impl<'a> Warp<'a> {
             tid: [std::ptr::null_mut(); 3],
             flat: std::ptr::null_mut(),
             ret_block: (0..cfg.blocks.len()).find(|&x| cfg.succ[x].is_empty()),
+            coro: None,
             i1: c::LLVMInt1TypeInContext(cx),
             i32,
             i64: c::LLVMInt64TypeInContext(cx),
@@ -115,6 +118,11 @@ impl<'a> Warp<'a> {
         for k in 0..c::LLVMCountParams(src) {
             w.map
                 .insert(c::LLVMGetParam(src, k), c::LLVMGetParam(dst, k + 4));
+        }
+        if c::LLVMGetTypeKind(c::LLVMGetReturnType(c::LLVMGlobalGetValueType(dst)))
+            != LLVMTypeKind::LLVMVoidTypeKind
+        {
+            w.coro_begin();
         }
         w.preamble();
         let mt = w.mask_ty();
@@ -125,7 +133,7 @@ impl<'a> Warp<'a> {
         }
         let r = w.region(None);
         if r.is_ok() {
-            c::LLVMBuildRetVoid(w.b);
+            w.finish();
             c::LLVMBuildBr(allocas, start);
         }
         c::LLVMDisposeBuilder(b);
@@ -611,7 +619,11 @@ impl<'a> Warp<'a> {
                     CtxField::Uniform(_) => None,
                 };
                 if let Some(v) = v {
-                    let v = self.fit_int(v, c::LLVMTypeOf(i));
+                    let mut v = self.fit_int(v, c::LLVMTypeOf(i));
+                    // Uniform in aligned warps (`%tid.y/z`): lane 0's, as its slot is a scalar.
+                    if !self.facts.is_varying(i) {
+                        v = c::LLVMBuildExtractElement(self.b, v, self.c32(0), c"".as_ptr());
+                    }
                     self.set(i, v);
                     return Ok(());
                 }

@@ -400,6 +400,10 @@ impl Warp<'_> {
                 Ok(())
             }
             CallKind::Warp(w) => self.warp_op(i, w),
+            CallKind::Barrier(k) => {
+                self.barrier(i, k);
+                Ok(())
+            }
             CallKind::Lanewise if self.facts.is_varying(i) => {
                 let v = self.lanewise(i, &name);
                 self.set(i, v);

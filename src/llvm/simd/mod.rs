@@ -8,6 +8,7 @@
 //! control flow (`cfg.rs`) and uniform values (`uniform.rs`), build the warp function
 //! (`emit.rs`, `lanes.rs`, `warp.rs`) and the CTA function (`driver.rs`).
 
+mod barrier;
 mod cfg;
 mod driver;
 mod emit;
@@ -51,17 +52,26 @@ pub struct Report {
     /// whose warps are 32 consecutive `%tid.x`: one-dimensional, or `%ntid.x` a multiple
     /// of 32).
     pub rows: Option<(usize, usize)>,
+    /// CTA barriers, each a suspension point of the warp function (`barrier.rs`): its
+    /// spelling, id and block.
+    pub barriers: Vec<String>,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
 /// rewrite), or says why the kernel cannot run on the warp engine (nothing is left behind
 /// then but the cleaned kernel function).
+///
+/// `block`: the only CTA shape the code will run with, when the caller knows it. If that
+/// shape has aligned warps and only the aligned-warp function is in scope (a warp operation
+/// under `if (warp == 0)`, uniform only per aligned warp), the kernel gets that function
+/// alone, and the second result says the code is for `block` only.
 pub fn vectorize(
     module: &Module,
     machine: &HostMachine,
     name: &str,
     params: &[ParamPlace],
-) -> Result<Report, String> {
+    block: Option<[u32; 3]>,
+) -> Result<(Report, bool), String> {
     let f = module
         .get_function(name)
         .ok_or_else(|| format!("kernel `{name}` was not lowered"))?;
@@ -74,8 +84,31 @@ pub fn vectorize(
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let cfg = cfg::Cfg::new(fr)?;
         let facts = uniform::Facts::new(fr, &cfg, td, false);
-        let mut report = check(fr, &cfg, &facts, td)?;
-        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"));
+        let mut report = match check(fr, &cfg, &facts, td) {
+            Ok(r) => r,
+            Err(why) => {
+                let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
+                let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
+                let r = match check(fr, &cfg, &rows_facts, td) {
+                    Ok(r) if aligned => r,
+                    _ => return Err(why),
+                };
+                let co = !r.barriers.is_empty();
+                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
+                if let Err(e) = emit::Warp::build(fr, dr, &cfg, &rows_facts) {
+                    c::LLVMDeleteFunction(dr);
+                    return Err(e);
+                }
+                // The launch has aligned warps (its block is `block`): `K.simd` always
+                // takes the aligned-warp function.
+                driver::cta_fn(m, fr, dr, Some(dr), name, params, co);
+                let mut report = r;
+                report.rows = Some((report.uniform, report.varying));
+                return Ok((report, true));
+            }
+        };
+        let co = !report.barriers.is_empty();
+        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
             return Err(e);
@@ -85,7 +118,7 @@ pub fn vectorize(
         let mut rows = None;
         if rows_facts.varying.len() < facts.varying.len() {
             if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
-                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"));
+                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
                 if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
                     rows = Some(dr);
                     report.rows = Some((r.uniform, r.varying));
@@ -94,8 +127,8 @@ pub fn vectorize(
                 }
             }
         }
-        driver::cta_fn(m, fr, dst, rows, name, params);
-        Ok(report)
+        driver::cta_fn(m, fr, dst, rows, name, params, co);
+        Ok((report, false))
     }
 }
 
@@ -108,6 +141,7 @@ unsafe fn check(
 ) -> Result<Report, String> {
     let _ = f;
     let mut r = Report::default();
+    let mut bar_id = None;
     let is_vector = |t: LLVMTypeRef| c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind;
     for (bi, &bb) in cfg.blocks.iter().enumerate() {
         for i in ir::instructions(bb) {
@@ -182,6 +216,22 @@ unsafe fn check(
                     }
                     if name == "ptx2llvm_rt_exit" || name == "ptx2llvm_nvvm_exit" {
                         return Err("`exit` in a device function".into());
+                    }
+                    if let CallKind::Barrier(k) = call_kind(i) {
+                        let id = barrier::refusal(i, k, facts.partial[bi], bar_id)?;
+                        bar_id = Some(id);
+                        let what = if k == barrier::BarrierCall::Sync {
+                            "bar.sync"
+                        } else {
+                            // `refusal` has checked the operator: a constant 0..2.
+                            match ir::const_u64(ir::args(i)[3]).map(|v| v as u32) {
+                                Some(crate::runtime::abi::bar_red::POPC) => "bar.red.popc",
+                                Some(crate::runtime::abi::bar_red::AND) => "bar.red.and",
+                                _ => "bar.red.or",
+                            }
+                        };
+                        let block = ir::name(c::LLVMBasicBlockAsValue(bb));
+                        r.barriers.push(format!("{what} {id} in {block}"));
                     }
                     if let CallKind::Warp(w) = call_kind(i) {
                         r.warp_ops.push(w.spelling().to_string());

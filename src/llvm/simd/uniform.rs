@@ -35,6 +35,8 @@ pub enum CallKind {
     /// `ptx2llvm_rt_self()`: the warp's context.
     SelfCtx,
     Warp(WarpCall),
+    /// A CTA barrier (`barrier.rs`): a suspension point; `bar.red`'s result is CTA-wide.
+    Barrier(super::barrier::BarrierCall),
     /// An LLVM intrinsic with a lane-wise vector form.
     Lanewise,
     /// Anything else: called once per active lane, in lane order, with that lane's ids in
@@ -48,6 +50,8 @@ pub unsafe fn call_kind(i: LLVMValueRef) -> CallKind {
         CallKind::SelfCtx
     } else if let Some(w) = WarpCall::of(&n) {
         CallKind::Warp(w)
+    } else if let Some(k) = super::barrier::BarrierCall::of(&n) {
+        CallKind::Barrier(k)
     } else if ir::lanewise_intrinsic(&n) {
         CallKind::Lanewise
     } else {
@@ -115,7 +119,7 @@ impl Facts {
                         }
                         O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
                         O::LLVMCall => match call_kind(i) {
-                            CallKind::SelfCtx => false,
+                            CallKind::SelfCtx | CallKind::Barrier(_) => false,
                             CallKind::Warp(w) => !w.uniform_result(),
                             CallKind::Lanewise => any(&ir::args(i)),
                             CallKind::PerLane => true,
@@ -205,7 +209,12 @@ unsafe fn partial_blocks(
     let sync_op = |b: usize| {
         insts[b].iter().any(|&i| {
             !c::LLVMIsACallInst(i).is_null()
-                && matches!(call_kind(i), CallKind::Warp(w) if w.has_member_mask())
+                && match call_kind(i) {
+                    CallKind::Warp(w) => w.has_member_mask(),
+                    // A barrier needs every live lane of the warp there, as a full mask does.
+                    CallKind::Barrier(_) => true,
+                    _ => false,
+                }
         })
     };
     let ret_block = (0..n).find(|&b| cfg.succ[b].is_empty());

@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -299,6 +299,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 }
                 None => w.u8(0),
             }
+            write_strs(w, &r.barriers);
         }
     }
 }
@@ -348,6 +349,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 0 => None,
                 _ => Some((r.u32()? as usize, r.u32()? as usize)),
             };
+            let barriers = read_strs(r)?;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -358,6 +360,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     loops,
                     warp_ops,
                     rows,
+                    barriers,
                 },
             }))
         }
@@ -861,6 +864,7 @@ mod tests {
                             loops: vec![("L1".into(), true)],
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
+                            barriers: vec!["bar.sync 0 in L2".into()],
                         },
                     })),
                     warp_refused: None,

@@ -348,7 +348,7 @@ fn build<'c, 'a>(
                     );
                     continue;
                 }
-                match simd::plan(&l.module, machine, f, &places) {
+                match simd::plan(&l.module, machine, f, &places, block) {
                     Ok(p) => {
                         k.path = fission::KernelPath::Warp(std::sync::Arc::new(p));
                         warp.push(k.name.clone());

@@ -15,6 +15,20 @@ pub(super) fn program_point<'c>(l: &Lowerer<'c, '_>, i: &Instruction) -> BasicVa
     l.c32(i.span.start as u64).into()
 }
 
+/// Marks runtime function `name` (declared) `convergent`: no optimization may make its calls
+/// depend on more control flow than the PTX gave them. SimplifyCFG otherwise copies a CTA
+/// barrier into both sides of a thread-dependent branch that follows it, which the warp
+/// engine has to refuse (a barrier some lanes of a warp skip).
+fn convergent(l: &Lowerer<'_, '_>, name: &str) {
+    if let Some(f) = l.module.get_function(name) {
+        let kind = inkwell::attributes::Attribute::get_named_enum_kind_id("convergent");
+        f.add_attribute(
+            inkwell::attributes::AttributeLoc::Function,
+            l.ctx.create_enum_attribute(kind, 0),
+        );
+    }
+}
+
 /// The calling thread's `ptx2llvm_thread *`.
 pub fn self_ptr<'c>(l: &Lowerer<'c, '_>) -> BasicValueEnum<'c> {
     let p = l.ptr(crate::lower::Space::Generic);
@@ -198,6 +212,7 @@ pub fn lower<'c, 'a>(
                 let p = l.operand(fs, &ops[ops.len() - 1], Ty::PRED)?;
                 let p = l.coerce(p, i32t, false);
                 let r = l.call_v("ptx2llvm_rt_barrier_red", i32t, &[t, id, count, c32(op), p]);
+                convergent(l, "ptx2llvm_rt_barrier_red");
                 let r = if op == bar_red::POPC {
                     r
                 } else {
@@ -218,6 +233,7 @@ pub fn lower<'c, 'a>(
                 "ptx2llvm_rt_barrier_sync"
             };
             l.call(f, None, &[t, id, count]);
+            convergent(l, f);
             Ok(true)
         }
         // Every fence is a sequentially consistent host fence: at least as strong as any PTX

@@ -4,10 +4,11 @@
 //! `KernelPath::Warp` (the plan) or in the reason its fallback carries; `ptx2llvm run
 //! --dump-plan` prints it.
 //!
-//! In scope: kernels without CTA barriers (`bar.sync`/`barrier`/`bar.red`/`bar.arrive`) and
-//! matrix instructions, whose calls of device functions LLVM has nothing to inline (no device
-//! function calls), with any divergent control flow and the warp operations `activemask`,
-//! `shfl`, `vote`, integer `redux`, `match`, `elect` and `bar.warp.sync`.
+//! In scope: kernels without matrix instructions, whose calls of device functions LLVM has
+//! nothing to inline (no device function calls), with any divergent control flow, the warp
+//! operations `activemask`, `shfl`, `vote`, integer `redux`, `match`, `elect` and
+//! `bar.warp.sync`, and CTA barriers (`bar.sync`/`barrier.sync`/`bar.red`) that every live
+//! lane of a warp reaches together (`llvm::simd`'s `barrier.rs` says which).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -36,6 +37,13 @@ impl WarpPlan {
             "plan {kernel}: warp (32 lanes, one SIMD program per warp)"
         );
         let _ = writeln!(s, "  values: {} uniform, {} varying", r.uniform, r.varying);
+        if let Some([x, y, z]) = self.info.block {
+            let _ = writeln!(
+                s,
+                "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads (a warp \
+                 operation or barrier in scope only where a warp's lanes share %tid.y/z)"
+            );
+        }
         if let Some((u, v)) = r.rows {
             let _ = writeln!(
                 s,
@@ -62,6 +70,15 @@ impl WarpPlan {
                 }
             );
         }
+        if !r.barriers.is_empty() {
+            let _ = writeln!(
+                s,
+                "  barriers: {} suspension point{} ({})",
+                r.barriers.len(),
+                if r.barriers.len() == 1 { "" } else { "s" },
+                r.barriers.join(", ")
+            );
+        }
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
@@ -76,10 +93,6 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
             match st {
                 Statement::Instr(i) => {
                     let op = i.opcode.spelling();
-                    let warp_bar = op == "bar" && i.mods.iter().any(|m| m.spelling() == ".warp");
-                    if (op == "bar" || op == "barrier") && !warp_bar {
-                        return Some(format!("a CTA barrier (`{op}`)"));
-                    }
                     // `nanosleep` lets other threads run first (spin-waits on them): the
                     // coroutine scheduler serves that, lockstep warps cannot.
                     if op == "nanosleep" {
@@ -108,11 +121,13 @@ pub fn plan(
     machine: &HostMachine,
     f: &ast::Function,
     params: &[ParamPlace],
+    block: Option<[u32; 3]>,
 ) -> Result<WarpPlan, String> {
     if let Some(r) = ast_reason(f) {
         return Err(r);
     }
-    let report = crate::llvm::simd::vectorize(module, machine, f.name, params)?;
+    let (report, only_block) =
+        crate::llvm::simd::vectorize(module, machine, f.name, params, block)?;
     Ok(WarpPlan {
         info: Arc::new(FisInfo {
             stops: Vec::new(),
@@ -120,7 +135,7 @@ pub fn plan(
             frame_bytes: 0,
             local_bytes: 0,
             must_stop: vec![NO_STOP],
-            block: None,
+            block: if only_block { block } else { None },
         }),
         report,
     })

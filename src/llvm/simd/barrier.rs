@@ -1,0 +1,344 @@
+//! CTA barriers on the warp engine: a kernel with `bar.sync`/`barrier.sync`/`bar.red` gets a
+//! warp function that is an LLVM coroutine (switch ABI), and each barrier is a suspension
+//! point of it. The CTA function starts every warp, then resumes the waiting warps round by
+//! round until all have finished: a round ends when every warp that has not finished waits at
+//! a barrier, which is the moment a GPU releases it. LLVM's CoroSplit (in the default
+//! pipeline) keeps what lives across a barrier in the warp's frame, so the code between
+//! barriers is the same straight SIMD code as a barrier-free kernel's.
+//!
+//! A warp and its CTA function talk through the warp's *mailbox*, the head of a slot of the
+//! CTA function's arena ([`SLOT`] bytes per warp): the warp says there whether it waits or
+//! has finished and what it brings to a `bar.red`, and finds the CTA-wide reductions there
+//! when it is resumed. The rest of the slot holds the warp's frame when it fits (the capacity
+//! the CTA function writes in the mailbox before starting the warp), else the frame comes from
+//! `malloc` (a fault replay, which runs one lane per coroutine, always takes that way).
+//!
+//! Scope (`check` refuses the rest, and the kernel keeps the thread-loop or coroutine
+//! schemes): one barrier id for the whole kernel, a constant, without a thread count, no
+//! `bar.arrive`, and no barrier in a block some live lanes of the warp may skip (a barrier
+//! under divergent control flow). Then every warp that waits, waits at the same barrier, and
+//! no schedule is needed beyond the rounds.
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMIntPredicate as P;
+
+use super::emit::Warp;
+use super::ir;
+use crate::runtime::abi::bar_red;
+
+/// Bytes of the CTA function's arena per warp: the mailbox, then room for the frame.
+pub const SLOT: u32 = 4096;
+/// The mailbox's size, which keeps the frame after it aligned like a 32-lane vector.
+pub const HEAD: u32 = 128;
+/// The frame's alignment (a `<32 x i32>` spill).
+const ALIGN: u32 = 128;
+
+/// Mailbox fields (`i32` each, by index).
+pub mod field {
+    /// [`super::WAITING`] or [`super::FINISHED`], written by the warp before it gives control
+    /// back.
+    pub const STATE: u32 = 0;
+    /// `bar.red` contributions, then the CTA-wide results: the population count, "all", "any".
+    pub const POPC: u32 = 1;
+    pub const ALL: u32 = 2;
+    pub const ANY: u32 = 3;
+    /// Bytes after the mailbox the frame may use (written by the CTA function).
+    pub const CAP: u32 = 4;
+}
+pub const WAITING: u64 = 1;
+pub const FINISHED: u64 = 2;
+
+/// A CTA barrier call of the cpu lowering (`target/cpu/sync.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierCall {
+    /// `ptx2llvm_rt_barrier_sync(ctx, id, count)`.
+    Sync,
+    /// `ptx2llvm_rt_barrier_red(ctx, id, count, op, pred)`.
+    Red,
+    /// `ptx2llvm_rt_barrier_arrive(ctx, id, count)`.
+    Arrive,
+}
+
+impl BarrierCall {
+    pub fn of(name: &str) -> Option<BarrierCall> {
+        Some(match name {
+            "ptx2llvm_rt_barrier_sync" => BarrierCall::Sync,
+            "ptx2llvm_rt_barrier_red" => BarrierCall::Red,
+            "ptx2llvm_rt_barrier_arrive" => BarrierCall::Arrive,
+            _ => return None,
+        })
+    }
+}
+
+/// What the warp function keeps of its coroutine while it is built.
+pub struct Coro {
+    id: LLVMValueRef,
+    hdl: LLVMValueRef,
+    mailbox: LLVMValueRef,
+    in_slot: LLVMValueRef,
+    /// `coro.end` and the return of the handle: where a suspension gives control back.
+    ret: LLVMBasicBlockRef,
+    /// Frees the frame, then `ret`.
+    cleanup: LLVMBasicBlockRef,
+}
+
+/// Why barrier call `i` is outside the scope (see the module doc), given the id the kernel's
+/// other barriers use; else its constant id.
+///
+/// # Safety
+/// `i` must be a call of `kind`.
+pub unsafe fn refusal(
+    i: LLVMValueRef,
+    kind: BarrierCall,
+    partial: bool,
+    id_so_far: Option<u64>,
+) -> Result<u64, String> {
+    let args = ir::args(i);
+    let what = match kind {
+        BarrierCall::Sync => "bar.sync",
+        BarrierCall::Red => "bar.red",
+        BarrierCall::Arrive => return Err("`bar.arrive` (a barrier without waiting)".into()),
+    };
+    let Some(id) = ir::const_u64(args[1]) else {
+        return Err(format!("`{what}` with a barrier id computed at run time"));
+    };
+    if ir::const_u64(args[2]) != Some(0) {
+        return Err(format!("`{what}` with a thread count"));
+    }
+    if id >= 16 {
+        return Err(format!("`{what}` {id}: barrier ids are 0..15"));
+    }
+    if let Some(other) = id_so_far.filter(|&o| o != id) {
+        return Err(format!(
+            "barriers {other} and {id} (more than one barrier id)"
+        ));
+    }
+    if kind == BarrierCall::Red && ir::const_u64(args[3]).is_none_or(|op| op > 2) {
+        return Err("`bar.red` with an unknown operator".into());
+    }
+    if partial {
+        return Err(format!(
+            "`{what}` under divergent control flow (lanes of a warp may reach it at different \
+             times)"
+        ));
+    }
+    Ok(id)
+}
+
+impl Warp<'_> {
+    unsafe fn mail(&self, k: u32) -> LLVMValueRef {
+        let mut idx = [self.c32(k as u64)];
+        let co = self.coro.as_ref().expect("a coroutine warp function");
+        c::LLVMBuildGEP2(
+            self.b,
+            self.i32,
+            co.mailbox,
+            idx.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        )
+    }
+
+    /// Makes the warp function a coroutine: its id, its frame (in the slot when it fits),
+    /// its handle; at the builder's position, before anything else of the body.
+    pub unsafe fn coro_begin(&mut self) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i64t = self.i64;
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let kind = c"presplitcoroutine";
+        let a = c::LLVMCreateEnumAttribute(
+            self.cx,
+            c::LLVMGetEnumAttributeKindForName(kind.as_ptr(), kind.to_bytes().len()),
+            0,
+        );
+        c::LLVMAddAttributeAtIndex(self.dst, llvm_sys::LLVMAttributeFunctionIndex, a);
+        let mailbox = c::LLVMGetParam(self.dst, c::LLVMCountParams(self.dst) - 1);
+        let null = c::LLVMConstNull(self.ptr);
+        let id = self.call_intrinsic(
+            "llvm.coro.id",
+            &mut [],
+            &mut [self.c32(ALIGN as u64), null, null, null],
+        );
+        let size = self.call_intrinsic("llvm.coro.size", &mut [i64t], &mut []);
+        let mut idx = [self.c32(field::CAP as u64)];
+        let capp = c::LLVMBuildGEP2(b, self.i32, mailbox, idx.as_mut_ptr(), 1, n);
+        let cap = c::LLVMBuildZExt(b, c::LLVMBuildLoad2(b, self.i32, capp, n), i64t, n);
+        let fits = c::LLVMBuildICmp(b, P::LLVMIntULE, size, cap, n);
+        let mut idx = [c::LLVMConstInt(i64t, HEAD as u64, 0)];
+        let in_slot = c::LLVMBuildGEP2(b, i8t, mailbox, idx.as_mut_ptr(), 1, n);
+        let here = c::LLVMGetInsertBlock(b);
+        let heap = self.append("co.heap");
+        let join = self.append("co.begin");
+        c::LLVMBuildCondBr(b, fits, join, heap);
+        // A frame too big for the slot: `malloc` with room to align it, the allocation's
+        // address kept just below the frame for `free`.
+        c::LLVMPositionBuilderAtEnd(b, heap);
+        let more = c::LLVMBuildAdd(b, size, c::LLVMConstInt(i64t, ALIGN as u64, 0), n);
+        let p = self.call_system("malloc", self.ptr, &mut [i64t], &mut [more]);
+        let pi = c::LLVMBuildPtrToInt(b, p, i64t, n);
+        let up = c::LLVMBuildAdd(b, pi, c::LLVMConstInt(i64t, ALIGN as u64, 0), n);
+        let ai = c::LLVMBuildAnd(b, up, c::LLVMConstInt(i64t, !(ALIGN as u64 - 1), 0), n);
+        let aligned = c::LLVMBuildIntToPtr(b, ai, self.ptr, n);
+        let back = c::LLVMBuildIntToPtr(
+            b,
+            c::LLVMBuildSub(b, ai, c::LLVMConstInt(i64t, 8, 0), n),
+            self.ptr,
+            n,
+        );
+        c::LLVMBuildStore(b, p, back);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let mem = c::LLVMBuildPhi(b, self.ptr, n);
+        let mut vals = [in_slot, aligned];
+        let mut bbs = [here, heap];
+        c::LLVMAddIncoming(mem, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        let hdl = self.call_intrinsic("llvm.coro.begin", &mut [], &mut [id, mem]);
+        let ret = self.append("co.ret");
+        let cleanup = self.append("co.cleanup");
+        self.coro = Some(Coro {
+            id,
+            hdl,
+            mailbox,
+            in_slot,
+            ret,
+            cleanup,
+        });
+    }
+
+    /// A call of a C library function `name` (declared on first use).
+    unsafe fn call_system(
+        &self,
+        name: &str,
+        ret: LLVMTypeRef,
+        params: &mut [LLVMTypeRef],
+        args: &mut [LLVMValueRef],
+    ) -> LLVMValueRef {
+        let cname = std::ffi::CString::new(name).unwrap_or_default();
+        let ft = c::LLVMFunctionType(ret, params.as_mut_ptr(), params.len() as u32, 0);
+        let mut f = c::LLVMGetNamedFunction(self.m, cname.as_ptr());
+        if f.is_null() {
+            f = c::LLVMAddFunction(self.m, cname.as_ptr(), ft);
+        }
+        c::LLVMBuildCall2(
+            self.b,
+            ft,
+            f,
+            args.as_mut_ptr(),
+            args.len() as u32,
+            c"".as_ptr(),
+        )
+    }
+
+    /// Barrier call `i`: the warp's contribution in its mailbox, a suspension, and after the
+    /// resumption the CTA-wide result of a `bar.red`.
+    pub(super) unsafe fn barrier(&mut self, i: LLVMValueRef, kind: BarrierCall) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let args = ir::args(i);
+        let (popc, all, any) = if kind == BarrierCall::Red {
+            let p = self.get(args[4], true);
+            let zero = c::LLVMConstNull(c::LLVMTypeOf(p));
+            let pm = c::LLVMBuildICmp(b, P::LLVMIntNE, p, zero, n);
+            let on = self.bits(c::LLVMBuildAnd(b, self.mask, pm, n));
+            let off = self.bits(c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, pm, n), n));
+            let popc = self.call_intrinsic("llvm.ctpop", &mut [self.i32], &mut [on]);
+            let z = |v: LLVMValueRef, pred: P| {
+                let t = c::LLVMBuildICmp(b, pred, v, self.c32(0), n);
+                c::LLVMBuildZExt(b, t, self.i32, n)
+            };
+            (popc, z(off, P::LLVMIntEQ), z(on, P::LLVMIntNE))
+        } else {
+            (self.c32(0), self.c32(1), self.c32(0))
+        };
+        for (k, v) in [
+            (field::POPC, popc),
+            (field::ALL, all),
+            (field::ANY, any),
+            (field::STATE, self.c32(WAITING)),
+        ] {
+            c::LLVMBuildStore(b, v, self.mail(k));
+        }
+        self.suspend();
+        if kind == BarrierCall::Red {
+            let k = match ir::const_u64(args[3]).map(|v| v as u32) {
+                Some(bar_red::POPC) => field::POPC,
+                Some(bar_red::AND) => field::ALL,
+                _ => field::ANY,
+            };
+            let r = c::LLVMBuildLoad2(b, self.i32, self.mail(k), n);
+            self.set(i, r);
+        }
+    }
+
+    /// `coro.suspend` and its three ways on: given back, resumed (where the builder goes on),
+    /// destroyed.
+    unsafe fn suspend(&mut self) {
+        let co = self.coro.as_ref().expect("a coroutine warp function");
+        let (ret, cleanup) = (co.ret, co.cleanup);
+        let tok = c::LLVMConstNull(c::LLVMTokenTypeInContext(self.cx));
+        let s = self.call_intrinsic(
+            "llvm.coro.suspend",
+            &mut [],
+            &mut [tok, c::LLVMConstInt(self.i1, 0, 0)],
+        );
+        let resume = self.append("co.resume");
+        let sw = c::LLVMBuildSwitch(self.b, s, ret, 2);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        c::LLVMAddCase(sw, c::LLVMConstInt(i8t, 0, 0), resume);
+        c::LLVMAddCase(sw, c::LLVMConstInt(i8t, 1, 0), cleanup);
+        c::LLVMPositionBuilderAtEnd(self.b, resume);
+    }
+
+    /// The end of the warp function: `ret void`, or for a coroutine "finished" in the mailbox,
+    /// the frame freed, and the handle returned.
+    pub(super) unsafe fn finish(&mut self) {
+        let Some(co) = self.coro.as_ref() else {
+            c::LLVMBuildRetVoid(self.b);
+            return;
+        };
+        let (id, hdl, in_slot, ret, cleanup) = (co.id, co.hdl, co.in_slot, co.ret, co.cleanup);
+        let b = self.b;
+        let n = c"".as_ptr();
+        c::LLVMBuildStore(b, self.c32(FINISHED), self.mail(field::STATE));
+        c::LLVMBuildBr(b, cleanup);
+        c::LLVMPositionBuilderAtEnd(b, cleanup);
+        let mem = self.call_intrinsic("llvm.coro.free", &mut [], &mut [id, hdl]);
+        let null = c::LLVMConstNull(self.ptr);
+        let none = c::LLVMBuildOr(
+            b,
+            c::LLVMBuildICmp(b, P::LLVMIntEQ, mem, in_slot, n),
+            c::LLVMBuildICmp(b, P::LLVMIntEQ, mem, null, n),
+            n,
+        );
+        let heap = self.append("co.free");
+        c::LLVMBuildCondBr(b, none, ret, heap);
+        c::LLVMPositionBuilderAtEnd(b, heap);
+        let mut idx = [c::LLVMConstInt(self.i64, (-8i64) as u64, 1)];
+        let back = c::LLVMBuildGEP2(
+            b,
+            c::LLVMInt8TypeInContext(self.cx),
+            mem,
+            idx.as_mut_ptr(),
+            1,
+            n,
+        );
+        let p = c::LLVMBuildLoad2(b, self.ptr, back, n);
+        self.call_system(
+            "free",
+            c::LLVMVoidTypeInContext(self.cx),
+            &mut [self.ptr],
+            &mut [p],
+        );
+        c::LLVMBuildBr(b, ret);
+        c::LLVMPositionBuilderAtEnd(b, ret);
+        let tok = c::LLVMConstNull(c::LLVMTokenTypeInContext(self.cx));
+        self.call_intrinsic(
+            "llvm.coro.end",
+            &mut [],
+            &mut [hdl, c::LLVMConstInt(self.i1, 0, 0), tok],
+        );
+        c::LLVMBuildRet(b, hdl);
+    }
+}
