@@ -13,6 +13,7 @@ mod driver;
 mod emit;
 mod ir;
 mod lanes;
+mod stride;
 mod uniform;
 mod warp;
 
@@ -51,6 +52,11 @@ pub struct Report {
     /// whose warps are 32 consecutive `%tid.x`: one-dimensional, or `%ntid.x` a multiple
     /// of 32).
     pub rows: Option<(usize, usize)>,
+    /// Varying loads and stores of the warp function, then of the aligned-warp function:
+    /// consecutive (one vector access), checked (one scalar test), other (all addresses
+    /// tested at run time, else a gather or scatter); `stride.rs`.
+    pub memory: [usize; 3],
+    pub rows_memory: Option<[usize; 3]>,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -75,20 +81,27 @@ pub fn vectorize(
         let cfg = cfg::Cfg::new(fr)?;
         let facts = uniform::Facts::new(fr, &cfg, td, false);
         let mut report = check(fr, &cfg, &facts, td)?;
+        report.memory = facts.strides.counts;
         let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"));
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
             return Err(e);
         }
-        // A second warp function for aligned warps when that makes more values uniform.
+        // A second warp function for aligned warps when that makes more values uniform, or
+        // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
+        // `K.simd.w` cannot assume).
         let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
         let mut rows = None;
-        if rows_facts.varying.len() < facts.varying.len() {
+        if rows_facts.varying.len() < facts.varying.len()
+            || rows_facts.strides.counts[0] + rows_facts.strides.counts[1]
+                > facts.strides.counts[0] + facts.strides.counts[1]
+        {
             if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
                 let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"));
                 if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
                     rows = Some(dr);
                     report.rows = Some((r.uniform, r.varying));
+                    report.rows_memory = Some(rows_facts.strides.counts);
                 } else {
                     c::LLVMDeleteFunction(dr);
                 }

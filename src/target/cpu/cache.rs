@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -299,6 +299,18 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 }
                 None => w.u8(0),
             }
+            for k in r.memory {
+                w.u32(k as u32);
+            }
+            match r.rows_memory {
+                Some(m) => {
+                    w.u8(1);
+                    for k in m {
+                        w.u32(k as u32);
+                    }
+                }
+                None => w.u8(0),
+            }
         }
     }
 }
@@ -348,6 +360,20 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 0 => None,
                 _ => Some((r.u32()? as usize, r.u32()? as usize)),
             };
+            let mut memory = [0; 3];
+            for k in &mut memory {
+                *k = r.u32()? as usize;
+            }
+            let rows_memory = match r.u8()? {
+                0 => None,
+                _ => {
+                    let mut m = [0; 3];
+                    for k in &mut m {
+                        *k = r.u32()? as usize;
+                    }
+                    Some(m)
+                }
+            };
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -358,6 +384,8 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     loops,
                     warp_ops,
                     rows,
+                    memory,
+                    rows_memory,
                 },
             }))
         }
@@ -861,6 +889,8 @@ mod tests {
                             loops: vec![("L1".into(), true)],
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
+                            memory: [2, 1, 0],
+                            rows_memory: Some([3, 0, 0]),
                         },
                     })),
                     warp_refused: None,
