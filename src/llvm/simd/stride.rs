@@ -8,8 +8,10 @@
 //! Seeds are the lane ids the warp function builds as "first lane plus lane number" in every
 //! lane: `%laneid`, the flat thread index, and `%tid.x` of aligned warps (`Facts::aligned`).
 //! Steps go through additions, subtractions, multiplications and shifts by constants, casts,
-//! address-space casts and GEPs; phis and selects are not followed (a phi's lanes outside the
-//! mask keep older values, so lane 0 is not a safe base there).
+//! address-space casts and GEPs, and loop-header phis whose value from the latch steps like
+//! the one from the preheader (grid-stride loops; the warp function then sets all their lanes
+//! on each edge, `Strides::whole`); other phis and selects are not followed (lanes outside
+//! the mask keep older values there, so lane 0 is not a safe base).
 //!
 //! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
 //! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
@@ -43,6 +45,10 @@ pub struct Stride {
     pub casts: u32,
     /// Product of the constant factors applied since the first such cast.
     pub factor: i64,
+    /// Lane 0's value is a multiple of `32 × step`, `step` a positive power of two (the
+    /// lanes of aligned warps, `%laneid`): the 32 lanes then lie in one block of `32 × step`
+    /// and widening cannot wrap between them.
+    pub aligned: bool,
 }
 
 /// What a varying load or store needs to find out whether it is one vector access.
@@ -59,6 +65,9 @@ pub enum Access {
 #[derive(Default)]
 pub struct Strides {
     map: HashMap<LLVMValueRef, Stride>,
+    /// Loop-header phis that step like their inputs: the warp function sets all their lanes
+    /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
+    whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
     /// unknown.
     pub counts: [usize; 3],
@@ -68,6 +77,7 @@ const UNIFORM: Stride = Stride {
     step: 0,
     casts: 0,
     factor: 1,
+    aligned: false,
 };
 
 /// `v`'s low `bits` bits as a signed number.
@@ -96,23 +106,60 @@ impl Strides {
             .iter()
             .flat_map(|&b| ir::instructions(b))
             .collect();
-        // Operands come before their users except through phis, which are not followed: a
-        // few passes reach the fixed point whatever the block order.
+        // A loop-header phi (one preheader, one latch: loop-simplify) is first assumed to step
+        // like its value from the preheader; when its value from the latch turns out not to
+        // step the same way, it is barred and everything is worked out again.
+        let mut barred: HashSet<LLVMValueRef> = HashSet::new();
         loop {
-            let mut changed = false;
-            for &i in &insts {
-                if !varying.contains(&i) || s.map.contains_key(&i) {
-                    continue;
+            s.map.clear();
+            // Operands come before their users except through phis: a few passes reach the
+            // fixed point whatever the block order.
+            loop {
+                let mut changed = false;
+                for &i in &insts {
+                    if !varying.contains(&i) || s.map.contains_key(&i) {
+                        continue;
+                    }
+                    let st = if ir::opcode(i) == O::LLVMPHI {
+                        if barred.contains(&i) {
+                            None
+                        } else {
+                            s.header_phi(cfg, i).and_then(|(pre, _)| s.of(pre, varying))
+                        }
+                    } else {
+                        s.rule(i, varying, aligned, td)
+                    };
+                    if let Some(st) = st {
+                        s.map.insert(i, st);
+                        changed = true;
+                    }
                 }
-                if let Some(st) = s.rule(i, varying, aligned, td) {
-                    s.map.insert(i, st);
-                    changed = true;
+                if !changed {
+                    break;
                 }
             }
-            if !changed {
+            let wrong: Vec<LLVMValueRef> = s
+                .map
+                .iter()
+                .filter(|(&i, st)| {
+                    ir::opcode(i) == O::LLVMPHI
+                        && s.header_phi(cfg, i)
+                            .and_then(|(_, latch)| s.of(latch, varying))
+                            != Some(**st)
+                })
+                .map(|(&i, _)| i)
+                .collect();
+            if wrong.is_empty() {
                 break;
             }
+            barred.extend(wrong);
         }
+        s.whole = s
+            .map
+            .keys()
+            .copied()
+            .filter(|&i| ir::opcode(i) == O::LLVMPHI)
+            .collect();
         // Accesses through pointers that differ between lanes (a varying value at a uniform
         // pointer is a context field or a warp operation's predicate, not memory of the kernel).
         for &i in &insts {
@@ -129,6 +176,33 @@ impl Strides {
             }
         }
         s
+    }
+
+    /// The values a loop-header phi takes from the preheader and from the latch.
+    unsafe fn header_phi(
+        &self,
+        cfg: &Cfg,
+        i: LLVMValueRef,
+    ) -> Option<(LLVMValueRef, LLVMValueRef)> {
+        let b = cfg.index[&c::LLVMGetInstructionParent(i)];
+        let l = cfg.loops.iter().find(|l| l.header == b)?;
+        if c::LLVMCountIncoming(i) != 2 {
+            return None;
+        }
+        let inside = |k: u32| l.blocks[cfg.index[&c::LLVMGetIncomingBlock(i, k)]];
+        match (inside(0), inside(1)) {
+            (false, true) => Some((c::LLVMGetIncomingValue(i, 0), c::LLVMGetIncomingValue(i, 1))),
+            (true, false) => Some((c::LLVMGetIncomingValue(i, 1), c::LLVMGetIncomingValue(i, 0))),
+            _ => None,
+        }
+    }
+
+    /// Whether `phi` is a loop-header phi whose lanes step by a constant: the warp function
+    /// gives all its lanes the incoming value on every edge, not just the edge's lanes (lanes
+    /// outside the loop never read it again: values leave loops through exit phis, LCSSA),
+    /// so that lane 0 is a base for the accesses it addresses even after lane 0 has left.
+    pub fn whole(&self, phi: LLVMValueRef) -> bool {
+        self.whole.contains(&phi)
     }
 
     unsafe fn plain(&self, i: LLVMValueRef) -> bool {
@@ -204,6 +278,7 @@ impl Strides {
                 step: s.step.checked_mul(f)?,
                 casts: s.casts,
                 factor,
+                aligned: s.aligned && f > 0 && (f as u64).is_power_of_two(),
             })
         };
         let sum = |a: Stride, b: Stride, sign: i64| -> Option<Stride> {
@@ -211,6 +286,7 @@ impl Strides {
                 step: a.step.checked_add(b.step.checked_mul(sign)?)?,
                 casts: a.casts + b.casts,
                 factor: a.factor.max(b.factor),
+                aligned: false,
             })
         };
         match op {
@@ -227,16 +303,37 @@ impl Strides {
                     step: 1,
                     casts: 0,
                     factor: 1,
+                    aligned: true,
                 })
             }
-            O::LLVMAdd => sum(of(0)?, of(1)?, 1),
-            O::LLVMSub => sum(of(0)?, of(1)?, -1),
+            O::LLVMAdd | O::LLVMSub => {
+                let (a, b) = (of(0)?, of(1)?);
+                let sign = if op == O::LLVMAdd { 1 } else { -1 };
+                let mut r = sum(a, b, sign)?;
+                // Aligned plus a constant multiple of its block stays aligned.
+                let keeps = |x: Stride, k: Option<i64>| {
+                    x.aligned && k.is_some_and(|k| k % (32 * x.step) == 0)
+                };
+                r.aligned =
+                    keeps(a, konst(opnd(1))) || op == O::LLVMAdd && keeps(b, konst(opnd(0)));
+                Some(r)
+            }
             O::LLVMMul => {
                 if let Some(k) = konst(opnd(1)) {
                     scaled(of(0)?, k)
                 } else {
                     scaled(of(1)?, konst(opnd(0))?)
                 }
+            }
+            O::LLVMAnd => {
+                // `x & (2^w - 1)`: the zero extension of `x`'s low `w` bits (what `cvt.u16`
+                // and the like become).
+                let k = konst(opnd(1))?;
+                let w = 64 - (k as u64).leading_zeros();
+                if k <= 0 || (k as u64).count_ones() != w {
+                    return None;
+                }
+                self.widen(of(0)?, w, false)
             }
             O::LLVMShl => {
                 let k = konst(opnd(1))?;
@@ -262,14 +359,18 @@ impl Strides {
                     // A narrower destination truncates (fine); a wider one extends.
                     let w_from = self.width(c::LLVMTypeOf(opnd(0)), td);
                     if self.width(t, td) > w_from {
-                        return self.widen(of(0)?, w_from);
+                        return self.widen(of(0)?, w_from, false);
                     }
                 }
-                of(0)
+                let mut r = of(0)?;
+                let w = self.width(t, td);
+                // Truncation keeps lane 0 a multiple of a block that divides 2^w.
+                r.aligned &= w >= 64 || r.step.checked_mul(32).is_some_and(|b| b <= 1 << w);
+                Some(r)
             }
             O::LLVMZExt | O::LLVMSExt => {
                 let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(opnd(0)));
-                self.widen(of(0)?, w)
+                self.widen(of(0)?, w, op == O::LLVMSExt)
             }
             O::LLVMGetElementPtr => {
                 let mut st = of(0)?;
@@ -302,7 +403,7 @@ impl Strides {
                     // Indices narrower than the pointer are sign-extended.
                     let iw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx));
                     if iw < pw {
-                        s = self.widen(s, iw)?;
+                        s = self.widen(s, iw, true)?;
                     }
                     let size = llvm_sys::target::LLVMABISizeOfType(td, elem);
                     st = sum(st, scaled(s, i64::try_from(size).ok()?)?, 1)?;
@@ -322,9 +423,16 @@ impl Strides {
         }
     }
 
-    /// A `w`-bit value of stride `s` widened (sign- or zero-extended): the step as a signed
-    /// `w`-bit number, and one more cast that may wrap unless the value is uniform.
-    fn widen(&self, s: Stride, w: u32) -> Option<Stride> {
+    /// A `w`-bit value of stride `s` widened (sign- or zero-extended): exact for aligned
+    /// lanes, else the step as a signed `w`-bit number and one more cast that may wrap
+    /// (unless the value is uniform).
+    fn widen(&self, s: Stride, w: u32, signed: bool) -> Option<Stride> {
+        let room = if signed { w - 1 } else { w };
+        if s.aligned && room < 63 && s.step.checked_mul(32).is_some_and(|b| b <= 1 << room) {
+            // The lanes lie in one block of `32 × step`, which divides 2^w (2^(w-1) for a
+            // sign extension): no range boundary falls between them.
+            return Some(s);
+        }
         let step = signed_low(s.step, w);
         if step == 0 && s.casts == 0 {
             // Every lane has lane 0's value: the extension cannot differ between them.
@@ -338,6 +446,7 @@ impl Strides {
             step,
             casts: s.casts + 1,
             factor: if s.casts == 0 { 1 } else { s.factor },
+            aligned: false,
         })
     }
 }
