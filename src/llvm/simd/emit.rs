@@ -590,7 +590,7 @@ impl<'a> Warp<'a> {
             let v = self.get(inc, vary);
             let s = self.slot(p);
             let old = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
-            let cond = if vary {
+            let cond = if vary && !self.facts.strides.whole(p) {
                 self.widen(em, self.per_new(v))
             } else {
                 self.any(em)

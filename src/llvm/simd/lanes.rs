@@ -1,6 +1,7 @@
 //! Lane-wise instructions of the warp function: arithmetic, comparisons, casts and selects on
-//! vectors, addresses as vectors of pointers, memory as masked gathers and scatters, LLVM
-//! intrinsics by their vector forms, and everything else (calls, atomics) once per active lane
+//! vectors, addresses as vectors of pointers, memory as masked vector loads and stores from
+//! lane 0's pointer where the lane strides prove the lanes consecutive (`stride.rs`), else
+//! masked gathers and scatters behind a run-time test of the addresses, LLVM intrinsics by their vector forms, and everything else (calls, atomics) once per active lane
 //! in lane order.
 
 use llvm_sys::core as c;
@@ -10,6 +11,7 @@ use llvm_sys::{LLVMAtomicOrdering, LLVMTypeKind};
 
 use super::emit::{Warp, LANES};
 use super::ir;
+use super::stride::Access;
 use super::uniform::{call_kind, CallKind};
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
@@ -273,13 +275,26 @@ impl Warp<'_> {
         if self.is_atomic(i) {
             return self.per_lane(i, false).unwrap_or(std::ptr::null_mut());
         }
-        let p = self.get(c::LLVMGetOperand(i, 0), true);
-        let p = self.host_ptrs(p);
+        let ptr = c::LLVMGetOperand(i, 0);
         let et = c::LLVMTypeOf(i);
-        let (p, m) = self.element_ptrs(p, et);
+        let access = self
+            .facts
+            .strides
+            .access(ptr, et, &self.facts.varying, self.td);
+        let p = self.get(ptr, true);
+        let p = self.host_ptrs(p);
         let vt = self.vty(et);
-        let (contig, p0) = self.consecutive(p, vt);
         let b = self.b;
+        if access == Access::Consecutive {
+            let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), c"".as_ptr());
+            let m = self.widen(self.mask, self.per(et));
+            let mut tys = [vt, self.ptr];
+            let mut args = [p0, m, c::LLVMGetPoison(vt)];
+            return self.call_intrinsic("llvm.masked.load", &mut tys, &mut args);
+        }
+        let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
+        let (p, m) = self.element_ptrs(p, et);
+        let (contig, p0) = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
         let join = self.append("ld");
@@ -300,6 +315,28 @@ impl Warp<'_> {
         let mut bbs = [vec_bb, gat_bb];
         c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
         phi
+    }
+
+    /// For lane pointers `p` to values of type `t` that step by the value's size unless one
+    /// widening cast wrapped (`Access::Checked`): whether lane 31's pointer is lane 0's plus
+    /// 31 values (then no cast wrapped, see `stride.rs`), and lane 0's pointer.
+    unsafe fn lane31_test(&self, p: LLVMValueRef, t: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let e = if self.per(t) > 1 {
+            c::LLVMGetElementType(t)
+        } else {
+            t
+        };
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, e) * self.per(t) as u64;
+        let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), n);
+        let p31 = c::LLVMBuildExtractElement(b, p, self.c32(LANES as u64 - 1), n);
+        let a0 = c::LLVMBuildPtrToInt(b, p0, self.i64, n);
+        let a31 = c::LLVMBuildPtrToInt(b, p31, self.i64, n);
+        let d = c::LLVMBuildSub(b, a31, a0, n);
+        let want = c::LLVMConstInt(self.i64, (LANES as u64 - 1) * size, 0);
+        let ok = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
+        (ok, p0)
     }
 
     /// Whether the (element) pointers `p` of a value of type `vt` are consecutive, element
@@ -365,12 +402,27 @@ impl Warp<'_> {
             self.per_lane(i, false);
             return;
         }
+        let ptr = c::LLVMGetOperand(i, 1);
+        let et = c::LLVMTypeOf(c::LLVMGetOperand(i, 0));
+        let access = self
+            .facts
+            .strides
+            .access(ptr, et, &self.facts.varying, self.td);
         let v = self.get(c::LLVMGetOperand(i, 0), true);
-        let p = self.get(c::LLVMGetOperand(i, 1), true);
+        let p = self.get(ptr, true);
         let p = self.host_ptrs(p);
-        let (p, m) = self.element_ptrs(p, c::LLVMTypeOf(c::LLVMGetOperand(i, 0)));
-        let (contig, p0) = self.consecutive(p, c::LLVMTypeOf(v));
         let b = self.b;
+        if access == Access::Consecutive {
+            let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), c"".as_ptr());
+            let m = self.widen(self.mask, self.per(et));
+            let mut tys = [c::LLVMTypeOf(v), self.ptr];
+            let mut args = [v, p0, m];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+            return;
+        }
+        let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
+        let (p, m) = self.element_ptrs(p, et);
+        let (contig, p0) = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));
         let vec_bb = self.append("st.vector");
         let sc_bb = self.append("st.scatter");
         let join = self.append("st");

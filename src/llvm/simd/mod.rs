@@ -14,6 +14,7 @@ mod driver;
 mod emit;
 mod ir;
 mod lanes;
+mod stride;
 mod uniform;
 mod warp;
 
@@ -55,6 +56,11 @@ pub struct Report {
     /// CTA barriers, each a suspension point of the warp function (`barrier.rs`): its
     /// spelling, id and block.
     pub barriers: Vec<String>,
+    /// Varying loads and stores of the warp function, then of the aligned-warp function:
+    /// consecutive (one vector access), checked (one scalar test), other (all addresses
+    /// tested at run time, else a gather or scatter); `stride.rs`.
+    pub memory: [usize; 3],
+    pub rows_memory: Option<[usize; 3]>,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -104,24 +110,33 @@ pub fn vectorize(
                 driver::cta_fn(m, fr, dr, Some(dr), name, params, co);
                 let mut report = r;
                 report.rows = Some((report.uniform, report.varying));
+                // The only warp function is the aligned one: its accesses are the kernel's.
+                report.memory = rows_facts.strides.counts;
                 return Ok((report, true));
             }
         };
+        report.memory = facts.strides.counts;
         let co = !report.barriers.is_empty();
         let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
             return Err(e);
         }
-        // A second warp function for aligned warps when that makes more values uniform.
+        // A second warp function for aligned warps when that makes more values uniform, or
+        // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
+        // `K.simd.w` cannot assume).
         let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
         let mut rows = None;
-        if rows_facts.varying.len() < facts.varying.len() {
+        if rows_facts.varying.len() < facts.varying.len()
+            || rows_facts.strides.counts[0] + rows_facts.strides.counts[1]
+                > facts.strides.counts[0] + facts.strides.counts[1]
+        {
             if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
                 let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
                 if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
                     rows = Some(dr);
                     report.rows = Some((r.uniform, r.varying));
+                    report.rows_memory = Some(rows_facts.strides.counts);
                 } else {
                     c::LLVMDeleteFunction(dr);
                 }

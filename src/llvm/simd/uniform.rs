@@ -15,6 +15,7 @@ use llvm_sys::LLVMOpcode as O;
 
 use super::cfg::Cfg;
 use super::ir::{self, CtxField, WarpCall};
+use super::stride::Strides;
 
 pub struct Facts {
     pub varying: HashSet<LLVMValueRef>,
@@ -27,6 +28,8 @@ pub struct Facts {
     /// Built for aligned warps (`new`'s `rows`): lane `k`'s `%tid.x` is the first lane's
     /// plus `k`.
     pub aligned: bool,
+    /// Which varying values step by a constant from lane to lane (`stride.rs`).
+    pub strides: Strides,
 }
 
 /// What a call is to the vectorizer.
@@ -180,12 +183,14 @@ impl Facts {
             }
         }
         let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
+        let strides = Strides::new(cfg, &varying, rows, td);
         Facts {
             varying,
             divergent,
             divergent_loops,
             partial,
             aligned: rows,
+            strides,
         }
     }
 

@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 3;
+const FORMAT_VERSION: u32 = 4;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -300,6 +300,18 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 None => w.u8(0),
             }
             write_strs(w, &r.barriers);
+            for k in r.memory {
+                w.u32(k as u32);
+            }
+            match r.rows_memory {
+                Some(m) => {
+                    w.u8(1);
+                    for k in m {
+                        w.u32(k as u32);
+                    }
+                }
+                None => w.u8(0),
+            }
         }
     }
 }
@@ -350,6 +362,20 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 _ => Some((r.u32()? as usize, r.u32()? as usize)),
             };
             let barriers = read_strs(r)?;
+            let mut memory = [0; 3];
+            for k in &mut memory {
+                *k = r.u32()? as usize;
+            }
+            let rows_memory = match r.u8()? {
+                0 => None,
+                _ => {
+                    let mut m = [0; 3];
+                    for k in &mut m {
+                        *k = r.u32()? as usize;
+                    }
+                    Some(m)
+                }
+            };
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -361,6 +387,8 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     warp_ops,
                     rows,
                     barriers,
+                    memory,
+                    rows_memory,
                 },
             }))
         }
@@ -865,6 +893,8 @@ mod tests {
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
                             barriers: vec!["bar.sync 0 in L2".into()],
+                            memory: [2, 1, 0],
+                            rows_memory: Some([3, 0, 0]),
                         },
                     })),
                     warp_refused: None,

@@ -82,6 +82,12 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
+        let memory =
+            |m: [usize; 3]| format!("{} consecutive, {} checked, {} other", m[0], m[1], m[2]);
+        let _ = writeln!(s, "  loads and stores: {}", memory(r.memory));
+        if let Some(m) = r.rows_memory {
+            let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
+        }
         s
     }
 }

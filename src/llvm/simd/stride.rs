@@ -1,0 +1,452 @@
+//! Lane strides of the warp function's varying integers and pointers (issue 17): a value is
+//! *affine in the lane* when lane `l`'s value is lane 0's plus `l × step` in every one of the
+//! 32 lanes (modulo its width), `step` a constant known at compile time. A load or store
+//! whose pointer steps by its element size then reads or writes one run of memory from lane
+//! 0's pointer: one masked vector access, with neither a vector of 64-bit pointers nor the
+//! run-time test of the lanes' addresses that unknown pointers need (`lanes.rs`).
+//!
+//! Seeds are the lane ids the warp function builds as "first lane plus lane number" in every
+//! lane: `%laneid`, the flat thread index, and `%tid.x` of aligned warps (`Facts::aligned`).
+//! Steps go through additions, subtractions, multiplications and shifts by constants, casts,
+//! address-space casts and GEPs, and loop-header phis whose value from the latch steps like
+//! the one from the preheader (grid-stride loops; the warp function then sets all their lanes
+//! on each edge, `Strides::whole`); other phis and selects are not followed (lanes outside
+//! the mask keep older values there, so lane 0 is not a safe base).
+//!
+//! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
+//! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
+//! the narrow value wraps. An access whose address went through exactly one such cast is
+//! *checked*: lane 31's address minus lane 0's equals `31 × step` exactly when the narrow
+//! value did not wrap in between (it moves monotonically, and a wrap shows as a multiple of
+//! 2^width times a small factor in the difference), a scalar test per access, with the
+//! gather as the other side. Two casts could wrap in opposite directions and hide each
+//! other: such accesses keep the full run-time test of all 32 addresses.
+
+use std::collections::{HashMap, HashSet};
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+use llvm_sys::LLVMTypeKind;
+
+use super::cfg::Cfg;
+use super::ir::{self, CtxField};
+
+/// Largest factor applied to a widened index after its cast for the lane-31 test to stay
+/// exact (`31 × factor × 2^32` must not vanish modulo 2^64).
+const MAX_FACTOR: i64 = 1 << 20;
+
+/// How lane `l`'s value follows lane 0's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stride {
+    /// Lane `l` is lane 0 plus `l × step` (bytes for pointers).
+    pub step: i64,
+    /// Widening casts of a non-uniform value on the way (each may wrap).
+    pub casts: u32,
+    /// Product of the constant factors applied since the first such cast.
+    pub factor: i64,
+    /// Lane 0's value is a multiple of `32 × step`, `step` a positive power of two (the
+    /// lanes of aligned warps, `%laneid`): the 32 lanes then lie in one block of `32 × step`
+    /// and widening cannot wrap between them.
+    pub aligned: bool,
+}
+
+/// What a varying load or store needs to find out whether it is one vector access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Consecutive in every lane: a vector access from lane 0's pointer.
+    Consecutive,
+    /// Consecutive unless one widening cast wrapped: a scalar test of lanes 0 and 31.
+    Checked,
+    /// Nothing known: the lanes' addresses are tested at run time.
+    Unknown,
+}
+
+#[derive(Default)]
+pub struct Strides {
+    map: HashMap<LLVMValueRef, Stride>,
+    /// Loop-header phis that step like their inputs: the warp function sets all their lanes
+    /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
+    whole: HashSet<LLVMValueRef>,
+    /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
+    /// unknown.
+    pub counts: [usize; 3],
+}
+
+const UNIFORM: Stride = Stride {
+    step: 0,
+    casts: 0,
+    factor: 1,
+    aligned: false,
+};
+
+/// `v`'s low `bits` bits as a signed number.
+fn signed_low(v: i64, bits: u32) -> i64 {
+    if bits >= 64 {
+        v
+    } else {
+        (v << (64 - bits)) >> (64 - bits)
+    }
+}
+
+impl Strides {
+    /// # Safety
+    /// `cfg` must describe a cleaned kernel function, `varying` be its varying values and
+    /// `aligned` say whether they are those of the aligned-warp function; `td` its module's
+    /// data layout.
+    pub unsafe fn new(
+        cfg: &Cfg,
+        varying: &HashSet<LLVMValueRef>,
+        aligned: bool,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> Strides {
+        let mut s = Strides::default();
+        let insts: Vec<LLVMValueRef> = cfg
+            .blocks
+            .iter()
+            .flat_map(|&b| ir::instructions(b))
+            .collect();
+        // A loop-header phi (one preheader, one latch: loop-simplify) is first assumed to step
+        // like its value from the preheader; when its value from the latch turns out not to
+        // step the same way, it is barred and everything is worked out again.
+        let mut barred: HashSet<LLVMValueRef> = HashSet::new();
+        loop {
+            s.map.clear();
+            // Operands come before their users except through phis: a few passes reach the
+            // fixed point whatever the block order.
+            loop {
+                let mut changed = false;
+                for &i in &insts {
+                    if !varying.contains(&i) || s.map.contains_key(&i) {
+                        continue;
+                    }
+                    let st = if ir::opcode(i) == O::LLVMPHI {
+                        if barred.contains(&i) {
+                            None
+                        } else {
+                            s.header_phi(cfg, i).and_then(|(pre, _)| s.of(pre, varying))
+                        }
+                    } else {
+                        s.rule(i, varying, aligned, td)
+                    };
+                    if let Some(st) = st {
+                        s.map.insert(i, st);
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+            let wrong: Vec<LLVMValueRef> = s
+                .map
+                .iter()
+                .filter(|(&i, st)| {
+                    ir::opcode(i) == O::LLVMPHI
+                        && s.header_phi(cfg, i)
+                            .and_then(|(_, latch)| s.of(latch, varying))
+                            != Some(**st)
+                })
+                .map(|(&i, _)| i)
+                .collect();
+            if wrong.is_empty() {
+                break;
+            }
+            barred.extend(wrong);
+        }
+        s.whole = s
+            .map
+            .keys()
+            .copied()
+            .filter(|&i| ir::opcode(i) == O::LLVMPHI)
+            .collect();
+        // Accesses through pointers that differ between lanes (a varying value at a uniform
+        // pointer is a context field or a warp operation's predicate, not memory of the kernel).
+        for &i in &insts {
+            let (p, t) = match ir::opcode(i) {
+                O::LLVMLoad => (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i)),
+                O::LLVMStore => (
+                    c::LLVMGetOperand(i, 1),
+                    c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
+                ),
+                _ => continue,
+            };
+            if varying.contains(&p) && s.plain(i) {
+                s.counts[s.access(p, t, varying, td) as usize] += 1;
+            }
+        }
+        s
+    }
+
+    /// The values a loop-header phi takes from the preheader and from the latch.
+    unsafe fn header_phi(
+        &self,
+        cfg: &Cfg,
+        i: LLVMValueRef,
+    ) -> Option<(LLVMValueRef, LLVMValueRef)> {
+        let b = cfg.index[&c::LLVMGetInstructionParent(i)];
+        let l = cfg.loops.iter().find(|l| l.header == b)?;
+        if c::LLVMCountIncoming(i) != 2 {
+            return None;
+        }
+        let inside = |k: u32| l.blocks[cfg.index[&c::LLVMGetIncomingBlock(i, k)]];
+        match (inside(0), inside(1)) {
+            (false, true) => Some((c::LLVMGetIncomingValue(i, 0), c::LLVMGetIncomingValue(i, 1))),
+            (true, false) => Some((c::LLVMGetIncomingValue(i, 1), c::LLVMGetIncomingValue(i, 0))),
+            _ => None,
+        }
+    }
+
+    /// Whether `phi` is a loop-header phi whose lanes step by a constant: the warp function
+    /// gives all its lanes the incoming value on every edge, not just the edge's lanes (lanes
+    /// outside the loop never read it again: values leave loops through exit phis, LCSSA),
+    /// so that lane 0 is a base for the accesses it addresses even after lane 0 has left.
+    pub fn whole(&self, phi: LLVMValueRef) -> bool {
+        self.whole.contains(&phi)
+    }
+
+    unsafe fn plain(&self, i: LLVMValueRef) -> bool {
+        c::LLVMGetOrdering(i) == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+    }
+
+    /// The stride of `v` (uniform values and constants: step 0), if known.
+    pub unsafe fn of(&self, v: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<Stride> {
+        if varying.contains(&v) {
+            self.map.get(&v).copied()
+        } else {
+            Some(UNIFORM)
+        }
+    }
+
+    /// How a varying access of a value of type `t` at pointer `p` is emitted.
+    pub unsafe fn access(
+        &self,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+        varying: &HashSet<LLVMValueRef>,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> Access {
+        if !varying.contains(&p) {
+            // A uniform pointer storing a varying value: every lane writes the same place.
+            return Access::Unknown;
+        }
+        let Some(st) = self.of(p, varying) else {
+            return Access::Unknown;
+        };
+        let (k, e) = if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            (c::LLVMGetVectorSize(t) as u64, c::LLVMGetElementType(t))
+        } else {
+            (1, t)
+        };
+        let size = llvm_sys::target::LLVMABISizeOfType(td, e);
+        // Vectors of sub-byte elements are bit-packed in memory, unlike the lanes' values.
+        if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
+            return Access::Unknown;
+        }
+        match st.casts {
+            0 => Access::Consecutive,
+            1 if st.factor <= MAX_FACTOR => Access::Checked,
+            _ => Access::Unknown,
+        }
+    }
+
+    /// The stride of varying instruction `i` from its operands', if it follows.
+    unsafe fn rule(
+        &self,
+        i: LLVMValueRef,
+        varying: &HashSet<LLVMValueRef>,
+        aligned: bool,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> Option<Stride> {
+        let op = ir::opcode(i);
+        let opnd = |k: u32| c::LLVMGetOperand(i, k);
+        let of = |k: u32| self.of(opnd(k), varying);
+        let konst = |v: LLVMValueRef| {
+            if c::LLVMIsAConstantInt(v).is_null() {
+                None
+            } else {
+                Some(c::LLVMConstIntGetSExtValue(v))
+            }
+        };
+        let scaled = |s: Stride, f: i64| -> Option<Stride> {
+            let factor = if s.casts > 0 {
+                s.factor.checked_mul(f.checked_abs()?)?
+            } else {
+                1
+            };
+            Some(Stride {
+                step: s.step.checked_mul(f)?,
+                casts: s.casts,
+                factor,
+                aligned: s.aligned && f > 0 && (f as u64).is_power_of_two(),
+            })
+        };
+        let sum = |a: Stride, b: Stride, sign: i64| -> Option<Stride> {
+            Some(Stride {
+                step: a.step.checked_add(b.step.checked_mul(sign)?)?,
+                casts: a.casts + b.casts,
+                factor: a.factor.max(b.factor),
+                aligned: false,
+            })
+        };
+        match op {
+            O::LLVMLoad => {
+                let field = ir::ctx_offset(td, opnd(0)).map(CtxField::at)?;
+                let seed = match field {
+                    CtxField::LaneId | CtxField::FlatTid => true,
+                    CtxField::Tid(0) => aligned,
+                    _ => false,
+                };
+                // The warp function builds these as `<first lane> + <0, 1, …, 31>` (i32,
+                // zero-extended to wider loads: no wrap below 2^32 threads).
+                seed.then_some(Stride {
+                    step: 1,
+                    casts: 0,
+                    factor: 1,
+                    aligned: true,
+                })
+            }
+            O::LLVMAdd | O::LLVMSub => {
+                let (a, b) = (of(0)?, of(1)?);
+                let sign = if op == O::LLVMAdd { 1 } else { -1 };
+                let mut r = sum(a, b, sign)?;
+                // Aligned plus a constant multiple of its block stays aligned.
+                let keeps = |x: Stride, k: Option<i64>| {
+                    x.aligned && k.is_some_and(|k| k % (32 * x.step) == 0)
+                };
+                r.aligned =
+                    keeps(a, konst(opnd(1))) || op == O::LLVMAdd && keeps(b, konst(opnd(0)));
+                Some(r)
+            }
+            O::LLVMMul => {
+                if let Some(k) = konst(opnd(1)) {
+                    scaled(of(0)?, k)
+                } else {
+                    scaled(of(1)?, konst(opnd(0))?)
+                }
+            }
+            O::LLVMAnd => {
+                // `x & (2^w - 1)`: the zero extension of `x`'s low `w` bits (what `cvt.u16`
+                // and the like become).
+                let k = konst(opnd(1))?;
+                let w = 64 - (k as u64).leading_zeros();
+                if k <= 0 || (k as u64).count_ones() != w {
+                    return None;
+                }
+                self.widen(of(0)?, w, false)
+            }
+            O::LLVMShl => {
+                let k = konst(opnd(1))?;
+                if !(0..62).contains(&k) {
+                    return None;
+                }
+                scaled(of(0)?, 1 << k)
+            }
+            O::LLVMTrunc
+            | O::LLVMFreeze
+            | O::LLVMPtrToInt
+            | O::LLVMIntToPtr
+            | O::LLVMAddrSpaceCast
+            | O::LLVMBitCast => {
+                let t = c::LLVMTypeOf(i);
+                let kind = c::LLVMGetTypeKind(t);
+                if kind != LLVMTypeKind::LLVMIntegerTypeKind
+                    && kind != LLVMTypeKind::LLVMPointerTypeKind
+                {
+                    return None;
+                }
+                if op == O::LLVMIntToPtr || op == O::LLVMPtrToInt {
+                    // A narrower destination truncates (fine); a wider one extends.
+                    let w_from = self.width(c::LLVMTypeOf(opnd(0)), td);
+                    if self.width(t, td) > w_from {
+                        return self.widen(of(0)?, w_from, false);
+                    }
+                }
+                let mut r = of(0)?;
+                let w = self.width(t, td);
+                // Truncation keeps lane 0 a multiple of a block that divides 2^w.
+                r.aligned &= w >= 64 || r.step.checked_mul(32).is_some_and(|b| b <= 1 << w);
+                Some(r)
+            }
+            O::LLVMZExt | O::LLVMSExt => {
+                let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(opnd(0)));
+                self.widen(of(0)?, w, op == O::LLVMSExt)
+            }
+            O::LLVMGetElementPtr => {
+                let mut st = of(0)?;
+                let pw = self.width(c::LLVMTypeOf(i), td);
+                let mut ty = c::LLVMGetGEPSourceElementType(i);
+                let n = c::LLVMGetNumOperands(i) as u32;
+                for k in 1..n {
+                    let idx = opnd(k);
+                    let elem = if k == 1 {
+                        ty
+                    } else {
+                        match c::LLVMGetTypeKind(ty) {
+                            LLVMTypeKind::LLVMStructTypeKind => {
+                                // Field offsets are the same in every lane.
+                                let f = ir::const_u64(idx)? as u32;
+                                ty = c::LLVMStructGetTypeAtIndex(ty, f);
+                                continue;
+                            }
+                            LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+                                ty = c::LLVMGetElementType(ty);
+                                ty
+                            }
+                            _ => return None,
+                        }
+                    };
+                    let mut s = self.of(idx, varying)?;
+                    if s.step == 0 && s.casts == 0 {
+                        continue;
+                    }
+                    // Indices narrower than the pointer are sign-extended.
+                    let iw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx));
+                    if iw < pw {
+                        s = self.widen(s, iw, true)?;
+                    }
+                    let size = llvm_sys::target::LLVMABISizeOfType(td, elem);
+                    st = sum(st, scaled(s, i64::try_from(size).ok()?)?, 1)?;
+                }
+                Some(st)
+            }
+            _ => None,
+        }
+    }
+
+    /// Bits of an integer or pointer type.
+    unsafe fn width(&self, t: LLVMTypeRef, td: llvm_sys::target::LLVMTargetDataRef) -> u32 {
+        if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMPointerTypeKind {
+            8 * llvm_sys::target::LLVMPointerSizeForAS(td, c::LLVMGetPointerAddressSpace(t))
+        } else {
+            c::LLVMGetIntTypeWidth(t)
+        }
+    }
+
+    /// A `w`-bit value of stride `s` widened (sign- or zero-extended): exact for aligned
+    /// lanes, else the step as a signed `w`-bit number and one more cast that may wrap
+    /// (unless the value is uniform).
+    fn widen(&self, s: Stride, w: u32, signed: bool) -> Option<Stride> {
+        let room = if signed { w - 1 } else { w };
+        if s.aligned && room < 63 && s.step.checked_mul(32).is_some_and(|b| b <= 1 << room) {
+            // The lanes lie in one block of `32 × step`, which divides 2^w (2^(w-1) for a
+            // sign extension): no range boundary falls between them.
+            return Some(s);
+        }
+        let step = signed_low(s.step, w);
+        if step == 0 && s.casts == 0 {
+            // Every lane has lane 0's value: the extension cannot differ between them.
+            return Some(UNIFORM);
+        }
+        if w > 32 {
+            // The lane-31 test needs the wrap (a multiple of 2^w) to survive the factor.
+            return None;
+        }
+        Some(Stride {
+            step,
+            casts: s.casts + 1,
+            factor: if s.casts == 0 { 1 } else { s.factor },
+            aligned: false,
+        })
+    }
+}
