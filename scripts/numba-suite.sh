@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # numba-suite.sh: numba-cuda's own test suite (the numba.cuda.tests its installed wheel ships)
 # against this build's libcuda.so.1 (target/release/cuda), niced and in one process, as the
-# driver's acceptance run beyond CI. Not part of scripts/test.sh: it takes an hour or more.
+# driver's acceptance run beyond CI. Not part of scripts/test.sh: it takes about 35 minutes
+# on two busy cores.
 #
 #   bash scripts/numba-suite.sh [pytest arguments, e.g. -k test_sync]
+#   NUMBA_SUITE_OUT=target/numba-suite-coroutine PTX2LLVM_CPU_MODE=coroutine bash scripts/numba-suite.sh
 #
 # Needs `cargo build --release`. Installs pytest and the suite's test-only dependencies into
-# target/numba-suite/pylib (not the venv). Writes target/numba-suite/log (pytest's report),
+# $OUT/pylib (not the venv). Writes, in $OUT (NUMBA_SUITE_OUT, default target/numba-suite),
+# log (pytest's report), driver.log (the library's log),
 # junit.xml and summary.txt (counts, and the failures grouped by the first line of their
 # error).
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-OUT="$ROOT/target/numba-suite"
+OUT="${NUMBA_SUITE_OUT:-$ROOT/target/numba-suite}"
 PY="$ROOT/.venv/bin/python"
 mkdir -p "$OUT"
-if [ ! -d "$OUT/pylib/filecheck" ]; then
+if [ ! -d "$OUT/pylib/pytest_benchmark" ]; then
     "$PY" -m pip install -q --disable-pip-version-check --target "$OUT/pylib" \
-        pytest filecheck ml_dtypes cffi psutil || exit 1
+        pytest pytest-benchmark filecheck ml_dtypes cffi psutil || exit 1
 fi
 cd "$ROOT/cuda/tests/numba_suite" || exit 1
 LD_LIBRARY_PATH="$ROOT/target/release/cuda" PYTHONPATH="$OUT/pylib" \
