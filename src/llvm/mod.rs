@@ -14,6 +14,7 @@ pub mod debug;
 pub mod fission;
 pub mod orc;
 pub mod simd;
+pub mod sink;
 
 pub use inkwell::attributes::AttributeLoc;
 pub use inkwell::basic_block::BasicBlock;

@@ -119,6 +119,12 @@ fn cvt<'c, 'a>(
         };
         let a = l.operand(fs, &ops[1], st)?;
         let b = l.operand(fs, &ops[2], st)?;
+        if m.frnd == Some(Rounding::Rn) && !m.satfinite && !ins.has(Mod::Rs) && st == Ty::f(32) {
+            if let Some(v) = l.target.packed_cvt(l, dt, m.relu, a, b) {
+                l.set(fs, &ops[0], v, false)?;
+                return Ok(true);
+            }
+        }
         let (hi, lo) = if ins.has(Mod::Rs) {
             let rbits = l.operand(fs, &ops[3], Ty::b(32))?.into_int_value();
             let i32t = l.i32();

@@ -281,6 +281,21 @@ pub trait Target {
         fp::default_rounded_cvt(l, rnd, dt, st, a)
     }
 
+    /// `cvt.rn{.relu}.f16x2.f32` / `.bf16x2.f32` of `hi` and `lo` (`dt` the packed type) as
+    /// one target operation, or None for the default IR (two conversions and a vector). The
+    /// NVPTX back end selects the same instruction from both, but from two conversions in a
+    /// combine that gives it the line of its user: one call keeps the conversion's own line.
+    fn packed_cvt<'c>(
+        &self,
+        _l: &Lowerer<'c, '_>,
+        _dt: Ty,
+        _relu: bool,
+        _hi: BasicValueEnum<'c>,
+        _lo: BasicValueEnum<'c>,
+    ) -> Option<BasicValueEnum<'c>> {
+        None
+    }
+
     /// An `.approx` operation on scalar `ty` (`.f32`, `.f64`, `.f16`, `.bf16`) operands, with
     /// `ftz` flushing `.f32` subnormal inputs and results. PTX defines these only within error
     /// bounds; the default ([`fp::default_approx_op`]) computes them precisely with

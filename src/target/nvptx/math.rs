@@ -79,6 +79,28 @@ pub fn rounded_cvt<'c>(
     }
 }
 
+/// `cvt.rn{.relu}.{f16x2,bf16x2}.f32 d, hi, lo` as `llvm.nvvm.ff2{f16,bf16}x2.rn{.relu}`
+/// (sm_80 and later, where PTX has the instruction).
+pub fn packed_cvt<'c>(
+    l: &Lowerer<'c, '_>,
+    dt: Ty,
+    relu: bool,
+    hi: BasicValueEnum<'c>,
+    lo: BasicValueEnum<'c>,
+) -> Option<BasicValueEnum<'c>> {
+    let e = match dt.k {
+        K::F16x2 => "f16",
+        K::BF16x2 => "bf16",
+        _ => return None,
+    };
+    if l.sm < 80 {
+        return None;
+    }
+    let relu = if relu { ".relu" } else { "" };
+    let name = format!("llvm.nvvm.ff2{e}x2.rn{relu}");
+    Some(l.call_v(&name, dt.llvm(l.ctx), &[hi, lo]))
+}
+
 /// PTX inline assembly `OP d, a;` on a 16- or 32-bit float.
 fn asm1<'c>(l: &Lowerer<'c, '_>, text: &str, x: FloatValue<'c>) -> BasicValueEnum<'c> {
     let ft = x.get_type();

@@ -162,6 +162,17 @@ impl Target for Nvptx {
         math::rounded_cvt(l, rnd, dt, st, a)
     }
 
+    fn packed_cvt<'c>(
+        &self,
+        l: &Lowerer<'c, '_>,
+        dt: Ty,
+        relu: bool,
+        hi: BasicValueEnum<'c>,
+        lo: BasicValueEnum<'c>,
+    ) -> Option<BasicValueEnum<'c>> {
+        math::packed_cvt(l, dt, relu, hi, lo)
+    }
+
     fn approx_op<'c>(
         &self,
         l: &Lowerer<'c, '_>,
@@ -261,6 +272,10 @@ pub fn compile<'a>(
     machine
         .optimize(&l.module, opts.opt)
         .map_err(CompileError::Llvm)?;
+    if opts.opt > 0 {
+        // So that what MachineSink would move keeps its source line (`llvm::sink`).
+        crate::llvm::sink::sink_closed_expressions(&l.module);
+    }
     let bytes = machine
         .emit(&l.module, opts.emit)
         .map_err(CompileError::Llvm)?;
