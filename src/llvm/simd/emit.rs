@@ -576,6 +576,11 @@ impl<'a> Warp<'a> {
         let new = c::LLVMBuildOr(self.b, old, em, c"".as_ptr());
         c::LLVMBuildStore(self.b, new, self.pending[to]);
         let fb = self.cfg.blocks[from];
+        // The phis of `to` take their incoming values at once (a parallel copy): read every
+        // incoming value before any phi slot is written, since one phi's incoming value may be
+        // another phi of the same block (a loop header's `a, b = b, a + b`), whose slot holds
+        // the value of the previous iteration only until it is written here.
+        let mut incoming = Vec::new();
         for p in ir::instructions(self.cfg.blocks[to]) {
             if c::LLVMIsAPHINode(p).is_null() {
                 break;
@@ -587,7 +592,9 @@ impl<'a> Warp<'a> {
             };
             let inc = c::LLVMGetIncomingValue(p, k);
             let vary = self.facts.is_varying(p);
-            let v = self.get(inc, vary);
+            incoming.push((p, vary, self.get(inc, vary)));
+        }
+        for (p, vary, v) in incoming {
             let s = self.slot(p);
             let old = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
             let cond = if vary && !self.facts.strides.whole(p) {
