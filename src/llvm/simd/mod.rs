@@ -94,6 +94,9 @@ pub fn vectorize(
                     _ => return Err(why),
                 };
                 let co = !r.barriers.is_empty();
+                if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+                    return Err(why);
+                }
                 let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
                 if let Err(e) = emit::Warp::build(fr, dr, &cfg, &rows_facts) {
                     c::LLVMDeleteFunction(dr);
@@ -108,6 +111,9 @@ pub fn vectorize(
             }
         };
         let co = !report.barriers.is_empty();
+        if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+            return Err(why);
+        }
         let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
