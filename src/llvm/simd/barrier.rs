@@ -126,6 +126,25 @@ pub unsafe fn refusal(
     Ok(id)
 }
 
+/// Why module `m` cannot give coroutine frames `malloc`/`free`: it has a function of its own
+/// by one of those names (a kernel named `free`), which calls would reach instead.
+///
+/// # Safety
+/// `m` must be a valid module.
+pub unsafe fn libc_clash(m: LLVMModuleRef) -> Option<String> {
+    for name in [c"malloc", c"free"] {
+        let f = c::LLVMGetNamedFunction(m, name.as_ptr());
+        if !f.is_null() && c::LLVMIsDeclaration(f) == 0 {
+            return Some(format!(
+                "CTA barriers in a module with a function named `{}` (the warp frames' \
+                 allocator)",
+                name.to_string_lossy()
+            ));
+        }
+    }
+    None
+}
+
 impl Warp<'_> {
     unsafe fn mail(&self, k: u32) -> LLVMValueRef {
         let mut idx = [self.c32(k as u64)];

@@ -100,6 +100,9 @@ pub fn vectorize(
                     _ => return Err(why),
                 };
                 let co = !r.barriers.is_empty();
+                if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+                    return Err(why);
+                }
                 let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
                 if let Err(e) = emit::Warp::build(fr, dr, &cfg, &rows_facts) {
                     c::LLVMDeleteFunction(dr);
@@ -117,6 +120,9 @@ pub fn vectorize(
         };
         report.memory = facts.strides.counts;
         let co = !report.barriers.is_empty();
+        if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+            return Err(why);
+        }
         let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
         if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
             c::LLVMDeleteFunction(dst);
