@@ -136,8 +136,22 @@ macro_rules! paste_f32 {
             pub extern "C" fn add(a: f32, b: f32) -> f32 {
                 f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a + b))
             }
+            /// `.ftz` flushes by the exact result `e` (as an H200 does), not by `r`, the
+            /// rounded one: a product or quotient just below 2^-126 is zero.
+            #[inline]
+            fn tiny(e: f64, r: f32) -> f32 {
+                if $ftz && e.abs() < f32::MIN_POSITIVE as f64 {
+                    0.0f32.copysign(r)
+                } else {
+                    r
+                }
+            }
             pub extern "C" fn mul(a: f32, b: f32) -> f32 {
-                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a * b))
+                let (a, b) = (f(a), f(b));
+                tiny(
+                    a as f64 * b as f64,
+                    f(directed32(Rnd::$rnd, a, b, 0.0, |a, b, _| a * b)),
+                )
             }
             pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
                 f(directed32(Rnd::$rnd, f(a), f(b), f(c), |a, b, c| {
@@ -145,7 +159,11 @@ macro_rules! paste_f32 {
                 }))
             }
             pub extern "C" fn div(a: f32, b: f32) -> f32 {
-                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a / b))
+                let (a, b) = (f(a), f(b));
+                tiny(
+                    a as f64 / b as f64,
+                    f(directed32(Rnd::$rnd, a, b, 0.0, |a, b, _| a / b)),
+                )
             }
             pub extern "C" fn rcp(a: f32) -> f32 {
                 div(1.0, a)

@@ -73,6 +73,18 @@ fn ref_f32(op: &str, r: &str, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u
         _ => panic!("ref_f32 {op}"),
     });
     let v = fl(v);
+    // `.ftz` flushes by the exact result (measured on an H200, `tests/cpu_gpu_measured.rs`):
+    // a product or quotient below the smallest normal is zero even where it rounds up to it.
+    let exact = match op {
+        "mul" => Some(x as f64 * y as f64),
+        "div" => Some(x as f64 / y as f64),
+        "rcp" => Some(1.0 / x as f64),
+        _ => None,
+    };
+    let v = match exact {
+        Some(e) if ftz && e.abs() < f32::MIN_POSITIVE as f64 => 0.0f32.copysign(v),
+        _ => v,
+    };
     (if sat { satf(v) } else { v }).to_bits() as u64
 }
 

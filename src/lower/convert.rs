@@ -350,8 +350,14 @@ fn convert<'c>(
         // `cvt.ftz.f64.f32` widens that canonical f32 NaN (0x7fffffffe0000000); a NaN from f64
         // keeps its payload (`cvt.rn.bf16.f64 0x7ff1248a53a43642` = 0x7fc9), as does
         // `cvt.f64.f32` without `.ftz`.
-        let r = if st.bits > 32 || !l.target.gpu_nans() {
+        let r = if !l.target.gpu_nans() {
             r
+        } else if st.bits > 32 {
+            if dt.k == K::BF {
+                fp::bits_sel(l, fp::is_nan(l, x), fp::narrow_nan(l, x, ft), r)
+            } else {
+                r
+            }
         } else if dt.bits <= 32 {
             fp::gpu_nan(l, r)
         } else if f32ftz(st) {
