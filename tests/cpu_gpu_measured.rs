@@ -438,6 +438,35 @@ const ROWS: &[Row] = &[
     ("f64 f64 f64", "fma.rp.f64 $d, $a, $b, $c;", "f64", &[0x7ff8000000000000, 0x0, 0xfff8000000000000], 0xfff8000000000000),
     // neg.f64 leaves a NaN as it is.
     ("f64 f64 f64", "neg.f64 $d, $a;", "f64", &[0x7ff8000000000000, 0x0, 0x0], 0x7ff8000000000000),
+    // The s17 probes (/work/gpudata/s17-probes): signalling NaNs come back quieted, payloads
+    // kept; min/max.f64 of two NaNs give the second; neg/abs.f64 of a NaN keep its sign.
+    ("f64 f64 f64", "add.f64 $d, $a, $b;", "f64", &[0x7ff0000000000001, 0xfff4000000000123, 0x0], 0xfffc000000000123),
+    ("f64 f64 f64", "add.f64 $d, $a, $b;", "f64", &[0xfff4000000000123, 0x7ff0000000000001, 0x0], 0x7ff8000000000001),
+    ("f64 f64 f64", "sub.f64 $d, $a, $b;", "f64", &[0x3ff0000000000000, 0xfff4000000000123, 0x0], 0xfffc000000000123),
+    ("f64 f64 f64", "mul.f64 $d, $a, $b;", "f64", &[0x7ff80000deadbeef, 0x7ff0000000000001, 0x0], 0x7ff8000000000001),
+    ("f64 f64 f64", "div.rn.f64 $d, $a, $b;", "f64", &[0x7ff0000000000001, 0xfff4000000000123, 0x0], 0x7ff8000000000001),
+    ("f64 f64 f64", "fma.rn.f64 $d, $a, $b, $c;", "f64", &[0x7ff0000000000001, 0x3ff0000000000000, 0x7ff4000000000abc], 0x7ffc000000000abc),
+    ("f64 f64 f64", "fma.rn.f64 $d, $a, $b, $c;", "f64", &[0x7ff80000deadbeef, 0xfff4000000000123, 0x7ff4000000000abc], 0xfffc000000000123),
+    ("f64 f64 f64", "neg.f64 $d, $a;", "f64", &[0xfff4000000000123, 0x0, 0x0], 0xfffc000000000123),
+    ("f64 f64 f64", "abs.f64 $d, $a;", "f64", &[0xfff8000000000000, 0x0, 0x0], 0xfff8000000000000),
+    ("f64 f64 f64", "abs.f64 $d, $a;", "f64", &[0xfff4000000000123, 0x0, 0x0], 0xfffc000000000123),
+    ("f64 f64 f64", "min.f64 $d, $a, $b;", "f64", &[0x7ff8000000000000, 0xfff4000000000123, 0x0], 0xfffc000000000123),
+    ("f64 f64 f64", "min.f64 $d, $a, $b;", "f64", &[0xfff4000000000123, 0x7ff8000000000000, 0x0], 0x7ff8000000000000),
+    ("f64 f64 f64", "max.f64 $d, $a, $b;", "f64", &[0xffffffffffffffff, 0x7ff0000000000001, 0x0], 0x7ff8000000000001),
+    ("f64 f64 f64", "max.f64 $d, $a, $b;", "f64", &[0x7ff8000000000000, 0x7ff8000000000000, 0x0], 0x7ff8000000000000),
+    ("f64 f64 f64", "sqrt.rn.f64 $d, $a;", "f64", &[0x7ff0000000000001, 0x0, 0x0], 0x7ff8000000000001),
+    ("f64", "cvt.rn.f16.f64 $d, $a;", "b16", &[0xfff4000000000123], 0xff00),
+    ("f64", "cvt.rn.f16.f64 $d, $a;", "b16", &[0x7ff80000deadbeef], 0x7e00),
+    ("f64", "cvt.rn.bf16.f64 $d, $a;", "b16", &[0xfff4000000000123], 0xffe0),
+    ("f64", "cvt.rz.bf16.f64 $d, $a;", "b16", &[0xffffffffffffffff], 0xffff),
+    ("f64", "cvt.rn.f32.f64 $d, $a;", "f32", &[0x7ff80000deadbeef], 0x7fc00006),
+    ("f64", "cvt.rn.f32.f64 $d, $a;", "f32", &[0xfff4000000000123], 0xffe00000),
+    // f32 `.ftz` fma, div.full, div.approx and rcp flush by the exact result too.
+    ("f32 f32 f32", "fma.rn.ftz.f32 $d, $a, $b, $c;", "f32", &[0x3f7fffff, 0x800000, 0x0], 0x0),
+    ("f32 f32 f32", "fma.rm.ftz.f32 $d, $a, $b, $c;", "f32", &[0x3f7fffff, 0x80800000, 0x80000000], 0x80000000),
+    ("f32 f32 f32", "fma.rp.ftz.sat.f32 $d, $a, $b, $c;", "f32", &[0x3f7fffff, 0x800000, 0x0], 0x0),
+    ("f32 f32 f32", "mad.rn.ftz.f32 $d, $a, $b, $c;", "f32", &[0xbf7fffff, 0x800000, 0x0], 0x80000000),
+    ("f32 f32 f32", "rcp.rp.ftz.f32 $d, $a;", "f32", &[0x7e800001, 0x0, 0x0], 0x0),
 ];
 
 /// Runs every row in `mode`: the rows of one input signature share one kernel (every one of

@@ -79,6 +79,7 @@ fn ref_f32(op: &str, r: &str, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u
         "mul" => Some(x as f64 * y as f64),
         "div" => Some(x as f64 / y as f64),
         "rcp" => Some(1.0 / x as f64),
+        "fma" | "mad" => Some(exact_fma_ish(x, y, z)),
         _ => None,
     };
     let v = match exact {
@@ -86,6 +87,20 @@ fn ref_f32(op: &str, r: &str, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u
         _ => v,
     };
     (if sat { satf(v) } else { v }).to_bits() as u64
+}
+
+/// `x*y + z` in f64, moved off 2^-126 towards zero where the exact value lies below it (so
+/// that comparing it with 2^-126 tells whether the exact value is smaller).
+fn exact_fma_ish(x: f32, y: f32, z: f32) -> f64 {
+    let (p, z) = (x as f64 * y as f64, z as f64);
+    let s = p + z;
+    let bp = s - z;
+    let e = (p - bp) + (z - (s - bp));
+    if s.abs() == f32::MIN_POSITIVE as f64 && s * e < 0.0 {
+        s * (1.0 - f64::EPSILON)
+    } else {
+        s
+    }
 }
 
 fn ref_f64(op: &str, r: &str, a: u64, b: u64, c: u64) -> u64 {

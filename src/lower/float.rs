@@ -292,12 +292,14 @@ pub fn lower<'c, 'a>(
                 join(l, t, &out)
             };
             // Measured on an H200 (sm_90, driver 580): neg/abs of a f16/bf16 NaN give 0x7fff,
-            // `neg.f64` leaves a NaN as it is (a f32 NaN only has its sign bit changed).
+            // `neg.f64`/`abs.f64` of a NaN give it quieted, sign unchanged (a f32 NaN only has
+            // its sign bit changed).
             if et.bits == 16 {
                 gpu_nans(l, t, r)
-            } else if et.bits == 64 && ins.op == "neg" && l.target.gpu_nans() {
+            } else if et.bits == 64 && l.target.gpu_nans() {
                 let a = a.into_float_value();
-                fp::bits_sel(l, fp::is_nan(l, a), a, r.into_float_value()).into()
+                let q = fp::quiet(l, a);
+                fp::bits_sel(l, fp::is_nan(l, a), q, r.into_float_value()).into()
             } else {
                 r
             }

@@ -444,6 +444,14 @@ pub fn minmax<'c>(
         )
         .into_float_value();
     let r = canonicalize_nan(l, r);
+    let r = if fbits(l, ft) == 64 && l.target.gpu_nans() {
+        // Measured on an H200 (sm_90, driver 580): `min/max.f64` of two NaNs give the second
+        // one, quieted (the one defined later, in the measured kernels), not a canonical NaN.
+        let both = and(l, is_nan(l, a), is_nan(l, b));
+        bits_sel(l, both, quiet(l, b), r)
+    } else {
+        r
+    };
     match xs {
         Some(s) => {
             let bits = to_bits(l, r);
@@ -842,27 +850,52 @@ pub fn default_rounded_op<'c>(
         }
     };
     let r = flush_if(l, ftz, r);
-    if ftz && matches!(op, RoundedOp::Mul | RoundedOp::Div | RoundedOp::Rcp) {
-        // Measured on an H200 (sm_90, driver 580): `.ftz` flushes by the exact result, before
-        // rounding: `mul.rp.ftz.f32 0x00800000, 0x3f7fffff` is +0, not the smallest normal the
-        // product rounds to. (A product of two f32 is exact in f64; a quotient of two f32 is
-        // never within an f64 ulp of 2^-126 without being it, so its f64 value decides.)
-        let d = l.ctx.f64_type();
-        let x: Vec<FloatValue<'c>> = a.iter().map(|v| fext(l, *v, d)).collect();
-        let w = match op {
-            RoundedOp::Mul => fmul(l, x[0], x[1]),
-            RoundedOp::Div => fdiv(l, x[0], x[1]),
-            _ => fdiv(l, fconst(d, 1.0), x[0]),
-        };
-        let tiny = fcmp(
-            l,
-            FloatPredicate::OLT,
-            fabs(l, w),
-            fconst(d, min_normal(l, ft)),
-        );
-        return Ok(fsel(l, tiny, copysign(l, ft.const_zero(), r), r).into());
+    if ftz {
+        return Ok(flush_by_exact(l, op, &a, r).into());
     }
     Ok(r.into())
+}
+
+/// `.ftz` on an f32 `mul`/`fma`/`div`/`rcp` result `r` of the (flushed) operands `a`: ±0 where
+/// the exact result is below 2^-126 in magnitude. Measured on an H200 (sm_90, driver 580):
+/// `.ftz` flushes by the exact result, before rounding: `mul.rp.ftz.f32 0x00800000,
+/// 0x3f7fffff` is +0, not the smallest normal the product rounds to; `fma` and `rcp` alike
+/// (and, not measured, the `.approx`/`.full` divisions and `rcp.approx`). A product of two f32 is exact in f64 and its sum with
+/// an f32 is exact as TwoSum's pair; a quotient of two f32 is never within an f64 ulp of
+/// 2^-126 without being it, so its f64 value decides.
+pub fn flush_by_exact<'c>(
+    l: &Lowerer<'c, '_>,
+    op: RoundedOp,
+    a: &[FloatValue<'c>],
+    r: FloatValue<'c>,
+) -> FloatValue<'c> {
+    let ft = r.get_type();
+    if fbits(l, ft) != 32 {
+        return r;
+    }
+    let d = l.ctx.f64_type();
+    let x: Vec<FloatValue<'c>> = a.iter().map(|v| fext(l, *v, d)).collect();
+    let m = fconst(d, min_normal(l, ft));
+    let tiny = match op {
+        RoundedOp::Mul | RoundedOp::Div | RoundedOp::Rcp => {
+            let w = match op {
+                RoundedOp::Mul => fmul(l, x[0], x[1]),
+                RoundedOp::Div => fdiv(l, x[0], x[1]),
+                _ => fdiv(l, fconst(d, 1.0), x[0]),
+            };
+            fcmp(l, FloatPredicate::OLT, fabs(l, w), m)
+        }
+        RoundedOp::Fma => {
+            let (s, e) = two_sum(l, fmul(l, x[0], x[1]), x[2]);
+            let below = fcmp(l, FloatPredicate::OLT, fabs(l, s), m);
+            // |s| = 2^-126 exactly, with the error pointing towards zero.
+            let at = fcmp(l, FloatPredicate::OEQ, fabs(l, s), m);
+            let inward = fcmp(l, FloatPredicate::OLT, fmul(l, s, e), d.const_zero());
+            or(l, below, and(l, at, inward))
+        }
+        _ => return r,
+    };
+    fsel(l, tiny, copysign(l, ft.const_zero(), r), r)
 }
 
 /// The default [`Target::rounded_cvt`]: see its documentation.
@@ -1273,6 +1306,11 @@ pub fn default_approx_op<'c>(
     };
     let r = fconv(l, r, ft);
     let r = flush_if(l, ftz, r);
+    let r = match op {
+        ApproxOp::Div | ApproxOp::DivFull if ftz => flush_by_exact(l, RoundedOp::Div, &a, r),
+        ApproxOp::Rcp if ftz => flush_by_exact(l, RoundedOp::Rcp, &a, r),
+        _ => r,
+    };
     let r = match op {
         // Measured on an H200 (sm_90, driver 580): every NaN result of rsqrt.approx.ftz.f64
         // (NaN or negative input) is 0x7fffffff00000000, as rcp.approx.ftz.f64 documents.
