@@ -115,6 +115,27 @@ fn fma64(a: f64, b: f64, c: f64, d: Rnd) -> f64 {
     directed64(d, a, b, c, |a, b, c| a.mul_add(b, c))
 }
 
+/// Whether the exact `a*b + c` is below 2^-126 in magnitude: the product is exact in f64, the
+/// sum exact as TwoSum's pair (s, e).
+fn fma_below_normal(a: f32, b: f32, c: f32) -> bool {
+    let (p, c) = (a as f64 * b as f64, c as f64);
+    let s = p + c;
+    let bp = s - c;
+    let e = (p - bp) + (c - (s - bp));
+    let m = f32::MIN_POSITIVE as f64;
+    s.abs() < m || (s.abs() == m && s * e < 0.0)
+}
+
+/// `.ftz` by the exact result `e` (as an H200 flushes): a result whose exact value is below
+/// 2^-126 is zero even where it rounds up to 2^-126.
+fn ftz_exact(e: f64, r: f32) -> f32 {
+    if e.abs() < f32::MIN_POSITIVE as f64 {
+        0.0f32.copysign(r)
+    } else {
+        r
+    }
+}
+
 macro_rules! f32_ops {
     ($($name:ident $rnd:ident $ftz:literal;)*) => {$(
         paste_f32!($name, $rnd, $ftz);
@@ -136,16 +157,38 @@ macro_rules! paste_f32 {
             pub extern "C" fn add(a: f32, b: f32) -> f32 {
                 f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a + b))
             }
+            /// `.ftz` flushes by the exact result `e` (as an H200 does), not by `r`, the
+            /// rounded one: a product or quotient just below 2^-126 is zero.
+            #[inline]
+            fn tiny(e: f64, r: f32) -> f32 {
+                if $ftz && e.abs() < f32::MIN_POSITIVE as f64 {
+                    0.0f32.copysign(r)
+                } else {
+                    r
+                }
+            }
             pub extern "C" fn mul(a: f32, b: f32) -> f32 {
-                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a * b))
+                let (a, b) = (f(a), f(b));
+                tiny(
+                    a as f64 * b as f64,
+                    f(directed32(Rnd::$rnd, a, b, 0.0, |a, b, _| a * b)),
+                )
             }
             pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
-                f(directed32(Rnd::$rnd, f(a), f(b), f(c), |a, b, c| {
-                    a.mul_add(b, c)
-                }))
+                let (a, b, c) = (f(a), f(b), f(c));
+                let r = f(directed32(Rnd::$rnd, a, b, c, |a, b, c| a.mul_add(b, c)));
+                if $ftz && fma_below_normal(a, b, c) {
+                    0.0f32.copysign(r)
+                } else {
+                    r
+                }
             }
             pub extern "C" fn div(a: f32, b: f32) -> f32 {
-                f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a / b))
+                let (a, b) = (f(a), f(b));
+                tiny(
+                    a as f64 / b as f64,
+                    f(directed32(Rnd::$rnd, a, b, 0.0, |a, b, _| a / b)),
+                )
             }
             pub extern "C" fn rcp(a: f32) -> f32 {
                 div(1.0, a)
@@ -182,7 +225,8 @@ extern "C" fn approx_div(a: f32, b: f32) -> f32 {
     a / b
 }
 extern "C" fn approx_div_ftz(a: f32, b: f32) -> f32 {
-    ftz32(ftz32(a) / ftz32(b))
+    let (a, b) = (ftz32(a), ftz32(b));
+    ftz_exact(a as f64 / b as f64, ftz32(a / b))
 }
 extern "C" fn ex2(a: f32) -> f32 {
     a.exp2()
@@ -221,7 +265,8 @@ extern "C" fn rcp_approx_ftz_d(a: f64) -> f64 {
     ftz64(1.0 / ftz64(a))
 }
 extern "C" fn rcp_approx_ftz_f(a: f32) -> f32 {
-    ftz32(1.0 / ftz32(a))
+    let a = ftz32(a);
+    ftz_exact(1.0 / a as f64, ftz32(1.0 / a))
 }
 extern "C" fn fabs_ftz(a: f32) -> f32 {
     ftz32(a).abs()

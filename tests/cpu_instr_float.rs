@@ -73,7 +73,34 @@ fn ref_f32(op: &str, r: &str, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u
         _ => panic!("ref_f32 {op}"),
     });
     let v = fl(v);
+    // `.ftz` flushes by the exact result (measured on an H200, `tests/cpu_gpu_measured.rs`):
+    // a product or quotient below the smallest normal is zero even where it rounds up to it.
+    let exact = match op {
+        "mul" => Some(x as f64 * y as f64),
+        "div" => Some(x as f64 / y as f64),
+        "rcp" => Some(1.0 / x as f64),
+        "fma" | "mad" => Some(exact_fma_ish(x, y, z)),
+        _ => None,
+    };
+    let v = match exact {
+        Some(e) if ftz && e.abs() < f32::MIN_POSITIVE as f64 => 0.0f32.copysign(v),
+        _ => v,
+    };
     (if sat { satf(v) } else { v }).to_bits() as u64
+}
+
+/// `x*y + z` in f64, moved off 2^-126 towards zero where the exact value lies below it (so
+/// that comparing it with 2^-126 tells whether the exact value is smaller).
+fn exact_fma_ish(x: f32, y: f32, z: f32) -> f64 {
+    let (p, z) = (x as f64 * y as f64, z as f64);
+    let s = p + z;
+    let bp = s - z;
+    let e = (p - bp) + (z - (s - bp));
+    if s.abs() == f32::MIN_POSITIVE as f64 && s * e < 0.0 {
+        s * (1.0 - f64::EPSILON)
+    } else {
+        s
+    }
 }
 
 fn ref_f64(op: &str, r: &str, a: u64, b: u64, c: u64) -> u64 {

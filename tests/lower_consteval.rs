@@ -633,7 +633,30 @@ fn f32_rounding_modes_and_ftz() {
                         "sqrt" => bb(x[0]).sqrt(),
                         _ => 1.0 / bb(x[0]),
                     });
-                    if ftz {
+                    // `.ftz` flushes a product or quotient by its exact value (measured on an
+                    // H200, `tests/cpu_gpu_measured.rs`), even where it rounds up to 2^-126.
+                    let exact = match *op {
+                        "mul" => x[0] as f64 * x[1] as f64,
+                        "div" => x[0] as f64 / x[1] as f64,
+                        "rcp" => 1.0 / x[0] as f64,
+                        "fma" => {
+                            // TwoSum of the exact product and c; nudged inwards at 2^-126
+                            // when the exact value lies below it.
+                            let (p, c) = (x[0] as f64 * x[1] as f64, x[2] as f64);
+                            let s = p + c;
+                            let bp = s - c;
+                            let e = (p - bp) + (c - (s - bp));
+                            if s.abs() == f32::MIN_POSITIVE as f64 && s * e < 0.0 {
+                                s * (1.0 - f64::EPSILON)
+                            } else {
+                                s
+                            }
+                        }
+                        _ => 1.0,
+                    };
+                    if ftz && exact.abs() < f32::MIN_POSITIVE as f64 {
+                        0.0f32.copysign(v)
+                    } else if ftz {
                         ftz32(v)
                     } else {
                         v

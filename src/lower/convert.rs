@@ -354,10 +354,19 @@ fn convert<'c>(
         // Measured on an H200 (sm_90, driver 580): a NaN converted from f32/f16/bf16 to
         // f32/f16/bf16 is the canonical NaN (0x7fffffff, 0x7fff), payload and sign dropped, and
         // `cvt.ftz.f64.f32` widens that canonical f32 NaN (0x7fffffffe0000000); a NaN from f64
-        // keeps its payload (`cvt.rn.bf16.f64 0x7ff1248a53a43642` = 0x7fc9), as does
-        // `cvt.f64.f32` without `.ftz`.
-        let r = if st.bits > 32 || !l.target.gpu_nans() {
+        // keeps its sign and the top of its payload, quieted (`cvt.rn.bf16.f64
+        // 0x7ff1248a53a43642` = 0x7fc9, `cvt.rn.f16.f64 0xfff4000000000123` = 0xff00), as
+        // `cvt.f64.f32` without `.ftz` keeps the f32 one.
+        let r = if !l.target.gpu_nans() {
             r
+        } else if st.bits > 32 {
+            if dt.bits < 64 {
+                // (Only where the result is still a NaN: `.sat` makes it 0.)
+                let nan = fp::and(l, fp::is_nan(l, x), fp::is_nan(l, r));
+                fp::bits_sel(l, nan, fp::narrow_nan(l, x, ft), r)
+            } else {
+                r
+            }
         } else if dt.bits <= 32 {
             fp::gpu_nan(l, r)
         } else if f32ftz(st) {

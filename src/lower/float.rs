@@ -188,6 +188,7 @@ pub fn lower<'c, 'a>(
                 } else {
                     arith_lane(l, op, rnd, ftz, t, &[a, b])?
                 };
+                let r = fp::gpu_nan_f64(l, &[a, b], r);
                 let r = gpu_nans(l, t, r.into());
                 l.set(fs, &ops[0], r, false)?;
                 return Ok(true);
@@ -218,6 +219,16 @@ pub fn lower<'c, 'a>(
                     out.push(post(l, p, r));
                 }
                 join(l, t, &out)
+            };
+            let r = if et.bits == 64 {
+                let x: Vec<FloatValue<'c>> = args.iter().map(|v| v.into_float_value()).collect();
+                let order = match op {
+                    RoundedOp::Fma => vec![x[1], x[2], x[0]],
+                    _ => vec![x[1], x[0]],
+                };
+                fp::gpu_nan_f64(l, &order, r.into_float_value()).into()
+            } else {
+                r
             };
             gpu_nans(l, t, r)
         }
@@ -280,10 +291,15 @@ pub fn lower<'c, 'a>(
                     .collect();
                 join(l, t, &out)
             };
-            // Measured on an H200 (sm_90, driver 580): neg/abs of a f16/bf16 NaN give 0x7fff
-            // (a f32 or f64 NaN only has its sign bit changed).
+            // Measured on an H200 (sm_90, driver 580): neg/abs of a f16/bf16 NaN give 0x7fff,
+            // `neg.f64`/`abs.f64` of a NaN give it quieted, sign unchanged (a f32 NaN only has
+            // its sign bit changed).
             if et.bits == 16 {
                 gpu_nans(l, t, r)
+            } else if et.bits == 64 && l.target.gpu_nans() {
+                let a = a.into_float_value();
+                let q = fp::quiet(l, a);
+                fp::bits_sel(l, fp::is_nan(l, a), q, r.into_float_value()).into()
             } else {
                 r
             }
@@ -318,6 +334,11 @@ pub fn lower<'c, 'a>(
                     l.target
                         .approx_op(l, op, ftz, et, &[x.into()])?
                         .into_float_value()
+                };
+                let r = if ins.op == "sqrt" {
+                    fp::gpu_sqrt_nan(l, fp::flush_if(l, ftz, x), r)
+                } else {
+                    r
                 };
                 out.push(r);
             }

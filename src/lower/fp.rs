@@ -240,6 +240,100 @@ pub fn gpu_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
     canonicalize_nan(l, x)
 }
 
+/// `a` where `c`, else `b`, selected on the bits. LLVM treats every NaN as the same value: a
+/// float `select` between a NaN and an operation that already gives a NaN there may be folded
+/// away (the x86 back end dropped the canonicalizing select over `sqrt` of a negative number);
+/// an integer select keeps the bits.
+pub fn bits_sel<'c>(
+    l: &Lowerer<'c, '_>,
+    c: IntValue<'c>,
+    a: FloatValue<'c>,
+    b: FloatValue<'c>,
+) -> FloatValue<'c> {
+    from_bits(l, isel(l, c, to_bits(l, a), to_bits(l, b)), b.get_type())
+}
+
+/// `sqrt`'s result `r` of (flushed) input `x` with the GPU's NaN: the canonical NaN for a
+/// negative or NaN `x` (f32 only; f64 results propagate like the host's).
+pub fn gpu_sqrt_nan<'c>(
+    l: &Lowerer<'c, '_>,
+    x: FloatValue<'c>,
+    r: FloatValue<'c>,
+) -> FloatValue<'c> {
+    let ft = x.get_type();
+    if !l.target.gpu_nans() || fbits(l, ft) > 32 {
+        return r;
+    }
+    let bad = fcmp(l, FloatPredicate::ULT, x, ft.const_zero());
+    bits_sel(l, bad, canonical_nan(l, ft), r)
+}
+
+/// `x` with its quiet bit set (a signalling NaN made quiet, as an operation returns it).
+pub fn quiet<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+    let ft = x.get_type();
+    let w = fbits(l, ft);
+    let q = match w {
+        16 if is_bf16(l, ft) => 1u64 << 6,
+        16 => 1 << 9,
+        32 => 1 << 22,
+        _ => 1 << 51,
+    };
+    let b = to_bits(l, x);
+    let b = l.b.build_or(b, l.int(w).const_int(q, false), "").unwrap();
+    from_bits(l, b, ft)
+}
+
+/// The NaN that f64 NaN `x` narrows to in float type `ft`: its sign, the quiet bit and the
+/// top bits of its payload (how an H200 converts an f64 NaN to bf16: `0x7ff1248a53a43642` →
+/// `0x7fc9`; LLVM's fptrunc to bfloat gives 0x7fc0 on x86).
+pub fn narrow_nan<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, ft: FloatType<'c>) -> FloatValue<'c> {
+    let w = fbits(l, ft);
+    let mant = match w {
+        16 if is_bf16(l, ft) => 7,
+        16 => 10,
+        _ => 23,
+    };
+    let i64t = l.i64();
+    let b = to_bits(l, x);
+    let sign =
+        l.b.build_right_shift(b, i64t.const_int(63, false), false, "")
+            .unwrap();
+    let sign =
+        l.b.build_left_shift(sign, i64t.const_int(w as u64 - 1, false), "")
+            .unwrap();
+    let pay =
+        l.b.build_right_shift(b, i64t.const_int(52 - mant, false), false, "")
+            .unwrap();
+    let pay =
+        l.b.build_and(pay, i64t.const_int((1 << mant) - 1, false), "")
+            .unwrap();
+    // All-ones exponent and the quiet bit (the top payload bit).
+    let top = ((1u64 << (w - 1)) - 1) & !((1u64 << (mant - 1)) - 1);
+    let v = l.b.build_or(sign, pay, "").unwrap();
+    let v = l.b.build_or(v, i64t.const_int(top, false), "").unwrap();
+    let v = l.b.build_int_truncate(v, l.int(w), "").unwrap();
+    from_bits(l, v, ft)
+}
+
+/// The result `r` of an f64 operation with the GPU's NaN: where an operand is a NaN, the first
+/// NaN of `order` (quieted), whatever the host computed. Measured on an H200 (sm_90, driver
+/// 580) with two NaN operands: `add/sub/mul` give b's NaN (`sub` does not negate it), `div`
+/// a's, `fma` b's, then c's, then a's. (The host takes the first operand, and LLVM may swap
+/// the operands of a commutative operation.)
+pub fn gpu_nan_f64<'c>(
+    l: &Lowerer<'c, '_>,
+    order: &[FloatValue<'c>],
+    r: FloatValue<'c>,
+) -> FloatValue<'c> {
+    if !l.target.gpu_nans() || fbits(l, r.get_type()) != 64 {
+        return r;
+    }
+    order
+        .iter()
+        .rev()
+        .fold(r, |acc, x| bits_sel(l, is_nan(l, *x), quiet(l, *x), acc))
+}
+
 /// The smallest normal number of a float type.
 fn min_normal<'c>(l: &Lowerer<'c, '_>, ft: FloatType<'c>) -> f64 {
     match fbits(l, ft) {
@@ -350,6 +444,14 @@ pub fn minmax<'c>(
         )
         .into_float_value();
     let r = canonicalize_nan(l, r);
+    let r = if fbits(l, ft) == 64 && l.target.gpu_nans() {
+        // Measured on an H200 (sm_90, driver 580): `min/max.f64` of two NaNs give the second
+        // one, quieted (the one defined later, in the measured kernels), not a canonical NaN.
+        let both = and(l, is_nan(l, a), is_nan(l, b));
+        bits_sel(l, both, quiet(l, b), r)
+    } else {
+        r
+    };
     match xs {
         Some(s) => {
             let bits = to_bits(l, r);
@@ -747,7 +849,53 @@ pub fn default_rounded_op<'c>(
             }
         }
     };
-    Ok(flush_if(l, ftz, r).into())
+    let r = flush_if(l, ftz, r);
+    if ftz {
+        return Ok(flush_by_exact(l, op, &a, r).into());
+    }
+    Ok(r.into())
+}
+
+/// `.ftz` on an f32 `mul`/`fma`/`div`/`rcp` result `r` of the (flushed) operands `a`: ±0 where
+/// the exact result is below 2^-126 in magnitude. Measured on an H200 (sm_90, driver 580):
+/// `.ftz` flushes by the exact result, before rounding: `mul.rp.ftz.f32 0x00800000,
+/// 0x3f7fffff` is +0, not the smallest normal the product rounds to; `fma` and `rcp` alike
+/// (and, not measured, the `.approx`/`.full` divisions and `rcp.approx`). A product of two f32 is exact in f64 and its sum with
+/// an f32 is exact as TwoSum's pair; a quotient of two f32 is never within an f64 ulp of
+/// 2^-126 without being it, so its f64 value decides.
+pub fn flush_by_exact<'c>(
+    l: &Lowerer<'c, '_>,
+    op: RoundedOp,
+    a: &[FloatValue<'c>],
+    r: FloatValue<'c>,
+) -> FloatValue<'c> {
+    let ft = r.get_type();
+    if fbits(l, ft) != 32 {
+        return r;
+    }
+    let d = l.ctx.f64_type();
+    let x: Vec<FloatValue<'c>> = a.iter().map(|v| fext(l, *v, d)).collect();
+    let m = fconst(d, min_normal(l, ft));
+    let tiny = match op {
+        RoundedOp::Mul | RoundedOp::Div | RoundedOp::Rcp => {
+            let w = match op {
+                RoundedOp::Mul => fmul(l, x[0], x[1]),
+                RoundedOp::Div => fdiv(l, x[0], x[1]),
+                _ => fdiv(l, fconst(d, 1.0), x[0]),
+            };
+            fcmp(l, FloatPredicate::OLT, fabs(l, w), m)
+        }
+        RoundedOp::Fma => {
+            let (s, e) = two_sum(l, fmul(l, x[0], x[1]), x[2]);
+            let below = fcmp(l, FloatPredicate::OLT, fabs(l, s), m);
+            // |s| = 2^-126 exactly, with the error pointing towards zero.
+            let at = fcmp(l, FloatPredicate::OEQ, fabs(l, s), m);
+            let inward = fcmp(l, FloatPredicate::OLT, fmul(l, s, e), d.const_zero());
+            or(l, below, and(l, at, inward))
+        }
+        _ => return r,
+    };
+    fsel(l, tiny, copysign(l, ft.const_zero(), r), r)
 }
 
 /// The default [`Target::rounded_cvt`]: see its documentation.
@@ -1158,6 +1306,11 @@ pub fn default_approx_op<'c>(
     };
     let r = fconv(l, r, ft);
     let r = flush_if(l, ftz, r);
+    let r = match op {
+        ApproxOp::Div | ApproxOp::DivFull if ftz => flush_by_exact(l, RoundedOp::Div, &a, r),
+        ApproxOp::Rcp if ftz => flush_by_exact(l, RoundedOp::Rcp, &a, r),
+        _ => r,
+    };
     let r = match op {
         // Measured on an H200 (sm_90, driver 580): every NaN result of rsqrt.approx.ftz.f64
         // (NaN or negative input) is 0x7fffffff00000000, as rcp.approx.ftz.f64 documents.
