@@ -85,7 +85,7 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
                     if op == "nanosleep" {
                         return Some("`nanosleep` (a thread waiting for others)".to_string());
                     }
-                    if matches!(op, "mma" | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma") {
+                    if matches!(op, "ldmatrix" | "stmatrix" | "movmatrix" | "wmma") {
                         return Some(format!("a matrix instruction (`{op}`)"));
                     }
                 }
