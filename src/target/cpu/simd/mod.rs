@@ -5,9 +5,10 @@
 //! --dump-plan` prints it.
 //!
 //! In scope: kernels without CTA barriers (`bar.sync`/`barrier`/`bar.red`/`bar.arrive`) and
-//! matrix instructions, whose calls of device functions LLVM has nothing to inline (no device
-//! function calls), with any divergent control flow and the warp operations `activemask`,
-//! `shfl`, `vote`, integer `redux`, `match`, `elect` and `bar.warp.sync`.
+//! matrix instructions other than `mma.sync` (a whole-warp call there), whose calls of device
+//! functions LLVM has nothing to inline (no device function calls), with any divergent
+//! control flow and the warp operations `activemask`, `shfl`, `vote`, integer `redux`,
+//! `match`, `elect` and `bar.warp.sync`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
