@@ -745,14 +745,16 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
     let slots: Vec<[u32; SLOT_WORDS]> = (0..lanes)
         .map(|l| {
             let mut w = [0u32; SLOT_WORDS];
-            for k in 0..wa {
-                w[k] = *a.add(k * lanes + l);
+            let (wa_, wb_) = w.split_at_mut(wa);
+            let (wb_, wc_) = wb_.split_at_mut(wb);
+            for (k, x) in wa_.iter_mut().enumerate() {
+                *x = *a.add(k * lanes + l);
             }
-            for k in 0..wb {
-                w[wa + k] = *b.add(k * lanes + l);
+            for (k, x) in wb_.iter_mut().enumerate() {
+                *x = *b.add(k * lanes + l);
             }
-            for k in 0..wc {
-                w[wa + wb + k] = *c.add(k * lanes + l);
+            for (k, x) in wc_.iter_mut().take(wc).enumerate() {
+                *x = *c.add(k * lanes + l);
             }
             w
         })

@@ -207,7 +207,8 @@ impl Warp<'_> {
         c::LLVMBuildGEP2(self.b, self.i32, arr, idx.as_mut_ptr(), 1, c"".as_ptr())
     }
 
-    /// Stores the lanes of `v` (32- or 64-bit elements) as words `k` (and `k + 1`).
+    /// Stores the lanes of `v` (32- or 64-bit elements) as words `k` (and `k + 1`); lanes
+    /// not running give zeros, as the coroutine scheme's missing lanes do.
     unsafe fn put_words(&self, arr: LLVMValueRef, k: u64, v: LLVMValueRef) {
         let b = self.b;
         let n = c"".as_ptr();
@@ -217,6 +218,7 @@ impl Warp<'_> {
         if bits == 64 {
             let vt64 = c::LLVMVectorType(self.i64, LANES);
             let x = c::LLVMBuildBitCast(b, v, vt64, n);
+            let x = c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt64), n);
             let lo = c::LLVMBuildTrunc(b, x, vt, n);
             let hi = c::LLVMBuildLShr(b, x, self.splat(c::LLVMConstInt(self.i64, 32, 0)), n);
             let hi = c::LLVMBuildTrunc(b, hi, vt, n);
@@ -224,6 +226,7 @@ impl Warp<'_> {
             c::LLVMBuildStore(b, hi, self.word_ptr(arr, k + 1));
         } else {
             let x = c::LLVMBuildBitCast(b, v, vt, n);
+            let x = c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt), n);
             c::LLVMBuildStore(b, x, self.word_ptr(arr, k));
         }
     }
