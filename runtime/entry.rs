@@ -514,6 +514,10 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
             super::matrix::ptx2llvm_rt_mma as *const c_void,
         ),
         (
+            "ptx2llvm_rt_warp_mma",
+            super::matrix::ptx2llvm_rt_warp_mma as *const c_void,
+        ),
+        (
             "ptx2llvm_rt_ldmatrix",
             super::matrix::ptx2llvm_rt_ldmatrix as *const c_void,
         ),

@@ -713,3 +713,56 @@ fn put_bits(w: &mut [u32], b: usize, e: usize, v: u64) {
         }
     }
 }
+
+/// `mma.sync.aligned` of kind `kind` for a whole warp of the warp engine: `a`, `b` and `c`
+/// hold every lane's fragment words component-major (word `k` of lane `l` at `k * 32 + l`),
+/// and `d` receives the result fragments the same way. The product is the coroutine
+/// scheme's (`product`), without an exchange: the warp function holds all lanes at once.
+///
+/// # Safety
+/// `t` must be the warp's context; the arrays must hold 32 lanes of `kind`'s fragment words.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
+    t: *mut Thread,
+    kind: u32,
+    a: *const u32,
+    b: *const u32,
+    c: *const u32,
+    d: *mut u32,
+) {
+    let Some(m) = Mma::decode(kind) else {
+        fail(
+            t,
+            format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
+        );
+    };
+    let (wa, wb, wc) = (
+        m.words(Frag::A, false),
+        m.words(Frag::B, false),
+        m.words(Frag::C, false),
+    );
+    let lanes = WARP_SIZE as usize;
+    let slots: Vec<[u32; SLOT_WORDS]> = (0..lanes)
+        .map(|l| {
+            let mut w = [0u32; SLOT_WORDS];
+            let (wa_, wb_) = w.split_at_mut(wa);
+            let (wb_, wc_) = wb_.split_at_mut(wb);
+            for (k, x) in wa_.iter_mut().enumerate() {
+                *x = *a.add(k * lanes + l);
+            }
+            for (k, x) in wb_.iter_mut().enumerate() {
+                *x = *b.add(k * lanes + l);
+            }
+            for (k, x) in wc_.iter_mut().take(wc).enumerate() {
+                *x = *c.add(k * lanes + l);
+            }
+            w
+        })
+        .collect();
+    let all = product(&m, &slots, (wa, wb, wc));
+    for (l, out) in all.iter().enumerate() {
+        for (k, &x) in out.iter().take(m.words(Frag::C, true)).enumerate() {
+            *d.add(k * lanes + l) = x;
+        }
+    }
+}

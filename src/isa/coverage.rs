@@ -200,8 +200,8 @@ model. Beyond the table:
   each other through global memory outside a cooperative launch make progress only while they
   run at the same time: the runtime runs one block per worker thread (`LaunchConfig::workers`,
   one per core by default).
-- Warp matrix instructions (`mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix`, `wmma`) keep their
-  kernel on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
+- Warp matrix instructions (`ldmatrix`, `stmatrix`, `movmatrix`, `wmma`, and `mma.sync` outside
+  the warp engine) keep their kernel on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
   lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
   from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
   `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float
@@ -214,7 +214,8 @@ model. Beyond the table:
   elements `l n ..`), which may differ from a GPU's; for 512-element b8 matrices the probes
   cannot tell elements `e` and `e + 256` apart, so their layout there follows the pattern of
   the others. Sub-byte and `.b1` `wmma` are not implemented.
-- Kernels without matrix instructions run on the warp engine (one SIMD program per warp,
+- Kernels without matrix instructions other than `mma.sync` (a whole-warp runtime call
+  there, same results) run on the warp engine (one SIMD program per warp,
   lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running
   together, as on a GPU; each CTA barrier a point where the warp suspends until the CTA's
   other warps have arrived or exited). It falls back, with the reason in the plan
@@ -225,7 +226,7 @@ model. Beyond the table:
   `.local` arrays and address-taken variables, irreducible control flow, float `redux.sync`,
   `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
   results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,
-  inline assembly, modules with line information (`.loc` or `-g`: the vectorizer does not
+  inline assembly, `mma.sync` in code some live lanes may skip, modules with line information (`.loc` or `-g`: the vectorizer does not
   carry source locations yet), and a `.sync` warp operation with a full or computed member
   mask in code some live lanes may skip (lanes meeting at different instructions, which lock
   step cannot pair); at -O0 it is not used. A `.sync` operation it runs whose member lanes are

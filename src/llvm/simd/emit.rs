@@ -610,7 +610,7 @@ impl<'a> Warp<'a> {
     /// One instruction that is neither a phi nor a terminator.
     unsafe fn inst(&mut self, i: LLVMValueRef) -> Result<(), String> {
         let op = ir::opcode(i);
-        if op == O::LLVMAlloca {
+        if op == O::LLVMAlloca || self.frag_access(i) {
             return Ok(());
         }
         if op == O::LLVMCall {

@@ -132,6 +132,8 @@ pub enum WarpCall {
     MatchAll,
     Elect,
     WarpSync,
+    /// `mma.sync` (`ptx2llvm_rt_mma`): fragments in stack arrays (`simd/matrix.rs`).
+    Mma,
 }
 
 impl WarpCall {
@@ -145,6 +147,7 @@ impl WarpCall {
             "ptx2llvm_rt_match_all_u32" | "ptx2llvm_rt_match_all_u64" => WarpCall::MatchAll,
             "ptx2llvm_rt_elect" => WarpCall::Elect,
             "ptx2llvm_rt_bar_warp_sync" => WarpCall::WarpSync,
+            "ptx2llvm_rt_mma" => WarpCall::Mma,
             _ => return None,
         })
     }
@@ -160,7 +163,7 @@ impl WarpCall {
     /// Whether the operation names its member lanes (`.sync`): they must be the active ones.
     /// `activemask` has none; the non-`.sync` forms pass `activemask` as their mask.
     pub fn has_member_mask(self) -> bool {
-        self != WarpCall::ActiveMask
+        !matches!(self, WarpCall::ActiveMask | WarpCall::Mma)
     }
 
     pub fn spelling(self) -> &'static str {
@@ -173,6 +176,7 @@ impl WarpCall {
             WarpCall::MatchAll => "match.all.sync",
             WarpCall::Elect => "elect.sync",
             WarpCall::WarpSync => "bar.warp.sync",
+            WarpCall::Mma => "mma.sync",
         }
     }
 }

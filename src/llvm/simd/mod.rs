@@ -14,6 +14,7 @@ mod driver;
 mod emit;
 mod ir;
 mod lanes;
+mod matrix;
 mod stride;
 mod uniform;
 mod warp;
@@ -209,7 +210,7 @@ unsafe fn check(
                 {
                     return Err(format!("cannot vectorize `{}`", ir::print(i)));
                 }
-                O::LLVMAlloca if !pred_slot(i) => {
+                O::LLVMAlloca if !pred_slot(i) && !matrix::frag_slot(td, i) => {
                     return Err("a `.local` array or a variable whose address is taken".into());
                 }
                 O::LLVMStore if ir::ctx_offset(td, c::LLVMGetOperand(i, 1)).is_some() => {
@@ -261,6 +262,12 @@ unsafe fn check(
                             && ir::const_u64(args[2]).is_none_or(|op| op & 0xf >= 8)
                         {
                             return Err("`redux.sync` on floats".into());
+                        }
+                        if w == WarpCall::Mma && cfg_partial(cfg, facts, bi) {
+                            return Err(
+                                "`mma.sync` under divergent control flow (it needs every lane)"
+                                    .into(),
+                            );
                         }
                         if w.has_member_mask()
                             && cfg_partial(cfg, facts, bi)

@@ -117,8 +117,9 @@ impl Facts {
                                 Some(f) => f.varying(),
                                 None => false,
                             };
-                            // Allocas left are the predicate outputs of warp operations.
-                            lane_field || varying.contains(&p) || !c::LLVMIsAAllocaInst(p).is_null()
+                            // Allocas left are the predicate outputs and fragment arrays of
+                            // warp operations.
+                            lane_field || varying.contains(&p) || super::matrix::is_frag_ptr(p)
                         }
                         O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
                         O::LLVMCall => match call_kind(i) {

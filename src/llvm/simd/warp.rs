@@ -25,13 +25,16 @@ impl Warp<'_> {
             self.set(i, mbits);
             return Ok(());
         }
+        if w == WarpCall::Mma {
+            return self.mma(i);
+        }
         // The member mask's position among the arguments.
         let mpos = match w {
             WarpCall::Shfl => 6,
             WarpCall::Vote => 3,
             WarpCall::Redux => 4,
             WarpCall::MatchAny | WarpCall::MatchAll | WarpCall::Elect | WarpCall::WarpSync => 2,
-            WarpCall::ActiveMask => unreachable!(),
+            WarpCall::ActiveMask | WarpCall::Mma => unreachable!(),
         };
         let member = self.get(arg(mpos), false);
         if self.is_vec(member) {
@@ -135,7 +138,7 @@ impl Warp<'_> {
                 let p = c::LLVMBuildZExt(b, is, vt, n);
                 self.pred_slots.insert(arg(3), p);
             }
-            WarpCall::ActiveMask => {}
+            WarpCall::ActiveMask | WarpCall::Mma => {}
         }
         Ok(())
     }
@@ -167,6 +170,7 @@ impl Warp<'_> {
             WarpCall::Elect => 5,
             WarpCall::WarpSync => 6,
             WarpCall::ActiveMask => 7,
+            WarpCall::Mma => 8,
         });
         let mut pt = [self.ptr, self.i32, self.i32, self.i32, self.i32];
         let ft = c::LLVMFunctionType(c::LLVMVoidTypeInContext(self.cx), pt.as_mut_ptr(), 5, 0);

@@ -4,11 +4,12 @@
 //! `KernelPath::Warp` (the plan) or in the reason its fallback carries; `ptx2llvm run
 //! --dump-plan` prints it.
 //!
-//! In scope: kernels without matrix instructions, whose calls of device functions LLVM has
-//! nothing to inline (no device function calls), with any divergent control flow, the warp
-//! operations `activemask`, `shfl`, `vote`, integer `redux`, `match`, `elect` and
-//! `bar.warp.sync`, and CTA barriers (`bar.sync`/`barrier.sync`/`bar.red`) that every live
-//! lane of a warp reaches together (`llvm::simd`'s `barrier.rs` says which).
+//! In scope: kernels without matrix instructions other than `mma.sync` (a whole-warp call
+//! there), whose calls of device functions LLVM has nothing to inline (no device function
+//! calls), with any divergent control flow, the warp operations `activemask`, `shfl`, `vote`,
+//! integer `redux`, `match`, `elect` and `bar.warp.sync`, and CTA barriers
+//! (`bar.sync`/`barrier.sync`/`bar.red`) that every live lane of a warp reaches together
+//! (`llvm::simd`'s `barrier.rs` says which).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -104,7 +105,7 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
                     if op == "nanosleep" {
                         return Some("`nanosleep` (a thread waiting for others)".to_string());
                     }
-                    if matches!(op, "mma" | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma") {
+                    if matches!(op, "ldmatrix" | "stmatrix" | "movmatrix" | "wmma") {
                         return Some(format!("a matrix instruction (`{op}`)"));
                     }
                 }
