@@ -327,18 +327,25 @@ fn build<'c, 'a>(
                         aggregate: p.aggregate,
                     })
                     .collect();
-                // The vectorizer does not carry source locations yet: kernels with line
-                // information keep the engines whose code `perf` and gdb map to lines.
-                if l.debug.is_some() {
+                // `-g` describes each thread's registers: gdb shows them on coroutines, one
+                // thread at a time (the warp function keeps 32 lanes in vectors). Line tables
+                // alone (`.loc`) take the warp engine: its functions carry the locations.
+                if l.debug.as_ref().is_some_and(|d| d.full()) {
                     k.warp_refused = Some(
-                        "line information (`.loc` or -g): the warp engine does not carry \
-                         source locations yet"
+                        "-g: per-thread registers for gdb need a thread's own state (coroutines)"
                             .to_string(),
                     );
                     continue;
                 }
                 match simd::plan(&l.module, machine, f, &places) {
                     Ok(p) => {
+                        if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
+                            for w in [".simd.w", ".simd.rows"] {
+                                if let Some(wf) = l.module.get_function(&format!("{}{w}", f.name)) {
+                                    d.rehome(kf, wf);
+                                }
+                            }
+                        }
                         k.path = fission::KernelPath::Warp(std::sync::Arc::new(p));
                         warp.push(k.name.clone());
                         if jit {
