@@ -260,8 +260,8 @@ fn gdb_stops_at_a_cuda_line_of_a_thread_loop_kernel_without_g() {
 
 #[test]
 fn gdb_stops_at_a_cuda_line_of_a_warp_engine_kernel() {
-    // `series` has `.loc` lines and takes the warp engine (by default, without -g): its
-    // warp function `series.simd.w` carries them, so a line breakpoint in the loop stops there,
+    // `series` has `.loc` lines and takes the warp engine when asked (without -g): its warp
+    // function `series.simd.w` carries them, so a line breakpoint in the loop stops there,
     // once per warp and iteration.
     let args = [
         "run",
@@ -284,6 +284,7 @@ fn gdb_stops_at_a_cuda_line_of_a_warp_engine_kernel() {
         .current_dir(root())
         .args(args)
         .arg("--dump-plan")
+        .env("PTX2LLVM_CPU_MODE", "warp")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
@@ -305,7 +306,7 @@ fn gdb_stops_at_a_cuda_line_of_a_warp_engine_kernel() {
             "continue",
         ],
         &args,
-        &[],
+        &[("PTX2LLVM_CPU_MODE", "warp")],
     );
     in_order(
         &out,

@@ -329,13 +329,28 @@ fn build<'c, 'a>(
                     .collect();
                 // `-g` describes each thread's registers: gdb shows them on coroutines, one
                 // thread at a time (the warp function keeps 32 lanes in vectors). Line tables
-                // alone (`.loc`) take the warp engine: its functions carry the locations.
-                if l.debug.as_ref().is_some_and(|d| d.full()) {
-                    k.warp_refused = Some(
-                        "-g: per-thread registers for gdb need a thread's own state (coroutines)"
-                            .to_string(),
-                    );
-                    continue;
+                // alone (`.loc`): the warp functions carry the locations (gdb line
+                // breakpoints hit), but after optimization perf's jitdump lacks lines of the
+                // warp function's loop (examples/debug `series`: kernel.cu:25), so only an
+                // explicit `PTX2LLVM_CPU_MODE=warp` takes them there.
+                match &l.debug {
+                    Some(d) if d.full() => {
+                        k.warp_refused = Some(
+                            "-g: per-thread registers for gdb need a thread's own state \
+                             (coroutines)"
+                                .to_string(),
+                        );
+                        continue;
+                    }
+                    Some(_) if mode != fission::CpuMode::Warp => {
+                        k.warp_refused = Some(
+                            "line information (`.loc`): perf's line table of the warp engine is \
+                             incomplete (PTX2LLVM_CPU_MODE=warp takes it anyway)"
+                                .to_string(),
+                        );
+                        continue;
+                    }
+                    _ => {}
                 }
                 match simd::plan(&l.module, machine, f, &places) {
                     Ok(p) => {
