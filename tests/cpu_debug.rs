@@ -259,6 +259,71 @@ fn gdb_stops_at_a_cuda_line_of_a_thread_loop_kernel_without_g() {
 }
 
 #[test]
+fn gdb_stops_at_a_cuda_line_of_a_warp_engine_kernel() {
+    // `series` has `.loc` lines and takes the warp engine when asked (without -g): its warp
+    // function `series.simd.w` carries them, so a line breakpoint in the loop stops there,
+    // once per warp and iteration.
+    let args = [
+        "run",
+        "examples/debug/kernel.ptx",
+        "--kernel",
+        "series",
+        "--grid",
+        "2",
+        "--block",
+        "64",
+        "--arg",
+        "zeros:512",
+        "--arg",
+        "s32:128",
+        "--arg",
+        "s32:10",
+        "--serial",
+    ];
+    let o = Command::new(bin())
+        .current_dir(root())
+        .args(args)
+        .arg("--dump-plan")
+        .env("PTX2LLVM_CPU_MODE", "warp")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("plan series: warp"),
+        "series takes the warp engine:\n{}",
+        text(&o)
+    );
+    if !have("gdb") {
+        eprintln!("SKIPPED: gdb is not installed (scripts/setup.sh installs Debian's gdb)");
+        return;
+    }
+    let out = gdb(
+        &[
+            "set breakpoint pending on",
+            "break kernel.cu:24",
+            "run",
+            "backtrace 2",
+            "continue",
+        ],
+        &args,
+        &[("PTX2LLVM_CPU_MODE", "warp")],
+    );
+    in_order(
+        &out,
+        &[
+            "Breakpoint 1",
+            "kernel.cu:24",
+            "24\t    acc = acc * 0.999f + sqrtf(v);",
+            "#0  series.simd",
+            "#1  ",
+            "series",
+            "Breakpoint 1",
+            "kernel.cu:24",
+        ],
+    );
+}
+
+#[test]
 fn gdb_steps_hand_written_ptx_by_its_own_lines() {
     if !have("gdb") {
         eprintln!("SKIPPED: gdb is not installed (scripts/setup.sh installs Debian's gdb)");

@@ -226,8 +226,9 @@ model. Beyond the table:
   `.local` arrays and address-taken variables, irreducible control flow, float `redux.sync`,
   `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
   results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,
-  inline assembly, `mma.sync` in code some live lanes may skip, modules with line information (`.loc` or `-g`: the vectorizer does not
-  carry source locations yet), and a `.sync` warp operation with a full or computed member
+  inline assembly, `mma.sync` in code some live lanes may skip, `-g` (per-thread registers for gdb), `.loc` line tables (they run on it
+  with `PTX2LLVM_CPU_MODE=warp`; perf's line table of its optimized code misses lines), and
+  a `.sync` warp operation with a full or computed member
   mask in code some live lanes may skip (lanes meeting at different instructions, which lock
   step cannot pair); at -O0 it is not used. A `.sync` operation it runs whose member lanes are
   not all active there fails the launch naming the lanes. After a divergent loop `activemask`

@@ -412,6 +412,91 @@ impl<'c> DebugBuilder<'c> {
         }
     }
 
+    /// Gives `to`, a function built from `from`'s instructions with their locations (the warp
+    /// engine's `K.simd.w`, `K.simd.rows`), a subprogram of its own and moves those locations
+    /// into it: a location belongs to one function's subprogram (the verifier checks it), and
+    /// `perf` and gdb find `to`'s code by its line table. Locations keep their line, column and
+    /// inlined-function scope; the outermost scope becomes `to`'s. Instructions without one (the
+    /// vectorizer's scaffolding before the first source instruction) get line 0 of `to`.
+    pub fn rehome(&self, from: FunctionValue<'c>, to: FunctionValue<'c>) {
+        // SAFETY: live functions of this context.
+        let old = unsafe { d::LLVMGetSubprogram(from.as_value_ref()) };
+        if old.is_null() {
+            return;
+        }
+        // SAFETY: `old` is a subprogram of this context.
+        let (file, line) = unsafe {
+            (
+                Md::new(d::LLVMDIScopeGetFile(old)),
+                d::LLVMDISubprogramGetLine(old),
+            )
+        };
+        let name = to.get_name().to_string_lossy().into_owned();
+        let sp = self.subprogram(&name, file, line, Some(to));
+        let mut moved: std::collections::HashMap<LLVMMetadataRef, Md<'c>> = Default::default();
+        let line0 = self.location(0, 0, sp, None);
+        for i in to
+            .get_basic_block_iter()
+            .flat_map(|bb| bb.get_instructions())
+            .map(|i| i.as_value_ref())
+        {
+            // SAFETY: a live instruction.
+            let loc = unsafe { d::LLVMInstructionGetDebugLoc(i) };
+            let new = if loc.is_null() {
+                line0
+            } else {
+                self.moved_location(loc, old, sp, &mut moved)
+            };
+            // SAFETY: a live instruction, a location of its context.
+            unsafe { d::LLVMInstructionSetDebugLoc(i, new.raw) };
+        }
+    }
+
+    /// `loc` (of the function described by `old`) as a location of the one described by `sp`.
+    fn moved_location(
+        &self,
+        loc: LLVMMetadataRef,
+        old: LLVMMetadataRef,
+        sp: Md<'c>,
+        moved: &mut std::collections::HashMap<LLVMMetadataRef, Md<'c>>,
+    ) -> Md<'c> {
+        if let Some(&m) = moved.get(&loc) {
+            return m;
+        }
+        // SAFETY: `loc` is a `DILocation` of this context.
+        let (line, col, scope, at) = unsafe {
+            (
+                d::LLVMDILocationGetLine(loc),
+                d::LLVMDILocationGetColumn(loc),
+                d::LLVMDILocationGetScope(loc),
+                d::LLVMDILocationGetInlinedAt(loc),
+            )
+        };
+        let new = if at.is_null() {
+            // An outermost location: its scope is `old` or `old` seen from another file (the
+            // lowering makes no other scopes).
+            // SAFETY: `scope` is a scope of this context.
+            let file_scope = unsafe {
+                matches!(
+                    d::LLVMGetMetadataKind(scope),
+                    d::LLVMMetadataKind::LLVMDILexicalBlockFileMetadataKind
+                )
+            };
+            let scope = if scope != old && file_scope {
+                // SAFETY: as above.
+                self.scope_in_file(sp, Md::new(unsafe { d::LLVMDIScopeGetFile(scope) }))
+            } else {
+                sp
+            };
+            self.location(line, col, scope, None)
+        } else {
+            let at = self.moved_location(at, old, sp, moved);
+            self.location(line, col, Md::new(scope), Some(at))
+        };
+        moved.insert(loc, new);
+        new
+    }
+
     /// Resolves what the builder left pending (subprograms' retained nodes, …); call once,
     /// before verifying or emitting the module.
     pub fn finalize(&self) {

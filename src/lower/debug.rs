@@ -390,6 +390,17 @@ impl<'c> ModuleDebug<'c> {
             .or_insert_with_key(|name| self.db.basic_type(name, bits, enc))
     }
 
+    /// Whether this is `-g` (variables per register), not line tables only.
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
+    /// Moves the locations of `to`, built from `from`'s instructions, into a subprogram of
+    /// `to`'s own (`DebugBuilder::rehome`).
+    pub fn rehome(&self, from: FunctionValue<'c>, to: FunctionValue<'c>) {
+        self.db.rehome(from, to);
+    }
+
     /// Resolves the pending metadata; before verifying, after the target has built the
     /// functions it generates around lowered ones (they get subprograms here:
     /// `DebugBuilder::cover_generated`).

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use llvm_sys::core as c;
+use llvm_sys::debuginfo::LLVMInstructionGetDebugLoc;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode as O;
 use llvm_sys::{LLVMIntPredicate, LLVMTypeKind};
@@ -522,6 +523,11 @@ impl<'a> Warp<'a> {
             m
         };
         let name = ir::name(c::LLVMBasicBlockAsValue(self.cfg.blocks[x]));
+        // What the warp function builds for a source instruction has its location (moved into
+        // the warp function's subprogram later: `DebugBuilder::rehome`); the block's guard
+        // that of its first instruction.
+        let first = c::LLVMGetFirstInstruction(self.cfg.blocks[x]);
+        c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(first));
         let body = self.append(&format!("b{x}.{name}"));
         let next = self.append(&format!("b{x}.done"));
         let any = self.any(m);
@@ -529,6 +535,7 @@ impl<'a> Warp<'a> {
         c::LLVMPositionBuilderAtEnd(self.b, body);
         self.mask = m;
         for i in ir::instructions(self.cfg.blocks[x]) {
+            c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
             match ir::opcode(i) {
                 O::LLVMPHI => {
                     let s = self.slot(i);

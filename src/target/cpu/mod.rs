@@ -338,18 +338,40 @@ fn build<'c, 'a>(
                         aggregate: p.aggregate,
                     })
                     .collect();
-                // The vectorizer does not carry source locations yet: kernels with line
-                // information keep the engines whose code `perf` and gdb map to lines.
-                if l.debug.is_some() {
-                    k.warp_refused = Some(
-                        "line information (`.loc` or -g): the warp engine does not carry \
-                         source locations yet"
-                            .to_string(),
-                    );
-                    continue;
+                // `-g` describes each thread's registers: gdb shows them on coroutines, one
+                // thread at a time (the warp function keeps 32 lanes in vectors). Line tables
+                // alone (`.loc`): the warp functions carry the locations (gdb line
+                // breakpoints hit), but after optimization perf's jitdump lacks lines of the
+                // warp function's loop (examples/debug `series`: kernel.cu:25), so only an
+                // explicit `PTX2LLVM_CPU_MODE=warp` takes them there.
+                match &l.debug {
+                    Some(d) if d.full() => {
+                        k.warp_refused = Some(
+                            "-g: per-thread registers for gdb need a thread's own state \
+                             (coroutines)"
+                                .to_string(),
+                        );
+                        continue;
+                    }
+                    Some(_) if mode != fission::CpuMode::Warp => {
+                        k.warp_refused = Some(
+                            "line information (`.loc`): perf's line table of the warp engine is \
+                             incomplete (PTX2LLVM_CPU_MODE=warp takes it anyway)"
+                                .to_string(),
+                        );
+                        continue;
+                    }
+                    _ => {}
                 }
                 match simd::plan(&l.module, machine, f, &places, block) {
                     Ok(p) => {
+                        if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
+                            for w in [".simd.w", ".simd.rows"] {
+                                if let Some(wf) = l.module.get_function(&format!("{}{w}", f.name)) {
+                                    d.rehome(kf, wf);
+                                }
+                            }
+                        }
                         k.path = fission::KernelPath::Warp(std::sync::Arc::new(p));
                         warp.push(k.name.clone());
                         if jit {
