@@ -194,6 +194,27 @@ unsafe fn check(
                 ));
             }
             match op {
+                // A compare-and-swap or exchange in a loop lanes leave at different iterations
+                // is how a spin lock is taken: the lane that wins waits at the loop's exit for
+                // the others, which spin until it releases the lock, so lock step never ends
+                // (lit/isa/atomics.ptx hung). A GPU schedules the lanes independently; the
+                // coroutine scheme does too.
+                O::LLVMAtomicCmpXchg | O::LLVMAtomicRMW
+                    if (op == O::LLVMAtomicCmpXchg
+                        || c::LLVMGetAtomicRMWBinOp(i)
+                            == llvm_sys::LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpXchg)
+                        && cfg
+                            .loops
+                            .iter()
+                            .zip(&facts.divergent_loops)
+                            .any(|(l, &d)| d && l.blocks[bi]) =>
+                {
+                    return Err(
+                        "an atomic compare-and-swap or exchange in a divergent loop (a spin lock: \
+                         lanes of one warp may wait for each other)"
+                            .into(),
+                    );
+                }
                 O::LLVMSwitch | O::LLVMIndirectBr | O::LLVMInvoke | O::LLVMCallBr => {
                     return Err(format!("`{}`", ir::print(i)));
                 }
