@@ -302,6 +302,26 @@ unsafe fn lane_words(t: *mut Thread, base: u32, lane: usize, phase: u32) -> [u32
     w
 }
 
+/// The `mma.sync` variant `kind` encodes and its A, B and C fragment sizes in words per lane;
+/// an unknown `kind` fails the launch.
+///
+/// # Safety
+/// `t` must be the context the runtime passed to the running kernel.
+unsafe fn mma_kind(t: *mut Thread, kind: u32) -> (Mma, usize, usize, usize) {
+    let Some(m) = Mma::decode(kind) else {
+        fail(
+            t,
+            format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
+        );
+    };
+    let (wa, wb, wc) = (
+        m.words(Frag::A, false),
+        m.words(Frag::B, false),
+        m.words(Frag::C, false),
+    );
+    (m, wa, wb, wc)
+}
+
 /// `mma.sync.aligned` (and `wmma.mma.sync.aligned`) of kind `kind` (`abi::mma`): `d = a * b +
 /// c` for the warp; `a`, `b` and `c` point to the calling lane's fragment registers (32-bit
 /// words, `f64` as two), `d` receives its result fragment.
@@ -319,17 +339,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mma(
     c: *const u32,
     d: *mut u32,
 ) {
-    let Some(m) = Mma::decode(kind) else {
-        fail(
-            t,
-            format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
-        );
-    };
-    let (wa, wb, wc) = (
-        m.words(Frag::A, false),
-        m.words(Frag::B, false),
-        m.words(Frag::C, false),
-    );
+    let (m, wa, wb, wc) = mma_kind(t, kind);
     let mut mine = [0u32; SLOT_WORDS];
     for (k, w) in mine.iter_mut().take(wa + wb + wc).enumerate() {
         *w = if k < wa {
@@ -730,17 +740,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
     c: *const u32,
     d: *mut u32,
 ) {
-    let Some(m) = Mma::decode(kind) else {
-        fail(
-            t,
-            format!("mma.sync: unsupported shape or types (kind {kind:#x})"),
-        );
-    };
-    let (wa, wb, wc) = (
-        m.words(Frag::A, false),
-        m.words(Frag::B, false),
-        m.words(Frag::C, false),
-    );
+    let (m, wa, wb, wc) = mma_kind(t, kind);
     let lanes = WARP_SIZE as usize;
     let slots: Vec<[u32; SLOT_WORDS]> = (0..lanes)
         .map(|l| {

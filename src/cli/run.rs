@@ -11,6 +11,7 @@ use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
 use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
+use ptx2llvm::syntax::ast;
 use ptx2llvm::target::cpu::fission::KernelPath;
 
 fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
@@ -71,16 +72,23 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .collect::<Result<_, _>>()
         .map_err(|e| usage(format!("error: {e}")))?;
 
+    // The source and the AST live until the launches are done: the lowering and the loaded
+    // program borrow them.
     let src = driver::load(&a.file).map_err(fail)?;
-    // The lowering borrows the AST for as long as the module lives: keep both for the process.
-    let src: &'static str = Box::leak(src.into_boxed_str());
+    let src: &str = &src;
     let (module, checked, diags) = driver::front_end(src);
     if !diags.is_empty() {
         return Err(fail(
             driver::render(&diags, &a.file, src).trim_end().to_string(),
         ));
     }
-    let module: &'static _ = Box::leak(Box::new(module));
+    // The lowering takes `&'a ast::Module<'a>`, a borrow as long as the AST's own lifetime,
+    // which a local cannot give; the AST moves to the heap and `_ast` frees it when this
+    // function returns, after `program` and the launches (declared later, dropped earlier).
+    let _ast = AstOwner(Box::into_raw(Box::new(module)));
+    // SAFETY: `_ast.0` came from `Box::into_raw` above and is freed only when `_ast` drops, at
+    // the end of this function, after every value that borrows it (declared after `_ast`).
+    let module: &ast::Module<'_> = unsafe { &*_ast.0 };
     let name = a
         .file
         .file_name()
@@ -303,5 +311,16 @@ fn plan_text(name: &str, info: &ptx2llvm::target::cpu::KernelInfo) -> String {
         KernelPath::Coroutine { why } => {
             format!("plan {name}: coroutines ({why})\n{refused}")
         }
+    }
+}
+
+/// Owns the parsed module that `run_inner` lends to the lowering and the loaded program.
+struct AstOwner<'s>(*mut ast::Module<'s>);
+
+impl Drop for AstOwner<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `Box::into_raw` in `run_inner`, is freed only here, and
+        // every borrow of it (the program, its launches) was declared later and dropped first.
+        drop(unsafe { Box::from_raw(self.0) });
     }
 }
