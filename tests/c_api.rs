@@ -296,7 +296,8 @@ fn emit_obj_with_shared_memory_barriers_helpers_and_trap() {
     if let Ok(nm) = nm {
         let syms = String::from_utf8_lossy(&nm.stdout);
         assert!(
-            syms.contains(" T reduce.fis") && syms.contains("ptx2llvm_rt_register_fis"),
+            (syms.contains(" T reduce.fis") || syms.contains(" T reduce.simd"))
+                && syms.contains("ptx2llvm_rt_register_fis"),
             "{syms}"
         );
     }

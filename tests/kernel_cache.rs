@@ -176,7 +176,7 @@ fn disk_hit_runs_like_a_fresh_compilation() {
         assert_eq!(rotate(p), expected(3));
         assert!(matches!(
             p.kernel("rotate").unwrap().path,
-            KernelPath::Fission(_)
+            KernelPath::Fission(_) | KernelPath::Warp(_)
         ));
         assert_eq!(p.static_shared(), mcjit.static_shared());
         assert_eq!(p.shared_align(), mcjit.shared_align());
