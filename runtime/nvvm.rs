@@ -117,19 +117,29 @@ fn fma64(a: f64, b: f64, c: f64, d: Rnd) -> f64 {
 
 /// Whether the exact `a*b + c` is below 2^-126 in magnitude: the product is exact in f64, the
 /// sum exact as TwoSum's pair (s, e).
-fn fma_below_normal(a: f32, b: f32, c: f32) -> bool {
+fn fma_below_normal(a: f32, b: f32, c: f32, rnd: Rnd) -> bool {
     let (p, c) = (a as f64 * b as f64, c as f64);
-    let s = p + c;
-    let bp = s - c;
-    let e = (p - bp) + (c - (s - bp));
-    let m = f32::MIN_POSITIVE as f64;
-    s.abs() < m || (s.abs() == m && s * e < 0.0)
+    tiny_after_rounding(p + c, rnd)
+}
+
+/// Whether `e` is tiny by the H200's rule (the s17 probes, docs/GPU_DIFF.md): below 2^-126
+/// after rounding to 24 bits with an unbounded exponent in mode `rnd`.
+fn tiny_after_rounding(e: f64, rnd: Rnd) -> bool {
+    let min = f32::MIN_POSITIVE as f64;
+    let largest_below = min * (1.0 - 2f64.powi(-24));
+    let up = match rnd {
+        Rnd::Z => false,
+        Rnd::P => e > 0.0 && e.abs() > largest_below,
+        Rnd::M => e < 0.0 && e.abs() > largest_below,
+        Rnd::N => e.abs() >= min * (1.0 - 2f64.powi(-25)),
+    };
+    e.abs() < min && !up
 }
 
 /// `.ftz` by the exact result `e` (as an H200 flushes): a result whose exact value is below
 /// 2^-126 is zero even where it rounds up to 2^-126.
 fn ftz_exact(e: f64, r: f32) -> f32 {
-    if e.abs() < f32::MIN_POSITIVE as f64 {
+    if tiny_after_rounding(e, Rnd::N) {
         0.0f32.copysign(r)
     } else {
         r
@@ -161,7 +171,7 @@ macro_rules! paste_f32 {
             /// rounded one: a product or quotient just below 2^-126 is zero.
             #[inline]
             fn tiny(e: f64, r: f32) -> f32 {
-                if $ftz && e.abs() < f32::MIN_POSITIVE as f64 {
+                if $ftz && tiny_after_rounding(e, Rnd::$rnd) {
                     0.0f32.copysign(r)
                 } else {
                     r
@@ -177,7 +187,7 @@ macro_rules! paste_f32 {
             pub extern "C" fn fma(a: f32, b: f32, c: f32) -> f32 {
                 let (a, b, c) = (f(a), f(b), f(c));
                 let r = f(directed32(Rnd::$rnd, a, b, c, |a, b, c| a.mul_add(b, c)));
-                if $ftz && fma_below_normal(a, b, c) {
+                if $ftz && fma_below_normal(a, b, c, Rnd::$rnd) {
                     0.0f32.copysign(r)
                 } else {
                     r

@@ -851,7 +851,7 @@ pub fn default_rounded_op<'c>(
     };
     let r = flush_if(l, ftz, r);
     if ftz {
-        return Ok(flush_by_exact(l, op, &a, r).into());
+        return Ok(flush_by_exact(l, op, rnd, &a, r).into());
     }
     Ok(r.into())
 }
@@ -866,6 +866,7 @@ pub fn default_rounded_op<'c>(
 pub fn flush_by_exact<'c>(
     l: &Lowerer<'c, '_>,
     op: RoundedOp,
+    rnd: Rounding,
     a: &[FloatValue<'c>],
     r: FloatValue<'c>,
 ) -> FloatValue<'c> {
@@ -876,25 +877,40 @@ pub fn flush_by_exact<'c>(
     let d = l.ctx.f64_type();
     let x: Vec<FloatValue<'c>> = a.iter().map(|v| fext(l, *v, d)).collect();
     let m = fconst(d, min_normal(l, ft));
-    let tiny = match op {
-        RoundedOp::Mul | RoundedOp::Div | RoundedOp::Rcp => {
-            let w = match op {
-                RoundedOp::Mul => fmul(l, x[0], x[1]),
-                RoundedOp::Div => fdiv(l, x[0], x[1]),
-                _ => fdiv(l, fconst(d, 1.0), x[0]),
-            };
-            fcmp(l, FloatPredicate::OLT, fabs(l, w), m)
-        }
-        RoundedOp::Fma => {
-            let (s, e) = two_sum(l, fmul(l, x[0], x[1]), x[2]);
-            let below = fcmp(l, FloatPredicate::OLT, fabs(l, s), m);
-            // |s| = 2^-126 exactly, with the error pointing towards zero.
-            let at = fcmp(l, FloatPredicate::OEQ, fabs(l, s), m);
-            let inward = fcmp(l, FloatPredicate::OLT, fmul(l, s, e), d.const_zero());
-            or(l, below, and(l, at, inward))
-        }
+    let w = match op {
+        RoundedOp::Mul => fmul(l, x[0], x[1]),
+        RoundedOp::Div => fdiv(l, x[0], x[1]),
+        RoundedOp::Rcp => fdiv(l, fconst(d, 1.0), x[0]),
+        RoundedOp::Fma => two_sum(l, fmul(l, x[0], x[1]), x[2]).0,
         _ => return r,
     };
+    // Tininess after rounding to 24 bits with an unbounded exponent (the s17 H200 probes,
+    // GPU_DIFF.md): a result below 2^-126 is kept when that rounding carries it up to 2^-126.
+    // The largest 24-bit value below 2^-126 is L = 2^-126 - 2^-150; `.rn` reaches 2^-126 from
+    // the midpoint 2^-126 - 2^-151 up (ties to even), `.rp`/`.rm` from above L on their side.
+    let aw = fabs(l, w);
+    let below = fcmp(l, FloatPredicate::OLT, aw, m);
+    let lo = fconst(d, min_normal(l, ft) * (1.0 - 2f64.powi(-24)));
+    let up = match rnd {
+        Rounding::Rn => fcmp(
+            l,
+            FloatPredicate::OGE,
+            aw,
+            fconst(d, min_normal(l, ft) * (1.0 - 2f64.powi(-25))),
+        ),
+        Rounding::Rz => l.i1().const_zero(),
+        Rounding::Rp => and(
+            l,
+            fcmp(l, FloatPredicate::OGT, w, d.const_zero()),
+            fcmp(l, FloatPredicate::OGT, aw, lo),
+        ),
+        Rounding::Rm => and(
+            l,
+            fcmp(l, FloatPredicate::OLT, w, d.const_zero()),
+            fcmp(l, FloatPredicate::OGT, aw, lo),
+        ),
+    };
+    let tiny = and(l, below, not(l, up));
     fsel(l, tiny, copysign(l, ft.const_zero(), r), r)
 }
 
@@ -1307,8 +1323,10 @@ pub fn default_approx_op<'c>(
     let r = fconv(l, r, ft);
     let r = flush_if(l, ftz, r);
     let r = match op {
-        ApproxOp::Div | ApproxOp::DivFull if ftz => flush_by_exact(l, RoundedOp::Div, &a, r),
-        ApproxOp::Rcp if ftz => flush_by_exact(l, RoundedOp::Rcp, &a, r),
+        ApproxOp::Div | ApproxOp::DivFull if ftz => {
+            flush_by_exact(l, RoundedOp::Div, Rounding::Rn, &a, r)
+        }
+        ApproxOp::Rcp if ftz => flush_by_exact(l, RoundedOp::Rcp, Rounding::Rn, &a, r),
         _ => r,
     };
     let r = match op {
