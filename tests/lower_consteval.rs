@@ -654,7 +654,16 @@ fn f32_rounding_modes_and_ftz() {
                         }
                         _ => 1.0,
                     };
-                    if ftz && exact.abs() < f32::MIN_POSITIVE as f64 {
+                    // Tininess after rounding to 24 bits, unbounded exponent (GPU_DIFF.md).
+                    let min = f32::MIN_POSITIVE as f64;
+                    let below = min * (1.0 - 2f64.powi(-24));
+                    let up = match r {
+                        "rz" => false,
+                        "rp" => exact > 0.0 && exact.abs() > below,
+                        "rm" => exact < 0.0 && exact.abs() > below,
+                        _ => exact.abs() >= min * (1.0 - 2f64.powi(-25)),
+                    };
+                    if ftz && exact.abs() < min && !up {
                         0.0f32.copysign(v)
                     } else if ftz {
                         ftz32(v)
