@@ -136,8 +136,8 @@ fn tiny_after_rounding(e: f64, rnd: Rnd) -> bool {
     e.abs() < min && !up
 }
 
-/// `.ftz` by the exact result `e` (as an H200 flushes): a result whose exact value is below
-/// 2^-126 is zero even where it rounds up to 2^-126.
+/// `.ftz` by the exact result `e` (as an H200 flushes): zero where `e` is tiny after rounding
+/// (`tiny_after_rounding`, `.rn`).
 fn ftz_exact(e: f64, r: f32) -> f32 {
     if tiny_after_rounding(e, Rnd::N) {
         0.0f32.copysign(r)
@@ -167,8 +167,8 @@ macro_rules! paste_f32 {
             pub extern "C" fn add(a: f32, b: f32) -> f32 {
                 f(directed32(Rnd::$rnd, f(a), f(b), 0.0, |a, b, _| a + b))
             }
-            /// `.ftz` flushes by the exact result `e` (as an H200 does), not by `r`, the
-            /// rounded one: a product or quotient just below 2^-126 is zero.
+            /// `.ftz` flushes when the exact result `e` is tiny after rounding to 24 bits with
+            /// an unbounded exponent (as an H200 does), not by `r`, the rounded one.
             #[inline]
             fn tiny(e: f64, r: f32) -> f32 {
                 if $ftz && tiny_after_rounding(e, Rnd::$rnd) {

@@ -73,7 +73,7 @@ fn ref_f32(op: &str, r: &str, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u
         _ => panic!("ref_f32 {op}"),
     });
     let v = fl(v);
-    // `.ftz` flushes by the exact result (measured on an H200, `tests/cpu_gpu_measured.rs`):
+    // `.ftz` decides by the exact result (measured on an H200, `tests/cpu_gpu_measured.rs`):
     // a product or quotient below the smallest normal is zero even where it rounds up to it.
     let exact = match op {
         "mul" => Some(x as f64 * y as f64),

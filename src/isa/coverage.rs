@@ -224,6 +224,8 @@ model. Beyond the table:
   thread count, `bar.arrive`, barrier ids computed at run time or more than one barrier id in
   a kernel (named barriers), calls of device functions,
   `.local` arrays and address-taken variables, irreducible control flow, float `redux.sync`,
+  an atomic compare-and-swap or exchange in a divergent loop (a spin lock: lock step would
+  never end),
   `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
   results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,
   inline assembly, `mma.sync` in code some live lanes may skip, `-g` (per-thread registers for gdb), `.loc` line tables (they run on it

@@ -857,12 +857,12 @@ pub fn default_rounded_op<'c>(
 }
 
 /// `.ftz` on an f32 `mul`/`fma`/`div`/`rcp` result `r` of the (flushed) operands `a`: ±0 where
-/// the exact result is below 2^-126 in magnitude. Measured on an H200 (sm_90, driver 580):
-/// `.ftz` flushes by the exact result, before rounding: `mul.rp.ftz.f32 0x00800000,
-/// 0x3f7fffff` is +0, not the smallest normal the product rounds to; `fma` and `rcp` alike
-/// (and, not measured, the `.approx`/`.full` divisions and `rcp.approx`). A product of two f32 is exact in f64 and its sum with
-/// an f32 is exact as TwoSum's pair; a quotient of two f32 is never within an f64 ulp of
-/// 2^-126 without being it, so its f64 value decides.
+/// the exact result is tiny by the H200's rule (sm_90, driver 580; docs/GPU_DIFF.md): below
+/// 2^-126 after rounding to 24 bits with an unbounded exponent in mode `rnd`. So `mul.rp.ftz.f32
+/// 0x00800000, 0x3f7fffff` (exactly 2^-126 − 2^-150, 24 bits) is +0, while a product
+/// (1 − 2^-46)·2^-126 rounds up to 2^-126 and stays. A product of two f32 is exact in f64, the
+/// sum with an f32 is TwoSum's high part; a quotient's f64 value decides (the `.approx`/`.full`
+/// divisions and `rcp.approx` use `.rn`, not measured).
 pub fn flush_by_exact<'c>(
     l: &Lowerer<'c, '_>,
     op: RoundedOp,
