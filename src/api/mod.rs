@@ -296,6 +296,9 @@ pub struct Module {
     /// A module variable was written by the host: launches depend on more than their
     /// arguments, so they are not recorded.
     globals_written: std::sync::atomic::AtomicBool,
+    /// The block the module was compiled for (`from_ptx_for`): its kernels launch only with
+    /// it, whatever scheme runs them (some do not depend on the shape; the contract does).
+    block: Option<Dim3>,
 }
 
 impl Module {
@@ -352,6 +355,7 @@ impl Module {
                 program,
                 source: record::dir().map(|_| src.to_string()),
                 globals_written: false.into(),
+                block,
             });
         }
         let (ast, mut diags) = crate::syntax::parse(src);
@@ -377,6 +381,7 @@ impl Module {
             program: program?,
             source: record::dir().map(|_| src.to_string()),
             globals_written: false.into(),
+            block,
         })
     }
 
@@ -532,6 +537,12 @@ impl Module {
             .program
             .code(kernel)
             .ok_or_else(|| ApiError::Args(format!("kernel `{kernel}` has no entry point")))?;
+        if let Some(b) = self.block.filter(|b| b.0 != cfg.block) {
+            return Err(ApiError::Launch(LaunchError::Config(format!(
+                "kernel {kernel} was compiled for blocks of ({}, {}, {}) threads, not ({}, {}, {})",
+                b.0[0], b.0[1], b.0[2], cfg.block[0], cfg.block[1], cfg.block[2]
+            ))));
+        }
         let mut cfg = cfg.clone();
         cfg.static_shared = self.program.static_shared();
         cfg.shared_align = self.program.shared_align();

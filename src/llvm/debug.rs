@@ -156,7 +156,12 @@ impl<'c> DebugBuilder<'c> {
                 kind.raw(),
                 0,
                 0,
-                0,
+                // Under line tables only, LLVM leaves out the subprogram DIE of a function
+                // without inlined scopes unless the unit is "for profiling"; gdb then files
+                // its lines under the unit's static block and keeps one breakpoint location
+                // for all such functions (the warp engine's `K.simd.w` and `K.simd.rows` both
+                // hold a kernel line; only one of them runs).
+                matches!(kind, DebugKind::LineTablesOnly) as i32,
                 "".as_ptr().cast(),
                 0,
                 "".as_ptr().cast(),
