@@ -14,28 +14,6 @@ mod gen;
 
 use ptx2llvm::check::{check_module, ModuleInfo};
 use ptx2llvm::isa::decoded::decode;
-use ptx2llvm::syntax::ast::{Instruction, Item, Module, Statement};
-
-fn instructions<'m, 'a>(m: &'m Module<'a>) -> Vec<&'m Instruction<'a>> {
-    fn walk<'m, 'a>(stmts: &'m [Statement<'a>], out: &mut Vec<&'m Instruction<'a>>) {
-        for s in stmts {
-            match s {
-                Statement::Instr(i) => out.push(i),
-                Statement::Block(b) => walk(&b.stmts, out),
-                _ => {}
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for item in &m.items {
-        if let Item::Function(f) = item {
-            if let Some(b) = &f.body {
-                walk(&b.stmts, &mut out);
-            }
-        }
-    }
-    out
-}
 
 /// Checks `src`; when check accepts it, every instruction's decoding must be in the check's
 /// output and equal a fresh one. Returns how many instructions were held to that (0 when the
@@ -49,7 +27,7 @@ fn decoded_everywhere(src: &str, what: &str, problems: &mut Vec<String>) -> usiz
     if !diags.is_empty() {
         return 0;
     }
-    let all = instructions(&m);
+    let all = m.instructions();
     for i in &all {
         let spelled = ptx2llvm::lower::inline_asm::spell(i);
         match (info.decoded(i), decode(i)) {
@@ -130,7 +108,7 @@ fn the_lowering_reads_instructions_through_the_check() {
     assert!(diags.is_empty());
     let (info, diags) = check_module(&m);
     assert!(diags.is_empty(), "{diags:?}");
-    let all = instructions(&m);
+    let all = m.instructions();
     let (a, b) = (all[0], all[1]);
     let (ia, ib) = (Ins::new(&info, a).unwrap(), Ins::new(&info, b).unwrap());
     for ins in [&ia, &ib] {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use ptx2llvm::check::{check, check_instruction};
 use ptx2llvm::isa::forms::isa;
 use ptx2llvm::isa::{InstructionExt, Mod, Opcode};
-use ptx2llvm::syntax::ast::{Instruction, Item, Module, Statement};
+use ptx2llvm::syntax::ast::Instruction;
 use ptx2llvm::syntax::diag::render_all;
 use ptx2llvm::syntax::parse;
 
@@ -17,27 +17,6 @@ fn module_text(body: &str) -> String {
     format!(
         ".version 9.2\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{{\n{body}\n}}\n"
     )
-}
-
-fn instructions<'m, 'a>(m: &'m Module<'a>) -> Vec<&'m Instruction<'a>> {
-    fn walk<'m, 'a>(stmts: &'m [Statement<'a>], out: &mut Vec<&'m Instruction<'a>>) {
-        for s in stmts {
-            match s {
-                Statement::Instr(i) => out.push(i),
-                Statement::Block(b) => walk(&b.stmts, out),
-                _ => {}
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for item in &m.items {
-        if let Item::Function(f) = item {
-            if let Some(b) = &f.body {
-                walk(&b.stmts, &mut out);
-            }
-        }
-    }
-    out
 }
 
 /// The form-check verdict for one instruction line: `None` when it fits a form.
@@ -49,7 +28,7 @@ fn verdict(line: &str) -> Option<String> {
         "`{line}` does not parse:\n{}",
         render_all(&diags, "t.ptx", &src)
     );
-    let instrs = instructions(&m);
+    let instrs = m.instructions();
     assert_eq!(instrs.len(), 1, "`{line}` is not one instruction");
     check_instruction(instrs[0]).map(|d| match &d.note {
         Some(n) => format!("{} [note: {n}]", d.message),
@@ -610,7 +589,7 @@ fn decoded_view_answers_lowering_questions() {
     );
     let (m, diags) = parse(&src);
     assert!(diags.is_empty());
-    let i = instructions(&m);
+    let i = m.instructions();
     let cvt = i[0].decode().expect("cvt decodes");
     assert_eq!(cvt.form().head, "cvt{.frnd}{.ftz}{.sat}.dtype.atype");
     assert_eq!(cvt.slot(".dtype"), Some(Mod::F32));
@@ -854,7 +833,7 @@ fn every_corpus_instruction_checks_clean() {
             ));
             continue;
         }
-        for i in instructions(&m) {
+        for i in m.instructions() {
             instructions_checked += 1;
             assert!(i.decode().is_ok() == check_instruction(i).is_none());
         }

@@ -132,7 +132,8 @@ pub struct RunArgs {
     pub cooperative: bool,
     /// Print the kernel's execution plan to stderr before running it: the engine chosen at
     /// compile time and why (warp engine: uniform and varying values, divergent branches and
-    /// loops, warp operations).
+    /// loops, warp operations, CTA barriers as suspension points, loads and stores by lane
+    /// stride; thread loops: the regions between barriers; or why a kernel keeps coroutines).
     #[arg(long = "dump-plan")]
     pub dump_plan: bool,
 }

@@ -23,6 +23,31 @@ pub struct Module<'a> {
     pub items: Vec<Item<'a>>,
 }
 
+impl<'a> Module<'a> {
+    /// Every instruction of the module's function bodies, nested blocks included, in source
+    /// order (what tools and tests that look at instructions one by one want).
+    pub fn instructions(&self) -> Vec<&Instruction<'a>> {
+        fn walk<'m, 'a>(stmts: &'m [Statement<'a>], out: &mut Vec<&'m Instruction<'a>>) {
+            for s in stmts {
+                match s {
+                    Statement::Instr(i) => out.push(i),
+                    Statement::Block(b) => walk(&b.stmts, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for item in &self.items {
+            if let Item::Function(f) = item {
+                if let Some(b) = &f.body {
+                    walk(&b.stmts, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A module-level item.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item<'a> {
