@@ -363,7 +363,8 @@ fn build<'c, 'a>(
                     }
                     _ => {}
                 }
-                match simd::plan(&l.module, machine, f, &places, block) {
+                let auto = mode == fission::CpuMode::Auto;
+                match simd::plan(&l.module, machine, f, &places, block, auto) {
                     Ok(p) => {
                         if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
                             for w in [".simd.w", ".simd.rows"] {

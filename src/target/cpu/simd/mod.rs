@@ -122,19 +122,21 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
     walk(&f.body.as_ref()?.stmts)
 }
 
-/// Builds the warp code of kernel `f` (lowered into `module`), or says why not.
+/// Builds the warp code of kernel `f` (lowered into `module`), or says why not;
+/// `prefer_loops`: the engine is the compiler's choice (`llvm::simd::vectorize`).
 pub fn plan(
     module: &crate::llvm::Module,
     machine: &HostMachine,
     f: &ast::Function,
     params: &[ParamPlace],
     block: Option<[u32; 3]>,
+    prefer_loops: bool,
 ) -> Result<WarpPlan, String> {
     if let Some(r) = ast_reason(f) {
         return Err(r);
     }
     let (report, only_block) =
-        crate::llvm::simd::vectorize(module, machine, f.name, params, block)?;
+        crate::llvm::simd::vectorize(module, machine, f.name, params, block, prefer_loops)?;
     Ok(WarpPlan {
         info: Arc::new(FisInfo {
             stops: Vec::new(),
