@@ -197,6 +197,8 @@ pub fn lanewise_intrinsic(name: &str) -> bool {
         "maxnum",
         "minimum",
         "maximum",
+        "minimumnum",
+        "maximumnum",
         "floor",
         "ceil",
         "trunc",

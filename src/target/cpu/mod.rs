@@ -428,6 +428,10 @@ fn build<'c, 'a>(
             .any(|k| matches!(k.path, fission::KernelPath::Fission(_)))
     {
         fission::pre_optimize(ctx, &m, machine).map_err(CompileError::Llvm)?;
+    } else if let Some(p) = std::env::var_os("PTX2LLVM_FIS_DUMP") {
+        // The same dump (`pre_optimize` writes it) of modules without thread loops: lit tests
+        // check the warp engine's vector code in it.
+        let _ = m.print_to_file(p);
     }
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
     Ok((m, kernels, shared, globals))
