@@ -145,6 +145,31 @@ pub unsafe fn cta_fn(
     let xrem = c::LLVMBuildAnd(b, nx, c32(31), n);
     let x32 = c::LLVMBuildICmp(b, P::LLVMIntEQ, xrem, c32(0), n);
     let aligned = c::LLVMBuildOr(b, one_d, x32, n);
+    // An aligned warp's `%tid.y/z` in the context, from its first thread's linear index. A
+    // one-dimensional block has them 0 and skips the two divisions, which otherwise cost as
+    // much as the rest of a barrier round's work per warp (they run at every resumption).
+    let store_tid_yz = |first: LLVMValueRef| {
+        let here = c::LLVMGetInsertBlock(b);
+        let div = bb("tid.yz");
+        let join = bb("tid.yz.join");
+        c::LLVMBuildCondBr(b, one_d, join, div);
+        c::LLVMPositionBuilderAtEnd(b, div);
+        let row = c::LLVMBuildUDiv(b, first, nx, n);
+        let ty = c::LLVMBuildURem(b, row, ny, n);
+        let tz = c::LLVMBuildUDiv(b, row, ny, n);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let phis = [ty, tz].map(|v| {
+            let p = c::LLVMBuildPhi(b, i32t, n);
+            let mut vals = [c32(0), v];
+            let mut bbs = [here, div];
+            c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            p
+        });
+        for (p, o) in phis.into_iter().zip([4, 8]) {
+            c::LLVMBuildStore(b, p, at(ctx, offset::TID + o));
+        }
+    };
     // Kernels with CTA barriers: the warps' slots (mailbox and frame) and coroutine handles;
     // a replay runs a coroutine per lane, with mailboxes only (`barrier.rs`).
     let null = std::ptr::null_mut();
@@ -196,12 +221,7 @@ pub unsafe fn cta_fn(
             let cont = bb(&format!("{tag}.called"));
             c::LLVMBuildCondBr(b, aligned, rb, gb);
             c::LLVMPositionBuilderAtEnd(b, rb);
-            let first = c::LLVMBuildMul(b, wi, c32(32), n);
-            let row = c::LLVMBuildUDiv(b, first, nx, n);
-            let ty = c::LLVMBuildURem(b, row, ny, n);
-            let tz = c::LLVMBuildUDiv(b, row, ny, n);
-            c::LLVMBuildStore(b, ty, at(ctx, offset::TID + 4));
-            c::LLVMBuildStore(b, tz, at(ctx, offset::TID + 8));
+            store_tid_yz(c::LLVMBuildMul(b, wi, c32(32), n));
             c::LLVMBuildCall2(b, wt, r, cargs.as_mut_ptr(), cargs.len() as u32, n);
             c::LLVMBuildBr(b, cont);
             c::LLVMPositionBuilderAtEnd(b, gb);
@@ -297,11 +317,7 @@ pub unsafe fn cta_fn(
             let first = c::LLVMBuildMul(b, wi, c32(32), n);
             let flat = c::LLVMBuildAdd(b, first, lane, n);
             c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
-            let row = c::LLVMBuildUDiv(b, first, nx, n);
-            let ty = c::LLVMBuildURem(b, row, ny, n);
-            let tz = c::LLVMBuildUDiv(b, row, ny, n);
-            c::LLVMBuildStore(b, ty, at(ctx, offset::TID + 4));
-            c::LLVMBuildStore(b, tz, at(ctx, offset::TID + 8));
+            store_tid_yz(first);
             (wi, lane)
         };
         let wt = c::LLVMGlobalGetValueType(w);
