@@ -27,8 +27,9 @@ use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
 /// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-26, 39 of 26,910 (0.14%).
-const MAX_ACCEPTED_ANYWAY: usize = 39;
+/// listed in `known.txt`): 2026-11-27, 2 of 27,349 (0.01%; 39 before st.async/red.async
+/// were declared as ptxas reads them).
+const MAX_ACCEPTED_ANYWAY: usize = 2;
 
 /// Instructions per ptxas run.
 const BATCH: usize = 400;

@@ -141,7 +141,11 @@ pub(super) fn check_types(
     }
     // Which types each atomic operation takes, in ptxas's words ("Operation .xor requires .b32
     // or .b64 type for instruction 'atom'"); the vector forms have their own forms.
-    if matches!(opcode, Opcode::Atom | Opcode::Red) && decoded.vec_width().is_none() {
+    // (`red.async`'s forms list their own operation/type pairs, which differ: `.add.s64`.)
+    if matches!(opcode, Opcode::Atom | Opcode::Red)
+        && decoded.vec_width().is_none()
+        && !decoded.has(Mod::Async)
+    {
         let t = decoded.types().first().copied();
         let op = instr
             .mods

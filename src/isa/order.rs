@@ -11,7 +11,8 @@
 //!   … (see [`NAMES`]). Those modifiers must follow the opcode directly, in that order:
 //!   `mul.u32.lo` is an error (ptxas then reads `.lo` as a comparison);
 //! - **types keep their relative order**: `cvt.f32.s32` converts an `.s32` into an `.f32`, so
-//!   `cvt.s32.f32` is another instruction, not a reordering of this one;
+//!   `cvt.s32.f32` is another instruction, not a reordering of this one (except tensormap's
+//!   `.b1024`, which is no data type);
 //! - **state spaces keep their relative order** (destination before source in `cp.async`,
 //!   `cp.async.bulk`, …).
 //!
@@ -112,6 +113,8 @@ pub const NAMES: &[&str] = &[
     "multimem.st",
     "multimem.red",
     "st.bulk",
+    "st.async",
+    "red.async",
     "suld.b",
     "sust.b",
     "sust.p",
@@ -192,7 +195,10 @@ pub fn canonical(form: &Form, instr: &Instruction<'_>) -> Option<SmallVec<[Mod; 
             .filter(|&m| keep(m))
             .eq(order.iter().copied().filter(|&m| keep(m)))
     };
-    if !same_subsequence(Mod::is_instr_type) || !same_subsequence(Mod::is_space) {
+    // (`.b1024`, the tensormap object's type, is not a data type: ptxas takes it before or after
+    // the new value's `.b32`/`.b64`, as in `tensormap.replace.tile.rank.global.b32.b1024`.)
+    let data_type = |m: Mod| m.is_instr_type() && m != Mod::B1024;
+    if !same_subsequence(data_type) || !same_subsequence(Mod::is_space) {
         return None;
     }
     // A longer instruction name must be written first, as one word.
