@@ -23,7 +23,8 @@
 # first MAX_CASES inputs of its seeded sequence. The summary states the cap in force.
 #
 # Writes, in $OUT (PTX_TESTS_OUT, default target/ptx-tests): shard-I.log (ptx_tests' output
-# per shard) and summary.txt (tests run/passed/failed per module, then each failure's first
+# per shard) and summary.txt (tests run/passed/failed per module, a module being the test name's
+# first word, e.g. dp4a for dot_product.rs; then each failure's first
 # lines).
 set -u
 PIN=76d4dcef6a2e40fb3ab173c2ceda5f0098218f8b
