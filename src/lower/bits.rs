@@ -71,6 +71,27 @@ fn umin<'c>(l: &Lowerer<'c, '_>, a: IntValue<'c>, b: IntValue<'c>) -> IntValue<'
     sel(l, icmp(l, IntPredicate::ULT, a, b), a, b)
 }
 
+/// `bfe`/`bfi`'s position and length. The ISA takes their low 8 bits, and the 32-bit forms
+/// do; the 64-bit forms read all 32 bits on the hardware (an erratum vosen/ptx_tests checks:
+/// `bfe.u64 d, a, 0x12f, 0x123` extracts nothing, not a[47..81]). They come back widened to
+/// 64 bits for the 64-bit forms, so `pos + len` cannot wrap.
+fn field_operands<'c>(
+    l: &Lowerer<'c, '_>,
+    w: u64,
+    pos: IntValue<'c>,
+    len: IntValue<'c>,
+) -> (IntValue<'c>, IntValue<'c>) {
+    if w == 64 {
+        (zt(l, pos, l.i64()), zt(l, len, l.i64()))
+    } else {
+        let i32t = l.i32();
+        (
+            l.b.build_and(pos, c(i32t, 0xff), "").unwrap(),
+            l.b.build_and(len, c(i32t, 0xff), "").unwrap(),
+        )
+    }
+}
+
 pub fn bfe<'c>(
     l: &Lowerer<'c, '_>,
     a: IntValue<'c>,
@@ -80,12 +101,11 @@ pub fn bfe<'c>(
 ) -> IntValue<'c> {
     let t = a.get_type();
     let w = t.get_bit_width() as u64;
-    let i32t = l.i32();
-    let pos = l.b.build_and(b, c(i32t, 0xff), "").unwrap();
-    let len = l.b.build_and(cc, c(i32t, 0xff), "").unwrap();
+    let (pos, len) = field_operands(l, w, b, cc);
+    let pt = pos.get_type();
     // Valid field bits: i < len and pos + i ≤ msb.
     let room =
-        l.b.build_int_sub(c(i32t, w), umin(l, pos, c(i32t, w)), "")
+        l.b.build_int_sub(c(pt, w), umin(l, pos, c(pt, w)), "")
             .unwrap();
     let count = umin(l, len, room);
     let mask = low_mask(l, t, count);
@@ -95,13 +115,13 @@ pub fn bfe<'c>(
     }
     // sbit = a[min(pos+len-1, msb)], 0 when len = 0.
     let top =
-        l.b.build_int_sub(l.b.build_int_add(pos, len, "").unwrap(), c(i32t, 1), "")
+        l.b.build_int_sub(l.b.build_int_add(pos, len, "").unwrap(), c(pt, 1), "")
             .unwrap();
-    let top = umin(l, top, c(i32t, w - 1));
+    let top = umin(l, top, c(pt, w - 1));
     let sbit = l.b.build_and(lshr_z(l, a, top), c(t, 1), "").unwrap();
     let sbit = icmp(l, IntPredicate::NE, sbit, t.const_zero());
     let sbit =
-        l.b.build_and(sbit, icmp(l, IntPredicate::NE, len, i32t.const_zero()), "")
+        l.b.build_and(sbit, icmp(l, IntPredicate::NE, len, pt.const_zero()), "")
             .unwrap();
     let fill = l.b.build_not(mask, "").unwrap();
     sel(l, sbit, l.b.build_or(field, fill, "").unwrap(), field)
@@ -116,11 +136,10 @@ pub fn bfi<'c>(
 ) -> IntValue<'c> {
     let t = a.get_type();
     let w = t.get_bit_width() as u64;
-    let i32t = l.i32();
-    let pos = l.b.build_and(cc, c(i32t, 0xff), "").unwrap();
-    let len = l.b.build_and(d, c(i32t, 0xff), "").unwrap();
+    let (pos, len) = field_operands(l, w, cc, d);
+    let pt = pos.get_type();
     let room =
-        l.b.build_int_sub(c(i32t, w), umin(l, pos, c(i32t, w)), "")
+        l.b.build_int_sub(c(pt, w), umin(l, pos, c(pt, w)), "")
             .unwrap();
     let count = umin(l, len, room);
     let mask = shl_z(l, low_mask(l, t, count), pos);

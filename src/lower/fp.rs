@@ -1345,6 +1345,20 @@ pub fn default_approx_op<'c>(
             from_bits(l, l.i64().const_int(0x7fff_ffff_0000_0000, false), ct),
             r,
         ),
+        // div.approx.f32: "For 2^126 < |b| < 2^128, if a is infinity, div.approx.f32 returns
+        // NaN, otherwise it returns 0" (the hardware's a * rcp(b), rcp flushed to a signed
+        // zero; vosen/ptx_tests checks it). a * ±0 gives both, with the product's sign.
+        ApproxOp::Div => fsel(
+            l,
+            fcmp(
+                l,
+                FloatPredicate::OGT,
+                fabs(l, x[1]),
+                fconst(ct, 2f64.powi(126)),
+            ),
+            fmul(l, x[0], copysign(l, fconst(ct, 0.0), x[1])),
+            r,
+        ),
         _ => r,
     };
     Ok(r.into())

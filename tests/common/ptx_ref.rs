@@ -126,10 +126,20 @@ pub fn ints64(n: usize, seed: u64) -> Vec<u64> {
 
 // ---- references (PTX ISA 9.2 Semantics sections) ----------------------------------------------
 
+/// `bfe`/`bfi`'s position and length: the low 8 bits for 32-bit forms, all 32 bits for 64-bit
+/// ones (the hardware's erratum, which vosen/ptx_tests checks; the ISA text says 8 bits).
+fn field(bits: u32, v: u32) -> u64 {
+    if bits == 64 {
+        v as u64
+    } else {
+        (v & 0xff) as u64
+    }
+}
+
 pub fn ref_bfe(a: u64, b: u32, c: u32, bits: u32, signed: bool) -> u64 {
-    let msb = bits - 1;
-    let pos = b & 0xff;
-    let len = c & 0xff;
+    let msb = bits as u64 - 1;
+    let pos = field(bits, b);
+    let len = field(bits, c);
     let sbit = if !signed || len == 0 {
         0
     } else {
@@ -148,9 +158,9 @@ pub fn ref_bfe(a: u64, b: u32, c: u32, bits: u32, signed: bool) -> u64 {
 }
 
 pub fn ref_bfi(a: u64, b: u64, c: u32, d: u32, bits: u32) -> u64 {
-    let msb = bits - 1;
-    let pos = c & 0xff;
-    let len = d & 0xff;
+    let msb = bits as u64 - 1;
+    let pos = field(bits, c);
+    let len = field(bits, d);
     let mut f = b;
     let mut i = 0;
     while i < len && pos + i <= msb {
