@@ -4,8 +4,8 @@
 //! `KernelPath::Warp` (the plan) or in the reason its fallback carries; `ptx2llvm run
 //! --dump-plan` prints it.
 //!
-//! In scope: kernels without matrix instructions other than `mma.sync` (a whole-warp call
-//! there), whose calls of device functions LLVM has nothing to inline (no device function
+//! In scope: kernels without `wmma` (`mma.sync`, `ldmatrix`, `stmatrix` and `movmatrix` are
+//! whole-warp calls there, `llvm::simd`'s `matrix.rs`), whose calls of device functions LLVM has nothing to inline (no device function
 //! calls), with any divergent control flow, the warp operations `activemask`, `shfl`, `vote`,
 //! integer `redux`, `match`, `elect` and `bar.warp.sync`, and CTA barriers
 //! (`bar.sync`/`barrier.sync`/`bar.red`) that every live lane of a warp reaches together
@@ -105,7 +105,7 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
                     if op == "nanosleep" {
                         return Some("`nanosleep` (a thread waiting for others)".to_string());
                     }
-                    if matches!(op, "ldmatrix" | "stmatrix" | "movmatrix" | "wmma") {
+                    if op == "wmma" {
                         return Some(format!("a matrix instruction (`{op}`)"));
                     }
                 }
