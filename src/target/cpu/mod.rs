@@ -363,7 +363,14 @@ fn build<'c, 'a>(
                     }
                     _ => {}
                 }
-                match simd::plan(&l.module, machine, f, &places, block) {
+                match simd::plan(
+                    &l.module,
+                    machine,
+                    f,
+                    &places,
+                    block,
+                    mode == fission::CpuMode::Warp,
+                ) {
                     Ok(p) => {
                         if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
                             for w in [".simd.w", ".simd.rows"] {
