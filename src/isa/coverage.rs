@@ -201,7 +201,9 @@ model. Beyond the table:
   run at the same time: the runtime runs one block per worker thread (`LaunchConfig::workers`,
   one per core by default).
 - Warp matrix instructions (`wmma`, and `mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix` under
-  divergent control flow) keep their kernel on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
+  divergent control flow; `ldmatrix`/`stmatrix`/`movmatrix` unless `PTX2LLVM_CPU_MODE=warp`,
+  until a wrong-rows bug with `cvta.shared` of a bare symbol is fixed) keep their kernel on
+  the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
   lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
   from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
   `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float
