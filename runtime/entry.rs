@@ -530,6 +530,18 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
             super::matrix::ptx2llvm_rt_movmatrix as *const c_void,
         ),
         (
+            "ptx2llvm_rt_warp_ldmatrix",
+            super::matrix::ptx2llvm_rt_warp_ldmatrix as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_warp_stmatrix",
+            super::matrix::ptx2llvm_rt_warp_stmatrix as *const c_void,
+        ),
+        (
+            "ptx2llvm_rt_warp_movmatrix",
+            super::matrix::ptx2llvm_rt_warp_movmatrix as *const c_void,
+        ),
+        (
             "ptx2llvm_rt_wmma_load",
             super::matrix::ptx2llvm_rt_wmma_load as *const c_void,
         ),

@@ -481,6 +481,64 @@ fn row_addr(w: &[[u32; SLOT_WORDS]], j: usize, r: usize) -> *mut u8 {
     (s[0] as u64 | (s[1] as u64) << 32) as usize as *mut u8
 }
 
+/// The `.m8n8.b16` matrix instructions' layout, shared by both engines: the two elements
+/// (row, column) of an 8 x 8 matrix whose halves, low first, make `lane`'s fragment register
+/// (`trans`: of the transposed matrix). Untransposed, lane `4 g + q` holds row `g`, elements
+/// `2 q` and the next.
+fn m8n8_pos(lane: usize, trans: bool) -> [(usize, usize); 2] {
+    let (g, q) = (lane / 4, lane % 4);
+    if trans {
+        [(2 * q, g), (2 * q + 1, g)]
+    } else {
+        [(g, 2 * q), (g, 2 * q + 1)]
+    }
+}
+
+/// Element (row, col) of an 8 x 8 b16 matrix held as a fragment, `reg(lane)` being each
+/// lane's register of it.
+fn m8n8_held(reg: impl Fn(usize) -> u32, row: usize, col: usize) -> u16 {
+    (reg(4 * row + col / 2) >> (16 * (col % 2))) as u16
+}
+
+/// `lane`'s registers of `ldmatrix.m8n8.x{out.len()}{.trans}.b16`, read from the rows at
+/// `row(j, r)` (row `r` of matrix `j`, given by lane `8 j + r`), inside `kernel_access`.
+///
+/// # Safety
+/// The rows must be readable (a fault fails the launch naming the lane of the row).
+unsafe fn ldmatrix_lane(
+    row: impl Fn(usize, usize) -> *const u8,
+    lane: usize,
+    trans: bool,
+    out: &mut [u32],
+) {
+    for (j, o) in out.iter_mut().enumerate() {
+        let h = |(r, c): (usize, usize)| {
+            super::fault::row_lane(Some((8 * j + r) as u32));
+            (row(j, r).add(2 * c) as *const u16).read_unaligned() as u32
+        };
+        let [lo, hi] = m8n8_pos(lane, trans);
+        *o = h(lo) | h(hi) << 16;
+    }
+}
+
+/// Row `r` of matrix `j` of `stmatrix.m8n8{.trans}.b16` (what lane `8 j + r` writes at its
+/// address), from the fragment registers `reg(lane)` of matrix `j`.
+fn stmatrix_row(reg: impl Fn(usize) -> u32, r: usize, trans: bool) -> [u16; 8] {
+    std::array::from_fn(|c| {
+        if trans {
+            m8n8_held(&reg, c, r)
+        } else {
+            m8n8_held(&reg, r, c)
+        }
+    })
+}
+
+/// `lane`'s result of `movmatrix.m8n8.trans.b16`, the source registers being `reg(lane)`.
+fn movmatrix_lane(reg: impl Fn(usize) -> u32, lane: usize) -> u32 {
+    let [(r0, c0), (r1, c1)] = m8n8_pos(lane, true);
+    m8n8_held(&reg, r0, c0) as u32 | (m8n8_held(&reg, r1, c1) as u32) << 16
+}
+
 /// `ldmatrix.sync.aligned.m8n8.x{num}{.trans}.b16 out, [addr]`: lanes `8 j .. 8 j + 7` give
 /// the row addresses of matrix `j`; `out[j]` receives row `lane / 4`, elements `2 (lane % 4)`
 /// and the next (transposed: those two rows' element `lane / 4`).
@@ -502,20 +560,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
         .map(|l| lane_words(t, base, l, phase))
         .collect();
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
-    let (g, q) = (lane / 4, lane % 4);
-    super::fault::kernel_access(|| {
-        for j in 0..num.min(4) as usize {
-            let h = |r: usize, c: usize| {
-                super::fault::row_lane(Some((8 * j + r) as u32));
-                (row_addr(&w, j, r).add(2 * c) as *const u16).read_unaligned() as u32
-            };
-            *out.add(j) = if trans != 0 {
-                h(2 * q, g) | h(2 * q + 1, g) << 16
-            } else {
-                h(g, 2 * q) | h(g, 2 * q + 1) << 16
-            };
-        }
-    });
+    let out = std::slice::from_raw_parts_mut(out, num.min(4) as usize);
+    super::fault::kernel_access(|| ldmatrix_lane(|j, r| row_addr(&w, j, r), lane, trans != 0, out));
 }
 
 /// `stmatrix.sync.aligned.m8n8.x{num}{.trans}.b16 [addr], regs`: the inverse of `ldmatrix`;
@@ -546,12 +592,10 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     if j >= num {
         return;
     }
-    // Element (row, col) of matrix j as the fragments hold it.
-    let held = |row: usize, col: usize| (w[4 * row + col / 2][2 + j] >> (16 * (col % 2))) as u16;
+    let row = stmatrix_row(|l| w[l][2 + j], r, trans != 0);
     let p = row_addr(&w, j, r) as *mut u16;
     super::fault::kernel_access(|| {
-        for c in 0..8 {
-            let v = if trans != 0 { held(c, r) } else { held(r, c) };
+        for (c, v) in row.into_iter().enumerate() {
             p.add(c).write_unaligned(v);
         }
     });
@@ -565,12 +609,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
 pub unsafe extern "C" fn ptx2llvm_rt_movmatrix(t: *mut Thread, pc: u32, a: u32) -> u32 {
     let (phase, base, _) = exchange(t, pc, 3, &[a]);
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
-    let (g, q) = (lane / 4, lane % 4);
-    // Element (row, col) of the source matrix: lane 4 row + col / 2, half col % 2.
-    let held = |row: usize, col: usize| {
-        (lane_words(t, base, 4 * row + col / 2, phase)[0] >> (16 * (col % 2))) & 0xffff
-    };
-    held(2 * q, g) | held(2 * q + 1, g) << 16
+    movmatrix_lane(|l| lane_words(t, base, l, phase)[0], lane)
 }
 
 /// `wmma.load.{a,b,c}`: the calling lane's part of the matrix at `addr` (`stride` elements
@@ -764,5 +803,88 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
         for (k, &x) in out.iter().take(m.words(Frag::C, true)).enumerate() {
             *d.add(k * lanes + l) = x;
         }
+    }
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x{num}{.trans}.b16` for a whole warp of the warp engine:
+/// `addrs` holds the 32 lanes' row addresses, and `out` receives each lane's registers
+/// component-major (register `j` of lane `l` at `j * 32 + l`). As on the coroutine scheme, the
+/// lanes of `mask` (those running it) read what their own registers take, so only the rows
+/// they need are read (those of lanes `0..8 num`); the other lanes' registers are zeros.
+///
+/// # Safety
+/// `addrs` must hold 32 addresses and `out` `32 num` words; a row that is not readable fails
+/// the launch.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_warp_ldmatrix(
+    num: u32,
+    trans: u32,
+    mask: u32,
+    addrs: *const u64,
+    out: *mut u32,
+) {
+    let lanes = WARP_SIZE as usize;
+    let num = num.min(4) as usize;
+    let addrs = std::slice::from_raw_parts(addrs, lanes);
+    let out = std::slice::from_raw_parts_mut(out, num * lanes);
+    super::fault::kernel_access(|| {
+        for l in 0..lanes {
+            let mut regs = [0u32; 4];
+            if mask & 1 << l != 0 {
+                let row = |j: usize, r: usize| addrs[8 * j + r] as usize as *const u8;
+                ldmatrix_lane(row, l, trans != 0, &mut regs[..num]);
+            }
+            for (j, &x) in regs[..num].iter().enumerate() {
+                out[j * lanes + l] = x;
+            }
+        }
+    });
+}
+
+/// `stmatrix.sync.aligned.m8n8.x{num}{.trans}.b16` for a whole warp of the warp engine:
+/// `addrs` holds the 32 lanes' row addresses and `regs` their registers component-major (as
+/// `ptx2llvm_rt_warp_ldmatrix`'s `out`); each lane `8 j + r` of `mask` with `j < num` writes
+/// row `r` of matrix `j`, in lane order, as the coroutine scheme's lanes do.
+///
+/// # Safety
+/// `addrs` must hold 32 addresses and `regs` `32 num` words; a row that is not writable fails
+/// the launch.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_warp_stmatrix(
+    num: u32,
+    trans: u32,
+    mask: u32,
+    addrs: *const u64,
+    regs: *const u32,
+) {
+    let lanes = WARP_SIZE as usize;
+    let num = num.min(4) as usize;
+    let addrs = std::slice::from_raw_parts(addrs, lanes);
+    let regs = std::slice::from_raw_parts(regs, num * lanes);
+    super::fault::kernel_access(|| {
+        for l in (0..8 * num).filter(|l| mask & 1 << l != 0) {
+            let (j, r) = (l / 8, l % 8);
+            let row = stmatrix_row(|x| regs[j * lanes + x], r, trans != 0);
+            let p = addrs[l] as usize as *mut u16;
+            super::fault::row_lane(Some(l as u32));
+            for (c, v) in row.into_iter().enumerate() {
+                p.add(c).write_unaligned(v);
+            }
+        }
+    });
+}
+
+/// `movmatrix.sync.aligned.m8n8.trans.b16` for a whole warp of the warp engine: `a` holds the
+/// 32 lanes' source registers, `d` receives their results.
+///
+/// # Safety
+/// `a` and `d` must hold 32 words.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_warp_movmatrix(a: *const u32, d: *mut u32) {
+    let lanes = WARP_SIZE as usize;
+    let a = std::slice::from_raw_parts(a, lanes);
+    let d = std::slice::from_raw_parts_mut(d, lanes);
+    for (l, x) in d.iter_mut().enumerate() {
+        *x = movmatrix_lane(|k| a[k], l);
     }
 }

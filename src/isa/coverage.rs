@@ -104,9 +104,9 @@ fn cpu_support(op: &str) -> &'static str {
             "runtime (warp exchange, coroutine scheme): `m16n8k16`/`m16n8k8` f16/bf16 → f32/f16, `m16n8k8`/`m16n8k4` tf32, `m8n8k4` f64, `m16n8k32`/`m16n8k16` s8/u8 (`.satfinite`); other shapes and types, `mma.sp`, `.kind`: —"
         }
         "ldmatrix" | "stmatrix" => {
-            "runtime (warp exchange, coroutine scheme): `.m8n8` `.x1/.x2/.x4`, `.trans`, `.b16`; `.m8n16`/`.m16n8`/`.m16n16` 8-bit forms: —"
+            "runtime (a whole-warp call on the warp engine, a warp exchange on coroutines): `.m8n8` `.x1/.x2/.x4`, `.trans`, `.b16`; `.m8n16`/`.m16n8`/`.m16n16` 8-bit forms: —"
         }
-        "movmatrix" => "runtime (warp exchange, coroutine scheme)",
+        "movmatrix" => "runtime (a whole-warp call on the warp engine, a warp exchange on coroutines)",
         "wmma" => {
             "runtime (coroutine scheme; fragments laid out as on an sm_90 GPU, `m8n8k4` f64 in the runtime's own layout, loads and stores per lane, `mma` by warp exchange): `m16n16k16`/`m32n8k16`/`m8n32k16` f16/bf16/s8/u8, `m16n16k8` tf32, `m8n8k4` f64 (`.rn`); sub-byte and `.b1` forms: —"
         }
@@ -196,8 +196,10 @@ model. Beyond the table:
   each other through global memory outside a cooperative launch make progress only while they
   run at the same time: the runtime runs one block per worker thread (`LaunchConfig::workers`,
   one per core by default).
-- Warp matrix instructions (`ldmatrix`, `stmatrix`, `movmatrix`, `wmma`, and `mma.sync` outside
-  the warp engine) keep their kernel on the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
+- Warp matrix instructions (`wmma`, and `mma.sync`, `ldmatrix`, `stmatrix`, `movmatrix` under
+  divergent control flow; `ldmatrix`/`stmatrix`/`movmatrix` unless `PTX2LLVM_CPU_MODE=warp`,
+  until a wrong-rows bug with `cvta.shared` of a bare symbol is fixed) keep their kernel on
+  the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
   lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
   from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
   `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float

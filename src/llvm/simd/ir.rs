@@ -134,6 +134,11 @@ pub enum WarpCall {
     WarpSync,
     /// `mma.sync` (`ptx2llvm_rt_mma`): fragments in stack arrays (`simd/matrix.rs`).
     Mma,
+    /// `ldmatrix`/`stmatrix` (`ptx2llvm_rt_ldmatrix`/`_stmatrix`): registers in a stack array,
+    /// rows at each lane's address; `movmatrix` (`ptx2llvm_rt_movmatrix`): a register.
+    LdMatrix,
+    StMatrix,
+    MovMatrix,
 }
 
 impl WarpCall {
@@ -148,6 +153,9 @@ impl WarpCall {
             "ptx2llvm_rt_elect" => WarpCall::Elect,
             "ptx2llvm_rt_bar_warp_sync" => WarpCall::WarpSync,
             "ptx2llvm_rt_mma" => WarpCall::Mma,
+            "ptx2llvm_rt_ldmatrix" => WarpCall::LdMatrix,
+            "ptx2llvm_rt_stmatrix" => WarpCall::StMatrix,
+            "ptx2llvm_rt_movmatrix" => WarpCall::MovMatrix,
             _ => return None,
         })
     }
@@ -163,7 +171,16 @@ impl WarpCall {
     /// Whether the operation names its member lanes (`.sync`): they must be the active ones.
     /// `activemask` has none; the non-`.sync` forms pass `activemask` as their mask.
     pub fn has_member_mask(self) -> bool {
-        !matches!(self, WarpCall::ActiveMask | WarpCall::Mma)
+        !matches!(self, WarpCall::ActiveMask) && !self.matrix()
+    }
+
+    /// Whether this is a warp matrix instruction (`.aligned`: every lane of the warp runs it,
+    /// at the same instruction; `simd/matrix.rs`).
+    pub fn matrix(self) -> bool {
+        matches!(
+            self,
+            WarpCall::Mma | WarpCall::LdMatrix | WarpCall::StMatrix | WarpCall::MovMatrix
+        )
     }
 
     pub fn spelling(self) -> &'static str {
@@ -177,6 +194,9 @@ impl WarpCall {
             WarpCall::Elect => "elect.sync",
             WarpCall::WarpSync => "bar.warp.sync",
             WarpCall::Mma => "mma.sync",
+            WarpCall::LdMatrix => "ldmatrix",
+            WarpCall::StMatrix => "stmatrix",
+            WarpCall::MovMatrix => "movmatrix",
         }
     }
 }

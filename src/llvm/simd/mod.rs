@@ -318,11 +318,11 @@ unsafe fn check(
                         {
                             return Err("`redux.sync` on floats".into());
                         }
-                        if w == WarpCall::Mma && cfg_partial(cfg, facts, bi) {
-                            return Err(
-                                "`mma.sync` under divergent control flow (it needs every lane)"
-                                    .into(),
-                            );
+                        if w.matrix() && cfg_partial(cfg, facts, bi) {
+                            return Err(format!(
+                                "`{}` under divergent control flow (it needs every lane)",
+                                w.spelling()
+                            ));
                         }
                         if w.has_member_mask()
                             && cfg_partial(cfg, facts, bi)

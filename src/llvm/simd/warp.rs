@@ -25,8 +25,11 @@ impl Warp<'_> {
             self.set(i, mbits);
             return Ok(());
         }
-        if w == WarpCall::Mma {
-            return self.mma(i);
+        match w {
+            WarpCall::Mma => return self.mma(i),
+            WarpCall::LdMatrix | WarpCall::StMatrix => return self.ldst_matrix(i, w),
+            WarpCall::MovMatrix => return self.movmatrix(i),
+            _ => {}
         }
         // The member mask's position among the arguments.
         let mpos = match w {
@@ -34,7 +37,11 @@ impl Warp<'_> {
             WarpCall::Vote => 3,
             WarpCall::Redux => 4,
             WarpCall::MatchAny | WarpCall::MatchAll | WarpCall::Elect | WarpCall::WarpSync => 2,
-            WarpCall::ActiveMask | WarpCall::Mma => unreachable!(),
+            WarpCall::ActiveMask
+            | WarpCall::Mma
+            | WarpCall::LdMatrix
+            | WarpCall::StMatrix
+            | WarpCall::MovMatrix => unreachable!(),
         };
         let member = self.get(arg(mpos), false);
         if self.is_vec(member) {
@@ -138,7 +145,7 @@ impl Warp<'_> {
                 let p = c::LLVMBuildZExt(b, is, vt, n);
                 self.pred_slots.insert(arg(3), p);
             }
-            WarpCall::ActiveMask | WarpCall::Mma => {}
+            _ => {}
         }
         Ok(())
     }
@@ -170,7 +177,7 @@ impl Warp<'_> {
             WarpCall::Elect => 5,
             WarpCall::WarpSync => 6,
             WarpCall::ActiveMask => 7,
-            WarpCall::Mma => 8,
+            WarpCall::Mma | WarpCall::LdMatrix | WarpCall::StMatrix | WarpCall::MovMatrix => 8,
         });
         let mut pt = [self.ptr, self.i32, self.i32, self.i32, self.i32];
         let ft = c::LLVMFunctionType(c::LLVMVoidTypeInContext(self.cx), pt.as_mut_ptr(), 5, 0);

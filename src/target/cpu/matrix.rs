@@ -1,7 +1,9 @@
 //! cpu lowering of the warp matrix instructions `mma.sync`, `ldmatrix`, `stmatrix`,
 //! `movmatrix` and `wmma`: the lane's fragment registers go to the runtime
 //! (`runtime/matrix.rs`, which exchanges them across the warp) in arrays on the stack, and the
-//! results come back the same way. Kernels using them run on the coroutine scheme (`fission::analysis::is_warp_matrix`).
+//! results come back the same way. Kernels using them run on the coroutine scheme
+//! (`fission::analysis::is_warp_matrix`), or on the warp engine, which widens those arrays to
+//! the 32 lanes (`llvm/simd/matrix.rs`; not `wmma`).
 //! Forms the runtime does not implement (other shapes and types, sparse `mma.sp`, the sm_100
 //! `.m16n16`/`.m8n16` `ldmatrix`) are reported by name.
 
