@@ -33,7 +33,9 @@
 //!   used only when no strong one exists (the first wins). `.common` variables merge into the
 //!   largest; at most one may have an initializer and it must be that largest one. `.extern`
 //!   declarations (and bodiless prototypes) resolve against the chosen definition; a
-//!   declaration whose parameter sizes or state space differ from it is an error, and an
+//!   declaration whose parameter sizes or state space differ from it is an error (except a
+//!   declared return of a definition that has none and that its own module does not call: the
+//!   definition takes it, unwritten, as nvJitLink links numba's `abi="c"` `void` functions), and an
 //!   extern that no module defines is an error where it is used (unless
 //!   [`LinkOptions::allow_unresolved`]), except the system calls the driver provides
 //!   ([`SYSTEM_CALLS`]: `vprintf`, `malloc`, `free`, `__assertfail`), whose declarations stay. `.extern .shared` arrays are dynamic shared memory,
@@ -444,6 +446,10 @@ struct Plan {
     kept_externs: HashSet<Key>,
     /// Per module: module-local names and their new spellings.
     renames: Vec<Vec<(String, String)>>,
+    /// Definitions without return parameters that a declaration gives some (numba's `abi="c"`
+    /// `void` functions): the definition takes the declaration's (named by its key), never
+    /// written, so its callers link as nvJitLink links them (the value read is undefined).
+    widened: HashMap<Key, Key>,
 }
 
 /// The functions of the PTX ABI's system calls, which the driver provides to every module (the
@@ -460,14 +466,42 @@ fn param_bytes(p: &Param) -> Option<u64> {
     Some(n)
 }
 
-fn signature_matches(a: &Function, b: &Function) -> bool {
-    let same = |x: &[Param], y: &[Param]| {
-        x.len() == y.len()
-            && x.iter()
-                .zip(y)
-                .all(|(p, q)| p.space == q.space && param_bytes(p) == param_bytes(q))
+/// Whether declaration `decl` may give definition `def` its return parameters: `def` returns
+/// nothing, `decl` declares returns and the same parameters, no caller in `def`'s own module
+/// calls it without them (`used`), and no other declaration widened it differently. numba
+/// declares an `abi="c"` `void` function with a `.b64` return (its status word, which it
+/// ignores); nvJitLink links such calls by name.
+fn widens(
+    modules: &[Module],
+    decl: &Sym,
+    def: &Sym,
+    used: &HashSet<&str>,
+    name: &str,
+    plan: &Plan,
+) -> bool {
+    let (d, f) = (func_of(modules, decl), func_of(modules, def));
+    let agrees = match plan.widened.get(&key(def)) {
+        Some(other) => {
+            matches!(&modules[other.0].items[other.1], Item::Function(o) if signature_matches(o, d))
+        }
+        None => true,
     };
-    same(&a.rets, &b.rets) && same(&a.params, &b.params)
+    f.rets.is_empty()
+        && !d.rets.is_empty()
+        && same_params(&d.params, &f.params)
+        && !used.contains(name)
+        && agrees
+}
+
+fn same_params(x: &[Param], y: &[Param]) -> bool {
+    x.len() == y.len()
+        && x.iter()
+            .zip(y)
+            .all(|(p, q)| p.space == q.space && param_bytes(p) == param_bytes(q))
+}
+
+fn signature_matches(a: &Function, b: &Function) -> bool {
+    same_params(&a.rets, &b.rets) && same_params(&a.params, &b.params)
 }
 
 /// Bytes a variable name occupies (for `.common` merging): element size × vector × dimensions
@@ -598,6 +632,7 @@ fn resolve(modules: &[Module], syms: &[Sym], opts: &LinkOptions, errs: &mut Erro
         prototypes: Vec::new(),
         kept_externs: HashSet::new(),
         renames: vec![Vec::new(); modules.len()],
+        widened: HashMap::new(),
     };
     let used: Vec<HashSet<&str>> = modules.iter().map(used_names).collect();
     // Names by spelling, in input order.
@@ -836,6 +871,10 @@ fn resolve_global(
                         })
                     }
                     (SymKind::Var, _) | (_, SymKind::Var) => None, // reported as a kind clash
+                    _ if widens(modules, s, ws, &used[ws.module], name, plan) => {
+                        plan.widened.insert(key(ws), key(s));
+                        None
+                    }
                     _ => (!signature_matches(func_of(modules, s), func_of(modules, ws)))
                         .then(|| "is declared with other parameters than its definition".into()),
                 };
@@ -902,6 +941,14 @@ fn build<'s>(
         .map(|v| v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
         .collect();
     let by_key: HashMap<Key, &Sym> = syms.iter().map(|s| (key(s), s)).collect();
+    let widened_rets: HashMap<Key, Vec<Param<'s>>> = plan
+        .widened
+        .iter()
+        .map(|(&def, decl)| match &modules[decl.0].items[decl.1] {
+            Item::Function(d) => (def, d.rets.clone()),
+            _ => unreachable!("a widening declaration is a function"),
+        })
+        .collect();
     let mut file_offset = 0u32;
     let mut pragmas: Vec<Item<'s>> = Vec::new();
     let mut files: Vec<Item<'s>> = Vec::new();
@@ -990,6 +1037,9 @@ fn build<'s>(
                 }
                 Item::Function(mut f) => {
                     let k = (m, i, 0);
+                    if let Some(rets) = widened_rets.get(&k) {
+                        f.rets = rets.clone();
+                    }
                     if proto_keys.contains(&k) && f.body.is_some() {
                         protos.push(Item::Function(Box::new(Function {
                             kind: f.kind,

@@ -273,6 +273,42 @@ fn declarations_must_match_their_definitions() {
     );
 }
 
+/// numba's `declare_device(..., "void(int32)", abi="c")`: the caller declares (and calls with)
+/// a `.b64` return that the C definition does not have; nvJitLink links it by name.
+#[test]
+fn a_declaration_may_give_a_void_definition_a_return_it_never_writes() {
+    let caller = CALLER
+        .replace("(.param .b32 r) inc", "(.param .b64 r) inc")
+        .replace(".param .b32 pr;", ".param .b64 pr;")
+        .replace("ld.param.b32 %r1, [pr];", "ld.param.b64 %rd1, [pr];");
+    let a = hdr("8.0", "sm_80") + &caller;
+    let void_def = ".visible .func inc (.param .b32 a)\n{\n\tret;\n}\n";
+    let b = hdr("8.0", "sm_80") + void_def;
+    let out = link(&[("a.ptx", &a), ("b.ptx", &b)]).unwrap();
+    let m = parsed(&out);
+    for f in m.items.iter().filter_map(|i| match i {
+        Item::Function(f) if f.name == "inc" => Some(f),
+        _ => None,
+    }) {
+        assert_eq!(f.rets.len(), 1, "{out}");
+        assert_eq!(param_bytes(&f.rets[0]), Some(8), "{out}");
+    }
+    // Parameters must still agree.
+    let a = hdr("8.0", "sm_80") + &caller.replace(".param .b32 a)", ".param .b64 a)");
+    let e = link(&[("a.ptx", &a), ("b.ptx", &b)]).unwrap_err();
+    assert!(e.errors[0].message.contains("other parameters"), "{e}");
+    // A definition its own module calls without a return keeps its signature.
+    let own_call = "\n.visible .entry j()\n{\n\t.param .b32 q;\n\tst.param.b32 [q], 1;\n\
+                    \tcall.uni inc, (q);\n\tret;\n}\n";
+    let b2 = b.clone() + own_call;
+    let e = link(&[
+        ("a.ptx", &a.replace(".param .b64 a)", ".param .b32 a)")),
+        ("b.ptx", &b2),
+    ])
+    .unwrap_err();
+    assert!(e.errors[0].message.contains("other parameters"), "{e}");
+}
+
 #[test]
 fn variables_come_after_the_names_their_initializers_use() {
     // `p` (module a) points at `x`, which module b defines.

@@ -273,6 +273,27 @@ def test_link_cuda_cpp():
         np.testing.assert_allclose(out.copy_to_host(), 3 * x + 1)
 
 
+
+def test_link_c_abi_void():
+    # abi="c" declares a void function with a 64-bit return the C definition lacks; the
+    # driver's linker must still link it (as nvJitLink does).
+    src = cuda.CUSource("""
+    extern "C" __device__ void consume(int a) { asm volatile("" : : "r"(a) : "memory"); }
+    """)
+    consume = cuda.declare_device("consume", "void(int32)", link=src, abi="c")
+
+    @cuda.jit
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < r.size:
+            consume(x[i])
+            r[i] = x[i] * 2
+
+    x = np.arange(64, dtype=np.int32)
+    r = np.zeros_like(x)
+    k[1, 64](r, x)
+    np.testing.assert_equal(r, x * 2)
+
 def test_cuda_core_nvrtc_program():
     from cuda.bindings import driver
     from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
