@@ -171,6 +171,9 @@ not accept them:
 - type and shape combinations the table does not list one by one (each `cvt` type pair, each
   `mma`/`wmma`/`wgmma`/`tcgen05` shape and type): such an instruction is checked against the
   lines of its opcode and of the modifiers it carries, which may be older than its combination.
+  For instance `cvt.sat.s32.s16` (an integer `.sat` that cannot saturate: ptxas rejects it,
+  \"Illegal modifier '.sat'\") is accepted; vosen/ptx_tests' `cvt_invalid` reports it
+  (`scripts/ptx-tests.sh`).
 ";
 
 /// What the cpu column does not show (printed under the table).
@@ -227,7 +230,13 @@ model. Beyond the table:
   `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
   results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,
   inline assembly, `mma.sync` in code some live lanes may skip, `-g` (per-thread registers for gdb), `.loc` line tables (they run on it
-  with `PTX2LLVM_CPU_MODE=warp`; perf's line table of its optimized code misses lines), and
+  with `PTX2LLVM_CPU_MODE=warp`; perf's line table of its optimized code misses lines), a
+  known block whose warps span several rows (`%ntid.x` below 32 and a `%ntid.y/z` above 1,
+  e.g. 16x16) in a kernel with CTA barriers whose loads and stores are mostly neither
+  consecutive nor checked (the 16x16 shared-tile matmul: thread loops are 5x faster; only
+  when the engine is the compiler's choice: `PTX2LLVM_CPU_MODE=warp` keeps it; the stride
+  analysis does not yet treat a warp as `32 / %ntid.x` row segments, and launches whose
+  block is unknown at compile time, libcuda's, keep the gathering warp function), and
   a `.sync` warp operation with a full or computed member
   mask in code some live lanes may skip (lanes meeting at different instructions, which lock
   step cannot pair); at -O0 it is not used. A `.sync` operation it runs whose member lanes are
@@ -259,9 +268,9 @@ model. Beyond the table:
   failed (a full run gave 1921/105/23 and 12 setup errors of the launch benchmarks, which need
   pytest-benchmark, now installed: those 12 are 4 passed, 8 skipped). Causes: a warp-engine miscompile of nested loops (11: `test_idiv`, `test_ssa`,
   `test_gufunc`, `test_cache_hints` 2D; `lit/cpu/run-warp-nested-loop-copy.ptx`, XFAIL; all
-  pass on coroutines); IPC and graphs, not provided (6); the PTX linker refuses a declaration
-  whose parameters differ from the definition, which numba emits for `declare_device(...,
-  abi=\"c\")` of a `void` function (2); `mbarrier` (`cuda::barrier`, 1); numba's CPU+CUDA
+  pass on coroutines); IPC and graphs, not provided (6); the PTX linker refused a declaration
+  whose return differs from the definition, which numba emits for `declare_device(...,
+  abi=\"c\")` of a `void` function (2: fixed since in `src/link`, the suite not rerun); `mbarrier` (`cuda::barrier`, 1); numba's CPU+CUDA
   cache sharing (2) and `fork` pickling a cuda.core object (1), not investigated.
 ";
 
@@ -378,7 +387,9 @@ renumbered per input. `.extern .shared` arrays are dynamic shared memory and are
 resolved. A `.weak` declaration without a body that no input defines is an unresolved extern
 (no weak-undefined null address). `.alias` directives are kept, renamed with their module's
 local names. Two module-local `.entry` kernels of one name: the later one is renamed
-(`k_$N`), so it is found under that name.
+(`k_$N`), so it is found under that name. A declaration may give a definition without return
+parameters returns it never writes (numba's `abi=\"c\"` `void` functions); other signature
+differences are errors.
 ";
 
 /// What debug information (`src/lower/debug.rs`, `src/llvm/debug.rs`) does not keep.
