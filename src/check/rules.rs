@@ -381,8 +381,19 @@ fn cvt_rounding(d: &Decoded, err: &mut dyn FnMut(String), name: &str) {
             None => {}
         }
     }
-    if is_int(dt) && dt == st && d.has(Mod::Sat) {
-        err(format!("`{name}`: `.sat` cannot change `cvt{pair}`"));
+    // "Illegal modifier '.sat' for instruction 'cvt'": between integer types ptxas takes
+    // `.sat` only where it can clamp, i.e. the destination does not hold every source value
+    // (`cvt.sat.s32.s16` is rejected, `cvt.sat.u32.s16` and `cvt.sat.s8.u8` are not).
+    let signed = |t: Mod| t.spelling().starts_with(".s");
+    let holds = match (signed(dt), signed(st)) {
+        (false, true) => false,
+        (true, false) => bits(dt) > bits(st),
+        _ => bits(dt) >= bits(st),
+    };
+    if is_int(dt) && is_int(st) && holds && d.has(Mod::Sat) {
+        err(format!(
+            "`{name}`: `.sat` cannot change `cvt{pair}` (every source value fits)"
+        ));
     }
 }
 

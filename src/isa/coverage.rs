@@ -171,9 +171,6 @@ not accept them:
 - type and shape combinations the table does not list one by one (each `cvt` type pair, each
   `mma`/`wmma`/`wgmma`/`tcgen05` shape and type): such an instruction is checked against the
   lines of its opcode and of the modifiers it carries, which may be older than its combination.
-  For instance `cvt.sat.s32.s16` (an integer `.sat` that cannot saturate: ptxas rejects it,
-  \"Illegal modifier '.sat'\") is accepted; vosen/ptx_tests' `cvt_invalid` reports it
-  (`scripts/ptx-tests.sh`).
 ";
 
 /// What the cpu column does not show (printed under the table).
