@@ -363,9 +363,7 @@ fn build<'c, 'a>(
                     }
                     _ => {}
                 }
-                let auto = mode == fission::CpuMode::Auto;
-                let forced = mode == fission::CpuMode::Warp;
-                match simd::plan(&l.module, machine, f, &places, block, auto, forced) {
+                match simd::plan(&l.module, machine, f, &places, block, mode) {
                     Ok(p) => {
                         if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
                             for w in [".simd.w", ".simd.rows"] {

@@ -132,19 +132,20 @@ pub fn ast_reason(f: &ast::Function, forced: bool) -> Option<String> {
     walk(&f.body.as_ref()?.stmts, forced)
 }
 
-/// Builds the warp code of kernel `f` (lowered into `module`), or says why not;
-/// `prefer_loops`: the engine is the compiler's choice (`llvm::simd::vectorize`); `forced`:
-/// `PTX2LLVM_CPU_MODE=warp` (`ast_reason`).
+/// Builds the warp code of kernel `f` (lowered into `module`), or says why not. `mode`:
+/// `Auto` lets `llvm::simd::vectorize` prefer thread loops where they win; `Warp`
+/// (`PTX2LLVM_CPU_MODE=warp`) takes what `ast_reason` keeps off by default.
 pub fn plan(
     module: &crate::llvm::Module,
     machine: &HostMachine,
     f: &ast::Function,
     params: &[ParamPlace],
     block: Option<[u32; 3]>,
-    prefer_loops: bool,
-    forced: bool,
+    mode: crate::target::cpu::fission::CpuMode,
 ) -> Result<WarpPlan, String> {
-    if let Some(r) = ast_reason(f, forced) {
+    use crate::target::cpu::fission::CpuMode;
+    let prefer_loops = mode == CpuMode::Auto;
+    if let Some(r) = ast_reason(f, mode == CpuMode::Warp) {
         return Err(r);
     }
     let (report, only_block) =
