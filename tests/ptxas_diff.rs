@@ -498,6 +498,8 @@ fn check_and_translation_agree_with_ptxas() {
     // ptxas also accepts, then what only check accepts.
     // Per group: translated for nvptx, for cpu, and unsupported on the cpu target by name.
     let (mut translated, mut translated_check_only) = ([0usize; 3], [0usize; 3]);
+    // Refusals on the cpu target, by opcode (with modifiers), for the report.
+    let mut refused: BTreeMap<String, usize> = BTreeMap::new();
     // Panics of the compiler are caught and reported as failures; keep their noise out.
     std::panic::set_hook(Box::new(|_| {}));
     for (accepted, counted) in [
@@ -517,6 +519,9 @@ fn check_and_translation_agree_with_ptxas() {
                     let kind = if cpu { "cpu" } else { "nvptx" };
                     if cpu && msg.contains("not supported on the cpu target") {
                         counted[2] += 1;
+                        let op = c.text.trim_start_matches(|ch: char| ch == '@' || ch == '!' || ch == '%' || ch.is_alphanumeric() && false);
+                        let op = op.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+                        *refused.entry(op.to_string()).or_default() += 1;
                     } else if explained(&known, kind, &c.text, &msg).is_none() {
                         unexplained.push(format!(
                             "{kind} translation fails ({t}): {}  -- {msg}",
@@ -561,6 +566,9 @@ fn check_and_translation_agree_with_ptxas() {
         translated_check_only[1],
         translated_check_only[2]
     );
+    for (op, n) in &refused {
+        println!("  refused on the cpu target: {op} ({n})");
+    }
     for k in &known {
         println!(
             "  listed [{}] {}: {} case(s) — {}",

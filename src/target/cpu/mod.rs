@@ -421,6 +421,12 @@ fn build<'c, 'a>(
     }
     verify(&m).map_err(|e| CompileError::Llvm(format!("the generated IR does not verify: {e}")))?;
     machine.mark_functions(&m);
+    // LLVM options for experiments (e.g. `-disable-machine-sink`), once per process, before
+    // any code generation of this process.
+    if let Ok(o) = std::env::var("PTX2LLVM_LLVM_OPTS") {
+        let v: Vec<&str> = o.split_whitespace().collect();
+        crate::llvm::fission::set_llvm_options(&v);
+    }
     if opt > 0
         && kernels
             .iter()

@@ -1168,10 +1168,6 @@ pub fn pre_optimize(
     m: &Module,
     machine: &crate::llvm::cpu::HostMachine,
 ) -> Result<(), String> {
-    if let Ok(o) = std::env::var("PTX2LLVM_LLVM_OPTS") {
-        let v: Vec<&str> = o.split_whitespace().collect();
-        lf::set_llvm_options(&v);
-    }
     machine.run_pipeline(
         m,
         "function(sroa,early-cse,instcombine<no-verify-fixpoint>)",
