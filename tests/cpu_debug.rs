@@ -591,8 +591,10 @@ fn perf_reports_kernel_time_by_cuda_line() {
         .unwrap();
     assert!(o.status.success(), "perf report: {}", text(&o));
     let report = String::from_utf8_lossy(&o.stdout).into_owned();
-    // The loop's two lines hold most of the samples: together over a third of the process
-    // (the rest is compilation and start-up).
+    // The loop's two lines hold most of the kernel's samples: over 60% of those attributed to
+    // kernel.cu at all (line 0 is where LLVM lost a location), and the kernel a visible part
+    // of the process (the rest is compilation and start-up: on the warp engine the kernel
+    // takes ~15% of this short run, on thread loops over half).
     let share = |line: &str| -> f64 {
         report
             .lines()
@@ -607,9 +609,10 @@ fn perf_reports_kernel_time_by_cuda_line() {
             .sum()
     };
     let (l24, l25) = (share("kernel.cu:24"), share("kernel.cu:25"));
+    let kernel: f64 = (0..=40).map(|n| share(&format!("kernel.cu:{n}"))).sum();
     assert!(
-        l24 > 0.0 && l25 > 0.0 && l24 + l25 > 33.0,
-        "kernel.cu:24 {l24}% and kernel.cu:25 {l25}% in:\n{report}"
+        l24 > 0.0 && l25 > 0.0 && l24 + l25 > 0.6 * kernel && kernel > 5.0,
+        "kernel.cu:24 {l24}% and kernel.cu:25 {l25}% of {kernel}% in kernel.cu in:\n{report}"
     );
 }
 

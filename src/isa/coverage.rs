@@ -72,7 +72,10 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
 /// instruction-level cpu tests.
 fn cpu_support(op: &str) -> &'static str {
     match op {
-        "add" | "sub" | "mul" | "mad" | "fma" | "div" | "sqrt" | "rcp" => {
+        "fma" => {
+            "LLVM IR; `.rz/.rm/.rp`, `.ftz`, approximations: runtime helpers; `.oob`: — (the manual does not give the OOB-NaN's bits)"
+        }
+        "add" | "sub" | "mul" | "mad" | "div" | "sqrt" | "rcp" => {
             "LLVM IR; `.rz/.rm/.rp`, `.ftz`, approximations: runtime helpers"
         }
         "sin" | "cos" | "lg2" | "ex2" | "tanh" => {
@@ -82,14 +85,14 @@ fn cpu_support(op: &str) -> &'static str {
         "cp" => {
             "LLVM IR (`cp.async.ca/.cg` global→shared, `src-size`/`ignore-src`: copied when issued; `commit_group`/`wait_group`/`wait_all`: no-ops); `.bulk`, `.mbarrier`, `cp.reduce`: —"
         }
-        "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats)",
+        "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats); `.rs` x4 packs: — (the manual gives their random-bit layout only as figures)",
         "ld" | "st" => {
-            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics); `.mmio`: —"
+            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics, a vector with an order one atomic per element; `.mmio`: volatile relaxed atomics; `.unified`: dropped)"
         }
         "atom" | "red" => {
             "LLVM IR (host atomics, every op incl. float add and inc/dec); `.async`: —"
         }
-        "cvta" => "LLVM IR (`.shared`: offset ± the CTA's shared base); `.to.param`: —",
+        "cvta" => "LLVM IR (`.shared`: offset ± the CTA's shared base; `.param`: parameters are in generic memory)",
         "bar" | "barrier" => {
             "runtime (16 named barriers, counts, `bar.arrive`, `bar.red`); `.cluster`: —"
         }
@@ -133,13 +136,8 @@ const CHECK_NOTES: &str = "
 
 `check` takes every instruction that ptxas 13 takes in the ptxas-differential test
 (`tests/ptxas_diff.rs`, ~31,000 generated instructions, `st.async`/`red.async` without their
-mbarrier operand included, as ptxas reads them). The other way round it is more permissive
-than ptxas: of the 27,349 generated instructions ptxas rejects, `check` accepts 2 (0.01%), in
-one class:
-
-- `membar.proxy.async`'s state spaces and target.
-
-Outside the generated classes, the texture instructions' offset, gradient and level-of-detail
+mbarrier operand included, as ptxas reads them), and rejects every one of the 27,350 generated
+instructions that ptxas rejects. Outside the generated classes, the texture instructions' offset, gradient and level-of-detail
 operands and the coordinate element types of `tex`/`tld4` are not checked; the operand rules
 of `tcgen05.mma` beyond its descriptors and flags are shapes only.
 
@@ -226,8 +224,7 @@ model. Beyond the table:
   never end),
   `nanosleep`, kernels whose global additions are privatized (`red`/`atom.add` with unused
   results), PTX vector elements chosen per lane or PTX vectors in per-lane calls and atomics,
-  inline assembly, `mma.sync` in code some live lanes may skip, `-g` (per-thread registers for gdb), `.loc` line tables (they run on it
-  with `PTX2LLVM_CPU_MODE=warp`; perf's line table of its optimized code misses lines), a
+  inline assembly, `mma.sync` in code some live lanes may skip, `-g` (per-thread registers for gdb), a
   known block whose warps span several rows (`%ntid.x` below 32 and a `%ntid.y/z` above 1,
   e.g. 16x16) in a kernel with CTA barriers whose loads and stores are mostly neither
   consecutive nor checked (the 16x16 shared-tile matmul: thread loops are 5x faster; only

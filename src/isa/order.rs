@@ -95,6 +95,7 @@ pub const NAMES: &[&str] = &[
     "barrier.red",
     "barrier.arrive",
     "clusterlaunchcontrol.query_cancel",
+    "clusterlaunchcontrol.try_cancel.async",
     "clusterlaunchcontrol.try_cancel",
     "cp.async",
     "createpolicy.fractional",

@@ -30,9 +30,12 @@ pub fn lower<'c, 'a>(
             if space == Space::Param
                 && (to
                     || !matches!(&ops[1], Operand::Name { name, .. } if l.reg(fs, name).is_none()))
+                && l.target.inline_asm_ok(ins.i).is_ok()
             {
                 // Only `cvta.param d, var` (a generic address of a parameter) has a meaning
-                // independent of the hardware's parameter window.
+                // independent of the hardware's parameter window. A target without PTX inline
+                // assembly (the cpu target) keeps parameters in generic memory: there an
+                // address in `.param` is already a generic one.
                 return Ok(false);
             }
             // Symbol operand: its pointer; register: an address in the source space.

@@ -83,16 +83,17 @@ pub fn lower<'c, 'a>(
         return stack(l, fs, ins);
     }
     if matches!(ins.op, "prefetch" | "prefetchu") {
-        return Ok(!ins.has(Mod::Tensormap));
+        // A tensor-map prefetch is advice too; a target with PTX inline assembly keeps it.
+        return Ok(!ins.has(Mod::Tensormap) || l.target.inline_asm_ok(ins.i).is_err());
     }
     // Cache and prefetch-size hints (`.L2::cache_hint` with its policy operand, `.L2::256B`,
     // eviction priorities) are performance advice: dropped.
-    if ins
-        .d
-        .mods
-        .iter()
-        .any(|m| matches!(*m, Mod::Mmio | Mod::Unified))
-    {
+    // `.mmio` and `.unified` have no LLVM equivalent: a target with PTX inline assembly keeps
+    // them there. Elsewhere (the cpu target) `.unified` is advice too, and an `.mmio` access
+    // (always `.relaxed.sys`) is a volatile relaxed atomic: performed exactly once, in order.
+    let native = l.target.inline_asm_ok(ins.i).is_err();
+    let mmio = ins.has(Mod::Mmio);
+    if (mmio || ins.has(Mod::Unified)) && !native {
         return Ok(false);
     }
     let t = ins.ty();
@@ -172,11 +173,35 @@ pub fn lower<'c, 'a>(
         }
     };
     if is_load {
+        if let (Some(order), true) = (ordering, vec > 1 && native) {
+            // A vector access with a memory order is one access per element to the memory
+            // model (no atomicity across elements): LLVM has no atomic vector loads, so each
+            // element is its own atomic load.
+            let Some(items) = l.vector_items(fs, data) else {
+                return Err(invalid(data.span(), "expected a vector operand"));
+            };
+            for (k, it) in items.iter().enumerate() {
+                let off = l.i64().const_int(k as u64, false);
+                let p = unsafe { l.b.build_gep(ety, ptr, &[off], "").unwrap() };
+                let v = l.b.build_load(ety, p, "").unwrap();
+                let inst = raw(v);
+                set_alignment(inst, elem_t.bits / 8);
+                mark(v.as_instruction_value().unwrap());
+                if ins.has(Mod::Volatile) || mmio {
+                    set_volatile(inst);
+                }
+                set_atomic(l.ctx, inst, order, scope_name(ins));
+                if !matches!(it, Operand::Sink(_)) {
+                    l.set(fs, it, v, t.is_signed())?;
+                }
+            }
+            return Ok(true);
+        }
         let v = l.b.build_load(vty, ptr, "").unwrap();
         let inst = raw(v);
         set_alignment(inst, align);
         mark(v.as_instruction_value().unwrap());
-        if ins.has(Mod::Volatile) {
+        if ins.has(Mod::Volatile) || mmio {
             set_volatile(inst);
         }
         if let Some(o) = ordering {
@@ -228,11 +253,30 @@ pub fn lower<'c, 'a>(
             }
             acc.into()
         };
+        if let (Some(order), true) = (ordering, vec > 1 && native) {
+            // As for loads: one atomic store per element.
+            let vv = v.into_vector_value();
+            for k in 0..vec {
+                let idx = l.i32().const_int(k as u64, false);
+                let e = l.b.build_extract_element(vv, idx, "").unwrap();
+                let off = l.i64().const_int(k as u64, false);
+                let p = unsafe { l.b.build_gep(ety, ptr, &[off], "").unwrap() };
+                let st = l.b.build_store(p, e).unwrap();
+                let inst = raw(st);
+                set_alignment(inst, elem_t.bits / 8);
+                mark(st);
+                if ins.has(Mod::Volatile) || mmio {
+                    set_volatile(inst);
+                }
+                set_atomic(l.ctx, inst, order, scope_name(ins));
+            }
+            return Ok(true);
+        }
         let st = l.b.build_store(ptr, v).unwrap();
         let inst = raw(st);
         set_alignment(inst, align);
         mark(st);
-        if ins.has(Mod::Volatile) {
+        if ins.has(Mod::Volatile) || mmio {
             set_volatile(inst);
         }
         if let Some(o) = ordering {
