@@ -122,6 +122,25 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
     walk(&f.body.as_ref()?.stmts)
 }
 
+/// The most `mma.sync` instructions a kernel may have for the compiler to choose the warp
+/// engine: each is a runtime call around which every live vector is spilled, and LLVM's
+/// register allocation over the warp function grows with their product. Triton's 128x128x32
+/// fp16 matmul (64 of them) takes about 45 s of CPU to compile on the warp engine, where it
+/// runs about 15x faster than on coroutines.
+const MMA_BUDGET: usize = 16;
+
+/// How many instructions of opcode `op` `stmts` holds, nested blocks included.
+fn count_op(stmts: &[Statement], op: &str) -> usize {
+    stmts
+        .iter()
+        .map(|st| match st {
+            Statement::Instr(i) => usize::from(i.opcode.spelling() == op),
+            Statement::Block(b) => count_op(&b.stmts, op),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Builds the warp code of kernel `f` (lowered into `module`), or says why not. `mode`:
 /// `Auto` lets `llvm::simd::vectorize` prefer thread loops where they win; `Warp`
 /// (`PTX2LLVM_CPU_MODE=warp`) does not.
@@ -137,6 +156,16 @@ pub fn plan(
     let prefer_loops = mode == CpuMode::Auto;
     if let Some(r) = ast_reason(f) {
         return Err(r);
+    }
+    if mode != CpuMode::Warp {
+        let n = count_op(f.body.as_ref().map_or(&[][..], |b| &b.stmts[..]), "mma");
+        if n > MMA_BUDGET {
+            return Err(format!(
+                "{n} `mma.sync` (more than {MMA_BUDGET}): code generation of the warp function \
+                 takes minutes (register allocation around its whole-warp calls; \
+                 PTX2LLVM_CPU_MODE=warp takes it anyway)"
+            ));
+        }
     }
     let (report, only_block) =
         crate::llvm::simd::vectorize(module, machine, f.name, params, block, prefer_loops)?;
