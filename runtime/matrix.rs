@@ -385,6 +385,19 @@ fn product(
     slots: &[[u32; SLOT_WORDS]],
     (wa, wb, wc): (usize, usize, usize),
 ) -> Vec<[u32; RESULT_WORDS]> {
+    let mut fast = vec![[0u32; RESULT_WORDS]; slots.len()];
+    if product_16816(m, |l, k| slots[l][k], |l, k, x| fast[l][k] = x) {
+        return fast;
+    }
+    product_any(m, slots, (wa, wb, wc))
+}
+
+/// `product` for every kind, element by element.
+fn product_any(
+    m: &Mma,
+    slots: &[[u32; SLOT_WORDS]],
+    (wa, wb, wc): (usize, usize, usize),
+) -> Vec<[u32; RESULT_WORDS]> {
     let (rows, cols, depth) = m.mnk();
     // A by rows and B by columns (transposed), so that each dot product reads both in order.
     let mut am = vec![0f64; rows * depth];
@@ -456,6 +469,101 @@ fn product(
             out
         })
         .collect()
+}
+
+/// `product` for `m16n8k16` with `f16` or `bf16` A and B and `f32` C and D (the tensor-core
+/// product of Triton's and most CUDA kernels), in the same arithmetic — each element of D is
+/// the chain of `f32` fused multiply-adds from C in `k` order (the 16-bit products are exact
+/// in `f32`) — but vectorized across D's 8 columns and with the hardware's `f16` conversion,
+/// on x86-64 with FMA and F16C. `word(lane, k)`: word `k` of the lane's fragments (A's 4, B's
+/// 2, then C's 4); `put(lane, k, x)`: word `k` of its D. `false` (nothing done) for other
+/// kinds and CPUs.
+fn product_16816(
+    m: &Mma,
+    word: impl Fn(usize, usize) -> u32,
+    put: impl FnMut(usize, usize, u32),
+) -> bool {
+    let fits = m.shape == code::M16N8K16
+        && m.a == m.b
+        && matches!(m.a, code::F16 | code::BF16)
+        && m.c == code::F32
+        && m.d == code::F32;
+    #[cfg(target_arch = "x86_64")]
+    if fits
+        && std::arch::is_x86_feature_detected!("avx")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+    {
+        // SAFETY: the CPU has the features the function is compiled for.
+        unsafe { product_16816_x86(m.a == code::BF16, word, put) };
+        return true;
+    }
+    let _ = (fits, word, put);
+    false
+}
+
+/// `product_16816` on x86-64 (`bf16`: A and B are `bf16`, else `f16`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,fma,f16c")]
+unsafe fn product_16816_x86(
+    bf16: bool,
+    word: impl Fn(usize, usize) -> u32,
+    mut put: impl FnMut(usize, usize, u32),
+) {
+    use std::arch::x86_64::{_mm256_cvtph_ps, _mm256_storeu_ps, _mm_loadu_si128};
+    // A by rows, B by rows of k (so that a row of D takes one B row per step), C then D.
+    let mut am = [[0f32; 16]; 16];
+    let mut bm = [[0f32; 8]; 16];
+    let mut dm = [[0f32; 8]; 16];
+    let lanes = WARP_SIZE as usize;
+    for lane in 0..lanes {
+        let (g, t) = (lane / 4, lane % 4);
+        // The lane's 8 A halves, then its 4 B halves (low half of a word first).
+        let w: [u32; 8] = std::array::from_fn(|k| if k < 6 { word(lane, k) } else { 0 });
+        let mut h = [0f32; 16];
+        if bf16 {
+            for (i, x) in h.iter_mut().take(12).enumerate() {
+                *x = f32::from_bits((w[i / 2] >> (16 * (i % 2))) << 16);
+            }
+        } else {
+            // SAFETY: `w` holds 16 halves and `h` 16 floats; the CPU has F16C.
+            unsafe {
+                let p = w.as_ptr().cast();
+                _mm256_storeu_ps(h.as_mut_ptr(), _mm256_cvtph_ps(_mm_loadu_si128(p)));
+                let q = w.as_ptr().add(4).cast();
+                _mm256_storeu_ps(h.as_mut_ptr().add(8), _mm256_cvtph_ps(_mm_loadu_si128(q)));
+            }
+        }
+        // `Mma::frag_pos` of m16n8k16: A register j holds row g + 8 (j & 1), columns
+        // 2t + 8 (j >> 1) and one more; B register j rows 2t + 8 j and one more of column g;
+        // C element e row g + 8 (e >> 1), column 2t + (e & 1).
+        for j in 0..4 {
+            let (r, k) = (g + 8 * (j & 1), 2 * t + 8 * (j >> 1));
+            am[r][k] = h[2 * j];
+            am[r][k + 1] = h[2 * j + 1];
+        }
+        for j in 0..2 {
+            let k = 2 * t + 8 * j;
+            bm[k][g] = h[8 + 2 * j];
+            bm[k + 1][g] = h[8 + 2 * j + 1];
+        }
+        for e in 0..4 {
+            dm[g + 8 * (e >> 1)][2 * t + (e & 1)] = f32::from_bits(word(lane, 6 + e));
+        }
+    }
+    for (d, a) in dm.iter_mut().zip(&am) {
+        for (x, b) in a.iter().zip(&bm) {
+            for (s, y) in d.iter_mut().zip(b) {
+                *s = x.mul_add(*y, *s);
+            }
+        }
+    }
+    for lane in 0..lanes {
+        let (g, t) = (lane / 4, lane % 4);
+        for e in 0..4 {
+            put(lane, e, dm[g + 8 * (e >> 1)][2 * t + (e & 1)].to_bits());
+        }
+    }
 }
 
 /// `init + a . b` with one `f32` fused multiply-add per element, in order: the hardware's
@@ -781,6 +889,17 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
 ) {
     let (m, wa, wb, wc) = mma_kind(t, kind);
     let lanes = WARP_SIZE as usize;
+    // SAFETY (both closures): the arrays hold 32 lanes of the fragments' words.
+    let word = |l: usize, k: usize| unsafe {
+        match k {
+            0..4 => *a.add(k * lanes + l),
+            4..6 => *b.add((k - 4) * lanes + l),
+            _ => *c.add((k - 6) * lanes + l),
+        }
+    };
+    if product_16816(&m, word, |l, k, x| unsafe { *d.add(k * lanes + l) = x }) {
+        return;
+    }
     let slots: Vec<[u32; SLOT_WORDS]> = (0..lanes)
         .map(|l| {
             let mut w = [0u32; SLOT_WORDS];
@@ -886,5 +1005,93 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_movmatrix(a: *const u32, d: *mut u32) 
     let d = std::slice::from_raw_parts_mut(d, lanes);
     for (l, x) in d.iter_mut().enumerate() {
         *x = movmatrix_lane(|k| a[k], l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vectorized `m16n8k16` product gives the element-by-element one's bits, for `f16`
+    /// and `bf16`, on random words mixed with zeros of both signs, infinities, NaNs (quiet
+    /// and signalling), subnormals and the largest finite values (products that overflow,
+    /// underflow, or cancel C exactly). A NaN result is any NaN: which input NaN's payload
+    /// an FMA passes on follows the host's operand order, which neither path pins (the
+    /// hardware's is not measured).
+    #[test]
+    fn vectorized_16816_matches_the_elementwise_product() {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let f16s = [
+            0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0x0001, 0x83ff, 0x7bff,
+        ];
+        let bf16s = [
+            0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0x0001, 0x8080, 0x7f7f,
+        ];
+        let f32s = [
+            0x0000_0000,
+            0x8000_0000,
+            0x7f80_0000,
+            0x7fc0_0001,
+            0x0000_0001,
+            0x7f7f_ffff,
+        ];
+        for (ty, specials) in [(code::F16, f16s), (code::BF16, bf16s)] {
+            let kind = code::M16N8K16 | ty << 4 | ty << 8 | code::F32 << 12 | code::F32 << 16;
+            let m = Mma::decode(kind).expect("a valid kind");
+            let half = |n: &mut dyn FnMut() -> u64| -> u32 {
+                let r = n();
+                if r % 40 == 0 {
+                    specials[(r >> 8) as usize % specials.len()]
+                } else {
+                    // Small exponents keep most sums finite and inexact.
+                    let h = (r >> 16) as u32 & 0x3fff;
+                    if ty == code::F16 {
+                        h | (r as u32 & 0x8000)
+                    } else {
+                        (h + 0x3b00) | (r as u32 & 0x8000)
+                    }
+                }
+            };
+            for round in 0..200 {
+                let slots: Vec<[u32; SLOT_WORDS]> = (0..32)
+                    .map(|_| {
+                        let mut w = [0u32; SLOT_WORDS];
+                        for x in w.iter_mut().take(6) {
+                            *x = half(&mut next) | half(&mut next) << 16;
+                        }
+                        for x in w.iter_mut().skip(6).take(4) {
+                            let r = next();
+                            *x = if r % 16 == 0 {
+                                f32s[(r >> 8) as usize % f32s.len()]
+                            } else {
+                                (r as f32 / u64::MAX as f32 - 0.5).to_bits()
+                            };
+                        }
+                        w
+                    })
+                    .collect();
+                let mut fast = vec![[0u32; RESULT_WORDS]; 32];
+                if !product_16816(&m, |l, k| slots[l][k], |l, k, x| fast[l][k] = x) {
+                    return; // not this CPU's path
+                }
+                let want = product_any(&m, &slots, (4, 2, 4));
+                let nan = |x: u32| f32::from_bits(x).is_nan();
+                for (l, (f, w)) in fast.iter().zip(&want).enumerate() {
+                    for k in 0..4 {
+                        let same = f[k] == w[k] || (nan(f[k]) && nan(w[k]));
+                        assert!(
+                            same,
+                            "type {ty}, round {round}, lane {l}, word {k}: {f:x?} {w:x?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

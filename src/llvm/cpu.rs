@@ -295,7 +295,7 @@ unsafe fn shared_int(b: LLVMBuilderRef, p: LLVMValueRef, i64t: LLVMTypeRef) -> L
 /// Whether the constant `v` casts a shared-space pointer to another space somewhere inside:
 /// the lowering's builder folds `ld [s+8]` (generic) of a `.shared` variable `s` into the
 /// constant `gep (addrspacecast @s to ptr), 8`, whose base the rewrite must add at run time.
-unsafe fn has_shared_cast(v: LLVMValueRef) -> bool {
+pub(crate) unsafe fn has_shared_cast(v: LLVMValueRef) -> bool {
     if c::LLVMIsAConstantExpr(v).is_null() {
         return false;
     }
@@ -312,7 +312,7 @@ unsafe fn has_shared_cast(v: LLVMValueRef) -> bool {
 /// space (`has_shared_cast`); other constants are returned as they are. The cast itself becomes
 /// `base + offset`, `base` (from `base_at`) the CTA's shared block, as the rewrite does for cast
 /// instructions (the builder would fold a rebuilt cast of a constant back into a constant).
-unsafe fn expand_shared_const(
+pub(crate) unsafe fn expand_shared_const(
     b: LLVMBuilderRef,
     v: LLVMValueRef,
     base_at: &mut dyn FnMut(LLVMBuilderRef) -> LLVMValueRef,

@@ -265,6 +265,12 @@ impl<'a> Warp<'a> {
             }
         } else if let Some(&x) = self.map.get(&v) {
             x
+        } else if crate::llvm::cpu::has_shared_cast(v) {
+            // A constant generic address of a `.shared` variable (`cvta.shared.u64 %rd, s`,
+            // folded by the lowering's builder): the block's base plus the offset, built here,
+            // since `prepare_module` sees it only as an element of a splatted constant vector.
+            let b = self.b;
+            crate::llvm::cpu::expand_shared_const(b, v, &mut |_| self.shared_base())
         } else {
             v
         };

@@ -217,7 +217,7 @@ impl Warp<'_> {
     }
 
     /// The CTA's shared block (`ptx2llvm_thread::shared`).
-    unsafe fn shared_base(&self) -> LLVMValueRef {
+    pub(super) unsafe fn shared_base(&self) -> LLVMValueRef {
         let mut idx = [c::LLVMConstInt(
             self.i64,
             crate::runtime::abi::offset::SHARED as u64,

@@ -93,13 +93,9 @@ impl WarpPlan {
     }
 }
 
-/// Why kernel `f` is outside the warp engine's scope by its instructions, if it is. `forced`:
-/// the user asked for the warp engine (`PTX2LLVM_CPU_MODE=warp`), which alone takes
-/// `ldmatrix`/`stmatrix`/`movmatrix` for now: with a generic address made by `cvta.shared` of
-/// a bare symbol plus a lane offset, the warp engine's rows are wrong (tests/cpu_matrix.rs,
-/// kernel `mw`, reads a null row of lane 8), a bug not yet found.
-pub fn ast_reason(f: &ast::Function, forced: bool) -> Option<String> {
-    fn walk(stmts: &[Statement], forced: bool) -> Option<String> {
+/// Why kernel `f` is outside the warp engine's scope by its instructions, if it is.
+pub fn ast_reason(f: &ast::Function) -> Option<String> {
+    fn walk(stmts: &[Statement]) -> Option<String> {
         for st in stmts {
             match st {
                 Statement::Instr(i) => {
@@ -112,15 +108,9 @@ pub fn ast_reason(f: &ast::Function, forced: bool) -> Option<String> {
                     if op == "wmma" {
                         return Some(format!("a matrix instruction (`{op}`)"));
                     }
-                    if !forced && matches!(op, "ldmatrix" | "stmatrix" | "movmatrix") {
-                        return Some(format!(
-                            "a matrix instruction (`{op}`; the warp engine takes it only with \
-                             PTX2LLVM_CPU_MODE=warp for now)"
-                        ));
-                    }
                 }
                 Statement::Block(b) => {
-                    if let Some(r) = walk(&b.stmts, forced) {
+                    if let Some(r) = walk(&b.stmts) {
                         return Some(r);
                     }
                 }
@@ -129,12 +119,31 @@ pub fn ast_reason(f: &ast::Function, forced: bool) -> Option<String> {
         }
         None
     }
-    walk(&f.body.as_ref()?.stmts, forced)
+    walk(&f.body.as_ref()?.stmts)
+}
+
+/// The most `mma.sync` instructions a kernel may have for the compiler to choose the warp
+/// engine: each is a runtime call around which every live vector is spilled, and LLVM's
+/// register allocation over the warp function grows with their product. Triton's 128x128x32
+/// fp16 matmul (64 of them) takes about 45 s of CPU to compile on the warp engine, where it
+/// runs about 15x faster than on coroutines.
+const MMA_BUDGET: usize = 16;
+
+/// How many instructions of opcode `op` `stmts` holds, nested blocks included.
+fn count_op(stmts: &[Statement], op: &str) -> usize {
+    stmts
+        .iter()
+        .map(|st| match st {
+            Statement::Instr(i) => usize::from(i.opcode.spelling() == op),
+            Statement::Block(b) => count_op(&b.stmts, op),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Builds the warp code of kernel `f` (lowered into `module`), or says why not. `mode`:
 /// `Auto` lets `llvm::simd::vectorize` prefer thread loops where they win; `Warp`
-/// (`PTX2LLVM_CPU_MODE=warp`) takes what `ast_reason` keeps off by default.
+/// (`PTX2LLVM_CPU_MODE=warp`) does not.
 pub fn plan(
     module: &crate::llvm::Module,
     machine: &HostMachine,
@@ -145,8 +154,18 @@ pub fn plan(
 ) -> Result<WarpPlan, String> {
     use crate::target::cpu::fission::CpuMode;
     let prefer_loops = mode == CpuMode::Auto;
-    if let Some(r) = ast_reason(f, mode == CpuMode::Warp) {
+    if let Some(r) = ast_reason(f) {
         return Err(r);
+    }
+    if mode != CpuMode::Warp {
+        let n = count_op(f.body.as_ref().map_or(&[][..], |b| &b.stmts[..]), "mma");
+        if n > MMA_BUDGET {
+            return Err(format!(
+                "{n} `mma.sync` (more than {MMA_BUDGET}): code generation of the warp function \
+                 takes minutes (register allocation around its whole-warp calls; \
+                 PTX2LLVM_CPU_MODE=warp takes it anyway)"
+            ));
+        }
     }
     let (report, only_block) =
         crate::llvm::simd::vectorize(module, machine, f.name, params, block, prefer_loops)?;
