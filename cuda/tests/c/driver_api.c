@@ -736,6 +736,18 @@ int main(int argc, char **argv) {
         OK(cuMemFree(shared));
     }
 
+    /* ---- fork: a child forked after cuInit is not initialized, as with NVIDIA's driver
+     * (numba detects forks by it) */
+    {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int cnt = 0;
+            _exit(cuDeviceGetCount(&cnt) == CUDA_ERROR_NOT_INITIALIZED && cuInit(0) == CUDA_ERROR_NOT_INITIALIZED ? 0 : 1);
+        }
+        int status = -1;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+
     /* ---- graphs: stream capture records, instantiation replays */
     {
         CUstream cs;
