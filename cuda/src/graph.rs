@@ -212,6 +212,8 @@ pub struct Session {
     tail: AtomicPtr<c_void>,
     /// Serializes `record`.
     order: Mutex<()>,
+    /// Set by `cuStreamEndCapture`: an event recorded in the capture no longer joins streams.
+    pub ended: std::sync::atomic::AtomicBool,
 }
 
 static GRAPHS: Mutex<Vec<Arc<Graph>>> = Mutex::new(Vec::new());
@@ -299,6 +301,7 @@ pub fn begin_session(origin: CUstream) -> Arc<Session> {
         origin: origin as usize,
         tail: AtomicPtr::new(std::ptr::null_mut()),
         order: Mutex::new(()),
+        ended: std::sync::atomic::AtomicBool::new(false),
     })
 }
 

@@ -172,6 +172,7 @@ pub fn end_capture(s: CUstream) -> CuResult<Arc<Session>> {
     if session.origin != s as usize {
         return Err(CUresult::ErrorStreamCaptureUnmatched);
     }
+    session.ended.store(true, Ordering::Release);
     for x in lock(&STREAMS).iter() {
         let mut c = lock(&x.capture);
         if c.as_ref().is_some_and(|c| Arc::ptr_eq(c, &session)) {
@@ -210,7 +211,7 @@ pub fn wait_event(s: CUstream, e: CUevent) -> CuResult {
     resolve(s)?;
     let ev = event(e)?;
     let joined = lock(&ev.session).clone();
-    if let Some(session) = joined {
+    if let Some(session) = joined.filter(|c| !c.ended.load(Ordering::Acquire)) {
         if !is_default(s) {
             let st = lookup(s)?;
             let mut c = lock(&st.capture);

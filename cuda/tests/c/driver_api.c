@@ -828,6 +828,11 @@ int main(int argc, char **argv) {
         OK(cuStreamEndCapture(cs, &g2));
         OK(cuStreamIsCapturing(side, &cst));
         CHECK(cst == CU_STREAM_CAPTURE_STATUS_NONE && hits == 20);
+        /* after the capture, waiting for its event joins nothing: work runs at once */
+        OK(cuStreamWaitEvent(side, fork_ev, 0));
+        OK(cuLaunchHostFunc(side, host_fn, &hits));
+        CHECK(hits == 30);
+        hits = 20;
         CUgraphExec ge2;
         OK(cuGraphInstantiate(&ge2, g2, 0));
         OK(cuGraphLaunch(ge2, NULL));
