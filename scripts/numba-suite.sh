@@ -6,6 +6,13 @@
 #
 #   bash scripts/numba-suite.sh [pytest arguments, e.g. -k test_sync]
 #   NUMBA_SUITE_OUT=target/numba-suite-coroutine PTX2LLVM_CPU_MODE=coroutine bash scripts/numba-suite.sh
+#   NUMBA_SUITE_LIB=target/numba-lib bash scripts/numba-suite.sh   # a copy of the library, so
+#                                          # that rebuilding during a long run changes nothing
+#   NUMBA_SUITE_TESTS="numba.cuda.tests.cudadrv numba.cuda.tests.nrt" bash scripts/numba-suite.sh
+#       # a shard: the test packages or modules to run (default numba.cuda.tests)
+#   NUMBA_SUITE_PYTHONPATH=target/bindings-13.3 bash scripts/numba-suite.sh -k test_ipc
+#       # packages ahead of the venv's (numba-cuda 0.30's IPC needs cuda-bindings < 13.4,
+#       # whose CUipcMemHandle still has `.reserved`)
 #
 # Needs `cargo build --release`. Installs pytest and the suite's test-only dependencies into
 # $OUT/pylib (not the venv). Writes, in $OUT (NUMBA_SUITE_OUT, default target/numba-suite),
@@ -22,11 +29,11 @@ if [ ! -d "$OUT/pylib/pytest_benchmark" ]; then
         pytest pytest-benchmark filecheck ml_dtypes cffi psutil || exit 1
 fi
 cd "$ROOT/cuda/tests/numba_suite" || exit 1
-LD_LIBRARY_PATH="$ROOT/target/release/cuda" PYTHONPATH="$OUT/pylib" \
+LD_LIBRARY_PATH="${NUMBA_SUITE_LIB:-$ROOT/target/release/cuda}" PYTHONPATH="$OUT/pylib${NUMBA_SUITE_PYTHONPATH:+:$NUMBA_SUITE_PYTHONPATH}" \
     PTX2LLVM_CUDA_LOG="$OUT/driver.log" \
     nice -n 19 "$PY" -m pytest -p no:cacheprovider -q -rfE \
     -o consider_namespace_packages=true --junitxml="$OUT/junit.xml" \
-    --pyargs numba.cuda.tests "$@" >"$OUT/log" 2>&1
+    --pyargs ${NUMBA_SUITE_TESTS:-numba.cuda.tests} "$@" >"$OUT/log" 2>&1
 rc=$?
 "$PY" - "$OUT/junit.xml" >"$OUT/summary.txt" <<'PYEOF'
 import collections, sys, xml.etree.ElementTree as ET

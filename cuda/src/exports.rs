@@ -9,6 +9,10 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
+use crate::graph::{
+    self, HostNodeParams, InstantiateParams, KernelNodeParams, Memcpy3D, MemsetNodeParams,
+};
+use crate::ipc::{self, IpcHandle};
 use crate::types::*;
 use crate::{context, device, launch, link, loader, memory, module, occupancy, stream};
 use crate::{out, CuResult};
@@ -159,6 +163,13 @@ entries! {
     "cuMemsetD2D8Async" 3020 => cuMemsetD2D8Async(p: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, s: CUstream) [cuMemsetD2D8Async_ptsz] = memory::set(p, w, h, pitch, &[v], s);
     "cuMemsetD2D16Async" 3020 => cuMemsetD2D16Async(p: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, s: CUstream) [cuMemsetD2D16Async_ptsz] = memory::set(p, w, h, pitch, &v.to_ne_bytes(), s);
     "cuMemsetD2D32Async" 3020 => cuMemsetD2D32Async(p: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize, s: CUstream) [cuMemsetD2D32Async_ptsz] = memory::set(p, w, h, pitch, &v.to_ne_bytes(), s);
+    // ---- IPC
+    "cuIpcGetMemHandle" 4010 => cuIpcGetMemHandle(h: *mut IpcHandle, p: CUdeviceptr) = ipc::get_mem_handle(h, p);
+    "cuIpcOpenMemHandle" 4010 => cuIpcOpenMemHandle(p: *mut CUdeviceptr, h: IpcHandle, flags: c_uint) = ipc::open_mem_handle(p, h, flags);
+    "cuIpcOpenMemHandle" 11000 => cuIpcOpenMemHandle_v2(p: *mut CUdeviceptr, h: IpcHandle, flags: c_uint) = ipc::open_mem_handle(p, h, flags);
+    "cuIpcCloseMemHandle" 4010 => cuIpcCloseMemHandle(p: CUdeviceptr) = ipc::close_mem_handle(p);
+    "cuIpcGetEventHandle" 4010 => cuIpcGetEventHandle(h: *mut IpcHandle, e: CUevent) = ipc::get_event_handle(h, e);
+    "cuIpcOpenEventHandle" 4010 => cuIpcOpenEventHandle(e: *mut CUevent, h: IpcHandle) = ipc::open_event_handle(e, h);
     // ---- modules, libraries, functions, kernels
     "cuModuleLoad" 2000 => cuModuleLoad(m: *mut CUmodule, path: *const c_char) = module::load_file(m, path);
     "cuModuleLoadData" 2000 => cuModuleLoadData(m: *mut CUmodule, image: *const c_void) = module::load_data(m, image, module::JitOptions::none());
@@ -222,7 +233,37 @@ entries! {
     "cuStreamGetId" 12000 => cuStreamGetId(s: CUstream, id: *mut u64) [cuStreamGetId_ptsz] = stream::id(s, id);
     "cuStreamGetDevice" 12080 => cuStreamGetDevice(s: CUstream, d: *mut CUdevice) [cuStreamGetDevice_ptsz] = stream::device(s, d);
     "cuStreamAttachMemAsync" 6000 => cuStreamAttachMemAsync(s: CUstream, _p: CUdeviceptr, _n: usize, _f: c_uint) [cuStreamAttachMemAsync_ptsz] = stream::synchronize(s);
-    "cuStreamIsCapturing" 10000 => cuStreamIsCapturing(s: CUstream, st: *mut c_int) [cuStreamIsCapturing_ptsz] = stream::synchronize(s).and_then(|()| out(st, 0));
+    "cuStreamIsCapturing" 10000 => cuStreamIsCapturing(s: CUstream, st: *mut c_int) [cuStreamIsCapturing_ptsz] = stream::is_capturing(s, st);
+    // ---- stream capture and graphs
+    "cuStreamBeginCapture" 10000 => cuStreamBeginCapture(s: CUstream) [cuStreamBeginCapture_ptsz] = stream::begin_capture(s, 0);
+    "cuStreamBeginCapture" 10010 => cuStreamBeginCapture_v2(s: CUstream, mode: c_int) [cuStreamBeginCapture_v2_ptsz] = stream::begin_capture(s, mode);
+    "cuStreamEndCapture" 10000 => cuStreamEndCapture(s: CUstream, g: *mut CUgraph) [cuStreamEndCapture_ptsz] = graph::end_capture(s, g);
+    "cuStreamGetCaptureInfo" 10010 => cuStreamGetCaptureInfo(s: CUstream, st: *mut c_int, id: *mut u64) [cuStreamGetCaptureInfo_ptsz] = graph::capture_info(s, st, id, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+    "cuStreamGetCaptureInfo" 11030 => cuStreamGetCaptureInfo_v2(s: CUstream, st: *mut c_int, id: *mut u64, g: *mut CUgraph, deps: *mut *const CUgraphNode, n: *mut usize) [cuStreamGetCaptureInfo_v2_ptsz] = graph::capture_info(s, st, id, g, deps, std::ptr::null_mut(), n);
+    "cuStreamGetCaptureInfo" 12030 => cuStreamGetCaptureInfo_v3(s: CUstream, st: *mut c_int, id: *mut u64, g: *mut CUgraph, deps: *mut *const CUgraphNode, edges: *mut *const c_void, n: *mut usize) [cuStreamGetCaptureInfo_v3_ptsz] = graph::capture_info(s, st, id, g, deps, edges, n);
+    "cuThreadExchangeStreamCaptureMode" 10010 => cuThreadExchangeStreamCaptureMode(mode: *mut c_int) = graph::exchange_mode(mode);
+    "cuGraphCreate" 10000 => cuGraphCreate(g: *mut CUgraph, flags: c_uint) = graph::create(g, flags);
+    "cuGraphDestroy" 10000 => cuGraphDestroy(g: CUgraph) = graph::destroy(g);
+    "cuGraphAddKernelNode" 10000 => cuGraphAddKernelNode(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const KernelNodeParams) = graph::add_kernel_node(node, g, deps, n, p, false);
+    "cuGraphAddKernelNode" 12000 => cuGraphAddKernelNode_v2(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const KernelNodeParams) = graph::add_kernel_node(node, g, deps, n, p, true);
+    "cuGraphAddMemsetNode" 10000 => cuGraphAddMemsetNode(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const MemsetNodeParams, _ctx: CUcontext) = graph::add_memset_node(node, g, deps, n, p);
+    "cuGraphAddMemcpyNode" 10000 => cuGraphAddMemcpyNode(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const Memcpy3D, _ctx: CUcontext) = graph::add_memcpy_node(node, g, deps, n, p);
+    "cuGraphAddHostNode" 10000 => cuGraphAddHostNode(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, p: *const HostNodeParams) = graph::add_host_node(node, g, deps, n, p);
+    "cuGraphAddEmptyNode" 10000 => cuGraphAddEmptyNode(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize) = graph::add_empty_node(node, g, deps, n);
+    "cuGraphGetNodes" 10000 => cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) = graph::get_nodes(g, nodes, n);
+    "cuGraphNodeGetType" 10000 => cuGraphNodeGetType(node: CUgraphNode, t: *mut c_int) = graph::node_type(node, t);
+    "cuGraphInstantiate" 10000 => cuGraphInstantiate(e: *mut CUgraphExec, g: CUgraph, err: *mut CUgraphNode, log: *mut u8, size: usize) = graph::instantiate_with_log(e, g, err, log, size);
+    "cuGraphInstantiate" 11000 => cuGraphInstantiate_v2(e: *mut CUgraphExec, g: CUgraph, err: *mut CUgraphNode, log: *mut u8, size: usize) = graph::instantiate_with_log(e, g, err, log, size);
+    "cuGraphInstantiateWithFlags" 11040 => cuGraphInstantiateWithFlags(e: *mut CUgraphExec, g: CUgraph, _flags: u64) = graph::instantiate(e, g);
+    "cuGraphInstantiateWithParams" 12000 => cuGraphInstantiateWithParams(e: *mut CUgraphExec, g: CUgraph, p: *mut InstantiateParams) [cuGraphInstantiateWithParams_ptsz] = graph::instantiate_with_params(e, g, p);
+    "cuGraphLaunch" 10000 => cuGraphLaunch(e: CUgraphExec, s: CUstream) [cuGraphLaunch_ptsz] = graph::launch(e, s);
+    "cuGraphUpload" 11010 => cuGraphUpload(e: CUgraphExec, s: CUstream) [cuGraphUpload_ptsz] = graph::upload(e, s);
+    "cuGraphExecDestroy" 10000 => cuGraphExecDestroy(e: CUgraphExec) = graph::exec_destroy(e);
+    "cuUserObjectCreate" 11030 => cuUserObjectCreate(u: *mut CUuserObject, p: *mut c_void, destroy: HostFn, refs: c_uint, flags: c_uint) = graph::user_object_create(u, p, destroy, refs, flags);
+    "cuUserObjectRetain" 11030 => cuUserObjectRetain(u: CUuserObject, n: c_uint) = graph::user_object_retain(u, n);
+    "cuUserObjectRelease" 11030 => cuUserObjectRelease(u: CUuserObject, n: c_uint) = graph::user_object_release(u, n);
+    "cuGraphRetainUserObject" 11030 => cuGraphRetainUserObject(g: CUgraph, u: CUuserObject, n: c_uint, flags: c_uint) = graph::graph_retain_user_object(g, u, n, flags);
+    "cuGraphReleaseUserObject" 11030 => cuGraphReleaseUserObject(g: CUgraph, u: CUuserObject, n: c_uint) = graph::graph_release_user_object(g, u, n);
     // ---- events
     "cuEventCreate" 2000 => cuEventCreate(e: *mut CUevent, flags: c_uint) = stream::event_create(e, flags);
     "cuEventRecord" 2000 => cuEventRecord(e: CUevent, s: CUstream) [cuEventRecord_ptsz] = stream::event_record(e, s);

@@ -10,11 +10,12 @@
 
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ptx2llvm::api::ApiError;
 use ptx2llvm::runtime::{LaunchConfig, LaunchError, DEFAULT_STACK_SIZE};
 
+use crate::graph::{NodeType, Work};
 use crate::module::{self, Module};
 use crate::types::*;
 use crate::{device, loader, occupancy, stream, CuResult};
@@ -170,7 +171,7 @@ unsafe fn param_buffer(
     }
 }
 
-/// `cuLaunchKernel`, `cuLaunchCooperativeKernel`.
+/// `cuLaunchKernel`, `cuLaunchCooperativeKernel`; in a stream capture, a kernel node.
 ///
 /// # Safety
 /// As `param_buffer`; the pointers among the parameters name memory the kernel may use.
@@ -185,8 +186,32 @@ pub unsafe fn launch(
     extra: *mut *mut c_void,
     kind: Kind,
 ) -> CuResult {
+    module::function(f)?;
+    stream::resolve(s)?;
+    // SAFETY: by contract.
+    let work = unsafe { prepare(f, grid, block, shared, params, extra, kind) }?;
+    match stream::capture(s)? {
+        Some(c) => c.record(NodeType::Kernel, work),
+        None => work(s),
+    }
+}
+
+/// A launch of `f` checked and its parameters copied, to run on a stream now or when a graph
+/// replays it.
+///
+/// # Safety
+/// As `param_buffer`; the pointers among the parameters name memory the kernel may use when
+/// the work runs.
+pub unsafe fn prepare(
+    f: CUfunction,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    kind: Kind,
+) -> CuResult<Work> {
     let (m, k) = module::function(f)?;
-    let ctx = stream::resolve(s)?;
     check_config(&m, k, grid, block, shared)?;
     if kind == Kind::Cooperative {
         let per_sm = occupancy::blocks_per_sm(&m, k, block.iter().product(), shared as usize);
@@ -198,6 +223,29 @@ pub unsafe fn launch(
     }
     // SAFETY: by contract.
     let buf = unsafe { param_buffer(&m, k, params, extra) }?;
+    let f = f as usize;
+    // SAFETY: `buf` is in the kernel's layout; its pointers are the caller's device memory
+    // (faults become launch errors).
+    Ok(Arc::new(move |s| unsafe {
+        run(f as CUfunction, grid, block, shared, s, &buf, kind)
+    }))
+}
+
+/// Runs a checked launch with its parameter buffer on stream `s`.
+///
+/// # Safety
+/// `buf` in the kernel's layout, its pointers memory the kernel may use.
+unsafe fn run(
+    f: CUfunction,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    s: CUstream,
+    buf: &[u8],
+    kind: Kind,
+) -> CuResult {
+    let (m, k) = module::function(f)?;
+    let ctx = stream::resolve(s)?;
     let stack = ctx
         .limit(Limit::StackSize)
         .unwrap_or(0)
@@ -213,9 +261,8 @@ pub unsafe fn launch(
     let name = m.functions[k].name.to_string_lossy().into_owned();
     let r = {
         let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: `buf` is in the kernel's layout; its pointers are the caller's device
-        // memory (faults become launch errors).
-        unsafe { m.module.launch_raw(&name, &cfg, &buf) }
+        // SAFETY: by contract.
+        unsafe { m.module.launch_raw(&name, &cfg, buf) }
     };
     match r {
         Ok(()) => Ok(()),

@@ -21,15 +21,19 @@
 //! | the JIT linker `cuLink*`; `libcudadevrt.a`'s cooperative-groups functions | `link.rs`, `devrt.ptx` |
 //! | launches: `cuLaunchKernel(Ex)`, cooperative launches, parameters, bounds, faults | `launch.rs` |
 //! | streams, events, host callbacks | `stream.rs` |
+//! | IPC handles: memfd-backed exports, imports, events | `ipc.rs` |
 //! | occupancy and profiler | `occupancy.rs` |
 //! | C types and `cuda.h` enums (`types/gen.rs` written by `gen/types.py`) | `types/` |
 //!
 //! Every entry point runs under `guard`: a panic becomes `CUDA_ERROR_UNKNOWN` instead of
-//! unwinding into C, and calls before `cuInit` answer `CUDA_ERROR_NOT_INITIALIZED`.
+//! unwinding into C, calls before `cuInit` answer `CUDA_ERROR_NOT_INITIALIZED`, and
+//! `PTX2LLVM_CUDA_TRACE=1` logs each call with its result.
 
 pub mod context;
 pub mod device;
 pub mod exports;
+pub mod graph;
+pub mod ipc;
 pub mod launch;
 pub mod link;
 pub mod loader;
@@ -63,7 +67,7 @@ pub fn guard(name: &str, f: impl FnOnce() -> CuResult) -> CUresult {
     if !loader::initialized() && !NO_INIT.contains(&name) {
         return CUresult::ErrorNotInitialized;
     }
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let r = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => CUresult::Success,
         Ok(Err(e)) => e,
         Err(p) => {
@@ -75,7 +79,18 @@ pub fn guard(name: &str, f: impl FnOnce() -> CuResult) -> CUresult {
             loader::log(&format!("internal error in {name}: {what}"));
             CUresult::ErrorUnknown
         }
+    };
+    if trace() {
+        loader::log(&format!("{name}: {r:?}"));
     }
+    r
+}
+
+/// Whether `PTX2LLVM_CUDA_TRACE=1` asks for a log line per call (entry point and result:
+/// how to find which call a client's error came from).
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("PTX2LLVM_CUDA_TRACE").is_ok_and(|v| v == "1"))
 }
 
 /// `Err(CUDA_ERROR_INVALID_VALUE)` when `p` is null.

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use crate::types::{CUresult, CUuuid};
@@ -15,20 +15,30 @@ use crate::{out, CuResult};
 /// come from.
 pub const DRIVER_VERSION: c_int = 13050;
 
-static INIT: AtomicBool = AtomicBool::new(false);
+/// The process that called `cuInit` (0: none yet).
+static INIT_PID: AtomicU32 = AtomicU32::new(0);
 
-/// Whether `cuInit` succeeded.
+/// Whether `cuInit` succeeded in this process. A child forked after `cuInit` is not
+/// initialized, as with NVIDIA's driver (every call answers `CUDA_ERROR_NOT_INITIALIZED`; numba
+/// detects forks by that).
 pub fn initialized() -> bool {
-    INIT.load(Ordering::Acquire)
+    INIT_PID.load(Ordering::Acquire) == std::process::id()
 }
 
-/// `cuInit`: `flags` must be 0.
+/// `cuInit`: `flags` must be 0; refused in a child forked after `cuInit`.
 pub fn init(flags: c_uint) -> CuResult {
     if flags != 0 {
         return Err(CUresult::ErrorInvalidValue);
     }
-    INIT.store(true, Ordering::Release);
-    Ok(())
+    let pid = std::process::id();
+    match INIT_PID.compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => Ok(()),
+        Err(p) if p == pid => Ok(()),
+        Err(_) => {
+            log("cuInit in a process forked after cuInit: CUDA state does not survive fork");
+            Err(CUresult::ErrorNotInitialized)
+        }
+    }
 }
 
 /// `cuGetErrorName`.

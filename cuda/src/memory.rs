@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use ptx2llvm::api::Buffer;
 
 use crate::context::{self, Ctx};
+use crate::graph::{NodeType, Raw};
 use crate::types::*;
 use crate::{out, CuResult};
 
@@ -30,6 +31,20 @@ pub enum Kind {
     Managed,
     /// A module's `.global`/`.const` variable (owned by the module).
     Global,
+    /// Another process's allocation opened by `cuIpcOpenMemHandle`.
+    Imported,
+}
+
+/// What keeps an allocation's memory alive.
+enum Backing {
+    /// The caller's or a module's memory.
+    None,
+    Buffer {
+        _buf: Buffer,
+    },
+    Imported {
+        _map: crate::ipc::Mapping,
+    },
 }
 
 struct Alloc {
@@ -39,8 +54,10 @@ struct Alloc {
     ctx_handle: usize,
     flags: c_uint,
     id: u64,
-    /// The memory, for the kinds this library allocates.
-    _buf: Option<Buffer>,
+    /// The memory, for the kinds this library allocates or maps.
+    _mem: Backing,
+    /// The memfd its pages moved to when it was exported (`cuIpcGetMemHandle`).
+    export: Option<crate::ipc::Export>,
 }
 
 /// What the table knows about an address.
@@ -86,6 +103,17 @@ pub fn check_range(p: u64, n: usize) -> CuResult<Found> {
 }
 
 fn insert(start: u64, size: usize, kind: Kind, ctx: &Arc<Ctx>, flags: c_uint, buf: Option<Buffer>) {
+    insert_backed(
+        start,
+        size,
+        kind,
+        ctx,
+        flags,
+        buf.map_or(Backing::None, |b| Backing::Buffer { _buf: b }),
+    );
+}
+
+fn insert_backed(start: u64, size: usize, kind: Kind, ctx: &Arc<Ctx>, flags: c_uint, mem: Backing) {
     table().insert(
         start,
         Alloc {
@@ -95,9 +123,45 @@ fn insert(start: u64, size: usize, kind: Kind, ctx: &Arc<Ctx>, flags: c_uint, bu
             ctx_handle: ctx.handle() as usize,
             flags,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            _buf: buf,
+            _mem: mem,
+            export: None,
         },
     );
+}
+
+/// Registers an imported IPC allocation (`Kind::Imported`) at `start` in `map`.
+pub fn insert_ipc(start: u64, size: usize, ctx: &Arc<Ctx>, map: crate::ipc::Mapping) {
+    insert_backed(
+        start,
+        size,
+        Kind::Imported,
+        ctx,
+        0,
+        Backing::Imported { _map: map },
+    );
+}
+
+/// Unmaps an imported IPC allocation.
+pub fn remove_ipc(start: u64) -> CuResult {
+    remove(start, &[Kind::Imported])
+}
+
+/// The allocation containing `p` made shareable (`cuIpcGetMemHandle`): device allocations
+/// only; the first export moves its pages into a memfd. Answers the allocation and the
+/// export's descriptor, inode, device and offset.
+pub fn share(p: u64) -> CuResult<(Found, (i32, u64, u64, u64))> {
+    let found = find(p).ok_or(CUresult::ErrorInvalidValue)?;
+    if found.kind != Kind::Device {
+        return Err(CUresult::ErrorInvalidValue);
+    }
+    let mut t = table();
+    let a = t.get_mut(&found.start).ok_or(CUresult::ErrorInvalidValue)?;
+    if a.export.is_none() {
+        // SAFETY: a device allocation is a `Buffer`, whose mapping holds only its pages.
+        a.export = Some(unsafe { crate::ipc::export(found.start, found.size) }?);
+    }
+    let id = a.export.as_ref().map(|e| e.identity()).unwrap();
+    Ok((found, id))
 }
 
 /// Registers a module variable (`Kind::Global`).
@@ -211,12 +275,25 @@ pub fn free(p: CUdeviceptr) -> CuResult {
     remove(p, &[Kind::Device, Kind::Managed])
 }
 
+/// Stream-ordered allocations are not captured (no memory nodes): refused in a capture.
+fn no_capture(s: CUstream, what: &str) -> CuResult {
+    if let Some(c) = crate::stream::capture(s)? {
+        crate::loader::log(&format!(
+            "{what} in a stream capture: graph memory nodes are not provided"
+        ));
+        c.invalidate();
+        return Err(CUresult::ErrorStreamCaptureUnsupported);
+    }
+    Ok(())
+}
+
 /// `cuMemAllocAsync`: allocated at once (work runs when submitted).
 ///
 /// # Safety
 /// `p` null or writable.
 pub unsafe fn alloc_async(p: *mut CUdeviceptr, n: usize, s: CUstream) -> CuResult {
     crate::stream::resolve(s)?;
+    no_capture(s, "cuMemAllocAsync")?;
     // SAFETY: as `alloc`.
     unsafe { alloc(p, n) }
 }
@@ -224,6 +301,7 @@ pub unsafe fn alloc_async(p: *mut CUdeviceptr, n: usize, s: CUstream) -> CuResul
 /// `cuMemFreeAsync`.
 pub fn free_async(p: CUdeviceptr, s: CUstream) -> CuResult {
     crate::stream::resolve(s)?;
+    no_capture(s, "cuMemFreeAsync")?;
     free(p)
 }
 
@@ -380,6 +458,12 @@ pub enum Dir {
 /// Host sides valid for `n` bytes.
 pub unsafe fn copy(dst: u64, src: u64, n: usize, dir: Dir, s: CUstream) -> CuResult {
     crate::stream::resolve(s)?;
+    if crate::stream::record(s, NodeType::Memcpy, || {
+        // SAFETY: replayed with the same addresses, valid while the graph is used.
+        Arc::new(move |s| unsafe { copy(dst, src, n, dir, s) })
+    })? {
+        return Ok(());
+    }
     if n == 0 {
         return Ok(());
     }
@@ -409,6 +493,16 @@ pub unsafe fn copy_2d(c: *const Memcpy2D, s: CUstream) -> CuResult {
     crate::stream::resolve(s)?;
     // SAFETY: checked non-null; valid by contract.
     let c = unsafe { *c };
+    let copy = Raw(c);
+    if crate::stream::record(s, NodeType::Memcpy, || {
+        Arc::new(move |s| {
+            let c = copy;
+            // SAFETY: replayed with the same addresses, valid while the graph is used.
+            unsafe { copy_2d(&c.0, s) }
+        })
+    })? {
+        return Ok(());
+    }
     if c.width == 0 || c.height == 0 {
         return Ok(());
     }
@@ -493,6 +587,13 @@ pub unsafe fn set(
         pitch
     };
     crate::stream::resolve(s)?;
+    if crate::stream::record(s, NodeType::Memset, || {
+        let bytes = pattern.to_vec();
+        // SAFETY: replayed on the same range, checked again then.
+        Arc::new(move |s| unsafe { set(p, elems, height, pitch, &bytes, s) })
+    })? {
+        return Ok(());
+    }
     if width == 0 || height == 0 {
         return Ok(());
     }
@@ -539,7 +640,9 @@ pub unsafe fn pointer_attribute(data: *mut c_void, a: c_int, p: CUdeviceptr) -> 
             P::Context => wide(f.ctx_handle as u64),
             P::MemoryType => word(match f.kind {
                 Kind::Host | Kind::Registered => MemoryType::Host as u32,
-                Kind::Device | Kind::Managed | Kind::Global => MemoryType::Device as u32,
+                Kind::Device | Kind::Managed | Kind::Global | Kind::Imported => {
+                    MemoryType::Device as u32
+                }
             }),
             P::DevicePointer | P::HostPointer => wide(p),
             P::SyncMemops => flag(true),

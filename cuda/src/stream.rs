@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::context::{self, Ctx, PRIORITY_RANGE};
+use crate::graph::{NodeType, Session, Work};
 use crate::types::*;
 use crate::{out, CuResult};
 
@@ -21,6 +22,8 @@ pub struct Stream {
     flags: c_uint,
     priority: c_int,
     id: u64,
+    /// The capture it records into (`cuStreamBeginCapture`, or joined through an event).
+    capture: Mutex<Option<Arc<Session>>>,
 }
 
 /// An event.
@@ -28,6 +31,8 @@ pub struct Event {
     flags: c_uint,
     /// When it was last recorded.
     time: Mutex<Option<Instant>>,
+    /// The capture it was last recorded in: a stream that waits for it joins that capture.
+    session: Mutex<Option<Arc<Session>>>,
 }
 
 static STREAMS: Mutex<Vec<Arc<Stream>>> = Mutex::new(Vec::new());
@@ -89,6 +94,7 @@ pub unsafe fn create(s: *mut CUstream, flags: c_uint, priority: c_int) -> CuResu
         flags,
         priority: priority.clamp(PRIORITY_RANGE.1, PRIORITY_RANGE.0),
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        capture: Mutex::new(None),
     });
     let h = Arc::as_ptr(&st) as CUstream;
     lock(&STREAMS).push(st);
@@ -106,16 +112,115 @@ pub fn destroy(s: CUstream) -> CuResult {
     Ok(())
 }
 
-/// `cuStreamSynchronize`, `cuStreamQuery`: the stream's work is done; reports the sticky
-/// error.
-pub fn synchronize(s: CUstream) -> CuResult {
-    resolve(s).map(|_| ())
+/// The capture stream `s` records into, if any (default streams never capture).
+pub fn capture(s: CUstream) -> CuResult<Option<Arc<Session>>> {
+    if is_default(s) {
+        return Ok(None);
+    }
+    Ok(lock(&lookup(s)?.capture).clone())
 }
 
-/// `cuStreamWaitEvent`: the event's work is complete.
+/// Refuses an operation a capture cannot hold: invalidates the capture.
+fn refuse_in_capture(s: CUstream, what: &str) -> CuResult {
+    if let Some(c) = capture(s)? {
+        crate::loader::log(&format!(
+            "{what} on a capturing stream invalidates the capture"
+        ));
+        c.invalidate();
+        return Err(CUresult::ErrorStreamCaptureUnsupported);
+    }
+    Ok(())
+}
+
+/// Records `work` when stream `s` captures (answers whether it did).
+pub fn record(s: CUstream, kind: NodeType, work: impl FnOnce() -> Work) -> CuResult<bool> {
+    match capture(s)? {
+        Some(c) => c.record(kind, work()).map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// `cuStreamBeginCapture(_v2)`: the legacy and per-thread default streams cannot capture.
+pub fn begin_capture(s: CUstream, mode: c_int) -> CuResult {
+    if !(0..=2).contains(&mode) {
+        return Err(CUresult::ErrorInvalidValue);
+    }
+    if is_default(s) {
+        resolve(s)?;
+        crate::loader::log("the default stream cannot be captured");
+        return Err(CUresult::ErrorStreamCaptureUnsupported);
+    }
+    let st = lookup(s)?;
+    st.ctx.check()?;
+    let mut c = lock(&st.capture);
+    if c.is_some() {
+        return Err(CUresult::ErrorIllegalState);
+    }
+    *c = Some(crate::graph::begin_session(s));
+    Ok(())
+}
+
+/// Ends the capture stream `s` began, for every stream that joined it.
+pub fn end_capture(s: CUstream) -> CuResult<Arc<Session>> {
+    if is_default(s) {
+        return Err(CUresult::ErrorIllegalState);
+    }
+    let st = lookup(s)?;
+    let session = lock(&st.capture)
+        .clone()
+        .ok_or(CUresult::ErrorIllegalState)?;
+    if session.origin != s as usize {
+        return Err(CUresult::ErrorStreamCaptureUnmatched);
+    }
+    session.ended.store(true, Ordering::Release);
+    for x in lock(&STREAMS).iter() {
+        let mut c = lock(&x.capture);
+        if c.as_ref().is_some_and(|c| Arc::ptr_eq(c, &session)) {
+            *c = None;
+        }
+    }
+    Ok(session)
+}
+
+/// `cuStreamIsCapturing`: none (0), active (1) or invalidated (2).
+///
+/// # Safety
+/// `st` null or writable.
+pub unsafe fn is_capturing(s: CUstream, st: *mut c_int) -> CuResult {
+    crate::non_null(st)?;
+    resolve(s)?;
+    let v = match capture(s)? {
+        None => 0,
+        Some(c) if *c.invalid.lock().unwrap_or_else(|e| e.into_inner()) => 2,
+        Some(_) => 1,
+    };
+    // SAFETY: checked non-null.
+    unsafe { out(st, v) }
+}
+
+/// `cuStreamSynchronize`, `cuStreamQuery`: the stream's work is done; reports the sticky
+/// error. A capturing stream cannot be synchronized (the capture is invalidated).
+pub fn synchronize(s: CUstream) -> CuResult {
+    resolve(s)?;
+    refuse_in_capture(s, "synchronizing")
+}
+
+/// `cuStreamWaitEvent`: the event's work is complete; an event recorded in a capture makes
+/// the stream join that capture.
 pub fn wait_event(s: CUstream, e: CUevent) -> CuResult {
     resolve(s)?;
-    event(e).map(|_| ())
+    let ev = event(e)?;
+    let joined = lock(&ev.session).clone();
+    if let Some(session) = joined.filter(|c| !c.ended.load(Ordering::Acquire)) {
+        if !is_default(s) {
+            let st = lookup(s)?;
+            let mut c = lock(&st.capture);
+            if c.is_none() {
+                *c = Some(session);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `cuStreamAddCallback`: runs `cb` now with the context's status (`flags` must be 0).
@@ -132,6 +237,7 @@ pub unsafe fn add_callback(
     if flags != 0 {
         return Err(CUresult::ErrorInvalidValue);
     }
+    refuse_in_capture(s, "cuStreamAddCallback")?;
     let status = match stream_ctx(s)?.check() {
         Ok(()) => CUresult::Success,
         Err(e) => e,
@@ -147,6 +253,18 @@ pub unsafe fn add_callback(
 /// `f` callable with `data`.
 pub unsafe fn host_func(s: CUstream, f: HostFn, data: *mut c_void) -> CuResult {
     let f = f.ok_or(CUresult::ErrorInvalidValue)?;
+    let (fa, da) = (f as usize, data as usize);
+    if record(s, NodeType::Host, || {
+        Arc::new(move |s| {
+            // SAFETY: the address of the caller's `CUhostFn`, taken above.
+            let f: unsafe extern "C" fn(*mut c_void) = unsafe { std::mem::transmute(fa) };
+            // SAFETY: the caller's function with the caller's data, valid while the graph
+            // is used (the driver's contract for host nodes).
+            unsafe { host_func(s, Some(f), da as *mut c_void) }
+        })
+    })? {
+        return Ok(());
+    }
     resolve(s)?;
     // SAFETY: the caller's function with the caller's data.
     unsafe { f(data) };
@@ -241,6 +359,7 @@ pub unsafe fn event_create(e: *mut CUevent, flags: c_uint) -> CuResult {
     let ev = Arc::new(Event {
         flags,
         time: Mutex::new(None),
+        session: Mutex::new(None),
     });
     let h = Arc::as_ptr(&ev) as CUevent;
     lock(&EVENTS).push(ev);
@@ -248,10 +367,29 @@ pub unsafe fn event_create(e: *mut CUevent, flags: c_uint) -> CuResult {
     unsafe { out(e, h) }
 }
 
-/// `cuEventRecord(WithFlags)`: timestamps the event now (the stream's work is done).
+/// The flags event `e` was created with.
+pub fn event_flags(e: CUevent) -> CuResult<c_uint> {
+    Ok(event(e)?.flags)
+}
+
+/// `cuEventRecord(WithFlags)`: timestamps the event now (the stream's work is done); in a
+/// capture, a node that does so, and the event joins waiting streams to the capture.
 pub fn event_record(e: CUevent, s: CUstream) -> CuResult {
     let ev = event(e)?;
     resolve(s)?;
+    let session = capture(s)?;
+    *lock(&ev.session) = session.clone();
+    if let Some(c) = session {
+        let ev = ev.clone();
+        return c.record(
+            NodeType::EventRecord,
+            Arc::new(move |s| {
+                resolve(s)?;
+                *lock(&ev.time) = Some(Instant::now());
+                Ok(())
+            }),
+        );
+    }
     *lock(&ev.time) = Some(Instant::now());
     Ok(())
 }

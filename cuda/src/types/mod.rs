@@ -16,6 +16,10 @@ pub type CUkernel = *mut c_void;
 pub type CUstream = *mut c_void;
 pub type CUevent = *mut c_void;
 pub type CUlinkState = *mut c_void;
+pub type CUgraph = *mut c_void;
+pub type CUgraphNode = *mut c_void;
+pub type CUgraphExec = *mut c_void;
+pub type CUuserObject = *mut c_void;
 
 /// `CUuuid`.
 #[repr(C)]

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* cudaProfiler.h is not in the pip package of the headers. */
 CUresult CUDAAPI cuProfilerStart(void);
@@ -149,7 +151,53 @@ static void CUDA_CB callback(CUstream s, CUresult status, void *data) {
 
 static void CUDA_CB host_fn(void *data) { *(int *)data += 10; }
 
-int main(void) {
+static int destroyed;
+static void CUDA_CB user_destroy(void *data) { destroyed += *(int *)data; }
+
+/* The other process of the IPC test (this program run again with --ipc-child and the handles
+ * in hex): opens the memory and the event, checks the parent's 7s, writes 9s for the parent
+ * to see, and exits with the number of failed checks. */
+static int ipc_child(const char *mem_hex, const char *event_hex) {
+    CUipcMemHandle mh;
+    CUipcEventHandle eh;
+    for (int i = 0; i < CU_IPC_HANDLE_SIZE; i++) {
+        unsigned b;
+        sscanf(mem_hex + 2 * i, "%2x", &b);
+        mh.reserved[i] = (char)b;
+        sscanf(event_hex + 2 * i, "%2x", &b);
+        eh.reserved[i] = (char)b;
+    }
+    CUcontext c;
+    CUdeviceptr p = 0, q = 0;
+    OK(cuInit(0));
+    OK(cuDevicePrimaryCtxRetain(&c, 0));
+    OK(cuCtxSetCurrent(c));
+    OK(cuIpcOpenMemHandle(&p, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    /* opened again: the same mapping, counted */
+    OK(cuIpcOpenMemHandle(&q, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    CHECK(p != 0 && q == p);
+    unsigned w[1250];
+    OK(cuMemcpyDtoH(w, p, sizeof w));
+    CHECK(w[0] == 7 && w[1249] == 7);
+    OK(cuMemsetD32(p, 9, 1250));
+    CUpointer_attribute a = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    unsigned mt = 0;
+    OK(cuPointerGetAttribute(&mt, a, p + 16));
+    CHECK(mt == CU_MEMORYTYPE_DEVICE);
+    OK(cuIpcCloseMemHandle(q));
+    OK(cuIpcCloseMemHandle(p));
+    EXPECT(cuIpcCloseMemHandle(p), CUDA_ERROR_INVALID_VALUE);
+    CUevent e;
+    OK(cuIpcOpenEventHandle(&e, eh));
+    OK(cuEventSynchronize(e));
+    OK(cuEventQuery(e));
+    OK(cuEventDestroy(e));
+    return failures;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--ipc-child") == 0)
+        return ipc_child(argv[2], argv[3]);
     /* ---- loader */
     int v = 0, n = 0;
     OK(cuDriverGetVersion(&v));
@@ -639,6 +687,225 @@ int main(void) {
     EXPECT(cuEventQuery(e2), CUDA_ERROR_INVALID_HANDLE);
     OK(cuStreamDestroy(st));
     EXPECT(cuStreamSynchronize(st), CUDA_ERROR_INVALID_HANDLE);
+
+    /* ---- IPC: another process maps the allocation through its handle */
+    {
+        CUdeviceptr shared, opened;
+        OK(cuMemAlloc(&shared, 5000));
+        OK(cuMemsetD32(shared, 7, 1250));
+        CUipcMemHandle mh;
+        OK(cuIpcGetMemHandle(&mh, shared));
+        /* the exporter's pointer keeps its contents and works on (the pages moved to a memfd) */
+        unsigned w[4];
+        OK(cuMemcpyDtoH(w, shared + 4984, 16));
+        CHECK(w[0] == 7 && w[3] == 7);
+        CUipcMemHandle again;
+        OK(cuIpcGetMemHandle(&again, shared));
+        CHECK(memcmp(&again, &mh, sizeof mh) == 0);
+        EXPECT(cuIpcOpenMemHandle(&opened, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_ERROR_INVALID_CONTEXT);
+        CUipcMemHandle junk;
+        memset(&junk, 1, sizeof junk);
+        EXPECT(cuIpcOpenMemHandle(&opened, junk, 0), CUDA_ERROR_INVALID_VALUE);
+        EXPECT(cuIpcGetMemHandle(&again, (CUdeviceptr)(uintptr_t)&junk), CUDA_ERROR_INVALID_VALUE);
+        CUevent ie, plain;
+        CUipcEventHandle eh;
+        OK(cuEventCreate(&ie, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+        OK(cuEventCreate(&plain, CU_EVENT_DEFAULT));
+        EXPECT(cuIpcGetEventHandle(&eh, plain), CUDA_ERROR_INVALID_HANDLE);
+        OK(cuIpcGetEventHandle(&eh, ie));
+        OK(cuEventRecord(ie, NULL));
+        char mem_hex[2 * CU_IPC_HANDLE_SIZE + 1], event_hex[2 * CU_IPC_HANDLE_SIZE + 1];
+        for (int i = 0; i < CU_IPC_HANDLE_SIZE; i++) {
+            sprintf(mem_hex + 2 * i, "%02x", (unsigned char)mh.reserved[i]);
+            sprintf(event_hex + 2 * i, "%02x", (unsigned char)eh.reserved[i]);
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            /* a fresh process image: nothing inherited but the handles' text */
+            execl("/proc/self/exe", argv[0], "--ipc-child", mem_hex, event_hex, (char *)NULL);
+            _exit(127);
+        }
+        int status = -1;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        unsigned back[1250];
+        OK(cuMemcpyDtoH(back, shared, sizeof back));
+        CHECK(back[0] == 9 && back[1249] == 9);
+        OK(cuEventDestroy(ie));
+        OK(cuEventDestroy(plain));
+        OK(cuMemFree(shared));
+    }
+
+    /* ---- fork: a child forked after cuInit is not initialized, as with NVIDIA's driver
+     * (numba detects forks by it) */
+    {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int cnt = 0;
+            _exit(cuDeviceGetCount(&cnt) == CUDA_ERROR_NOT_INITIALIZED && cuInit(0) == CUDA_ERROR_NOT_INITIALIZED ? 0 : 1);
+        }
+        int status = -1;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+
+    /* ---- graphs: stream capture records, instantiation replays */
+    {
+        CUstream cs;
+        OK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+        CUstreamCaptureStatus cst;
+        OK(cuStreamIsCapturing(cs, &cst));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_NONE);
+        EXPECT(cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        CUgraph g = NULL;
+        EXPECT(cuStreamEndCapture(cs, &g), CUDA_ERROR_ILLEGAL_STATE);
+        float before[N], after[N];
+        int hits = 0;
+        OK(cuMemsetD32(dc, 0, N));
+        OK(cuStreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        EXPECT(cuStreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
+        OK(cuStreamIsCapturing(cs, &cst));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        unsigned gn = N;
+        void *gargs[] = {&da, &db, &dc, &gn};
+        OK(cuMemsetD32Async(dc, 0x3f800000, N, cs)); /* 1.0f, overwritten by the kernel */
+        OK(cuLaunchKernel(vecadd, (N + 127) / 128, 1, 1, 128, 1, 1, 0, cs, gargs, NULL));
+        OK(cuMemcpyDtoHAsync(after, dc, sizeof after, cs));
+        OK(cuLaunchHostFunc(cs, host_fn, &hits));
+        cuuint64_t cid = 0;
+        const CUgraphNode *deps = NULL;
+        size_t ndeps = 0;
+        OK(cuStreamGetCaptureInfo(cs, &cst, &cid, &g, &deps, NULL, &ndeps));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_ACTIVE && cid != 0 && g != NULL && ndeps == 1 && deps && deps[0]);
+        gn = 0; /* the launch's parameters were copied when it was captured */
+        OK(cuStreamEndCapture(cs, &g));
+        OK(cuStreamIsCapturing(cs, &cst));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_NONE);
+        /* nothing ran during the capture */
+        OK(cuMemcpyDtoH(before, dc, sizeof before));
+        CHECK(before[0] == 0.0f && before[N - 1] == 0.0f && hits == 0);
+        size_t nn_nodes = 0;
+        OK(cuGraphGetNodes(g, NULL, &nn_nodes));
+        CHECK(nn_nodes == 4);
+        CUgraphNode nodes[4];
+        CUgraphNodeType types[4];
+        OK(cuGraphGetNodes(g, nodes, &nn_nodes));
+        for (int i = 0; i < 4; i++)
+            OK(cuGraphNodeGetType(nodes[i], &types[i]));
+        CHECK(types[0] == CU_GRAPH_NODE_TYPE_MEMSET && types[1] == CU_GRAPH_NODE_TYPE_KERNEL &&
+              types[2] == CU_GRAPH_NODE_TYPE_MEMCPY && types[3] == CU_GRAPH_NODE_TYPE_HOST);
+        CUgraphExec ge;
+        OK(cuGraphInstantiate(&ge, g, 0));
+        memset(after, 0, sizeof after);
+        OK(cuGraphLaunch(ge, cs));
+        OK(cuStreamSynchronize(cs));
+        CHECK(hits == 10 && after[0] == 3.0f && after[10] == 63.0f && after[N - 1] == 2.0f * 3 * (N - 1) + 3);
+        OK(cuGraphLaunch(ge, cs));
+        CHECK(hits == 20);
+        /* synchronizing a capturing stream is refused and invalidates the capture */
+        OK(cuStreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_RELAXED));
+        EXPECT(cuStreamSynchronize(cs), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        OK(cuStreamIsCapturing(cs, &cst));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        CUgraph bad = (CUgraph)1;
+        EXPECT(cuStreamEndCapture(cs, &bad), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        CHECK(bad == NULL);
+        /* fork and join: a stream that waits for an event recorded in a capture joins it */
+        CUstream side;
+        CUevent fork_ev, join_ev;
+        OK(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+        OK(cuEventCreate(&fork_ev, CU_EVENT_DISABLE_TIMING));
+        OK(cuEventCreate(&join_ev, CU_EVENT_DISABLE_TIMING));
+        OK(cuStreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        OK(cuEventRecord(fork_ev, cs));
+        OK(cuStreamWaitEvent(side, fork_ev, 0));
+        OK(cuStreamIsCapturing(side, &cst));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        OK(cuLaunchHostFunc(side, host_fn, &hits));
+        OK(cuEventRecord(join_ev, side));
+        OK(cuStreamWaitEvent(cs, join_ev, 0));
+        CUgraph g2;
+        EXPECT(cuStreamEndCapture(side, &g2), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+        OK(cuStreamEndCapture(cs, &g2));
+        OK(cuStreamIsCapturing(side, &cst));
+        CHECK(cst == CU_STREAM_CAPTURE_STATUS_NONE && hits == 20);
+        /* after the capture, waiting for its event joins nothing: work runs at once */
+        OK(cuStreamWaitEvent(side, fork_ev, 0));
+        OK(cuLaunchHostFunc(side, host_fn, &hits));
+        CHECK(hits == 30);
+        hits = 20;
+        CUgraphExec ge2;
+        OK(cuGraphInstantiate(&ge2, g2, 0));
+        OK(cuGraphLaunch(ge2, NULL));
+        CHECK(hits == 30);
+        OK(cuGraphExecDestroy(ge2));
+        OK(cuGraphDestroy(g2));
+        OK(cuStreamDestroy(side));
+        OK(cuEventDestroy(fork_ev));
+        OK(cuEventDestroy(join_ev));
+
+        /* an explicit graph: memset -> kernel -> memcpy -> host, and an empty node */
+        CUgraph eg;
+        OK(cuGraphCreate(&eg, 0));
+        CUgraphNode ms, kn, cp, hn, en;
+        CUDA_MEMSET_NODE_PARAMS msp = {0};
+        msp.dst = dc;
+        msp.value = 0x40000000; /* 2.0f */
+        msp.elementSize = 4;
+        msp.width = N;
+        msp.height = 1;
+        OK(cuGraphAddMemsetNode(&ms, eg, NULL, 0, &msp, primary));
+        msp.elementSize = 3;
+        EXPECT(cuGraphAddMemsetNode(&en, eg, NULL, 0, &msp, primary), CUDA_ERROR_INVALID_VALUE);
+        CUDA_KERNEL_NODE_PARAMS kp = {0};
+        unsigned half = N / 2;
+        void *kargs[] = {&da, &db, &dc, &half};
+        kp.func = vecadd;
+        kp.gridDimX = (N + 127) / 128;
+        kp.gridDimY = kp.gridDimZ = 1;
+        kp.blockDimX = 128;
+        kp.blockDimY = kp.blockDimZ = 1;
+        kp.kernelParams = kargs;
+        OK(cuGraphAddKernelNode(&kn, eg, &ms, 1, &kp));
+        CUgraphNode stranger = (CUgraphNode)&kp;
+        EXPECT(cuGraphAddKernelNode(&en, eg, &stranger, 1, &kp), CUDA_ERROR_INVALID_VALUE);
+        float eh_out[N];
+        CUDA_MEMCPY3D c3 = {0};
+        c3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        c3.srcDevice = dc;
+        c3.dstMemoryType = CU_MEMORYTYPE_HOST;
+        c3.dstHost = eh_out;
+        c3.WidthInBytes = sizeof eh_out;
+        c3.Height = c3.Depth = 1;
+        OK(cuGraphAddMemcpyNode(&cp, eg, &kn, 1, &c3, primary));
+        CUDA_HOST_NODE_PARAMS hp = {host_fn, &hits};
+        OK(cuGraphAddHostNode(&hn, eg, &cp, 1, &hp));
+        OK(cuGraphAddEmptyNode(&en, eg, &hn, 1));
+        CUgraphNodeType et;
+        OK(cuGraphNodeGetType(en, &et));
+        CHECK(et == CU_GRAPH_NODE_TYPE_EMPTY);
+        /* a user object lives as long as the graph and its instances hold references */
+        CUuserObject uo;
+        int weight = 5;
+        destroyed = 0;
+        OK(cuUserObjectCreate(&uo, &weight, user_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+        OK(cuGraphRetainUserObject(eg, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+        CUgraphExec ege;
+        OK(cuGraphInstantiate(&ege, eg, 0));
+        OK(cuGraphDestroy(eg));
+        CHECK(destroyed == 0);
+        memset(eh_out, 0, sizeof eh_out);
+        OK(cuGraphLaunch(ege, cs));
+        OK(cuStreamSynchronize(cs));
+        CHECK(hits == 40 && eh_out[0] == 3.0f && eh_out[N / 2 - 1] == 2.0f * 3 * (N / 2 - 1) + 3 &&
+              eh_out[N / 2] == 2.0f && eh_out[N - 1] == 2.0f);
+        OK(cuGraphExecDestroy(ege));
+        CHECK(destroyed == 5);
+        EXPECT(cuGraphLaunch(ege, cs), CUDA_ERROR_INVALID_VALUE);
+        OK(cuGraphExecDestroy(ge));
+        OK(cuGraphDestroy(g));
+        EXPECT(cuGraphDestroy(g), CUDA_ERROR_INVALID_VALUE);
+        OK(cuStreamDestroy(cs));
+    }
 
     /* ---- occupancy, profiler */
     int blocks = 0, minGrid = 0, bs = 0;

@@ -406,6 +406,33 @@ def test_cuda_cpp_grid_sync():
     assert (out == want).all(), (out[::threads], want[::threads])
 
 
+def test_graph_capture():
+    # A numba kernel launched into cuda.core's graph builder (stream capture) runs only when
+    # the graph is launched, and again at each launch, with the arguments of the capture.
+    from cuda.core import Device
+
+    @cuda.jit
+    def bump(a, k):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += k + i
+
+    dev = Device()
+    dev.set_current()
+    s = dev.create_stream()
+    a = cuda.to_device(np.zeros(300, dtype=np.int64), stream=s)
+    s.sync()
+    gb = dev.create_graph_builder()
+    gb.begin_building()
+    bump[3, 128, gb](a, 5)
+    graph = gb.end_building().complete()
+    assert (a.copy_to_host() == 0).all()
+    graph.launch(s)
+    graph.launch(s)
+    s.sync()
+    assert (a.copy_to_host() == 2 * (5 + np.arange(300))).all()
+
+
 TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
 
 if __name__ == "__main__":
