@@ -85,6 +85,11 @@ pub fn lower<'c, 'a>(
     if matches!(ins.op, "prefetch" | "prefetchu") {
         return Ok(!ins.has(Mod::Tensormap));
     }
+    // `st.async` also signals an mbarrier or is a release to another proxy: never a plain
+    // store (the cpu target lowers it itself, the nvptx target as inline PTX).
+    if ins.has(Mod::Async) {
+        return Ok(false);
+    }
     // Cache and prefetch-size hints (`.L2::cache_hint` with its policy operand, `.L2::256B`,
     // eviction priorities) are performance advice: dropped.
     if ins

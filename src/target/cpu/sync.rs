@@ -178,6 +178,9 @@ pub fn lower<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     i: &Instruction<'a>,
 ) -> Result<bool, Error> {
+    if super::mbarrier::lower(l, fs, i)? {
+        return Ok(true);
+    }
     let ins = l.ins(i)?;
     let ops = ins.ops();
     let b32 = Ty::b(32);
