@@ -22,9 +22,9 @@
 //! thread loops and the warp engine), and a wait that finds its phase incomplete lets the
 //! other threads of the CTA run before it answers (as `nanosleep` does), so the spin loops
 //! around `test_wait`/`try_wait` make progress. A CTA whose every live thread is either
-//! blocked (at a barrier or warp operation) or failing a wait since the last change to any of
-//! its mbarriers can never complete that wait; when that has lasted `STUCK_ROUNDS` waits, the
-//! launch fails naming the wait, where a GPU would hang.
+//! blocked (at a barrier or warp operation) or suspended in a wait that failed since the last
+//! change to any of its mbarriers can never complete that wait; when that has lasted
+//! `STUCK_ROUNDS` failed waits, the launch fails naming the wait, where a GPU would hang.
 
 use std::ffi::{c_char, CStr};
 
@@ -149,6 +149,8 @@ pub(crate) struct CtaState {
     epoch: u64,
     /// Per thread: the epoch of its last failed wait, plus one (0: none).
     failed_at: Vec<u64>,
+    /// Per thread: suspended inside a wait (letting the others run after a failed check).
+    waiting: Vec<bool>,
     /// Failed waits while every live thread was blocked or failing since the last change.
     stuck: u32,
     /// Failed waits since the last change (the stuck check runs every few).
@@ -168,6 +170,8 @@ impl CtaState {
         self.fails = 0;
         self.failed_at.clear();
         self.failed_at.resize(n, 0);
+        self.waiting.clear();
+        self.waiting.resize(n, false);
         self.cluster_phase = 0;
         self.cluster_arrived.clear();
         self.cluster_arrived.resize(n, false);
@@ -421,10 +425,18 @@ unsafe fn failed_wait(t: *mut Thread, what: &dyn Fn() -> String) {
             return;
         }
     }
+    // Stuck: every other live thread is blocked, or suspended in a wait whose last check
+    // failed with the mbarriers as they are now. (A thread spinning around `nanosleep` is
+    // neither: then the CTA hangs as a GPU would.)
     let c = &mut *cta;
     let epoch = c.mbar.epoch + 1;
-    let stuck = (0..n as u32)
-        .all(|j| c.is_done(j) || c.is_blocked(j) || c.mbar.failed_at[j as usize] == epoch);
+    let stuck = (0..n as u32).all(|j| {
+        let ju = j as usize;
+        ju == i
+            || c.is_done(j)
+            || c.is_blocked(j)
+            || c.mbar.waiting[ju] && c.mbar.failed_at[ju] == epoch
+    });
     let s = &mut c.mbar;
     if !stuck {
         s.stuck = 0;
@@ -443,10 +455,15 @@ unsafe fn failed_wait(t: *mut Thread, what: &dyn Fn() -> String) {
     }
 }
 
-/// Lets the other threads of the CTA run first; returns whether one was ready.
+/// Lets the other threads of the CTA run first (marked as waiting meanwhile); returns whether
+/// one was ready.
 unsafe fn let_others_run(t: *mut Thread) -> bool {
-    let others = (*cta_of(t)).requeue((*t).flat_tid);
+    let cta = cta_of(t);
+    let i = (*t).flat_tid;
+    let others = (*cta).requeue(i);
+    (&mut (*cta).mbar).waiting[i as usize] = true;
     yielder(t).suspend(Event::Yield);
+    (&mut (*cta).mbar).waiting[i as usize] = false;
     others
 }
 
