@@ -210,7 +210,7 @@ unsafe fn offset_of(t: *mut Thread, what: *const c_char, addr: u64, size: u64) -
             ),
         );
     }
-    if addr % 8 != 0 {
+    if !addr.is_multiple_of(8) {
         fail(
             t,
             format!(
@@ -421,7 +421,7 @@ unsafe fn failed_wait(t: *mut Thread, what: &dyn Fn() -> String) {
             s.failed_at[i] = s.epoch + 1;
         }
         s.fails += 1;
-        if s.fails % 16 != 0 {
+        if !s.fails.is_multiple_of(16) {
             return;
         }
     }
@@ -461,9 +461,11 @@ unsafe fn let_others_run(t: *mut Thread) -> bool {
     let cta = cta_of(t);
     let i = (*t).flat_tid;
     let others = (*cta).requeue(i);
-    (&mut (*cta).mbar).waiting[i as usize] = true;
+    let s = &mut (*cta).mbar;
+    s.waiting[i as usize] = true;
     yielder(t).suspend(Event::Yield);
-    (&mut (*cta).mbar).waiting[i as usize] = false;
+    let s = &mut (*cta).mbar;
+    s.waiting[i as usize] = false;
     others
 }
 
@@ -550,7 +552,8 @@ unsafe fn cluster_settle(t: *mut Thread) {
 pub unsafe extern "C" fn ptx2llvm_rt_cluster_wait(t: *mut Thread) {
     let cta = cta_of(t);
     let i = (*t).flat_tid as usize;
-    let token = (&(*cta).mbar).cluster_token[i];
+    let s = &(*cta).mbar;
+    let token = s.cluster_token[i];
     if token == 0 {
         fail(
             t,
@@ -561,7 +564,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_cluster_wait(t: *mut Thread) {
         // Threads that exited since count as arrived.
         cluster_settle(t);
         if (*cta).mbar.cluster_phase >= token {
-            (&mut (*cta).mbar).cluster_token[i] = 0;
+            let s = &mut (*cta).mbar;
+            s.cluster_token[i] = 0;
             return;
         }
         failed_wait(t, &|| "`barrier.cluster.wait`".to_string());
@@ -614,7 +618,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_bulk_copy(
 }
 
 unsafe fn check_bulk(t: *mut Thread, what: *const c_char, dst: u64, src: u64, size: u32) {
-    if size % 16 != 0 || dst % 16 != 0 || src % 16 != 0 {
+    if !size.is_multiple_of(16) || !dst.is_multiple_of(16) || !src.is_multiple_of(16) {
         fail(
             t,
             format!(
