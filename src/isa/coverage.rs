@@ -282,7 +282,7 @@ model. Beyond the table:
   `test_gufunc`, `test_cache_hints` 2D; `lit/cpu/run-warp-nested-loop-copy.ptx`, XFAIL; all
   pass on coroutines); IPC and graphs, not provided (6); the PTX linker refused a declaration
   whose return differs from the definition, which numba emits for `declare_device(...,
-  abi=\"c\")` of a `void` function (2: fixed since in `src/link`, the suite not rerun); `mbarrier` (`cuda::barrier`, 1); numba's CPU+CUDA
+  abi=\"c\")` of a `void` function (2: fixed since in `src/link`, the suite not rerun); `mbarrier` (`cuda::barrier`, 1: fixed since, `test_external_cooperative_func` passes); numba's CPU+CUDA
   cache sharing (2) and `fork` pickling a cuda.core object (1), not investigated.
 ";
 
