@@ -160,11 +160,26 @@ pub(crate) struct CtaState {
     cluster_arrived: Vec<bool>,
     /// Per thread: the cluster phase it arrived in, plus one (0: none outstanding).
     cluster_token: Vec<u64>,
+    /// Threads of the CTA, and whether the fields above are set up for it (done at the first
+    /// use: most CTAs never use them, and a reset per CTA should cost nothing).
+    n: usize,
+    fresh: bool,
 }
 
 impl CtaState {
     /// A new CTA of `n` threads.
     pub(crate) fn reset(&mut self, n: usize) {
+        self.n = n;
+        self.fresh = false;
+    }
+
+    /// Sets the state up for the CTA at its first use.
+    fn ready(&mut self) {
+        if self.fresh {
+            return;
+        }
+        self.fresh = true;
+        let n = self.n;
         self.epoch = 0;
         self.stuck = 0;
         self.fails = 0;
@@ -241,6 +256,7 @@ unsafe fn load(t: *mut Thread, what: *const c_char, addr: u64) -> (*mut u64, Mba
 
 unsafe fn store(t: *mut Thread, p: *mut u64, m: Mbar) {
     *p = m.encode();
+    (*cta_of(t)).mbar.ready();
     (*cta_of(t)).mbar.progress();
 }
 
@@ -295,6 +311,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mbar_init(
 pub unsafe extern "C" fn ptx2llvm_rt_mbar_inval(t: *mut Thread, what: *const c_char, addr: u64) {
     let (p, _) = load(t, what, addr);
     *p = 0;
+    (*cta_of(t)).mbar.ready();
     (*cta_of(t)).mbar.progress();
 }
 
@@ -413,6 +430,7 @@ fn done(m: Mbar, x: u64, parity: bool) -> bool {
 /// progress any more.
 unsafe fn failed_wait(t: *mut Thread, what: &dyn Fn() -> String) {
     let cta = cta_of(t);
+    (*cta).mbar.ready();
     let i = (*t).flat_tid as usize;
     let n = (*cta).mbar.failed_at.len();
     {
@@ -459,6 +477,7 @@ unsafe fn failed_wait(t: *mut Thread, what: &dyn Fn() -> String) {
 /// one was ready.
 unsafe fn let_others_run(t: *mut Thread) -> bool {
     let cta = cta_of(t);
+    (*cta).mbar.ready();
     let i = (*t).flat_tid;
     let others = (*cta).requeue(i);
     let s = &mut (*cta).mbar;
@@ -515,6 +534,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mbar_wait(
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_cluster_arrive(t: *mut Thread) {
     let cta = cta_of(t);
+    (*cta).mbar.ready();
     let i = (*t).flat_tid as usize;
     let s = &mut (*cta).mbar;
     if s.cluster_token[i] != 0 {
@@ -534,6 +554,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_cluster_arrive(t: *mut Thread) {
 /// Ends the cluster barrier's phase when every live thread has arrived.
 unsafe fn cluster_settle(t: *mut Thread) {
     let c = &mut *cta_of(t);
+    c.mbar.ready();
     let n = c.mbar.cluster_arrived.len() as u32;
     let all = (0..n).all(|j| c.is_done(j) || c.mbar.cluster_arrived[j as usize]);
     if all {
@@ -551,6 +572,7 @@ unsafe fn cluster_settle(t: *mut Thread) {
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_cluster_wait(t: *mut Thread) {
     let cta = cta_of(t);
+    (*cta).mbar.ready();
     let i = (*t).flat_tid as usize;
     let s = &(*cta).mbar;
     let token = s.cluster_token[i];
