@@ -109,7 +109,7 @@ void ptx2llvm_rt_cluster_arrive(ptx2llvm_thread *t);
 void ptx2llvm_rt_cluster_wait(ptx2llvm_thread *t);
 void ptx2llvm_rt_mapa_rank(ptx2llvm_thread *t, uint32_t rank);
 void ptx2llvm_rt_bulk_copy(ptx2llvm_thread *t, const char *what, uint64_t dst, uint64_t src,
-                           uint32_t size, uint64_t mbar);
+                           uint32_t size, uint64_t mbar, uint32_t mask);
 void ptx2llvm_rt_bulk_reduce(ptx2llvm_thread *t, const char *what, uint64_t dst, uint64_t src,
                              uint32_t size, uint64_t mbar, uint32_t op, uint32_t ty);
 /* %envreg<n>: a cooperative launch's grid workspace address in 1 (high) and 2 (low), else 0. */

@@ -615,7 +615,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_mapa_rank(t: *mut Thread, rank: u32) {
 
 /// `cp.async.bulk` (non-tensor): copies `size` bytes from `src` to `dst` (generic addresses)
 /// and, when `mbar` is not 0, performs complete-tx of `size` bytes on the mbarrier there.
-/// `size` must be a multiple of 16 and the addresses 16-byte aligned.
+/// `size` must be a multiple of 16 and the addresses 16-byte aligned. Byte `k` of each 16 is
+/// copied only when bit `k` of `mask` is set (`.cp_mask`'s byteMask; 0xffff: all).
 ///
 /// # Safety
 /// As `ptx2llvm_rt_mbar_init`; `dst` and `src` addresses the kernel gave.
@@ -627,11 +628,20 @@ pub unsafe extern "C" fn ptx2llvm_rt_bulk_copy(
     src: u64,
     size: u32,
     mbar: u64,
+    mask: u32,
 ) {
     check_bulk(t, what, dst, src, size);
-    if size > 0 {
+    if mask & 0xffff == 0xffff {
         super::fault::kernel_access(|| {
             std::ptr::copy(src as *const u8, dst as *mut u8, size as usize)
+        });
+    } else {
+        super::fault::kernel_access(|| {
+            for k in 0..size as usize {
+                if mask >> (k % 16) & 1 != 0 {
+                    *(dst as *mut u8).add(k) = *(src as *const u8).add(k);
+                }
+            }
         });
     }
     if mbar != 0 {

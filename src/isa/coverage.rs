@@ -80,7 +80,7 @@ fn cpu_support(op: &str) -> &'static str {
         }
         "rsqrt" => "host math (`.approx`)",
         "cp" => {
-            "LLVM IR (`cp.async.ca/.cg` global→shared, `src-size`/`ignore-src`: copied when issued; `commit_group`/`wait_group`/`wait_all`: no-ops); runtime (coroutines): `cp.async.mbarrier.arrive{.noinc}` (an arrive: copies are done), non-tensor `cp.async.bulk` and `cp.reduce.async.bulk` (copied or reduced when issued, then complete-tx; `.bulk_group` waits and `.prefetch`: no-ops); `.tensor` forms, `.cp_mask`: —"
+            "LLVM IR (`cp.async.ca/.cg` global→shared, `src-size`/`ignore-src`: copied when issued; `commit_group`/`wait_group`/`wait_all`: no-ops); runtime (coroutines): `cp.async.mbarrier.arrive{.noinc}` (an arrive: copies are done), non-tensor `cp.async.bulk` and `cp.reduce.async.bulk` (copied or reduced when issued, then complete-tx; `.cp_mask` byte masks; `.bulk_group` waits and `.prefetch`: no-ops); `.tensor` forms: —"
         }
         "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats)",
         "ld" | "st" => {
@@ -190,7 +190,7 @@ model. Beyond the table:
   the cpu target: `INSTRUCTION` ``: tensor cores other than the warp-level `mma.sync`,
   `ldmatrix`, `stmatrix`, `movmatrix` and `wmma` forms above (`wgmma`, `tcgen05`), textures and
   surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`), TMA (`cp.async.bulk.tensor`,
-  `cp.reduce.async.bulk.tensor`, `cp.async.bulk.prefetch.tensor`, `tensormap`), `cp.async.bulk`'s `.cp_mask`,
+  `cp.reduce.async.bulk.tensor`, `cp.async.bulk.prefetch.tensor`, `tensormap`),
   `clusterlaunchcontrol` and `multimem`.
 - Clusters run as clusters of one CTA: cluster special registers read so, `barrier.cluster` is
   a barrier of the CTA, `mapa` to rank 0 is the identity (another rank fails the launch),

@@ -194,9 +194,6 @@ fn bulk<'c, 'a>(
     if ins.has(Mod::CommitGroup) || ins.has(Mod::WaitGroup) || ins.has(Mod::Prefetch) {
         return Ok(true);
     }
-    if ins.has(Mod::CpMask) {
-        return Err(unsupported(i));
-    }
     let to_shared = ins.has(Mod::MbarrierCompleteTxBytes);
     let (dspace, sspace) = if to_shared {
         let s = if ins.has(Mod::Global) {
@@ -265,10 +262,16 @@ fn bulk<'c, 'a>(
             ],
         );
     } else {
+        // `.cp_mask`: the byte mask is the last operand.
+        let mask = if ins.has(Mod::CpMask) {
+            u32_of(l, fs, ops.last(), 0xffff)?
+        } else {
+            l.c32(0xffff).into()
+        };
         l.call(
             "ptx2llvm_rt_bulk_copy",
             None,
-            &[t, w, d.into(), s.into(), size, mbar.into()],
+            &[t, w, d.into(), s.into(), size, mbar.into(), mask],
         );
     }
     Ok(true)
