@@ -95,6 +95,23 @@ int32_t ptx2llvm_rt_vprintf(ptx2llvm_thread *t, const char *format, const void *
 uint64_t ptx2llvm_rt_clock64(void);
 uint64_t ptx2llvm_rt_globaltimer(void);
 void ptx2llvm_rt_nanosleep(ptx2llvm_thread *t, uint32_t ns);
+/* mbarrier objects (generic addresses of shared memory), the cluster barrier of a cluster of
+ * one CTA, bulk asynchronous copies and reductions (runtime/mbarrier.rs); `what` names the
+ * instruction in errors. */
+void ptx2llvm_rt_mbar_init(ptx2llvm_thread *t, const char *what, uint64_t addr, uint32_t count);
+void ptx2llvm_rt_mbar_inval(ptx2llvm_thread *t, const char *what, uint64_t addr);
+void ptx2llvm_rt_mbar_tx(ptx2llvm_thread *t, const char *what, uint64_t addr, int64_t delta);
+uint64_t ptx2llvm_rt_mbar_arrive(ptx2llvm_thread *t, const char *what, uint64_t addr,
+                                 uint32_t count, uint32_t tx, uint32_t flags);
+uint32_t ptx2llvm_rt_mbar_wait(ptx2llvm_thread *t, const char *what, uint64_t addr, uint64_t x,
+                               uint32_t flags);
+void ptx2llvm_rt_cluster_arrive(ptx2llvm_thread *t);
+void ptx2llvm_rt_cluster_wait(ptx2llvm_thread *t);
+void ptx2llvm_rt_mapa_rank(ptx2llvm_thread *t, uint32_t rank);
+void ptx2llvm_rt_bulk_copy(ptx2llvm_thread *t, const char *what, uint64_t dst, uint64_t src,
+                           uint32_t size, uint64_t mbar, uint32_t mask);
+void ptx2llvm_rt_bulk_reduce(ptx2llvm_thread *t, const char *what, uint64_t dst, uint64_t src,
+                             uint32_t size, uint64_t mbar, uint32_t op, uint32_t ty);
 /* %envreg<n>: a cooperative launch's grid workspace address in 1 (high) and 2 (low), else 0. */
 uint32_t ptx2llvm_rt_envreg(ptx2llvm_thread *t, uint32_t n);
 

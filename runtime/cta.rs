@@ -201,6 +201,8 @@ pub(crate) struct Cta {
     am_wait: Vec<AmWait>,
     /// The thread the scheduler is running.
     current: u32,
+    /// The mbarrier waits and the cluster barrier (`runtime/mbarrier.rs`).
+    pub(crate) mbar: super::mbarrier::CtaState,
 }
 
 impl Cta {
@@ -229,6 +231,7 @@ impl Cta {
             pending: Vec::new(),
             am_wait: Vec::new(),
             current: 0,
+            mbar: Default::default(),
         }
     }
 
@@ -281,6 +284,7 @@ impl Cta {
         self.pending.resize(nwu, Vec::new());
         self.am_wait.clear();
         self.current = 0;
+        self.mbar.reset(n);
     }
 
     // ---- thread-loop (fission) driving ------------------------------------------------
@@ -357,6 +361,11 @@ impl Cta {
     /// Whether thread `i` must suspend (it is still blocked after registering).
     pub(crate) fn is_blocked(&self, i: u32) -> bool {
         self.st[i as usize] == St::Blocked
+    }
+
+    /// Whether thread `i` has finished.
+    pub(crate) fn is_done(&self, i: u32) -> bool {
+        self.st[i as usize] == St::Done
     }
 
     pub(crate) fn result(&self, i: u32) -> (u32, bool) {

@@ -13,6 +13,7 @@
 //! - `printf`, `time`: device printf and clocks;
 //! - `softfp`: the half/bfloat16 conversion builtins LLVM's host back ends call;
 //! - `fault`: invalid memory accesses of kernels as launch errors (a `SIGSEGV` handler);
+//! - `mbarrier`: mbarrier objects, the cluster barrier and bulk asynchronous copies;
 //! - `red`: privatized global integer additions (per-worker sums, flushed at the end).
 
 pub mod abi;
@@ -23,6 +24,7 @@ pub mod fission;
 pub mod launch;
 mod local;
 pub mod matrix;
+pub mod mbarrier;
 pub mod nvvm;
 mod pool;
 mod printf;
@@ -46,6 +48,11 @@ pub fn symbols() -> Vec<(String, usize)> {
         .into_iter()
         .map(|(n, p)| (n.to_string(), p as usize))
         .collect();
+    v.extend(
+        mbarrier::symbols()
+            .into_iter()
+            .map(|(n, p)| (n.to_string(), p as usize)),
+    );
     v.extend(nvvm::table().into_iter().map(|(n, p)| (n, p as usize)));
     v.extend(
         softfp::symbols()

@@ -6,7 +6,7 @@
 //! uses `mul_add` and compares exactly; library math (libdevice polynomials, approximate
 //! intrinsics) is compared with a stated tolerance.
 //!
-//! Kernels the cpu target cannot run (tensor cores, textures, bulk copies, clusters) must fail
+//! Kernels the cpu target cannot run (tensor cores, textures, TMA) must fail
 //! to compile with "not supported on the cpu target: `INSTRUCTION`"; that is tested too.
 
 mod cpu_util;
@@ -946,11 +946,50 @@ fn nvrtc_atomics_variants() {
     }
 }
 
+/// `cluster_hist` (`__cluster_dims__(2, 1, 1)`, `cluster.sync()`, `map_shared_rank`) in
+/// clusters of one CTA, as the cpu target runs them: values below 64 go to rank 0, this CTA,
+/// whose bins then hold the whole histogram; a value for rank 1 fails the launch naming `mapa`.
+#[test]
+fn nvrtc_cluster_kernel_runs_in_a_cluster_of_one() {
+    let m = load(&corpus("nvrtc/cluster_sm90.ptx"));
+    let n = 256usize;
+    let x: Vec<i32> = (0..n as i32).map(|i| (i * 37 + 5) % 64).collect();
+    let (bin, bout) = (buf_i32(&x), buf_i32(&vec![-1; 128]));
+    launch(
+        &m,
+        "cluster_hist",
+        d3(1, 1, 1),
+        d3(256, 1, 1),
+        0,
+        vec![ptr(&bin), ptr(&bout), i32a(n as i32)],
+    );
+    let mut want = vec![0; 64];
+    for v in &x {
+        want[*v as usize] += 1;
+    }
+    let got = get_i32(&bout);
+    assert_eq!(got[..64], want[..], "bins of rank 0");
+    assert_eq!(got[64..], vec![-1; 64][..], "rank 1 writes nothing");
+    let y: Vec<i32> = (0..n as i32).map(|i| i % 128).collect();
+    let by = buf_i32(&y);
+    let e = launch_err(
+        &m,
+        "cluster_hist",
+        d3(1, 1, 1),
+        d3(256, 1, 1),
+        0,
+        vec![ptr(&by), ptr(&bout), i32a(n as i32)],
+    );
+    assert!(
+        e.contains("`mapa`: CTA rank 1 is not in the cluster"),
+        "{e}"
+    );
+}
+
 #[test]
 fn nvrtc_unsupported_kernels_name_the_instruction() {
     for (file, instr) in [
         ("nvrtc/texture.ptx", "tex.1d.v4.f32.s32"),
-        ("nvrtc/cluster_sm90.ptx", "barrier.cluster.arrive"),
         ("triton/matmul_fp16.sm90.ptx", "wgmma.fence.sync.aligned"),
         (
             "triton/matmul_fp16.sm100.ptx",

@@ -26,7 +26,7 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
         return match op.spelling() {
             "add" | "sub" | "mul" | "mad" | "div" | "sqrt" => "LLVM IR; `.rz/.rm/.rp`, f32 `.ftz`: NVVM intrinsic",
             "fma" => "LLVM IR; `.rz/.rm/.rp`, f32 `.ftz`: NVVM intrinsic; `.oob`: inline PTX",
-            "ld" | "st" => "LLVM IR; `.mmio`, `.unified`: inline PTX",
+            "ld" | "st" => "LLVM IR; `.mmio`, `.unified`, `st.async`: inline PTX",
             "prefetch" => "LLVM IR (no-op hint); `.tensormap`: inline PTX",
             "cvta" => "LLVM IR; `.to.param`: inline PTX",
             "fence" | "membar" => "LLVM IR (fence); proxy and other fences: inline PTX",
@@ -67,8 +67,8 @@ pub fn support(op: Opcode, target: &str) -> &'static str {
 /// library (`runtime/`: barriers and warp collectives over coroutines, clocks, printf, host
 /// math for approximations and directed rounding), a no-op where the instruction is only a
 /// hint, or `—` with the compile error "not supported on the cpu target: `INSTRUCTION`"
-/// (most tensor-core forms, textures and surfaces, bulk asynchronous copies and TMA, mbarriers,
-/// clusters, multimem). Checked by `tests/cpu_corpus.rs`, `tests/cpu_hard.rs`, `lit/cpu/` and the
+/// (most tensor-core forms, textures and surfaces, TMA, clusters of more than one CTA,
+/// multimem). Checked by `tests/cpu_corpus.rs`, `tests/cpu_hard.rs`, `lit/cpu/` and the
 /// instruction-level cpu tests.
 fn cpu_support(op: &str) -> &'static str {
     match op {
@@ -83,23 +83,28 @@ fn cpu_support(op: &str) -> &'static str {
         }
         "rsqrt" => "host math (`.approx`)",
         "cp" => {
-            "LLVM IR (`cp.async.ca/.cg` global→shared, `src-size`/`ignore-src`: copied when issued; `commit_group`/`wait_group`/`wait_all`: no-ops); `.bulk`, `.mbarrier`, `cp.reduce`: —"
+            "LLVM IR (`cp.async.ca/.cg` global→shared, `src-size`/`ignore-src`: copied when issued; `commit_group`/`wait_group`/`wait_all`: no-ops); runtime (coroutines): `cp.async.mbarrier.arrive{.noinc}` (an arrive: copies are done), non-tensor `cp.async.bulk` and `cp.reduce.async.bulk` (copied or reduced when issued, then complete-tx; `.cp_mask` byte masks; `.bulk_group` waits and `.prefetch`: no-ops); `.tensor` forms: —"
         }
         "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats); `.rs` x4 packs: — (the manual gives their random-bit layout only as figures)",
         "ld" | "st" => {
-            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics, a vector with an order one atomic per element; `.mmio`: volatile relaxed atomics; `.unified`: dropped)"
+            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics, a vector with an order one atomic per element; `.mmio`: volatile relaxed atomics; `.unified`: dropped); `st.async`: the store, then complete-tx on its mbarrier (runtime, coroutines)"
         }
         "atom" | "red" => {
-            "LLVM IR (host atomics, every op incl. float add and inc/dec); `.async`: —"
+            "LLVM IR (host atomics, every op incl. float add and inc/dec); `red.async`: the reduction, then complete-tx on its mbarrier (runtime, coroutines)"
         }
         "cvta" => "LLVM IR (`.shared`: offset ± the CTA's shared base; `.param`: parameters are in generic memory)",
         "bar" | "barrier" => {
-            "runtime (16 named barriers, counts, `bar.arrive`, `bar.red`); `.cluster`: —"
+            "runtime (16 named barriers, counts, `bar.arrive`, `bar.red`; `barrier.cluster.arrive/wait`: a cluster of one CTA, coroutines)"
         }
         "activemask" | "shfl" | "vote" | "match" | "redux" | "elect" => {
             "runtime (32-lane warps, member masks, divergent code)"
         }
-        "fence" | "membar" => "LLVM IR (sequentially consistent fence); `.mbarrier_init`: —",
+        "fence" | "membar" => "LLVM IR (sequentially consistent fence)",
+        "mbarrier" => {
+            "runtime (coroutines; every form: phases and parity, tx-counts, `arrive_drop`, `.noComplete`, `pending_count`; waits let the CTA's other threads run; bad uses and waits that can never complete fail the launch)"
+        }
+        "mapa" => "LLVM IR (a cluster of one CTA: rank 0 maps to the same address; another rank fails the launch)",
+        "getctarank" => "LLVM IR (0: a cluster of one CTA)",
         "exit" => "LLVM IR (`ret`); in a device function: runtime",
         "trap" => "runtime (the error names kernel, block and thread)",
         "nanosleep" => "runtime (yields to the CTA's other threads)",
@@ -182,10 +187,20 @@ model. Beyond the table:
 - Unsupported instructions fail at compile time with `` FILE:LINE:COL: error: not supported on
   the cpu target: `INSTRUCTION` ``: tensor cores other than the warp-level `mma.sync`,
   `ldmatrix`, `stmatrix`, `movmatrix` and `wmma` forms above (`wgmma`, `tcgen05`), textures and
-  surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`), bulk asynchronous copies and TMA (`cp.async.bulk*`,
-  `cp.async.mbarrier.arrive`, `cp.reduce.async.bulk`, `tensormap`), `mbarrier`, clusters (`barrier.cluster`, `mapa`, `getctarank`,
-  `clusterlaunchcontrol`, `.shared::cluster` accesses of other CTAs) and `multimem`. Cluster
-  special registers read as a cluster of one CTA.
+  surfaces (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`, `istypep`), TMA (`cp.async.bulk.tensor`,
+  `cp.reduce.async.bulk.tensor`, `cp.async.bulk.prefetch.tensor`, `tensormap`),
+  `clusterlaunchcontrol` and `multimem`.
+- Clusters run as clusters of one CTA: cluster special registers read so, `barrier.cluster` is
+  a barrier of the CTA, `mapa` to rank 0 is the identity (another rank fails the launch),
+  `getctarank` is 0, and `.shared::cluster` addresses are the CTA's own shared memory.
+- `mbarrier` objects (`runtime/mbarrier.rs`) live in shared memory; kernels with them, or with
+  `st.async`, `red.async`, `cp.async.bulk`, `cp.async.mbarrier.arrive`, `barrier.cluster`,
+  `mapa`, run as coroutines. Asynchronous copies complete when issued. A failed
+  `test_wait`/`try_wait` lets the CTA's other threads run before it answers; when every live
+  thread is blocked or waits in vain, the launch fails (\"the wait can never complete\") where
+  a GPU hangs (a thread spinning around `nanosleep` instead hangs as on a GPU). An object
+  outside shared memory or misaligned, an uninitialized one, arrivals beyond the pending count
+  and a completing `.noComplete` arrive fail the launch.
 - Grid-wide synchronization needs a cooperative launch (`LaunchConfig::cooperative`, the
   driver's `cuLaunchCooperativeKernel`): every block then runs on a worker of its own and
   `%envreg1:%envreg2` hold the grid workspace that `cg::this_grid().sync()` meets at; after a
@@ -278,8 +293,8 @@ model. Beyond the table:
   library's memfd IPC, so 1945 pass; numba's CPU+CUDA cache sharing (2) — numba 0.68's source
   stamp is a hash of the file, numba-cuda 0.30.4's is (mtime, size), so each target finds the
   shared index stale and overwrites the other's data file (a version mismatch of the two
-  packages, not the driver); `mbarrier` (1: `test_external_cooperative_func`, refused by the
-  cpu target by name).
+  packages, not the driver); `mbarrier` (1: `test_external_cooperative_func`; it passes since mbarrier
+  runs on the cpu target, after this run).
 ";
 
 /// Module and function directives the parser reads, in the manual's order.

@@ -86,6 +86,11 @@ pub fn lower<'c, 'a>(
         // A tensor-map prefetch is advice too; a target with PTX inline assembly keeps it.
         return Ok(!ins.has(Mod::Tensormap) || l.target.inline_asm_ok(ins.i).is_err());
     }
+    // `st.async` also signals an mbarrier or is a release to another proxy: never a plain
+    // store (the cpu target lowers it itself, the nvptx target as inline PTX).
+    if ins.has(Mod::Async) {
+        return Ok(false);
+    }
     // Cache and prefetch-size hints (`.L2::cache_hint` with its policy operand, `.L2::256B`,
     // eviction priorities) are performance advice: dropped.
     // `.mmio` and `.unified` have no LLVM equivalent: a target with PTX inline assembly keeps

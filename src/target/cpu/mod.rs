@@ -11,6 +11,7 @@ pub mod cache;
 pub mod fission;
 pub mod layout;
 mod matrix;
+mod mbarrier;
 pub mod private_red;
 pub mod simd;
 mod sync;
@@ -191,6 +192,22 @@ impl Target for Cpu {
         i: &Instruction<'a>,
     ) -> Result<bool, Error> {
         sync::lower(l, fs, i)
+    }
+
+    /// `st.async` and `red.async`, which the shared lowering of `st`/`red` leaves to inline
+    /// PTX: the store or reduction and its complete-tx (`mbarrier.rs`).
+    fn instruction<'c, 'a>(
+        &self,
+        l: &Lowerer<'c, 'a>,
+        fs: &mut FnState<'c, 'a>,
+        i: &Instruction<'a>,
+    ) -> Result<bool, Error> {
+        use crate::isa::Opcode;
+        if matches!(i.opcode, Opcode::St | Opcode::Red) && i.mods.contains(&crate::isa::Mod::Async)
+        {
+            return mbarrier::lower(l, fs, i);
+        }
+        Ok(false)
     }
 
     /// There is no inline-assembly fallback on a CPU: whatever reaches it (tensor cores, TMA,

@@ -178,6 +178,9 @@ pub fn lower<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     i: &Instruction<'a>,
 ) -> Result<bool, Error> {
+    if super::mbarrier::lower(l, fs, i)? {
+        return Ok(true);
+    }
     let ins = l.ins(i)?;
     let ops = ins.ops();
     let b32 = Ty::b(32);
@@ -192,6 +195,7 @@ pub fn lower<'c, 'a>(
             Ok(true)
         }
         "bar" | "barrier" => {
+            // `barrier.cluster` is `mbarrier.rs`'s.
             if ins.has(Mod::Cluster) || ops.is_empty() {
                 return Err(unsupported(i));
             }
@@ -240,9 +244,6 @@ pub fn lower<'c, 'a>(
         // fence. Proxy fences order the generic proxy against the async/texture/tensormap
         // proxies; with no asynchronous copy engines here a full fence covers them.
         "fence" | "membar" => {
-            if ins.op == "fence" && ins.has(Mod::MbarrierInit) {
-                return Err(unsupported(i));
-            }
             fence(l.ctx, &l.b, Ordering::SeqCst, "");
             Ok(true)
         }

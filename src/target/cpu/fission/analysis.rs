@@ -246,7 +246,11 @@ fn callee_problem<'a>(
                 return;
             }
             let op = i.opcode.spelling();
-            if is_stop(op) || is_warp_matrix(op) || matches!(op, "exit" | "trap") {
+            if is_stop(op)
+                || is_warp_matrix(op)
+                || matches!(op, "exit" | "trap")
+                || crate::target::cpu::mbarrier::needs_coroutines(i)
+            {
                 problem = Some(format!("device function `{name}` contains `{op}`"));
             } else if op == "call" {
                 match callee_name(i) {
@@ -501,6 +505,11 @@ pub fn analyse<'x, 'a>(
     let mut any_stop = false;
     for n in &flat.nodes {
         let op = n.ins.opcode.spelling();
+        if crate::target::cpu::mbarrier::needs_coroutines(n.ins) {
+            return Err(format!(
+                "`{op}` (mbarrier, cluster and asynchronous-copy instructions run as coroutines)"
+            ));
+        }
         if is_stop(op) {
             any_stop = true;
         }

@@ -668,7 +668,7 @@ impl Target for FisTarget {
                 }
                 Ok(true)
             }
-            _ => Ok(false),
+            _ => CPU.instruction(l, fs, i),
         }
     }
 

@@ -105,6 +105,12 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
                     if op == "nanosleep" {
                         return Some("`nanosleep` (a thread waiting for others)".to_string());
                     }
+                    if crate::target::cpu::mbarrier::needs_coroutines(i) {
+                        return Some(format!(
+                            "`{op}` (mbarrier, cluster and asynchronous-copy instructions run as \
+                             coroutines)"
+                        ));
+                    }
                     if op == "wmma" {
                         return Some(format!("a matrix instruction (`{op}`)"));
                     }
