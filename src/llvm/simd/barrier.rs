@@ -294,13 +294,18 @@ impl Warp<'_> {
         } else {
             (self.c32(0), self.c32(1), self.c32(0))
         };
+        // The region scheme returns its state; its contributions matter only with a
+        // `bar.red` in the kernel.
+        let contributes = self.regions.as_ref().is_none_or(|r| r.red);
         for (k, v) in [
             (field::POPC, popc),
             (field::ALL, all),
             (field::ANY, any),
             (field::STATE, self.c32(WAITING)),
         ] {
-            c::LLVMBuildStore(b, v, self.mail(k));
+            if contributes && (k != field::STATE || self.regions.is_none()) {
+                c::LLVMBuildStore(b, v, self.mail(k));
+            }
         }
         if self.regions.is_some() {
             self.region_end();
@@ -410,8 +415,12 @@ pub struct Regions {
     pub results: LLVMValueRef,
     /// The switch on `state` after the preamble.
     dispatch: LLVMValueRef,
-    /// Source values live across a barrier (`live_across`).
+    /// Source values live across a barrier (`live_across`), and those computed again where
+    /// they are used after one (`Remat`).
     across: HashSet<LLVMValueRef>,
+    remat: HashSet<LLVMValueRef>,
+    /// Whether the kernel has a `bar.red` (else no contributions are exchanged).
+    pub red: bool,
     /// Frame slots' types by address.
     types: HashMap<LLVMValueRef, LLVMTypeRef>,
     /// The execution mask at a barrier.
@@ -429,12 +438,21 @@ impl Warp<'_> {
     pub unsafe fn regions_begin(&mut self, src: LLVMValueRef) {
         let _ = src;
         let np = c::LLVMCountParams(self.dst);
+        let (across, remat) = live_across(self.cfg);
+        let red = self.cfg.blocks.iter().any(|&bb| {
+            ir::instructions(bb).iter().any(|&i| {
+                !c::LLVMIsACallInst(i).is_null()
+                    && call_kind(i) == CallKind::Barrier(BarrierCall::Red)
+            })
+        });
         self.regions = Some(Regions {
             slot: c::LLVMGetParam(self.dst, np - 4),
             state: c::LLVMGetParam(self.dst, np - 3),
             results: c::LLVMGetParam(self.dst, np - 2),
             dispatch: std::ptr::null_mut(),
-            across: live_across(self.cfg),
+            across,
+            remat,
+            red,
             types: HashMap::new(),
             mask: std::ptr::null_mut(),
             size: HEAD,
@@ -466,6 +484,12 @@ impl Warp<'_> {
     /// Whether source value `v` lives in the frame (region scheme).
     pub fn in_frame(&self, v: LLVMValueRef) -> bool {
         self.regions.as_ref().is_some_and(|r| r.across.contains(&v))
+    }
+
+    /// Whether source value `v` is built again where it is used after a barrier (region
+    /// scheme): cheaper than a frame slot's store and loads.
+    pub fn remat(&self, v: LLVMValueRef) -> bool {
+        self.regions.as_ref().is_some_and(|r| r.remat.contains(&v))
     }
 
     /// A new slot of type `t` in the warp's frame, addressed in the entry block.
@@ -538,9 +562,14 @@ impl Warp<'_> {
 /// used after it on a path that does not define them again. The rest live within one region,
 /// in the warp function's own slots.
 ///
+/// Of those, the values built again at their uses after a barrier are returned apart
+/// (`remat`): arithmetic of at most [`REMAT_MAX`] instructions on constants, parameters and
+/// context fields (`%tid`, `%ntid`, `%ctaid`…, which the warp function has at every entry), such
+/// as `%tid.x` or a shared address `s + 4 * %tid.x`.
+///
 /// # Safety
 /// `cfg` must describe a valid function.
-pub unsafe fn live_across(cfg: &Cfg) -> HashSet<LLVMValueRef> {
+pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
     let nb = cfg.blocks.len();
     let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
     let mut pos = HashMap::new();
@@ -610,5 +639,64 @@ pub unsafe fn live_across(cfg: &Cfg) -> HashSet<LLVMValueRef> {
             }
         }
     }
-    out
+    let mut cost = HashMap::new();
+    let remat: HashSet<LLVMValueRef> = out
+        .iter()
+        .copied()
+        .filter(|&v| remat_cost(v, &mut cost).is_some_and(|k| k <= REMAT_MAX))
+        .collect();
+    out.retain(|v| !remat.contains(v));
+    (out, remat)
+}
+
+/// The most instructions a value built again after a barrier may take.
+pub const REMAT_MAX: u32 = 6;
+
+/// The instructions it takes to build `v` again from constants, parameters and context
+/// fields, if it can be: pure integer and address arithmetic only.
+unsafe fn remat_cost(v: LLVMValueRef, memo: &mut HashMap<LLVMValueRef, Option<u32>>) -> Option<u32> {
+    use llvm_sys::LLVMOpcode as O;
+    if !ir::is_instruction(v) {
+        // Constants and the kernel's parameters (the function's arguments).
+        return (c::LLVMIsABasicBlock(v).is_null()).then_some(0);
+    }
+    if let Some(&k) = memo.get(&v) {
+        return k;
+    }
+    memo.insert(v, None);
+    let op = ir::opcode(v);
+    let k = match op {
+        O::LLVMLoad => {
+            let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(
+                c::LLVMGetBasicBlockParent(c::LLVMGetInstructionParent(v)),
+            ));
+            ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(|_| 1)
+        }
+        O::LLVMAdd
+        | O::LLVMSub
+        | O::LLVMMul
+        | O::LLVMShl
+        | O::LLVMLShr
+        | O::LLVMAShr
+        | O::LLVMAnd
+        | O::LLVMOr
+        | O::LLVMXor
+        | O::LLVMZExt
+        | O::LLVMSExt
+        | O::LLVMTrunc
+        | O::LLVMICmp
+        | O::LLVMGetElementPtr
+        | O::LLVMPtrToInt
+        | O::LLVMIntToPtr
+        | O::LLVMBitCast => {
+            let mut k = 1u32;
+            for o in ir::operands(v) {
+                k = k.checked_add(remat_cost(o, memo)?)?;
+            }
+            Some(k)
+        }
+        _ => None,
+    };
+    memo.insert(v, k);
+    k
 }

@@ -103,6 +103,8 @@ pub unsafe fn declare_warp_fn(
 pub struct RegionSlot {
     pub size: u32,
     pub align: u32,
+    /// The kernel has a `bar.red`: the warps' contributions are combined each round.
+    pub red: bool,
 }
 
 /// Builds `K.simd` (see the module doc).
@@ -597,22 +599,19 @@ pub unsafe fn cta_fn(
             let wb = bb(&format!("{tag}.waits"));
             c::LLVMBuildCondBr(b, waits, wb, join);
             c::LLVMPositionBuilderAtEnd(b, wb);
-            let acc =
-                |p: LLVMValueRef,
-                 k: u32,
-                 op: &dyn Fn(LLVMValueRef, LLVMValueRef) -> LLVMValueRef| {
+            c::LLVMBuildStore(b, c32(1), waiting);
+            if region_slot.red {
+                let acc = |p: LLVMValueRef,
+                           k: u32,
+                           op: &dyn Fn(LLVMValueRef, LLVMValueRef) -> LLVMValueRef| {
                     let old = c::LLVMBuildLoad2(b, i32t, p, n);
                     let v = c::LLVMBuildLoad2(b, i32t, mail(i, k), n);
                     c::LLVMBuildStore(b, op(old, v), p);
                 };
-            c::LLVMBuildStore(b, c32(1), waiting);
-            acc(popc, barrier::field::POPC, &|x, y| {
-                c::LLVMBuildAdd(b, x, y, n)
-            });
-            acc(all, barrier::field::ALL, &|x, y| {
-                c::LLVMBuildAnd(b, x, y, n)
-            });
-            acc(any, barrier::field::ANY, &|x, y| c::LLVMBuildOr(b, x, y, n));
+                acc(popc, barrier::field::POPC, &|x, y| c::LLVMBuildAdd(b, x, y, n));
+                acc(all, barrier::field::ALL, &|x, y| c::LLVMBuildAnd(b, x, y, n));
+                acc(any, barrier::field::ANY, &|x, y| c::LLVMBuildOr(b, x, y, n));
+            }
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
         });

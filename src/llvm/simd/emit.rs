@@ -76,7 +76,8 @@ impl<'a> Warp<'a> {
     /// Builds the warp function for `src` into `dst` (declared with the parameters
     /// `ctx, warp, nthreads` and then `src`'s).
     ///
-    /// Returns the slot size and alignment of a region-scheme warp function (else zeros).
+    /// Returns the slot size and alignment of a region-scheme warp function and whether it
+    /// exchanges `bar.red` contributions (else zeros).
     ///
     /// # Safety
     /// `src` must be the function `cfg` and `facts` describe, accepted by `check`.
@@ -85,7 +86,7 @@ impl<'a> Warp<'a> {
         dst: LLVMValueRef,
         cfg: &'a Cfg,
         facts: &'a Facts,
-    ) -> Result<(u32, u32), String> {
+    ) -> Result<(u32, u32, bool), String> {
         let m = c::LLVMGetGlobalParent(src);
         let cx = c::LLVMGetModuleContext(m);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -153,7 +154,11 @@ impl<'a> Warp<'a> {
         }
         c::LLVMDisposeBuilder(b);
         c::LLVMDisposeBuilder(allocas);
-        r.map(|()| w.regions.as_ref().map_or((0, 0), |r| (r.size, r.align)))
+        r.map(|()| {
+            w.regions
+                .as_ref()
+                .map_or((0, 0, false), |r| (r.size, r.align, r.red))
+        })
     }
 
     pub unsafe fn mask_ty(&self) -> LLVMTypeRef {
@@ -271,8 +276,17 @@ impl<'a> Warp<'a> {
     pub unsafe fn get(&mut self, v: LLVMValueRef, vector: bool) -> LLVMValueRef {
         let nv = if ir::is_instruction(v) {
             let bb = c::LLVMGetInstructionParent(v);
-            if self.cfg.index.get(&bb) == Some(&self.cur) && self.map.contains_key(&v) {
+            let own = self.cfg.index.get(&bb) == Some(&self.cur) && self.map.contains_key(&v);
+            // Built again at this use (region scheme; LLVM merges the copies), not kept.
+            let again = if !own && self.remat(v) && self.inst(v).is_ok() {
+                self.map.remove(&v)
+            } else {
+                None
+            };
+            if own {
                 self.map[&v]
+            } else if let Some(x) = again {
+                x
             } else {
                 let s = self.slot(v);
                 c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr())

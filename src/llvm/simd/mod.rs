@@ -156,6 +156,7 @@ pub fn vectorize(
                         report.rows_memory = Some(rows_facts.strides.counts);
                         slot.size = slot.size.max(rslot.size);
                         slot.align = slot.align.max(rslot.align);
+                        slot.red |= rslot.red;
                     }
                     // Its frame is too big for the region scheme the general function has.
                     Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
@@ -214,11 +215,13 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             Err(e)
         }
-        Ok((size, _)) if scheme == barrier::Scheme::Regions && size > barrier::REGION_SLOT_MAX => {
+        Ok((size, _, _))
+            if scheme == barrier::Scheme::Regions && size > barrier::REGION_SLOT_MAX =>
+        {
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines)
         }
-        Ok((size, align)) => Ok((d, scheme, driver::RegionSlot { size, align })),
+        Ok((size, align, red)) => Ok((d, scheme, driver::RegionSlot { size, align, red })),
     }
 }
 
