@@ -428,7 +428,8 @@ pub struct Regions {
     /// Bytes of the slot used so far (the mailbox first), and the largest alignment.
     pub size: u32,
     pub align: u32,
-    resumes: u32,
+    /// Barriers so far: the states after the start.
+    pub resumes: u32,
 }
 
 impl Warp<'_> {
@@ -640,11 +641,18 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
         }
     }
     let mut cost = HashMap::new();
-    let remat: HashSet<LLVMValueRef> = out
+    let mut remat: HashSet<LLVMValueRef> = HashSet::new();
+    // A value built again needs its operands built again too (they may not live across).
+    let mut todo: Vec<LLVMValueRef> = out
         .iter()
         .copied()
         .filter(|&v| remat_cost(v, &mut cost).is_some_and(|k| k <= REMAT_MAX))
         .collect();
+    while let Some(v) = todo.pop() {
+        if ir::is_instruction(v) && remat.insert(v) {
+            todo.extend(ir::operands(v));
+        }
+    }
     out.retain(|v| !remat.contains(v));
     (out, remat)
 }
@@ -654,7 +662,10 @@ pub const REMAT_MAX: u32 = 6;
 
 /// The instructions it takes to build `v` again from constants, parameters and context
 /// fields, if it can be: pure integer and address arithmetic only.
-unsafe fn remat_cost(v: LLVMValueRef, memo: &mut HashMap<LLVMValueRef, Option<u32>>) -> Option<u32> {
+unsafe fn remat_cost(
+    v: LLVMValueRef,
+    memo: &mut HashMap<LLVMValueRef, Option<u32>>,
+) -> Option<u32> {
     use llvm_sys::LLVMOpcode as O;
     if !ir::is_instruction(v) {
         // Constants and the kernel's parameters (the function's arguments).

@@ -105,7 +105,14 @@ pub struct RegionSlot {
     pub align: u32,
     /// The kernel has a `bar.red`: the warps' contributions are combined each round.
     pub red: bool,
+    /// Its barriers: the states after the start.
+    pub states: u32,
 }
+
+/// The most barriers for which each state gets its own inlined copy of the warp function in
+/// the CTA function's round (so that LLVM folds the warp function's dispatch and drops the
+/// code no region of that state reaches); more share one copy and dispatch at run time.
+const SPECIALIZE_MAX: u32 = 8;
 
 /// Builds `K.simd` (see the module doc).
 pub unsafe fn cta_fn(
@@ -564,8 +571,41 @@ pub unsafe fn cta_fn(
             cargs.extend(args.iter().copied());
             cargs.extend([slot(i), st, results, shared]);
             // Direct calls (an aligned block's warps take `rows`), so that both inline.
+            let call_at = |f: LLVMValueRef, state: LLVMValueRef| {
+                let mut a = cargs.clone();
+                let k = a.len() - 3;
+                a[k] = state;
+                c::LLVMBuildCall2(b, wt, f, a.as_mut_ptr(), a.len() as u32, n)
+            };
+            // A copy per state (`SPECIALIZE_MAX`), chosen by a switch the warps of a round
+            // mostly agree on.
             let call = |f: LLVMValueRef| {
-                c::LLVMBuildCall2(b, wt, f, cargs.clone().as_mut_ptr(), cargs.len() as u32, n)
+                let states = region_slot.states;
+                if states == 0 || states > SPECIALIZE_MAX {
+                    return call_at(f, st);
+                }
+                let first = bb(&format!("{tag}.state0"));
+                let join = bb(&format!("{tag}.state.join"));
+                let sw = c::LLVMBuildSwitch(b, st, first, states);
+                let mut vals = Vec::new();
+                let mut ends = Vec::new();
+                for k in 0..=states {
+                    let blk = if k == 0 {
+                        first
+                    } else {
+                        let blk = bb(&format!("{tag}.state{k}"));
+                        c::LLVMAddCase(sw, c32(k as u64), blk);
+                        blk
+                    };
+                    c::LLVMPositionBuilderAtEnd(b, blk);
+                    vals.push(call_at(f, c32(k as u64)));
+                    ends.push(c::LLVMGetInsertBlock(b));
+                    c::LLVMBuildBr(b, join);
+                }
+                c::LLVMPositionBuilderAtEnd(b, join);
+                let p = c::LLVMBuildPhi(b, i32t, n);
+                c::LLVMAddIncoming(p, vals.as_mut_ptr(), ends.as_mut_ptr(), vals.len() as u32);
+                p
             };
             let ns = match rows {
                 Some(r) if r != w => {
@@ -580,11 +620,12 @@ pub unsafe fn cta_fn(
                     c::LLVMBuildBr(b, cont);
                     c::LLVMPositionBuilderAtEnd(b, gb);
                     let y = call(w);
+                    let gb_end = c::LLVMGetInsertBlock(b);
                     c::LLVMBuildBr(b, cont);
                     c::LLVMPositionBuilderAtEnd(b, cont);
                     let p = c::LLVMBuildPhi(b, i32t, n);
                     let mut vals = [x, y];
-                    let mut bbs = [rb_end, gb];
+                    let mut bbs = [rb_end, gb_end];
                     c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
                     p
                 }
@@ -601,15 +642,20 @@ pub unsafe fn cta_fn(
             c::LLVMPositionBuilderAtEnd(b, wb);
             c::LLVMBuildStore(b, c32(1), waiting);
             if region_slot.red {
-                let acc = |p: LLVMValueRef,
-                           k: u32,
-                           op: &dyn Fn(LLVMValueRef, LLVMValueRef) -> LLVMValueRef| {
-                    let old = c::LLVMBuildLoad2(b, i32t, p, n);
-                    let v = c::LLVMBuildLoad2(b, i32t, mail(i, k), n);
-                    c::LLVMBuildStore(b, op(old, v), p);
-                };
-                acc(popc, barrier::field::POPC, &|x, y| c::LLVMBuildAdd(b, x, y, n));
-                acc(all, barrier::field::ALL, &|x, y| c::LLVMBuildAnd(b, x, y, n));
+                let acc =
+                    |p: LLVMValueRef,
+                     k: u32,
+                     op: &dyn Fn(LLVMValueRef, LLVMValueRef) -> LLVMValueRef| {
+                        let old = c::LLVMBuildLoad2(b, i32t, p, n);
+                        let v = c::LLVMBuildLoad2(b, i32t, mail(i, k), n);
+                        c::LLVMBuildStore(b, op(old, v), p);
+                    };
+                acc(popc, barrier::field::POPC, &|x, y| {
+                    c::LLVMBuildAdd(b, x, y, n)
+                });
+                acc(all, barrier::field::ALL, &|x, y| {
+                    c::LLVMBuildAnd(b, x, y, n)
+                });
                 acc(any, barrier::field::ANY, &|x, y| c::LLVMBuildOr(b, x, y, n));
             }
             c::LLVMBuildBr(b, join);

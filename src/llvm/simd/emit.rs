@@ -76,8 +76,8 @@ impl<'a> Warp<'a> {
     /// Builds the warp function for `src` into `dst` (declared with the parameters
     /// `ctx, warp, nthreads` and then `src`'s).
     ///
-    /// Returns the slot size and alignment of a region-scheme warp function and whether it
-    /// exchanges `bar.red` contributions (else zeros).
+    /// Returns the slot size and alignment of a region-scheme warp function, whether it
+    /// exchanges `bar.red` contributions and its number of barriers (else zeros).
     ///
     /// # Safety
     /// `src` must be the function `cfg` and `facts` describe, accepted by `check`.
@@ -86,7 +86,7 @@ impl<'a> Warp<'a> {
         dst: LLVMValueRef,
         cfg: &'a Cfg,
         facts: &'a Facts,
-    ) -> Result<(u32, u32, bool), String> {
+    ) -> Result<(u32, u32, bool, u32), String> {
         let m = c::LLVMGetGlobalParent(src);
         let cx = c::LLVMGetModuleContext(m);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -157,7 +157,7 @@ impl<'a> Warp<'a> {
         r.map(|()| {
             w.regions
                 .as_ref()
-                .map_or((0, 0, false), |r| (r.size, r.align, r.red))
+                .map_or((0, 0, false, 0), |r| (r.size, r.align, r.red, r.resumes))
         })
     }
 

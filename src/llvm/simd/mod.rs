@@ -157,6 +157,7 @@ pub fn vectorize(
                         slot.size = slot.size.max(rslot.size);
                         slot.align = slot.align.max(rslot.align);
                         slot.red |= rslot.red;
+                        slot.states = slot.states.max(rslot.states);
                     }
                     // Its frame is too big for the region scheme the general function has.
                     Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
@@ -215,13 +216,22 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             Err(e)
         }
-        Ok((size, _, _))
+        Ok((size, _, _, _))
             if scheme == barrier::Scheme::Regions && size > barrier::REGION_SLOT_MAX =>
         {
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines)
         }
-        Ok((size, align, red)) => Ok((d, scheme, driver::RegionSlot { size, align, red })),
+        Ok((size, align, red, states)) => Ok((
+            d,
+            scheme,
+            driver::RegionSlot {
+                size,
+                align,
+                red,
+                states,
+            },
+        )),
     }
 }
 
