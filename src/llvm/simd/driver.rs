@@ -97,10 +97,12 @@ pub unsafe fn declare_warp_fn(
     f
 }
 
-/// The slot size and alignment of a region-scheme warp: `size` bytes of mailbox and frame,
-/// aligned to `align`.
+/// The barrier scheme of a kernel's warp functions, and the slot of a region-scheme warp:
+/// `size` bytes of mailbox and frame, aligned to `align`.
 #[derive(Clone, Copy, Debug)]
 pub struct RegionSlot {
+    /// How the warps meet at barriers; the rest is for `Scheme::Regions`.
+    pub scheme: Scheme,
     pub size: u32,
     pub align: u32,
     /// The kernel has a `bar.red`: the warps' contributions are combined each round.
@@ -122,9 +124,9 @@ pub unsafe fn cta_fn(
     rows: Option<LLVMValueRef>,
     name: &str,
     params: &[ParamPlace],
-    scheme: Scheme,
     region_slot: RegionSlot,
 ) -> LLVMValueRef {
+    let scheme = region_slot.scheme;
     let co = scheme == Scheme::Coroutines;
     let regions = scheme == Scheme::Regions;
     let cx = c::LLVMGetModuleContext(m);

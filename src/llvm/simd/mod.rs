@@ -118,7 +118,7 @@ pub fn vectorize(
                 report.barrier_scheme = scheme_note(scheme, slot, fr, &report);
                 // The launch has aligned warps (its block is `block`): `K.simd` always
                 // takes the aligned-warp function.
-                driver::cta_fn(m, fr, dr, Some(dr), name, params, scheme, slot);
+                driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
                 report.rows = Some((report.uniform, report.varying));
                 // The only warp function is the aligned one: its accesses are the kernel's.
                 report.memory = rows_facts.strides.counts;
@@ -166,7 +166,7 @@ pub fn vectorize(
             }
         }
         report.barrier_scheme = scheme_note(scheme, slot, fr, &report);
-        driver::cta_fn(m, fr, dst, rows, name, params, scheme, slot);
+        driver::cta_fn(m, fr, dst, rows, name, params, slot);
         Ok((report, false))
     }
 }
@@ -226,6 +226,7 @@ unsafe fn build_warp(
             d,
             scheme,
             driver::RegionSlot {
+                scheme,
                 size,
                 align,
                 red,
