@@ -1,6 +1,11 @@
-//! CTA barriers on the warp engine: a kernel with `bar.sync`/`barrier.sync`/`bar.red` gets a
-//! warp function that is an LLVM coroutine (switch ABI), and each barrier is a suspension
-//! point of it. The CTA function starts every warp, then resumes the waiting warps round by
+//! CTA barriers on the warp engine, two schemes ([`Scheme`]). First choice, *static regions*:
+//! the warp function runs from its state (the start, or after barrier k) to the next barrier
+//! and returns that barrier's number, keeping what lives across it in a frame at offsets fixed
+//! here (`live_across`), and the CTA function calls it, inlined, for every unfinished warp in
+//! each round: no resume through a handle, no frame switch (a coroutine's resume cost as much
+//! as a barrier interval's work in the halving-loop reduction). The general fallback, for
+//! kernels with memory of their own or frames beyond [`REGION_SLOT_MAX`]: a warp function that
+//! is an LLVM coroutine (switch ABI), and each barrier is a suspension point of it. The CTA function starts every warp, then resumes the waiting warps round by
 //! round until all have finished: a round ends when every warp that has not finished waits at
 //! a barrier, which is the moment a GPU releases it. LLVM's CoroSplit (in the default
 //! pipeline) keeps what lives across a barrier in the warp's frame, so the code between
