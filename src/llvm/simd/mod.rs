@@ -112,10 +112,10 @@ pub fn vectorize(
                     return Err(why);
                 }
                 let mut report = r;
-                let scheme = first_scheme(fr, &report);
+                let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
                 let (dr, scheme, slot) =
                     build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme)?;
-                report.barrier_scheme = scheme_note(scheme, slot, fr, &report);
+                report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
                 // The launch has aligned warps (its block is `block`): `K.simd` always
                 // takes the aligned-warp function.
                 driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
@@ -135,7 +135,7 @@ pub fn vectorize(
         if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
             return Err(why);
         }
-        let scheme = first_scheme(fr, &report);
+        let scheme = first_scheme(fr, &report, &cfg, &facts);
         let (dst, scheme, mut slot) =
             build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme)?;
         // A second warp function for aligned warps when that makes more values uniform, or
@@ -165,7 +165,7 @@ pub fn vectorize(
                 }
             }
         }
-        report.barrier_scheme = scheme_note(scheme, slot, fr, &report);
+        report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
         driver::cta_fn(m, fr, dst, rows, name, params, slot);
         Ok((report, false))
     }
@@ -174,14 +174,46 @@ pub fn vectorize(
 /// The barrier scheme to try first: none without CTA barriers; static regions unless the
 /// kernel keeps values in memory of its own (`.local` fragments or a warp operation's
 /// predicate slot, which the region scheme's frame does not hold); else coroutines.
-unsafe fn first_scheme(f: LLVMValueRef, r: &Report) -> barrier::Scheme {
+unsafe fn first_scheme(
+    f: LLVMValueRef,
+    r: &Report,
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+) -> barrier::Scheme {
     if r.barriers.is_empty() {
         barrier::Scheme::None
-    } else if own_memory(f) {
+    } else if own_memory(f) || barrier_after_parting(cfg, facts) {
         barrier::Scheme::Coroutines
     } else {
         barrier::Scheme::Regions
     }
+}
+
+/// Whether a CTA barrier is in a block some lanes of the warp may be elsewhere from, even
+/// lanes on their way out (an early return, which `check` allows): the region scheme assumes
+/// every lane that has not returned is at the barrier, so that nothing else is pending across
+/// it (`tests/cpu_hard.rs`, `exit_before_barrier`, lost the lanes of the returning side).
+unsafe fn barrier_after_parting(cfg: &cfg::Cfg, facts: &uniform::Facts) -> bool {
+    let n = cfg.blocks.len();
+    let mut parted = vec![false; n];
+    for &b in &facts.divergent {
+        for x in cfg.region_after(b, cfg.ipdom[b]) {
+            parted[x] = true;
+        }
+    }
+    for (l, &d) in facts.divergent_loops.iter().enumerate() {
+        if d {
+            for (x, p) in parted.iter_mut().enumerate() {
+                *p |= cfg.loops[l].blocks[x];
+            }
+        }
+    }
+    (0..n).any(|x| {
+        parted[x]
+            && ir::instructions(cfg.blocks[x]).iter().any(|&i| {
+                !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+            })
+    })
 }
 
 /// Whether kernel function `f` has an alloca (memory of its own the warp function keeps).
@@ -241,7 +273,8 @@ unsafe fn scheme_note(
     scheme: barrier::Scheme,
     slot: driver::RegionSlot,
     f: LLVMValueRef,
-    r: &Report,
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
 ) -> Option<String> {
     match scheme {
         barrier::Scheme::None => None,
@@ -254,10 +287,10 @@ unsafe fn scheme_note(
             "coroutines ({})",
             if own_memory(f) {
                 "the kernel keeps values in memory of its own"
-            } else if !r.barriers.is_empty() {
-                "the values live across barriers need more than the region slot"
+            } else if barrier_after_parting(cfg, facts) {
+                "a barrier where some lanes may be elsewhere, on their way out"
             } else {
-                ""
+                "the values live across barriers need more than the region slot"
             }
         )),
     }
