@@ -1,6 +1,11 @@
-//! CTA barriers on the warp engine: a kernel with `bar.sync`/`barrier.sync`/`bar.red` gets a
-//! warp function that is an LLVM coroutine (switch ABI), and each barrier is a suspension
-//! point of it. The CTA function starts every warp, then resumes the waiting warps round by
+//! CTA barriers on the warp engine, two schemes ([`Scheme`]). First choice, *static regions*:
+//! the warp function runs from its state (the start, or after barrier k) to the next barrier
+//! and returns that barrier's number, keeping what lives across it in a frame at offsets fixed
+//! here (`live_across`), and the CTA function calls it, inlined, for every unfinished warp in
+//! each round: no resume through a handle, no frame switch (a coroutine's resume cost as much
+//! as a barrier interval's work in the halving-loop reduction). The general fallback, for
+//! kernels with memory of their own or frames beyond [`REGION_SLOT_MAX`]: a warp function that
+//! is an LLVM coroutine (switch ABI), and each barrier is a suspension point of it. The CTA function starts every warp, then resumes the waiting warps round by
 //! round until all have finished: a round ends when every warp that has not finished waits at
 //! a barrier, which is the moment a GPU releases it. LLVM's CoroSplit (in the default
 //! pipeline) keeps what lives across a barrier in the warp's frame, so the code between
@@ -19,12 +24,16 @@
 //! under divergent control flow). Then every warp that waits, waits at the same barrier, and
 //! no schedule is needed beyond the rounds.
 
+use std::collections::{HashMap, HashSet};
+
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate as P;
 
+use super::cfg::Cfg;
 use super::emit::Warp;
 use super::ir;
+use super::uniform::{call_kind, CallKind};
 use crate::runtime::abi::bar_red;
 
 /// Bytes of the CTA function's arena per warp: the mailbox, then room for the frame.
@@ -48,6 +57,28 @@ pub mod field {
 }
 pub const WAITING: u64 = 1;
 pub const FINISHED: u64 = 2;
+
+/// What a region-scheme warp function returns when the warp has finished (otherwise the
+/// state to enter it at next: the number of the barrier it waits at, from 1).
+pub const DONE: u32 = u32::MAX;
+/// The largest slot (mailbox and frame) of a warp in the region scheme; a kernel whose values
+/// live across barriers need more keeps coroutines (frames beyond the slot from `malloc`).
+pub const REGION_SLOT_MAX: u32 = 16384;
+
+/// How a warp function of a kernel meets CTA barriers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// No CTA barrier: one call runs the warp to its end.
+    None,
+    /// An LLVM coroutine per warp, resumed round by round (the general fallback).
+    Coroutines,
+    /// Static regions between barriers: each call runs the warp from its state (the start or
+    /// a barrier) to the next barrier or its end and returns where it stopped; the values
+    /// that live across a barrier are in the warp's frame, at offsets fixed when the warp
+    /// function is built. The CTA function calls it for each waiting warp in a round, with
+    /// the call inlined (no resume through a handle, no frame switch).
+    Regions,
+}
 
 /// A CTA barrier call of the cpu lowering (`target/cpu/sync.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,15 +179,12 @@ pub unsafe fn libc_clash(m: LLVMModuleRef) -> Option<String> {
 impl Warp<'_> {
     unsafe fn mail(&self, k: u32) -> LLVMValueRef {
         let mut idx = [self.c32(k as u64)];
-        let co = self.coro.as_ref().expect("a coroutine warp function");
-        c::LLVMBuildGEP2(
-            self.b,
-            self.i32,
-            co.mailbox,
-            idx.as_mut_ptr(),
-            1,
-            c"".as_ptr(),
-        )
+        let mailbox = match (&self.coro, &self.regions) {
+            (Some(co), _) => co.mailbox,
+            (None, Some(r)) => r.slot,
+            (None, None) => unreachable!("a barrier outside a coroutine or region warp function"),
+        };
+        c::LLVMBuildGEP2(self.b, self.i32, mailbox, idx.as_mut_ptr(), 1, c"".as_ptr())
     }
 
     /// Makes the warp function a coroutine: its id, its frame (in the slot when it fits),
@@ -271,22 +299,39 @@ impl Warp<'_> {
         } else {
             (self.c32(0), self.c32(1), self.c32(0))
         };
+        // The region scheme returns its state; its contributions matter only with a
+        // `bar.red` in the kernel.
+        let contributes = self.regions.as_ref().is_none_or(|r| r.red);
         for (k, v) in [
             (field::POPC, popc),
             (field::ALL, all),
             (field::ANY, any),
             (field::STATE, self.c32(WAITING)),
         ] {
-            c::LLVMBuildStore(b, v, self.mail(k));
+            if contributes && (k != field::STATE || self.regions.is_none()) {
+                c::LLVMBuildStore(b, v, self.mail(k));
+            }
         }
-        self.suspend();
+        if self.regions.is_some() {
+            self.region_end();
+        } else {
+            self.suspend();
+        }
         if kind == BarrierCall::Red {
             let k = match ir::const_u64(args[3]).map(|v| v as u32) {
                 Some(bar_red::POPC) => field::POPC,
                 Some(bar_red::AND) => field::ALL,
                 _ => field::ANY,
             };
-            let r = c::LLVMBuildLoad2(b, self.i32, self.mail(k), n);
+            // The region scheme's CTA function leaves the results in one place for all warps.
+            let at = match &self.regions {
+                Some(r) => {
+                    let mut idx = [self.c32(k as u64)];
+                    c::LLVMBuildGEP2(b, self.i32, r.results, idx.as_mut_ptr(), 1, n)
+                }
+                None => self.mail(k),
+            };
+            let r = c::LLVMBuildLoad2(b, self.i32, at, n);
             self.set(i, r);
         }
     }
@@ -313,6 +358,10 @@ impl Warp<'_> {
     /// The end of the warp function: `ret void`, or for a coroutine "finished" in the mailbox,
     /// the frame freed, and the handle returned.
     pub(super) unsafe fn finish(&mut self) {
+        if self.regions.is_some() {
+            c::LLVMBuildRet(self.b, self.c32(DONE as u64));
+            return;
+        }
         let Some(co) = self.coro.as_ref() else {
             c::LLVMBuildRetVoid(self.b);
             return;
@@ -360,4 +409,310 @@ impl Warp<'_> {
         );
         c::LLVMBuildRet(b, hdl);
     }
+}
+
+/// The region scheme's state of a warp function being built (`Scheme::Regions`).
+pub struct Regions {
+    /// The warp's slot: the mailbox, then the frame.
+    pub slot: LLVMValueRef,
+    state: LLVMValueRef,
+    /// The CTA-wide `bar.red` results of the last round (`i32`s indexed like the mailbox).
+    pub results: LLVMValueRef,
+    /// The switch on `state` after the preamble.
+    dispatch: LLVMValueRef,
+    /// Source values live across a barrier (`live_across`), and those computed again where
+    /// they are used after one (`Remat`).
+    across: HashSet<LLVMValueRef>,
+    remat: HashSet<LLVMValueRef>,
+    /// Whether the kernel has a `bar.red` (else no contributions are exchanged).
+    pub red: bool,
+    /// Frame slots' types by address.
+    types: HashMap<LLVMValueRef, LLVMTypeRef>,
+    /// The execution mask at a barrier.
+    mask: LLVMValueRef,
+    /// Bytes of the slot used so far (the mailbox first), and the largest alignment.
+    pub size: u32,
+    pub align: u32,
+    /// Barriers so far: the states after the start.
+    pub resumes: u32,
+}
+
+impl Warp<'_> {
+    /// Makes the warp function a region-scheme one (its last four parameters: the slot, the
+    /// state, the `bar.red` results, the shared-memory base), before anything else of the
+    /// body.
+    pub unsafe fn regions_begin(&mut self, src: LLVMValueRef) {
+        let _ = src;
+        let np = c::LLVMCountParams(self.dst);
+        let (across, remat) = live_across(self.cfg);
+        let red = self.cfg.blocks.iter().any(|&bb| {
+            ir::instructions(bb).iter().any(|&i| {
+                !c::LLVMIsACallInst(i).is_null()
+                    && call_kind(i) == CallKind::Barrier(BarrierCall::Red)
+            })
+        });
+        self.regions = Some(Regions {
+            slot: c::LLVMGetParam(self.dst, np - 4),
+            state: c::LLVMGetParam(self.dst, np - 3),
+            results: c::LLVMGetParam(self.dst, np - 2),
+            dispatch: std::ptr::null_mut(),
+            across,
+            remat,
+            red,
+            types: HashMap::new(),
+            mask: std::ptr::null_mut(),
+            size: HEAD,
+            align: ALIGN,
+            resumes: 0,
+        });
+        let mt = self.mask_ty();
+        let m = self.frame_slot(mt);
+        if let Some(r) = self.regions.as_mut() {
+            r.mask = m;
+        }
+    }
+
+    /// The switch to the state the warp function is entered at (region scheme), at the
+    /// builder's position; the builder goes on at the start of the kernel.
+    pub unsafe fn dispatch(&mut self) {
+        let Some(r) = self.regions.as_ref() else {
+            return;
+        };
+        let state = r.state;
+        let start = self.append("r.start");
+        let sw = c::LLVMBuildSwitch(self.b, state, start, 4);
+        if let Some(r) = self.regions.as_mut() {
+            r.dispatch = sw;
+        }
+        c::LLVMPositionBuilderAtEnd(self.b, start);
+    }
+
+    /// Whether source value `v` lives in the frame (region scheme).
+    pub fn in_frame(&self, v: LLVMValueRef) -> bool {
+        self.regions.as_ref().is_some_and(|r| r.across.contains(&v))
+    }
+
+    /// Whether source value `v` is built again where it is used after a barrier (region
+    /// scheme): cheaper than a frame slot's store and loads.
+    pub fn remat(&self, v: LLVMValueRef) -> bool {
+        self.regions.as_ref().is_some_and(|r| r.remat.contains(&v))
+    }
+
+    /// A new slot of type `t` in the warp's frame, addressed in the entry block.
+    pub unsafe fn frame_slot(&mut self, t: LLVMTypeRef) -> LLVMValueRef {
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, t) as u32;
+        let align = llvm_sys::target::LLVMABIAlignmentOfType(self.td, t).max(1);
+        let r = self
+            .regions
+            .as_mut()
+            .expect("a region-scheme warp function");
+        let off = r.size.div_ceil(align) * align;
+        r.size = off + size;
+        r.align = r.align.max(align);
+        let slot = r.slot;
+        let mut idx = [c::LLVMConstInt(self.i64, off as u64, 0)];
+        let p = c::LLVMBuildGEP2(
+            self.allocas,
+            c::LLVMInt8TypeInContext(self.cx),
+            slot,
+            idx.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        );
+        if let Some(r) = self.regions.as_mut() {
+            r.types.insert(p, t);
+        }
+        p
+    }
+
+    /// The type a slot (an alloca or a frame slot) holds.
+    pub unsafe fn slot_type(&self, s: LLVMValueRef) -> LLVMTypeRef {
+        if let Some(&t) = self.regions.as_ref().and_then(|r| r.types.get(&s)) {
+            return t;
+        }
+        c::LLVMGetAllocatedType(s)
+    }
+
+    /// The end of a region at a barrier: the mask kept, the barrier's number returned; then
+    /// the entry after the barrier, where the builder goes on: masks of the blocks no lane is
+    /// pending at (every live lane is at the barrier) zeroed, the mask reloaded, and the
+    /// values of the current block read from their frame slots from now on.
+    unsafe fn region_end(&mut self) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let (mask, dispatch, k) = {
+            let r = self
+                .regions
+                .as_mut()
+                .expect("a region-scheme warp function");
+            r.resumes += 1;
+            (r.mask, r.dispatch, r.resumes)
+        };
+        c::LLVMBuildStore(b, self.mask, mask);
+        c::LLVMBuildRet(b, self.c32(k as u64));
+        let after = self.append(&format!("r.after{k}"));
+        c::LLVMAddCase(dispatch, self.c32(k as u64), after);
+        c::LLVMPositionBuilderAtEnd(b, after);
+        let mt = self.mask_ty();
+        for (x, &p) in self.pending.iter().enumerate() {
+            if Some(x) != self.ret_block {
+                c::LLVMBuildStore(b, c::LLVMConstNull(mt), p);
+            }
+        }
+        self.mask = c::LLVMBuildLoad2(b, mt, mask, n);
+        self.map.retain(|v, _| !ir::is_instruction(*v));
+    }
+}
+
+/// The source values that may live across a CTA barrier: defined before it on some path and
+/// used after it on a path that does not define them again. The rest live within one region,
+/// in the warp function's own slots.
+///
+/// Of those, the values built again at their uses after a barrier are returned apart
+/// (`remat`): arithmetic of at most [`REMAT_MAX`] instructions on constants, parameters and
+/// context fields (`%tid`, `%ntid`, `%ctaid`…, which the warp function has at every entry), such
+/// as `%tid.x` or a shared address `s + 4 * %tid.x`.
+///
+/// # Safety
+/// `cfg` must describe a valid function.
+pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
+    let nb = cfg.blocks.len();
+    let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+    let mut pos = HashMap::new();
+    for (x, is) in insts.iter().enumerate() {
+        for (k, &i) in is.iter().enumerate() {
+            pos.insert(i, (x, k));
+        }
+    }
+    // Blocks reachable from the successors of `from` without entering `avoid`.
+    let reach = |from: usize, avoid: Option<usize>| {
+        let mut seen = vec![false; nb];
+        let mut stack: Vec<usize> = cfg.succ[from].clone();
+        while let Some(x) = stack.pop() {
+            if seen[x] || Some(x) == avoid {
+                continue;
+            }
+            seen[x] = true;
+            stack.extend(cfg.succ[x].iter().copied());
+        }
+        seen
+    };
+    let all: Vec<Vec<bool>> = (0..nb).map(|x| reach(x, None)).collect();
+    let mut bars = Vec::new();
+    for (x, is) in insts.iter().enumerate() {
+        for (k, &i) in is.iter().enumerate() {
+            if !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_)) {
+                bars.push((x, k));
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    for &(bb, pb) in &bars {
+        for d in 0..nb {
+            let defs: Vec<LLVMValueRef> = insts[d]
+                .iter()
+                .enumerate()
+                .filter(|&(pd, _)| all[d][bb] || d == bb && pd < pb)
+                .map(|(_, &v)| v)
+                .filter(|v| !out.contains(v))
+                .collect();
+            if defs.is_empty() {
+                continue;
+            }
+            let after = reach(bb, Some(d));
+            for v in defs {
+                let mut u = c::LLVMGetFirstUse(v);
+                while !u.is_null() {
+                    let user = c::LLVMGetUser(u);
+                    let live = if !c::LLVMIsAPHINode(user).is_null() {
+                        (0..c::LLVMCountIncoming(user)).any(|k| {
+                            c::LLVMGetIncomingValue(user, k) == v
+                                && cfg
+                                    .index
+                                    .get(&c::LLVMGetIncomingBlock(user, k))
+                                    .is_some_and(|&ib| ib == bb || after[ib])
+                        })
+                    } else {
+                        pos.get(&user)
+                            .is_some_and(|&(ub, pu)| ub == bb && pu > pb || ub != d && after[ub])
+                    };
+                    if live {
+                        out.insert(v);
+                        break;
+                    }
+                    u = c::LLVMGetNextUse(u);
+                }
+            }
+        }
+    }
+    let mut cost = HashMap::new();
+    let mut remat: HashSet<LLVMValueRef> = HashSet::new();
+    // A value built again needs its operands built again too (they may not live across).
+    let mut todo: Vec<LLVMValueRef> = out
+        .iter()
+        .copied()
+        .filter(|&v| remat_cost(v, &mut cost).is_some_and(|k| k <= REMAT_MAX))
+        .collect();
+    while let Some(v) = todo.pop() {
+        if ir::is_instruction(v) && remat.insert(v) {
+            todo.extend(ir::operands(v));
+        }
+    }
+    out.retain(|v| !remat.contains(v));
+    (out, remat)
+}
+
+/// The most instructions a value built again after a barrier may take.
+pub const REMAT_MAX: u32 = 6;
+
+/// The instructions it takes to build `v` again from constants, parameters and context
+/// fields, if it can be: pure integer and address arithmetic only.
+unsafe fn remat_cost(
+    v: LLVMValueRef,
+    memo: &mut HashMap<LLVMValueRef, Option<u32>>,
+) -> Option<u32> {
+    use llvm_sys::LLVMOpcode as O;
+    if !ir::is_instruction(v) {
+        // Constants and the kernel's parameters (the function's arguments).
+        return (c::LLVMIsABasicBlock(v).is_null()).then_some(0);
+    }
+    if let Some(&k) = memo.get(&v) {
+        return k;
+    }
+    memo.insert(v, None);
+    let op = ir::opcode(v);
+    let k = match op {
+        O::LLVMLoad => {
+            let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(
+                c::LLVMGetBasicBlockParent(c::LLVMGetInstructionParent(v)),
+            ));
+            ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(|_| 1)
+        }
+        O::LLVMAdd
+        | O::LLVMSub
+        | O::LLVMMul
+        | O::LLVMShl
+        | O::LLVMLShr
+        | O::LLVMAShr
+        | O::LLVMAnd
+        | O::LLVMOr
+        | O::LLVMXor
+        | O::LLVMZExt
+        | O::LLVMSExt
+        | O::LLVMTrunc
+        | O::LLVMICmp
+        | O::LLVMGetElementPtr
+        | O::LLVMPtrToInt
+        | O::LLVMIntToPtr
+        | O::LLVMBitCast => {
+            let mut k = 1u32;
+            for o in ir::operands(v) {
+                k = k.checked_add(remat_cost(o, memo)?)?;
+            }
+            Some(k)
+        }
+        _ => None,
+    };
+    memo.insert(v, k);
+    k
 }

@@ -9,7 +9,7 @@ use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate as P;
 
-use super::barrier::{self, HEAD, SLOT};
+use super::barrier::{self, Scheme, HEAD, SLOT};
 use crate::llvm::cpu::ParamPlace;
 use crate::runtime::abi::offset;
 use crate::runtime::fission::{off, MODE_ALL, ST_EXIT};
@@ -37,13 +37,16 @@ unsafe fn wide(cx: LLVMContextRef, f: LLVMValueRef) {
 
 /// `void NAME(ptr ctx, i32 warp, i32 nthreads, i32 lanes, <K's parameters>)`, internal:
 /// `lanes` selects the lanes to run (all but for a fault replay, which runs one at a time).
-/// A coroutine (`co`, a kernel with CTA barriers: `barrier.rs`) returns its handle and takes
-/// its slot last: `ptr NAME(…, ptr slot)`.
+/// A coroutine (a kernel with CTA barriers: `barrier.rs`) returns its handle and takes
+/// its slot last: `ptr NAME(…, ptr slot)`; a region-scheme warp function returns where it
+/// stopped and takes its slot, the state to enter at and the CTA's `bar.red` results:
+/// `i32 NAME(…, ptr slot, i32 state, ptr results, ptr shared)`, always inlined into the CTA
+/// function.
 pub unsafe fn declare_warp_fn(
     m: LLVMModuleRef,
     k: LLVMValueRef,
     fname: &str,
-    co: bool,
+    scheme: Scheme,
 ) -> LLVMValueRef {
     let cx = c::LLVMGetModuleContext(m);
     let i32t = c::LLVMInt32TypeInContext(cx);
@@ -54,25 +57,64 @@ pub unsafe fn declare_warp_fn(
     c::LLVMGetParamTypes(kt, kp.as_mut_ptr());
     pt.extend(kp);
     let ptr = c::LLVMPointerTypeInContext(cx, 0);
-    if co {
-        pt.push(ptr);
-    }
-    let ft = c::LLVMFunctionType(
-        if co {
+    let ret = match scheme {
+        Scheme::None => c::LLVMVoidTypeInContext(cx),
+        Scheme::Coroutines => {
+            pt.push(ptr);
             ptr
-        } else {
-            c::LLVMVoidTypeInContext(cx)
-        },
-        pt.as_mut_ptr(),
-        pt.len() as u32,
-        0,
-    );
+        }
+        Scheme::Regions => {
+            pt.extend([ptr, i32t, ptr, ptr]);
+            i32t
+        }
+    };
+    let ft = c::LLVMFunctionType(ret, pt.as_mut_ptr(), pt.len() as u32, 0);
     let fname = cs(fname);
     let f = c::LLVMAddFunction(m, fname.as_ptr(), ft);
     c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
     wide(cx, f);
+    if scheme == Scheme::Regions {
+        // The shared-memory base comes as the last parameter (the CTA function reads it once
+        // per CTA), not from `ptx2llvm_rt_self()` at every entry of the region function.
+        let key = crate::llvm::fission::SHARED_ARG_ATTR;
+        let val = (pt.len() - 1).to_string();
+        let a = c::LLVMCreateStringAttribute(
+            cx,
+            key.as_ptr() as *const _,
+            key.len() as u32,
+            val.as_ptr() as *const _,
+            val.len() as u32,
+        );
+        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, a);
+        let kind = c"alwaysinline";
+        let a = c::LLVMCreateEnumAttribute(
+            cx,
+            c::LLVMGetEnumAttributeKindForName(kind.as_ptr(), kind.to_bytes().len()),
+            0,
+        );
+        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, a);
+    }
     f
 }
+
+/// The barrier scheme of a kernel's warp functions, and the slot of a region-scheme warp:
+/// `size` bytes of mailbox and frame, aligned to `align`.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionSlot {
+    /// How the warps meet at barriers; the rest is for `Scheme::Regions`.
+    pub scheme: Scheme,
+    pub size: u32,
+    pub align: u32,
+    /// The kernel has a `bar.red`: the warps' contributions are combined each round.
+    pub red: bool,
+    /// Its barriers: the states after the start.
+    pub states: u32,
+}
+
+/// The most barriers for which each state gets its own inlined copy of the warp function in
+/// the CTA function's round (so that LLVM folds the warp function's dispatch and drops the
+/// code no region of that state reaches); more share one copy and dispatch at run time.
+const SPECIALIZE_MAX: u32 = 8;
 
 /// Builds `K.simd` (see the module doc).
 pub unsafe fn cta_fn(
@@ -82,8 +124,11 @@ pub unsafe fn cta_fn(
     rows: Option<LLVMValueRef>,
     name: &str,
     params: &[ParamPlace],
-    co: bool,
+    region_slot: RegionSlot,
 ) -> LLVMValueRef {
+    let scheme = region_slot.scheme;
+    let co = scheme == Scheme::Coroutines;
+    let regions = scheme == Scheme::Regions;
     let cx = c::LLVMGetModuleContext(m);
     let i8t = c::LLVMInt8TypeInContext(cx);
     let i16t = c::LLVMInt16TypeInContext(cx);
@@ -182,8 +227,19 @@ pub unsafe fn cta_fn(
     } else {
         (null, null)
     };
+    // The region scheme: the warps' slots (mailbox and frame; a replay's per-lane slots come
+    // from `malloc`, as there are 32 times as many) and the CTA's `bar.red` results.
+    let stride_r = region_slot.size.div_ceil(region_slot.align.max(1)) * region_slot.align.max(1);
+    let (r_arena, results) = if regions {
+        let bytes = c::LLVMBuildMul(b, nwarps, c32(stride_r as u64), n);
+        let a = c::LLVMBuildArrayAlloca(b, i8t, bytes, n);
+        c::LLVMSetAlignment(a, region_slot.align);
+        (a, c::LLVMBuildAlloca(b, c::LLVMArrayType2(i32t, 4), n))
+    } else {
+        (null, null)
+    };
     // Whether some coroutine waits, and the round's `bar.red` reductions.
-    let [waiting, popc, all, any] = if co {
+    let [waiting, popc, all, any] = if co || regions {
         [0; 4].map(|_| c::LLVMBuildAlloca(b, i32t, n))
     } else {
         [null; 4]
@@ -418,6 +474,232 @@ pub unsafe fn cta_fn(
         done
     };
 
+    // The region scheme: each warp (each lane, with `one_by_one`) has a state in its
+    // mailbox, 0 at the start; a round calls the warp function of every unfinished warp at
+    // its state (the call is inlined), which runs it to its next barrier or end; between
+    // rounds the `bar.red` contributions are combined. A round ends when every unfinished
+    // warp waits again, as with coroutines.
+    let region_warps = |tag: &str, one_by_one: bool| {
+        let count = if one_by_one {
+            c::LLVMBuildMul(b, nwarps, c32(32), n)
+        } else {
+            nwarps
+        };
+        let heap = if one_by_one {
+            let bytes = c::LLVMBuildMul(b, count, c32(stride_r as u64), n);
+            let bytes = c::LLVMBuildAdd(b, bytes, c32(region_slot.align as u64), n);
+            let bytes = c::LLVMBuildZExt(b, bytes, i64t, n);
+            let mut pt = [i64t];
+            let ft = c::LLVMFunctionType(ptr, pt.as_mut_ptr(), 1, 0);
+            let mut mf = c::LLVMGetNamedFunction(m, c"malloc".as_ptr());
+            if mf.is_null() {
+                mf = c::LLVMAddFunction(m, c"malloc".as_ptr(), ft);
+            }
+            let mut a = [bytes];
+            Some(c::LLVMBuildCall2(b, ft, mf, a.as_mut_ptr(), 1, n))
+        } else {
+            None
+        };
+        let base = match heap {
+            Some(p) => {
+                let pi = c::LLVMBuildPtrToInt(b, p, i64t, n);
+                let al = region_slot.align as u64;
+                let up = c::LLVMBuildAdd(b, pi, c::LLVMConstInt(i64t, al - 1, 0), n);
+                let ai = c::LLVMBuildAnd(b, up, c::LLVMConstInt(i64t, !(al - 1), 0), n);
+                c::LLVMBuildIntToPtr(b, ai, ptr, n)
+            }
+            None => r_arena,
+        };
+        let each = |name: &str, body: &dyn Fn(LLVMValueRef)| {
+            let pre = c::LLVMGetInsertBlock(b);
+            let lp = bb(&format!("{tag}.{name}"));
+            let after = bb(&format!("{tag}.{name}.done"));
+            let nonempty = c::LLVMBuildICmp(b, P::LLVMIntNE, count, c32(0), n);
+            c::LLVMBuildCondBr(b, nonempty, lp, after);
+            c::LLVMPositionBuilderAtEnd(b, lp);
+            let i = c::LLVMBuildPhi(b, i32t, n);
+            body(i);
+            let latch = c::LLVMGetInsertBlock(b);
+            let next = c::LLVMBuildAdd(b, i, c32(1), n);
+            let more = c::LLVMBuildICmp(b, P::LLVMIntULT, next, count, n);
+            c::LLVMBuildCondBr(b, more, lp, after);
+            let mut v = [c32(0), next];
+            let mut bbs = [pre, latch];
+            c::LLVMAddIncoming(i, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            c::LLVMPositionBuilderAtEnd(b, after);
+        };
+        let slot = |i: LLVMValueRef| {
+            let mut idx = [c::LLVMBuildMul(b, i, c32(stride_r as u64), n)];
+            c::LLVMBuildGEP2(b, i8t, base, idx.as_mut_ptr(), 1, n)
+        };
+        let mail = |i: LLVMValueRef, k: u32| at(slot(i), 4 * k);
+        let shared = ld(ptr, ctx, offset::SHARED);
+        each("start", &|i| {
+            c::LLVMBuildStore(b, c32(0), mail(i, barrier::field::STATE));
+        });
+        let round = bb(&format!("{tag}.round"));
+        let done = bb(&format!("{tag}.warps.done"));
+        c::LLVMBuildBr(b, round);
+        c::LLVMPositionBuilderAtEnd(b, round);
+        for (acc, v) in [(waiting, 0), (popc, 0), (all, 1), (any, 0)] {
+            c::LLVMBuildStore(b, c32(v), acc);
+        }
+        let wt = c::LLVMGlobalGetValueType(w);
+        each("run", &|i| {
+            let st = c::LLVMBuildLoad2(b, i32t, mail(i, barrier::field::STATE), n);
+            let go = bb(&format!("{tag}.go"));
+            let join = bb(&format!("{tag}.go.join"));
+            let live = c::LLVMBuildICmp(b, P::LLVMIntNE, st, c32(barrier::DONE as u64), n);
+            c::LLVMBuildCondBr(b, live, go, join);
+            c::LLVMPositionBuilderAtEnd(b, go);
+            let (wi, lane) = if one_by_one {
+                (
+                    c::LLVMBuildLShr(b, i, c32(5), n),
+                    c::LLVMBuildAnd(b, i, c32(31), n),
+                )
+            } else {
+                (i, c32(0))
+            };
+            c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
+            let first = c::LLVMBuildMul(b, wi, c32(32), n);
+            let flat = c::LLVMBuildAdd(b, first, lane, n);
+            c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+            let lanes = if one_by_one {
+                c::LLVMBuildShl(b, c32(1), lane, n)
+            } else {
+                c::LLVMConstAllOnes(i32t)
+            };
+            let mut cargs = vec![ctx, wi, nthreads, lanes];
+            cargs.extend(args.iter().copied());
+            cargs.extend([slot(i), st, results, shared]);
+            // Direct calls (an aligned block's warps take `rows`), so that both inline.
+            let call_at = |f: LLVMValueRef, state: LLVMValueRef| {
+                let mut a = cargs.clone();
+                let k = a.len() - 3;
+                a[k] = state;
+                c::LLVMBuildCall2(b, wt, f, a.as_mut_ptr(), a.len() as u32, n)
+            };
+            // A copy per state (`SPECIALIZE_MAX`), chosen by a switch the warps of a round
+            // mostly agree on.
+            let call = |f: LLVMValueRef| {
+                let states = region_slot.states;
+                if states == 0 || states > SPECIALIZE_MAX {
+                    return call_at(f, st);
+                }
+                let first = bb(&format!("{tag}.state0"));
+                let join = bb(&format!("{tag}.state.join"));
+                let sw = c::LLVMBuildSwitch(b, st, first, states);
+                let mut vals = Vec::new();
+                let mut ends = Vec::new();
+                for k in 0..=states {
+                    let blk = if k == 0 {
+                        first
+                    } else {
+                        let blk = bb(&format!("{tag}.state{k}"));
+                        c::LLVMAddCase(sw, c32(k as u64), blk);
+                        blk
+                    };
+                    c::LLVMPositionBuilderAtEnd(b, blk);
+                    vals.push(call_at(f, c32(k as u64)));
+                    ends.push(c::LLVMGetInsertBlock(b));
+                    c::LLVMBuildBr(b, join);
+                }
+                c::LLVMPositionBuilderAtEnd(b, join);
+                let p = c::LLVMBuildPhi(b, i32t, n);
+                c::LLVMAddIncoming(p, vals.as_mut_ptr(), ends.as_mut_ptr(), vals.len() as u32);
+                p
+            };
+            let ns = match rows {
+                Some(r) if r != w => {
+                    let rb = bb(&format!("{tag}.rows"));
+                    let gb = bb(&format!("{tag}.general"));
+                    let cont = bb(&format!("{tag}.called"));
+                    c::LLVMBuildCondBr(b, aligned, rb, gb);
+                    c::LLVMPositionBuilderAtEnd(b, rb);
+                    store_tid_yz(first);
+                    let x = call(r);
+                    let rb_end = c::LLVMGetInsertBlock(b);
+                    c::LLVMBuildBr(b, cont);
+                    c::LLVMPositionBuilderAtEnd(b, gb);
+                    let y = call(w);
+                    let gb_end = c::LLVMGetInsertBlock(b);
+                    c::LLVMBuildBr(b, cont);
+                    c::LLVMPositionBuilderAtEnd(b, cont);
+                    let p = c::LLVMBuildPhi(b, i32t, n);
+                    let mut vals = [x, y];
+                    let mut bbs = [rb_end, gb_end];
+                    c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+                    p
+                }
+                Some(r) => {
+                    store_tid_yz(first);
+                    call(r)
+                }
+                None => call(w),
+            };
+            c::LLVMBuildStore(b, ns, mail(i, barrier::field::STATE));
+            let waits = c::LLVMBuildICmp(b, P::LLVMIntNE, ns, c32(barrier::DONE as u64), n);
+            let wb = bb(&format!("{tag}.waits"));
+            c::LLVMBuildCondBr(b, waits, wb, join);
+            c::LLVMPositionBuilderAtEnd(b, wb);
+            c::LLVMBuildStore(b, c32(1), waiting);
+            if region_slot.red {
+                let acc =
+                    |p: LLVMValueRef,
+                     k: u32,
+                     op: &dyn Fn(LLVMValueRef, LLVMValueRef) -> LLVMValueRef| {
+                        let old = c::LLVMBuildLoad2(b, i32t, p, n);
+                        let v = c::LLVMBuildLoad2(b, i32t, mail(i, k), n);
+                        c::LLVMBuildStore(b, op(old, v), p);
+                    };
+                acc(popc, barrier::field::POPC, &|x, y| {
+                    c::LLVMBuildAdd(b, x, y, n)
+                });
+                acc(all, barrier::field::ALL, &|x, y| {
+                    c::LLVMBuildAnd(b, x, y, n)
+                });
+                acc(any, barrier::field::ANY, &|x, y| c::LLVMBuildOr(b, x, y, n));
+            }
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, join);
+        });
+        let some = c::LLVMBuildLoad2(b, i32t, waiting, n);
+        let some = c::LLVMBuildICmp(b, P::LLVMIntNE, some, c32(0), n);
+        let go = bb(&format!("{tag}.release"));
+        c::LLVMBuildCondBr(b, some, go, done);
+        c::LLVMPositionBuilderAtEnd(b, go);
+        for (p, k) in [
+            (popc, barrier::field::POPC),
+            (all, barrier::field::ALL),
+            (any, barrier::field::ANY),
+        ] {
+            let v = c::LLVMBuildLoad2(b, i32t, p, n);
+            let mut idx = [c32(0), c32(k as u64)];
+            let q = c::LLVMBuildGEP2(
+                b,
+                c::LLVMArrayType2(i32t, 4),
+                results,
+                idx.as_mut_ptr(),
+                2,
+                n,
+            );
+            c::LLVMBuildStore(b, v, q);
+        }
+        c::LLVMBuildBr(b, round);
+        c::LLVMPositionBuilderAtEnd(b, done);
+        if let Some(p) = heap {
+            let mut pt = [ptr];
+            let ft = c::LLVMFunctionType(c::LLVMVoidTypeInContext(cx), pt.as_mut_ptr(), 1, 0);
+            let mut ff = c::LLVMGetNamedFunction(m, c"free".as_ptr());
+            if ff.is_null() {
+                ff = c::LLVMAddFunction(m, c"free".as_ptr(), ft);
+            }
+            let mut a = [p];
+            c::LLVMBuildCall2(b, ft, ff, a.as_mut_ptr(), 1, n);
+        }
+        c::LLVMGetInsertBlock(b)
+    };
+
     // The batch: linear CTA ids first .. first + count.
     c::LLVMPositionBuilderAtEnd(b, batch);
     let first = ld(i64t, fis, off::CTA_FIRST);
@@ -439,7 +721,9 @@ pub unsafe fn cta_fn(
         let v = c::LLVMBuildTrunc(b, v, i32t, n);
         c::LLVMBuildStore(b, v, at(ctx, offset::CTAID + 4 * k as u32));
     }
-    let done = if co {
+    let done = if regions {
+        region_warps("cta", false)
+    } else if co {
         co_warps(cta, "cta", false)
     } else {
         warps(cta, "cta", false)
@@ -453,7 +737,9 @@ pub unsafe fn cta_fn(
 
     // A replay: the CTA in the context, then every thread finished.
     c::LLVMPositionBuilderAtEnd(b, replay);
-    if co {
+    if regions {
+        region_warps("replay", true);
+    } else if co {
         co_warps(replay, "replay", true);
     } else {
         warps(replay, "replay", true);

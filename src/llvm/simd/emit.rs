@@ -38,11 +38,13 @@ pub struct Warp<'a> {
     /// Values of the current block's instructions and the arguments.
     pub map: HashMap<LLVMValueRef, LLVMValueRef>,
     slots: HashMap<LLVMValueRef, LLVMValueRef>,
-    pending: Vec<LLVMValueRef>,
+    /// The pending masks by block: allocas, except the return block's in the region scheme
+    /// (its frame keeps the lanes that have exited across barriers).
+    pub(super) pending: Vec<LLVMValueRef>,
     pub pred_slots: HashMap<LLVMValueRef, LLVMValueRef>,
     cur: usize,
     pub mask: LLVMValueRef,
-    allocas: LLVMBuilderRef,
+    pub(super) allocas: LLVMBuilderRef,
     pub ctx: LLVMValueRef,
     pub launched: LLVMValueRef,
     pub iota: LLVMValueRef,
@@ -51,6 +53,9 @@ pub struct Warp<'a> {
     pub ret_block: Option<usize>,
     /// The coroutine of a kernel with CTA barriers (`barrier.rs`).
     pub coro: Option<super::barrier::Coro>,
+    /// The static-region scheme of a kernel with CTA barriers (`barrier.rs`): the warp
+    /// function runs from one barrier to the next per call.
+    pub regions: Option<super::barrier::Regions>,
     pub i1: LLVMTypeRef,
     pub i32: LLVMTypeRef,
     pub i64: LLVMTypeRef,
@@ -71,6 +76,9 @@ impl<'a> Warp<'a> {
     /// Builds the warp function for `src` into `dst` (declared with the parameters
     /// `ctx, warp, nthreads` and then `src`'s).
     ///
+    /// Returns the slot size and alignment of a region-scheme warp function, whether it
+    /// exchanges `bar.red` contributions and its number of barriers (else zeros).
+    ///
     /// # Safety
     /// `src` must be the function `cfg` and `facts` describe, accepted by `check`.
     pub unsafe fn build(
@@ -78,7 +86,7 @@ impl<'a> Warp<'a> {
         dst: LLVMValueRef,
         cfg: &'a Cfg,
         facts: &'a Facts,
-    ) -> Result<(), String> {
+    ) -> Result<(u32, u32, bool, u32), String> {
         let m = c::LLVMGetGlobalParent(src);
         let cx = c::LLVMGetModuleContext(m);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -111,6 +119,7 @@ impl<'a> Warp<'a> {
             flat: std::ptr::null_mut(),
             ret_block: (0..cfg.blocks.len()).find(|&x| cfg.succ[x].is_empty()),
             coro: None,
+            regions: None,
             i1: c::LLVMInt1TypeInContext(cx),
             i32,
             i64: c::LLVMInt64TypeInContext(cx),
@@ -120,15 +129,21 @@ impl<'a> Warp<'a> {
             w.map
                 .insert(c::LLVMGetParam(src, k), c::LLVMGetParam(dst, k + 4));
         }
-        if c::LLVMGetTypeKind(c::LLVMGetReturnType(c::LLVMGlobalGetValueType(dst)))
-            != LLVMTypeKind::LLVMVoidTypeKind
-        {
-            w.coro_begin();
+        match c::LLVMGetTypeKind(c::LLVMGetReturnType(c::LLVMGlobalGetValueType(dst))) {
+            LLVMTypeKind::LLVMPointerTypeKind => w.coro_begin(),
+            LLVMTypeKind::LLVMIntegerTypeKind => w.regions_begin(src),
+            _ => {}
         }
         w.preamble();
+        // The region scheme enters at its state: the start, or after a barrier.
+        w.dispatch();
         let mt = w.mask_ty();
-        for _ in 0..cfg.blocks.len() {
-            let s = w.alloca(mt);
+        for x in 0..cfg.blocks.len() {
+            let s = if w.regions.is_some() && Some(x) == w.ret_block {
+                w.frame_slot(mt)
+            } else {
+                w.alloca(mt)
+            };
             c::LLVMBuildStore(w.b, c::LLVMConstNull(mt), s);
             w.pending.push(s);
         }
@@ -139,7 +154,11 @@ impl<'a> Warp<'a> {
         }
         c::LLVMDisposeBuilder(b);
         c::LLVMDisposeBuilder(allocas);
-        r
+        r.map(|()| {
+            w.regions
+                .as_ref()
+                .map_or((0, 0, false, 0), |r| (r.size, r.align, r.red, r.resumes))
+        })
     }
 
     pub unsafe fn mask_ty(&self) -> LLVMTypeRef {
@@ -257,11 +276,20 @@ impl<'a> Warp<'a> {
     pub unsafe fn get(&mut self, v: LLVMValueRef, vector: bool) -> LLVMValueRef {
         let nv = if ir::is_instruction(v) {
             let bb = c::LLVMGetInstructionParent(v);
-            if self.cfg.index.get(&bb) == Some(&self.cur) && self.map.contains_key(&v) {
+            let own = self.cfg.index.get(&bb) == Some(&self.cur) && self.map.contains_key(&v);
+            // Built again at this use (region scheme; LLVM merges the copies), not kept.
+            let again = if !own && self.remat(v) && self.inst(v).is_ok() {
+                self.map.remove(&v)
+            } else {
+                None
+            };
+            if own {
                 self.map[&v]
+            } else if let Some(x) = again {
+                x
             } else {
                 let s = self.slot(v);
-                c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr())
+                c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr())
             }
         } else if let Some(&x) = self.map.get(&v) {
             x
@@ -293,7 +321,8 @@ impl<'a> Warp<'a> {
         }
     }
 
-    /// The slot of original instruction `v` (its type vectorized when varying).
+    /// The slot of original instruction `v` (its type vectorized when varying): in the
+    /// region scheme's frame when `v` lives across a barrier.
     unsafe fn slot(&mut self, v: LLVMValueRef) -> LLVMValueRef {
         if let Some(&s) = self.slots.get(&v) {
             return s;
@@ -304,7 +333,11 @@ impl<'a> Warp<'a> {
         } else {
             t
         };
-        let s = self.alloca(t);
+        let s = if self.in_frame(v) {
+            self.frame_slot(t)
+        } else {
+            self.alloca(t)
+        };
         self.slots.insert(v, s);
         s
     }
@@ -323,7 +356,7 @@ impl<'a> Warp<'a> {
             }
             u = c::LLVMGetNextUse(u);
         }
-        if outside {
+        if outside || self.in_frame(i) {
             let s = self.slot(i);
             let nv = if self.facts.is_varying(i) && !self.is_vec(nv) {
                 self.splat(nv)
@@ -423,7 +456,21 @@ impl<'a> Warp<'a> {
             // Aligned warps start at a multiple of 32 in a row of a multiple of 32 threads:
             // `%tid.x` is the first lane's plus the lane number, with no wrap, and
             // `%tid.y`/`%tid.z` are uniform (the CTA function stores them in the context).
-            let x0 = c::LLVMBuildURem(b, base, nx, c"".as_ptr());
+            // A one-dimensional block's first `%tid.x` is the warp's base, without the
+            // division (the region scheme runs this at every barrier of every warp).
+            let one_d = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, n, nx, c"".as_ptr());
+            let here = c::LLVMGetInsertBlock(b);
+            let rem = self.append("x0.rem");
+            let join = self.append("x0");
+            c::LLVMBuildCondBr(b, one_d, join, rem);
+            c::LLVMPositionBuilderAtEnd(b, rem);
+            let x0r = c::LLVMBuildURem(b, base, nx, c"".as_ptr());
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, join);
+            let x0 = c::LLVMBuildPhi(b, self.i32, c"".as_ptr());
+            let mut vals = [base, x0r];
+            let mut bbs = [here, rem];
+            c::LLVMAddIncoming(x0, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
             let tx = c::LLVMBuildAdd(b, self.splat(x0), self.iota, c"".as_ptr());
             let (_, ty) = field(self, crate::runtime::abi::offset::TID as u64 + 4);
             let (_, tz) = field(self, crate::runtime::abi::offset::TID as u64 + 8);
@@ -545,10 +592,12 @@ impl<'a> Warp<'a> {
             match ir::opcode(i) {
                 O::LLVMPHI => {
                     let s = self.slot(i);
-                    let v = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
+                    let v = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
                     self.map.insert(i, v);
                 }
                 O::LLVMBr => {
+                    // The mask as of the branch: a barrier before it reloads it.
+                    let m = self.mask;
                     if c::LLVMIsConditional(i) != 0 {
                         let cond = c::LLVMGetCondition(i);
                         let (t, f) = (c::LLVMGetSuccessor(i, 0), c::LLVMGetSuccessor(i, 1));
@@ -609,7 +658,7 @@ impl<'a> Warp<'a> {
         }
         for (p, vary, v) in incoming {
             let s = self.slot(p);
-            let old = c::LLVMBuildLoad2(self.b, c::LLVMGetAllocatedType(s), s, c"".as_ptr());
+            let old = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
             let cond = if vary && !self.facts.strides.whole(p) {
                 self.widen(em, self.per_new(v))
             } else {

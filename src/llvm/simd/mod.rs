@@ -57,6 +57,8 @@ pub struct Report {
     /// CTA barriers, each a suspension point of the warp function (`barrier.rs`): its
     /// spelling, id and block.
     pub barriers: Vec<String>,
+    /// How warps meet at the barriers (`barrier::Scheme`), for the plan.
+    pub barrier_scheme: Option<String>,
     /// Varying loads and stores of the warp function, then of the aligned-warp function:
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
     /// tested at run time, else a gather or scatter); `stride.rs`.
@@ -109,15 +111,14 @@ pub fn vectorize(
                 if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
                     return Err(why);
                 }
-                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
-                if let Err(e) = emit::Warp::build(fr, dr, &cfg, &rows_facts) {
-                    c::LLVMDeleteFunction(dr);
-                    return Err(e);
-                }
+                let mut report = r;
+                let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
+                let (dr, scheme, slot) =
+                    build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme)?;
+                report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
                 // The launch has aligned warps (its block is `block`): `K.simd` always
                 // takes the aligned-warp function.
-                driver::cta_fn(m, fr, dr, Some(dr), name, params, co);
-                let mut report = r;
+                driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
                 report.rows = Some((report.uniform, report.varying));
                 // The only warp function is the aligned one: its accesses are the kernel's.
                 report.memory = rows_facts.strides.counts;
@@ -134,11 +135,9 @@ pub fn vectorize(
         if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
             return Err(why);
         }
-        let dst = driver::declare_warp_fn(m, fr, &format!("{name}.simd.w"), co);
-        if let Err(e) = emit::Warp::build(fr, dst, &cfg, &facts) {
-            c::LLVMDeleteFunction(dst);
-            return Err(e);
-        }
+        let scheme = first_scheme(fr, &report, &cfg, &facts);
+        let (dst, scheme, mut slot) =
+            build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme)?;
         // A second warp function for aligned warps when that makes more values uniform, or
         // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
         // `K.simd.w` cannot assume).
@@ -149,18 +148,151 @@ pub fn vectorize(
                 > facts.strides.counts[0] + facts.strides.counts[1]
         {
             if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
-                let dr = driver::declare_warp_fn(m, fr, &format!("{name}.simd.rows"), co);
-                if emit::Warp::build(fr, dr, &cfg, &rows_facts).is_ok() {
-                    rows = Some(dr);
-                    report.rows = Some((r.uniform, r.varying));
-                    report.rows_memory = Some(rows_facts.strides.counts);
-                } else {
-                    c::LLVMDeleteFunction(dr);
+                let built = build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme);
+                match built {
+                    Ok((dr, s, rslot)) if s == scheme => {
+                        rows = Some(dr);
+                        report.rows = Some((r.uniform, r.varying));
+                        report.rows_memory = Some(rows_facts.strides.counts);
+                        slot.size = slot.size.max(rslot.size);
+                        slot.align = slot.align.max(rslot.align);
+                        slot.red |= rslot.red;
+                        slot.states = slot.states.max(rslot.states);
+                    }
+                    // Its frame is too big for the region scheme the general function has.
+                    Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
+                    Err(_) => {}
                 }
             }
         }
-        driver::cta_fn(m, fr, dst, rows, name, params, co);
+        report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
+        driver::cta_fn(m, fr, dst, rows, name, params, slot);
         Ok((report, false))
+    }
+}
+
+/// The barrier scheme to try first: none without CTA barriers; static regions unless the
+/// kernel keeps values in memory of its own (`.local` fragments or a warp operation's
+/// predicate slot, which the region scheme's frame does not hold); else coroutines.
+unsafe fn first_scheme(
+    f: LLVMValueRef,
+    r: &Report,
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+) -> barrier::Scheme {
+    if r.barriers.is_empty() {
+        barrier::Scheme::None
+    } else if own_memory(f) || barrier_after_parting(cfg, facts) {
+        barrier::Scheme::Coroutines
+    } else {
+        barrier::Scheme::Regions
+    }
+}
+
+/// Whether a CTA barrier is in a block some lanes of the warp may be elsewhere from, even
+/// lanes on their way out (an early return, which `check` allows): the region scheme assumes
+/// every lane that has not returned is at the barrier, so that nothing else is pending across
+/// it (`tests/cpu_hard.rs`, `exit_before_barrier`, lost the lanes of the returning side).
+unsafe fn barrier_after_parting(cfg: &cfg::Cfg, facts: &uniform::Facts) -> bool {
+    let n = cfg.blocks.len();
+    let mut parted = vec![false; n];
+    for &b in &facts.divergent {
+        for x in cfg.region_after(b, cfg.ipdom[b]) {
+            parted[x] = true;
+        }
+    }
+    for (l, &d) in facts.divergent_loops.iter().enumerate() {
+        if d {
+            for (x, p) in parted.iter_mut().enumerate() {
+                *p |= cfg.loops[l].blocks[x];
+            }
+        }
+    }
+    (0..n).any(|x| {
+        parted[x]
+            && ir::instructions(cfg.blocks[x]).iter().any(|&i| {
+                !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+            })
+    })
+}
+
+/// Whether kernel function `f` has an alloca (memory of its own the warp function keeps).
+unsafe fn own_memory(f: LLVMValueRef) -> bool {
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        if ir::instructions(bb)
+            .iter()
+            .any(|&i| ir::opcode(i) == O::LLVMAlloca)
+        {
+            return true;
+        }
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+    false
+}
+
+/// Builds warp function `fname` under `scheme`; a region-scheme function whose slot would
+/// outgrow `REGION_SLOT_MAX` is built again as a coroutine. Returns it, the scheme it has and
+/// its region slot.
+unsafe fn build_warp(
+    fr: LLVMValueRef,
+    fname: &str,
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+    scheme: barrier::Scheme,
+) -> Result<(LLVMValueRef, barrier::Scheme, driver::RegionSlot), String> {
+    let m = c::LLVMGetGlobalParent(fr);
+    let d = driver::declare_warp_fn(m, fr, fname, scheme);
+    match emit::Warp::build(fr, d, cfg, facts) {
+        Err(e) => {
+            c::LLVMDeleteFunction(d);
+            Err(e)
+        }
+        Ok((size, _, _, _))
+            if scheme == barrier::Scheme::Regions && size > barrier::REGION_SLOT_MAX =>
+        {
+            c::LLVMDeleteFunction(d);
+            build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines)
+        }
+        Ok((size, align, red, states)) => Ok((
+            d,
+            scheme,
+            driver::RegionSlot {
+                scheme,
+                size,
+                align,
+                red,
+                states,
+            },
+        )),
+    }
+}
+
+/// The plan's line on how the warps meet at barriers.
+unsafe fn scheme_note(
+    scheme: barrier::Scheme,
+    slot: driver::RegionSlot,
+    f: LLVMValueRef,
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+) -> Option<String> {
+    match scheme {
+        barrier::Scheme::None => None,
+        barrier::Scheme::Regions => Some(format!(
+            "static regions between barriers (each round runs every waiting warp's region \
+             inline; {} bytes of mailbox and frame per warp)",
+            slot.size
+        )),
+        barrier::Scheme::Coroutines => Some(format!(
+            "coroutines ({})",
+            if own_memory(f) {
+                "the kernel keeps values in memory of its own"
+            } else if barrier_after_parting(cfg, facts) {
+                "a barrier where some lanes may be elsewhere, on their way out"
+            } else {
+                "the values live across barriers need more than the region slot"
+            }
+        )),
     }
 }
 

@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 4;
+const FORMAT_VERSION: u32 = 5;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -312,6 +312,13 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 }
                 None => w.u8(0),
             }
+            match &r.barrier_scheme {
+                Some(how) => {
+                    w.u8(1);
+                    w.str(how);
+                }
+                None => w.u8(0),
+            }
         }
     }
 }
@@ -376,6 +383,10 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     Some(m)
                 }
             };
+            let barrier_scheme = match r.u8()? {
+                0 => None,
+                _ => Some(r.str()?),
+            };
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -389,6 +400,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     barriers,
                     memory,
                     rows_memory,
+                    barrier_scheme,
                 },
             }))
         }
@@ -895,6 +907,7 @@ mod tests {
                             barriers: vec!["bar.sync 0 in L2".into()],
                             memory: [2, 1, 0],
                             rows_memory: Some([3, 0, 0]),
+                            barrier_scheme: Some("static regions".into()),
                         },
                     })),
                     warp_refused: None,

@@ -79,6 +79,9 @@ impl WarpPlan {
                 if r.barriers.len() == 1 { "" } else { "s" },
                 r.barriers.join(", ")
             );
+            if let Some(how) = &r.barrier_scheme {
+                let _ = writeln!(s, "  barrier scheme: {how}");
+            }
         }
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
