@@ -492,10 +492,14 @@ pub fn compile_debug<'a>(
     // register the thread-loop versions of the kernels that have one (a constructor calls
     // `ptx2llvm_rt_register_fis`), which it then runs instead; IR and assembly show the
     // thread-loop code when `PTX2LLVM_CPU_MODE=fission` asks for it.
+    // With `-g` (a variable per PTX register) an object runs coroutines, as `run -g` does:
+    // gdb then shows one CUDA thread's registers, and thread loops with those variables cost
+    // 1.6x the compile time of the code without them (Triton's softmax at -O2).
     let env = fission::CpuMode::from_env();
     let mode = match (emit, env) {
         (EmitKind::Llvm | EmitKind::Asm, fission::CpuMode::Fission) => fission::CpuMode::Fission,
         (EmitKind::Object, fission::CpuMode::Coroutine) => fission::CpuMode::Coroutine,
+        (EmitKind::Object, fission::CpuMode::Auto) if debug.full => fission::CpuMode::Coroutine,
         (EmitKind::Object, _) => fission::CpuMode::Auto,
         _ => fission::CpuMode::Coroutine,
     };
