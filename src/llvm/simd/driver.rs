@@ -215,6 +215,24 @@ pub unsafe fn cta_fn(
             c::LLVMBuildStore(b, p, at(ctx, offset::TID + o));
         }
     };
+    // The warp and lane of slot `i` (a warp, or one lane's thread when a replay runs lanes
+    // one by one) into the context, as the warp function expects them when it runs: `%warpid`
+    // and the thread a fault names. Returns the warp, the lane and the warp's first thread.
+    let set_ids = |i: LLVMValueRef, one_by_one: bool| {
+        let (wi, lane) = if one_by_one {
+            (
+                c::LLVMBuildLShr(b, i, c32(5), n),
+                c::LLVMBuildAnd(b, i, c32(31), n),
+            )
+        } else {
+            (i, c32(0))
+        };
+        c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
+        let first = c::LLVMBuildMul(b, wi, c32(32), n);
+        let flat = c::LLVMBuildAdd(b, first, lane, n);
+        c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+        (wi, lane, first)
+    };
     // Kernels with CTA barriers: the warps' slots (mailbox and frame) and coroutine handles;
     // a replay runs a coroutine per lane, with mailboxes only (`barrier.rs`).
     let null = std::ptr::null_mut();
@@ -361,18 +379,7 @@ pub unsafe fn cta_fn(
         // them when it runs: `%warpid`, the thread a fault names, an aligned warp's
         // `%tid.y/z`.
         let ids = |i: LLVMValueRef| {
-            let (wi, lane) = if one_by_one {
-                (
-                    c::LLVMBuildLShr(b, i, c32(5), n),
-                    c::LLVMBuildAnd(b, i, c32(31), n),
-                )
-            } else {
-                (i, c32(0))
-            };
-            c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
-            let first = c::LLVMBuildMul(b, wi, c32(32), n);
-            let flat = c::LLVMBuildAdd(b, first, lane, n);
-            c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+            let (wi, lane, first) = set_ids(i, one_by_one);
             store_tid_yz(first);
             (wi, lane)
         };
@@ -552,18 +559,7 @@ pub unsafe fn cta_fn(
             let live = c::LLVMBuildICmp(b, P::LLVMIntNE, st, c32(barrier::DONE as u64), n);
             c::LLVMBuildCondBr(b, live, go, join);
             c::LLVMPositionBuilderAtEnd(b, go);
-            let (wi, lane) = if one_by_one {
-                (
-                    c::LLVMBuildLShr(b, i, c32(5), n),
-                    c::LLVMBuildAnd(b, i, c32(31), n),
-                )
-            } else {
-                (i, c32(0))
-            };
-            c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
-            let first = c::LLVMBuildMul(b, wi, c32(32), n);
-            let flat = c::LLVMBuildAdd(b, first, lane, n);
-            c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+            let (wi, lane, first) = set_ids(i, one_by_one);
             let lanes = if one_by_one {
                 c::LLVMBuildShl(b, c32(1), lane, n)
             } else {
