@@ -272,6 +272,21 @@ unsafe fn check_count(t: *mut Thread, what: *const c_char, n: i64, of: &str) {
     }
 }
 
+/// Adds `delta` to the tx-count of `m`; beyond ±`MAX_COUNT` the launch fails.
+unsafe fn add_tx(t: *mut Thread, what: *const c_char, m: &mut Mbar, delta: i64) {
+    m.tx += delta;
+    if m.tx.abs() > MAX_COUNT {
+        fail(
+            t,
+            format!(
+                "`{}`: the tx-count would become {}, beyond ±{MAX_COUNT}",
+                name(what),
+                m.tx
+            ),
+        );
+    }
+}
+
 /// `mbarrier.init [addr], count`.
 ///
 /// # Safety
@@ -328,17 +343,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mbar_tx(
     delta: i64,
 ) {
     let (p, mut m) = load(t, what, addr);
-    m.tx += delta;
-    if m.tx.abs() > MAX_COUNT {
-        fail(
-            t,
-            format!(
-                "`{}`: the tx-count would become {}, beyond ±{MAX_COUNT}",
-                name(what),
-                m.tx
-            ),
-        );
-    }
+    add_tx(t, what, &mut m, delta);
     m.settle();
     store(t, p, m);
 }
@@ -364,17 +369,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_mbar_arrive(
     let count = count as i64;
     check_count(t, what, count, "arrive count");
     if has(ArriveFlag::ExpectTx) {
-        m.tx += tx as i64;
-        if m.tx.abs() > MAX_COUNT {
-            fail(
-                t,
-                format!(
-                    "`{}`: the tx-count would become {}, beyond ±{MAX_COUNT}",
-                    name(what),
-                    m.tx
-                ),
-            );
-        }
+        add_tx(t, what, &mut m, tx as i64);
     }
     if has(ArriveFlag::Drop) {
         if count > m.expected {
