@@ -23,27 +23,28 @@ pub(crate) const SLOT_WORDS: usize = 20;
 /// Words of one lane's `mma` result.
 const RESULT_WORDS: usize = 8;
 
-/// Which operand a fragment belongs to.
+/// Which operand a fragment belongs to (`D` has `C`'s layout).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Frag {
+pub(crate) enum Frag {
     A,
     B,
     C,
 }
 
-/// A decoded `mma` kind (`abi::mma`).
+/// A decoded `mma` kind (`abi::mma`). The warp engine reads the layouts from here too when it
+/// builds a product as vector code (`llvm/simd/matrix.rs`): one copy of them for both engines.
 #[derive(Clone, Copy)]
-struct Mma {
-    shape: u32,
-    a: u32,
-    b: u32,
-    c: u32,
-    d: u32,
+pub(crate) struct Mma {
+    pub(crate) shape: u32,
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+    pub(crate) c: u32,
+    pub(crate) d: u32,
     satfinite: bool,
 }
 
 impl Mma {
-    fn decode(kind: u32) -> Option<Mma> {
+    pub(crate) fn decode(kind: u32) -> Option<Mma> {
         let m = Mma {
             shape: kind & 0xf,
             a: (kind >> 4) & 0xf,
@@ -79,7 +80,7 @@ impl Mma {
     }
 
     /// Rows, columns and depth.
-    fn mnk(&self) -> (usize, usize, usize) {
+    pub(crate) fn mnk(&self) -> (usize, usize, usize) {
         match self.shape {
             code::M16N8K16 => (16, 8, 16),
             code::M16N8K8 => (16, 8, 8),
@@ -104,7 +105,7 @@ impl Mma {
     }
 
     /// Elements of a lane's fragment of `f`.
-    fn count(&self, f: Frag) -> usize {
+    pub(crate) fn count(&self, f: Frag) -> usize {
         let (r, c) = self.dims(f);
         r * c / WARP_SIZE as usize
     }
@@ -173,7 +174,7 @@ impl Mma {
     }
 
     /// Row and column of element `i` of `lane`'s fragment `f`.
-    fn frag_pos(&self, f: Frag, lane: usize, i: usize) -> (usize, usize) {
+    pub(crate) fn frag_pos(&self, f: Frag, lane: usize, i: usize) -> (usize, usize) {
         if self.shape == code::WMMA_M8N8K4 {
             // `wmma` f64: this runtime's own layout (`abi::mma::WMMA_M8N8K4`).
             let cols = self.dims(f).1;

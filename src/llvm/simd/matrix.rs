@@ -1,11 +1,19 @@
 //! The warp matrix instructions `mma.sync`, `ldmatrix`, `stmatrix` and `movmatrix` in the warp
-//! function, each as one whole-warp runtime call. The scalar lowering
-//! (`target/cpu/matrix.rs`) passes a lane's fragment registers in stack arrays (`frag`
-//! allocas: constant-offset stores before the call, loads of the result after it); here
-//! those arrays hold all 32 lanes, component-major (`<32 x i32>` per word), with the lanes'
-//! row addresses beside them, and `ptx2llvm_rt_warp_mma` (`_ldmatrix`, …) computes the warp's
-//! result from them directly — no per-lane calls and no exchange area (`runtime/matrix.rs`,
-//! which keeps the one copy of the layouts for both engines).
+//! function. The scalar lowering (`target/cpu/matrix.rs`) passes a lane's fragment registers
+//! in stack arrays (`frag` allocas: constant-offset stores before the call, loads of the
+//! result after it); here the stores give each fragment word as a `<32 x i32>` of all lanes
+//! and the loads after the instruction are served from its result words.
+//!
+//! The floating-point `mma.sync` forms are built as vector code (`mma_inline`): for each `k`,
+//! the A and B operands of every D element are constant shuffles of the converted fragment
+//! elements, and `llvm.fma` chains them from C in `k` order, the arithmetic of
+//! `runtime/matrix.rs`'s `product` (whose layouts, `Mma::frag_pos`, it reads), so both engines
+//! give the same bits. A runtime call there would spill every live vector around it: Triton's
+//! matmul keeps 128 accumulator vectors live across 64 of them, which took LLVM's register
+//! allocation about 45 s. The other forms (integers) and `ldmatrix`, `stmatrix`, `movmatrix`
+//! are one whole-warp runtime call each, on component-major stack arrays (`<32 x i32>` per
+//! word) with the lanes' row addresses beside them (`ptx2llvm_rt_warp_mma`, `_ldmatrix`, …):
+//! no per-lane calls and no exchange area.
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -14,6 +22,80 @@ use llvm_sys::LLVMOpcode as O;
 use super::emit::{Warp, LANES};
 use super::ir::{self, WarpCall};
 use super::uniform::{call_kind, CallKind};
+use crate::runtime::abi::mma as code;
+use crate::runtime::matrix::{Frag, Mma};
+
+/// Where one operand of one step of an inline `mma` comes from: element `elem` of the
+/// fragment, taken from lane `lanes[l]` for lane `l`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Source {
+    elem: usize,
+    lanes: Vec<u32>,
+}
+
+/// An `mma.sync` built as vector code: `steps[k][e]` are the A and B operands that element
+/// `e` of every lane's D takes at step `k` of its chain.
+struct Inline {
+    m: Mma,
+    steps: Vec<Vec<[Source; 2]>>,
+}
+
+impl Inline {
+    /// The plan of kind `kind`, for the floating-point forms whose operand at each step comes
+    /// from one fragment element in all lanes (every shape of `mma.sync` has this property;
+    /// the check keeps a layout that lacks it on the runtime call).
+    fn of(kind: u32) -> Option<Inline> {
+        let m = Mma::decode(kind)?;
+        let float = matches!(m.a, code::F16 | code::BF16 | code::TF32 | code::F64)
+            && matches!(m.d, code::F16 | code::F32 | code::F64);
+        if !float || m.shape >= code::WMMA_M16N16K16 {
+            return None;
+        }
+        let (rows, cols, depth) = m.mnk();
+        let lanes = LANES as usize;
+        // Who holds each element of A (row-major, rows x depth) and B (depth x cols).
+        let mut at = vec![None; rows * depth];
+        let mut bt = vec![None; depth * cols];
+        for l in 0..lanes {
+            for i in 0..m.count(Frag::A) {
+                let (r, k) = m.frag_pos(Frag::A, l, i);
+                at[r * depth + k] = Some((l as u32, i));
+            }
+            for i in 0..m.count(Frag::B) {
+                let (k, n) = m.frag_pos(Frag::B, l, i);
+                bt[k * cols + n] = Some((l as u32, i));
+            }
+        }
+        // One element for all lanes, or none.
+        let source = |held: &mut dyn Iterator<Item = Option<(u32, usize)>>| -> Option<Source> {
+            let mut elem = None;
+            let mut from = Vec::with_capacity(lanes);
+            for h in held {
+                let (l, i) = h?;
+                if *elem.get_or_insert(i) != i {
+                    return None;
+                }
+                from.push(l);
+            }
+            Some(Source {
+                elem: elem?,
+                lanes: from,
+            })
+        };
+        let mut steps = Vec::with_capacity(depth);
+        for k in 0..depth {
+            let mut row = Vec::with_capacity(m.count(Frag::C));
+            for e in 0..m.count(Frag::C) {
+                let pos = |l: usize| m.frag_pos(Frag::C, l, e);
+                let a = source(&mut (0..lanes).map(|l| at[pos(l).0 * depth + k]))?;
+                let b = source(&mut (0..lanes).map(|l| bt[k * cols + pos(l).1]))?;
+                row.push([a, b]);
+            }
+            steps.push(row);
+        }
+        Some(Inline { m, steps })
+    }
+}
 
 /// The byte offset of `p` into alloca `a`: `a` itself, or a GEP of it by a constant.
 pub unsafe fn frag_offset(
@@ -116,73 +198,216 @@ impl Warp<'_> {
         }
     }
 
-    /// `ptx2llvm_rt_mma(t, pc, kind, a, b, c, d)` for the whole warp.
+    /// `ptx2llvm_rt_mma(t, pc, kind, a, b, c, d)` for the whole warp: vector code for the
+    /// floating-point forms (`Inline`), else the whole-warp runtime call.
     pub(super) unsafe fn mma(&mut self, i: LLVMValueRef) -> Result<(), String> {
         let args = ir::args(i);
-        let kind = args[2];
-        if ir::const_u64(kind).is_none() {
+        let Some(kind) = ir::const_u64(args[2]) else {
             return Err("`mma.sync` of a kind computed at run time".into());
-        }
-        let words = |s: &Self, a: LLVMValueRef| -> u64 {
-            let mut top = 1u64;
-            let mut u = c::LLVMGetFirstUse(a);
-            while !u.is_null() {
-                let user = c::LLVMGetUser(u);
-                let mut visit = |p: LLVMValueRef, x: LLVMValueRef| {
-                    let t = if ir::opcode(x) == O::LLVMLoad {
-                        c::LLVMTypeOf(x)
-                    } else if ir::opcode(x) == O::LLVMStore {
-                        c::LLVMTypeOf(c::LLVMGetOperand(x, 0))
-                    } else {
-                        return;
-                    };
-                    let w = llvm_sys::target::LLVMSizeOfTypeInBits(s.td, t) / 32;
-                    if let Some(o) = frag_offset(s.td, a, p) {
-                        top = top.max(o / 4 + w);
-                    }
-                };
-                if !c::LLVMIsAGetElementPtrInst(user).is_null() {
-                    let mut v = c::LLVMGetFirstUse(user);
-                    while !v.is_null() {
-                        visit(user, c::LLVMGetUser(v));
-                        v = c::LLVMGetNextUse(v);
-                    }
-                } else {
-                    visit(a, user);
-                }
-                u = c::LLVMGetNextUse(u);
-            }
-            top
         };
+        // The lowering has checked the kind and the fragments' sizes.
+        let need = crate::runtime::matrix::fragment_words(kind as u32).unwrap_or([0; 4]);
+        if let Some(plan) = Inline::of(kind as u32) {
+            let a = self.store_words(args[3], need[0]);
+            let b = self.store_words(args[4], need[1]);
+            let c = self.store_words(args[5], need[2]);
+            let d = self.mma_inline(&plan, &a, &b, &c);
+            self.serve_loads(args[6], &d);
+            return Ok(());
+        }
         let mut arrays = Vec::new();
         for (k, &a) in args[3..7].iter().enumerate() {
-            let arr = self.words_array(words(self, a));
+            let words = self.store_words(a, need[k]);
+            let arr = self.words_array(words.len() as u64);
             if k < 3 {
-                self.gather_stores(a, arr);
+                for (w, v) in words.into_iter().enumerate() {
+                    c::LLVMBuildStore(self.b, v, self.word_ptr(arr, w as u64));
+                }
             }
             arrays.push(arr);
         }
         let mut pt = [self.ptr, self.i32, self.ptr, self.ptr, self.ptr, self.ptr];
-        let mut xs = [self.ctx, kind, arrays[0], arrays[1], arrays[2], arrays[3]];
+        let mut xs = [
+            self.ctx, args[2], arrays[0], arrays[1], arrays[2], arrays[3],
+        ];
         self.call_rt(c"ptx2llvm_rt_warp_mma", &mut pt, &mut xs);
-        self.serve_loads(args[6], arrays[3]);
+        let d = self.array_words(arrays[3], frag_words(self.td, args[6]).max(need[3] as u64));
+        self.serve_loads(args[6], &d);
         Ok(())
     }
 
-    /// Serves the loads of fragment array `d` (after the call) from the component-major
-    /// words of `arr` that the whole-warp call filled.
-    unsafe fn serve_loads(&mut self, d: LLVMValueRef, arr: LLVMValueRef) {
+    /// The D words (`<32 x i32>` each) of `plan`'s product of the A, B and C words `a`, `b`,
+    /// `c`: each D element the chain of fused multiply-adds from C in `k` order, in `f32`
+    /// (`f64` for the `f64` form), as `runtime/matrix.rs`'s `product`.
+    unsafe fn mma_inline(
+        &mut self,
+        plan: &Inline,
+        a: &[LLVMValueRef],
+        b: &[LLVMValueRef],
+        c: &[LLVMValueRef],
+    ) -> Vec<LLVMValueRef> {
+        let m = &plan.m;
+        let wide = m.d == code::F64;
+        let ft = if wide {
+            c::LLVMDoubleTypeInContext(self.cx)
+        } else {
+            c::LLVMFloatTypeInContext(self.cx)
+        };
+        let vt = c::LLVMVectorType(ft, LANES);
+        let ae = self.elements(a, m.a, m.count(Frag::A), vt);
+        let be = self.elements(b, m.b, m.count(Frag::B), vt);
+        let mut acc = self.elements(c, m.c, m.count(Frag::C), vt);
+        // Operands shared by several D elements (A's by a row's, B's by a column's) are built
+        // once per step.
+        let mut made: std::collections::HashMap<(usize, &Source), LLVMValueRef> =
+            std::collections::HashMap::new();
+        let identity: Vec<u32> = (0..LANES).collect();
+        for step in &plan.steps {
+            made.clear();
+            for (e, pair) in step.iter().enumerate() {
+                let mut xy = [std::ptr::null_mut(); 3];
+                for (which, (s, from)) in pair.iter().zip([&ae, &be]).enumerate() {
+                    xy[which] = *made.entry((which, s)).or_insert_with(|| {
+                        if s.lanes == identity {
+                            from[s.elem]
+                        } else {
+                            self.shuffle(from[s.elem], None, &s.lanes)
+                        }
+                    });
+                }
+                xy[2] = acc[e];
+                let mut tys = [vt];
+                acc[e] = self.call_intrinsic("llvm.fma", &mut tys, &mut xy);
+            }
+        }
+        self.pack(&acc, m.d)
+    }
+
+    /// The `count` elements of type `ty` in fragment words `w` (16-bit ones two to a word,
+    /// the low half first; `f64` in two words, the low one first), as vectors `vt` of all
+    /// lanes. 16-bit and tf32 values are exact in `f32`.
+    unsafe fn elements(
+        &self,
+        w: &[LLVMValueRef],
+        ty: u32,
+        count: usize,
+        vt: LLVMTypeRef,
+    ) -> Vec<LLVMValueRef> {
         let b = self.b;
         let n = c"".as_ptr();
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        let k32 = |x: u64| self.splat(c::LLVMConstInt(self.i32, x, 0));
+        (0..count)
+            .map(|i| match ty {
+                code::F16 => {
+                    let x = if i % 2 == 1 {
+                        c::LLVMBuildLShr(b, w[i / 2], k32(16), n)
+                    } else {
+                        w[i / 2]
+                    };
+                    let h = c::LLVMBuildTrunc(b, x, c::LLVMVectorType(self.i16(), LANES), n);
+                    let h = c::LLVMBuildBitCast(
+                        b,
+                        h,
+                        c::LLVMVectorType(c::LLVMHalfTypeInContext(self.cx), LANES),
+                        n,
+                    );
+                    c::LLVMBuildFPExt(b, h, vt, n)
+                }
+                code::BF16 => {
+                    let x = if i % 2 == 1 {
+                        c::LLVMBuildAnd(b, w[i / 2], k32(0xffff_0000), n)
+                    } else {
+                        c::LLVMBuildShl(b, w[i / 2], k32(16), n)
+                    };
+                    c::LLVMBuildBitCast(b, x, vt, n)
+                }
+                // tf32 keeps the sign, the exponent and 10 fraction bits.
+                code::TF32 => {
+                    c::LLVMBuildBitCast(b, c::LLVMBuildAnd(b, w[i], k32(0xffff_e000), n), vt, n)
+                }
+                code::F64 => {
+                    let v64 = c::LLVMVectorType(self.i64, LANES);
+                    let lo = c::LLVMBuildZExt(b, w[2 * i], v64, n);
+                    let hi = c::LLVMBuildZExt(b, w[2 * i + 1], v64, n);
+                    let sh = self.splat(c::LLVMConstInt(self.i64, 32, 0));
+                    let hi = c::LLVMBuildShl(b, hi, sh, n);
+                    c::LLVMBuildBitCast(b, c::LLVMBuildOr(b, lo, hi, n), vt, n)
+                }
+                _ => {
+                    debug_assert_eq!(c::LLVMTypeOf(w[i]), v32);
+                    c::LLVMBuildBitCast(b, w[i], vt, n)
+                }
+            })
+            .collect()
+    }
+
+    /// The D words of the elements `d` of type `ty` (`f16` rounded to nearest even, two to a
+    /// word).
+    unsafe fn pack(&self, d: &[LLVMValueRef], ty: u32) -> Vec<LLVMValueRef> {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        match ty {
+            code::F16 => {
+                let ht = c::LLVMVectorType(c::LLVMHalfTypeInContext(self.cx), LANES);
+                let bits = |x: LLVMValueRef| {
+                    let h = c::LLVMBuildFPTrunc(b, x, ht, n);
+                    let h = c::LLVMBuildBitCast(b, h, c::LLVMVectorType(self.i16(), LANES), n);
+                    c::LLVMBuildZExt(b, h, v32, n)
+                };
+                let sh = self.splat(self.c32(16));
+                d.chunks(2)
+                    .map(|p| {
+                        let lo = bits(p[0]);
+                        match p.get(1) {
+                            Some(&x) => {
+                                c::LLVMBuildOr(b, lo, c::LLVMBuildShl(b, bits(x), sh, n), n)
+                            }
+                            None => lo,
+                        }
+                    })
+                    .collect()
+            }
+            code::F64 => {
+                let v64 = c::LLVMVectorType(self.i64, LANES);
+                let sh = self.splat(c::LLVMConstInt(self.i64, 32, 0));
+                d.iter()
+                    .flat_map(|&x| {
+                        let x = c::LLVMBuildBitCast(b, x, v64, n);
+                        let lo = c::LLVMBuildTrunc(b, x, v32, n);
+                        let hi = c::LLVMBuildTrunc(b, c::LLVMBuildLShr(b, x, sh, n), v32, n);
+                        [lo, hi]
+                    })
+                    .collect()
+            }
+            _ => d
+                .iter()
+                .map(|&x| c::LLVMBuildBitCast(b, x, v32, n))
+                .collect(),
+        }
+    }
+
+    unsafe fn i16(&self) -> LLVMTypeRef {
+        c::LLVMInt16TypeInContext(self.cx)
+    }
+
+    /// Serves the loads of fragment array `d` (after the instruction) from its words `w`
+    /// (`<32 x i32>` each, all lanes).
+    unsafe fn serve_loads(&mut self, d: LLVMValueRef, w: &[LLVMValueRef]) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let zero = c::LLVMConstNull(c::LLVMVectorType(self.i32, LANES));
+        let word = |k: u64| w.get(k as usize).copied().unwrap_or(zero);
         for (p, ld) in frag_users(d, O::LLVMLoad) {
             let Some(off) = frag_offset(self.td, d, p) else {
                 continue;
             };
             let t = c::LLVMTypeOf(ld);
             let bits = llvm_sys::target::LLVMSizeOfTypeInBits(self.td, t);
-            let lo = self.word(arr, off / 4);
+            let lo = word(off / 4);
             let v = if bits == 64 {
-                let hi = self.word(arr, off / 4 + 1);
+                let hi = word(off / 4 + 1);
                 let vt64 = c::LLVMVectorType(self.i64, LANES);
                 let lo = c::LLVMBuildZExt(b, lo, vt64, n);
                 let hi = c::LLVMBuildZExt(b, hi, vt64, n);
@@ -196,16 +421,28 @@ impl Warp<'_> {
         }
     }
 
-    /// Fills the component-major array `arr` from the stores into fragment array `a` (before
-    /// the call): all lanes' values, zeros in the lanes not running.
-    unsafe fn gather_stores(&mut self, a: LLVMValueRef, arr: LLVMValueRef) {
+    /// The words (`<32 x i32>` each, all lanes, at least `need`) that the stores into
+    /// fragment array `a` (before the instruction) put there: zeros in the lanes not running,
+    /// as the coroutine scheme's missing lanes give, and for words no store fills (a store of
+    /// an undefined register is dropped by the cleanup).
+    unsafe fn store_words(&mut self, a: LLVMValueRef, need: usize) -> Vec<LLVMValueRef> {
+        let words = (frag_words(self.td, a) as usize).max(need);
+        let mut w = vec![c::LLVMConstNull(c::LLVMVectorType(self.i32, LANES)); words];
         for (p, st) in frag_users(a, O::LLVMStore) {
             let Some(off) = frag_offset(self.td, a, p) else {
                 continue;
             };
             let v = self.get(c::LLVMGetOperand(st, 0), true);
-            self.put_words(arr, off / 4, v);
+            for (k, x) in self.lane_words(v).into_iter().enumerate() {
+                w[(off / 4) as usize + k] = x;
+            }
         }
+        w
+    }
+
+    /// The `words` words of component-major array `arr` (loaded now).
+    unsafe fn array_words(&self, arr: LLVMValueRef, words: u64) -> Vec<LLVMValueRef> {
+        (0..words).map(|k| self.word(arr, k)).collect()
     }
 
     /// A stack array of `words` component-major words (`<32 x i32>` each, at their alignment).
@@ -267,7 +504,10 @@ impl Warp<'_> {
         c::LLVMBuildStore(b, addr, addrs);
         let regs = self.words_array(num);
         if w == WarpCall::StMatrix {
-            self.gather_stores(args[5], regs);
+            let words = self.store_words(args[5], num as usize);
+            for (k, v) in words.into_iter().enumerate().take(num as usize) {
+                c::LLVMBuildStore(b, v, self.word_ptr(regs, k as u64));
+            }
         }
         let mut pt = [self.i32, self.i32, self.i32, self.ptr, self.ptr];
         let mut xs = [
@@ -284,7 +524,8 @@ impl Warp<'_> {
         };
         self.call_rt(name, &mut pt, &mut xs);
         if w == WarpCall::LdMatrix {
-            self.serve_loads(args[5], regs);
+            let out = self.array_words(regs, num);
+            self.serve_loads(args[5], &out);
         }
         Ok(())
     }
@@ -296,7 +537,8 @@ impl Warp<'_> {
         let a = ir::args(i)[2];
         let src = self.words_array(1);
         let v = self.get(a, true);
-        self.put_words(src, 0, v);
+        let w = self.lane_words(v);
+        c::LLVMBuildStore(self.b, w[0], self.word_ptr(src, 0));
         let dst = self.words_array(1);
         let mut pt = [self.ptr, self.ptr];
         let mut xs = [src, dst];
@@ -318,9 +560,9 @@ impl Warp<'_> {
         c::LLVMBuildGEP2(self.b, self.i32, arr, idx.as_mut_ptr(), 1, c"".as_ptr())
     }
 
-    /// Stores the lanes of `v` (32- or 64-bit elements) as words `k` (and `k + 1`); lanes
-    /// not running give zeros, as the coroutine scheme's missing lanes do.
-    unsafe fn put_words(&self, arr: LLVMValueRef, k: u64, v: LLVMValueRef) {
+    /// The lanes of `v` (32- or 64-bit elements) as one or two words (`<32 x i32>`, the low
+    /// one first); lanes not running give zeros, as the coroutine scheme's missing lanes do.
+    unsafe fn lane_words(&self, v: LLVMValueRef) -> Vec<LLVMValueRef> {
         let b = self.b;
         let n = c"".as_ptr();
         // Bits per lane (a lane of `<64 x bfloat>` is a pair).
@@ -332,13 +574,10 @@ impl Warp<'_> {
             let x = c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt64), n);
             let lo = c::LLVMBuildTrunc(b, x, vt, n);
             let hi = c::LLVMBuildLShr(b, x, self.splat(c::LLVMConstInt(self.i64, 32, 0)), n);
-            let hi = c::LLVMBuildTrunc(b, hi, vt, n);
-            c::LLVMBuildStore(b, lo, self.word_ptr(arr, k));
-            c::LLVMBuildStore(b, hi, self.word_ptr(arr, k + 1));
+            vec![lo, c::LLVMBuildTrunc(b, hi, vt, n)]
         } else {
             let x = c::LLVMBuildBitCast(b, v, vt, n);
-            let x = c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt), n);
-            c::LLVMBuildStore(b, x, self.word_ptr(arr, k));
+            vec![c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt), n)]
         }
     }
 }
@@ -366,4 +605,23 @@ unsafe fn frag_users(a: LLVMValueRef, op: O) -> Vec<(LLVMValueRef, LLVMValueRef)
         u = c::LLVMGetNextUse(u);
     }
     out
+}
+
+/// Words of fragment array `a`: past the last one its loads and stores reach (at least one).
+unsafe fn frag_words(td: llvm_sys::target::LLVMTargetDataRef, a: LLVMValueRef) -> u64 {
+    let mut top = 1u64;
+    for op in [O::LLVMLoad, O::LLVMStore] {
+        for (p, x) in frag_users(a, op) {
+            let t = if op == O::LLVMLoad {
+                c::LLVMTypeOf(x)
+            } else {
+                c::LLVMTypeOf(c::LLVMGetOperand(x, 0))
+            };
+            let w = llvm_sys::target::LLVMSizeOfTypeInBits(td, t) / 32;
+            if let Some(o) = frag_offset(td, a, p) {
+                top = top.max(o / 4 + w);
+            }
+        }
+    }
+    top
 }
