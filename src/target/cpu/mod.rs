@@ -431,7 +431,11 @@ fn build<'c, 'a>(
     // block and merges its locations to line 0, so perf lost lines of the loop (examples/debug
     // `series`: kernel.cu:25). Measured: no cost beyond noise on the warp-engine benchmark
     // kernels (geomean ratio to C 3.83 without, 3.97 with, pass-to-pass spread ±10%), so it may
-    // stay on for the later modules of the process.
+    // stay on for the later modules of the process. `-experimental-debug-variable-locations=
+    // false` takes the variable-location-list implementation of LiveDebugValues: the default
+    // (instruction referencing) tracks every machine location through the function even when
+    // the module has line tables and no variables, 10 of the 45 s of code generation of
+    // Triton's matmul on the warp engine; the other finds no variable and returns.
     let env_opts = std::env::var("PTX2LLVM_LLVM_OPTS").unwrap_or_default();
     let mut opts: Vec<&str> = env_opts.split_whitespace().collect();
     if dbg.is_some()
@@ -440,6 +444,7 @@ fn build<'c, 'a>(
             .any(|k| matches!(k.path, fission::KernelPath::Warp(_)))
     {
         opts.push("-disable-machine-sink");
+        opts.push("-experimental-debug-variable-locations=false");
     }
     if !opts.is_empty() {
         crate::llvm::fission::set_llvm_options(&opts);
