@@ -13,6 +13,17 @@
 //! on each edge, `Strides::whole`); other phis and selects are not followed (lanes outside
 //! the mask keep older values there, so lane 0 is not a safe base).
 //!
+//! *Row segments* (a block of `(S, Y, Z)` threads with `S` 8 or 16, known at compile time:
+//! `Facts::segment`): a warp holds `32 / S` rows of `S` lanes, lane `l` at `%tid.x = l % S` of
+//! its row, one `%tid.y`/`%tid.z` per row. Strides are then taken within each row: lane `l`
+//! is its row's first lane plus `(l % S) × step`, each row with a base of its own. The seeds
+//! are `%tid.x`, `%laneid` and the flat index (step 1, the row's first lane a multiple of
+//! `S`) and `%tid.y`/`%tid.z` (step 0: one value per row). The rules above hold row by row
+//! with `S` in place of 32. An access whose pointer steps by its element size is one vector
+//! access per row (`Access::Consecutive`, a lane test per row when `Checked`); a pointer of
+//! step 0 is one value per row (`Access::PerRow`: one scalar load per row, spread over its
+//! lanes), which 32-lane strides call unknown (`As[ty][k]` of a 16x16 tiled matmul).
+//!
 //! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
 //! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
 //! the narrow value wraps. An access whose address went through exactly one such cast is
@@ -47,7 +58,7 @@ pub struct Stride {
     pub factor: i64,
     /// Lane 0's value is a multiple of `32 × step`, `step` a positive power of two (the
     /// lanes of aligned warps, `%laneid`): the 32 lanes then lie in one block of `32 × step`
-    /// and widening cannot wrap between them.
+    /// and widening cannot wrap between them (row segments: each row's first lane, `S`).
     pub aligned: bool,
 }
 
@@ -60,6 +71,9 @@ pub enum Access {
     Checked,
     /// Nothing known: the lanes' addresses are tested at run time.
     Unknown,
+    /// Row segments only: the same address in every lane of a row (a load: one scalar load
+    /// per row with a running lane, spread over the row).
+    PerRow,
 }
 
 #[derive(Default)]
@@ -69,8 +83,12 @@ pub struct Strides {
     /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
     whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
-    /// unknown.
+    /// unknown (per row and consecutive within rows under row segments).
     pub counts: [usize; 3],
+    /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
+    pub per_row: usize,
+    /// Lanes over which strides run: 32, or a row segment's `S`.
+    run: i64,
 }
 
 const UNIFORM: Stride = Stride {
@@ -94,13 +112,19 @@ impl Strides {
     /// `cfg` must describe a cleaned kernel function, `varying` be its varying values and
     /// `aligned` say whether they are those of the aligned-warp function; `td` its module's
     /// data layout.
+    ///
+    /// `segment`: row segments of that many lanes (`Facts::segment`), strides within rows.
     pub unsafe fn new(
         cfg: &Cfg,
         varying: &HashSet<LLVMValueRef>,
         aligned: bool,
+        segment: Option<u32>,
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Strides {
-        let mut s = Strides::default();
+        let mut s = Strides {
+            run: segment.map_or(32, i64::from),
+            ..Strides::default()
+        };
         let insts: Vec<LLVMValueRef> = cfg
             .blocks
             .iter()
@@ -172,7 +196,14 @@ impl Strides {
                 _ => continue,
             };
             if varying.contains(&p) && s.plain(i) {
-                s.counts[s.access(p, t, varying, td) as usize] += 1;
+                match s.access(p, t, varying, td) {
+                    // A store to one place per row is a scatter's (lanes in order).
+                    Access::PerRow if ir::opcode(i) == O::LLVMStore => {
+                        s.counts[Access::Unknown as usize] += 1
+                    }
+                    Access::PerRow => s.per_row += 1,
+                    a => s.counts[a as usize] += 1,
+                }
             }
         }
         s
@@ -239,6 +270,9 @@ impl Strides {
             (1, t)
         };
         let size = llvm_sys::target::LLVMABISizeOfType(td, e);
+        if self.run < 32 && st.step == 0 && st.casts == 0 && k == 1 {
+            return Access::PerRow;
+        }
         // Vectors of sub-byte elements are bit-packed in memory, unlike the lanes' values.
         if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
             return Access::Unknown;
@@ -259,6 +293,7 @@ impl Strides {
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Option<Stride> {
         let op = ir::opcode(i);
+        let run = self.run;
         let opnd = |k: u32| c::LLVMGetOperand(i, k);
         let of = |k: u32| self.of(opnd(k), varying);
         let konst = |v: LLVMValueRef| {
@@ -294,11 +329,14 @@ impl Strides {
                 let field = ir::ctx_offset(td, opnd(0)).map(CtxField::at)?;
                 let seed = match field {
                     CtxField::LaneId | CtxField::FlatTid => true,
-                    CtxField::Tid(0) => aligned,
+                    CtxField::Tid(0) => aligned || run < 32,
+                    // One `%tid.y`/`%tid.z` per row.
+                    CtxField::Tid(_) if run < 32 => return Some(UNIFORM),
                     _ => false,
                 };
                 // The warp function builds these as `<first lane> + <0, 1, …, 31>` (i32,
-                // zero-extended to wider loads: no wrap below 2^32 threads).
+                // zero-extended to wider loads: no wrap below 2^32 threads); row segments'
+                // `%tid.x` as `<0, 1, …, S-1>` in every row.
                 seed.then_some(Stride {
                     step: 1,
                     casts: 0,
@@ -312,7 +350,7 @@ impl Strides {
                 let mut r = sum(a, b, sign)?;
                 // Aligned plus a constant multiple of its block stays aligned.
                 let keeps = |x: Stride, k: Option<i64>| {
-                    x.aligned && k.is_some_and(|k| k % (32 * x.step) == 0)
+                    x.aligned && k.is_some_and(|k| k % (run * x.step) == 0)
                 };
                 r.aligned =
                     keeps(a, konst(opnd(1))) || op == O::LLVMAdd && keeps(b, konst(opnd(0)));
@@ -365,7 +403,7 @@ impl Strides {
                 let mut r = of(0)?;
                 let w = self.width(t, td);
                 // Truncation keeps lane 0 a multiple of a block that divides 2^w.
-                r.aligned &= w >= 64 || r.step.checked_mul(32).is_some_and(|b| b <= 1 << w);
+                r.aligned &= w >= 64 || r.step.checked_mul(run).is_some_and(|b| b <= 1 << w);
                 Some(r)
             }
             O::LLVMZExt | O::LLVMSExt => {
@@ -428,7 +466,7 @@ impl Strides {
     /// (unless the value is uniform).
     fn widen(&self, s: Stride, w: u32, signed: bool) -> Option<Stride> {
         let room = if signed { w - 1 } else { w };
-        if s.aligned && room < 63 && s.step.checked_mul(32).is_some_and(|b| b <= 1 << room) {
+        if s.aligned && room < 63 && s.step.checked_mul(self.run).is_some_and(|b| b <= 1 << room) {
             // The lanes lie in one block of `32 × step`, which divides 2^w (2^(w-1) for a
             // sign extension): no range boundary falls between them.
             return Some(s);

@@ -88,6 +88,9 @@ impl WarpPlan {
         }
         let memory =
             |m: [usize; 3]| format!("{} consecutive, {} checked, {} other", m[0], m[1], m[2]);
+        if let Some(how) = &r.segments {
+            let _ = writeln!(s, "  row segments: {how}");
+        }
         let _ = writeln!(s, "  loads and stores: {}", memory(r.memory));
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
