@@ -324,6 +324,9 @@ impl Strides {
                 aligned: false,
             })
         };
+        if run < 32 && self.per_row(i, op, varying) {
+            return Some(UNIFORM);
+        }
         match op {
             O::LLVMLoad => {
                 let field = ir::ctx_offset(td, opnd(0)).map(CtxField::at)?;
@@ -449,6 +452,43 @@ impl Strides {
                 Some(st)
             }
             _ => None,
+        }
+    }
+
+    /// Row segments: whether varying instruction `i` has one value per row because its
+    /// operands do (integer arithmetic, comparisons and selects on `%tid.y`, `%ntid.x`, … —
+    /// the constant-step rules need constants), or it loads a scalar from one address per row.
+    unsafe fn per_row(&self, i: LLVMValueRef, op: O, varying: &HashSet<LLVMValueRef>) -> bool {
+        let row = |v: LLVMValueRef| self.of(v, varying) == Some(UNIFORM);
+        match op {
+            O::LLVMLoad => {
+                let t = c::LLVMTypeOf(i);
+                self.plain(i)
+                    && c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMVectorTypeKind
+                    && c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMStructTypeKind
+                    && varying.contains(&c::LLVMGetOperand(i, 0))
+                    && row(c::LLVMGetOperand(i, 0))
+            }
+            O::LLVMAdd
+            | O::LLVMSub
+            | O::LLVMMul
+            | O::LLVMUDiv
+            | O::LLVMSDiv
+            | O::LLVMURem
+            | O::LLVMSRem
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor
+            | O::LLVMICmp
+            | O::LLVMSelect
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMTrunc
+            | O::LLVMFreeze => ir::operands(i).into_iter().all(row),
+            _ => false,
         }
     }
 

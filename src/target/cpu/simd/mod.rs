@@ -38,7 +38,9 @@ impl WarpPlan {
             "plan {kernel}: warp (32 lanes, one SIMD program per warp)"
         );
         let _ = writeln!(s, "  values: {} uniform, {} varying", r.uniform, r.varying);
-        if let Some([x, y, z]) = self.info.block {
+        if let (Some([x, y, z]), Some(_)) = (self.info.block, &r.segments) {
+            let _ = writeln!(s, "  compiled for blocks of ({x}, {y}, {z}) threads only");
+        } else if let Some([x, y, z]) = self.info.block {
             let _ = writeln!(
                 s,
                 "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads (a warp \
