@@ -15,7 +15,7 @@ use super::stride::Access;
 use super::uniform::{call_kind, CallKind};
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
-const SHARED_AS: u32 = 3;
+pub(super) const SHARED_AS: u32 = 3;
 
 impl Warp<'_> {
     /// The vector form of varying instruction `i`.

@@ -24,6 +24,12 @@
 //! step 0 is one value per row (`Access::PerRow`: one scalar load per row, spread over its
 //! lanes), which 32-lane strides call unknown (`As[ty][k]` of a 16x16 tiled matmul).
 //!
+//! Under row segments the block is known, and so are the ranges of `%tid`: a value built from
+//! them, constants and `.shared` variables' addresses by additions, multiplications and the
+//! like has a largest value (`Strides::max_of`), and a widening cast of a value that cannot
+//! reach the narrow type's limit cannot wrap in any lane (a shared address `s + 4 * %tid.x`):
+//! the cast is exact, and the access consecutive without a test.
+//!
 //! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
 //! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
 //! the narrow value wraps. An access whose address went through exactly one such cast is
@@ -89,6 +95,10 @@ pub struct Strides {
     pub per_row: usize,
     /// Lanes over which strides run: 32, or a row segment's `S`.
     run: i64,
+    /// Row segments: the largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the
+    /// block's warps (lanes past the block's end included), a bound on every `.shared`
+    /// variable's address (an offset into the CTA's block, `llvm::cpu`), and `%ntid`.
+    bounds: Option<([u64; 5], u64, [u32; 3])>,
 }
 
 const UNIFORM: Stride = Stride {
@@ -97,6 +107,26 @@ const UNIFORM: Stride = Stride {
     factor: 1,
     aligned: false,
 };
+
+/// More than any `.shared` variable's address (an offset into the CTA's block: the static
+/// variables one after the other, aligned, then the dynamic ones, `llvm::cpu`).
+unsafe fn shared_bound(cfg: &Cfg, td: llvm_sys::target::LLVMTargetDataRef) -> u64 {
+    let Some(&bb) = cfg.blocks.first() else {
+        return 0;
+    };
+    let m = c::LLVMGetGlobalParent(c::LLVMGetBasicBlockParent(bb));
+    let mut total: u64 = 16;
+    let mut g = c::LLVMGetFirstGlobal(m);
+    while !g.is_null() {
+        if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(g)) == super::lanes::SHARED_AS {
+            let size = llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGlobalGetValueType(g));
+            let align = u64::from(c::LLVMGetAlignment(g)).max(16);
+            total = total.saturating_add(size).saturating_add(align);
+        }
+        g = c::LLVMGetNextGlobal(g);
+    }
+    total
+}
 
 /// `v`'s low `bits` bits as a signed number.
 fn signed_low(v: i64, bits: u32) -> i64 {
@@ -118,11 +148,21 @@ impl Strides {
         cfg: &Cfg,
         varying: &HashSet<LLVMValueRef>,
         aligned: bool,
-        segment: Option<u32>,
+        segment: Option<super::uniform::Segment>,
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Strides {
         let mut s = Strides {
-            run: segment.map_or(32, i64::from),
+            run: segment.map_or(32, |g| i64::from(g.width)),
+            bounds: segment.map(|g| {
+                let [x, y, z] = g.block.map(u64::from);
+                let lanes = (x * y * z).div_ceil(32) * 32;
+                let rows = lanes / x;
+                (
+                    [x - 1, y - 1, (rows - 1) / y, 31, lanes - 1],
+                    shared_bound(cfg, td),
+                    g.block,
+                )
+            }),
             ..Strides::default()
         };
         let insts: Vec<LLVMValueRef> = cfg
@@ -399,7 +439,7 @@ impl Strides {
                 if op == O::LLVMIntToPtr || op == O::LLVMPtrToInt {
                     // A narrower destination truncates (fine); a wider one extends.
                     let w_from = self.width(c::LLVMTypeOf(opnd(0)), td);
-                    if self.width(t, td) > w_from {
+                    if self.width(t, td) > w_from && !self.below(opnd(0), w_from, td) {
                         return self.widen(of(0)?, w_from, false);
                     }
                 }
@@ -411,6 +451,9 @@ impl Strides {
             }
             O::LLVMZExt | O::LLVMSExt => {
                 let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(opnd(0)));
+                if self.below(opnd(0), w - u32::from(op == O::LLVMSExt), td) {
+                    return of(0);
+                }
                 self.widen(of(0)?, w, op == O::LLVMSExt)
             }
             O::LLVMGetElementPtr => {
@@ -443,7 +486,7 @@ impl Strides {
                     }
                     // Indices narrower than the pointer are sign-extended.
                     let iw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx));
-                    if iw < pw {
+                    if iw < pw && !self.below(idx, iw - 1, td) {
                         s = self.widen(s, iw, true)?;
                     }
                     let size = llvm_sys::target::LLVMABISizeOfType(td, elem);
@@ -490,6 +533,115 @@ impl Strides {
             | O::LLVMFreeze => ir::operands(i).into_iter().all(row),
             _ => false,
         }
+    }
+
+    /// Whether `v` is below `2^bits` in every lane (`max_of`).
+    unsafe fn below(
+        &self,
+        v: LLVMValueRef,
+        bits: u32,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> bool {
+        self.bounds.is_some() && self.max_of(v, td, 12).is_some_and(|m| m >> bits == 0)
+    }
+
+    /// The largest value `v` holds in any lane as an unsigned number, when it is built without
+    /// wrapping from constants, `.shared` addresses and a known block's `%tid` (row segments'
+    /// `bounds`) by the operations below; `depth` limits the search.
+    unsafe fn max_of(
+        &self,
+        v: LLVMValueRef,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        depth: u32,
+    ) -> Option<u128> {
+        let (tid, shared, ntid) = self.bounds?;
+        let depth = depth.checked_sub(1)?;
+        let t = c::LLVMTypeOf(v);
+        let w = match c::LLVMGetTypeKind(t) {
+            LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind => {
+                self.width(t, td)
+            }
+            _ => return None,
+        };
+        let fits = |m: u128| (w >= 128 || m >> w == 0).then_some(m);
+        if !c::LLVMIsAConstantInt(v).is_null() {
+            return fits(u128::from(c::LLVMConstIntGetZExtValue(v)));
+        }
+        if !c::LLVMIsAGlobalValue(v).is_null() {
+            return (c::LLVMGetPointerAddressSpace(t) == super::lanes::SHARED_AS)
+                .then_some(u128::from(shared));
+        }
+        let op = if !c::LLVMIsAConstantExpr(v).is_null() {
+            c::LLVMGetConstOpcode(v)
+        } else if ir::is_instruction(v) {
+            ir::opcode(v)
+        } else {
+            return None;
+        };
+        let opnd = |k: u32| self.max_of(c::LLVMGetOperand(v, k), td, depth);
+        let konst = |k: u32| ir::const_u64(c::LLVMGetOperand(v, k)).map(u128::from);
+        let m = match op {
+            O::LLVMLoad => match ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(CtxField::at)? {
+                CtxField::Tid(k) => tid[k as usize],
+                CtxField::LaneId => tid[3],
+                CtxField::FlatTid => tid[4],
+                CtxField::Uniform(off) => {
+                    let k = off.checked_sub(crate::runtime::abi::offset::NTID)?;
+                    u64::from(*ntid.get(k as usize / 4).filter(|_| k % 4 == 0)?)
+                }
+            }
+            .into(),
+            O::LLVMAdd | O::LLVMOr => opnd(0)?.checked_add(opnd(1)?)?,
+            O::LLVMMul => opnd(0)?.checked_mul(opnd(1)?)?,
+            O::LLVMShl => {
+                let k = konst(1)?;
+                (k < 64).then_some(())?;
+                opnd(0)?.checked_mul(1 << k)?
+            }
+            O::LLVMLShr => opnd(0)? >> konst(1)?.min(127),
+            O::LLVMUDiv => opnd(0)? / konst(1)?.max(1),
+            O::LLVMURem => opnd(0)?.min(konst(1)?.checked_sub(1)?),
+            O::LLVMAnd => match (opnd(0), opnd(1)) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b)?,
+            },
+            O::LLVMSelect => opnd(1)?.max(opnd(2)?),
+            O::LLVMZExt
+            | O::LLVMFreeze
+            | O::LLVMTrunc
+            | O::LLVMIntToPtr
+            | O::LLVMPtrToInt
+            | O::LLVMAddrSpaceCast
+            | O::LLVMBitCast => opnd(0)?,
+            O::LLVMSExt => {
+                let a = opnd(0)?;
+                let from = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(c::LLVMGetOperand(v, 0)));
+                (a >> (from - 1) == 0).then_some(a)?
+            }
+            O::LLVMGetElementPtr => {
+                let mut m = opnd(0)?;
+                let mut ty = c::LLVMGetGEPSourceElementType(v);
+                for k in 1..c::LLVMGetNumOperands(v) as u32 {
+                    if k > 1 {
+                        match c::LLVMGetTypeKind(ty) {
+                            LLVMTypeKind::LLVMArrayTypeKind
+                            | LLVMTypeKind::LLVMVectorTypeKind => ty = c::LLVMGetElementType(ty),
+                            _ => return None,
+                        }
+                    }
+                    // Indices are signed: only those known non-negative.
+                    let idx = c::LLVMGetOperand(v, k);
+                    let iw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx));
+                    let i = self.max_of(idx, td, depth)?;
+                    (i >> (iw - 1) == 0).then_some(())?;
+                    let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
+                    m = m.checked_add(i.checked_mul(u128::from(size))?)?;
+                }
+                m
+            }
+            _ => return None,
+        };
+        fits(m)
     }
 
     /// Bits of an integer or pointer type.

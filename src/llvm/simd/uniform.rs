@@ -235,7 +235,7 @@ impl Facts {
         seg: Segment,
     ) -> Facts {
         let mut facts = Facts::new(f, cfg, td, false);
-        facts.strides = Strides::new(cfg, &facts.varying, false, Some(seg.width), td);
+        facts.strides = Strides::new(cfg, &facts.varying, false, Some(seg), td);
         facts.segment = Some(seg);
         facts
     }
