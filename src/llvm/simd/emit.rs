@@ -458,12 +458,7 @@ impl<'a> Warp<'a> {
             // warp function runs this at every barrier of every warp).
             let konst = |v: u32| self.splat(self.c32(u64::from(v)));
             let tx = c::LLVMBuildAnd(b, self.iota, konst(seg.width - 1), c"".as_ptr());
-            let row = c::LLVMBuildLShr(
-                b,
-                flat,
-                konst(seg.width.trailing_zeros()),
-                c"".as_ptr(),
-            );
+            let row = c::LLVMBuildLShr(b, flat, konst(seg.width.trailing_zeros()), c"".as_ptr());
             let [_, y, _] = seg.block;
             let ty = c::LLVMBuildURem(b, row, konst(y), c"".as_ptr());
             let tz = c::LLVMBuildUDiv(b, row, konst(y), c"".as_ptr());

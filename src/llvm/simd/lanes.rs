@@ -382,9 +382,14 @@ impl Warp<'_> {
         let m = self.widen(self.mask, k);
         let parts = (0..LANES / run)
             .map(|r| {
-                let p0 = c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
+                let p0 =
+                    c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
                 let mut tys = [rt, self.ptr];
-                let mut args = [p0, self.slice(m, r * run * k, run * k), c::LLVMGetPoison(rt)];
+                let mut args = [
+                    p0,
+                    self.slice(m, r * run * k, run * k),
+                    c::LLVMGetPoison(rt),
+                ];
                 self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
             })
             .collect();
@@ -398,7 +403,8 @@ impl Warp<'_> {
         let run = self.run();
         let m = self.widen(self.mask, k);
         for r in 0..LANES / run {
-            let p0 = c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
+            let p0 =
+                c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
             let part = self.slice(v, r * run * k, run * k);
             let mut tys = [c::LLVMTypeOf(part), self.ptr];
             let mut args = [part, p0, self.slice(m, r * run * k, run * k)];
@@ -406,15 +412,15 @@ impl Warp<'_> {
         }
     }
 
-    /// A load of one scalar of type `t` per row (`Access::PerRow`): a gather of the rows'
-    /// first pointers, of the rows with a running lane, spread over each row's lanes.
+    /// A load of one scalar of type `t` per row (`Access::PerRow`), spread over each row's
+    /// lanes: each row's first pointer when a lane of the row runs, else a slot of the warp
+    /// function's own, so that the loads need no branch (a masked gather of two elements was
+    /// two conditional branches).
     unsafe fn load_per_row(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let run = self.run();
         let rows = LANES / run;
-        let firsts: Vec<u32> = (0..rows).map(|r| r * run).collect();
-        let ps = self.shuffle(p, None, &firsts);
         // A row runs when any of its lanes does: the mask's bits as one integer per row.
         let rt = c::LLVMIntTypeInContext(self.cx, run);
         let per = c::LLVMBuildBitCast(b, self.mask, c::LLVMVectorType(rt, rows), n);
@@ -425,10 +431,16 @@ impl Warp<'_> {
             c::LLVMConstNull(c::LLVMVectorType(rt, rows)),
             n,
         );
+        let spare = self.alloca(t);
         let vt = c::LLVMVectorType(t, rows);
-        let mut tys = [vt, c::LLVMTypeOf(ps)];
-        let mut args = [ps, any, c::LLVMGetPoison(vt)];
-        let g = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        let mut g = c::LLVMGetPoison(vt);
+        for r in 0..rows {
+            let pr = c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n);
+            let on = c::LLVMBuildExtractElement(b, any, self.c32(u64::from(r)), n);
+            let q = c::LLVMBuildSelect(b, on, pr, spare, n);
+            let v = c::LLVMBuildLoad2(b, t, q, n);
+            g = c::LLVMBuildInsertElement(b, g, v, self.c32(u64::from(r)), n);
+        }
         let spread: Vec<u32> = (0..LANES).map(|l| l / run).collect();
         self.shuffle(g, None, &spread)
     }
@@ -455,14 +467,13 @@ impl Warp<'_> {
         let eq = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
         let it = c::LLVMIntTypeInContext(self.cx, count);
         let bits = c::LLVMBuildBitCast(b, eq, it, n);
-        let all = c::LLVMBuildICmp(
+        c::LLVMBuildICmp(
             b,
             llvm_sys::LLVMIntPredicate::LLVMIntEQ,
             bits,
             c::LLVMConstAllOnes(it),
             n,
-        );
-        all
+        )
     }
 
     /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)

@@ -624,8 +624,9 @@ impl Strides {
                 for k in 1..c::LLVMGetNumOperands(v) as u32 {
                     if k > 1 {
                         match c::LLVMGetTypeKind(ty) {
-                            LLVMTypeKind::LLVMArrayTypeKind
-                            | LLVMTypeKind::LLVMVectorTypeKind => ty = c::LLVMGetElementType(ty),
+                            LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+                                ty = c::LLVMGetElementType(ty)
+                            }
                             _ => return None,
                         }
                     }
