@@ -612,7 +612,9 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
             let defs: Vec<LLVMValueRef> = insts[d]
                 .iter()
                 .enumerate()
-                .filter(|&(pd, _)| all[d][bb] || d == bb && pd < pb)
+                // In the barrier's own block only what comes before it: a value defined after
+                // it is defined again on every path from it (in a loop too, SSA dominance).
+                .filter(|&(pd, _)| if d == bb { pd < pb } else { all[d][bb] })
                 .map(|(_, &v)| v)
                 .filter(|v| !out.contains(v))
                 .collect();

@@ -452,6 +452,19 @@ impl<'a> Warp<'a> {
         );
         let first = c::LLVMBuildAdd(b, base, first, c"".as_ptr());
         c::LLVMBuildStore(b, first, fp);
+        if let Some(seg) = self.facts.segment {
+            // Row segments of a known block: lane `l` is `%tid.x = l % S` of row
+            // `flat / S`, and the rows' `%tid.y`/`%tid.z` come from constant divisions (the
+            // warp function runs this at every barrier of every warp).
+            let konst = |v: u32| self.splat(self.c32(u64::from(v)));
+            let tx = c::LLVMBuildAnd(b, self.iota, konst(seg.width - 1), c"".as_ptr());
+            let row = c::LLVMBuildLShr(b, flat, konst(seg.width.trailing_zeros()), c"".as_ptr());
+            let [_, y, _] = seg.block;
+            let ty = c::LLVMBuildURem(b, row, konst(y), c"".as_ptr());
+            let tz = c::LLVMBuildUDiv(b, row, konst(y), c"".as_ptr());
+            self.tid = [tx, ty, tz];
+            return;
+        }
         if self.facts.aligned {
             // Aligned warps start at a multiple of 32 in a row of a multiple of 32 threads:
             // `%tid.x` is the first lane's plus the lane number, with no wrap, and

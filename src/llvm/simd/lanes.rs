@@ -15,7 +15,7 @@ use super::stride::Access;
 use super::uniform::{call_kind, CallKind};
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
-const SHARED_AS: u32 = 3;
+pub(super) const SHARED_AS: u32 = 3;
 
 impl Warp<'_> {
     /// The vector form of varying instruction `i`.
@@ -286,23 +286,22 @@ impl Warp<'_> {
         let vt = self.vty(et);
         let b = self.b;
         if access == Access::Consecutive {
-            let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), c"".as_ptr());
-            let m = self.widen(self.mask, self.per(et));
-            let mut tys = [vt, self.ptr];
-            let mut args = [p0, m, c::LLVMGetPoison(vt)];
-            return self.call_intrinsic("llvm.masked.load", &mut tys, &mut args);
+            return self.load_runs(p, et);
+        }
+        if access == Access::PerRow {
+            return self.load_per_row(p, et);
         }
         let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
+        let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
-        let (contig, p0) = checked.unwrap_or_else(|| self.consecutive(p, vt));
+        let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
         let join = self.append("ld");
         c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let mut tys = [vt, self.ptr];
-        let mut args = [p0, m, c::LLVMGetPoison(vt)];
-        let lv = self.call_intrinsic("llvm.masked.load", &mut tys, &mut args);
+        let lv = self.load_runs(lanes, et);
+        let vec_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
         let mut tys = [vt, c::LLVMTypeOf(p)];
@@ -317,10 +316,17 @@ impl Warp<'_> {
         phi
     }
 
+    /// Lanes per run of consecutive accesses: 32, or a row segment's width
+    /// (`uniform::Segment`).
+    fn run(&self) -> u32 {
+        self.facts.segment.map_or(LANES, |s| s.width)
+    }
+
     /// For lane pointers `p` to values of type `t` that step by the value's size unless one
-    /// widening cast wrapped (`Access::Checked`): whether lane 31's pointer is lane 0's plus
-    /// 31 values (then no cast wrapped, see `stride.rs`), and lane 0's pointer.
-    unsafe fn lane31_test(&self, p: LLVMValueRef, t: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+    /// widening cast wrapped (`Access::Checked`): whether the last lane's pointer of each run
+    /// (lane 31; the last of each row under row segments) is its first lane's plus that many
+    /// values (then no cast wrapped, see `stride.rs`).
+    unsafe fn lane31_test(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let e = if self.per(t) > 1 {
@@ -329,48 +335,145 @@ impl Warp<'_> {
             t
         };
         let size = llvm_sys::target::LLVMABISizeOfType(self.td, e) * self.per(t) as u64;
-        let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), n);
-        let p31 = c::LLVMBuildExtractElement(b, p, self.c32(LANES as u64 - 1), n);
-        let a0 = c::LLVMBuildPtrToInt(b, p0, self.i64, n);
-        let a31 = c::LLVMBuildPtrToInt(b, p31, self.i64, n);
-        let d = c::LLVMBuildSub(b, a31, a0, n);
-        let want = c::LLVMConstInt(self.i64, (LANES as u64 - 1) * size, 0);
-        let ok = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
-        (ok, p0)
+        let run = self.run();
+        let want = c::LLVMConstInt(self.i64, (run as u64 - 1) * size, 0);
+        let mut ok = c::LLVMConstInt(self.i1, 1, 0);
+        for r in 0..LANES / run {
+            let first = c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n);
+            let last = c::LLVMBuildExtractElement(b, p, self.c32((r * run + run - 1) as u64), n);
+            let a0 = c::LLVMBuildPtrToInt(b, first, self.i64, n);
+            let a1 = c::LLVMBuildPtrToInt(b, last, self.i64, n);
+            let d = c::LLVMBuildSub(b, a1, a0, n);
+            let eq = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
+            ok = c::LLVMBuildAnd(b, ok, eq, n);
+        }
+        ok
+    }
+
+    /// Parts of equal length, one after the other as one vector.
+    unsafe fn concat(&self, mut parts: Vec<LLVMValueRef>) -> LLVMValueRef {
+        while parts.len() > 1 {
+            let w = c::LLVMGetVectorSize(c::LLVMTypeOf(parts[0]));
+            let idx: Vec<u32> = (0..2 * w).collect();
+            parts = parts
+                .chunks(2)
+                .map(|ab| self.shuffle(ab[0], Some(ab[1]), &idx))
+                .collect();
+        }
+        parts[0]
+    }
+
+    /// Elements `from..from + len` of vector `v`.
+    unsafe fn slice(&self, v: LLVMValueRef, from: u32, len: u32) -> LLVMValueRef {
+        if from == 0 && len == c::LLVMGetVectorSize(c::LLVMTypeOf(v)) {
+            return v;
+        }
+        let idx: Vec<u32> = (from..from + len).collect();
+        self.shuffle(v, None, &idx)
+    }
+
+    /// A load of a value of type `t` per lane whose lanes' pointers `p` are consecutive in each
+    /// run (`run`): one masked vector load per run, from its first lane's pointer.
+    unsafe fn load_runs(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        let k = self.per(t);
+        let e = if k > 1 { c::LLVMGetElementType(t) } else { t };
+        let run = self.run();
+        let rt = c::LLVMVectorType(e, run * k);
+        let m = self.widen(self.mask, k);
+        let parts = (0..LANES / run)
+            .map(|r| {
+                let p0 =
+                    c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
+                let mut tys = [rt, self.ptr];
+                let mut args = [
+                    p0,
+                    self.slice(m, r * run * k, run * k),
+                    c::LLVMGetPoison(rt),
+                ];
+                self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+            })
+            .collect();
+        self.concat(parts)
+    }
+
+    /// A store of `v` (type `t` per lane) whose lanes' pointers `p` are consecutive in each
+    /// run: one masked vector store per run.
+    unsafe fn store_runs(&self, v: LLVMValueRef, p: LLVMValueRef, t: LLVMTypeRef) {
+        let k = self.per(t);
+        let run = self.run();
+        let m = self.widen(self.mask, k);
+        for r in 0..LANES / run {
+            let p0 =
+                c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
+            let part = self.slice(v, r * run * k, run * k);
+            let mut tys = [c::LLVMTypeOf(part), self.ptr];
+            let mut args = [part, p0, self.slice(m, r * run * k, run * k)];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        }
+    }
+
+    /// A load of one scalar of type `t` per row (`Access::PerRow`), spread over each row's
+    /// lanes: each row's first pointer when a lane of the row runs, else a slot of the warp
+    /// function's own, so that the loads need no branch (a masked gather of two elements was
+    /// two conditional branches).
+    unsafe fn load_per_row(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let run = self.run();
+        let rows = LANES / run;
+        // A row runs when any of its lanes does: the mask's bits as one integer per row.
+        let rt = c::LLVMIntTypeInContext(self.cx, run);
+        let per = c::LLVMBuildBitCast(b, self.mask, c::LLVMVectorType(rt, rows), n);
+        let any = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntNE,
+            per,
+            c::LLVMConstNull(c::LLVMVectorType(rt, rows)),
+            n,
+        );
+        let spare = self.alloca(t);
+        let vt = c::LLVMVectorType(t, rows);
+        let mut g = c::LLVMGetPoison(vt);
+        for r in 0..rows {
+            let pr = c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n);
+            let on = c::LLVMBuildExtractElement(b, any, self.c32(u64::from(r)), n);
+            let q = c::LLVMBuildSelect(b, on, pr, spare, n);
+            let v = c::LLVMBuildLoad2(b, t, q, n);
+            g = c::LLVMBuildInsertElement(b, g, v, self.c32(u64::from(r)), n);
+        }
+        let spread: Vec<u32> = (0..LANES).map(|l| l / run).collect();
+        self.shuffle(g, None, &spread)
     }
 
     /// Whether the (element) pointers `p` of a value of type `vt` are consecutive, element
-    /// after element, from the first one (checked at run time: the common `base + lane * size`
-    /// then costs one vector load or store instead of a gather or scatter), and that first
-    /// pointer.
-    unsafe fn consecutive(&self, p: LLVMValueRef, vt: LLVMTypeRef) -> (LLVMValueRef, LLVMValueRef) {
+    /// after element, from the first one of each run (checked at run time: the common
+    /// `base + lane * size` then costs one vector load or store per run instead of a gather
+    /// or scatter).
+    unsafe fn consecutive(&self, p: LLVMValueRef, vt: LLVMTypeRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let count = c::LLVMGetVectorSize(vt);
+        let per_run = count / LANES * self.run();
         let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(vt));
-        let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), n);
         let v64 = c::LLVMVectorType(self.i64, count);
         let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
-        let p0i = c::LLVMBuildPtrToInt(b, p0, self.i64, n);
-        let one = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v64), p0i, self.c32(0), n);
-        let zero = c::LLVMConstNull(c::LLVMVectorType(self.i32, count));
-        let sp = c::LLVMBuildShuffleVector(b, one, c::LLVMGetPoison(v64), zero, n);
+        let firsts: Vec<u32> = (0..count).map(|q| q / per_run * per_run).collect();
+        let sp = self.shuffle(pi, None, &firsts);
         let d = c::LLVMBuildSub(b, pi, sp, n);
-        let mut want: Vec<LLVMValueRef> = (0..count as u64)
-            .map(|q| c::LLVMConstInt(self.i64, q * size, 0))
+        let mut want: Vec<LLVMValueRef> = (0..count)
+            .map(|q| c::LLVMConstInt(self.i64, u64::from(q % per_run) * size, 0))
             .collect();
         let want = c::LLVMConstVector(want.as_mut_ptr(), count);
         let eq = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
         let it = c::LLVMIntTypeInContext(self.cx, count);
         let bits = c::LLVMBuildBitCast(b, eq, it, n);
-        let all = c::LLVMBuildICmp(
+        c::LLVMBuildICmp(
             b,
             llvm_sys::LLVMIntPredicate::LLVMIntEQ,
             bits,
             c::LLVMConstAllOnes(it),
             n,
-        );
-        (all, p0)
+        )
     }
 
     /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
@@ -413,24 +516,19 @@ impl Warp<'_> {
         let p = self.host_ptrs(p);
         let b = self.b;
         if access == Access::Consecutive {
-            let p0 = c::LLVMBuildExtractElement(b, p, self.c32(0), c"".as_ptr());
-            let m = self.widen(self.mask, self.per(et));
-            let mut tys = [c::LLVMTypeOf(v), self.ptr];
-            let mut args = [v, p0, m];
-            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+            self.store_runs(v, p, et);
             return;
         }
         let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
+        let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
-        let (contig, p0) = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));
+        let contig = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));
         let vec_bb = self.append("st.vector");
         let sc_bb = self.append("st.scatter");
         let join = self.append("st");
         c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let mut tys = [c::LLVMTypeOf(v), self.ptr];
-        let mut args = [v, p0, m];
-        self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        self.store_runs(v, lanes, et);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
         let mut tys = [c::LLVMTypeOf(v), c::LLVMTypeOf(p)];

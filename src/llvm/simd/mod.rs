@@ -64,6 +64,9 @@ pub struct Report {
     /// tested at run time, else a gather or scatter); `stride.rs`.
     pub memory: [usize; 3],
     pub rows_memory: Option<[usize; 3]>,
+    /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
+    /// loads of one value per row.
+    pub segments: Option<String>,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -97,7 +100,12 @@ pub fn vectorize(
         let m = c::LLVMGetGlobalParent(fr);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let cfg = cfg::Cfg::new(fr)?;
-        let facts = uniform::Facts::new(fr, &cfg, td, false);
+        // A known block whose rows split warps (16x16): strides row by row.
+        let segment = block.and_then(uniform::Segment::of);
+        let facts = match segment {
+            Some(seg) => uniform::Facts::segmented(fr, &cfg, td, seg),
+            None => uniform::Facts::new(fr, &cfg, td, false),
+        };
         let mut report = match check(fr, &cfg, &facts, td) {
             Ok(r) => r,
             Err(why) => {
@@ -127,7 +135,7 @@ pub fn vectorize(
         };
         report.memory = facts.strides.counts;
         if prefer_loops {
-            if let Some(why) = loops_win(&report, block) {
+            if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
                 return Err(why);
             }
         }
@@ -138,6 +146,19 @@ pub fn vectorize(
         let scheme = first_scheme(fr, &report, &cfg, &facts);
         let (dst, scheme, mut slot) =
             build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme)?;
+        if let Some(seg) = segment {
+            // Built for this block alone: no aligned warps.
+            let [x, y, z] = seg.block;
+            report.segments = Some(format!(
+                "blocks of ({x}, {y}, {z}) threads: {} rows of {x} lanes per warp, %tid.x = lane \
+                 % {x}; {} loads of one value per row",
+                seg.rows(),
+                facts.strides.per_row
+            ));
+            report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
+            driver::cta_fn(m, fr, dst, None, name, params, slot);
+            return Ok((report, true));
+        }
         // A second warp function for aligned warps when that makes more values uniform, or
         // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
         // `K.simd.w` cannot assume).
@@ -305,13 +326,13 @@ unsafe fn scheme_note(
 /// 227 ms as thread loops; the 3x3 convolution with halo tiles 254 ms vs 189 ms. Kernels
 /// without barriers (Mandelbrot's 16x16 blocks) keep the warp engine, whose arithmetic is
 /// what they spend their time on.
-fn loops_win(r: &Report, block: Option<[u32; 3]>) -> Option<String> {
+fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<String> {
     let [x, y, z] = block?;
     if y * z == 1 || x % 32 == 0 || r.barriers.is_empty() {
         return None;
     }
     let [cons, checked, other] = r.memory;
-    (other > cons + checked).then(|| {
+    (other > cons + checked + per_row).then(|| {
         format!(
             "blocks of ({x}, {y}, {z}) threads split warps across rows, so %tid.x is not \
              lane-strided: {cons} consecutive, {checked} checked, {other} other loads and \

@@ -13,6 +13,23 @@
 //! on each edge, `Strides::whole`); other phis and selects are not followed (lanes outside
 //! the mask keep older values there, so lane 0 is not a safe base).
 //!
+//! *Row segments* (a block of `(S, Y, Z)` threads with `S` 8 or 16, known at compile time:
+//! `Facts::segment`): a warp holds `32 / S` rows of `S` lanes, lane `l` at `%tid.x = l % S` of
+//! its row, one `%tid.y`/`%tid.z` per row. Strides are then taken within each row: lane `l`
+//! is its row's first lane plus `(l % S) × step`, each row with a base of its own. The seeds
+//! are `%tid.x`, `%laneid` and the flat index (step 1, the row's first lane a multiple of
+//! `S`) and `%tid.y`/`%tid.z` (step 0: one value per row). The rules above hold row by row
+//! with `S` in place of 32. An access whose pointer steps by its element size is one vector
+//! access per row (`Access::Consecutive`, a lane test per row when `Checked`); a pointer of
+//! step 0 is one value per row (`Access::PerRow`: one scalar load per row, spread over its
+//! lanes), which 32-lane strides call unknown (`As[ty][k]` of a 16x16 tiled matmul).
+//!
+//! Under row segments the block is known, and so are the ranges of `%tid`: a value built from
+//! them, constants and `.shared` variables' addresses by additions, multiplications and the
+//! like has a largest value (`Strides::max_of`), and a widening cast of a value that cannot
+//! reach the narrow type's limit cannot wrap in any lane (a shared address `s + 4 * %tid.x`):
+//! the cast is exact, and the access consecutive without a test.
+//!
 //! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
 //! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
 //! the narrow value wraps. An access whose address went through exactly one such cast is
@@ -47,7 +64,7 @@ pub struct Stride {
     pub factor: i64,
     /// Lane 0's value is a multiple of `32 × step`, `step` a positive power of two (the
     /// lanes of aligned warps, `%laneid`): the 32 lanes then lie in one block of `32 × step`
-    /// and widening cannot wrap between them.
+    /// and widening cannot wrap between them (row segments: each row's first lane, `S`).
     pub aligned: bool,
 }
 
@@ -60,6 +77,9 @@ pub enum Access {
     Checked,
     /// Nothing known: the lanes' addresses are tested at run time.
     Unknown,
+    /// Row segments only: the same address in every lane of a row (a load: one scalar load
+    /// per row with a running lane, spread over the row).
+    PerRow,
 }
 
 #[derive(Default)]
@@ -69,8 +89,16 @@ pub struct Strides {
     /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
     whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
-    /// unknown.
+    /// unknown (per row and consecutive within rows under row segments).
     pub counts: [usize; 3],
+    /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
+    pub per_row: usize,
+    /// Lanes over which strides run: 32, or a row segment's `S`.
+    run: i64,
+    /// Row segments: the largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the
+    /// block's warps (lanes past the block's end included), a bound on every `.shared`
+    /// variable's address (an offset into the CTA's block, `llvm::cpu`), and `%ntid`.
+    bounds: Option<([u64; 5], u64, [u32; 3])>,
 }
 
 const UNIFORM: Stride = Stride {
@@ -79,6 +107,26 @@ const UNIFORM: Stride = Stride {
     factor: 1,
     aligned: false,
 };
+
+/// More than any `.shared` variable's address (an offset into the CTA's block: the static
+/// variables one after the other, aligned, then the dynamic ones, `llvm::cpu`).
+unsafe fn shared_bound(cfg: &Cfg, td: llvm_sys::target::LLVMTargetDataRef) -> u64 {
+    let Some(&bb) = cfg.blocks.first() else {
+        return 0;
+    };
+    let m = c::LLVMGetGlobalParent(c::LLVMGetBasicBlockParent(bb));
+    let mut total: u64 = 16;
+    let mut g = c::LLVMGetFirstGlobal(m);
+    while !g.is_null() {
+        if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(g)) == super::lanes::SHARED_AS {
+            let size = llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGlobalGetValueType(g));
+            let align = u64::from(c::LLVMGetAlignment(g)).max(16);
+            total = total.saturating_add(size).saturating_add(align);
+        }
+        g = c::LLVMGetNextGlobal(g);
+    }
+    total
+}
 
 /// `v`'s low `bits` bits as a signed number.
 fn signed_low(v: i64, bits: u32) -> i64 {
@@ -94,13 +142,29 @@ impl Strides {
     /// `cfg` must describe a cleaned kernel function, `varying` be its varying values and
     /// `aligned` say whether they are those of the aligned-warp function; `td` its module's
     /// data layout.
+    ///
+    /// `segment`: row segments of that many lanes (`Facts::segment`), strides within rows.
     pub unsafe fn new(
         cfg: &Cfg,
         varying: &HashSet<LLVMValueRef>,
         aligned: bool,
+        segment: Option<super::uniform::Segment>,
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Strides {
-        let mut s = Strides::default();
+        let mut s = Strides {
+            run: segment.map_or(32, |g| i64::from(g.width)),
+            bounds: segment.map(|g| {
+                let [x, y, z] = g.block.map(u64::from);
+                let lanes = (x * y * z).div_ceil(32) * 32;
+                let rows = lanes / x;
+                (
+                    [x - 1, y - 1, (rows - 1) / y, 31, lanes - 1],
+                    shared_bound(cfg, td),
+                    g.block,
+                )
+            }),
+            ..Strides::default()
+        };
         let insts: Vec<LLVMValueRef> = cfg
             .blocks
             .iter()
@@ -172,7 +236,14 @@ impl Strides {
                 _ => continue,
             };
             if varying.contains(&p) && s.plain(i) {
-                s.counts[s.access(p, t, varying, td) as usize] += 1;
+                match s.access(p, t, varying, td) {
+                    // A store to one place per row is a scatter's (lanes in order).
+                    Access::PerRow if ir::opcode(i) == O::LLVMStore => {
+                        s.counts[Access::Unknown as usize] += 1
+                    }
+                    Access::PerRow => s.per_row += 1,
+                    a => s.counts[a as usize] += 1,
+                }
             }
         }
         s
@@ -239,6 +310,9 @@ impl Strides {
             (1, t)
         };
         let size = llvm_sys::target::LLVMABISizeOfType(td, e);
+        if self.run < 32 && st.step == 0 && st.casts == 0 && k == 1 {
+            return Access::PerRow;
+        }
         // Vectors of sub-byte elements are bit-packed in memory, unlike the lanes' values.
         if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
             return Access::Unknown;
@@ -259,6 +333,7 @@ impl Strides {
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Option<Stride> {
         let op = ir::opcode(i);
+        let run = self.run;
         let opnd = |k: u32| c::LLVMGetOperand(i, k);
         let of = |k: u32| self.of(opnd(k), varying);
         let konst = |v: LLVMValueRef| {
@@ -289,16 +364,22 @@ impl Strides {
                 aligned: false,
             })
         };
+        if run < 32 && self.per_row(i, op, varying) {
+            return Some(UNIFORM);
+        }
         match op {
             O::LLVMLoad => {
                 let field = ir::ctx_offset(td, opnd(0)).map(CtxField::at)?;
                 let seed = match field {
                     CtxField::LaneId | CtxField::FlatTid => true,
-                    CtxField::Tid(0) => aligned,
+                    CtxField::Tid(0) => aligned || run < 32,
+                    // One `%tid.y`/`%tid.z` per row.
+                    CtxField::Tid(_) if run < 32 => return Some(UNIFORM),
                     _ => false,
                 };
                 // The warp function builds these as `<first lane> + <0, 1, …, 31>` (i32,
-                // zero-extended to wider loads: no wrap below 2^32 threads).
+                // zero-extended to wider loads: no wrap below 2^32 threads); row segments'
+                // `%tid.x` as `<0, 1, …, S-1>` in every row.
                 seed.then_some(Stride {
                     step: 1,
                     casts: 0,
@@ -312,7 +393,7 @@ impl Strides {
                 let mut r = sum(a, b, sign)?;
                 // Aligned plus a constant multiple of its block stays aligned.
                 let keeps = |x: Stride, k: Option<i64>| {
-                    x.aligned && k.is_some_and(|k| k % (32 * x.step) == 0)
+                    x.aligned && k.is_some_and(|k| k % (run * x.step) == 0)
                 };
                 r.aligned =
                     keeps(a, konst(opnd(1))) || op == O::LLVMAdd && keeps(b, konst(opnd(0)));
@@ -358,18 +439,21 @@ impl Strides {
                 if op == O::LLVMIntToPtr || op == O::LLVMPtrToInt {
                     // A narrower destination truncates (fine); a wider one extends.
                     let w_from = self.width(c::LLVMTypeOf(opnd(0)), td);
-                    if self.width(t, td) > w_from {
+                    if self.width(t, td) > w_from && !self.below(opnd(0), w_from, td) {
                         return self.widen(of(0)?, w_from, false);
                     }
                 }
                 let mut r = of(0)?;
                 let w = self.width(t, td);
                 // Truncation keeps lane 0 a multiple of a block that divides 2^w.
-                r.aligned &= w >= 64 || r.step.checked_mul(32).is_some_and(|b| b <= 1 << w);
+                r.aligned &= w >= 64 || r.step.checked_mul(run).is_some_and(|b| b <= 1 << w);
                 Some(r)
             }
             O::LLVMZExt | O::LLVMSExt => {
                 let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(opnd(0)));
+                if self.below(opnd(0), w - u32::from(op == O::LLVMSExt), td) {
+                    return of(0);
+                }
                 self.widen(of(0)?, w, op == O::LLVMSExt)
             }
             O::LLVMGetElementPtr => {
@@ -402,7 +486,7 @@ impl Strides {
                     }
                     // Indices narrower than the pointer are sign-extended.
                     let iw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx));
-                    if iw < pw {
+                    if iw < pw && !self.below(idx, iw - 1, td) {
                         s = self.widen(s, iw, true)?;
                     }
                     let size = llvm_sys::target::LLVMABISizeOfType(td, elem);
@@ -412,6 +496,153 @@ impl Strides {
             }
             _ => None,
         }
+    }
+
+    /// Row segments: whether varying instruction `i` has one value per row because its
+    /// operands do (integer arithmetic, comparisons and selects on `%tid.y`, `%ntid.x`, … —
+    /// the constant-step rules need constants), or it loads a scalar from one address per row.
+    unsafe fn per_row(&self, i: LLVMValueRef, op: O, varying: &HashSet<LLVMValueRef>) -> bool {
+        let row = |v: LLVMValueRef| self.of(v, varying) == Some(UNIFORM);
+        match op {
+            O::LLVMLoad => {
+                let t = c::LLVMTypeOf(i);
+                self.plain(i)
+                    && c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMVectorTypeKind
+                    && c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMStructTypeKind
+                    && varying.contains(&c::LLVMGetOperand(i, 0))
+                    && row(c::LLVMGetOperand(i, 0))
+            }
+            O::LLVMAdd
+            | O::LLVMSub
+            | O::LLVMMul
+            | O::LLVMUDiv
+            | O::LLVMSDiv
+            | O::LLVMURem
+            | O::LLVMSRem
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor
+            | O::LLVMICmp
+            | O::LLVMSelect
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMTrunc
+            | O::LLVMFreeze => ir::operands(i).into_iter().all(row),
+            _ => false,
+        }
+    }
+
+    /// Whether `v` is below `2^bits` in every lane (`max_of`).
+    unsafe fn below(
+        &self,
+        v: LLVMValueRef,
+        bits: u32,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> bool {
+        self.bounds.is_some() && self.max_of(v, td, 12).is_some_and(|m| m >> bits == 0)
+    }
+
+    /// The largest value `v` holds in any lane as an unsigned number, when it is built without
+    /// wrapping from constants, `.shared` addresses and a known block's `%tid` (row segments'
+    /// `bounds`) by the operations below; `depth` limits the search.
+    unsafe fn max_of(
+        &self,
+        v: LLVMValueRef,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        depth: u32,
+    ) -> Option<u128> {
+        let (tid, shared, ntid) = self.bounds?;
+        let depth = depth.checked_sub(1)?;
+        let t = c::LLVMTypeOf(v);
+        let w = match c::LLVMGetTypeKind(t) {
+            LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind => {
+                self.width(t, td)
+            }
+            _ => return None,
+        };
+        let fits = |m: u128| (w >= 128 || m >> w == 0).then_some(m);
+        if !c::LLVMIsAConstantInt(v).is_null() {
+            return fits(u128::from(c::LLVMConstIntGetZExtValue(v)));
+        }
+        if !c::LLVMIsAGlobalValue(v).is_null() {
+            return (c::LLVMGetPointerAddressSpace(t) == super::lanes::SHARED_AS)
+                .then_some(u128::from(shared));
+        }
+        let op = if !c::LLVMIsAConstantExpr(v).is_null() {
+            c::LLVMGetConstOpcode(v)
+        } else if ir::is_instruction(v) {
+            ir::opcode(v)
+        } else {
+            return None;
+        };
+        let opnd = |k: u32| self.max_of(c::LLVMGetOperand(v, k), td, depth);
+        let konst = |k: u32| ir::const_u64(c::LLVMGetOperand(v, k)).map(u128::from);
+        let m = match op {
+            O::LLVMLoad => match ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(CtxField::at)? {
+                CtxField::Tid(k) => tid[k as usize],
+                CtxField::LaneId => tid[3],
+                CtxField::FlatTid => tid[4],
+                CtxField::Uniform(off) => {
+                    let k = off.checked_sub(crate::runtime::abi::offset::NTID)?;
+                    u64::from(*ntid.get(k as usize / 4).filter(|_| k % 4 == 0)?)
+                }
+            }
+            .into(),
+            O::LLVMAdd | O::LLVMOr => opnd(0)?.checked_add(opnd(1)?)?,
+            O::LLVMMul => opnd(0)?.checked_mul(opnd(1)?)?,
+            O::LLVMShl => {
+                let k = konst(1)?;
+                (k < 64).then_some(())?;
+                opnd(0)?.checked_mul(1 << k)?
+            }
+            O::LLVMLShr => opnd(0)? >> konst(1)?.min(127),
+            O::LLVMUDiv => opnd(0)? / konst(1)?.max(1),
+            O::LLVMURem => opnd(0)?.min(konst(1)?.checked_sub(1)?),
+            O::LLVMAnd => match (opnd(0), opnd(1)) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b)?,
+            },
+            O::LLVMSelect => opnd(1)?.max(opnd(2)?),
+            O::LLVMZExt
+            | O::LLVMFreeze
+            | O::LLVMTrunc
+            | O::LLVMIntToPtr
+            | O::LLVMPtrToInt
+            | O::LLVMAddrSpaceCast
+            | O::LLVMBitCast => opnd(0)?,
+            O::LLVMSExt => {
+                let a = opnd(0)?;
+                let from = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(c::LLVMGetOperand(v, 0)));
+                (a >> (from - 1) == 0).then_some(a)?
+            }
+            O::LLVMGetElementPtr => {
+                let mut m = opnd(0)?;
+                let mut ty = c::LLVMGetGEPSourceElementType(v);
+                for k in 1..c::LLVMGetNumOperands(v) as u32 {
+                    if k > 1 {
+                        match c::LLVMGetTypeKind(ty) {
+                            LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+                                ty = c::LLVMGetElementType(ty)
+                            }
+                            _ => return None,
+                        }
+                    }
+                    // Indices are signed: only those known non-negative.
+                    let idx = c::LLVMGetOperand(v, k);
+                    let iw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx));
+                    let i = self.max_of(idx, td, depth)?;
+                    (i >> (iw - 1) == 0).then_some(())?;
+                    let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
+                    m = m.checked_add(i.checked_mul(u128::from(size))?)?;
+                }
+                m
+            }
+            _ => return None,
+        };
+        fits(m)
     }
 
     /// Bits of an integer or pointer type.
@@ -428,7 +659,7 @@ impl Strides {
     /// (unless the value is uniform).
     fn widen(&self, s: Stride, w: u32, signed: bool) -> Option<Stride> {
         let room = if signed { w - 1 } else { w };
-        if s.aligned && room < 63 && s.step.checked_mul(32).is_some_and(|b| b <= 1 << room) {
+        if s.aligned && room < 63 && s.step.checked_mul(self.run).is_some_and(|b| b <= 1 << room) {
             // The lanes lie in one block of `32 × step`, which divides 2^w (2^(w-1) for a
             // sign extension): no range boundary falls between them.
             return Some(s);

@@ -30,6 +30,34 @@ pub struct Facts {
     pub aligned: bool,
     /// Which varying values step by a constant from lane to lane (`stride.rs`).
     pub strides: Strides,
+    /// Built for row segments (`segmented`): the block is known and narrower than a warp.
+    pub segment: Option<Segment>,
+}
+
+/// A known block of `(S, Y, Z)` threads with `S` (8 or 16) dividing 32: each warp is `32 / S`
+/// rows of `S` lanes, lane `l` at `%tid.x = l % S`, one `%tid.y`/`%tid.z` per row. Uniformity
+/// is the general one (rows differ), strides are taken row by row (`stride.rs`), and the warp
+/// function builds `%tid` with shifts and constant divisions instead of lane-wise division.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// `S`: lanes per row.
+    pub width: u32,
+    /// The block the code is built for.
+    pub block: [u32; 3],
+}
+
+impl Segment {
+    /// The row segments of a launch of `block`, if its rows split warps: `%ntid.x` 8 or 16
+    /// and more than one row.
+    pub fn of(block: [u32; 3]) -> Option<Segment> {
+        let [x, y, z] = block;
+        (matches!(x, 8 | 16) && y.saturating_mul(z) > 1).then_some(Segment { width: x, block })
+    }
+
+    /// Rows per warp.
+    pub fn rows(self) -> u32 {
+        32 / self.width
+    }
 }
 
 /// What a call is to the vectorizer.
@@ -184,7 +212,7 @@ impl Facts {
             }
         }
         let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
-        let strides = Strides::new(cfg, &varying, rows, td);
+        let strides = Strides::new(cfg, &varying, rows, None, td);
         Facts {
             varying,
             divergent,
@@ -192,7 +220,24 @@ impl Facts {
             partial,
             aligned: rows,
             strides,
+            segment: None,
         }
+    }
+
+    /// The facts of `f` for row segments `seg`: the general uniformity, strides within rows.
+    ///
+    /// # Safety
+    /// As `new`.
+    pub unsafe fn segmented(
+        f: LLVMValueRef,
+        cfg: &Cfg,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        seg: Segment,
+    ) -> Facts {
+        let mut facts = Facts::new(f, cfg, td, false);
+        facts.strides = Strides::new(cfg, &facts.varying, false, Some(seg), td);
+        facts.segment = Some(seg);
+        facts
     }
 
     pub fn is_varying(&self, v: LLVMValueRef) -> bool {

@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 5;
+const FORMAT_VERSION: u32 = 6;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -312,12 +312,14 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 }
                 None => w.u8(0),
             }
-            match &r.barrier_scheme {
-                Some(how) => {
-                    w.u8(1);
-                    w.str(how);
+            for note in [&r.barrier_scheme, &r.segments] {
+                match note {
+                    Some(how) => {
+                        w.u8(1);
+                        w.str(how);
+                    }
+                    None => w.u8(0),
                 }
-                None => w.u8(0),
             }
         }
     }
@@ -383,10 +385,14 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     Some(m)
                 }
             };
-            let barrier_scheme = match r.u8()? {
-                0 => None,
-                _ => Some(r.str()?),
+            let mut note = || -> Option<Option<String>> {
+                Some(match r.u8()? {
+                    0 => None,
+                    _ => Some(r.str()?),
+                })
             };
+            let barrier_scheme = note()?;
+            let segments = note()?;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -401,6 +407,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     memory,
                     rows_memory,
                     barrier_scheme,
+                    segments,
                 },
             }))
         }
@@ -908,6 +915,7 @@ mod tests {
                             memory: [2, 1, 0],
                             rows_memory: Some([3, 0, 0]),
                             barrier_scheme: Some("static regions".into()),
+                            segments: Some("blocks of (16, 16, 1) threads".into()),
                         },
                     })),
                     warp_refused: None,

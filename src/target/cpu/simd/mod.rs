@@ -38,7 +38,9 @@ impl WarpPlan {
             "plan {kernel}: warp (32 lanes, one SIMD program per warp)"
         );
         let _ = writeln!(s, "  values: {} uniform, {} varying", r.uniform, r.varying);
-        if let Some([x, y, z]) = self.info.block {
+        if let (Some([x, y, z]), Some(_)) = (self.info.block, &r.segments) {
+            let _ = writeln!(s, "  compiled for blocks of ({x}, {y}, {z}) threads only");
+        } else if let Some([x, y, z]) = self.info.block {
             let _ = writeln!(
                 s,
                 "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads (a warp \
@@ -88,6 +90,9 @@ impl WarpPlan {
         }
         let memory =
             |m: [usize; 3]| format!("{} consecutive, {} checked, {} other", m[0], m[1], m[2]);
+        if let Some(how) = &r.segments {
+            let _ = writeln!(s, "  row segments: {how}");
+        }
         let _ = writeln!(s, "  loads and stores: {}", memory(r.memory));
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
