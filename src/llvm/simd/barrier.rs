@@ -612,7 +612,10 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
             let defs: Vec<LLVMValueRef> = insts[d]
                 .iter()
                 .enumerate()
-                .filter(|&(pd, _)| all[d][bb] || d == bb && pd < pb)
+                // A value defined after the barrier in its own block is built again after
+                // every pass through the barrier before any use of it: never across it (the
+                // tree loop's `k >>= 1` and its test, after the barrier in the latch).
+                .filter(|&(pd, _)| if d == bb { pd < pb } else { all[d][bb] })
                 .map(|(_, &v)| v)
                 .filter(|v| !out.contains(v))
                 .collect();

@@ -322,11 +322,33 @@ unsafe fn scheme_note(
 ) -> Option<String> {
     match scheme {
         barrier::Scheme::None => None,
-        barrier::Scheme::Regions => Some(format!(
-            "static regions between barriers (each round runs every waiting warp's region \
-             inline; {} bytes of mailbox and frame per warp)",
-            slot.size
-        )),
+        barrier::Scheme::Regions => {
+            // What the frame keeps across barriers (PTX register names where SSA kept them),
+            // and how many values are built again after one instead.
+            let (across, remat) = barrier::live_across(cfg);
+            let mut names: Vec<String> = across
+                .iter()
+                .map(|&v| ir::name(v))
+                .filter(|n| !n.is_empty())
+                .collect();
+            names.sort();
+            let unnamed = across.len() - names.len();
+            if unnamed > 0 {
+                names.push(format!("{unnamed} unnamed"));
+            }
+            Some(format!(
+                "static regions between barriers (each round runs every waiting warp's region \
+                 inline; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
+                 built again after one: {})",
+                slot.size,
+                if names.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    names.join(", ")
+                },
+                remat.len()
+            ))
+        }
         barrier::Scheme::Coroutines => Some(format!(
             "coroutines ({})",
             if own_memory(f) {
