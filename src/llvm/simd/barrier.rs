@@ -612,8 +612,9 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
             let defs: Vec<LLVMValueRef> = insts[d]
                 .iter()
                 .enumerate()
-                // In the barrier's own block only what comes before it: a value defined after
-                // it is defined again on every path from it (in a loop too, SSA dominance).
+                // A value defined after the barrier in its own block is built again after
+                // every pass through the barrier before any use of it: never across it (the
+                // tree loop's `k >>= 1` and its test, after the barrier in the latch).
                 .filter(|&(pd, _)| if d == bb { pd < pb } else { all[d][bb] })
                 .map(|(_, &v)| v)
                 .filter(|v| !out.contains(v))

@@ -191,10 +191,14 @@ pub unsafe fn cta_fn(
     let x32 = c::LLVMBuildICmp(b, P::LLVMIntEQ, xrem, c32(0), n);
     let aligned = c::LLVMBuildOr(b, one_d, x32, n);
     // An aligned warp's `%tid.y/z` in the context, from its first thread's linear index. A
-    // one-dimensional block has them 0 and skips the two divisions, which otherwise cost as
-    // much as the rest of a barrier round's work per warp (they run at every resumption).
+    // one-dimensional block has them 0, stored once here: the divisions and stores otherwise
+    // cost as much as the rest of a barrier round's work per warp (they run at every
+    // resumption), and a warp function's per-lane calls store a lane's `%tid.y/z`, which are
+    // 0 too in such a block.
+    for o in [4, 8] {
+        c::LLVMBuildStore(b, c32(0), at(ctx, offset::TID + o));
+    }
     let store_tid_yz = |first: LLVMValueRef| {
-        let here = c::LLVMGetInsertBlock(b);
         let div = bb("tid.yz");
         let join = bb("tid.yz.join");
         c::LLVMBuildCondBr(b, one_d, join, div);
@@ -202,18 +206,11 @@ pub unsafe fn cta_fn(
         let row = c::LLVMBuildUDiv(b, first, nx, n);
         let ty = c::LLVMBuildURem(b, row, ny, n);
         let tz = c::LLVMBuildUDiv(b, row, ny, n);
+        for (v, o) in [(ty, 4), (tz, 8)] {
+            c::LLVMBuildStore(b, v, at(ctx, offset::TID + o));
+        }
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        let phis = [ty, tz].map(|v| {
-            let p = c::LLVMBuildPhi(b, i32t, n);
-            let mut vals = [c32(0), v];
-            let mut bbs = [here, div];
-            c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-            p
-        });
-        for (p, o) in phis.into_iter().zip([4, 8]) {
-            c::LLVMBuildStore(b, p, at(ctx, offset::TID + o));
-        }
     };
     // The warp and lane of slot `i` (a warp, or one lane's thread when a replay runs lanes
     // one by one) into the context, as the warp function expects them when it runs: `%warpid`

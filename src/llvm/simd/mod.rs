@@ -237,19 +237,63 @@ unsafe fn barrier_after_parting(cfg: &cfg::Cfg, facts: &uniform::Facts) -> bool 
     })
 }
 
-/// Whether kernel function `f` has an alloca (memory of its own the warp function keeps).
+/// Whether kernel function `f` has an alloca (memory of its own the warp function keeps)
+/// that may live across a CTA barrier. A warp operation's predicate slot written once and read
+/// only later in the same block with no barrier between (or never read: `shfl.sync`'s `%r|%p`
+/// with `%p` unused, as NVCC writes it) is an SSA value of one region in the warp function
+/// (`pred_slots`), which the region scheme's frame need not hold.
 unsafe fn own_memory(f: LLVMValueRef) -> bool {
     let mut bb = c::LLVMGetFirstBasicBlock(f);
     while !bb.is_null() {
         if ir::instructions(bb)
             .iter()
-            .any(|&i| ir::opcode(i) == O::LLVMAlloca)
+            .any(|&i| ir::opcode(i) == O::LLVMAlloca && !region_local_pred(i))
         {
             return true;
         }
         bb = c::LLVMGetNextBasicBlock(bb);
     }
     false
+}
+
+/// Whether alloca `a` is a warp operation's predicate slot with one write and its reads after
+/// it in the same block, no CTA barrier between them (see `own_memory`).
+unsafe fn region_local_pred(a: LLVMValueRef) -> bool {
+    if !pred_slot(a) {
+        return false;
+    }
+    let (mut writes, mut reads) = (Vec::new(), Vec::new());
+    let mut u = c::LLVMGetFirstUse(a);
+    while !u.is_null() {
+        let user = c::LLVMGetUser(u);
+        if ir::opcode(user) == O::LLVMLoad {
+            reads.push(user);
+        } else if !ir::callee(user).starts_with("llvm.lifetime") {
+            writes.push(user);
+        }
+        u = c::LLVMGetNextUse(u);
+    }
+    if reads.is_empty() {
+        return true;
+    }
+    let [w] = writes[..] else {
+        return false;
+    };
+    let bb = c::LLVMGetInstructionParent(w);
+    let is = ir::instructions(bb);
+    let Some(wpos) = is.iter().position(|&i| i == w) else {
+        return false;
+    };
+    reads.iter().all(|&r| {
+        c::LLVMGetInstructionParent(r) == bb
+            && is.iter().position(|&i| i == r).is_some_and(|rpos| {
+                rpos > wpos
+                    && !is[wpos..rpos].iter().any(|&i| {
+                        !c::LLVMIsACallInst(i).is_null()
+                            && matches!(call_kind(i), CallKind::Barrier(_))
+                    })
+            })
+    })
 }
 
 /// Builds warp function `fname` under `scheme`; a region-scheme function whose slot would
@@ -299,11 +343,33 @@ unsafe fn scheme_note(
 ) -> Option<String> {
     match scheme {
         barrier::Scheme::None => None,
-        barrier::Scheme::Regions => Some(format!(
-            "static regions between barriers (each round runs every waiting warp's region \
-             inline; {} bytes of mailbox and frame per warp)",
-            slot.size
-        )),
+        barrier::Scheme::Regions => {
+            // What the frame keeps across barriers (PTX register names where SSA kept them),
+            // and how many values are built again after one instead.
+            let (across, remat) = barrier::live_across(cfg);
+            let mut names: Vec<String> = across
+                .iter()
+                .map(|&v| ir::name(v))
+                .filter(|n| !n.is_empty())
+                .collect();
+            names.sort();
+            let unnamed = across.len() - names.len();
+            if unnamed > 0 {
+                names.push(format!("{unnamed} unnamed"));
+            }
+            Some(format!(
+                "static regions between barriers (each round runs every waiting warp's region \
+                 inline; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
+                 built again after one: {})",
+                slot.size,
+                if names.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    names.join(", ")
+                },
+                remat.len()
+            ))
+        }
         barrier::Scheme::Coroutines => Some(format!(
             "coroutines ({})",
             if own_memory(f) {
