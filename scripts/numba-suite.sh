@@ -10,15 +10,25 @@
 #                                          # that rebuilding during a long run changes nothing
 #   NUMBA_SUITE_TESTS="numba.cuda.tests.cudadrv numba.cuda.tests.nrt" bash scripts/numba-suite.sh
 #       # a shard: the test packages or modules to run (default numba.cuda.tests)
-#   NUMBA_SUITE_PYTHONPATH=target/bindings-13.3 bash scripts/numba-suite.sh -k test_ipc
-#       # packages ahead of the venv's (numba-cuda 0.30's IPC needs cuda-bindings < 13.4,
-#       # whose CUipcMemHandle still has `.reserved`)
+#   NUMBA_SUITE_PYTHONPATH=DIR bash scripts/numba-suite.sh   # more packages ahead of the venv's
+#   NUMBA_SUITE_OVERLAY=0 bash scripts/numba-suite.sh        # the venv's packages only
+#
+# The suite runs against the package versions numba-cuda 0.30.4 was made for, from an overlay
+# directory ahead of the venv on PYTHONPATH (pip install --target, cached in
+# target/numba-suite-overlay; the venv keeps its packages, which cuda.core and
+# scripts/test.sh need):
+#   cuda-bindings 13.3.1: numba-cuda 0.30's IPC reads CUipcMemHandle.reserved, which
+#       cuda-bindings >= 13.4 no longer has (5 tests of test_ipc);
+#   numba 0.67.0 (with its llvmlite 0.49): numba 0.68 stamps cached sources by a hash of
+#       their text, numba-cuda 0.30.4 by (mtime, size), as numba 0.67 does; the CPU and CUDA
+#       dispatchers share one index file, so under 0.68 each discards the other's entries
+#       (test_cpu_and_cuda_targets/_reuse).
 #
 # Needs `cargo build --release`. Installs pytest and the suite's test-only dependencies into
 # $OUT/pylib (not the venv). Writes, in $OUT (NUMBA_SUITE_OUT, default target/numba-suite),
 # log (pytest's report), driver.log (the library's log),
-# junit.xml and summary.txt (counts, and the failures grouped by the first line of their
-# error).
+# junit.xml, versions.txt (numba's and cuda-bindings' versions in force) and summary.txt
+# (counts, the failures grouped by the first line of their error, the skip reasons counted).
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${NUMBA_SUITE_OUT:-$ROOT/target/numba-suite}"
@@ -28,8 +38,21 @@ if [ ! -d "$OUT/pylib/pytest_benchmark" ]; then
     "$PY" -m pip install -q --disable-pip-version-check --target "$OUT/pylib" \
         pytest pytest-benchmark filecheck ml_dtypes cffi psutil || exit 1
 fi
+OVERLAY=""
+if [ "${NUMBA_SUITE_OVERLAY:-1}" != 0 ]; then
+    OVERLAY="$ROOT/target/numba-suite-overlay"
+    if [ ! -f "$OVERLAY/.complete" ]; then
+        rm -rf "$OVERLAY"
+        "$PY" -m pip install -q --disable-pip-version-check --no-deps --target "$OVERLAY" \
+            cuda-bindings==13.3.1 numba==0.67.0 llvmlite==0.49.0 || exit 1
+        touch "$OVERLAY/.complete"
+    fi
+fi
+PYPATH="$OUT/pylib${OVERLAY:+:$OVERLAY}${NUMBA_SUITE_PYTHONPATH:+:$NUMBA_SUITE_PYTHONPATH}"
+PYTHONPATH="$PYPATH" "$PY" -c 'import numba, cuda.bindings; print(f"numba-suite: numba {numba.__version__}, cuda-bindings {cuda.bindings.__version__}")' \
+    >"$OUT/versions.txt" 2>&1
 cd "$ROOT/cuda/tests/numba_suite" || exit 1
-LD_LIBRARY_PATH="${NUMBA_SUITE_LIB:-$ROOT/target/release/cuda}" PYTHONPATH="$OUT/pylib${NUMBA_SUITE_PYTHONPATH:+:$NUMBA_SUITE_PYTHONPATH}" \
+LD_LIBRARY_PATH="${NUMBA_SUITE_LIB:-$ROOT/target/release/cuda}" PYTHONPATH="$PYPATH" \
     PTX2LLVM_CUDA_LOG="$OUT/driver.log" \
     nice -n 19 "$PY" -m pytest -p no:cacheprovider -q -rfE \
     -o consider_namespace_packages=true --junitxml="$OUT/junit.xml" \
@@ -40,13 +63,16 @@ import collections, sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 counts = collections.Counter()
 causes = collections.defaultdict(list)
+skips = collections.Counter()
 for case in root.iter("testcase"):
     name = f"{case.get('classname')}.{case.get('name')}"
     kind = "passed"
     for child in case:
         if child.tag in ("failure", "error", "skipped"):
             kind = {"failure": "failed", "error": "errors", "skipped": "skipped"}[child.tag]
-            if child.tag != "skipped":
+            if child.tag == "skipped":
+                skips[(child.get("message") or "?").strip()[:160]] += 1
+            else:
                 msg = (child.get("message") or child.text or "").strip().splitlines()
                 causes[(msg[0] if msg else "?")[:160]].append(name)
             break
@@ -60,6 +86,9 @@ for cause, names in sorted(causes.items(), key=lambda kv: -len(kv[1])):
         print(f"        {n}")
     if len(names) > 8:
         print(f"        ... and {len(names) - 8} more")
+print("\nskipped, by reason:")
+for reason, n in skips.most_common():
+    print(f"{n:4d}  {reason}")
 PYEOF
 cat "$OUT/summary.txt" | head -1
 exit $rc
