@@ -34,6 +34,13 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${NUMBA_SUITE_OUT:-$ROOT/target/numba-suite}"
 PY="$ROOT/.venv/bin/python"
 mkdir -p "$OUT"
+# Relative paths are the caller's: the suite runs from another directory.
+OUT="$(cd "$OUT" && pwd)"
+LIB="$(cd "${NUMBA_SUITE_LIB:-$ROOT/target/release/cuda}" && pwd)" || exit 1
+EXTRA=""
+if [ -n "${NUMBA_SUITE_PYTHONPATH:-}" ]; then
+    EXTRA="$(cd "$NUMBA_SUITE_PYTHONPATH" && pwd)" || exit 1
+fi
 if [ ! -d "$OUT/pylib/pytest_benchmark" ]; then
     "$PY" -m pip install -q --disable-pip-version-check --target "$OUT/pylib" \
         pytest pytest-benchmark filecheck ml_dtypes cffi psutil || exit 1
@@ -48,11 +55,11 @@ if [ "${NUMBA_SUITE_OVERLAY:-1}" != 0 ]; then
         touch "$OVERLAY/.complete"
     fi
 fi
-PYPATH="$OUT/pylib${OVERLAY:+:$OVERLAY}${NUMBA_SUITE_PYTHONPATH:+:$NUMBA_SUITE_PYTHONPATH}"
+PYPATH="$OUT/pylib${OVERLAY:+:$OVERLAY}${EXTRA:+:$EXTRA}"
 PYTHONPATH="$PYPATH" "$PY" -c 'import numba, cuda.bindings; print(f"numba-suite: numba {numba.__version__}, cuda-bindings {cuda.bindings.__version__}")' \
     >"$OUT/versions.txt" 2>&1
 cd "$ROOT/cuda/tests/numba_suite" || exit 1
-LD_LIBRARY_PATH="${NUMBA_SUITE_LIB:-$ROOT/target/release/cuda}" PYTHONPATH="$PYPATH" \
+LD_LIBRARY_PATH="$LIB" PYTHONPATH="$PYPATH" \
     PTX2LLVM_CUDA_LOG="$OUT/driver.log" \
     nice -n 19 "$PY" -m pytest -p no:cacheprovider -q -rfE \
     -o consider_namespace_packages=true --junitxml="$OUT/junit.xml" \

@@ -2,7 +2,7 @@
 //! for NVIDIA's driver (C programs, numba-cuda, cuda-python) load this library instead and
 //! their PTX kernels run on the host's cores.
 //!
-//! The device is the host: one device of compute capability 8.0 whose memory is the process's
+//! The device is the host: one device of compute capability 8.9 whose memory is the process's
 //! memory, so a device pointer is a host pointer and mapped host memory needs no copies. Work
 //! on a stream runs when it is submitted, in submission order (stream order, event order and
 //! the legacy default stream's ordering against other streams hold trivially); events are
