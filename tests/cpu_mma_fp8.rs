@@ -297,7 +297,14 @@ fn check_form(c: &Case, mode: CpuMode, rng: &mut Rng) {
         for n in 0..8 {
             b[n * k + n + 8 * round] = c.b.one();
         }
-        run(c, mode, &a, &b, &zero_c, &format!("A's codes, columns from {}", 8 * round));
+        run(
+            c,
+            mode,
+            &a,
+            &b,
+            &zero_c,
+            &format!("A's codes, columns from {}", 8 * round),
+        );
     }
     // Decode B the same way: B (k x 8) holds codes from `first` on, A's row r selects B's
     // row r + 16 sel: D[r][n] = B[r + 16 sel][n].
@@ -308,7 +315,14 @@ fn check_form(c: &Case, mode: CpuMode, rng: &mut Rng) {
             for r in 0..16 {
                 a[r * k + r + 16 * sel] = c.a.one();
             }
-            run(c, mode, &a, &b, &zero_c, &format!("B's codes from {first}, rows from {}", 16 * sel));
+            run(
+                c,
+                mode,
+                &a,
+                &b,
+                &zero_c,
+                &format!("B's codes from {first}, rows from {}", 16 * sel),
+            );
         }
     }
     // Specials: NaN and ±infinity codes in A (each row one, or none), B all ones; D is NaN
@@ -336,6 +350,13 @@ fn check_form(c: &Case, mode: CpuMode, rng: &mut Rng) {
                 }
             })
             .collect();
-        run(c, mode, &a, &b, &cm, &format!("random operands, round {round}"));
+        run(
+            c,
+            mode,
+            &a,
+            &b,
+            &cm,
+            &format!("random operands, round {round}"),
+        );
     }
 }
