@@ -12,6 +12,7 @@
 #       # a shard: the test packages or modules to run (default numba.cuda.tests)
 #   NUMBA_SUITE_PYTHONPATH=DIR bash scripts/numba-suite.sh   # more packages ahead of the venv's
 #   NUMBA_SUITE_OVERLAY=0 bash scripts/numba-suite.sh        # the venv's packages only
+#   NUMBA_SUITE_TESTING=DIR bash scripts/numba-suite.sh       # with the test binaries, below
 #
 # The suite runs against the package versions numba-cuda 0.30.4 was made for, from an overlay
 # directory ahead of the venv on PYTHONPATH (pip install --target, cached in
@@ -23,6 +24,16 @@
 #       their text, numba-cuda 0.30.4 by (mtime, size), as numba 0.67 does; the CPU and CUDA
 #       dispatchers share one index file, so under 0.68 each discards the other's entries
 #       (test_cpu_and_cuda_targets/_reuse).
+#
+# The test binaries: numba-cuda's CI builds link inputs (test_device_functions.*, nrt_extern.*:
+# PTX, CUDA C++, cubin, fatbin, object, archive, LTO-IR) with nvcc from its repository's
+# testing/ folder, and some tests are skipped without them. NUMBA_SUITE_TESTING names that
+# folder at the installed version's tag (`git clone https://github.com/NVIDIA/numba-cuda &&
+# git -C numba-cuda checkout v0.30.4`, then DIR=numba-cuda/testing): its Makefile runs, for
+# compute capability 8.9, with the venv's nvcc (the nvidia-cuda-nvcc wheel), into
+# target/numba-suite-bin, and NUMBA_CUDA_TEST_BIN_DIR points there. The inputs that are GPU
+# machine code only (cubin, SASS-only fatbin, object, archive) are refused by the library's
+# linker, a documented limit.
 #
 # Needs `cargo build --release`. Installs pytest and the suite's test-only dependencies into
 # $OUT/pylib (not the venv). Writes, in $OUT (NUMBA_SUITE_OUT, default target/numba-suite),
@@ -58,6 +69,17 @@ fi
 PYPATH="$OUT/pylib${OVERLAY:+:$OVERLAY}${EXTRA:+:$EXTRA}"
 PYTHONPATH="$PYPATH" "$PY" -c 'import numba, cuda.bindings; print(f"numba-suite: numba {numba.__version__}, cuda-bindings {cuda.bindings.__version__}")' \
     >"$OUT/versions.txt" 2>&1
+if [ -n "${NUMBA_SUITE_TESTING:-}" ]; then
+    BIN="$ROOT/target/numba-suite-bin"
+    if [ ! -f "$BIN/.complete" ]; then
+        rm -rf "$BIN" && mkdir -p "$BIN" && cp -r "$NUMBA_SUITE_TESTING"/. "$BIN"/ || exit 1
+        NVBIN="$(ls -d "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu13/bin | head -1)"
+        (cd "$BIN" && PATH="$NVBIN:$ROOT/.venv/bin:$PATH" PYTHONPATH="$PYPATH" \
+            nice -n 19 make GPU_CC=89 >make.log 2>&1) || { tail "$BIN/make.log" >&2; exit 1; }
+        touch "$BIN/.complete"
+    fi
+    export NUMBA_CUDA_TEST_BIN_DIR="$BIN"
+fi
 cd "$ROOT/cuda/tests/numba_suite" || exit 1
 LD_LIBRARY_PATH="$LIB" PYTHONPATH="$PYPATH" \
     PTX2LLVM_CUDA_LOG="$OUT/driver.log" \
