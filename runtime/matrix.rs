@@ -280,9 +280,9 @@ fn fp8_value(x: u8, e5m2: bool) -> f64 {
     } else if !e5m2 && exp == top && man == 7 {
         f64::NAN
     } else if exp == 0 {
-        man as f64 * 2f64.powi(1 - bias - mbits as i32)
+        man as f64 * 2f64.powi(1 - bias - mbits)
     } else {
-        ((1 << mbits) + man) as f64 * 2f64.powi(exp - bias - mbits as i32)
+        ((1 << mbits) + man) as f64 * 2f64.powi(exp - bias - mbits)
     };
     if x & 0x80 != 0 {
         -mag

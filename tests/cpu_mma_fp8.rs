@@ -90,14 +90,14 @@ struct Case {
 fn kernel_src(c: &Case) -> String {
     let acc = if c.f16 { "f16" } else { "f32" };
     let (na, nb) = (c.k / 8, c.k / 16);
-    let mut s = format!(
+    let mut s = String::from(
         ".version 8.7\n.target sm_89\n.address_size 64\n\
-         .visible .entry mma8(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{{\n\
+         .visible .entry mma8(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n\
          \t.reg .b32 %r<40>;\n\t.reg .f32 %f<16>;\n\t.reg .b64 %rd<40>;\n\
          \tld.param.u64 %rd1, [pa];\n\tld.param.u64 %rd2, [pb];\n\
          \tld.param.u64 %rd3, [pc];\n\tld.param.u64 %rd4, [pd];\n\
          \tmov.u32 %r1, %tid.x;\n\tshr.u32 %r2, %r1, 2;\n\tand.b32 %r3, %r1, 3;\n\
-         \tshl.b32 %r4, %r3, 2;\n"
+         \tshl.b32 %r4, %r3, 2;\n",
     );
     // A: row g + 8 (j % 2) (k = 32) or g + 8j (k = 16), column 4t + 16 (j / 2).
     for j in 0..na {
