@@ -100,7 +100,10 @@ for case in root.iter("testcase"):
         if child.tag in ("failure", "error", "skipped"):
             kind = {"failure": "failed", "error": "errors", "skipped": "skipped"}[child.tag]
             if child.tag == "skipped":
-                skips[(child.get("message") or "?").strip()[:160]] += 1
+                reason = (child.get("message") or "").strip()
+                if child.get("type") == "pytest.xfail":
+                    reason = "xfail" + (f": {reason}" if reason else "")
+                skips[(reason or "?")[:160]] += 1
             else:
                 msg = (child.get("message") or child.text or "").strip().splitlines()
                 causes[(msg[0] if msg else "?")[:160]].append(name)
