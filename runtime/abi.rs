@@ -122,6 +122,9 @@ pub mod mma {
     pub const S8: u32 = 5;
     pub const U8: u32 = 6;
     pub const S32: u32 = 7;
+    /// The 8-bit floats of sm_89's `mma.m16n8k32`/`m16n8k16` (`.e4m3`, `.e5m2`).
+    pub const E4M3: u32 = 8;
+    pub const E5M2: u32 = 9;
     /// `.satfinite` (integer results clamped to the `s32` range).
     pub const SATFINITE: u32 = 1 << 20;
     /// `wmma.load`/`wmma.store` descriptors: a `wmma` shape, or-ed with the fragment

@@ -66,6 +66,9 @@ impl Mma {
             (code::M16N8K16 | code::M16N8K32, code::S8 | code::U8) => {
                 matches!(m.b, code::S8 | code::U8)
             }
+            (code::M16N8K16 | code::M16N8K32, code::E4M3 | code::E5M2) => {
+                matches!(m.b, code::E4M3 | code::E5M2)
+            }
             _ => false,
         };
         let acc_ok = match m.a {
@@ -74,6 +77,8 @@ impl Mma {
             }
             code::BF16 | code::TF32 => m.c == code::F32 && m.d == code::F32,
             code::F64 => m.c == code::F64 && m.d == code::F64,
+            // fp8: f16 or f32, C's type D's (ptxas refuses a mix).
+            code::E4M3 | code::E5M2 => matches!(m.c, code::F16 | code::F32) && m.c == m.d,
             _ => m.c == code::S32 && m.d == code::S32,
         };
         (ok && acc_ok).then_some(m)
@@ -235,7 +240,7 @@ pub(crate) fn wmma_words(desc: u32) -> Option<usize> {
 fn bits(ty: u32) -> usize {
     match ty {
         code::F16 | code::BF16 => 16,
-        code::S8 | code::U8 => 8,
+        code::S8 | code::U8 | code::E4M3 | code::E5M2 => 8,
         code::F64 => 64,
         _ => 32,
     }
@@ -253,7 +258,37 @@ fn element(w: &[u32], ty: u32, i: usize) -> f64 {
         // tf32 keeps the sign, the exponent and 10 fraction bits.
         code::TF32 => f32::from_bits(x as u32 & 0xffff_e000) as f64,
         code::S32 => x as u32 as i32 as f64,
+        code::E4M3 | code::E5M2 => fp8_value(x as u8, ty == code::E5M2),
         _ => f32::from_bits(x as u32) as f64,
+    }
+}
+
+/// The value of an 8-bit float (PTX ISA "Alternate Floating-Point Data Formats"): `.e4m3`
+/// (bias 7, no infinity, S.1111.111 NaN, largest 448) or `.e5m2` (bias 15, IEEE-style:
+/// S.11111.00 infinity, S.11111.xx NaN, largest 57344); both have subnormals. Products of two
+/// are exact in `f32`, so the `mma` arithmetic is the f16 forms' (an `f32` FMA chain).
+fn fp8_value(x: u8, e5m2: bool) -> f64 {
+    let (mbits, bias) = if e5m2 { (2, 15) } else { (3, 7) };
+    let exp = ((x & 0x7f) >> mbits) as i32;
+    let man = (x & ((1 << mbits) - 1)) as i32;
+    let top = (1 << (7 - mbits)) - 1;
+    let mag = if e5m2 && exp == top {
+        if man == 0 {
+            f64::INFINITY
+        } else {
+            f64::NAN
+        }
+    } else if !e5m2 && exp == top && man == 7 {
+        f64::NAN
+    } else if exp == 0 {
+        man as f64 * 2f64.powi(1 - bias - mbits)
+    } else {
+        ((1 << mbits) + man) as f64 * 2f64.powi(exp - bias - mbits)
+    };
+    if x & 0x80 != 0 {
+        -mag
+    } else {
+        mag
     }
 }
 

@@ -1,8 +1,10 @@
-//! The one device: the host's cores and memory, presented as a compute capability 8.0 GPU (the
-//! highest the cpu target runs completely). Attributes describe what this library and the cpu
-//! target really do: device memory is host memory (integrated, unified addressing, pageable
-//! memory access), one "multiprocessor" per core, 48 KiB of shared memory per block by
-//! default and up to the 8.0 limit on request.
+//! The one device: the host's cores and memory, presented as a compute capability 8.9 GPU (the
+//! highest the cpu target runs completely: sm_89 adds to sm_86 only the 8-bit float `cvt` and
+//! `mma` forms, which it runs; 9.x needs wgmma/TMA). Attributes describe what this library
+//! and the cpu target really do: device memory is host memory (integrated, unified
+//! addressing, pageable memory access), one "multiprocessor" per core, 48 KiB of shared
+//! memory per block by default and up to 163 KiB (8.0's limit, above 8.9's 99 KiB) on
+//! request; the per-multiprocessor limits are also 8.0's.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -10,12 +12,13 @@ use crate::types::{CUdevice, CUdevprop, CUresult, CUuuid, DeviceAttr};
 use crate::{out, CuResult};
 
 /// Compute capability reported (major, minor).
-pub const CC: (c_int, c_int) = (8, 0);
+pub const CC: (c_int, c_int) = (8, 9);
 /// Shared memory per block without opting in (`cuFuncSetAttribute`), bytes.
 pub const SHARED_PER_BLOCK: u32 = 48 * 1024;
-/// Shared memory per block with opt-in on compute capability 8.0, bytes.
+/// Shared memory per block with opt-in (compute capability 8.0's, which the cpu target
+/// allows), bytes.
 pub const SHARED_PER_BLOCK_OPTIN: u32 = 163 * 1024;
-/// Shared memory per multiprocessor on compute capability 8.0, bytes.
+/// Shared memory per multiprocessor (compute capability 8.0's), bytes.
 pub const SHARED_PER_SM: u32 = 164 * 1024;
 /// Threads per block and per multiprocessor, blocks per multiprocessor.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;

@@ -2,7 +2,7 @@
 //! for NVIDIA's driver (C programs, numba-cuda, cuda-python) load this library instead and
 //! their PTX kernels run on the host's cores.
 //!
-//! The device is the host: one device of compute capability 8.0 whose memory is the process's
+//! The device is the host: one device of compute capability 8.9 whose memory is the process's
 //! memory, so a device pointer is a host pointer and mapped host memory needs no copies. Work
 //! on a stream runs when it is submitted, in submission order (stream order, event order and
 //! the legacy default stream's ordering against other streams hold trivially); events are
@@ -27,7 +27,8 @@
 //!
 //! Every entry point runs under `guard`: a panic becomes `CUDA_ERROR_UNKNOWN` instead of
 //! unwinding into C, calls before `cuInit` answer `CUDA_ERROR_NOT_INITIALIZED`, and
-//! `PTX2LLVM_CUDA_TRACE=1` logs each call with its result.
+//! `PTX2LLVM_CUDA_TRACE=1` logs each call with its result and each module load with its
+//! time (`PTX2LLVM_CUDA_TRACE=load`: the loads only).
 
 pub mod context;
 pub mod device;
@@ -86,11 +87,29 @@ pub fn guard(name: &str, f: impl FnOnce() -> CuResult) -> CUresult {
     r
 }
 
-/// Whether `PTX2LLVM_CUDA_TRACE=1` asks for a log line per call (entry point and result:
-/// how to find which call a client's error came from).
+/// What `PTX2LLVM_CUDA_TRACE` asks the log for.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Trace {
+    Off,
+    /// `load`: a line per PTX module compiled or taken from the kernel cache, with its time
+    /// (what the cache saves a program, without the volume of a line per call).
+    Loads,
+    /// `1`: also a line per call (entry point and result: how to find which call a client's
+    /// error came from).
+    Calls,
+}
+
+pub(crate) fn trace_level() -> Trace {
+    static LEVEL: std::sync::OnceLock<Trace> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| match std::env::var("PTX2LLVM_CUDA_TRACE").as_deref() {
+        Ok("1") => Trace::Calls,
+        Ok("load") => Trace::Loads,
+        _ => Trace::Off,
+    })
+}
+
 fn trace() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("PTX2LLVM_CUDA_TRACE").is_ok_and(|v| v == "1"))
+    trace_level() == Trace::Calls
 }
 
 /// `Err(CUDA_ERROR_INVALID_VALUE)` when `p` is null.

@@ -301,12 +301,25 @@ extern "C" {
 /// Compiles `src` into a new module of the current context.
 pub fn compile(src: &str, opts: &JitOptions) -> CuResult<Arc<Module>> {
     let ctx = context::active()?;
+    let start = std::time::Instant::now();
     let m = ptx2llvm::api::Module::from_ptx(src, opts.opt_level()).map_err(|e| {
         let msg = e.to_string();
         opts.error(&msg);
         loader::log(&format!("cannot load the PTX module:\n{msg}"));
         CUresult::ErrorInvalidPtx
     })?;
+    if crate::trace_level() >= crate::Trace::Loads {
+        loader::log(&format!(
+            "module load: {:.1} ms, {} bytes of PTX, {}",
+            start.elapsed().as_secs_f64() * 1e3,
+            src.len(),
+            if m.from_cache() {
+                "from the kernel cache"
+            } else {
+                "compiled"
+            }
+        ));
+    }
     opts.info("compiled by ptx2llvm for the host CPU");
     // The module compiled, so it parses and checks.
     let mut attrs = ptx2llvm::attrs::kernel_attributes_of_ptx(src).unwrap_or_default();

@@ -1,5 +1,5 @@
-//! Occupancy queries, computed from the limits `device.rs` reports for compute capability 8.0
-//! (threads, blocks and shared memory per multiprocessor), and the profiler's start/stop,
+//! Occupancy queries, computed from the limits `device.rs` reports (compute capability 8.0's
+//! threads, blocks and shared memory per multiprocessor), and the profiler's start/stop,
 //! which have nothing to control here.
 
 use std::ffi::c_int;

@@ -208,7 +208,7 @@ fn a_kernel_runs_through_the_driver_api() {
 }
 
 #[test]
-fn device_attributes_describe_compute_capability_8_0() {
+fn device_attributes_describe_compute_capability_8_9() {
     setup();
     let attr = |a: DeviceAttr| {
         let mut v = -1;
@@ -220,7 +220,7 @@ fn device_attributes_describe_compute_capability_8_0() {
         v
     };
     assert_eq!(attr(DeviceAttr::ComputeCapabilityMajor), 8);
-    assert_eq!(attr(DeviceAttr::ComputeCapabilityMinor), 0);
+    assert_eq!(attr(DeviceAttr::ComputeCapabilityMinor), 9);
     assert_eq!(attr(DeviceAttr::MaxSharedMemoryPerBlock), 48 * 1024);
     assert_eq!(attr(DeviceAttr::MaxSharedMemoryPerBlockOptin), 163 * 1024);
     assert_eq!(attr(DeviceAttr::CanMapHostMemory), 1);

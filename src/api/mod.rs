@@ -299,6 +299,8 @@ pub struct Module {
     /// The block the module was compiled for (`from_ptx_for`): its kernels launch only with
     /// it, whatever scheme runs them (some do not depend on the shape; the contract does).
     block: Option<Dim3>,
+    /// The program came from the kernel cache (memory or disk), not from compiling.
+    from_cache: bool,
 }
 
 impl Module {
@@ -356,6 +358,7 @@ impl Module {
                 source: record::dir().map(|_| src.to_string()),
                 globals_written: false.into(),
                 block,
+                from_cache: true,
             });
         }
         let (ast, mut diags) = crate::syntax::parse(src);
@@ -382,7 +385,13 @@ impl Module {
             source: record::dir().map(|_| src.to_string()),
             globals_written: false.into(),
             block,
+            from_cache: false,
         })
+    }
+
+    /// Whether the kernel cache supplied the program (no compilation): libcuda's load log.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
     }
 
     /// The underlying program (kernels, layouts).

@@ -252,7 +252,7 @@ int main(int argc, char **argv) {
     CHECK(strncmp(name, "ptx2llvm CPU", 12) == 0);
     int major = 0, minor = -1, a = 0;
     OK(cuDeviceComputeCapability(&major, &minor, 0));
-    CHECK(major == 8 && minor == 0);
+    CHECK(major == 8 && minor == 9);
     OK(cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
     CHECK(a == 8);
     OK(cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0));

@@ -238,7 +238,7 @@ def test_warp_and_local():
 
 def test_device_info():
     dev = cuda.get_current_device()
-    assert dev.compute_capability == (8, 0)
+    assert dev.compute_capability == (8, 9)
     assert dev.WARP_SIZE == 32
     free, total = cuda.current_context().get_memory_info()
     assert 0 < free <= total

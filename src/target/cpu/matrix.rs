@@ -147,6 +147,8 @@ fn elem_ty(m: Mod) -> Option<u32> {
         Mod::S8 => Some(mma::S8),
         Mod::U8 => Some(mma::U8),
         Mod::S32 => Some(mma::S32),
+        Mod::E4m3 => Some(mma::E4M3),
+        Mod::E5m2 => Some(mma::E5M2),
         _ => None,
     }
 }
