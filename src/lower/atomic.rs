@@ -56,6 +56,27 @@ fn cas_loop<'c, 'a>(
     old
 }
 
+/// The LLVM read-modify-write operation of atom/red operation `m` on elements of type `t`
+/// (`None` for one that is not a single `atomicrmw`: `cas`, float min/max). `t` picks float add
+/// and signed min/max.
+pub fn rmw_op(m: Mod, t: Ty) -> Option<RmwOp> {
+    Some(match (m, t.k) {
+        (Mod::Add, K::F | K::BF) => RmwOp::FAdd,
+        (Mod::Add, _) => RmwOp::Add,
+        (Mod::Min, K::S) => RmwOp::Min,
+        (Mod::Max, K::S) => RmwOp::Max,
+        (Mod::Min, _) => RmwOp::UMin,
+        (Mod::Max, _) => RmwOp::UMax,
+        (Mod::And, _) => RmwOp::And,
+        (Mod::Or, _) => RmwOp::Or,
+        (Mod::Xor, _) => RmwOp::Xor,
+        (Mod::Exch, _) => RmwOp::Xchg,
+        (Mod::Inc, _) => RmwOp::UIncWrap,
+        (Mod::Dec, _) => RmwOp::UDecWrap,
+        _ => return None,
+    })
+}
+
 pub fn lower<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -164,20 +185,8 @@ pub fn lower<'c, 'a>(
                 .private_red_add(l, fs, ptr, b.into_int_value(), (ord, scope));
             l.int(et.bits).const_zero().into()
         } else {
-            let op = match (opname, et.k) {
-                (Mod::Add, K::F | K::BF) => RmwOp::FAdd,
-                (Mod::Add, _) => RmwOp::Add,
-                (Mod::Min, K::S) => RmwOp::Min,
-                (Mod::Max, K::S) => RmwOp::Max,
-                (Mod::Min, _) => RmwOp::UMin,
-                (Mod::Max, _) => RmwOp::UMax,
-                (Mod::And, _) => RmwOp::And,
-                (Mod::Or, _) => RmwOp::Or,
-                (Mod::Xor, _) => RmwOp::Xor,
-                (Mod::Exch, _) => RmwOp::Xchg,
-                (Mod::Inc, _) => RmwOp::UIncWrap,
-                (Mod::Dec, _) => RmwOp::UDecWrap,
-                _ => return Ok(false),
+            let Some(op) = rmw_op(opname, et) else {
+                return Ok(false);
             };
             let v = if et.is_float() && op != RmwOp::FAdd {
                 l.coerce(*b, l.int(et.bits).into(), false)

@@ -318,8 +318,9 @@ fn async_store<'c, 'a>(
             let _ = s.set_alignment(t.bits / 8);
             continue;
         }
-        let op = match (
-            ins.any(&[
+        // `red.async` has integer types only and no exchange (the ISA table): `atom`'s mapping.
+        let op = ins
+            .any(&[
                 Mod::Add,
                 Mod::Min,
                 Mod::Max,
@@ -328,21 +329,9 @@ fn async_store<'c, 'a>(
                 Mod::Xor,
                 Mod::Inc,
                 Mod::Dec,
-            ]),
-            t.is_signed(),
-        ) {
-            (Some(Mod::Add), _) => RmwOp::Add,
-            (Some(Mod::Min), true) => RmwOp::Min,
-            (Some(Mod::Max), true) => RmwOp::Max,
-            (Some(Mod::Min), false) => RmwOp::UMin,
-            (Some(Mod::Max), false) => RmwOp::UMax,
-            (Some(Mod::And), _) => RmwOp::And,
-            (Some(Mod::Or), _) => RmwOp::Or,
-            (Some(Mod::Xor), _) => RmwOp::Xor,
-            (Some(Mod::Inc), _) => RmwOp::UIncWrap,
-            (Some(Mod::Dec), _) => RmwOp::UDecWrap,
-            _ => return Err(unsupported(i)),
-        };
+            ])
+            .and_then(|m| crate::lower::atomic::rmw_op(m, t))
+            .ok_or_else(|| unsupported(i))?;
         atomic_rmw(l.ctx, &l.b, op, p, v, Ordering::Monotonic, "");
     }
     if let Some(mb) = ops.get(2) {
