@@ -104,6 +104,17 @@ impl Facts {
         td: llvm_sys::target::LLVMTargetDataRef,
         rows: bool,
     ) -> Facts {
+        Facts::build(f, cfg, td, rows, None)
+    }
+
+    /// `new`, with the strides taken within the rows of `seg` when there is one.
+    unsafe fn build(
+        f: LLVMValueRef,
+        cfg: &Cfg,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        rows: bool,
+        segment: Option<Segment>,
+    ) -> Facts {
         let mut aligned: HashSet<LLVMValueRef> = HashSet::new();
         let _ = f;
         let n = cfg.blocks.len();
@@ -212,7 +223,7 @@ impl Facts {
             }
         }
         let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
-        let strides = Strides::new(cfg, &varying, rows, None, td);
+        let strides = Strides::new(cfg, &varying, rows, segment, td);
         Facts {
             varying,
             divergent,
@@ -220,7 +231,7 @@ impl Facts {
             partial,
             aligned: rows,
             strides,
-            segment: None,
+            segment,
         }
     }
 
@@ -234,10 +245,7 @@ impl Facts {
         td: llvm_sys::target::LLVMTargetDataRef,
         seg: Segment,
     ) -> Facts {
-        let mut facts = Facts::new(f, cfg, td, false);
-        facts.strides = Strides::new(cfg, &facts.varying, false, Some(seg), td);
-        facts.segment = Some(seg);
-        facts
+        Facts::build(f, cfg, td, false, Some(seg))
     }
 
     pub fn is_varying(&self, v: LLVMValueRef) -> bool {
