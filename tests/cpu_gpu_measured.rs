@@ -12,7 +12,8 @@
 //! (to f32/f16/bf16, the `.f16x2/.bf16x2` packs, `.rni` in place, `cvt.ftz.f64.f32`) is the
 //! canonical NaN: 0x7fffffff, 0x7fff per lane, 0x7fffffffe0000000 — never the operand's NaN.
 //! And `cvt.{rm,rp}.ftz.f16.f32` of an f32 subnormal: the source is not flushed; `testp.normal.f64`
-//! of ±0 is true; a NaN result of `rsqrt.approx.ftz.f64` is 0x7fffffff00000000.
+//! of ±0 is true; a NaN result of `rsqrt.approx.ftz.f64` is 0x7fffffff00000000; and
+//! `cvt.f32.bf16` keeps a NaN's bits (session 21).
 
 #[path = "common/instr.rs"]
 mod instr;
@@ -467,6 +468,12 @@ const ROWS: &[Row] = &[
     ("f32 f32 f32", "fma.rp.ftz.sat.f32 $d, $a, $b, $c;", "f32", &[0x3f7fffff, 0x800000, 0x0], 0x0),
     ("f32 f32 f32", "mad.rn.ftz.f32 $d, $a, $b, $c;", "f32", &[0xbf7fffff, 0x800000, 0x0], 0x80000000),
     ("f32 f32 f32", "rcp.rp.ftz.f32 $d, $a;", "f32", &[0x7e800001, 0x0, 0x0], 0x0),
+    // Session 21: widening bf16 to f32 keeps a NaN's bits (every one of the 254 bf16 NaNs,
+    // signalling ones and negative ones included), unlike f16 to f32 above.
+    ("b16", "cvt.f32.bf16 $d, $a;", "f32", &[0x7f81], 0x7f810000),
+    ("b16", "cvt.f32.bf16 $d, $a;", "f32", &[0x7fc0], 0x7fc00000),
+    ("b16", "cvt.f32.bf16 $d, $a;", "f32", &[0xfffe], 0xfffe0000),
+    ("b16", "cvt.f32.bf16 $d, $a;", "f32", &[0xff81], 0xff810000),
 ];
 
 /// Runs every row in `mode`: the rows of one input signature share one kernel (every one of

@@ -66,8 +66,9 @@ const OPEN: &[(&str, &str)] = &[
     ),
     (
         WIDEN_NAN,
-        "cvt.f32.bf16 (\"NaN input yields unspecified NaN\"); cvt.f32/f64.f16 and cvt.f64.bf16 \
-         do not say which NaN: any NaN is accepted",
+        "cvt.f32/f64.f16 and cvt.f64.bf16 do not say which NaN: any NaN is accepted \
+         (cvt.f32.bf16 says \"NaN input yields unspecified NaN\", but the H200 keeps the bits, \
+         so that is checked exactly)",
     ),
 ];
 const NEG_ABS_NAN: &str = "neg/abs of a NaN";
@@ -591,7 +592,10 @@ fn half_unary_every_pattern() {
                         };
                         (w, f64::from_bits(g[0]).is_nan())
                     };
-                    let open = x.is_nan().then_some((WIDEN_NAN, got_nan));
+                    // cvt.f32.bf16 keeps a NaN's bits on the GPU (measured on an H200 for all
+                    // 254 NaN patterns): exact, not open.
+                    let exact = bf && op == "cvt32";
+                    let open = (x.is_nan() && !exact).then_some((WIDEN_NAN, got_nan));
                     chk.check_open(&name, c, want, g[0], open);
                 }
             }

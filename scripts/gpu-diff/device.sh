@@ -18,7 +18,13 @@ PY=python3
 nvidia-smi -L 2>&1 | tee "$OUT/device.txt"
 work=$(mktemp -d)
 echo "== replay"
-timeout 300 $PY scripts/gpu-diff/replay.py "$REC" "$OUT/report.tsv" "$work/gpu-out" 2>&1 | tail -30
+# A sticky GPU error ends the process (status 3); a new one resumes after the last record.
+resume=""
+for try in $(seq 1 20); do
+    timeout 300 $PY scripts/gpu-diff/replay.py $resume "$REC" "$OUT/report.tsv" "$work/gpu-out" 2>&1 | tail -30
+    [ "${PIPESTATUS[0]}" = 3 ] || break
+    resume="--resume"
+done
 [ -d "$work/gpu-out" ] && tar czf "$OUT/gpu-out.tgz" -C "$work" gpu-out
 echo "== attributes"
 timeout 60 $PY scripts/gpu-diff/replay.py --attrs "$REC" "$OUT/attrs.tsv" 2>&1 | tail -5

@@ -3,14 +3,16 @@
 # CUDA driver — a real GPU's libcuda.so.1, or ptx2llvm's own (target/release/cuda) to test this
 # script — and compares each output buffer with the one the cpu target produced.
 #
-#   python3 scripts/gpu-diff/replay.py RECORDS_DIR REPORT.tsv [GPU_OUT_DIR]
+#   python3 scripts/gpu-diff/replay.py [--resume] RECORDS_DIR REPORT.tsv [GPU_OUT_DIR]
 #   python3 scripts/gpu-diff/replay.py --attrs RECORDS_DIR ATTRS.tsv
 #
 # REPORT.tsv gets one line per record: folder, origin, kernel, verdict (same | differ | gpu-error
 # | load-error | cpu-error), differing bytes per buffer and the first differing 32-bit words
 # (offset:cpu/gpu). With GPU_OUT_DIR, the GPU's output buffers of records that differ are written
 # there (folder/out<i>.bin) for a closer look. Records whose cpu launch failed (fault tests) are
-# not replayed: a fault on a GPU poisons the context. A GPU error resets the primary context.
+# not replayed: a fault on a GPU poisons the context. A GPU error resets the primary context; where
+# the driver refuses even that (a sticky error: every later call of the process fails), the script
+# exits with status 3 and `--resume` in a new process goes on after the records REPORT.tsv holds.
 # Needs cuda-bindings (`cuda.bindings.driver`, cuda-python 12.6+).
 import ctypes
 import os
@@ -66,9 +68,10 @@ class Gpu:
         self.open()
 
     def module(self, root, name):
-        """Loads a recorded module; one the driver refuses for its `.version` or `.target` is
-        loaded again with the version capped at what the driver reads and the target lowered
-        to the device's (instructions that need more then fail the load)."""
+        """Loads a recorded module; one the driver refuses for its `.version`, its `.target` or
+        non-ASCII bytes in comments is loaded again with the version capped at what the driver
+        reads, the target lowered to the device's (instructions that need more then fail the
+        load) and those bytes replaced."""
         if name not in self.modules:
             src = open(os.path.join(root, name), "rb").read()
             try:
@@ -99,6 +102,8 @@ class Gpu:
             n = int(m.group(1))
             return f".target sm_{sm}".encode() if n > sm else m.group(0)
 
+        # The driver's JIT (580) refuses bytes above 0x7f even in comments, which ptxas takes.
+        src = re.sub(rb"[\x80-\xff]", b"?", src)
         src = re.sub(rb"\.version\s+(\d+)\.(\d+)", lambda m: version(m), src, count=1)
         return re.sub(rb"\.target\s+sm_(\d+)[af]?", lambda m: target(m), src, count=1)
 
@@ -187,15 +192,25 @@ def main():
     if sys.argv[1] == "--attrs":
         attributes(sys.argv[2], sys.argv[3])
         return
-    root, report = sys.argv[1], sys.argv[2]
-    gpu_out = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    resume = args[0] == "--resume"
+    if resume:
+        args = args[1:]
+    root, report = args[0], args[1]
+    gpu_out = args[2] if len(args) > 2 else None
     gpu = Gpu()
     folders = sorted(f for f in os.listdir(root) if os.path.isfile(os.path.join(root, f, "launch.txt")))
+    done = set()
+    if resume and os.path.exists(report):
+        done = {line.split("\t", 1)[0] for line in open(report) if not line.startswith("#")}
     counts = {}
     t0 = time.time()
-    with open(report, "w") as rep:
-        rep.write(f"# device\t{gpu.name}\n")
+    with open(report, "a" if resume else "w") as rep:
+        if not done:
+            rep.write(f"# device\t{gpu.name}\n")
         for n, f in enumerate(folders):
+            if f in done:
+                continue
             folder = os.path.join(root, f)
             rec = parse(os.path.join(folder, "launch.txt"))
             if not rec.get("outcome", "").startswith("ok"):
@@ -203,7 +218,12 @@ def main():
             else:
                 verdict, detail, outs = replay(gpu, root, folder, rec)
                 if verdict == "gpu-error":
-                    gpu.reset()
+                    try:
+                        gpu.reset()
+                    except RuntimeError as e:
+                        rep.write(f"{f}\t{rec.get('origin', '')}\t{rec.get('kernel', '')}\t{verdict}\t{detail}\n")
+                        print(f"{f}: the context cannot be reset ({e}); resume in a new process", flush=True)
+                        sys.exit(3)
                 if verdict == "ran":
                     diffs = []
                     for i, g in sorted(outs.items()):

@@ -355,7 +355,8 @@ fn convert<'c>(
         let r = if m.relu { fp::relu(l, r) } else { r };
         let r = fp::flush_if(l, f32ftz(dt), r);
         // Measured on an H200 (sm_90, driver 580): a NaN converted from f32/f16/bf16 to
-        // f32/f16/bf16 is the canonical NaN (0x7fffffff, 0x7fff), payload and sign dropped, and
+        // f32/f16/bf16 is the canonical NaN (0x7fffffff, 0x7fff), payload and sign dropped (but
+        // see bf16 to f32 below), and
         // `cvt.ftz.f64.f32` widens that canonical f32 NaN (0x7fffffffe0000000); a NaN from f64
         // keeps its sign and the top of its payload, quieted (`cvt.rn.bf16.f64
         // 0x7ff1248a53a43642` = 0x7fc9, `cvt.rn.f16.f64 0xfff4000000000123` = 0xff00), as
@@ -370,6 +371,18 @@ fn convert<'c>(
             } else {
                 r
             }
+        } else if st.k == K::BF && dt.k == K::F && dt.bits == 32 {
+            // Except widening bf16 to f32, which the H200 does as a shift: every bf16 NaN
+            // (signalling ones and the sign included) comes out as its bits in the top half
+            // (`cvt.f32.bf16 0x7f81` = 0x7f810000; all 254 NaN patterns, session 21). `.sat`
+            // still makes a NaN 0.
+            let nan = fp::and(l, fp::is_nan(l, x), fp::is_nan(l, r));
+            let i32t = l.ctx.i32_type();
+            let wide = l.b.build_int_z_extend(fp::to_bits(l, x), i32t, "").unwrap();
+            let top =
+                l.b.build_left_shift(wide, i32t.const_int(16, false), "")
+                    .unwrap();
+            fp::bits_sel(l, nan, fp::from_bits(l, top, ft), r)
         } else if dt.bits <= 32 {
             fp::gpu_nan(l, r)
         } else if f32ftz(st) {

@@ -343,7 +343,9 @@ impl Warp<'_> {
     }
 
     /// The D words of the elements `d` of type `ty` (`f16` rounded to nearest even, two to a
-    /// word).
+    /// word). A NaN element is the canonical NaN (0x7fffffff, 0x7fff), as the H200 gives for
+    /// every f16/bf16/tf32 form whatever the operands' NaNs (session 21); `f64` NaNs are left
+    /// as the FMA chain makes them (not matched to the GPU: docs/GPU_DIFF.md).
     unsafe fn pack(&self, d: &[LLVMValueRef], ty: u32) -> Vec<LLVMValueRef> {
         let b = self.b;
         let n = c"".as_ptr();
@@ -351,9 +353,12 @@ impl Warp<'_> {
         match ty {
             code::F16 => {
                 let ht = c::LLVMVectorType(c::LLVMHalfTypeInContext(self.cx), LANES);
+                let v16 = c::LLVMVectorType(self.i16(), LANES);
                 let bits = |x: LLVMValueRef| {
                     let h = c::LLVMBuildFPTrunc(b, x, ht, n);
-                    let h = c::LLVMBuildBitCast(b, h, c::LLVMVectorType(self.i16(), LANES), n);
+                    let h = c::LLVMBuildBitCast(b, h, v16, n);
+                    let canon = self.splat(c::LLVMConstInt(self.i16(), 0x7fff, 0));
+                    let h = c::LLVMBuildSelect(b, self.is_nan(x), canon, h, n);
                     c::LLVMBuildZExt(b, h, v32, n)
                 };
                 let sh = self.splat(self.c32(16));
@@ -381,11 +386,31 @@ impl Warp<'_> {
                     })
                     .collect()
             }
+            code::F32 => {
+                let canon = self.splat(self.c32(0x7fff_ffff));
+                d.iter()
+                    .map(|&x| {
+                        let w = c::LLVMBuildBitCast(b, x, v32, n);
+                        c::LLVMBuildSelect(b, self.is_nan(x), canon, w, n)
+                    })
+                    .collect()
+            }
             _ => d
                 .iter()
                 .map(|&x| c::LLVMBuildBitCast(b, x, v32, n))
                 .collect(),
         }
+    }
+
+    /// Lanes of float vector `x` that are NaNs.
+    unsafe fn is_nan(&self, x: LLVMValueRef) -> LLVMValueRef {
+        c::LLVMBuildFCmp(
+            self.b,
+            llvm_sys::LLVMRealPredicate::LLVMRealUNO,
+            x,
+            x,
+            c"".as_ptr(),
+        )
     }
 
     unsafe fn i16(&self) -> LLVMTypeRef {
