@@ -41,10 +41,12 @@ impl WarpPlan {
         if let (Some([x, y, z]), Some(_)) = (self.info.block, &r.segments) {
             let _ = writeln!(s, "  compiled for blocks of ({x}, {y}, {z}) threads only");
         } else if let Some([x, y, z]) = self.info.block {
+            let why = r.aligned_only.as_deref().unwrap_or(
+                "a warp operation or barrier in scope only where a warp's lanes share %tid.y/z",
+            );
             let _ = writeln!(
                 s,
-                "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads (a warp \
-                 operation or barrier in scope only where a warp's lanes share %tid.y/z)"
+                "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads ({why})"
             );
         }
         if let Some((u, v)) = r.rows {
