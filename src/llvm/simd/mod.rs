@@ -73,10 +73,18 @@ pub struct Report {
     pub aligned_only: Option<String>,
 }
 
-/// The estimated size (instructions) from which a kernel launched with aligned warps gets
-/// the aligned-warp function alone. The suite's kernels with both functions are below 1500
-/// (Triton's softmax ~1000?), Triton's matmul far above.
-const ONE_FUNCTION_MIN: usize = 2000;
+/// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
+/// aligned-warp function alone (and a region-scheme one is called, not inlined): about
+/// 20 `mma.sync`. Triton's matmul is 19,200.
+const ONE_FUNCTION_MIN: usize = 4000;
+
+/// The most instructions of warp code (`code_size`, times the warp functions built) for
+/// which the compiler chooses the warp engine (`PTX2LLVM_CPU_MODE=warp` takes any size).
+/// Code generation grows with it: Triton's 128x128x32 fp16 matmul (64 `mma.sync`, 19,200)
+/// compiles in about 10 s of CPU as one warp function and runs 512^3 about 20x faster than
+/// on coroutines; a kernel twice that size (or that kernel without a known block, which
+/// builds both warp functions) keeps coroutines.
+const WARP_SIZE_MAX: usize = 24_000;
 
 /// Instructions each inline floating-point `mma.sync` adds to the warp function (64 `fma`s,
 /// their operand shuffles and conversions), beside its call.
@@ -168,7 +176,18 @@ pub fn vectorize(
         // generation is most of its compile time (Triton's matmul: two warp functions of 64
         // inline `mma.sync` each).
         let size = code_size(&cfg);
-        if aligned && segment.is_none() && size >= ONE_FUNCTION_MIN {
+        let one = aligned && segment.is_none() && size >= ONE_FUNCTION_MIN;
+        // Both warp functions may be built without a known aligned block.
+        let compiled = if one { size } else { 2 * size };
+        if prefer_loops && compiled > WARP_SIZE_MAX {
+            return Err(format!(
+                "a large kernel: about {} instructions of warp code to compile (more than \
+                 {WARP_SIZE_MAX}; each `mma.sync` counts {MMA_SIZE}; PTX2LLVM_CPU_MODE=warp \
+                 takes it anyway)",
+                compiled / 100 * 100
+            ));
+        }
+        if one {
             let why = format!(
                 "a large kernel (about {} instructions; the general warp function is left out)",
                 size / 100 * 100
@@ -505,8 +524,13 @@ unsafe fn scheme_note(
             }
             Some(format!(
                 "static regions between barriers (each round runs every waiting warp's region \
-                 inline; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
+                 {}; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
                  built again after one: {})",
+                if code_size(cfg) >= ONE_FUNCTION_MIN {
+                    "as a call (a large kernel)"
+                } else {
+                    "inline"
+                },
                 slot.size,
                 if names.is_empty() {
                     "nothing".to_string()
