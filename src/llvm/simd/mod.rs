@@ -107,9 +107,7 @@ pub unsafe fn code_size(cfg: &cfg::Cfg) -> usize {
         .iter()
         .flat_map(|&bb| ir::instructions(bb))
         .map(|i| {
-            if !c::LLVMIsACallInst(i).is_null()
-                && call_kind(i) == CallKind::Warp(WarpCall::Mma)
-            {
+            if !c::LLVMIsACallInst(i).is_null() && call_kind(i) == CallKind::Warp(WarpCall::Mma) {
                 1 + MMA_SIZE
             } else {
                 1
@@ -169,8 +167,14 @@ pub fn vectorize(
                 return Err(why);
             }
             let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
-            let (dr, scheme, slot) =
-                build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme, block)?;
+            let (dr, scheme, slot) = build_warp(
+                fr,
+                &format!("{name}.simd.rows"),
+                &cfg,
+                &rows_facts,
+                scheme,
+                block,
+            )?;
             report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
             driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
             report.rows = Some((report.uniform, report.varying));
@@ -355,12 +359,9 @@ unsafe fn barrier_after_parting(cfg: &cfg::Cfg, facts: &uniform::Facts) -> bool 
 unsafe fn own_memory(f: LLVMValueRef) -> bool {
     let mut bb = c::LLVMGetFirstBasicBlock(f);
     while !bb.is_null() {
-        if ir::instructions(bb)
-            .iter()
-            .any(|&i| {
-                ir::opcode(i) == O::LLVMAlloca && !region_local_pred(i) && !region_local_frag(i)
-            })
-        {
+        if ir::instructions(bb).iter().any(|&i| {
+            ir::opcode(i) == O::LLVMAlloca && !region_local_pred(i) && !region_local_frag(i)
+        }) {
             return true;
         }
         bb = c::LLVMGetNextBasicBlock(bb);
@@ -409,9 +410,9 @@ unsafe fn region_local_frag(a: LLVMValueRef) -> bool {
     let (Some(&lo), Some(&hi)) = (at.first(), at.last()) else {
         return false;
     };
-    !is[lo..=hi].iter().any(|&i| {
-        !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
-    })
+    !is[lo..=hi]
+        .iter()
+        .any(|&i| !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_)))
 }
 
 /// Whether alloca `a` is a warp operation's predicate slot with one write and its reads after
@@ -485,9 +486,7 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             Err(e)
         }
-        Ok((size, _, _, _))
-            if scheme == barrier::Scheme::Regions && size > slot_max(block) =>
-        {
+        Ok((size, _, _, _)) if scheme == barrier::Scheme::Regions && size > slot_max(block) => {
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines, block)
         }
@@ -496,16 +495,16 @@ unsafe fn build_warp(
                 out_of_line(d);
             }
             Ok((
-            d,
-            scheme,
-            driver::RegionSlot {
+                d,
                 scheme,
-                size,
-                align,
-                red,
-                states,
-            },
-        ))
+                driver::RegionSlot {
+                    scheme,
+                    size,
+                    align,
+                    red,
+                    states,
+                },
+            ))
         }
     }
 }

@@ -48,7 +48,12 @@ impl Warp<'_> {
 
     /// Stores element `l` of `v` at pointer `l` of `p` for the lanes `l` set in mask `m`, in
     /// increasing order, by a loop over the set lanes.
-    pub(super) unsafe fn scatter_loop(&mut self, v: LLVMValueRef, p: LLVMValueRef, m: LLVMValueRef) {
+    pub(super) unsafe fn scatter_loop(
+        &mut self,
+        v: LLVMValueRef,
+        p: LLVMValueRef,
+        m: LLVMValueRef,
+    ) {
         let vt = c::LLVMTypeOf(v);
         let e = c::LLVMGetElementType(vt);
         let count = c::LLVMGetVectorSize(vt);
