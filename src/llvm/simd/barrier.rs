@@ -617,6 +617,9 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
                 // tree loop's `k >>= 1` and its test, after the barrier in the latch).
                 .filter(|&(pd, _)| if d == bb { pd < pb } else { all[d][bb] })
                 .map(|(_, &v)| v)
+                // An alloca's address is no value of the warp function (its fragment arrays
+                // and predicate slots are served as registers, `own_memory` in `mod.rs`).
+                .filter(|&v| ir::opcode(v) != llvm_sys::LLVMOpcode::LLVMAlloca)
                 .filter(|v| !out.contains(v))
                 .collect();
             if defs.is_empty() {

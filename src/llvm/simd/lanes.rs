@@ -304,9 +304,14 @@ impl Warp<'_> {
         let vec_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let mut tys = [vt, c::LLVMTypeOf(p)];
-        let mut args = [p, m, c::LLVMGetPoison(vt)];
-        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        let gv = if self.narrow(vt) {
+            self.gather_loop(vt, p, m)
+        } else {
+            let mut tys = [vt, c::LLVMTypeOf(p)];
+            let mut args = [p, m, c::LLVMGetPoison(vt)];
+            self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args)
+        };
+        let gat_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
         let phi = c::LLVMBuildPhi(b, vt, c"".as_ptr());
@@ -531,9 +536,13 @@ impl Warp<'_> {
         self.store_runs(v, lanes, et);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
-        let mut tys = [c::LLVMTypeOf(v), c::LLVMTypeOf(p)];
-        let mut args = [v, p, m];
-        self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
+        if self.narrow(c::LLVMTypeOf(v)) {
+            self.scatter_loop(v, p, m);
+        } else {
+            let mut tys = [c::LLVMTypeOf(v), c::LLVMTypeOf(p)];
+            let mut args = [v, p, m];
+            self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
+        }
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
     }

@@ -15,6 +15,7 @@ mod emit;
 mod ir;
 mod lanes;
 mod matrix;
+mod narrow;
 mod stride;
 mod uniform;
 mod warp;
@@ -67,6 +68,52 @@ pub struct Report {
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,
+    /// Why the kernel has only the aligned-warp function when the general one is in scope
+    /// too (a large kernel: `ONE_FUNCTION_MIN`).
+    pub aligned_only: Option<String>,
+}
+
+/// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
+/// aligned-warp function alone: the general one, which such a launch never calls, would
+/// double the compile time. Smaller kernels keep both (their plans show both functions'
+/// facts, and lit tests run the general one). Triton's softmax is about 540, softmax_warp
+/// 3,900, Triton's matmul 19,200.
+const ONE_FUNCTION_MIN: usize = 500;
+
+/// The estimated size (`code_size`) from which a region-scheme warp function is called from
+/// `K.simd` rather than inlined per state (`out_of_line`): about 20 `mma.sync`.
+const OUT_OF_LINE_MIN: usize = 4000;
+
+/// The most instructions of warp code (`code_size`, times the warp functions built) for
+/// which the compiler chooses the warp engine (`PTX2LLVM_CPU_MODE=warp` takes any size).
+/// Code generation grows with it: Triton's 128x128x32 fp16 matmul (64 `mma.sync`, 19,200)
+/// compiles in about 10 s of CPU as one warp function and runs 512^3 about 20x faster than
+/// on coroutines; a kernel twice that size (or that kernel without a known block, which
+/// builds both warp functions) keeps coroutines.
+const WARP_SIZE_MAX: usize = 24_000;
+
+/// Instructions each inline floating-point `mma.sync` adds to the warp function (64 `fma`s,
+/// their operand shuffles and conversions), beside its call.
+const MMA_SIZE: usize = 200;
+
+/// An estimate of the warp function's size, in instructions of the cleaned kernel (each
+/// `mma.sync` as the vector code it becomes): what code generation, most of the compile time
+/// of a large kernel, grows with.
+///
+/// # Safety
+/// `cfg` must describe a valid function.
+pub unsafe fn code_size(cfg: &cfg::Cfg) -> usize {
+    cfg.blocks
+        .iter()
+        .flat_map(|&bb| ir::instructions(bb))
+        .map(|i| {
+            if !c::LLVMIsACallInst(i).is_null() && call_kind(i) == CallKind::Warp(WarpCall::Mma) {
+                1 + MMA_SIZE
+            } else {
+                1
+            }
+        })
+        .sum()
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -92,6 +139,7 @@ pub fn vectorize(
     let f = module
         .get_function(name)
         .ok_or_else(|| format!("kernel `{name}` was not lowered"))?;
+    constant_splats();
     machine.run_function_pipeline(f, CLEANUP)?;
     let fr = f.as_value_ref();
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
@@ -106,31 +154,66 @@ pub fn vectorize(
             Some(seg) => uniform::Facts::segmented(fr, &cfg, td, seg),
             None => uniform::Facts::new(fr, &cfg, td, false),
         };
+        let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
+        // The aligned-warp function alone, for a launch whose block is `block` (aligned):
+        // `K.simd` always takes it. `Ok(None)`: it is out of scope too.
+        let aligned_only = |why: Option<String>| -> Result<Option<(Report, bool)>, String> {
+            let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
+            let Ok(mut report) = check(fr, &cfg, &rows_facts, td) else {
+                return Ok(None);
+            };
+            let co = !report.barriers.is_empty();
+            if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+                return Err(why);
+            }
+            let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
+            let (dr, scheme, slot) = build_warp(
+                fr,
+                &format!("{name}.simd.rows"),
+                &cfg,
+                &rows_facts,
+                scheme,
+                block,
+            )?;
+            report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
+            driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
+            report.rows = Some((report.uniform, report.varying));
+            // The only warp function is the aligned one: its accesses are the kernel's.
+            report.memory = rows_facts.strides.counts;
+            report.aligned_only = why;
+            Ok(Some((report, true)))
+        };
+        // A large kernel launched with aligned warps gets only the function it runs: code
+        // generation is most of its compile time (Triton's matmul: two warp functions of 64
+        // inline `mma.sync` each; `ONE_FUNCTION_MIN`).
+        let size = code_size(&cfg);
+        let one = aligned && segment.is_none() && size >= ONE_FUNCTION_MIN;
+        // Both warp functions may be built without a known aligned block.
+        let compiled = if one { size } else { 2 * size };
+        if prefer_loops && compiled > WARP_SIZE_MAX {
+            return Err(format!(
+                "a large kernel: about {} instructions of warp code to compile (more than \
+                 {WARP_SIZE_MAX}; each `mma.sync` counts {MMA_SIZE}; PTX2LLVM_CPU_MODE=warp \
+                 takes it anyway)",
+                compiled / 100 * 100
+            ));
+        }
+        if one {
+            let why = format!(
+                "a large kernel (about {} instructions; the general warp function is left out)",
+                size / 100 * 100
+            );
+            if let Some(done) = aligned_only(Some(why))? {
+                return Ok(done);
+            }
+        }
         let mut report = match check(fr, &cfg, &facts, td) {
             Ok(r) => r,
             Err(why) => {
-                let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
-                let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
-                let r = match check(fr, &cfg, &rows_facts, td) {
-                    Ok(r) if aligned => r,
-                    _ => return Err(why),
-                };
-                let co = !r.barriers.is_empty();
-                if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+                if !aligned {
                     return Err(why);
                 }
-                let mut report = r;
-                let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
-                let (dr, scheme, slot) =
-                    build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme)?;
-                report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
-                // The launch has aligned warps (its block is `block`): `K.simd` always
-                // takes the aligned-warp function.
-                driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
-                report.rows = Some((report.uniform, report.varying));
-                // The only warp function is the aligned one: its accesses are the kernel's.
-                report.memory = rows_facts.strides.counts;
-                return Ok((report, true));
+                return aligned_only(None)?.ok_or(why);
             }
         };
         report.memory = facts.strides.counts;
@@ -145,7 +228,7 @@ pub fn vectorize(
         }
         let scheme = first_scheme(fr, &report, &cfg, &facts);
         let (dst, scheme, mut slot) =
-            build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme)?;
+            build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme, block)?;
         if let Some(seg) = segment {
             // Built for this block alone: no aligned warps.
             let [x, y, z] = seg.block;
@@ -169,7 +252,14 @@ pub fn vectorize(
                 > facts.strides.counts[0] + facts.strides.counts[1]
         {
             if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
-                let built = build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme);
+                let built = build_warp(
+                    fr,
+                    &format!("{name}.simd.rows"),
+                    &cfg,
+                    &rows_facts,
+                    scheme,
+                    block,
+                );
                 match built {
                     Ok((dr, s, rslot)) if s == scheme => {
                         rows = Some(dr);
@@ -190,6 +280,30 @@ pub fn vectorize(
         driver::cta_fn(m, fr, dst, rows, name, params, slot);
         Ok((report, false))
     }
+}
+
+/// Makes LLVM represent a floating-point vector whose elements are all one constant (the
+/// warp function's splats of every constant operand) as one `ConstantFP` of vector type, not
+/// as 32 elements: InstCombine's `computeKnownFPClass` walked every element of every such
+/// constant again at each query, 28% of softmax_warp's compile (perf); `opt -O2` of its
+/// warp function takes 0.22 s instead of 0.52 s. A process-wide LLVM option
+/// (`-use-constant-fp-for-fixed-length-splat`), set once before the first warp function is
+/// built; the constants mean the same.
+fn constant_splats() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let args = [c"ptx2llvm", c"-use-constant-fp-for-fixed-length-splat"];
+        let ptrs: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        // SAFETY: `ptrs` points to NUL-terminated strings that outlive the call; LLVM copies
+        // what it keeps.
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(
+                ptrs.len() as i32,
+                ptrs.as_ptr(),
+                std::ptr::null(),
+            )
+        };
+    });
 }
 
 /// The barrier scheme to try first: none without CTA barriers; static regions unless the
@@ -245,15 +359,60 @@ unsafe fn barrier_after_parting(cfg: &cfg::Cfg, facts: &uniform::Facts) -> bool 
 unsafe fn own_memory(f: LLVMValueRef) -> bool {
     let mut bb = c::LLVMGetFirstBasicBlock(f);
     while !bb.is_null() {
-        if ir::instructions(bb)
-            .iter()
-            .any(|&i| ir::opcode(i) == O::LLVMAlloca && !region_local_pred(i))
-        {
+        if ir::instructions(bb).iter().any(|&i| {
+            ir::opcode(i) == O::LLVMAlloca && !region_local_pred(i) && !region_local_frag(i)
+        }) {
             return true;
         }
         bb = c::LLVMGetNextBasicBlock(bb);
     }
     false
+}
+
+/// Whether alloca `a` is a matrix instruction's fragment array (`matrix::frag_slot`) whose
+/// stores, calls and loads are all in one block with no CTA barrier among them: the warp
+/// function keeps its words in registers (`matrix.rs`), values of one region, so the region
+/// scheme's frame need not hold it (Triton's matmul: 272 of them, which kept it on
+/// coroutines, whose split copies the 64 products into a ramp and a resume function).
+unsafe fn region_local_frag(a: LLVMValueRef) -> bool {
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(
+        c::LLVMGetBasicBlockParent(c::LLVMGetInstructionParent(a)),
+    ));
+    if !matrix::frag_slot(td, a) {
+        return false;
+    }
+    // Every instruction that reaches the array: its GEPs and their users, the calls.
+    let mut users = Vec::new();
+    let mut u = c::LLVMGetFirstUse(a);
+    while !u.is_null() {
+        let user = c::LLVMGetUser(u);
+        if !c::LLVMIsAGetElementPtrInst(user).is_null() {
+            let mut v = c::LLVMGetFirstUse(user);
+            while !v.is_null() {
+                users.push(c::LLVMGetUser(v));
+                v = c::LLVMGetNextUse(v);
+            }
+        }
+        if c::LLVMIsACallInst(user).is_null() || !ir::callee(user).starts_with("llvm.lifetime") {
+            users.push(user);
+        }
+        u = c::LLVMGetNextUse(u);
+    }
+    let Some(&first) = users.first() else {
+        return true;
+    };
+    let bb = c::LLVMGetInstructionParent(first);
+    if users.iter().any(|&x| c::LLVMGetInstructionParent(x) != bb) {
+        return false;
+    }
+    let is = ir::instructions(bb);
+    let at: Vec<usize> = (0..is.len()).filter(|&k| users.contains(&is[k])).collect();
+    let (Some(&lo), Some(&hi)) = (at.first(), at.last()) else {
+        return false;
+    };
+    !is[lo..=hi]
+        .iter()
+        .any(|&i| !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_)))
 }
 
 /// Whether alloca `a` is a warp operation's predicate slot with one write and its reads after
@@ -296,8 +455,21 @@ unsafe fn region_local_pred(a: LLVMValueRef) -> bool {
     })
 }
 
+/// The most bytes of a warp's slot in the region scheme, for launches of `block` (any block
+/// when `None`): `barrier::REGION_SLOT_MAX`, or more when the block is known and has few
+/// warps. `K.simd` allocates its warps' slots on the worker's stack (16 MiB), at most
+/// `REGION_CTA_MAX` in all; Triton's 128x128x32 matmul (4 warps) keeps 567 values across
+/// its barriers, 128 accumulators and 64 lane addresses among them: 73 KB per warp.
+fn slot_max(block: Option<[u32; 3]>) -> u32 {
+    let warps = block.map_or(32, |[x, y, z]| (x * y * z).div_ceil(32).max(1));
+    barrier::REGION_SLOT_MAX.max(REGION_CTA_MAX / warps)
+}
+
+/// The most bytes of region slots of one CTA's warps (`slot_max`).
+const REGION_CTA_MAX: u32 = 1 << 20;
+
 /// Builds warp function `fname` under `scheme`; a region-scheme function whose slot would
-/// outgrow `REGION_SLOT_MAX` is built again as a coroutine. Returns it, the scheme it has and
+/// outgrow `slot_max` is built again as a coroutine. Returns it, the scheme it has and
 /// its region slot.
 unsafe fn build_warp(
     fr: LLVMValueRef,
@@ -305,6 +477,7 @@ unsafe fn build_warp(
     cfg: &cfg::Cfg,
     facts: &uniform::Facts,
     scheme: barrier::Scheme,
+    block: Option<[u32; 3]>,
 ) -> Result<(LLVMValueRef, barrier::Scheme, driver::RegionSlot), String> {
     let m = c::LLVMGetGlobalParent(fr);
     let d = driver::declare_warp_fn(m, fr, fname, scheme);
@@ -313,24 +486,46 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             Err(e)
         }
-        Ok((size, _, _, _))
-            if scheme == barrier::Scheme::Regions && size > barrier::REGION_SLOT_MAX =>
-        {
+        Ok((size, _, _, _)) if scheme == barrier::Scheme::Regions && size > slot_max(block) => {
             c::LLVMDeleteFunction(d);
-            build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines)
+            build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines, block)
         }
-        Ok((size, align, red, states)) => Ok((
-            d,
-            scheme,
-            driver::RegionSlot {
+        Ok((size, align, red, states)) => {
+            if scheme == barrier::Scheme::Regions && code_size(cfg) >= OUT_OF_LINE_MIN {
+                out_of_line(d);
+            }
+            Ok((
+                d,
                 scheme,
-                size,
-                align,
-                red,
-                states,
-            },
-        )),
+                driver::RegionSlot {
+                    scheme,
+                    size,
+                    align,
+                    red,
+                    states,
+                },
+            ))
+        }
     }
+}
+
+/// Keeps region-scheme warp function `f` a call in `K.simd` (`noinline` instead of
+/// `alwaysinline`): `K.simd` calls it at a site per state and again for fault replays, and
+/// each inlined copy keeps the regions its state reaches, so a large kernel's code was
+/// compiled several times over (Triton's matmul: its 64 products twice, 67,000 lines of IR).
+/// One call per warp and round costs nothing beside such a region.
+unsafe fn out_of_line(f: LLVMValueRef) {
+    let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f));
+    let kind = |name: &std::ffi::CStr| {
+        c::LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len())
+    };
+    c::LLVMRemoveEnumAttributeAtIndex(
+        f,
+        llvm_sys::LLVMAttributeFunctionIndex,
+        kind(c"alwaysinline"),
+    );
+    let a = c::LLVMCreateEnumAttribute(cx, kind(c"noinline"), 0);
+    c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, a);
 }
 
 /// The plan's line on how the warps meet at barriers.
@@ -359,8 +554,13 @@ unsafe fn scheme_note(
             }
             Some(format!(
                 "static regions between barriers (each round runs every waiting warp's region \
-                 inline; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
+                 {}; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
                  built again after one: {})",
+                if code_size(cfg) >= OUT_OF_LINE_MIN {
+                    "as a call (a large kernel)"
+                } else {
+                    "inline"
+                },
                 slot.size,
                 if names.is_empty() {
                     "nothing".to_string()

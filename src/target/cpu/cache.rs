@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 6;
+const FORMAT_VERSION: u32 = 7;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -312,7 +312,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 }
                 None => w.u8(0),
             }
-            for note in [&r.barrier_scheme, &r.segments] {
+            for note in [&r.barrier_scheme, &r.segments, &r.aligned_only] {
                 match note {
                     Some(how) => {
                         w.u8(1);
@@ -393,6 +393,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             };
             let barrier_scheme = note()?;
             let segments = note()?;
+            let aligned_only = note()?;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -408,6 +409,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     rows_memory,
                     barrier_scheme,
                     segments,
+                    aligned_only,
                 },
             }))
         }
@@ -916,6 +918,7 @@ mod tests {
                             rows_memory: Some([3, 0, 0]),
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
+                            aligned_only: Some("a large kernel".into()),
                         },
                     })),
                     warp_refused: None,

@@ -41,10 +41,12 @@ impl WarpPlan {
         if let (Some([x, y, z]), Some(_)) = (self.info.block, &r.segments) {
             let _ = writeln!(s, "  compiled for blocks of ({x}, {y}, {z}) threads only");
         } else if let Some([x, y, z]) = self.info.block {
+            let why = r.aligned_only.as_deref().unwrap_or(
+                "a warp operation or barrier in scope only where a warp's lanes share %tid.y/z",
+            );
             let _ = writeln!(
                 s,
-                "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads (a warp \
-                 operation or barrier in scope only where a warp's lanes share %tid.y/z)"
+                "  aligned warps only: compiled for blocks of ({x}, {y}, {z}) threads ({why})"
             );
         }
         if let Some((u, v)) = r.rows {
@@ -136,32 +138,10 @@ pub fn ast_reason(f: &ast::Function) -> Option<String> {
     walk(&f.body.as_ref()?.stmts)
 }
 
-/// The most `mma.sync` instructions a kernel may have for the compiler to choose the warp
-/// engine. Each floating-point one is 64 vector fused multiply-adds on 32 lanes and their
-/// operand shuffles in the warp function (`llvm/simd/matrix.rs`), about 20 ms of code
-/// generation (17 chained m16n8k16: 0.56 s, 0.07 s on coroutines), and the kernels that have
-/// many are large: Triton's 128x128x32 fp16 matmul (64 of them) takes about 45 s of CPU to
-/// compile on the warp engine, of which the products are a quarter (the rest: its 16-bit
-/// gathers and scatters, which LLVM expands lane by lane, register allocation and the line
-/// tables' debug-value analysis), where it then runs about 20x faster than on coroutines
-/// (512^3 on a loaded machine: 70 ms, 1.4 s; 130-210 ms with the products as runtime calls).
-const MMA_BUDGET: usize = 16;
-
-/// How many instructions of opcode `op` `stmts` holds, nested blocks included.
-fn count_op(stmts: &[Statement], op: &str) -> usize {
-    stmts
-        .iter()
-        .map(|st| match st {
-            Statement::Instr(i) => usize::from(i.opcode.spelling() == op),
-            Statement::Block(b) => count_op(&b.stmts, op),
-            _ => 0,
-        })
-        .sum()
-}
-
 /// Builds the warp code of kernel `f` (lowered into `module`), or says why not. `mode`:
-/// `Auto` lets `llvm::simd::vectorize` prefer thread loops where they win; `Warp`
-/// (`PTX2LLVM_CPU_MODE=warp`) does not.
+/// `Auto` lets `llvm::simd::vectorize` prefer thread loops where they win and refuse kernels
+/// whose warp code would take long to compile (`WARP_SIZE_MAX` there); `Warp`
+/// (`PTX2LLVM_CPU_MODE=warp`) does neither.
 pub fn plan(
     module: &crate::llvm::Module,
     machine: &HostMachine,
@@ -174,16 +154,6 @@ pub fn plan(
     let prefer_loops = mode == CpuMode::Auto;
     if let Some(r) = ast_reason(f) {
         return Err(r);
-    }
-    if mode != CpuMode::Warp {
-        let n = count_op(f.body.as_ref().map_or(&[][..], |b| &b.stmts[..]), "mma");
-        if n > MMA_BUDGET {
-            return Err(format!(
-                "{n} `mma.sync` (more than {MMA_BUDGET}): code generation of the warp function \
-                 grows with them (64 vector multiply-adds each; Triton's 128x128x32 matmul \
-                 compiles for about 45 s there; PTX2LLVM_CPU_MODE=warp takes it anyway)"
-            ));
-        }
     }
     let (report, only_block) =
         crate::llvm::simd::vectorize(module, machine, f.name, params, block, prefer_loops)?;
