@@ -15,6 +15,7 @@ mod emit;
 mod ir;
 mod lanes;
 mod matrix;
+mod nan;
 mod stride;
 mod uniform;
 mod warp;
@@ -30,10 +31,11 @@ use super::Module;
 use ir::{CtxField, WarpCall};
 use uniform::{call_kind, CallKind};
 
-/// The cleanup before vectorizing: SSA form, folded code, branches only (no switches), one
+/// The cleanup before vectorizing: SSA form (`sroa`, then `nan::drop_unseen` while the
+/// lowering's NaN selects are as it wrote them), folded code, branches only (no switches), one
 /// return block, loops with a preheader, one latch and dedicated exits, values leaving loops
 /// through exit phis.
-const CLEANUP: &str = "sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
+const CLEANUP: &str = "early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
                        mergereturn,loop-simplify,lcssa";
 
 /// What the vectorizer found in a kernel, for the plan (`--dump-plan`).
@@ -67,6 +69,9 @@ pub struct Report {
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,
+    /// The lowering's NaN-canonicalizing selects, and how many of them `nan::drop_unseen`
+    /// removed (results only ever seen by arithmetic that canonicalizes again).
+    pub nan_selects: (usize, usize),
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -92,8 +97,11 @@ pub fn vectorize(
     let f = module
         .get_function(name)
         .ok_or_else(|| format!("kernel `{name}` was not lowered"))?;
-    machine.run_function_pipeline(f, CLEANUP)?;
+    machine.run_function_pipeline(f, "sroa")?;
     let fr = f.as_value_ref();
+    // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
+    let nans = unsafe { nan::drop_unseen(fr) };
+    machine.run_function_pipeline(f, CLEANUP)?;
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
     // functions next to it with the module's context.
     unsafe {
@@ -120,6 +128,7 @@ pub fn vectorize(
                     return Err(why);
                 }
                 let mut report = r;
+                report.nan_selects = (nans.found, nans.dropped);
                 let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
                 let (dr, scheme, slot) =
                     build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme)?;
@@ -134,6 +143,7 @@ pub fn vectorize(
             }
         };
         report.memory = facts.strides.counts;
+        report.nan_selects = (nans.found, nans.dropped);
         if prefer_loops {
             if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
                 return Err(why);

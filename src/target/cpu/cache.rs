@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 6;
+const FORMAT_VERSION: u32 = 7;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -321,6 +321,8 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                     None => w.u8(0),
                 }
             }
+            w.u32(r.nan_selects.0 as u32);
+            w.u32(r.nan_selects.1 as u32);
         }
     }
 }
@@ -393,6 +395,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             };
             let barrier_scheme = note()?;
             let segments = note()?;
+            let nan_selects = (r.u32()? as usize, r.u32()? as usize);
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -408,6 +411,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     rows_memory,
                     barrier_scheme,
                     segments,
+                    nan_selects,
                 },
             }))
         }
@@ -916,6 +920,7 @@ mod tests {
                             rows_memory: Some([3, 0, 0]),
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
+                            nan_selects: (16, 15),
                         },
                     })),
                     warp_refused: None,
