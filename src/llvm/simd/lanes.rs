@@ -544,6 +544,10 @@ impl Warp<'_> {
         if ignored_intrinsic(&name) {
             return Ok(());
         }
+        if super::prefetch::is_prefetch(i) {
+            self.prefetch(i);
+            return Ok(());
+        }
         match call_kind(i) {
             CallKind::SelfCtx => {
                 self.set(i, self.ctx);
@@ -575,6 +579,40 @@ impl Warp<'_> {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// `llvm.prefetch` (`prefetch.rs`): a hint, so for lane pointers one per run's first and
+    /// last lane (the lines a run of consecutive elements spans), whichever lanes run.
+    unsafe fn prefetch(&mut self, i: LLVMValueRef) {
+        let ptr = c::LLVMGetOperand(i, 0);
+        let mut at = Vec::new();
+        if self.facts.is_varying(ptr) {
+            let p = self.get(ptr, true);
+            let p = self.host_ptrs(p);
+            let run = self.run();
+            for r in 0..LANES / run {
+                for l in [r * run, r * run + run - 1] {
+                    at.push(c::LLVMBuildExtractElement(
+                        self.b,
+                        p,
+                        self.c32(u64::from(l)),
+                        c"".as_ptr(),
+                    ));
+                }
+            }
+        } else {
+            at.push(self.scalar(ptr));
+        }
+        for q in at {
+            let mut tys = [self.ptr];
+            let mut args = [
+                q,
+                c::LLVMGetOperand(i, 1),
+                c::LLVMGetOperand(i, 2),
+                c::LLVMGetOperand(i, 3),
+            ];
+            self.call_intrinsic("llvm.prefetch", &mut tys, &mut args);
         }
     }
 

@@ -16,6 +16,7 @@ mod ir;
 mod lanes;
 mod matrix;
 mod nan;
+mod prefetch;
 mod stride;
 mod uniform;
 mod warp;
@@ -72,6 +73,9 @@ pub struct Report {
     /// The lowering's NaN-canonicalizing selects, and how many of them `nan::drop_unseen`
     /// removed (results only ever seen by arithmetic that canonicalizes again).
     pub nan_selects: (usize, usize),
+    /// Global loads that stride with a loop and get a prefetch of the next iteration's line
+    /// (`prefetch.rs`).
+    pub prefetches: usize,
 }
 
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
@@ -105,101 +109,131 @@ pub fn vectorize(
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
     // functions next to it with the module's context.
     unsafe {
-        let m = c::LLVMGetGlobalParent(fr);
-        let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let cfg = cfg::Cfg::new(fr)?;
-        // A known block whose rows split warps (16x16): strides row by row.
-        let segment = block.and_then(uniform::Segment::of);
-        let facts = match segment {
-            Some(seg) => uniform::Facts::segmented(fr, &cfg, td, seg),
-            None => uniform::Facts::new(fr, &cfg, td, false),
-        };
-        let mut report = match check(fr, &cfg, &facts, td) {
-            Ok(r) => r,
-            Err(why) => {
-                let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
-                let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
-                let r = match check(fr, &cfg, &rows_facts, td) {
-                    Ok(r) if aligned => r,
-                    _ => return Err(why),
-                };
-                let co = !r.barriers.is_empty();
-                if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
-                    return Err(why);
-                }
-                let mut report = r;
-                report.nan_selects = (nans.found, nans.dropped);
-                let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
-                let (dr, scheme, slot) =
-                    build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme)?;
-                report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
-                // The launch has aligned warps (its block is `block`): `K.simd` always
-                // takes the aligned-warp function.
-                driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
-                report.rows = Some((report.uniform, report.varying));
-                // The only warp function is the aligned one: its accesses are the kernel's.
-                report.memory = rows_facts.strides.counts;
-                return Ok((report, true));
-            }
-        };
-        report.memory = facts.strides.counts;
-        report.nan_selects = (nans.found, nans.dropped);
-        if prefer_loops {
-            if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
+        let hints = prefetch::insert(fr, &cfg);
+        let r = build(
+            fr,
+            &cfg,
+            name,
+            params,
+            block,
+            prefer_loops,
+            nans,
+            hints.len() / 2,
+        );
+        if r.is_err() {
+            // The kernel goes to another engine as the cleanup left it.
+            prefetch::remove(&hints);
+        }
+        r
+    }
+}
+
+/// `vectorize` on the cleaned kernel `fr` whose control flow is `cfg`.
+unsafe fn build(
+    fr: LLVMValueRef,
+    cfg: &cfg::Cfg,
+    name: &str,
+    params: &[ParamPlace],
+    block: Option<[u32; 3]>,
+    prefer_loops: bool,
+    nans: nan::NanReport,
+    prefetches: usize,
+) -> Result<(Report, bool), String> {
+    let m = c::LLVMGetGlobalParent(fr);
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    // A known block whose rows split warps (16x16): strides row by row.
+    let segment = block.and_then(uniform::Segment::of);
+    let facts = match segment {
+        Some(seg) => uniform::Facts::segmented(fr, cfg, td, seg),
+        None => uniform::Facts::new(fr, cfg, td, false),
+    };
+    let mut report = match check(fr, cfg, &facts, td) {
+        Ok(r) => r,
+        Err(why) => {
+            let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
+            let rows_facts = uniform::Facts::new(fr, cfg, td, true);
+            let r = match check(fr, cfg, &rows_facts, td) {
+                Ok(r) if aligned => r,
+                _ => return Err(why),
+            };
+            let co = !r.barriers.is_empty();
+            if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
                 return Err(why);
             }
-        }
-        let co = !report.barriers.is_empty();
-        if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
-            return Err(why);
-        }
-        let scheme = first_scheme(fr, &report, &cfg, &facts);
-        let (dst, scheme, mut slot) =
-            build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme)?;
-        if let Some(seg) = segment {
-            // Built for this block alone: no aligned warps.
-            let [x, y, z] = seg.block;
-            report.segments = Some(format!(
-                "blocks of ({x}, {y}, {z}) threads: {} rows of {x} lanes per warp, %tid.x = lane \
-                 % {x}; {} loads of one value per row",
-                seg.rows(),
-                facts.strides.per_row
-            ));
-            report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
-            driver::cta_fn(m, fr, dst, None, name, params, slot);
+            let mut report = r;
+            report.nan_selects = (nans.found, nans.dropped);
+            report.prefetches = prefetches;
+            let scheme = first_scheme(fr, &report, cfg, &rows_facts);
+            let (dr, scheme, slot) =
+                build_warp(fr, &format!("{name}.simd.rows"), cfg, &rows_facts, scheme)?;
+            report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &rows_facts);
+            // The launch has aligned warps (its block is `block`): `K.simd` always
+            // takes the aligned-warp function.
+            driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
+            report.rows = Some((report.uniform, report.varying));
+            // The only warp function is the aligned one: its accesses are the kernel's.
+            report.memory = rows_facts.strides.counts;
             return Ok((report, true));
         }
-        // A second warp function for aligned warps when that makes more values uniform, or
-        // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
-        // `K.simd.w` cannot assume).
-        let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
-        let mut rows = None;
-        if rows_facts.varying.len() < facts.varying.len()
-            || rows_facts.strides.counts[0] + rows_facts.strides.counts[1]
-                > facts.strides.counts[0] + facts.strides.counts[1]
-        {
-            if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
-                let built = build_warp(fr, &format!("{name}.simd.rows"), &cfg, &rows_facts, scheme);
-                match built {
-                    Ok((dr, s, rslot)) if s == scheme => {
-                        rows = Some(dr);
-                        report.rows = Some((r.uniform, r.varying));
-                        report.rows_memory = Some(rows_facts.strides.counts);
-                        slot.size = slot.size.max(rslot.size);
-                        slot.align = slot.align.max(rslot.align);
-                        slot.red |= rslot.red;
-                        slot.states = slot.states.max(rslot.states);
-                    }
-                    // Its frame is too big for the region scheme the general function has.
-                    Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
-                    Err(_) => {}
+    };
+    report.memory = facts.strides.counts;
+    report.nan_selects = (nans.found, nans.dropped);
+    report.prefetches = prefetches;
+    if prefer_loops {
+        if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
+            return Err(why);
+        }
+    }
+    let co = !report.barriers.is_empty();
+    if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+        return Err(why);
+    }
+    let scheme = first_scheme(fr, &report, cfg, &facts);
+    let (dst, scheme, mut slot) = build_warp(fr, &format!("{name}.simd.w"), cfg, &facts, scheme)?;
+    if let Some(seg) = segment {
+        // Built for this block alone: no aligned warps.
+        let [x, y, z] = seg.block;
+        report.segments = Some(format!(
+            "blocks of ({x}, {y}, {z}) threads: {} rows of {x} lanes per warp, %tid.x = lane \
+             % {x}; {} loads of one value per row",
+            seg.rows(),
+            facts.strides.per_row
+        ));
+        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
+        driver::cta_fn(m, fr, dst, None, name, params, slot);
+        return Ok((report, true));
+    }
+    // A second warp function for aligned warps when that makes more values uniform, or
+    // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
+    // `K.simd.w` cannot assume).
+    let rows_facts = uniform::Facts::new(fr, cfg, td, true);
+    let mut rows = None;
+    if rows_facts.varying.len() < facts.varying.len()
+        || rows_facts.strides.counts[0] + rows_facts.strides.counts[1]
+            > facts.strides.counts[0] + facts.strides.counts[1]
+    {
+        if let Ok(r) = check(fr, cfg, &rows_facts, td) {
+            let built = build_warp(fr, &format!("{name}.simd.rows"), cfg, &rows_facts, scheme);
+            match built {
+                Ok((dr, s, rslot)) if s == scheme => {
+                    rows = Some(dr);
+                    report.rows = Some((r.uniform, r.varying));
+                    report.rows_memory = Some(rows_facts.strides.counts);
+                    slot.size = slot.size.max(rslot.size);
+                    slot.align = slot.align.max(rslot.align);
+                    slot.red |= rslot.red;
+                    slot.states = slot.states.max(rslot.states);
                 }
+                // Its frame is too big for the region scheme the general function has.
+                Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
+                Err(_) => {}
             }
         }
-        report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
-        driver::cta_fn(m, fr, dst, rows, name, params, slot);
-        Ok((report, false))
     }
+    report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
+    driver::cta_fn(m, fr, dst, rows, name, params, slot);
+    Ok((report, false))
 }
 
 /// The barrier scheme to try first: none without CTA barriers; static regions unless the

@@ -323,6 +323,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             }
             w.u32(r.nan_selects.0 as u32);
             w.u32(r.nan_selects.1 as u32);
+            w.u32(r.prefetches as u32);
         }
     }
 }
@@ -396,6 +397,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let barrier_scheme = note()?;
             let segments = note()?;
             let nan_selects = (r.u32()? as usize, r.u32()? as usize);
+            let prefetches = r.u32()? as usize;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -412,6 +414,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     barrier_scheme,
                     segments,
                     nan_selects,
+                    prefetches,
                 },
             }))
         }
@@ -921,6 +924,7 @@ mod tests {
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
                             nan_selects: (16, 15),
+                            prefetches: 1,
                         },
                     })),
                     warp_refused: None,

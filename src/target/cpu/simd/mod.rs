@@ -101,6 +101,13 @@ impl WarpPlan {
                 r.nan_selects.1, r.nan_selects.0
             );
         }
+        if r.prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches: {} (global loads striding with a loop: the next iteration's line)",
+                r.prefetches
+            );
+        }
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
         }
