@@ -111,22 +111,26 @@ pub fn vectorize(
     unsafe {
         let cfg = cfg::Cfg::new(fr)?;
         let hints = prefetch::insert(fr, &cfg);
-        let r = build(
-            fr,
-            &cfg,
-            name,
-            params,
-            block,
-            prefer_loops,
-            nans,
-            hints.len() / 2,
-        );
+        let prep = Prepared {
+            nan_selects: (nans.found, nans.dropped),
+            prefetches: hints.len() / 2,
+        };
+        let r = build(fr, &cfg, name, params, block, prefer_loops, prep);
         if r.is_err() {
             // The kernel goes to another engine as the cleanup left it.
             prefetch::remove(&hints);
         }
         r
     }
+}
+
+/// What was done to the kernel before its warp function is built, for the plan.
+#[derive(Clone, Copy)]
+struct Prepared {
+    /// NaN-canonicalizing selects found and dropped (`nan.rs`).
+    nan_selects: (usize, usize),
+    /// Prefetches put before strided global loads (`prefetch.rs`).
+    prefetches: usize,
 }
 
 /// `vectorize` on the cleaned kernel `fr` whose control flow is `cfg`.
@@ -137,8 +141,7 @@ unsafe fn build(
     params: &[ParamPlace],
     block: Option<[u32; 3]>,
     prefer_loops: bool,
-    nans: nan::NanReport,
-    prefetches: usize,
+    prep: Prepared,
 ) -> Result<(Report, bool), String> {
     let m = c::LLVMGetGlobalParent(fr);
     let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -162,8 +165,8 @@ unsafe fn build(
                 return Err(why);
             }
             let mut report = r;
-            report.nan_selects = (nans.found, nans.dropped);
-            report.prefetches = prefetches;
+            report.nan_selects = prep.nan_selects;
+            report.prefetches = prep.prefetches;
             let scheme = first_scheme(fr, &report, cfg, &rows_facts);
             let (dr, scheme, slot) =
                 build_warp(fr, &format!("{name}.simd.rows"), cfg, &rows_facts, scheme)?;
@@ -178,8 +181,8 @@ unsafe fn build(
         }
     };
     report.memory = facts.strides.counts;
-    report.nan_selects = (nans.found, nans.dropped);
-    report.prefetches = prefetches;
+    report.nan_selects = prep.nan_selects;
+    report.prefetches = prep.prefetches;
     if prefer_loops {
         if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
             return Err(why);
