@@ -281,15 +281,18 @@ impl Warp<'_> {
             .facts
             .strides
             .access(ptr, et, &self.facts.varying, self.td);
+        if access == Access::PerRow {
+            let (base, off) = base_offset(ptr, i);
+            let p = self.get(base, true);
+            let p = self.host_ptrs(p);
+            return self.load_per_row(p, off, et);
+        }
         let p = self.get(ptr, true);
         let p = self.host_ptrs(p);
         let vt = self.vty(et);
         let b = self.b;
         if access == Access::Consecutive {
             return self.load_runs(p, et);
-        }
-        if access == Access::PerRow {
-            return self.load_per_row(p, et);
         }
         let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
         let lanes = p;
@@ -418,10 +421,10 @@ impl Warp<'_> {
     }
 
     /// A load of one scalar of type `t` per row (`Access::PerRow`), spread over each row's
-    /// lanes: each row's first pointer when a lane of the row runs, else a slot of the warp
-    /// function's own, so that the loads need no branch (a masked gather of two elements was
-    /// two conditional branches).
-    unsafe fn load_per_row(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+    /// lanes: each row's first pointer (of lane pointers `p`, plus `off` bytes) when a lane
+    /// of the row runs, else a slot of the warp function's own, so that the loads need no
+    /// branch (a masked gather of two elements was two conditional branches).
+    unsafe fn load_per_row(&self, p: LLVMValueRef, off: u64, t: LLVMTypeRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let run = self.run();
@@ -440,7 +443,12 @@ impl Warp<'_> {
         let vt = c::LLVMVectorType(t, rows);
         let mut g = c::LLVMGetPoison(vt);
         for r in 0..rows {
-            let pr = c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n);
+            let mut pr = c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n);
+            if off != 0 {
+                let mut idx = [c::LLVMConstInt(self.i64, off, 0)];
+                let i8t = c::LLVMInt8TypeInContext(self.cx);
+                pr = c::LLVMBuildGEP2(b, i8t, pr, idx.as_mut_ptr(), 1, n);
+            }
             let on = c::LLVMBuildExtractElement(b, any, self.c32(u64::from(r)), n);
             let q = c::LLVMBuildSelect(b, on, pr, spare, n);
             let v = c::LLVMBuildLoad2(b, t, q, n);
@@ -553,6 +561,10 @@ impl Warp<'_> {
         if ignored_intrinsic(&name) {
             return Ok(());
         }
+        if super::prefetch::is_prefetch(i) {
+            self.prefetch(i);
+            return Ok(());
+        }
         match call_kind(i) {
             CallKind::SelfCtx => {
                 self.set(i, self.ctx);
@@ -584,6 +596,40 @@ impl Warp<'_> {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// `llvm.prefetch` (`prefetch.rs`): a hint, so for lane pointers one per run's first and
+    /// last lane (the lines a run of consecutive elements spans), whichever lanes run.
+    unsafe fn prefetch(&mut self, i: LLVMValueRef) {
+        let ptr = c::LLVMGetOperand(i, 0);
+        let mut at = Vec::new();
+        if self.facts.is_varying(ptr) {
+            let p = self.get(ptr, true);
+            let p = self.host_ptrs(p);
+            let run = self.run();
+            for r in 0..LANES / run {
+                for l in [r * run, r * run + run - 1] {
+                    at.push(c::LLVMBuildExtractElement(
+                        self.b,
+                        p,
+                        self.c32(u64::from(l)),
+                        c"".as_ptr(),
+                    ));
+                }
+            }
+        } else {
+            at.push(self.scalar(ptr));
+        }
+        for q in at {
+            let mut tys = [self.ptr];
+            let mut args = [
+                q,
+                c::LLVMGetOperand(i, 1),
+                c::LLVMGetOperand(i, 2),
+                c::LLVMGetOperand(i, 3),
+            ];
+            self.call_intrinsic("llvm.prefetch", &mut tys, &mut args);
         }
     }
 
@@ -760,6 +806,40 @@ impl Warp<'_> {
         let f = c::LLVMBuildExtractElement(b, self.flat, lane, c"".as_ptr());
         put(offset::FLAT_TID, f);
     }
+}
+
+/// `ptr`, the pointer of `load`, as a base and a constant byte offset: through
+/// `getelementptr i8` by a constant in the load's block with no CTA barrier between it and the
+/// load (so that the base is at hand wherever the load is built). The loads of one value per
+/// row at constant offsets from one tile row (`As[ty][k]` for each `k`) then take their rows'
+/// pointers from the same vector: one extraction per row instead of a vector addition each.
+unsafe fn base_offset(ptr: LLVMValueRef, load: LLVMValueRef) -> (LLVMValueRef, u64) {
+    let bb = c::LLVMGetInstructionParent(load);
+    let (mut base, mut off) = (ptr, 0u64);
+    while ir::is_instruction(base)
+        && ir::opcode(base) == llvm_sys::LLVMOpcode::LLVMGetElementPtr
+        && c::LLVMGetInstructionParent(base) == bb
+        && c::LLVMGetNumOperands(base) == 2
+        && c::LLVMGetGEPSourceElementType(base)
+            == c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(base)))
+    {
+        let Some(k) = ir::const_u64(c::LLVMGetOperand(base, 1)) else {
+            break;
+        };
+        // No barrier from the address to the load.
+        let mut x = c::LLVMGetNextInstruction(base);
+        while !x.is_null() && x != load {
+            if ir::opcode(x) == llvm_sys::LLVMOpcode::LLVMCall
+                && matches!(call_kind(x), CallKind::Barrier(_))
+            {
+                return (ptr, 0);
+            }
+            x = c::LLVMGetNextInstruction(x);
+        }
+        off = off.wrapping_add(k);
+        base = c::LLVMGetOperand(base, 0);
+    }
+    (base, off)
 }
 
 /// Intrinsics without meaning for the warp function (hints the cleanup left).

@@ -15,7 +15,9 @@ mod emit;
 mod ir;
 mod lanes;
 mod matrix;
+mod nan;
 mod narrow;
+mod prefetch;
 mod stride;
 mod uniform;
 mod warp;
@@ -31,10 +33,11 @@ use super::Module;
 use ir::{CtxField, WarpCall};
 use uniform::{call_kind, CallKind};
 
-/// The cleanup before vectorizing: SSA form, folded code, branches only (no switches), one
+/// The cleanup before vectorizing: SSA form (`sroa`, then `nan::drop_unseen` while the
+/// lowering's NaN selects are as it wrote them), folded code, branches only (no switches), one
 /// return block, loops with a preheader, one latch and dedicated exits, values leaving loops
 /// through exit phis.
-const CLEANUP: &str = "sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
+const CLEANUP: &str = "early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
                        mergereturn,loop-simplify,lcssa";
 
 /// What the vectorizer found in a kernel, for the plan (`--dump-plan`).
@@ -71,6 +74,12 @@ pub struct Report {
     /// Why the kernel has only the aligned-warp function when the general one is in scope
     /// too (a large kernel: `ONE_FUNCTION_MIN`).
     pub aligned_only: Option<String>,
+    /// The lowering's NaN-canonicalizing selects, and how many of them `nan::drop_unseen`
+    /// removed (results only ever seen by arithmetic that canonicalizes again).
+    pub nan_selects: (usize, usize),
+    /// Global loads that stride with a loop and get a prefetch of the next iteration's line
+    /// (`prefetch.rs`).
+    pub prefetches: usize,
 }
 
 /// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
@@ -140,146 +149,186 @@ pub fn vectorize(
         .get_function(name)
         .ok_or_else(|| format!("kernel `{name}` was not lowered"))?;
     constant_splats();
-    machine.run_function_pipeline(f, CLEANUP)?;
+    machine.run_function_pipeline(f, "sroa")?;
     let fr = f.as_value_ref();
+    // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
+    let nans = unsafe { nan::drop_unseen(fr) };
+    machine.run_function_pipeline(f, CLEANUP)?;
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
     // functions next to it with the module's context.
     unsafe {
-        let m = c::LLVMGetGlobalParent(fr);
-        let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let cfg = cfg::Cfg::new(fr)?;
-        // A known block whose rows split warps (16x16): strides row by row.
-        let segment = block.and_then(uniform::Segment::of);
-        let facts = match segment {
-            Some(seg) => uniform::Facts::segmented(fr, &cfg, td, seg),
-            None => uniform::Facts::new(fr, &cfg, td, false),
+        let hints = prefetch::insert(fr, &cfg);
+        let prep = Prepared {
+            nan_selects: (nans.found, nans.dropped),
+            prefetches: hints.len() / 2,
         };
-        let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
-        // The aligned-warp function alone, for a launch whose block is `block` (aligned):
-        // `K.simd` always takes it. `Ok(None)`: it is out of scope too.
-        let aligned_only = |why: Option<String>| -> Result<Option<(Report, bool)>, String> {
-            let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
-            let Ok(mut report) = check(fr, &cfg, &rows_facts, td) else {
-                return Ok(None);
-            };
-            let co = !report.barriers.is_empty();
-            if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
-                return Err(why);
+        match build(fr, &cfg, name, params, block, prefer_loops) {
+            Ok((mut report, only)) => {
+                report.nan_selects = prep.nan_selects;
+                report.prefetches = prep.prefetches;
+                Ok((report, only))
             }
-            let scheme = first_scheme(fr, &report, &cfg, &rows_facts);
-            let (dr, scheme, slot) = build_warp(
-                fr,
-                &format!("{name}.simd.rows"),
-                &cfg,
-                &rows_facts,
-                scheme,
-                block,
-            )?;
-            report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &rows_facts);
-            driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
-            report.rows = Some((report.uniform, report.varying));
-            // The only warp function is the aligned one: its accesses are the kernel's.
-            report.memory = rows_facts.strides.counts;
-            report.aligned_only = why;
-            Ok(Some((report, true)))
-        };
-        // A large kernel launched with aligned warps gets only the function it runs: code
-        // generation is most of its compile time (Triton's matmul: two warp functions of 64
-        // inline `mma.sync` each; `ONE_FUNCTION_MIN`).
-        let size = code_size(&cfg);
-        let one = aligned && segment.is_none() && size >= ONE_FUNCTION_MIN;
-        // Both warp functions may be built without a known aligned block.
-        let compiled = if one { size } else { 2 * size };
-        if prefer_loops && compiled > WARP_SIZE_MAX {
-            return Err(format!(
-                "a large kernel: about {} instructions of warp code to compile (more than \
-                 {WARP_SIZE_MAX}; each `mma.sync` counts {MMA_SIZE}; PTX2LLVM_CPU_MODE=warp \
-                 takes it anyway)",
-                compiled / 100 * 100
-            ));
-        }
-        if one {
-            let why = format!(
-                "a large kernel (about {} instructions; the general warp function is left out)",
-                size / 100 * 100
-            );
-            if let Some(done) = aligned_only(Some(why))? {
-                return Ok(done);
-            }
-        }
-        let mut report = match check(fr, &cfg, &facts, td) {
-            Ok(r) => r,
             Err(why) => {
-                if !aligned {
-                    return Err(why);
-                }
-                return aligned_only(None)?.ok_or(why);
-            }
-        };
-        report.memory = facts.strides.counts;
-        if prefer_loops {
-            if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
-                return Err(why);
+                // The kernel goes to another engine as the cleanup left it.
+                prefetch::remove(&hints);
+                Err(why)
             }
         }
+    }
+}
+
+/// What was done to the kernel before its warp function is built, for the plan.
+#[derive(Clone, Copy)]
+struct Prepared {
+    /// NaN-canonicalizing selects found and dropped (`nan.rs`).
+    nan_selects: (usize, usize),
+    /// Prefetches put before strided global loads (`prefetch.rs`).
+    prefetches: usize,
+}
+
+/// `vectorize` on the cleaned kernel `fr` whose control flow is `cfg`.
+unsafe fn build(
+    fr: LLVMValueRef,
+    cfg: &cfg::Cfg,
+    name: &str,
+    params: &[ParamPlace],
+    block: Option<[u32; 3]>,
+    prefer_loops: bool,
+) -> Result<(Report, bool), String> {
+    let m = c::LLVMGetGlobalParent(fr);
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    // A known block whose rows split warps (16x16): strides row by row.
+    let segment = block.and_then(uniform::Segment::of);
+    let facts = match segment {
+        Some(seg) => uniform::Facts::segmented(fr, cfg, td, seg),
+        None => uniform::Facts::new(fr, cfg, td, false),
+    };
+    let aligned = block.is_some_and(|[x, y, z]| y * z == 1 || x % 32 == 0);
+    // The aligned-warp function alone, for a launch whose block is `block` (aligned):
+    // `K.simd` always takes it. `Ok(None)`: it is out of scope too.
+    let aligned_only = |why: Option<String>| -> Result<Option<(Report, bool)>, String> {
+        let rows_facts = uniform::Facts::new(fr, cfg, td, true);
+        let Ok(mut report) = check(fr, cfg, &rows_facts, td) else {
+            return Ok(None);
+        };
         let co = !report.barriers.is_empty();
         if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
             return Err(why);
         }
-        let scheme = first_scheme(fr, &report, &cfg, &facts);
-        let (dst, scheme, mut slot) =
-            build_warp(fr, &format!("{name}.simd.w"), &cfg, &facts, scheme, block)?;
-        if let Some(seg) = segment {
-            // Built for this block alone: no aligned warps.
-            let [x, y, z] = seg.block;
-            report.segments = Some(format!(
-                "blocks of ({x}, {y}, {z}) threads: {} rows of {x} lanes per warp, %tid.x = lane \
-                 % {x}; {} loads of one value per row",
-                seg.rows(),
-                facts.strides.per_row
-            ));
-            report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
-            driver::cta_fn(m, fr, dst, None, name, params, slot);
-            return Ok((report, true));
+        let scheme = first_scheme(fr, &report, cfg, &rows_facts);
+        let (dr, scheme, slot) = build_warp(
+            fr,
+            &format!("{name}.simd.rows"),
+            cfg,
+            &rows_facts,
+            scheme,
+            block,
+        )?;
+        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &rows_facts);
+        driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
+        report.rows = Some((report.uniform, report.varying));
+        // The only warp function is the aligned one: its accesses are the kernel's.
+        report.memory = rows_facts.strides.counts;
+        report.aligned_only = why;
+        Ok(Some((report, true)))
+    };
+    // A large kernel launched with aligned warps gets only the function it runs: code
+    // generation is most of its compile time (Triton's matmul: two warp functions of 64
+    // inline `mma.sync` each; `ONE_FUNCTION_MIN`).
+    let size = code_size(cfg);
+    let one = aligned && segment.is_none() && size >= ONE_FUNCTION_MIN;
+    // Both warp functions may be built without a known aligned block.
+    let compiled = if one { size } else { 2 * size };
+    if prefer_loops && compiled > WARP_SIZE_MAX {
+        return Err(format!(
+            "a large kernel: about {} instructions of warp code to compile (more than \
+                 {WARP_SIZE_MAX}; each `mma.sync` counts {MMA_SIZE}; PTX2LLVM_CPU_MODE=warp \
+                 takes it anyway)",
+            compiled / 100 * 100
+        ));
+    }
+    if one {
+        let why = format!(
+            "a large kernel (about {} instructions; the general warp function is left out)",
+            size / 100 * 100
+        );
+        if let Some(done) = aligned_only(Some(why))? {
+            return Ok(done);
         }
-        // A second warp function for aligned warps when that makes more values uniform, or
-        // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
-        // `K.simd.w` cannot assume).
-        let rows_facts = uniform::Facts::new(fr, &cfg, td, true);
-        let mut rows = None;
-        if rows_facts.varying.len() < facts.varying.len()
-            || rows_facts.strides.counts[0] + rows_facts.strides.counts[1]
-                > facts.strides.counts[0] + facts.strides.counts[1]
-        {
-            if let Ok(r) = check(fr, &cfg, &rows_facts, td) {
-                let built = build_warp(
-                    fr,
-                    &format!("{name}.simd.rows"),
-                    &cfg,
-                    &rows_facts,
-                    scheme,
-                    block,
-                );
-                match built {
-                    Ok((dr, s, rslot)) if s == scheme => {
-                        rows = Some(dr);
-                        report.rows = Some((r.uniform, r.varying));
-                        report.rows_memory = Some(rows_facts.strides.counts);
-                        slot.size = slot.size.max(rslot.size);
-                        slot.align = slot.align.max(rslot.align);
-                        slot.red |= rslot.red;
-                        slot.states = slot.states.max(rslot.states);
-                    }
-                    // Its frame is too big for the region scheme the general function has.
-                    Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
-                    Err(_) => {}
+    }
+    let mut report = match check(fr, cfg, &facts, td) {
+        Ok(r) => r,
+        Err(why) => {
+            if !aligned {
+                return Err(why);
+            }
+            return aligned_only(None)?.ok_or(why);
+        }
+    };
+    report.memory = facts.strides.counts;
+    if prefer_loops {
+        if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
+            return Err(why);
+        }
+    }
+    let co = !report.barriers.is_empty();
+    if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
+        return Err(why);
+    }
+    let scheme = first_scheme(fr, &report, cfg, &facts);
+    let (dst, scheme, mut slot) =
+        build_warp(fr, &format!("{name}.simd.w"), cfg, &facts, scheme, block)?;
+    if let Some(seg) = segment {
+        // Built for this block alone: no aligned warps.
+        let [x, y, z] = seg.block;
+        report.segments = Some(format!(
+            "blocks of ({x}, {y}, {z}) threads: {} rows of {x} lanes per warp, %tid.x = lane \
+                 % {x}; {} loads of one value per row",
+            seg.rows(),
+            facts.strides.per_row
+        ));
+        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
+        driver::cta_fn(m, fr, dst, None, name, params, slot);
+        return Ok((report, true));
+    }
+    // A second warp function for aligned warps when that makes more values uniform, or
+    // more accesses consecutive (their `%tid.x` is the first lane's plus the lane, which
+    // `K.simd.w` cannot assume).
+    let rows_facts = uniform::Facts::new(fr, cfg, td, true);
+    let mut rows = None;
+    if rows_facts.varying.len() < facts.varying.len()
+        || rows_facts.strides.counts[0] + rows_facts.strides.counts[1]
+            > facts.strides.counts[0] + facts.strides.counts[1]
+    {
+        if let Ok(r) = check(fr, cfg, &rows_facts, td) {
+            let built = build_warp(
+                fr,
+                &format!("{name}.simd.rows"),
+                cfg,
+                &rows_facts,
+                scheme,
+                block,
+            );
+            match built {
+                Ok((dr, s, rslot)) if s == scheme => {
+                    rows = Some(dr);
+                    report.rows = Some((r.uniform, r.varying));
+                    report.rows_memory = Some(rows_facts.strides.counts);
+                    slot.size = slot.size.max(rslot.size);
+                    slot.align = slot.align.max(rslot.align);
+                    slot.red |= rslot.red;
+                    slot.states = slot.states.max(rslot.states);
                 }
+                // Its frame is too big for the region scheme the general function has.
+                Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
+                Err(_) => {}
             }
         }
-        report.barrier_scheme = scheme_note(scheme, slot, fr, &cfg, &facts);
-        driver::cta_fn(m, fr, dst, rows, name, params, slot);
-        Ok((report, false))
     }
+    report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
+    driver::cta_fn(m, fr, dst, rows, name, params, slot);
+    Ok((report, false))
 }
 
 /// Makes LLVM represent a floating-point vector whose elements are all one constant (the

@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 7;
+const FORMAT_VERSION: u32 = 8;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -321,6 +321,9 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                     None => w.u8(0),
                 }
             }
+            w.u32(r.nan_selects.0 as u32);
+            w.u32(r.nan_selects.1 as u32);
+            w.u32(r.prefetches as u32);
         }
     }
 }
@@ -394,6 +397,8 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let barrier_scheme = note()?;
             let segments = note()?;
             let aligned_only = note()?;
+            let nan_selects = (r.u32()? as usize, r.u32()? as usize);
+            let prefetches = r.u32()? as usize;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -410,6 +415,8 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     barrier_scheme,
                     segments,
                     aligned_only,
+                    nan_selects,
+                    prefetches,
                 },
             }))
         }
@@ -919,6 +926,8 @@ mod tests {
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
                             aligned_only: Some("a large kernel".into()),
+                            nan_selects: (16, 15),
+                            prefetches: 1,
                         },
                     })),
                     warp_refused: None,

@@ -96,6 +96,20 @@ impl WarpPlan {
             let _ = writeln!(s, "  row segments: {how}");
         }
         let _ = writeln!(s, "  loads and stores: {}", memory(r.memory));
+        if r.nan_selects.0 > 0 {
+            let _ = writeln!(
+                s,
+                "  NaN canonicalizations: {} of {} dropped (results seen only by arithmetic)",
+                r.nan_selects.1, r.nan_selects.0
+            );
+        }
+        if r.prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches: {} (global loads striding with a loop: the next iteration's line)",
+                r.prefetches
+            );
+        }
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
         }

@@ -1,0 +1,159 @@
+//! The GPU's canonical NaN only where its bits can be seen (`Target::gpu_nans`).
+//!
+//! The lowering makes every f32/f16/bf16 arithmetic result the canonical NaN when it is a NaN
+//! (`lower::fp::gpu_nan`: `select (fcmp uno x, x), NaN, x`), because an H200 gives that NaN
+//! whatever its operands' payloads. Between two such operations the select is wasted: an
+//! `fadd`/`fsub`/`fmul`/`fdiv`/`fma` gives a NaN for any NaN operand, whatever its payload, and
+//! its own result is canonicalized again. In a dot product each `fma` of the chain waits for
+//! a compare and a blend (matmul's 16 per tile), so this pass removes the selects whose
+//! result's payload no use can observe.
+//!
+//! A use observes a value's bits unless it is a float compare (NaN-ness only), the value
+//! operand of a canonicalizing select (which replaces every NaN), or an operand of the
+//! arithmetic above, a `phi` or a `select`'s value operand whose own result is not observed
+//! (through loops: the least fixed point). Stores, bit casts, conversions, `neg`/`abs`, min
+//! and max, calls and vector insertions observe. Run on the kernel in SSA form, before
+//! InstCombine folds the selects into other shapes; the coroutine and thread-loop engines keep
+//! every select and are the tests' oracle (`lit/cpu/run-simd-nan-chain.ptx`).
+
+use std::collections::{HashMap, HashSet};
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::{LLVMOpcode as O, LLVMRealPredicate, LLVMTypeKind};
+
+use super::ir;
+
+/// Canonicalizing selects found and removed in a function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NanReport {
+    pub found: usize,
+    pub dropped: usize,
+}
+
+unsafe fn narrow_float(v: LLVMValueRef) -> bool {
+    matches!(
+        c::LLVMGetTypeKind(c::LLVMTypeOf(v)),
+        LLVMTypeKind::LLVMFloatTypeKind
+            | LLVMTypeKind::LLVMHalfTypeKind
+            | LLVMTypeKind::LLVMBFloatTypeKind
+    )
+}
+
+unsafe fn is_nan_const(v: LLVMValueRef) -> bool {
+    if c::LLVMIsAConstantFP(v).is_null() {
+        return false;
+    }
+    let mut loses = 0;
+    c::LLVMConstRealGetDouble(v, &mut loses).is_nan()
+}
+
+/// `x` when `i` is `select (fcmp uno x, x|C), NaN, x` on a 32-bit or narrower float.
+unsafe fn canonicalized(i: LLVMValueRef) -> Option<LLVMValueRef> {
+    if ir::opcode(i) != O::LLVMSelect || !narrow_float(i) {
+        return None;
+    }
+    let (cond, nan, x) = (
+        c::LLVMGetOperand(i, 0),
+        c::LLVMGetOperand(i, 1),
+        c::LLVMGetOperand(i, 2),
+    );
+    if !is_nan_const(nan)
+        || c::LLVMIsAFCmpInst(cond).is_null()
+        || c::LLVMGetFCmpPredicate(cond) != LLVMRealPredicate::LLVMRealUNO
+    {
+        return None;
+    }
+    let (a, b) = (c::LLVMGetOperand(cond, 0), c::LLVMGetOperand(cond, 1));
+    let other_ok = b == x || (!c::LLVMIsAConstantFP(b).is_null() && !is_nan_const(b));
+    (a == x && other_ok).then_some(x)
+}
+
+/// Whether instruction `i` passes a NaN operand's payload on to its result and nowhere else.
+unsafe fn passes_payload(i: LLVMValueRef) -> bool {
+    match ir::opcode(i) {
+        O::LLVMFAdd | O::LLVMFSub | O::LLVMFMul | O::LLVMFDiv | O::LLVMPHI => true,
+        O::LLVMCall => {
+            let f = ir::callee(i);
+            f.starts_with("llvm.fma.") || f.starts_with("llvm.fmuladd.")
+        }
+        _ => false,
+    }
+}
+
+/// Removes the canonicalizing selects of `f` whose results' NaN payloads no use observes.
+///
+/// # Safety
+/// `f` is a defined function in SSA form.
+pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
+    let mut insts = Vec::new();
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        insts.extend(ir::instructions(bb));
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+    // observed: values whose bits some use sees; flows: result -> operands whose payload it
+    // carries (observed with it).
+    let mut observed: HashSet<LLVMValueRef> = HashSet::new();
+    let mut flows: HashMap<LLVMValueRef, Vec<LLVMValueRef>> = HashMap::new();
+    let mut canon = Vec::new();
+    for &i in &insts {
+        let x = canonicalized(i);
+        if let Some(x) = x {
+            canon.push((i, x));
+        }
+        let is_select = ir::opcode(i) == O::LLVMSelect;
+        let is_call = ir::opcode(i) == O::LLVMCall;
+        let fcmp = !c::LLVMIsAFCmpInst(i).is_null();
+        let passes = passes_payload(i) || is_select;
+        let n = if is_call {
+            c::LLVMGetNumArgOperands(i) as u32
+        } else {
+            c::LLVMGetNumOperands(i) as u32
+        };
+        for k in 0..n {
+            let v = c::LLVMGetOperand(i, k);
+            if !narrow_float(v) || !c::LLVMIsAConstant(v).is_null() || fcmp {
+                continue;
+            }
+            // The canonicalizing select's value operand: every NaN becomes the same one.
+            if x.is_some() && k == 2 {
+                continue;
+            }
+            // A select's condition is no float; its value operands carry their payloads.
+            if passes && (!is_select || k > 0) {
+                flows.entry(i).or_default().push(v);
+            } else {
+                observed.insert(v);
+            }
+        }
+    }
+    let mut work: Vec<LLVMValueRef> = observed.iter().copied().collect();
+    while let Some(v) = work.pop() {
+        if let Some(ops) = flows.get(&v) {
+            for &o in ops {
+                if observed.insert(o) {
+                    work.push(o);
+                }
+            }
+        }
+    }
+    let mut r = NanReport {
+        found: canon.len(),
+        dropped: 0,
+    };
+    for (s, _) in canon {
+        if observed.contains(&s) {
+            continue;
+        }
+        // Read again: a select this loop removed may have been this one's operand.
+        let (cond, x) = (c::LLVMGetOperand(s, 0), c::LLVMGetOperand(s, 2));
+        c::LLVMReplaceAllUsesWith(s, x);
+        c::LLVMInstructionEraseFromParent(s);
+        if c::LLVMGetFirstUse(cond).is_null() {
+            c::LLVMInstructionEraseFromParent(cond);
+        }
+        r.dropped += 1;
+    }
+    r
+}

@@ -1,0 +1,188 @@
+//! Prefetches of the next iteration's line for global loads that stride through memory.
+//!
+//! A shared-tile kernel loads its tiles from global memory with a pointer that a loop
+//! advances by a run-time stride: matmul's `B[(k0 + ty) * n + col]` moves `16 n` floats per
+//! tile, so every row of a tile is a new page, which the CPU's prefetchers do not follow, and
+//! each such load waited for memory (57% of matmul's time at 1536³ in perf). A GPU hides that
+//! latency with other warps; here the load's own next address is known one iteration early:
+//! `p + step`, where `p` is built from a loop header's phi that the loop adds a loop-invariant
+//! `step` to. This pass puts `llvm.prefetch(p + step)` before such loads in the kernel's SSA
+//! form (so the warp function's analyses see it as any instruction), and `lanes.rs` issues it
+//! for the first and last lane of each run. A hint: it reads nothing and cannot fault.
+//!
+//! Only steps the hardware does not follow: not a constant, or a constant of at least
+//! `MIN_STEP` bytes (a row loop stepping 64 bytes is a stream the prefetchers see).
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+
+use super::cfg::Cfg;
+use super::ir;
+
+/// Smallest constant step (bytes) worth a prefetch: beyond a few lines, a new page soon.
+const MIN_STEP: u64 = 1024;
+
+/// `v` less constant offsets: through `inttoptr`, `add` of a constant and `getelementptr`
+/// with constant indices.
+unsafe fn strip(mut v: LLVMValueRef) -> LLVMValueRef {
+    loop {
+        if !ir::is_instruction(v) {
+            return v;
+        }
+        let ops = ir::operands(v);
+        v = match ir::opcode(v) {
+            O::LLVMIntToPtr | O::LLVMPtrToInt => ops[0],
+            O::LLVMAdd if ir::const_u64(ops[1]).is_some() => ops[0],
+            O::LLVMAdd if ir::const_u64(ops[0]).is_some() => ops[1],
+            O::LLVMGetElementPtr if ops[1..].iter().all(|&o| ir::const_u64(o).is_some()) => ops[0],
+            _ => return v,
+        };
+    }
+}
+
+/// Whether `v` has one value in every iteration of loop `l` (defined outside it).
+unsafe fn invariant(cfg: &Cfg, l: usize, v: LLVMValueRef) -> bool {
+    if !c::LLVMIsAConstant(v).is_null() || !c::LLVMIsAArgument(v).is_null() {
+        return true;
+    }
+    if !ir::is_instruction(v) {
+        return false;
+    }
+    let b = c::LLVMGetInstructionParent(v);
+    cfg.index.get(&b).is_some_and(|&x| !cfg.loops[l].blocks[x])
+}
+
+/// The step (an i64 value, bytes) that loop `l` adds to `phi`, a phi of `l`'s header, when
+/// it is loop-invariant and worth a prefetch.
+unsafe fn step_of(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<LLVMValueRef> {
+    let i64t = c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(phi)));
+    let mut found = None;
+    for k in 0..c::LLVMCountIncoming(phi) {
+        let from = cfg.index.get(&c::LLVMGetIncomingBlock(phi, k))?;
+        if !cfg.loops[l].blocks[*from] {
+            continue;
+        }
+        let next = c::LLVMGetIncomingValue(phi, k);
+        if !ir::is_instruction(next) {
+            return None;
+        }
+        let ops = ir::operands(next);
+        let s = match ir::opcode(next) {
+            O::LLVMAdd if ops[0] == phi => ops[1],
+            O::LLVMAdd if ops[1] == phi => ops[0],
+            O::LLVMGetElementPtr
+                if ops.len() == 2
+                    && ops[0] == phi
+                    && c::LLVMGetTypeKind(c::LLVMGetGEPSourceElementType(next))
+                        == llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
+                    && c::LLVMGetIntTypeWidth(c::LLVMGetGEPSourceElementType(next)) == 8 =>
+            {
+                ops[1]
+            }
+            _ => return None,
+        };
+        if c::LLVMTypeOf(s) != i64t || !invariant(cfg, l, s) || found.is_some_and(|f| f != s) {
+            return None;
+        }
+        found = Some(s);
+    }
+    let s = found?;
+    if let Some(k) = ir::const_u64(s) {
+        if (k as i64).unsigned_abs() < MIN_STEP {
+            return None;
+        }
+    }
+    Some(s)
+}
+
+/// Puts a prefetch of the next iteration's address before every global load of `f` whose
+/// pointer strides with a loop (see the module comment); returns the instructions it added
+/// (an address and a call per load), for `remove`.
+///
+/// # Safety
+/// `f` is the defined function `cfg` describes, in SSA form with simplified loops.
+pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
+    let m = c::LLVMGetGlobalParent(f);
+    let cx = c::LLVMGetModuleContext(m);
+    let i8t = c::LLVMInt8TypeInContext(cx);
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let ptr = c::LLVMPointerTypeInContext(cx, 0);
+    let name = "llvm.prefetch";
+    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+    let mut tys = [ptr];
+    let pf = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
+    let pft = c::LLVMGlobalGetValueType(pf);
+    let b = c::LLVMCreateBuilderInContext(cx);
+    let mut added = Vec::new();
+    for (bi, &bb) in cfg.blocks.iter().enumerate() {
+        if cfg.loop_of[bi].is_none() {
+            continue;
+        }
+        for i in ir::instructions(bb) {
+            if ir::opcode(i) != O::LLVMLoad
+                || c::LLVMGetVolatile(i) != 0
+                || c::LLVMGetOrdering(i)
+                    != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+            {
+                continue;
+            }
+            let p = c::LLVMGetOperand(i, 0);
+            // Global memory only (`.shared` is the CTA's block, in cache).
+            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) != 0 {
+                continue;
+            }
+            let phi = strip(p);
+            if !ir::is_instruction(phi) || ir::opcode(phi) != O::LLVMPHI {
+                continue;
+            }
+            let Some(&h) = cfg.index.get(&c::LLVMGetInstructionParent(phi)) else {
+                continue;
+            };
+            // The loop headed by the phi's block, holding the load.
+            let Some(l) = cfg.loops.iter().position(|lp| lp.header == h) else {
+                continue;
+            };
+            if !cfg.loops[l].blocks[bi] {
+                continue;
+            }
+            let Some(s) = step_of(cfg, l, phi) else {
+                continue;
+            };
+            c::LLVMPositionBuilderBefore(b, i);
+            let mut idx = [s];
+            let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
+            // Read, locality 2 (the outer caches: the line is used one iteration later),
+            // data.
+            let mut args = [
+                q,
+                c::LLVMConstInt(i32t, 0, 0),
+                c::LLVMConstInt(i32t, 2, 0),
+                c::LLVMConstInt(i32t, 1, 0),
+            ];
+            let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
+            added.push(q);
+            added.push(call);
+        }
+    }
+    c::LLVMDisposeBuilder(b);
+    added
+}
+
+/// Takes out what `insert` added (the kernel goes to another engine).
+///
+/// # Safety
+/// `added` is `insert`'s result for a function that still holds those instructions.
+pub unsafe fn remove(added: &[LLVMValueRef]) {
+    for &i in added.iter().rev() {
+        c::LLVMInstructionEraseFromParent(i);
+    }
+}
+
+/// Whether call `i` is a prefetch (a hint the warp function issues per run, `lanes.rs`).
+///
+/// # Safety
+/// `i` is a call instruction.
+pub unsafe fn is_prefetch(i: LLVMValueRef) -> bool {
+    ir::callee(i).starts_with("llvm.prefetch.")
+}
