@@ -61,9 +61,10 @@ pub struct Report {
     pub barrier_scheme: Option<String>,
     /// Varying loads and stores of the warp function, then of the aligned-warp function:
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
-    /// tested at run time, else a gather or scatter); `stride.rs`.
-    pub memory: [usize; 3],
-    pub rows_memory: Option<[usize; 3]>,
+    /// tested at run time, else a gather or scatter), and of the other ones the `.shared`
+    /// loads tested for a window (`stride::Access::Window`); `stride.rs`.
+    pub memory: [usize; 4],
+    pub rows_memory: Option<[usize; 4]>,
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,
@@ -397,7 +398,7 @@ fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<Stri
     if y * z == 1 || x % 32 == 0 || r.barriers.is_empty() {
         return None;
     }
-    let [cons, checked, other] = r.memory;
+    let [cons, checked, other, _] = r.memory;
     (other > cons + checked + per_row).then(|| {
         format!(
             "blocks of ({x}, {y}, {z}) threads split warps across rows, so %tid.x is not \
