@@ -631,20 +631,24 @@ impl Warp<'_> {
         let hi = self.reduce_running("umax", off, zero);
         let span = c::LLVMBuildSub(b, hi, lo, n);
         let rel = c::LLVMBuildSub(b, off, self.splat(lo), n);
-        let bits = self.reduce_running("or", rel, zero);
-        let odd = c::LLVMBuildAnd(b, bits, self.c32(3), n);
+        // A running lane off the window's elements (a test of the vector, not a reduction).
+        let odd = c::LLVMBuildAnd(b, rel, self.splat(self.c32(3)), n);
+        let off_grid = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntNE, odd, zero, n);
+        let off_grid = c::LLVMBuildAnd(b, off_grid, self.mask, n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let off_grid = c::LLVMBuildBitCast(b, off_grid, it, n);
+        let whole = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+            off_grid,
+            c::LLVMConstNull(it),
+            n,
+        );
         let near = c::LLVMBuildICmp(
             b,
             llvm_sys::LLVMIntPredicate::LLVMIntULT,
             span,
             self.c32(256),
-            n,
-        );
-        let whole = c::LLVMBuildICmp(
-            b,
-            llvm_sys::LLVMIntPredicate::LLVMIntEQ,
-            odd,
-            self.c32(0),
             n,
         );
         let ok = c::LLVMBuildAnd(b, near, whole, n);
