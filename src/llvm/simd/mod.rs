@@ -139,6 +139,24 @@ pub fn vectorize(
             if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
                 return Err(why);
             }
+            if report.barriers.is_empty() && report.warp_ops.is_empty() {
+                let mut n = gathering_loops(&cfg, &facts, td);
+                if n > 0 && segment.is_none() {
+                    n = n.min(gathering_loops(
+                        &cfg,
+                        &uniform::Facts::new(fr, &cfg, td, true),
+                        td,
+                    ));
+                }
+                if n > 0 {
+                    return Err(format!(
+                        "{n} loads and stores at unknown lane addresses (gathers and scatters) \
+                         in loops lanes leave at different iterations, without CTA barriers or \
+                         warp operations: thread loops run each thread's iterations in turn, \
+                         faster"
+                    ));
+                }
+            }
         }
         let co = !report.barriers.is_empty();
         if let Some(why) = co.then(|| barrier::libc_clash(m)).flatten() {
@@ -406,6 +424,49 @@ fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<Stri
              stores between CTA barriers run faster as thread loops"
         )
     })
+}
+
+/// Non-atomic loads and stores inside divergent loops (`Facts::divergent_loops`) whose lanes'
+/// addresses the strides do not know (`stride::Access::Unknown`: a gather or scatter each
+/// iteration). A kernel of such loops without barriers or warp operations runs faster as
+/// thread loops: each thread's iterations one after the other, its loads independent of the
+/// other threads', where the warp function waits on a chain of gathers per iteration while
+/// any lane is active. CSR SpMV with a row per thread (`benches/suite`, 524288 rows, loaded
+/// machine): 400-455 ms on the warp engine, 148 ms on thread loops.
+unsafe fn gathering_loops(
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> usize {
+    let mut n = 0;
+    for (l, _) in cfg
+        .loops
+        .iter()
+        .zip(&facts.divergent_loops)
+        .filter(|(_, &d)| d)
+    {
+        for (x, _) in l.blocks.iter().enumerate().filter(|(_, &inside)| inside) {
+            for i in ir::instructions(cfg.blocks[x]) {
+                let (p, t) = match ir::opcode(i) {
+                    O::LLVMLoad => (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i)),
+                    O::LLVMStore => (
+                        c::LLVMGetOperand(i, 1),
+                        c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
+                    ),
+                    _ => continue,
+                };
+                let plain = c::LLVMGetOrdering(i)
+                    == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
+                if plain
+                    && facts.varying.contains(&p)
+                    && facts.strides.access(p, t, &facts.varying, td) == stride::Access::Unknown
+                {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
 }
 
 /// Refuses what the warp function cannot express, and reports what it found.
