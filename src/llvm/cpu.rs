@@ -73,6 +73,14 @@ pub(crate) fn exact_features(host: &str) -> String {
         .join(",")
 }
 
+/// Whether code generated for this host may use feature `f` (`+avx512f`): the feature
+/// string `HostMachine` generates code for.
+pub(crate) fn host_has(f: &str) -> bool {
+    exact_features(&TargetMachine::get_host_cpu_features().to_string())
+        .split(',')
+        .any(|x| x == f)
+}
+
 /// What code compiled for this process depends on besides the module: LLVM's version, the
 /// host triple, CPU name and the features code is generated for (an object for AVX-512 must
 /// not load on a machine without it). Part of the kernel cache's key.

@@ -1,8 +1,10 @@
 //! Lane-wise instructions of the warp function: arithmetic, comparisons, casts and selects on
 //! vectors, addresses as vectors of pointers, memory as masked vector loads and stores from
 //! lane 0's pointer where the lane strides prove the lanes consecutive (`stride.rs`), else
-//! masked gathers and scatters behind a run-time test of the addresses, LLVM intrinsics by their vector forms, and everything else (calls, atomics) once per active lane
-//! in lane order.
+//! masked gathers and scatters behind a run-time test of the addresses (`.shared` 32-bit
+//! loads: also a test for a window of 64 elements, served by two vector loads and a lane
+//! permutation), LLVM intrinsics by their vector forms, and everything else (calls, atomics)
+//! once per active lane in lane order.
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -288,6 +290,9 @@ impl Warp<'_> {
             return self.load_per_row(p, off, et);
         }
         let p = self.get(ptr, true);
+        if access == Access::Window {
+            return self.load_window(p, et);
+        }
         let p = self.host_ptrs(p);
         let vt = self.vty(et);
         let b = self.b;
@@ -526,6 +531,10 @@ impl Warp<'_> {
             .access(ptr, et, &self.facts.varying, self.td);
         let v = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.get(ptr, true);
+        if access == Access::Window {
+            self.store_shared(v, p, et);
+            return;
+        }
         let p = self.host_ptrs(p);
         let b = self.b;
         if access == Access::Consecutive {
@@ -551,6 +560,194 @@ impl Warp<'_> {
             let mut args = [v, p, m];
             self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         }
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// The lanes' offsets into the CTA's shared block from their `.shared` pointers `p`.
+    unsafe fn offsets(&self, p: LLVMValueRef) -> LLVMValueRef {
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        c::LLVMBuildPtrToInt(self.b, p, v32, c"".as_ptr())
+    }
+
+    /// Host pointers of shared offsets `off` (`<32 x i32>`): 32-bit indices from the block,
+    /// which a gather or scatter takes as they are (16 lanes an instruction on AVX-512, where
+    /// 64-bit pointers take 8).
+    unsafe fn shared_ptrs(&self, off: LLVMValueRef) -> LLVMValueRef {
+        let mut idx = [off];
+        c::LLVMBuildGEP2(
+            self.b,
+            c::LLVMInt8TypeInContext(self.cx),
+            self.shared_base(),
+            idx.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        )
+    }
+
+    /// A constant `<32 x i32>` of `f(lane)`.
+    unsafe fn lanes_const(&self, f: impl Fn(u32) -> u64) -> LLVMValueRef {
+        let mut e: Vec<LLVMValueRef> = (0..LANES).map(|l| self.c32(f(l))).collect();
+        c::LLVMConstVector(e.as_mut_ptr(), LANES)
+    }
+
+    /// Whether shared offsets `off` of values of `size` bytes step by `size` from the first
+    /// lane of each run, in all 32 lanes (as `consecutive`, on 32-bit offsets).
+    unsafe fn consecutive_offsets(&self, off: LLVMValueRef, size: u64) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let run = self.run();
+        let firsts: Vec<u32> = (0..LANES).map(|l| l / run * run).collect();
+        let d = c::LLVMBuildSub(b, off, self.shuffle(off, None, &firsts), n);
+        let want = self.lanes_const(|l| u64::from(l % run) * size);
+        let eq = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, d, want, n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let bits = c::LLVMBuildBitCast(b, eq, it, n);
+        let all = c::LLVMConstAllOnes(it);
+        c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntEQ, bits, all, n)
+    }
+
+    /// A vector reduction `llvm.vector.reduce.<op>` of the running lanes of `v` (`<32 x i32>`),
+    /// the others taken as `idle`.
+    unsafe fn reduce_running(&self, op: &str, v: LLVMValueRef, idle: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let on = c::LLVMBuildSelect(b, self.mask, v, idle, c"".as_ptr());
+        let mut tys = [c::LLVMTypeOf(v)];
+        let mut args = [on];
+        self.call_intrinsic(&format!("llvm.vector.reduce.{op}"), &mut tys, &mut args)
+    }
+
+    /// A `.shared` load of a 32-bit value per lane whose addresses are unknown
+    /// (`Access::Window`): by the lanes' offsets, one vector load per run when they are
+    /// consecutive; else, when the running lanes' offsets are multiples of 4 from the lowest
+    /// one and at most 63 elements above it (a bitonic sort's partners `t ^ j` for `j < 32`,
+    /// a stride of 2), the window's two vectors (masked to the bytes up to the highest
+    /// offset, so nothing outside the lanes' range is read) and `vpermi2d` picking each lane's
+    /// element; else a gather with 32-bit offsets.
+    unsafe fn load_window(&mut self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        let vt = self.vty(t);
+        let off = self.offsets(p);
+        let contig = self.consecutive_offsets(off, 4);
+        let vec_bb = self.append("ld.vector");
+        let test_bb = self.append("ld.window.test");
+        let win_bb = self.append("ld.window");
+        let gat_bb = self.append("ld.gather");
+        let join = self.append("ld");
+        c::LLVMBuildCondBr(b, contig, vec_bb, test_bb);
+
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let lv = self.load_runs(self.shared_ptrs(off), t);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, test_bb);
+        let zero = c::LLVMConstNull(v32);
+        let lo = self.reduce_running("umin", off, c::LLVMConstAllOnes(v32));
+        let hi = self.reduce_running("umax", off, zero);
+        let span = c::LLVMBuildSub(b, hi, lo, n);
+        let rel = c::LLVMBuildSub(b, off, self.splat(lo), n);
+        // A running lane off the window's elements (a test of the vector, not a reduction).
+        let odd = c::LLVMBuildAnd(b, rel, self.splat(self.c32(3)), n);
+        let off_grid = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntNE, odd, zero, n);
+        let off_grid = c::LLVMBuildAnd(b, off_grid, self.mask, n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let off_grid = c::LLVMBuildBitCast(b, off_grid, it, n);
+        let whole = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+            off_grid,
+            c::LLVMConstNull(it),
+            n,
+        );
+        let near = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntULT,
+            span,
+            self.c32(256),
+            n,
+        );
+        let ok = c::LLVMBuildAnd(b, near, whole, n);
+        c::LLVMBuildCondBr(b, ok, win_bb, gat_bb);
+
+        c::LLVMPositionBuilderAtEnd(b, win_bb);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let mut at = [c::LLVMBuildZExt(b, lo, self.i64, n)];
+        let w0p = c::LLVMBuildGEP2(b, i8t, self.shared_base(), at.as_mut_ptr(), 1, n);
+        let mut half = [c::LLVMConstInt(self.i64, 128, 0)];
+        let w1p = c::LLVMBuildGEP2(b, i8t, w0p, half.as_mut_ptr(), 1, n);
+        let spans = self.splat(span);
+        let window = |from: u64, wp: LLVMValueRef| {
+            let at = self.lanes_const(|l| from + 4 * u64::from(l));
+            let m = c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntULE, at, spans, n);
+            let mut tys = [v32, self.ptr];
+            let mut args = [wp, m, zero];
+            self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+        };
+        let w0 = window(0, w0p);
+        let w1 = window(128, w1p);
+        let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
+        let name = "llvm.x86.avx512.vpermi2var.d.512";
+        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+        let f = c::LLVMGetIntrinsicDeclaration(self.m, id, std::ptr::null_mut(), 0);
+        let ft = c::LLVMGlobalGetValueType(f);
+        let v16 = c::LLVMVectorType(self.i32, 16);
+        let upper = c::LLVMConstVector([self.c32(32); 16].as_mut_ptr(), 16);
+        let parts: Vec<LLVMValueRef> = (0..2)
+            .map(|h| {
+                let ih = self.slice(idx, 16 * h, 16);
+                let pick = |w: LLVMValueRef| {
+                    let mut args = [self.slice(w, 0, 16), ih, self.slice(w, 16, 16)];
+                    c::LLVMBuildCall2(b, ft, f, args.as_mut_ptr(), 3, n)
+                };
+                let (a, z) = (pick(w0), pick(w1));
+                let hi = c::LLVMBuildAnd(b, ih, upper, n);
+                let sel = c::LLVMBuildICmp(
+                    b,
+                    llvm_sys::LLVMIntPredicate::LLVMIntNE,
+                    hi,
+                    c::LLVMConstNull(v16),
+                    n,
+                );
+                c::LLVMBuildSelect(b, sel, z, a, n)
+            })
+            .collect();
+        let wv = c::LLVMBuildBitCast(b, self.concat(parts), vt, n);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let mut tys = [vt, c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [self.shared_ptrs(off), self.mask, c::LLVMGetPoison(vt)];
+        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let phi = c::LLVMBuildPhi(b, vt, n);
+        let mut vals = [lv, wv, gv];
+        let mut bbs = [vec_bb, win_bb, gat_bb];
+        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 3);
+        phi
+    }
+
+    /// A `.shared` store of a 32-bit value per lane whose addresses are unknown
+    /// (`Access::Window`'s stores): one vector store per run when the lanes' offsets are
+    /// consecutive, else a scatter with 32-bit offsets.
+    unsafe fn store_shared(&mut self, v: LLVMValueRef, p: LLVMValueRef, t: LLVMTypeRef) {
+        let b = self.b;
+        let off = self.offsets(p);
+        let contig = self.consecutive_offsets(off, 4);
+        let vec_bb = self.append("st.vector");
+        let sc_bb = self.append("st.scatter");
+        let join = self.append("st");
+        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        self.store_runs(v, self.shared_ptrs(off), t);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, sc_bb);
+        let mut tys = [c::LLVMTypeOf(v), c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [v, self.shared_ptrs(off), self.mask];
+        self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
     }

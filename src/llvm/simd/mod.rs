@@ -65,9 +65,10 @@ pub struct Report {
     pub barrier_scheme: Option<String>,
     /// Varying loads and stores of the warp function, then of the aligned-warp function:
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
-    /// tested at run time, else a gather or scatter); `stride.rs`.
-    pub memory: [usize; 3],
-    pub rows_memory: Option<[usize; 3]>,
+    /// tested at run time, else a gather or scatter), and of the other ones the `.shared`
+    /// loads tested for a window (`stride::Access::Window`); `stride.rs`.
+    pub memory: [usize; 4],
+    pub rows_memory: Option<[usize; 4]>,
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,
@@ -173,6 +174,24 @@ pub fn vectorize(
                 // The kernel goes to another engine as the cleanup left it.
                 prefetch::remove(&hints);
                 Err(why)
+            }
+            if report.barriers.is_empty() && report.warp_ops.is_empty() {
+                let mut n = gathering_loops(&cfg, &facts, td);
+                if n > 0 && segment.is_none() {
+                    n = n.min(gathering_loops(
+                        &cfg,
+                        &uniform::Facts::new(fr, &cfg, td, true),
+                        td,
+                    ));
+                }
+                if n > 0 {
+                    return Err(format!(
+                        "{n} loads and stores at unknown lane addresses (gathers and scatters) \
+                         in loops lanes leave at different iterations, without CTA barriers or \
+                         warp operations: thread loops run each thread's iterations in turn, \
+                         faster"
+                    ));
+                }
             }
         }
     }
@@ -646,7 +665,7 @@ fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<Stri
     if y * z == 1 || x % 32 == 0 || r.barriers.is_empty() {
         return None;
     }
-    let [cons, checked, other] = r.memory;
+    let [cons, checked, other, _] = r.memory;
     (other > cons + checked + per_row).then(|| {
         format!(
             "blocks of ({x}, {y}, {z}) threads split warps across rows, so %tid.x is not \
@@ -654,6 +673,49 @@ fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<Stri
              stores between CTA barriers run faster as thread loops"
         )
     })
+}
+
+/// Non-atomic loads and stores inside divergent loops (`Facts::divergent_loops`) whose lanes'
+/// addresses the strides do not know (`stride::Access::Unknown`: a gather or scatter each
+/// iteration). A kernel of such loops without barriers or warp operations runs faster as
+/// thread loops: each thread's iterations one after the other, its loads independent of the
+/// other threads', where the warp function waits on a chain of gathers per iteration while
+/// any lane is active. CSR SpMV with a row per thread (`benches/suite`, 524288 rows, loaded
+/// machine): 400-455 ms on the warp engine, 148 ms on thread loops.
+unsafe fn gathering_loops(
+    cfg: &cfg::Cfg,
+    facts: &uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> usize {
+    let mut n = 0;
+    for (l, _) in cfg
+        .loops
+        .iter()
+        .zip(&facts.divergent_loops)
+        .filter(|(_, &d)| d)
+    {
+        for (x, _) in l.blocks.iter().enumerate().filter(|(_, &inside)| inside) {
+            for i in ir::instructions(cfg.blocks[x]) {
+                let (p, t) = match ir::opcode(i) {
+                    O::LLVMLoad => (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i)),
+                    O::LLVMStore => (
+                        c::LLVMGetOperand(i, 1),
+                        c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
+                    ),
+                    _ => continue,
+                };
+                let plain = c::LLVMGetOrdering(i)
+                    == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
+                if plain
+                    && facts.varying.contains(&p)
+                    && facts.strides.access(p, t, &facts.varying, td) == stride::Access::Unknown
+                {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
 }
 
 /// Refuses what the warp function cannot express, and reports what it found.

@@ -80,6 +80,11 @@ pub enum Access {
     /// Row segments only: the same address in every lane of a row (a load: one scalar load
     /// per row with a running lane, spread over the row).
     PerRow,
+    /// Nothing known of a `.shared` load of a 32-bit value (AVX-512 hosts): the run-time
+    /// tests are on the lanes' 32-bit offsets, consecutive first, then whether the running
+    /// lanes' offsets lie within 64 elements from the lowest (two vector loads and a lane
+    /// permutation, `lanes.rs`), a gather otherwise. Stores of this kind are `Unknown`'s.
+    Window,
 }
 
 #[derive(Default)]
@@ -89,8 +94,9 @@ pub struct Strides {
     /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
     whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
-    /// unknown (per row and consecutive within rows under row segments).
-    pub counts: [usize; 3],
+    /// unknown (per row and consecutive within rows under row segments), and of the unknown
+    /// ones the loads tested for a window (`Access::Window`).
+    pub counts: [usize; 4],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
     /// Lanes over which strides run: 32, or a row segment's `S`.
@@ -99,6 +105,9 @@ pub struct Strides {
     /// block's warps (lanes past the block's end included), a bound on every `.shared`
     /// variable's address (an offset into the CTA's block, `llvm::cpu`), and `%ntid`.
     bounds: Option<([u64; 5], u64, [u32; 3])>,
+    /// The host has AVX-512F, whose two-source lane permutation (`vpermi2d`) serves a
+    /// window of 64 elements (`Access::Window`).
+    window: bool,
 }
 
 const UNIFORM: Stride = Stride {
@@ -163,6 +172,7 @@ impl Strides {
                     g.block,
                 )
             }),
+            window: crate::llvm::cpu::host_has("+avx512f"),
             ..Strides::default()
         };
         let insts: Vec<LLVMValueRef> = cfg
@@ -242,6 +252,13 @@ impl Strides {
                         s.counts[Access::Unknown as usize] += 1
                     }
                     Access::PerRow => s.per_row += 1,
+                    Access::Window if ir::opcode(i) == O::LLVMStore => {
+                        s.counts[Access::Unknown as usize] += 1
+                    }
+                    Access::Window => {
+                        s.counts[Access::Unknown as usize] += 1;
+                        s.counts[3] += 1;
+                    }
                     a => s.counts[a as usize] += 1,
                 }
             }
@@ -302,7 +319,7 @@ impl Strides {
             return Access::Unknown;
         }
         let Some(st) = self.of(p, varying) else {
-            return Access::Unknown;
+            return self.window(p, t);
         };
         let (k, e) = if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
             (c::LLVMGetVectorSize(t) as u64, c::LLVMGetElementType(t))
@@ -315,12 +332,28 @@ impl Strides {
         }
         // Vectors of sub-byte elements are bit-packed in memory, unlike the lanes' values.
         if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
-            return Access::Unknown;
+            return self.window(p, t);
         }
         match st.casts {
             0 => Access::Consecutive,
             1 if st.factor <= MAX_FACTOR => Access::Checked,
-            _ => Access::Unknown,
+            _ => self.window(p, t),
+        }
+    }
+
+    /// `Access::Window` for a `.shared` pointer `p` to 32-bit integers or floats on a host
+    /// with AVX-512F, else `Access::Unknown`.
+    unsafe fn window(&self, p: LLVMValueRef, t: LLVMTypeRef) -> Access {
+        let kind = c::LLVMGetTypeKind(t);
+        let scalar = kind == LLVMTypeKind::LLVMFloatTypeKind
+            || kind == LLVMTypeKind::LLVMIntegerTypeKind && c::LLVMGetIntTypeWidth(t) == 32;
+        if self.window
+            && scalar
+            && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == super::lanes::SHARED_AS
+        {
+            Access::Window
+        } else {
+            Access::Unknown
         }
     }
 

@@ -90,8 +90,20 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory =
-            |m: [usize; 3]| format!("{} consecutive, {} checked, {} other", m[0], m[1], m[2]);
+        let memory = |m: [usize; 4]| {
+            let window = if m[3] > 0 {
+                format!(
+                    " ({} of them .shared loads tested for a 64-element window)",
+                    m[3]
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{} consecutive, {} checked, {} other{window}",
+                m[0], m[1], m[2]
+            )
+        };
         if let Some(how) = &r.segments {
             let _ = writeln!(s, "  row segments: {how}");
         }
