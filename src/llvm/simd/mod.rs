@@ -175,24 +175,6 @@ pub fn vectorize(
                 prefetch::remove(&hints);
                 Err(why)
             }
-            if report.barriers.is_empty() && report.warp_ops.is_empty() {
-                let mut n = gathering_loops(&cfg, &facts, td);
-                if n > 0 && segment.is_none() {
-                    n = n.min(gathering_loops(
-                        &cfg,
-                        &uniform::Facts::new(fr, &cfg, td, true),
-                        td,
-                    ));
-                }
-                if n > 0 {
-                    return Err(format!(
-                        "{n} loads and stores at unknown lane addresses (gathers and scatters) \
-                         in loops lanes leave at different iterations, without CTA barriers or \
-                         warp operations: thread loops run each thread's iterations in turn, \
-                         faster"
-                    ));
-                }
-            }
         }
     }
 }
@@ -289,6 +271,24 @@ unsafe fn build(
     if prefer_loops {
         if let Some(why) = loops_win(&report, block, facts.strides.per_row) {
             return Err(why);
+        }
+        if report.barriers.is_empty() && report.warp_ops.is_empty() {
+            let mut n = gathering_loops(cfg, &facts, td);
+            if n > 0 && segment.is_none() {
+                n = n.min(gathering_loops(
+                    cfg,
+                    &uniform::Facts::new(fr, cfg, td, true),
+                    td,
+                ));
+            }
+            if n > 0 {
+                return Err(format!(
+                    "{n} loads and stores at unknown lane addresses (gathers and scatters) \
+                         in loops lanes leave at different iterations, without CTA barriers or \
+                         warp operations: thread loops run each thread's iterations in turn, \
+                         faster"
+                ));
+            }
         }
     }
     let co = !report.barriers.is_empty();
