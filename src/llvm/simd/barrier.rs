@@ -314,6 +314,9 @@ impl Warp<'_> {
         }
         if self.regions.is_some() {
             self.region_end();
+            if let Some(r) = self.regions.as_mut() {
+                r.numbers.insert(i, r.resumes);
+            }
         } else {
             self.suspend();
         }
@@ -360,6 +363,16 @@ impl Warp<'_> {
     pub(super) unsafe fn finish(&mut self) {
         if self.regions.is_some() {
             c::LLVMBuildRet(self.b, self.c32(DONE as u64));
+            // The guards' idle warps go to the state of their join's barrier.
+            let Some(r) = self.regions.as_ref() else {
+                return;
+            };
+            for &(st, code, bar) in &r.patches {
+                match r.numbers.get(&bar) {
+                    Some(&k) => c::LLVMSetOperand(st, 0, self.c32(k as u64)),
+                    None => c::LLVMSetOperand(code, 0, self.c32(0)),
+                }
+            }
             return;
         }
         let Some(co) = self.coro.as_ref() else {
@@ -435,6 +448,29 @@ pub struct Regions {
     pub align: u32,
     /// Barriers so far: the states after the start.
     pub resumes: u32,
+    /// The skip guards (none with a `bar.red`, whose contributions every warp makes), the
+    /// state after each barrier emitted so far, and the guards' stores of the state an idle
+    /// warp goes to, with their code's store, to be given that barrier's state at the end.
+    pub skips: Option<Skips>,
+    numbers: HashMap<LLVMValueRef, u32>,
+    patches: Vec<(LLVMValueRef, LLVMValueRef, LLVMValueRef)>,
+    /// Bytes of the frame after the mailbox that hold values the same in every warp.
+    pub ufront: u32,
+}
+
+impl Regions {
+    /// With skip guards: the bytes of the frame a skipped warp copies from the warp that ran,
+    /// and a key of the values they hold (the CTA function skips warps only when all the
+    /// kernel's warp functions agree on it).
+    pub fn skip_key(&self) -> Option<SkipKey> {
+        use std::hash::{Hash, Hasher};
+        let s = self.skips.as_ref()?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for &v in &s.uniform_frame {
+            (v as usize).hash(&mut h);
+        }
+        Some((self.ufront, h.finish()))
+    }
 }
 
 impl Warp<'_> {
@@ -464,8 +500,31 @@ impl Warp<'_> {
             size: HEAD,
             align: ALIGN,
             resumes: 0,
+            skips: None,
+            numbers: HashMap::new(),
+            patches: Vec::new(),
+            ufront: 0,
         });
+        // The values a skipped warp copies come first in the frame, in one order in every
+        // warp function of the kernel.
+        let sk = if red {
+            None
+        } else {
+            let across = self
+                .regions
+                .as_ref()
+                .map(|r| r.across.clone())
+                .unwrap_or_default();
+            skips(self.cfg, self.facts, self.td, &across)
+        };
+        for &v in sk.iter().flat_map(|s| s.uniform_frame.iter()) {
+            self.slot(v);
+        }
         let mt = self.mask_ty();
+        if let Some(r) = self.regions.as_mut() {
+            r.ufront = r.size - HEAD;
+            r.skips = sk;
+        }
         let m = self.frame_slot(mt);
         if let Some(r) = self.regions.as_mut() {
             r.mask = m;
@@ -561,6 +620,63 @@ impl Warp<'_> {
         }
         self.mask = c::LLVMBuildLoad2(b, mt, mask, n);
         self.map.retain(|v, _| !ir::is_instruction(*v));
+    }
+}
+
+impl Warp<'_> {
+    /// At skip guard `br` (if it is one), the interval of `%tid.x` that makes a warp idle and
+    /// the state it goes to, in the CTA's results (`guard`), for the CTA function to skip the
+    /// other idle warps of the round.
+    pub(super) unsafe fn publish_guard(&mut self, br: LLVMValueRef) {
+        let Some((g, state, results)) = self.regions.as_ref().and_then(|r| {
+            let g = r.skips.as_ref()?.guards.get(&br).copied()?;
+            Some((g, r.state, r.results))
+        }) else {
+            return;
+        };
+        let b = self.b;
+        let n = c"".as_ptr();
+        let u = self.get(g.bound, false);
+        let (zero, one, max) = (self.c32(0), self.c32(1), self.c32(u32::MAX as u64));
+        let cmp = |p: P, x: LLVMValueRef, y: LLVMValueRef| c::LLVMBuildICmp(b, p, x, y, n);
+        let sel =
+            |k: LLVMValueRef, x: LLVMValueRef, y: LLVMValueRef| c::LLVMBuildSelect(b, k, x, y, n);
+        let no = c::LLVMConstInt(self.i1, 0, 0);
+        let dec = c::LLVMBuildSub(b, u, one, n);
+        let inc = c::LLVMBuildAdd(b, u, one, n);
+        // The `%tid.x` for which the condition holds: [ta, tb], none when `e`.
+        let (e, ta, tb) = match g.pred {
+            P::LLVMIntULT => (cmp(P::LLVMIntEQ, u, zero), zero, dec),
+            P::LLVMIntULE => (no, zero, u),
+            P::LLVMIntUGT => (cmp(P::LLVMIntEQ, u, max), inc, max),
+            P::LLVMIntUGE => (no, u, max),
+            P::LLVMIntSLT => (cmp(P::LLVMIntSLE, u, zero), zero, dec),
+            P::LLVMIntSLE => (cmp(P::LLVMIntSLT, u, zero), zero, u),
+            P::LLVMIntSGT => (no, sel(cmp(P::LLVMIntSLT, u, zero), zero, inc), max),
+            P::LLVMIntSGE => (no, sel(cmp(P::LLVMIntSLE, u, zero), zero, u), max),
+            _ => (no, u, u),
+        };
+        let st2 = c::LLVMBuildShl(b, state, one, n);
+        let inside = c::LLVMBuildAdd(b, st2, one, n);
+        let outside = c::LLVMBuildAdd(b, st2, self.c32(2), n);
+        let (lo, hi, code) = match (g.pred == P::LLVMIntNE, g.idle_when) {
+            // Idle when `%tid.x != u` everywhere: u outside the warp's lanes.
+            (true, true) => (u, u, outside),
+            (true, false) => (u, u, zero),
+            (false, true) => (ta, tb, sel(e, zero, inside)),
+            (false, false) => (sel(e, zero, ta), sel(e, max, tb), sel(e, inside, outside)),
+        };
+        let at = |k: u32| {
+            let mut idx = [self.c32(k as u64)];
+            c::LLVMBuildGEP2(b, self.i32, results, idx.as_mut_ptr(), 1, n)
+        };
+        c::LLVMBuildStore(b, lo, at(guard::LO));
+        c::LLVMBuildStore(b, hi, at(guard::HI));
+        let code_st = c::LLVMBuildStore(b, code, at(guard::CODE));
+        let next_st = c::LLVMBuildStore(b, self.c32(DONE as u64), at(guard::NEXT));
+        if let (Next::Barrier(bar), Some(r)) = (g.next, self.regions.as_mut()) {
+            r.patches.push((next_st, code_st, bar));
+        }
     }
 }
 
@@ -721,4 +837,310 @@ unsafe fn remat_cost(
     };
     memo.insert(v, k);
     k
+}
+
+/// Where the lanes of a warp that all take a guard's idle side stop next: the barrier that
+/// starts its join block, or the kernel's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Barrier(LLVMValueRef),
+    End,
+}
+
+/// A *skip guard*: a branch on `%tid.x PRED bound` (`bound` the same in every warp of the
+/// CTA) one of whose sides is its join block, which starts with a barrier (or is the
+/// kernel's end), every path to it from a region's entry running only code without effects
+/// whose results are the same in every warp. A warp whose lanes all take the idle side
+/// would do nothing but that code: the CTA function skips it (`driver.rs`, lockstep rounds),
+/// given the interval of `%tid.x` the guard publishes when a warp of the round runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Guard {
+    /// The comparison with `%tid.x` on the left.
+    pub pred: P,
+    pub bound: LLVMValueRef,
+    /// The condition's value that takes the idle side.
+    pub idle_when: bool,
+    pub next: Next,
+}
+
+/// The skip guards of a kernel and what a skipped warp takes from the warp that ran: the
+/// values that live across barriers and are the same in every warp of the CTA, in the
+/// order their frame slots come first in the frame.
+pub struct Skips {
+    pub guards: HashMap<LLVMValueRef, Guard>,
+    pub uniform_frame: Vec<LLVMValueRef>,
+}
+
+/// A kernel's skip guards as the CTA function needs them (`Regions::skip_key`): the bytes a
+/// skipped warp copies, and a key of the values they hold.
+pub type SkipKey = (u32, u64);
+
+/// Indices in the CTA's results (`i32`s after the `bar.red` results) where a skip guard
+/// publishes: the interval of `%tid.x` (inclusive), its code (0: nothing to skip; `2s + 1`: a
+/// warp of state `s` whose `%tid.x` all lie inside the interval is idle; `2s + 2`: ... all lie
+/// outside it) and the state an idle warp goes to.
+pub mod guard {
+    pub const LO: u32 = 4;
+    pub const HI: u32 = 5;
+    pub const CODE: u32 = 6;
+    pub const NEXT: u32 = 7;
+    /// The results' length.
+    pub const LEN: u32 = 8;
+}
+
+/// Context fields that are the same in every warp of a CTA (byte offsets).
+fn cta_field(off: u32) -> bool {
+    use crate::runtime::abi::offset as o;
+    (o::NTID..o::NCTAID + 12).contains(&off)
+        || [
+            o::NWARPID,
+            o::NSMID,
+            o::DYNAMIC_SMEM_SIZE,
+            o::TOTAL_SMEM_SIZE,
+            o::GRIDID,
+            o::SHARED,
+        ]
+        .contains(&off)
+}
+
+/// The values that may differ between the warps of a CTA; `None` when a branch is the same
+/// in every lane of a warp but may differ between warps (then phis would need that branch's
+/// joins too, and the kernel gets no skip guards).
+unsafe fn cta_varying(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> Option<HashSet<LLVMValueRef>> {
+    use llvm_sys::LLVMOpcode as O;
+    let insts: Vec<LLVMValueRef> = cfg
+        .blocks
+        .iter()
+        .flat_map(|&b| ir::instructions(b))
+        .collect();
+    let mut out: HashSet<LLVMValueRef> = HashSet::new();
+    loop {
+        let mut changed = false;
+        for &i in &insts {
+            if out.contains(&i) {
+                continue;
+            }
+            let ops = ir::operands(i);
+            let v = facts.is_varying(i)
+                || match ir::opcode(i) {
+                    O::LLVMLoad => match ir::ctx_offset(td, c::LLVMGetOperand(i, 0)) {
+                        Some(off) => !cta_field(off),
+                        None => true,
+                    },
+                    O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg | O::LLVMAlloca => true,
+                    O::LLVMCall => match call_kind(i) {
+                        CallKind::SelfCtx | CallKind::Barrier(_) => false,
+                        CallKind::Lanewise => ir::args(i).iter().any(|a| out.contains(a)),
+                        _ => true,
+                    },
+                    _ => ops.iter().any(|o| out.contains(o)),
+                };
+            if v {
+                out.insert(i);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for &bb in &cfg.blocks {
+        let t = c::LLVMGetBasicBlockTerminator(bb);
+        if !t.is_null() && c::LLVMIsConditional(t) != 0 {
+            let cnd = c::LLVMGetCondition(t);
+            if out.contains(&cnd) && !facts.is_varying(cnd) {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The kernel's skip guards (see [`Guard`]), given the values its frame keeps; `None` when it
+/// has none.
+///
+/// # Safety
+/// `cfg` and `facts` must describe a valid function; `td` its module's data layout.
+pub unsafe fn skips(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+    across: &HashSet<LLVMValueRef>,
+) -> Option<Skips> {
+    use llvm_sys::LLVMOpcode as O;
+    let cta = cta_varying(cfg, facts, td)?;
+    let nb = cfg.blocks.len();
+    let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+    let mut pred = vec![Vec::new(); nb];
+    for (x, s) in cfg.succ.iter().enumerate() {
+        for &y in s {
+            pred[y].push(x);
+        }
+    }
+    let is_barrier = |i: LLVMValueRef| {
+        !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+    };
+    // Code a skipped warp may leave out: no effects, and what the frame keeps of it the
+    // same in every warp (copied from the warp that ran).
+    let quiet = |i: LLVMValueRef| {
+        let ok = match ir::opcode(i) {
+            O::LLVMStore
+            | O::LLVMAtomicRMW
+            | O::LLVMAtomicCmpXchg
+            | O::LLVMFence
+            | O::LLVMAlloca
+            | O::LLVMRet
+            | O::LLVMUnreachable => false,
+            O::LLVMCall => matches!(call_kind(i), CallKind::SelfCtx | CallKind::Lanewise),
+            _ => true,
+        };
+        ok && (!across.contains(&i) || !cta.contains(&i))
+    };
+    let mut guards = HashMap::new();
+    for g in 0..nb {
+        let br = c::LLVMGetBasicBlockTerminator(cfg.blocks[g]);
+        if br.is_null() || c::LLVMIsConditional(br) == 0 {
+            continue;
+        }
+        let cnd = c::LLVMGetCondition(br);
+        if !facts.is_varying(cnd) || c::LLVMIsAICmpInst(cnd).is_null() {
+            continue;
+        }
+        // `%tid.x PRED bound`, the bound an `i32` the same in every warp.
+        let ops = ir::operands(cnd);
+        let is_tid = |v: LLVMValueRef| {
+            ir::is_instruction(v)
+                && ir::opcode(v) == O::LLVMLoad
+                && ir::ctx_offset(td, c::LLVMGetOperand(v, 0))
+                    .is_some_and(|o| o == crate::runtime::abi::offset::TID)
+        };
+        let p = c::LLVMGetICmpPredicate(cnd);
+        let (pred_l, bound) = if is_tid(ops[0]) && !cta.contains(&ops[1]) {
+            (p, ops[1])
+        } else if is_tid(ops[1]) && !cta.contains(&ops[0]) {
+            (swapped(p), ops[0])
+        } else {
+            continue;
+        };
+        if c::LLVMTypeOf(bound)
+            != c::LLVMInt32TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(bound)))
+        {
+            continue;
+        }
+        // One side is the join.
+        let j = cfg.ipdom[g];
+        if j == cfg.exit() {
+            continue;
+        }
+        let (s0, s1) = (
+            cfg.succ[g][0],
+            cfg.succ[g].get(1).copied().unwrap_or(usize::MAX),
+        );
+        let idle_when = if s0 == j && s1 != j {
+            true
+        } else if s1 == j && s0 != j {
+            false
+        } else {
+            continue;
+        };
+        // The join: no phis, quiet code up to a barrier or the end.
+        let mut next = None;
+        for &i in &insts[j] {
+            if !c::LLVMIsAPHINode(i).is_null() {
+                break;
+            }
+            if is_barrier(i) {
+                next = Some(Next::Barrier(i));
+                break;
+            }
+            if ir::opcode(i) == O::LLVMRet {
+                next = Some(Next::End);
+                break;
+            }
+            if !quiet(i) {
+                break;
+            }
+        }
+        let Some(next) = next else { continue };
+        // Every way to the guard from a region's entry: quiet code, branches the same in
+        // every warp, no pass through the guard itself.
+        let mut seen = vec![false; nb];
+        let mut todo = vec![g];
+        let mut ok = true;
+        while let Some(x) = todo.pop() {
+            if seen[x] {
+                continue;
+            }
+            seen[x] = true;
+            let last_bar = insts[x].iter().rposition(|&i| is_barrier(i));
+            let from = last_bar.map_or(0, |k| k + 1);
+            let body = &insts[x][from..insts[x].len() - 1];
+            if !body.iter().all(|&i| quiet(i)) {
+                ok = false;
+                break;
+            }
+            if last_bar.is_some() || x == 0 {
+                continue;
+            }
+            for &p in &pred[x] {
+                let t = c::LLVMGetBasicBlockTerminator(cfg.blocks[p]);
+                if p == g || c::LLVMIsConditional(t) != 0 && cta.contains(&c::LLVMGetCondition(t)) {
+                    ok = false;
+                }
+                todo.push(p);
+            }
+            if !ok {
+                break;
+            }
+        }
+        if ok {
+            guards.insert(
+                br,
+                Guard {
+                    pred: pred_l,
+                    bound,
+                    idle_when,
+                    next,
+                },
+            );
+        }
+    }
+    if guards.is_empty() {
+        return None;
+    }
+    let pos: HashMap<LLVMValueRef, usize> = insts
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, &i)| (i, k))
+        .collect();
+    let mut uniform_frame: Vec<LLVMValueRef> = across
+        .iter()
+        .copied()
+        .filter(|v| !cta.contains(v))
+        .collect();
+    uniform_frame.sort_by_key(|v| pos.get(v).copied().unwrap_or(usize::MAX));
+    Some(Skips {
+        guards,
+        uniform_frame,
+    })
+}
+
+/// `p` with its operands swapped.
+fn swapped(p: P) -> P {
+    match p {
+        P::LLVMIntULT => P::LLVMIntUGT,
+        P::LLVMIntUGT => P::LLVMIntULT,
+        P::LLVMIntULE => P::LLVMIntUGE,
+        P::LLVMIntUGE => P::LLVMIntULE,
+        P::LLVMIntSLT => P::LLVMIntSGT,
+        P::LLVMIntSGT => P::LLVMIntSLT,
+        P::LLVMIntSLE => P::LLVMIntSGE,
+        P::LLVMIntSGE => P::LLVMIntSLE,
+        e => e,
+    }
 }

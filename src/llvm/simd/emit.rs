@@ -77,7 +77,8 @@ impl<'a> Warp<'a> {
     /// `ctx, warp, nthreads` and then `src`'s).
     ///
     /// Returns the slot size and alignment of a region-scheme warp function, whether it
-    /// exchanges `bar.red` contributions and its number of barriers (else zeros).
+    /// exchanges `bar.red` contributions, its number of barriers (else zeros) and its skip
+    /// guards' key (`Regions::skip_key`).
     ///
     /// # Safety
     /// `src` must be the function `cfg` and `facts` describe, accepted by `check`.
@@ -86,7 +87,7 @@ impl<'a> Warp<'a> {
         dst: LLVMValueRef,
         cfg: &'a Cfg,
         facts: &'a Facts,
-    ) -> Result<(u32, u32, bool, u32), String> {
+    ) -> Result<(u32, u32, bool, u32, Option<super::barrier::SkipKey>), String> {
         let m = c::LLVMGetGlobalParent(src);
         let cx = c::LLVMGetModuleContext(m);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -155,9 +156,9 @@ impl<'a> Warp<'a> {
         c::LLVMDisposeBuilder(b);
         c::LLVMDisposeBuilder(allocas);
         r.map(|()| {
-            w.regions
-                .as_ref()
-                .map_or((0, 0, false, 0), |r| (r.size, r.align, r.red, r.resumes))
+            w.regions.as_ref().map_or((0, 0, false, 0, None), |r| {
+                (r.size, r.align, r.red, r.resumes, r.skip_key())
+            })
         })
     }
 
@@ -323,7 +324,7 @@ impl<'a> Warp<'a> {
 
     /// The slot of original instruction `v` (its type vectorized when varying): in the
     /// region scheme's frame when `v` lives across a barrier.
-    unsafe fn slot(&mut self, v: LLVMValueRef) -> LLVMValueRef {
+    pub(super) unsafe fn slot(&mut self, v: LLVMValueRef) -> LLVMValueRef {
         if let Some(&s) = self.slots.get(&v) {
             return s;
         }
@@ -612,6 +613,7 @@ impl<'a> Warp<'a> {
                     // The mask as of the branch: a barrier before it reloads it.
                     let m = self.mask;
                     if c::LLVMIsConditional(i) != 0 {
+                        self.publish_guard(i);
                         let cond = c::LLVMGetCondition(i);
                         let (t, f) = (c::LLVMGetSuccessor(i, 0), c::LLVMGetSuccessor(i, 1));
                         let cv = self.get(cond, false);

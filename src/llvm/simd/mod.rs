@@ -338,6 +338,9 @@ unsafe fn build(
                     slot.align = slot.align.max(rslot.align);
                     slot.red |= rslot.red;
                     slot.states = slot.states.max(rslot.states);
+                    if slot.skip != rslot.skip {
+                        slot.skip = None;
+                    }
                 }
                 // Its frame is too big for the region scheme the general function has.
                 Ok((dr, _, _)) => c::LLVMDeleteFunction(dr),
@@ -554,11 +557,11 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             Err(e)
         }
-        Ok((size, _, _, _)) if scheme == barrier::Scheme::Regions && size > slot_max(block) => {
+        Ok((size, _, _, _, _)) if scheme == barrier::Scheme::Regions && size > slot_max(block) => {
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines, block)
         }
-        Ok((size, align, red, states)) => {
+        Ok((size, align, red, states, skip)) => {
             if scheme == barrier::Scheme::Regions && code_size(cfg) >= OUT_OF_LINE_MIN {
                 out_of_line(d);
             }
@@ -571,6 +574,7 @@ unsafe fn build_warp(
                     align,
                     red,
                     states,
+                    skip,
                 },
             ))
         }
@@ -620,10 +624,41 @@ unsafe fn scheme_note(
             if unnamed > 0 {
                 names.push(format!("{unnamed} unnamed"));
             }
+            // Skip guards, by the blocks of their branches.
+            let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(f));
+            let mut guards: Vec<String> = match (slot.skip, slot.red) {
+                (Some(_), false) => barrier::skips(cfg, facts, td, &across)
+                    .map(|s| {
+                        s.guards
+                            .keys()
+                            .map(|&br| {
+                                ir::name(c::LLVMBasicBlockAsValue(c::LLVMGetInstructionParent(br)))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            guards.sort();
+            let skip = if guards.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; skip guards in {} (a warp whose %tid.x all take the idle side is not \
+                     run; it copies {} bytes the same in every warp)",
+                    guards.join(", "),
+                    slot.skip.map_or(0, |(b, _)| b)
+                )
+            };
+            let lockstep = if (1..=driver::LOCKSTEP_MAX).contains(&slot.states) {
+                "; lockstep rounds: a loop over the warps per state while all wait at one barrier"
+            } else {
+                ""
+            };
             Some(format!(
                 "static regions between barriers (each round runs every waiting warp's region \
                  {}; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
-                 built again after one: {})",
+                 built again after one: {}{lockstep}{skip})",
                 if code_size(cfg) >= OUT_OF_LINE_MIN {
                     "as a call (a large kernel)"
                 } else {
