@@ -215,8 +215,11 @@ model. Beyond the table:
   the coroutine scheme: the lanes leave their fragments in a per-warp exchange area and each
   lane computes its own result (`runtime/matrix.rs`). `mma` multiplies exactly and accumulates
   from `c` in `k` order with `f32` fused multiply-adds (`f64` ones for `f64`, exact integers,
-  `.satfinite` clamping); tensor cores leave the order and intermediate precision of a float
-  sum unspecified, so inexact sums may differ from a GPU's in the last bits.
+  `.satfinite` clamping); a NaN result is the canonical NaN, as on an H200. Tensor cores leave
+  the order and intermediate precision of a float sum unspecified, and an H200 differs: it
+  truncates every term at the largest exponent and rounds toward zero (docs/GPU_DIFF.md has
+  the measured rule; branch `tc` implements it, not merged for its cost), so inexact sums
+  differ from the H200's by 1-2 ulp.
 - `wmma` fragment layouts (which PTX leaves unspecified) are those an NVIDIA H200 gives
   (`tests/data/wmma_layouts.txt`: 58 `wmma.load` probes, a/b/c, row/col, every shape with
   f16/bf16/s8/tf32 and f16/f32/s32 accumulators). Not measured, so inferred or kept: `u8` uses
