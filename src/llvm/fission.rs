@@ -196,18 +196,24 @@ pub fn gep_addresses(ctx: &Context, f: FunctionValue) {
 /// Sets LLVM command-line options once per process (`-name=value` strings).
 pub fn set_llvm_options(opts: &[&str]) {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let mut args: Vec<std::ffi::CString> = vec![c"ptx2llvm".to_owned()];
-        args.extend(opts.iter().filter_map(|o| std::ffi::CString::new(*o).ok()));
-        let ptrs: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
-        unsafe {
-            llvm_sys::support::LLVMParseCommandLineOptions(
-                ptrs.len() as i32,
-                ptrs.as_ptr(),
-                std::ptr::null(),
-            )
-        };
-    });
+    ONCE.call_once(|| parse_llvm_options(opts));
+}
+
+/// Hands `opts` (`-name=value` strings) to LLVM's command-line parser. Process-wide; an option
+/// may be given once per process, so each caller guards its own set with a `Once`.
+pub fn parse_llvm_options(opts: &[&str]) {
+    let mut args: Vec<std::ffi::CString> = vec![c"ptx2llvm".to_owned()];
+    args.extend(opts.iter().filter_map(|o| std::ffi::CString::new(*o).ok()));
+    let ptrs: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: `ptrs` points to NUL-terminated strings that outlive the call; LLVM copies what
+    // it keeps.
+    unsafe {
+        llvm_sys::support::LLVMParseCommandLineOptions(
+            ptrs.len() as i32,
+            ptrs.as_ptr(),
+            std::ptr::null(),
+        )
+    };
 }
 
 /// Marks the 32-bit arithmetic of `v` (adds, subtracts, shifts and multiplications, through

@@ -363,17 +363,7 @@ unsafe fn build(
 fn constant_splats() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let args = [c"ptx2llvm", c"-use-constant-fp-for-fixed-length-splat"];
-        let ptrs: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
-        // SAFETY: `ptrs` points to NUL-terminated strings that outlive the call; LLVM copies
-        // what it keeps.
-        unsafe {
-            llvm_sys::support::LLVMParseCommandLineOptions(
-                ptrs.len() as i32,
-                ptrs.as_ptr(),
-                std::ptr::null(),
-            )
-        };
+        crate::llvm::fission::parse_llvm_options(&["-use-constant-fp-for-fixed-length-splat"])
     });
 }
 
