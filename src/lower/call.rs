@@ -133,7 +133,7 @@ pub fn bind_params<'c, 'a>(
                 }],
                 span: p.span,
             };
-            l.declare_reg(fs, Box::leak(Box::new(decl)))?;
+            l.declare_reg(fs, &decl)?;
             let (ptr, st, _) = l.reg(fs, p.name).unwrap();
             let v = l.coerce(arg, st, false);
             l.b.build_store(ptr, v).unwrap();
@@ -167,7 +167,7 @@ pub fn bind_params<'c, 'a>(
                 }],
                 span: p.span,
             };
-            l.declare_reg(fs, Box::leak(Box::new(decl)))?;
+            l.declare_reg(fs, &decl)?;
             fs.rets.push((RetSlot::Reg(p.name), k));
             continue;
         }

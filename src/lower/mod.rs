@@ -175,6 +175,11 @@ pub struct Lowerer<'c, 'a> {
     pub debug: Option<debug::ModuleDebug<'c>>,
     /// What the check stage decoded: every instruction is read through it (`Ins`).
     pub info: &'c ModuleInfo,
+    /// State a target keeps while it lowers one function and reads back in its hooks (the
+    /// cpu target's thread loops: the stops, frame slots and constants of the `K.step` being
+    /// built). The lowering owns it, so no compiler state lives in a thread-local; the target
+    /// that installs it takes it back when the function is done.
+    pub target_state: std::cell::RefCell<Option<Box<dyn std::any::Any>>>,
 }
 
 /// An instruction as the lowering reads it: the AST node (operands, guard, spans) and its
@@ -356,6 +361,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             scopes: std::cell::OnceCell::new(),
             debug: None,
             info,
+            target_state: std::cell::RefCell::new(None),
         }
     }
 
@@ -557,11 +563,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         Some((p, st, decl.ty))
     }
 
-    pub fn declare_reg(
-        &self,
-        fs: &mut FnState<'c, 'a>,
-        v: &'a ast::VarDecl<'a>,
-    ) -> Result<(), Error> {
+    pub fn declare_reg(&self, fs: &mut FnState<'c, 'a>, v: &ast::VarDecl<'a>) -> Result<(), Error> {
         let ty = Ty::of(v.ty)
             .ok_or_else(|| invalid(v.span, format!("register of type `{}`", v.ty.spelling())))?;
         for n in &v.names {

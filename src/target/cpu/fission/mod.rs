@@ -29,7 +29,6 @@ mod stride;
 mod tidrange;
 mod uniform;
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::llvm::fission as lf;
@@ -154,12 +153,15 @@ enum YieldVal {
     Imm(u64),
 }
 
-thread_local! {
-    static CUR: RefCell<Option<Cur>> = const { RefCell::new(None) };
-}
-
-fn with_cur<R>(f: impl FnOnce(&mut Cur) -> R) -> R {
-    CUR.with(|c| f(c.borrow_mut().as_mut().expect("thread-loop lowering state")))
+/// The lowering state of the `K.step` being built, which the lowering owns
+/// (`Lowerer::target_state`) while `FisTarget`'s hooks run.
+fn with_cur<R>(l: &Lowerer<'_, '_>, f: impl FnOnce(&mut Cur) -> R) -> R {
+    let mut state = l.target_state.borrow_mut();
+    let cur = state
+        .as_mut()
+        .and_then(|s| s.downcast_mut::<Cur>())
+        .expect("thread-loop lowering state");
+    f(cur)
 }
 
 /// The lowering target of `K.step`: the cpu target with thread-loop stops, special registers
@@ -169,8 +171,8 @@ pub struct FisTarget;
 static CPU: super::Cpu = super::Cpu;
 pub(crate) static FIS: FisTarget = FisTarget;
 
-fn arg<'c>(f: FunctionValue<'c>, k: u32) -> BasicValueEnum<'c> {
-    let nptx = with_cur(|c| c.nptx);
+fn arg<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, k: u32) -> BasicValueEnum<'c> {
+    let nptx = with_cur(l, |c| c.nptx);
     f.get_nth_param(nptx + k).expect("thread-loop parameter")
 }
 
@@ -181,7 +183,7 @@ fn cur_fn<'c>(l: &Lowerer<'c, '_>) -> FunctionValue<'c> {
 }
 
 fn t_i64<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) -> IntValue<'c> {
-    let t = arg(f, extra::T).into_int_value();
+    let t = arg(l, f, extra::T).into_int_value();
     l.b.build_int_z_extend(t, l.i64(), "t64").unwrap()
 }
 
@@ -216,11 +218,15 @@ fn put_stop_operand<'c, 'a>(
     };
     let Some(op) = op else {
         // An absent operand (no thread count) is 0.
-        with_cur(|c| c.stop_consts[c.cur_stop as usize - 1][slot] = Some(0));
+        with_cur(l, |c| {
+            c.stop_consts[c.cur_stop as usize - 1][slot] = Some(0)
+        });
         return Ok(());
     };
-    if let Some(v) = const_of(op) {
-        with_cur(|c| c.stop_consts[c.cur_stop as usize - 1][slot] = Some(v as u32));
+    if let Some(v) = const_of(l, op) {
+        with_cur(l, |c| {
+            c.stop_consts[c.cur_stop as usize - 1][slot] = Some(v as u32)
+        });
         return Ok(());
     }
     let v = l.operand(fs, op, Ty::b(32))?;
@@ -230,7 +236,7 @@ fn put_stop_operand<'c, 'a>(
 
 fn put_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32, v: BasicValueEnum<'c>) {
     let v = l.coerce(v, l.i32().into(), false);
-    let p = elem(l, arg(f, which), l.i32().into(), t_i64(l, f));
+    let p = elem(l, arg(l, f, which), l.i32().into(), t_i64(l, f));
     l.b.build_store(p, v).unwrap();
 }
 
@@ -243,7 +249,7 @@ fn opa_index<'c>(
 ) -> IntValue<'c> {
     let b = &l.b;
     let n = b
-        .build_int_z_extend(arg(f, extra::N).into_int_value(), l.i64(), "")
+        .build_int_z_extend(arg(l, f, extra::N).into_int_value(), l.i64(), "")
         .unwrap();
     let stride = b
         .build_int_add(n, l.i64().const_int(64, false), "")
@@ -256,16 +262,16 @@ fn opa_index<'c>(
 /// Stores `v` (an i32) to this round's bank of `opa` at the thread.
 fn put_opa<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, v: BasicValueEnum<'c>) {
     let v = l.coerce(v, l.i32().into(), false);
-    let idx = opa_index(l, f, arg(f, extra::BANK).into_int_value(), t_i64(l, f));
-    let p = elem(l, arg(f, extra::OPA), l.i32().into(), idx);
+    let idx = opa_index(l, f, arg(l, f, extra::BANK).into_int_value(), t_i64(l, f));
+    let p = elem(l, arg(l, f, extra::OPA), l.i32().into(), idx);
     // Stages of a warp chain but its last (modes 9 and 10) leave it in the chain's local
     // array instead, which the next stage reads.
     let b = &l.b;
     let lane = b
-        .build_and(arg(f, extra::T).into_int_value(), l.c32(31), "")
+        .build_and(arg(l, f, extra::T).into_int_value(), l.c32(31), "")
         .unwrap();
     let lane = b.build_int_z_extend(lane, l.i64(), "").unwrap();
-    let q = elem(l, arg(f, extra::OPLW), l.i32().into(), lane);
+    let q = elem(l, arg(l, f, extra::OPLW), l.i32().into(), lane);
     let p = b
         .build_select(mode_in(l, f, 9, 10), q, p, "")
         .unwrap()
@@ -274,18 +280,18 @@ fn put_opa<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, v: BasicValueEnum<'c>)
 }
 
 fn get_u32<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, which: u32) -> IntValue<'c> {
-    let p = elem(l, arg(f, which), l.i32().into(), t_i64(l, f));
+    let p = elem(l, arg(l, f, which), l.i32().into(), t_i64(l, f));
     l.b.build_load(l.i32(), p, "").unwrap().into_int_value()
 }
 
 fn set_state<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, s: u16) {
     let i16t = l.ctx.i16_type();
-    let p = elem(l, arg(f, extra::STATE), i16t.into(), t_i64(l, f));
+    let p = elem(l, arg(l, f, extra::STATE), i16t.into(), t_i64(l, f));
     l.b.build_store(p, i16t.const_int(s as u64, false)).unwrap();
 }
 
 /// The compile-time value of an operand: an integer immediate or a constant register.
-fn const_of(op: &Operand) -> Option<u64> {
+fn const_of(l: &Lowerer<'_, '_>, op: &Operand) -> Option<u64> {
     match op {
         Operand::Imm(e) => crate::syntax::consteval::eval(e).map(|c| c.bits),
         Operand::Name {
@@ -293,7 +299,7 @@ fn const_of(op: &Operand) -> Option<u64> {
             comp: None,
             negated: false,
             ..
-        } => with_cur(|c| c.consts.get(*name).copied()),
+        } => with_cur(l, |c| c.consts.get(*name).copied()),
         _ => None,
     }
 }
@@ -325,8 +331,8 @@ fn size_of<'c>(l: &Lowerer<'c, '_>, t: BasicTypeEnum<'c>) -> u32 {
 }
 
 /// The per-thread array slot of register `name` (allocated on first use).
-fn slot_of(name: &str, size: u32) -> u32 {
-    with_cur(|c| {
+fn slot_of(l: &Lowerer<'_, '_>, name: &str, size: u32) -> u32 {
+    with_cur(l, |c| {
         if let Some(&(p, _)) = c.slots.get(name) {
             return p;
         }
@@ -356,7 +362,7 @@ fn frame_elem<'c, 'a>(
         st
     };
     let size = size_of(l, mem_ty);
-    let p = slot_of(name, size);
+    let p = slot_of(l, name, size);
     let f = fs.func;
     let base = l.i64().const_int(p as u64 * FRAME_STRIDE as u64, false);
     let t = t_i64(l, f);
@@ -368,14 +374,14 @@ fn frame_elem<'c, 'a>(
             "",
         )
         .unwrap();
-    let ptr = elem(l, arg(f, extra::FRAME), l.ctx.i8_type().into(), off);
+    let ptr = elem(l, arg(l, f, extra::FRAME), l.ctx.i8_type().into(), off);
     let Some(local) = local else {
         return Some((ptr, mem_ty, reg, st));
     };
     // Where `local`: the warp chain's own copy (`FRL`), the slot's 32 lanes at `32 p`.
     let b = &l.b;
     let lane = b
-        .build_and(arg(f, extra::T).into_int_value(), l.c32(31), "")
+        .build_and(arg(l, f, extra::T).into_int_value(), l.c32(31), "")
         .unwrap();
     let lane = b.build_int_z_extend(lane, l.i64(), "").unwrap();
     let loff = b
@@ -386,7 +392,7 @@ fn frame_elem<'c, 'a>(
             "",
         )
         .unwrap();
-    let lptr = elem(l, arg(f, extra::FRL), l.ctx.i8_type().into(), loff);
+    let lptr = elem(l, arg(l, f, extra::FRL), l.ctx.i8_type().into(), loff);
     let ptr = b
         .build_select(local, lptr, ptr, "")
         .unwrap()
@@ -396,7 +402,7 @@ fn frame_elem<'c, 'a>(
 
 /// Whether the probe mode is in `lo..=hi`.
 fn mode_in<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>, lo: u32, hi: u32) -> IntValue<'c> {
-    let mode = arg(f, extra::PROBE).into_int_value();
+    let mode = arg(l, f, extra::PROBE).into_int_value();
     l.b.build_int_compare(
         IntPredicate::ULE,
         l.b.build_int_sub(mode, l.c32(lo as u64), "").unwrap(),
@@ -462,7 +468,7 @@ fn restore_regs<'c, 'a>(
 
 /// The thread's ids into the CTA context (for device functions and runtime calls).
 fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
-    let ctx = arg(f, extra::CTX).into_pointer_value();
+    let ctx = arg(l, f, extra::CTX).into_pointer_value();
     let put = |off: u32, v: IntValue<'c>| {
         let p = unsafe {
             l.b.build_gep(
@@ -476,10 +482,16 @@ fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
         l.b.build_store(p, v).unwrap();
     };
     for k in 0..3 {
-        put(offset::TID + 4 * k, arg(f, extra::TX + k).into_int_value());
-        put(offset::CTAID + 4 * k, arg(f, extra::C + k).into_int_value());
+        put(
+            offset::TID + 4 * k,
+            arg(l, f, extra::TX + k).into_int_value(),
+        );
+        put(
+            offset::CTAID + 4 * k,
+            arg(l, f, extra::C + k).into_int_value(),
+        );
     }
-    let t = arg(f, extra::T).into_int_value();
+    let t = arg(l, f, extra::T).into_int_value();
     put(offset::FLAT_TID, t);
     put(offset::LANEID, l.b.build_and(t, l.c32(31), "").unwrap());
     put(
@@ -491,7 +503,7 @@ fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
 /// Marks the thread trapped and returns from `K.step`.
 fn trap_tail<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
     set_state(l, f, ST_TRAP);
-    let fis = arg(f, extra::FIS).into_pointer_value();
+    let fis = arg(l, f, extra::FIS).into_pointer_value();
     let p = unsafe {
         l.b.build_gep(
             l.ctx.i8_type(),
@@ -527,7 +539,7 @@ impl Target for FisTarget {
         v: IntValue<'c>,
         order: (Ordering, &str),
     ) {
-        let t = arg(fs.func, extra::CTX).into_pointer_value();
+        let t = arg(l, fs.func, extra::CTX).into_pointer_value();
         super::private_red::emit_add(l, fs, t, ptr, v, order);
     }
 
@@ -548,13 +560,13 @@ impl Target for FisTarget {
             Some('z') => Some(2),
             _ => None,
         };
-        let t = || arg(f, extra::T).into_int_value();
+        let t = || arg(l, f, extra::T).into_int_value();
         let b = &l.b;
         match name {
-            "tid" => Some(arg(f, extra::TX + k?)),
-            "ntid" => Some(arg(f, extra::NT + k?)),
-            "ctaid" | "clusterid" => Some(arg(f, extra::C + k?)),
-            "nctaid" | "nclusterid" => Some(arg(f, extra::NC + k?)),
+            "tid" => Some(arg(l, f, extra::TX + k?)),
+            "ntid" => Some(arg(l, f, extra::NT + k?)),
+            "ctaid" | "clusterid" => Some(arg(l, f, extra::C + k?)),
+            "nctaid" | "nclusterid" => Some(arg(l, f, extra::NC + k?)),
             "laneid" => Some(b.build_and(t(), l.c32(31), "").unwrap().into()),
             "warpid" => Some(
                 b.build_right_shift(t(), l.c32(5), false, "")
@@ -562,7 +574,7 @@ impl Target for FisTarget {
                     .into(),
             ),
             "nwarpid" => {
-                let n = arg(f, extra::N).into_int_value();
+                let n = arg(l, f, extra::N).into_int_value();
                 Some(
                     b.build_right_shift(
                         b.build_int_add(n, l.c32(31), "").unwrap(),
@@ -621,7 +633,9 @@ impl Target for FisTarget {
     ) -> Result<bool, Error> {
         let op = i.opcode.spelling();
         if analysis::is_stop(op) {
-            let j = with_cur(|c| c.stop_of.get(&(i as *const Instruction as usize)).copied());
+            let j = with_cur(l, |c| {
+                c.stop_of.get(&(i as *const Instruction as usize)).copied()
+            });
             let Some(j) = j else {
                 return Err(Error::Unsupported {
                     msg: format!("`{op}` not found by the thread-loop analysis"),
@@ -631,19 +645,27 @@ impl Target for FisTarget {
             lower_stop(l, fs, i, j)?;
             return Ok(true);
         }
-        if op == "bra" && with_cur(|c| c.probes.contains(&(i as *const Instruction as usize))) {
+        if op == "bra"
+            && with_cur(l, |c| {
+                c.probes.contains(&(i as *const Instruction as usize))
+            })
+        {
             lower_probe(l, fs, i)?;
             return Ok(true);
         }
-        if op == "bra" && with_cur(|c| c.latches.contains(&(i as *const Instruction as usize))) {
+        if op == "bra"
+            && with_cur(l, |c| {
+                c.latches.contains(&(i as *const Instruction as usize))
+            })
+        {
             lower_latch(l, fs, i)?;
             return Ok(true);
         }
         match op {
             "trap" => {
                 let f = fs.func;
-                let t = arg(f, extra::T);
-                let ctx = arg(f, extra::CTX);
+                let t = arg(l, f, extra::T);
+                let ctx = arg(l, f, extra::CTX);
                 store_ids(l, f);
                 let msg = l.trap_message(fs);
                 let s =
@@ -680,12 +702,12 @@ impl Target for FisTarget {
         align: u32,
         _name: &str,
     ) -> Option<PointerValue<'c>> {
-        if !with_cur(|c| c.locals_per_thread) {
+        if !with_cur(l, |c| c.locals_per_thread) {
             return None;
         }
         let al = align.max(16);
         let size = size_of(l, ty).div_ceil(al) * al;
-        let p = with_cur(|c| {
+        let p = with_cur(l, |c| {
             let p = c.local_bytes.div_ceil(al) * al;
             c.local_bytes = p + size;
             p
@@ -694,7 +716,7 @@ impl Target for FisTarget {
         l.b.position_at_end(fs.alloca_bb);
         let f = fs.func;
         let n =
-            l.b.build_int_z_extend(arg(f, extra::N).into_int_value(), l.i64(), "")
+            l.b.build_int_z_extend(arg(l, f, extra::N).into_int_value(), l.i64(), "")
                 .unwrap();
         let base =
             l.b.build_int_mul(n, l.i64().const_int(p as u64, false), "")
@@ -708,7 +730,7 @@ impl Target for FisTarget {
                 "",
             )
             .unwrap();
-        let ptr = elem(l, arg(f, extra::LOCAL), l.ctx.i8_type().into(), off);
+        let ptr = elem(l, arg(l, f, extra::LOCAL), l.ctx.i8_type().into(), off);
         if let Some(c) = cur {
             l.b.position_at_end(c);
         }
@@ -865,7 +887,7 @@ pub fn lower_step<'c, 'a>(
             .map(|(i, y)| {
                 let val = |o: &Operand| match o {
                     Operand::Name { name, .. } => YieldVal::Reg(name.to_string()),
-                    o => YieldVal::Imm(const_of(o).unwrap_or(0)),
+                    o => YieldVal::Imm(const_of(l, o).unwrap_or(0)),
                 };
                 let info = YieldInfo {
                     vals: [YieldVal::Reg(y.iv.to_string()), val(&y.step), val(&y.bound)],
@@ -880,12 +902,17 @@ pub fn lower_step<'c, 'a>(
         cur_stop: 0,
         ..Cur::default()
     };
-    CUR.with(|c| *c.borrow_mut() = Some(cur));
+    let saved_state = l.target_state.replace(Some(Box::new(cur)));
     let saved_target = l.target;
     l.target = &FIS;
     let r = l.lower_body(f, step);
     l.target = saved_target;
-    let cur = CUR.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    let cur = l
+        .target_state
+        .replace(saved_state)
+        .and_then(|s| s.downcast::<Cur>().ok())
+        .map(|c| *c)
+        .unwrap_or_default();
     if let Err(e) = r {
         unsafe { step.delete() };
         return Err(e);

@@ -14,14 +14,14 @@ pub(super) fn lower_stop<'c, 'a>(
     i: &Instruction<'a>,
     j: u32,
 ) -> Result<(), Error> {
-    with_cur(|c| c.cur_stop = j);
+    with_cur(l, |c| c.cur_stop = j);
     let ins = l.ins(i)?;
     let ops = ins.ops();
     let f = fs.func;
     let b32 = Ty::b(32);
     let warp = |op: WarpOp, m: &Operand| StopKind::Warp {
         op,
-        mask: const_of(m).map(|v| v as u32),
+        mask: const_of(l, m).map(|v| v as u32),
         inline: false,
     };
     // 1. Operands and the stop's kind.
@@ -58,7 +58,7 @@ pub(super) fn lower_stop<'c, 'a>(
             }
             StopKind::Bar {
                 kind,
-                id: const_of(&ops[idx]).map(|v| v as u32),
+                id: const_of(l, &ops[idx]).map(|v| v as u32),
                 counted: has_count,
             }
         }
@@ -74,7 +74,7 @@ pub(super) fn lower_stop<'c, 'a>(
             for (k, which) in [(2, extra::OPB), (3, extra::OPC), (4, extra::MASK)] {
                 put_stop_operand(l, fs, which, Some(&ops[k]))?;
             }
-            let mask = const_of(&ops[4]).map(|v| v as u32);
+            let mask = const_of(l, &ops[4]).map(|v| v as u32);
             StopKind::Warp {
                 op: WarpOp::Shfl(mode),
                 mask,
@@ -133,7 +133,11 @@ pub(super) fn lower_stop<'c, 'a>(
             warp(WarpOp::Elect, &ops[1])
         }
         "activemask" => StopKind::ActiveMask,
-        "nanosleep" if with_cur(|c| c.yields.contains_key(&(i as *const Instruction as usize))) => {
+        "nanosleep"
+            if with_cur(l, |c| {
+                c.yields.contains_key(&(i as *const Instruction as usize))
+            }) =>
+        {
             StopKind::Yield
         }
         "nanosleep" => {
@@ -142,7 +146,7 @@ pub(super) fn lower_stop<'c, 'a>(
         }
         _ => return Err(ins.unsupported("not a stop")),
     };
-    let (saved, remat, nstops) = with_cur(|c| {
+    let (saved, remat, nstops) = with_cur(l, |c| {
         c.kinds[j as usize - 1] = Some(kind);
         (
             c.saved[j as usize - 1].clone(),
@@ -168,7 +172,7 @@ pub(super) fn lower_stop<'c, 'a>(
         let this =
             l.b.build_int_compare(
                 IntPredicate::EQ,
-                arg(f, extra::K).into_int_value(),
+                arg(l, f, extra::K).into_int_value(),
                 l.c32(j as u64),
                 "",
             )
@@ -176,7 +180,7 @@ pub(super) fn lower_stop<'c, 'a>(
         let seven = l.b.build_and(seven, this, "").unwrap();
         l.b.build_conditional_branch(seven, quiet, stop).unwrap();
         l.b.position_at_end(quiet);
-        let carried: Vec<String> = with_cur(|c| {
+        let carried: Vec<String> = with_cur(l, |c| {
             let y = c.yields.get(&(i as *const Instruction as usize));
             saved
                 .iter()
@@ -200,7 +204,7 @@ pub(super) fn lower_stop<'c, 'a>(
     save_regs(l, fs, &saved, chain);
     // The stop in the thread's state, unless the round's region has no other outcome.
     {
-        let ns = arg(f, extra::NOSTATE).into_int_value();
+        let ns = arg(l, f, extra::NOSTATE).into_int_value();
         let rec =
             l.b.build_int_compare(IntPredicate::EQ, ns, l.c32(0), "")
                 .unwrap();
@@ -222,7 +226,12 @@ pub(super) fn lower_stop<'c, 'a>(
     }
     let res = get_u32(l, f, extra::RES);
     let resp = {
-        let p = elem(l, arg(f, extra::RESP), l.ctx.i8_type().into(), t_i64(l, f));
+        let p = elem(
+            l,
+            arg(l, f, extra::RESP),
+            l.ctx.i8_type().into(),
+            t_i64(l, f),
+        );
         let v =
             l.b.build_load(l.ctx.i8_type(), p, "")
                 .unwrap()
@@ -308,7 +317,7 @@ fn yield_capture<'c, 'a>(
     i: &Instruction<'a>,
 ) -> Result<(), Error> {
     let f = fs.func;
-    let Some((vals, signed)) = with_cur(|c| {
+    let Some((vals, signed)) = with_cur(l, |c| {
         c.yields
             .get(&(i as *const Instruction as usize))
             .map(|y| (y.vals.clone(), y.signed))
@@ -344,8 +353,8 @@ fn yield_capture<'c, 'a>(
         // signedness: the add does not wrap, so LLVM may widen it (`sext(IV + T)` becomes
         // `sext(IV) + T`, an address that advances with the loop over threads).
         let (iv_arg, t_arg) = (
-            arg(f, extra::IV).into_int_value(),
-            arg(f, extra::T).into_int_value(),
+            arg(l, f, extra::IV).into_int_value(),
+            arg(l, f, extra::T).into_int_value(),
         );
         let iv = if signed {
             l.b.build_int_nsw_add(iv_arg, t_arg, "")
@@ -395,11 +404,11 @@ pub(super) fn lower_probe<'c, 'a>(
     let fall = l.new_block(fs, "fall");
     let probe = l.new_block(fs, "probe");
     let normal = l.new_block(fs, "asis");
-    let mode = arg(f, extra::PROBE).into_int_value();
+    let mode = arg(l, f, extra::PROBE).into_int_value();
     let k = |v: u64| l.i32().const_int(v, false);
     let mut cases = vec![(k(1), probe), (k(2), fall), (k(3), target)];
     // Mode 4: the uniform register bounding the branch's interval, as 4 bytes at PBUF[t].
-    let bound = with_cur(|c| {
+    let bound = with_cur(l, |c| {
         c.probe_regs
             .get(&(i as *const Instruction as usize))
             .cloned()
@@ -412,7 +421,12 @@ pub(super) fn lower_probe<'c, 'a>(
             l.b.position_at_end(capture);
             let v = l.b.build_load(st, reg, "").unwrap();
             let v = l.coerce(v, l.i32().into(), false);
-            let p = elem(l, arg(f, extra::PBUF), l.ctx.i8_type().into(), t_i64(l, f));
+            let p = elem(
+                l,
+                arg(l, f, extra::PBUF),
+                l.ctx.i8_type().into(),
+                t_i64(l, f),
+            );
             let st = l.b.build_store(p, v).unwrap();
             let _ = st.set_alignment(1);
             l.b.build_return(None).unwrap();
@@ -426,7 +440,7 @@ pub(super) fn lower_probe<'c, 'a>(
     l.b.build_switch(mode, normal, &cases).unwrap();
     l.b.position_at_end(probe);
     let i8t = l.ctx.i8_type();
-    let p = elem(l, arg(f, extra::PBUF), i8t.into(), t_i64(l, f));
+    let p = elem(l, arg(l, f, extra::PBUF), i8t.into(), t_i64(l, f));
     l.b.build_store(p, l.b.build_int_z_extend(c, i8t, "").unwrap())
         .unwrap();
     l.b.build_return(None).unwrap();
@@ -444,7 +458,7 @@ pub(super) fn lower_latch<'c, 'a>(
     i: &Instruction<'a>,
 ) -> Result<(), Error> {
     let (c, target) = guard_and_target(l, fs, i, "stride loop latch")?;
-    let mode = arg(fs.func, extra::PROBE).into_int_value();
+    let mode = arg(l, fs.func, extra::PROBE).into_int_value();
     let eight =
         l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(8), "")
             .unwrap();
@@ -468,15 +482,15 @@ fn inline_shfl<'c, 'a>(
     let b = &l.b;
     let i32t = l.i32();
     let c = |v: u64| i32t.const_int(v, false);
-    let bv = match const_of(bop) {
+    let bv = match const_of(l, bop) {
         Some(v) => c(v & 0xffff_ffff),
         None => get_u32(l, f, extra::OPB),
     };
-    let cv = match const_of(cop) {
+    let cv = match const_of(l, cop) {
         Some(v) => c(v & 0xffff_ffff),
         None => get_u32(l, f, extra::OPC),
     };
-    let t = arg(f, extra::T).into_int_value();
+    let t = arg(l, f, extra::T).into_int_value();
     let lane = b.build_and(t, c(31), "lane").unwrap();
     let bval = b.build_and(bv, c(31), "").unwrap();
     let cval = b.build_and(cv, c(31), "").unwrap();
@@ -492,10 +506,10 @@ fn inline_shfl<'c, 'a>(
         )
         .unwrap();
     let min_lane = b.build_and(lane, seg, "").unwrap();
-    let opa = arg(f, extra::OPA);
+    let opa = arg(l, f, extra::OPA);
     // The previous round's operands.
     let prev = b
-        .build_xor(arg(f, extra::BANK).into_int_value(), c(1), "")
+        .build_xor(arg(l, f, extra::BANK).into_int_value(), c(1), "")
         .unwrap();
     let bank0 = opa_index(l, f, prev, l.i64().const_zero());
     // Modes 10 and 11 (later stages of a warp chain): the previous stage's operands from `OPLR`,
@@ -504,7 +518,7 @@ fn inline_shfl<'c, 'a>(
     // `idx` the thread's element of the operand bank, `li` (i32) the same as a lane number.
     let load = |idx: IntValue<'c>, li: IntValue<'c>| -> IntValue<'c> {
         let li = b.build_int_s_extend(li, l.i64(), "").unwrap();
-        let q = elem(l, arg(f, extra::OPLR), i32t.into(), li);
+        let q = elem(l, arg(l, f, extra::OPLR), i32t.into(), li);
         let idx = b.build_int_add(bank0, idx, "").unwrap();
         let p = elem(l, opa, i32t.into(), idx);
         let p = b
