@@ -747,7 +747,7 @@ fn arbitrary_instructions_do_not_panic() {
                 mods.push(Mod::ALL[next(Mod::ALL.len())]);
             }
         }
-        let mut operands = smallvec::SmallVec::new();
+        let mut operands = Vec::new();
         for _ in 0..next(8) {
             operands.push(match next(6) {
                 0 => Operand::Name {

@@ -371,15 +371,9 @@ impl Module {
                 &diags, "<ptx>", src,
             )));
         }
-        // The lowering takes `&'a ast::Module<'a>` (the AST's lifetime is invariant), which a
-        // local cannot lend: the AST goes on the heap and is freed once the module is built.
-        let ast = Box::into_raw(Box::new(ast));
-        // SAFETY: `ast` is valid until freed below; `Program` has no lifetime, so nothing
-        // borrowed from the AST outlives `load_for`.
-        let program = crate::target::cpu::cache::compile_and_load(&req, unsafe { &*ast }, &info)
-            .map(|(p, _)| p);
-        // SAFETY: allocated above and no longer borrowed.
-        drop(unsafe { Box::from_raw(ast) });
+        // `Program` has no lifetime: nothing borrowed from the AST outlives the build.
+        let program =
+            crate::target::cpu::cache::compile_and_load(&req, &ast, &info).map(|(p, _)| p);
         Ok(Module {
             program: program?,
             source: record::dir().map(|_| src.to_string()),

@@ -11,7 +11,6 @@ use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
 use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
-use ptx2llvm::syntax::ast;
 use ptx2llvm::target::cpu::fission::KernelPath;
 
 fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
@@ -82,13 +81,9 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             driver::render(&diags, &a.file, src).trim_end().to_string(),
         ));
     }
-    // The lowering takes `&'a ast::Module<'a>`, a borrow as long as the AST's own lifetime,
-    // which a local cannot give; the AST moves to the heap and `_ast` frees it when this
-    // function returns, after `program` and the launches (declared later, dropped earlier).
-    let _ast = AstOwner(Box::into_raw(Box::new(module)));
-    // SAFETY: `_ast.0` came from `Box::into_raw` above and is freed only when `_ast` drops, at
-    // the end of this function, after every value that borrows it (declared after `_ast`).
-    let module: &ast::Module<'_> = unsafe { &*_ast.0 };
+    // The lowering takes `&'a ast::Module<'a>`: the AST is covariant, so a borrow of this
+    // local with a shorter `'a` will do.
+    let module = &module;
     let name = a
         .file
         .file_name()
@@ -311,16 +306,5 @@ fn plan_text(name: &str, info: &ptx2llvm::target::cpu::KernelInfo) -> String {
         KernelPath::Coroutine { why } => {
             format!("plan {name}: coroutines ({why})\n{refused}")
         }
-    }
-}
-
-/// Owns the parsed module that `run_inner` lends to the lowering and the loaded program.
-struct AstOwner<'s>(*mut ast::Module<'s>);
-
-impl Drop for AstOwner<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the pointer came from `Box::into_raw` in `run_inner`, is freed only here, and
-        // every borrow of it (the program, its launches) was declared later and dropped first.
-        drop(unsafe { Box::from_raw(self.0) });
     }
 }

@@ -19,14 +19,13 @@ pub fn run(args: &TranslateArgs) -> i32 {
             return 1;
         }
     };
-    // The module lives until the process ends; the lowering borrows names from it.
-    let src: &'static str = Box::leak(src.into_boxed_str());
+    let src = src.as_str();
     let (module, info, diags) = driver::front_end(src);
     if !diags.is_empty() {
         eprint!("{}", driver::render(&diags, path, src));
         return 1;
     }
-    let module: &'static _ = Box::leak(Box::new(module));
+    let module = &module;
     if args.target == Target::Cpu {
         return cpu(args, path, src, module, &info);
     }

@@ -1006,7 +1006,7 @@ fn build<'s>(
                 Item::Var(v) if is_dynamic_shared(&v) => {
                     for n in &v.names {
                         let mut one = v.clone();
-                        one.names = smallvec::smallvec![n.clone()];
+                        one.names = vec![n.clone()];
                         match dyn_shared.get(n.name) {
                             Some(&at) => {
                                 let a = vars[at].align.max(v.align);
@@ -1031,7 +1031,7 @@ fn build<'s>(
                         if let Some(init) = &mut n.init {
                             rename_init(init, &|x| rn(x));
                         }
-                        one.names = smallvec::smallvec![n];
+                        one.names = vec![n];
                         vars.push(one);
                     }
                 }

@@ -124,12 +124,12 @@ pub fn bind_params<'c, 'a>(
                 vector: p.vector,
                 ty: p.ty,
                 attributes: vec![],
-                names: smallvec::smallvec![ast::DeclName {
+                names: vec![ast::DeclName {
                     name: p.name,
                     count: None,
                     array: Default::default(),
                     init: None,
-                    span: p.span
+                    span: p.span,
                 }],
                 span: p.span,
             };
@@ -158,12 +158,12 @@ pub fn bind_params<'c, 'a>(
                 vector: p.vector,
                 ty: p.ty,
                 attributes: vec![],
-                names: smallvec::smallvec![ast::DeclName {
+                names: vec![ast::DeclName {
                     name: p.name,
                     count: None,
                     array: Default::default(),
                     init: None,
-                    span: p.span
+                    span: p.span,
                 }],
                 span: p.span,
             };

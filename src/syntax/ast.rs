@@ -247,7 +247,7 @@ pub struct VarDecl<'a> {
     pub ty: Mod,
     /// `.ptr` attributes are not allowed here; `.attribute(...)` entries are.
     pub attributes: Vec<Attribute>,
-    pub names: SmallVec<[DeclName<'a>; 1]>,
+    pub names: Vec<DeclName<'a>>,
     pub span: Span,
 }
 
@@ -350,7 +350,7 @@ pub struct Instruction<'a> {
     pub opcode: Opcode,
     /// Modifiers in source order (`.rn`, `.f32`, `.global`, `.L2::cache_hint`, …).
     pub mods: SmallVec<[Mod; 4]>,
-    pub operands: SmallVec<[Operand<'a>; 3]>,
+    pub operands: Vec<Operand<'a>>,
     /// Modifiers written after an operand (`a.b1`, `[a].unified`) are the last entries of
     /// `mods`; this records the operand each follows (see `post_mods()`; at most
     /// `MAX_POST_MODS`, kept in a few bytes that would otherwise be padding).
@@ -503,4 +503,15 @@ impl Instruction<'_> {
             .zip(tail)
             .map(|(&k, &m)| (k as usize, m))
     }
+}
+
+/// The AST is covariant in its source lifetime: a `&'a Module<'a>` is also a
+/// `&'b Module<'b>` for any shorter `'b`, so a caller can lend a module it owns for as long
+/// as it likes (`ptx2llvm run`), and a later stage can mix the module's nodes with nodes it
+/// builds in an arena of its own (the cpu target's rewritten kernels). This compiles only
+/// while that holds (a `SmallVec` of nodes, whose item type is an associated type, would make
+/// the AST invariant: hence `Vec` for operands and declared names).
+#[allow(dead_code)]
+fn covariant<'a: 'b, 'b>(m: &'a Module<'a>) -> &'b Module<'b> {
+    m
 }

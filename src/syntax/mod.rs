@@ -11,19 +11,18 @@ pub mod span;
 
 pub use parser::parse;
 
-/// The first kernel of `src`, parsed without errors, with the source and module leaked so
-/// the kernel lives for `'static` (tests of passes that tie kernels to their source).
+/// `f` of the first kernel of `src`, parsed without errors (tests of passes over kernels).
 #[cfg(test)]
-pub(crate) fn leaked_kernel(src: String) -> &'static ast::Function<'static> {
-    let src: &'static str = Box::leak(src.into_boxed_str());
+pub(crate) fn with_kernel<R>(src: &str, f: impl FnOnce(&ast::Function) -> R) -> R {
     let (m, d) = parse(src);
     assert!(d.is_empty(), "{d:?}");
-    let m: &'static ast::Module<'static> = Box::leak(Box::new(m));
-    m.items
+    let k = m
+        .items
         .iter()
         .find_map(|i| match i {
             ast::Item::Function(f) if f.kind == ast::FnKind::Entry => Some(&**f),
             _ => None,
         })
-        .expect("a kernel")
+        .expect("a kernel");
+    f(k)
 }

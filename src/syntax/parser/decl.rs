@@ -206,7 +206,7 @@ impl<'a> Parser<'a> {
         let Some(ty) = ty else {
             return Err(self.unexpected("variable type (e.g. `.u32`)"));
         };
-        let mut names = SmallVec::new();
+        let mut names = Vec::with_capacity(1);
         loop {
             names.push(self.decl_name()?);
             if !self.eat(Tok::Comma) {

@@ -300,7 +300,7 @@ impl<'a> Parser<'a> {
         let op_span = ot
             .span
             .to(Span::new(self.prev_end as usize, self.prev_end as usize));
-        let mut operands = SmallVec::new();
+        let mut operands = Vec::with_capacity(3);
         let mut post_ops = PostOps::default();
         let mut n_post = 0;
         if !self.at(Tok::Semi) && !self.at(Tok::RBrace) {

@@ -322,6 +322,8 @@ fn build<'c, 'a>(
                 .ok()
         })
         .unwrap_or(80);
+    // The kernels the thread-loop rewrites make live as long as this lowering.
+    let scratch = &fission::Scratch::default();
     let (m, dbg, globals) = {
         let mut l = Lowerer::new(ctx, &CPU, name, addr64, sm, info);
         machine.configure(&l.module);
@@ -390,7 +392,9 @@ fn build<'c, 'a>(
                 }
             }
         }
-        for (name, path) in fission::lower_kernels(&mut l, module, mode, !jit, block, &warp) {
+        for (name, path) in
+            fission::lower_kernels(&mut l, module, mode, !jit, block, &warp, scratch)
+        {
             if let Some(k) = kernels.iter_mut().find(|k| k.name == name) {
                 k.path = path;
             }

@@ -205,7 +205,7 @@ mod tests {
              .param .u64 h)\n{{\n.reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.shared .b32 s[256];\n\
              ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [h];\n{body}\nret;\n}}\n"
         );
-        eligible(crate::syntax::leaked_kernel(src))
+        crate::syntax::with_kernel(&src, eligible)
     }
 
     #[test]

@@ -15,18 +15,19 @@ use std::collections::{HashMap, HashSet};
 
 use smallvec::SmallVec;
 
+use super::Scratch;
 use crate::isa::{lookup_mod, lookup_opcode};
 use crate::syntax::ast::{
     Block, DeclName, Function, Instruction, Item, Module, Operand, PostOps, Statement, VarDecl,
 };
 
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
-}
-
 /// The kernel `f` with its stop-reaching calls inlined, when every such call can be (see the
 /// module); `None` otherwise.
-pub fn inline_stop_calls<'a>(m: &'a Module<'a>, f: &'a Function<'a>) -> Option<&'a Function<'a>> {
+pub fn inline_stop_calls<'a>(
+    m: &'a Module<'a>,
+    f: &'a Function<'a>,
+    scratch: &'a Scratch<'a>,
+) -> Option<&'a Function<'a>> {
     let fns: HashMap<&str, &Function<'a>> = m
         .items
         .iter()
@@ -52,7 +53,7 @@ pub fn inline_stop_calls<'a>(m: &'a Module<'a>, f: &'a Function<'a>) -> Option<&
             out.push(st.clone());
             continue;
         }
-        inline_one(blk, call, g, n, &mut decls, &mut out)?;
+        inline_one(blk, call, g, n, scratch, &mut decls, &mut out)?;
         n += 1;
     }
     if n == 0 {
@@ -64,7 +65,7 @@ pub fn inline_stop_calls<'a>(m: &'a Module<'a>, f: &'a Function<'a>) -> Option<&
         stmts: decls,
         span: body.span,
     });
-    Some(Box::leak(Box::new(g)))
+    Some(scratch.function(g))
 }
 
 /// Whether an instruction of `blk` names `name` in an operand.
@@ -172,7 +173,7 @@ fn reg_decl<'a>(ty: &str, name: &'a str, like: &Instruction<'a>) -> Option<State
         vector: None,
         ty: lookup_mod(ty)?,
         attributes: Vec::new(),
-        names: smallvec::smallvec![DeclName {
+        names: vec![DeclName {
             name,
             count: None,
             array: SmallVec::new(),
@@ -190,6 +191,7 @@ fn inline_one<'a>(
     call: &Instruction<'a>,
     g: &Function<'a>,
     n: u32,
+    scratch: &'a Scratch<'a>,
     decls: &mut Vec<Statement<'a>>,
     out: &mut Vec<Statement<'a>>,
 ) -> Option<()> {
@@ -228,11 +230,12 @@ fn inline_one<'a>(
     if !g.params.iter().chain(&g.rets).all(scalar) {
         return None;
     }
-    let pre = |s: &str| -> &'static str { leak(format!("%inl{n}_{}", s.trim_start_matches('%'))) };
+    let pre =
+        |s: &str| -> &'a str { scratch.name(format!("%inl{n}_{}", s.trim_start_matches('%'))) };
     // Argument and result k travel in fresh registers `%inl{n}_argk` / `%inl{n}_retk`, found
     // by the caller's `.param` names (`actual`) and by the callee's (`formal`).
-    let mut actual: [HashMap<&str, &'static str>; 2] = Default::default();
-    let mut formal: [HashMap<&str, &'static str>; 2] = Default::default();
+    let mut actual: [HashMap<&str, &'a str>; 2] = Default::default();
+    let mut formal: [HashMap<&str, &'a str>; 2] = Default::default();
     for (w, (what, formals, actuals)) in [("arg", &g.params, &args), ("ret", &g.rets, &rets)]
         .into_iter()
         .enumerate()
@@ -240,7 +243,7 @@ fn inline_one<'a>(
         for (k, (p, a)) in formals.iter().zip(actuals).enumerate() {
             let ty = p.ty.spelling();
             crate::lower::Ty::from_spelling(ty)?;
-            let r = leak(format!("%inl{n}_{what}{k}"));
+            let r = scratch.name(format!("%inl{n}_{what}{k}"));
             decls.push(reg_decl(reg_type(ty), r, call)?);
             actual[w].insert(*a, r);
             formal[w].insert(p.name, r);
@@ -354,8 +357,8 @@ fn inline_one<'a>(
                     .is_some_and(|&c| name[base.len()..].parse::<u32>().is_ok_and(|k| k < c))
         }
     };
-    let end = leak(format!("inl{n}_end"));
-    let label = |l: &str| -> &'static str { leak(format!("inl{n}_{l}")) };
+    let end = scratch.name(format!("inl{n}_end"));
+    let label = |l: &str| -> &'a str { scratch.name(format!("inl{n}_{l}")) };
     let rename = |name: &'a str| -> &'a str {
         if is_reg(name) {
             pre(name)
@@ -498,16 +501,16 @@ mod tests {
     }
 
     fn inlined(src: &str) -> Option<String> {
-        let src: &'static str = leak(src.to_string());
         let (m, d) = crate::syntax::parse(src);
         assert!(d.is_empty(), "{d:?}");
-        let m: &'static _ = Box::leak(Box::new(m));
+        let m = &m;
+        let scratch = Scratch::default();
         let k = m.items.iter().find_map(|i| match i {
             Item::Function(f) if f.name == "k" => Some(&**f),
             _ => None,
         })?;
         assert!(super::super::analysis::analyse(m, k).is_err());
-        let g = inline_stop_calls(m, k)?;
+        let g = inline_stop_calls(m, k, &scratch)?;
         let plan = super::super::analysis::analyse(m, g).expect("the inlined kernel is eligible");
         assert_eq!(plan.stops.len(), 2, "the shuffle and the barrier");
         let mut out = String::new();

@@ -1082,6 +1082,28 @@ fn req_ntid(f: &ast::Function) -> Option<[u32; 3]> {
     })
 }
 
+/// What the thread-loop rewrites of one build make and the lowering borrows: kernels with
+/// their stop-reaching calls inlined (`inline.rs`) or yields inserted (`stride.rs`), and the
+/// register and label names the inlined copies introduce. The build that lowers the module
+/// owns it, so the rewritten kernels live exactly as long as the lowering that reads them.
+#[derive(Default)]
+pub struct Scratch<'a> {
+    functions: typed_arena::Arena<ast::Function<'a>>,
+    names: typed_arena::Arena<u8>,
+}
+
+impl<'a> Scratch<'a> {
+    /// Keeps `f` for the rest of the build.
+    pub fn function(&'a self, f: ast::Function<'a>) -> &'a ast::Function<'a> {
+        self.functions.alloc(f)
+    }
+
+    /// Keeps `name` for the rest of the build.
+    pub fn name(&'a self, name: String) -> &'a str {
+        self.names.alloc_str(&name)
+    }
+}
+
 /// Compiles the thread-loop version of every kernel of `module` that allows it (after
 /// `lower_module`), deleting their coroutine versions unless `keep_coroutines` (objects keep
 /// both: the coroutine entry point is what C code launches). Returns each kernel's path.
@@ -1094,6 +1116,7 @@ pub fn lower_kernels<'c, 'a>(
     keep_coroutines: bool,
     block: Option<[u32; 3]>,
     skip: &[String],
+    scratch: &'a Scratch<'a>,
 ) -> Vec<(String, KernelPath)> {
     let mut out = Vec::new();
     for it in &module.items {
@@ -1108,7 +1131,7 @@ pub fn lower_kernels<'c, 'a>(
             // A kernel the analysis refuses may be eligible once its calls of device functions
             // that reach a stop are inlined (`inline` declines when there are none).
             let (f, planned) = match analyse(module, f) {
-                Err(why) => match inline::inline_stop_calls(module, f) {
+                Err(why) => match inline::inline_stop_calls(module, f, scratch) {
                     Some(g) => (g, analyse(module, g).map_err(|_| why)),
                     None => (f, Err(why)),
                 },
@@ -1116,7 +1139,7 @@ pub fn lower_kernels<'c, 'a>(
             };
             // Stride loops of kernels with stops: a yield at each header (`stride.rs`).
             let (f, planned) = match planned {
-                Ok(plan) if plan.has_stops() => match stride::insert_yields(f) {
+                Ok(plan) if plan.has_stops() => match stride::insert_yields(f, scratch) {
                     Some((g, yields)) => match analyse(module, g) {
                         Ok(mut p) => {
                             p.yields = yields;

@@ -105,6 +105,7 @@ fn flatten<'x, 'a>(body: &'x Block<'a>) -> Option<Flat<'x, 'a>> {
 /// loops by yield (addresses of the inserted instructions); `None` when it has none.
 pub fn insert_yields<'a>(
     f: &'a Function<'a>,
+    scratch: &'a super::Scratch<'a>,
 ) -> Option<(
     &'a Function<'a>,
     HashMap<*const Instruction<'a>, StrideLoop<'a>>,
@@ -247,7 +248,7 @@ pub fn insert_yields<'a>(
         stmts,
         span: body.span,
     });
-    let g: &'a Function<'a> = Box::leak(Box::new(g));
+    let g: &'a Function<'a> = scratch.function(g);
     // Nodes of the new kernel: the old ones in order, a yield before the statement of each
     // loop's header.
     let (gnodes, _, _) = flatten(g.body.as_ref()?)?;
@@ -603,9 +604,18 @@ mod tests {
 {body}
 }}"
         );
-        // `insert_yields` ties the kernel to the source's lifetime, as the compiler's are.
-        let f = crate::syntax::leaked_kernel(src);
-        let Some((g, loops)) = insert_yields(f) else {
+        let (m, d) = crate::syntax::parse(&src);
+        assert!(d.is_empty(), "{d:?}");
+        let f = m
+            .items
+            .iter()
+            .find_map(|i| match i {
+                crate::syntax::ast::Item::Function(f) => Some(&**f),
+                _ => None,
+            })
+            .expect("a kernel");
+        let scratch = crate::target::cpu::fission::Scratch::default();
+        let Some((g, loops)) = insert_yields(f, &scratch) else {
             return Vec::new();
         };
         let yields = g
