@@ -1320,9 +1320,13 @@ pub fn default_approx_op<'c>(
     args: &[BasicValueEnum<'c>],
 ) -> Result<BasicValueEnum<'c>, Error> {
     let ft = fty(l, ty);
+    // `ex2.approx.ftz.f32`: a subnormal input gives 1.0 as ±0 does (`exp2_f32`: n = 0 and
+    // 1 + f q(f) rounds to 1), and the result is never negative, so neither the input's flush
+    // nor the result's sign needs instructions.
+    let ex2_f32 = op == ApproxOp::Ex2 && fbits(l, ft) == 32;
     let a: Vec<FloatValue<'c>> = args
         .iter()
-        .map(|v| flush_if(l, ftz, v.into_float_value()))
+        .map(|v| flush_if(l, ftz && !ex2_f32, v.into_float_value()))
         .collect();
     // 16-bit types are computed in f32.
     let ct = if fbits(l, ft) == 16 {
@@ -1367,7 +1371,12 @@ pub fn default_approx_op<'c>(
         ApproxOp::Div | ApproxOp::DivFull => fdiv(l, x[0], x[1]),
     };
     let r = fconv(l, r, ft);
-    let r = flush_if(l, ftz, r);
+    let r = if ftz && ex2_f32 {
+        let tiny = fcmp(l, FloatPredicate::OLT, r, fconst(ft, min_normal(l, ft)));
+        fsel(l, tiny, ft.const_zero(), r)
+    } else {
+        flush_if(l, ftz, r)
+    };
     let r = match op {
         ApproxOp::Div | ApproxOp::DivFull if ftz => {
             flush_by_exact(l, RoundedOp::Div, Rounding::Rn, &a, r)

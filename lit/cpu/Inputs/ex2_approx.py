@@ -1,7 +1,8 @@
 """Inputs and the bound check for run-ex2-approx.ptx.
 
 `gen OUT`: 4096 f32 inputs: random over [-160, 130] and [-1, 1], the integers -160..130,
-arguments of subnormal results and of overflow, ±0, ±inf, NaN.
+arguments of subnormal results and of overflow, subnormals (2^x is 1 for them, flushed or
+not), ±0, ±inf, NaN.
 `check IN OUT`: ex2.approx.f32 within the manual's relative 2^-22.5 (plus 2^-149 for subnormal
 results), integers exact, overflow +inf, NaN the GPU's 0x7fffffff; ex2.approx.ftz.f32 the same
 with subnormal results 0 or the bound.
@@ -18,6 +19,7 @@ def gen(path):
     rng = random.Random(5)
     xs = [float(i) for i in range(-160, 131)]
     xs += [0.0, -0.0, math.inf, -math.inf, math.nan, 127.999, 128.0, 128.5, -149.0, -149.5, -150.0]
+    xs += [1e-40, -1e-40, 2.0 ** -149, -(2.0 ** -149), 1.1e-38, -1.1e-38]  # subnormal inputs
     xs += [rng.uniform(-150, -125) for _ in range(512)]
     xs += [rng.uniform(-1, 1) for _ in range(1024)]
     while len(xs) < N:
