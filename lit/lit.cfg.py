@@ -86,6 +86,16 @@ if cc:
     config.substitutions.append(("%cc", "%s -I%s" % (cc, os.path.join(repo_root, "include"))))
 config.substitutions.append(("%include", os.path.join(repo_root, "include")))
 
+# ---- The host's vector features, for tests of code generated only where they exist ------------
+# `avx512f`: the cpu target then uses AVX-512 instructions directly (static rounding).
+try:
+    with open("/proc/cpuinfo") as f:
+        cpu_flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    cpu_flags = []
+if "avx512f" in cpu_flags:
+    config.available_features.add("avx512f")
+
 for name, path in substitutions:
     config.substitutions.append((tool_pattern(name), path))
 

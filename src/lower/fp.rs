@@ -987,14 +987,60 @@ pub fn default_rounded_cvt<'c>(
     Ok(r.into())
 }
 
-/// `2^x` for an f32 `x` in straight-line arithmetic that vectorizes (libm's `exp2f` is a
-/// call per element, a quarter of a softmax's time): `x = n + f` with `n = roundeven(x)` and
-/// `|f| <= 1/2` (exact), `2^f` by its Taylor polynomial of degree 8 in f64 (error below 2^-31),
-/// times `2^n` built from bits (exact in f64 for the clamped `n`), rounded once to f32: within
-/// ex2.approx's 2^-22.5 with room, subnormal results and overflow to +inf included. `x` is
-/// clamped to [-160, 130] first (2^x is then 0 or +inf in f32 either way); NaN stays NaN.
+/// `2^x` for an f32 `x` in straight-line f32 arithmetic that vectorizes (libm's `exp2f` is a
+/// call per element, a quarter of a softmax's time; an f64 polynomial takes twice the
+/// registers and instructions of f32 per warp): `x = n + f` with `n = roundeven(x)` and
+/// `|f| <= 1/2` (exact), `2^f = 1 + f q(f)` with `q` a degree-6 fit of `(2^f - 1)/f` in f32
+/// coefficients, by fused multiply-adds (sampled over [-1/2, 1/2]: relative error below
+/// 2^-23.8, the last rounding included, inside ex2.approx's 2^-22.5; integer `x` exact), times
+/// `2^n` as two exact powers `2^(n>>1)` and `2^(n - (n>>1))`: the first product is exact, the
+/// second rounds once, subnormal results and overflow to +inf included. `x` is clamped to
+/// [-160, 130] first (2^x is then 0 or +inf in f32 either way); NaN stays NaN.
 fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
-    let r = ftrunc(l, exp2_f64_of_f32(l, x), l.ctx.f32_type());
+    let b = &l.b;
+    let f32t = l.ctx.f32_type();
+    let i32t = l.i32();
+    let lo = fconst(f32t, -160.0);
+    let hi = fconst(f32t, 130.0);
+    let c = fsel(l, fcmp(l, FloatPredicate::OLT, x, lo), lo, x);
+    let c = fsel(l, fcmp(l, FloatPredicate::OGT, c, hi), hi, c);
+    let n = unary(l, "roundeven", c);
+    let f = fsub(l, c, n);
+    // (2^f - 1)/f, lowest degree first: f32 bit patterns of a weighted least-squares fit.
+    const Q: [u32; 7] = [
+        0x3f31_7218,
+        0x3e75_fdf0,
+        0x3d63_5845,
+        0x3c1d_94f9,
+        0x3aae_c5bc,
+        0x3922_2eb0,
+        0x377e_747e,
+    ];
+    let k = |i: usize| fconst(f32t, f64::from(f32::from_bits(Q[i])));
+    let q = Q[..Q.len() - 1]
+        .iter()
+        .enumerate()
+        .rev()
+        .fold(k(Q.len() - 1), |p, (i, _)| ffma(l, p, f, k(i)));
+    let p = ffma(l, f, q, fconst(f32t, 1.0));
+    let ni = b.build_float_to_signed_int(n, i32t, "").unwrap();
+    let h = b
+        .build_right_shift(ni, i32t.const_int(1, false), true, "")
+        .unwrap();
+    let pow = |e: IntValue<'c>| {
+        let biased = b.build_int_add(e, i32t.const_int(127, false), "").unwrap();
+        from_bits(
+            l,
+            b.build_left_shift(biased, i32t.const_int(23, false), "")
+                .unwrap(),
+            f32t,
+        )
+    };
+    let r = fmul(
+        l,
+        fmul(l, p, pow(h)),
+        pow(b.build_int_sub(ni, h, "").unwrap()),
+    );
     fsel(l, is_nan(l, x), x, r)
 }
 
@@ -1274,9 +1320,13 @@ pub fn default_approx_op<'c>(
     args: &[BasicValueEnum<'c>],
 ) -> Result<BasicValueEnum<'c>, Error> {
     let ft = fty(l, ty);
+    // `ex2.approx.ftz.f32`: a subnormal input gives 1.0 as ±0 does (`exp2_f32`: n = 0 and
+    // 1 + f q(f) rounds to 1), and the result is never negative, so neither the input's flush
+    // nor the result's sign needs instructions.
+    let ex2_f32 = op == ApproxOp::Ex2 && fbits(l, ft) == 32;
     let a: Vec<FloatValue<'c>> = args
         .iter()
-        .map(|v| flush_if(l, ftz, v.into_float_value()))
+        .map(|v| flush_if(l, ftz && !ex2_f32, v.into_float_value()))
         .collect();
     // 16-bit types are computed in f32.
     let ct = if fbits(l, ft) == 16 {
@@ -1321,7 +1371,12 @@ pub fn default_approx_op<'c>(
         ApproxOp::Div | ApproxOp::DivFull => fdiv(l, x[0], x[1]),
     };
     let r = fconv(l, r, ft);
-    let r = flush_if(l, ftz, r);
+    let r = if ftz && ex2_f32 {
+        let tiny = fcmp(l, FloatPredicate::OLT, r, fconst(ft, min_normal(l, ft)));
+        fsel(l, tiny, ft.const_zero(), r)
+    } else {
+        flush_if(l, ftz, r)
+    };
     let r = match op {
         ApproxOp::Div | ApproxOp::DivFull if ftz => {
             flush_by_exact(l, RoundedOp::Div, Rounding::Rn, &a, r)

@@ -207,6 +207,9 @@ pub fn lanewise_intrinsic(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("llvm.") else {
         return false;
     };
+    if statically_rounded_fma(name).is_some() {
+        return true;
+    }
     const OK: &[&str] = &[
         "fma",
         "fmuladd",
@@ -258,6 +261,17 @@ pub fn lanewise_intrinsic(name: &str) -> bool {
     ];
     let head = rest.split('.').next().unwrap_or("");
     OK.contains(&head)
+}
+
+/// For AVX-512's scalar fma with static rounding (the cpu target's directed `add`/`sub`/`mul`/
+/// `fma`), the vector form that takes its lanes and how many: `vfmadd.ps.512` 16 f32 lanes,
+/// `vfmadd.pd.512` 8 f64 lanes, the rounding operand the same.
+pub fn statically_rounded_fma(name: &str) -> Option<(&'static str, u32)> {
+    match name {
+        "llvm.x86.avx512.vfmadd.f32" => Some(("llvm.x86.avx512.vfmadd.ps.512", 16)),
+        "llvm.x86.avx512.vfmadd.f64" => Some(("llvm.x86.avx512.vfmadd.pd.512", 8)),
+        _ => None,
+    }
 }
 
 /// Whether a type suffix of an intrinsic name names a scalar type (`i32`, `f64`, `p0`, …).

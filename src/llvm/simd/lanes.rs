@@ -833,6 +833,25 @@ impl Warp<'_> {
     /// An LLVM intrinsic through its vector form: the overloaded types (the name's trailing
     /// type suffixes) widen, and so do the arguments of those types.
     unsafe fn lanewise(&mut self, i: LLVMValueRef, name: &str) -> LLVMValueRef {
+        if let Some((wide, w)) = ir::statically_rounded_fma(name) {
+            // Not overloaded: one call of the 512-bit form per `w` lanes.
+            let ops: Vec<LLVMValueRef> = (0..3)
+                .map(|k| self.get(c::LLVMGetOperand(i, k), true))
+                .collect();
+            let imm = c::LLVMGetOperand(i, 3);
+            let parts = (0..LANES / w)
+                .map(|h| {
+                    let mut args = [
+                        self.slice(ops[0], h * w, w),
+                        self.slice(ops[1], h * w, w),
+                        self.slice(ops[2], h * w, w),
+                        imm,
+                    ];
+                    self.call_intrinsic(wide, &mut [], &mut args)
+                })
+                .collect();
+            return self.concat(parts);
+        }
         let parts: Vec<&str> = name.split('.').collect();
         let k = parts
             .iter()

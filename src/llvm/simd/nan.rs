@@ -11,8 +11,9 @@
 //! A use observes a value's bits unless it is a float compare (NaN-ness only), the value
 //! operand of a canonicalizing select (which replaces every NaN), or an operand of the
 //! arithmetic above, a `phi` or a `select`'s value operand whose own result is not observed
-//! (through loops: the least fixed point). Stores, bit casts, conversions, `neg`/`abs`, min
-//! and max, calls and vector insertions observe. Run on the kernel in SSA form, before
+//! (through loops: the least fixed point); `neg`/`abs` (`fneg`, `llvm.fabs`) pass a NaN's
+//! payload on to their result as arithmetic does. Stores, bit casts, conversions, min and max,
+//! calls and vector insertions observe. Run on the kernel in SSA form, before
 //! InstCombine folds the selects into other shapes; the coroutine and thread-loop engines keep
 //! every select and are the tests' oracle (`lit/cpu/run-simd-nan-chain.ptx`).
 
@@ -72,10 +73,16 @@ unsafe fn canonicalized(i: LLVMValueRef) -> Option<LLVMValueRef> {
 /// Whether instruction `i` passes a NaN operand's payload on to its result and nowhere else.
 unsafe fn passes_payload(i: LLVMValueRef) -> bool {
     match ir::opcode(i) {
-        O::LLVMFAdd | O::LLVMFSub | O::LLVMFMul | O::LLVMFDiv | O::LLVMPHI => true,
+        // `fneg`/`fabs` change a NaN's sign bit only: its payload reaches the result, which
+        // decides whether anything sees it.
+        O::LLVMFAdd | O::LLVMFSub | O::LLVMFMul | O::LLVMFDiv | O::LLVMFNeg | O::LLVMPHI => true,
         O::LLVMCall => {
             let f = ir::callee(i);
-            f.starts_with("llvm.fma.") || f.starts_with("llvm.fmuladd.")
+            // (`llvm.x86.avx512.vfmadd.f32`: the cpu target's directed-rounding arithmetic.)
+            f.starts_with("llvm.fma.")
+                || f.starts_with("llvm.fmuladd.")
+                || f.starts_with("llvm.fabs.")
+                || ir::statically_rounded_fma(&f).is_some()
         }
         _ => false,
     }
