@@ -12,6 +12,16 @@
 //!
 //! Only steps the hardware does not follow: not a constant, or a constant of at least
 //! `MIN_STEP` bytes (a row loop stepping 64 bytes is a stream the prefetchers see).
+//!
+//! *The next CTA's lines* (`insert_next_cta`): in a kernel with CTA barriers, a CTA's global
+//! loads come in one burst (its first round) and the rest of its rounds work on shared
+//! memory; the worker runs the next CTA of its batch after it, whose loads then waited for
+//! memory (the 256-float block reduction: 45% of its cycles on its one `in[i]` load, which a
+//! GPU hides with other CTAs). A load whose address is built from `%ctaid.x` by arithmetic
+//! alone (no phi, no memory but the thread context) gets a prefetch of the same expression
+//! with `%ctaid.x + 1`: the line that CTA loads, fetched while this one runs its rounds. A
+//! hint: when the worker's next CTA is another one (the end of its batch, the next row of a
+//! 2-D grid), a line is fetched for nothing.
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -167,6 +177,172 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
     }
     c::LLVMDisposeBuilder(b);
     added
+}
+
+/// Opcodes `next_cta` copies: arithmetic, casts and address computations without memory.
+fn pure_op(op: O) -> bool {
+    matches!(
+        op,
+        O::LLVMAdd
+            | O::LLVMSub
+            | O::LLVMMul
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMTrunc
+            | O::LLVMIntToPtr
+            | O::LLVMPtrToInt
+            | O::LLVMGetElementPtr
+    )
+}
+
+/// How `v`, a pointer operand's tree, depends on `%ctaid.x`: `None` when it holds something
+/// `next_cta` cannot copy (a phi, a load of memory, a call other than the context's).
+unsafe fn ctaid_tree(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    v: LLVMValueRef,
+    depth: u32,
+) -> Option<bool> {
+    if !ir::is_instruction(v) {
+        return Some(false);
+    }
+    if depth > 24 {
+        return None;
+    }
+    let op = ir::opcode(v);
+    if op == O::LLVMLoad {
+        let off = ir::ctx_offset(td, c::LLVMGetOperand(v, 0))?;
+        return Some(off == crate::runtime::abi::offset::CTAID);
+    }
+    if !pure_op(op) {
+        return None;
+    }
+    let mut any = false;
+    for o in ir::operands(v) {
+        any |= ctaid_tree(td, o, depth + 1)?;
+    }
+    Some(any)
+}
+
+/// A copy of `v`'s tree (`ctaid_tree` said yes) before the builder's position, with each
+/// `%ctaid.x` load replaced by it plus one and no wrap flags (the next CTA's address may
+/// wrap where this one's does not: a prefetch of it is still only a hint). `added` collects
+/// the new instructions.
+unsafe fn next_cta(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    done: &mut std::collections::HashMap<LLVMValueRef, LLVMValueRef>,
+    added: &mut Vec<LLVMValueRef>,
+) -> LLVMValueRef {
+    if let Some(&x) = done.get(&v) {
+        return x;
+    }
+    let out = if ctaid_tree(td, v, 0) != Some(true) {
+        v
+    } else if ir::opcode(v) == O::LLVMLoad {
+        let one = c::LLVMConstInt(c::LLVMTypeOf(v), 1, 0);
+        let x = c::LLVMBuildAdd(b, v, one, c"".as_ptr());
+        added.push(x);
+        x
+    } else {
+        let ops: Vec<LLVMValueRef> = ir::operands(v)
+            .into_iter()
+            .map(|o| next_cta(td, b, o, done, added))
+            .collect();
+        let x = c::LLVMInstructionClone(v);
+        for (k, o) in ops.into_iter().enumerate() {
+            c::LLVMSetOperand(x, k as u32, o);
+        }
+        match ir::opcode(v) {
+            O::LLVMAdd | O::LLVMSub | O::LLVMMul | O::LLVMShl => {
+                c::LLVMSetNUW(x, 0);
+                c::LLVMSetNSW(x, 0);
+            }
+            O::LLVMLShr | O::LLVMAShr => c::LLVMSetExact(x, 0),
+            O::LLVMGetElementPtr => c::LLVMGEPSetNoWrapFlags(x, 0),
+            O::LLVMOr => c::LLVMSetIsDisjoint(x, 0),
+            O::LLVMZExt => c::LLVMSetNNeg(x, 0),
+            _ => {}
+        }
+        c::LLVMInsertIntoBuilder(b, x);
+        added.push(x);
+        x
+    };
+    done.insert(v, out);
+    out
+}
+
+/// In a kernel with CTA barriers (`barriers`), puts a prefetch of the next CTA's address
+/// before every global load outside loops whose address is built from `%ctaid.x` (see the
+/// module comment); returns the instructions it added, for `remove`, and how many loads got
+/// one.
+///
+/// # Safety
+/// `f` is the defined function `cfg` describes, in SSA form.
+pub unsafe fn insert_next_cta(
+    f: LLVMValueRef,
+    cfg: &Cfg,
+    barriers: bool,
+) -> (Vec<LLVMValueRef>, usize) {
+    let mut added = Vec::new();
+    if !barriers {
+        return (added, 0);
+    }
+    let m = c::LLVMGetGlobalParent(f);
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    let cx = c::LLVMGetModuleContext(m);
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let ptr = c::LLVMPointerTypeInContext(cx, 0);
+    let name = "llvm.prefetch";
+    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+    let mut tys = [ptr];
+    let pf = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
+    let pft = c::LLVMGlobalGetValueType(pf);
+    let b = c::LLVMCreateBuilderInContext(cx);
+    let mut loads = 0;
+    for (bi, &bb) in cfg.blocks.iter().enumerate() {
+        // In a loop the address would be the same each iteration (no phi in it): one
+        // prefetch per iteration for one line.
+        if cfg.loop_of[bi].is_some() {
+            continue;
+        }
+        for i in ir::instructions(bb) {
+            if ir::opcode(i) != O::LLVMLoad
+                || c::LLVMGetVolatile(i) != 0
+                || c::LLVMGetOrdering(i)
+                    != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+            {
+                continue;
+            }
+            let p = c::LLVMGetOperand(i, 0);
+            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) != 0
+                || ctaid_tree(td, p, 0) != Some(true)
+            {
+                continue;
+            }
+            c::LLVMPositionBuilderBefore(b, i);
+            let mut done = std::collections::HashMap::new();
+            let q = next_cta(td, b, p, &mut done, &mut added);
+            // Read, locality 2 (the outer caches: the line is used a CTA later), data.
+            let mut args = [
+                q,
+                c::LLVMConstInt(i32t, 0, 0),
+                c::LLVMConstInt(i32t, 2, 0),
+                c::LLVMConstInt(i32t, 1, 0),
+            ];
+            let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
+            added.push(call);
+            loads += 1;
+        }
+    }
+    c::LLVMDisposeBuilder(b);
+    (added, loads)
 }
 
 /// Takes out what `insert` added (the kernel goes to another engine).
