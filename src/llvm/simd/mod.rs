@@ -163,7 +163,10 @@ pub fn vectorize(
     unsafe {
         let cfg = cfg::Cfg::new(fr)?;
         let mut hints = prefetch::insert(fr, &cfg);
-        let prefetches = hints.len() / 2;
+        let prefetches = hints
+            .iter()
+            .filter(|&&i| !c::LLVMIsACallInst(i).is_null())
+            .count();
         let barriers = cfg.blocks.iter().any(|&bb| {
             ir::instructions(bb).into_iter().any(|i| {
                 !c::LLVMIsACallInst(i).is_null()
