@@ -121,9 +121,11 @@ const SPECIALIZE_MAX: u32 = 8;
 
 /// The most barriers for which rounds whose warps all wait at one barrier run a loop of that
 /// state's region (`region_warps`: lockstep rounds), one copy of the warp function per state.
-/// The suite's 9-barrier block reduction compiled in 2.0 s instead of 0.73 s with 16 here
-/// and ran no faster (its skipped warps had been cheap already).
-pub const LOCKSTEP_MAX: u32 = SPECIALIZE_MAX;
+/// The suite's 9-barrier block reduction (with its next CTA's loads prefetched, so that the
+/// rounds' cost shows) spends 22% less CPU time with its lockstep rounds and their skip
+/// guards; past `SPECIALIZE_MAX` the other rounds call the warp function, which keeps its
+/// compile time where it was without lockstep rounds (2.0 s instead of 0.73 s otherwise).
+pub const LOCKSTEP_MAX: u32 = 16;
 
 /// Builds `K.simd` (see the module doc).
 pub unsafe fn cta_fn(
@@ -565,7 +567,8 @@ pub unsafe fn cta_fn(
         // the last round (every warp starts at 0). When they agree, the next round runs a
         // loop over the warps with the state a constant: the dispatch on it is out of the
         // loop, and each warp's call is that one region inlined.
-        let lockstep = !one_by_one && (1..=LOCKSTEP_MAX).contains(&region_slot.states);
+        let lockstep_kernel = (1..=LOCKSTEP_MAX).contains(&region_slot.states);
+        let lockstep = !one_by_one && lockstep_kernel;
         let (lo, hi) = (states_lo, states_hi);
         if lockstep {
             c::LLVMBuildStore(b, c32(0), lo);
@@ -654,17 +657,31 @@ pub unsafe fn cta_fn(
             cargs.extend(args.iter().copied());
             cargs.extend([slot(i), st, results, shared]);
             // Direct calls (an aligned block's warps take `rows`), so that both inline.
+            // With lockstep rounds for more than `SPECIALIZE_MAX` barriers, the other rounds
+            // (warps at different barriers, and fault replays), rare, call the warp function
+            // instead of inlining it: with a copy per state for the lockstep rounds, the
+            // inlined fallbacks (both warp functions, twice) had made the 9-barrier block
+            // reduction compile 1.7x slower. (Kernels with fewer barriers keep them inline:
+            // the halving reduction ran 12% slower with the calls, though it never takes
+            // them.)
+            let fallback = lockstep_kernel && region_slot.states > SPECIALIZE_MAX && how.is_none();
             let call_at = |f: LLVMValueRef, state: LLVMValueRef| {
                 let mut a = cargs.clone();
                 let k = a.len() - 3;
                 a[k] = state;
-                c::LLVMBuildCall2(b, wt, f, a.as_mut_ptr(), a.len() as u32, n)
+                let call = c::LLVMBuildCall2(b, wt, f, a.as_mut_ptr(), a.len() as u32, n);
+                if fallback {
+                    let kind = c::LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
+                    let attr = c::LLVMCreateEnumAttribute(cx, kind, 0);
+                    c::LLVMAddCallSiteAttribute(call, llvm_sys::LLVMAttributeFunctionIndex, attr);
+                }
+                call
             };
             // A copy per state (`SPECIALIZE_MAX`) when there are no lockstep rounds, chosen by
             // a switch the warps of a round mostly agree on.
             let call = |f: LLVMValueRef| {
                 let states = region_slot.states;
-                if lockstep || states == 0 || states > SPECIALIZE_MAX {
+                if lockstep || fallback || states == 0 || states > SPECIALIZE_MAX {
                     return call_at(f, st);
                 }
                 let first = bb(&format!("{tag}.state0"));

@@ -81,6 +81,9 @@ pub struct Report {
     /// Global loads that stride with a loop and get a prefetch of the next iteration's line
     /// (`prefetch.rs`).
     pub prefetches: usize,
+    /// Global loads addressed from `%ctaid.x` in a kernel with CTA barriers that get a
+    /// prefetch of the next CTA's line (`prefetch::insert_next_cta`).
+    pub cta_prefetches: usize,
 }
 
 /// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
@@ -159,15 +162,29 @@ pub fn vectorize(
     // functions next to it with the module's context.
     unsafe {
         let cfg = cfg::Cfg::new(fr)?;
-        let hints = prefetch::insert(fr, &cfg);
+        let mut hints = prefetch::insert(fr, &cfg);
+        let prefetches = hints
+            .iter()
+            .filter(|&&i| !c::LLVMIsACallInst(i).is_null())
+            .count();
+        let barriers = cfg.blocks.iter().any(|&bb| {
+            ir::instructions(bb).into_iter().any(|i| {
+                !c::LLVMIsACallInst(i).is_null()
+                    && matches!(uniform::call_kind(i), uniform::CallKind::Barrier(_))
+            })
+        });
+        let (next, cta_prefetches) = prefetch::insert_next_cta(fr, &cfg, barriers);
+        hints.extend(next);
         let prep = Prepared {
             nan_selects: (nans.found, nans.dropped),
-            prefetches: hints.len() / 2,
+            prefetches,
+            cta_prefetches,
         };
         match build(fr, &cfg, name, params, block, prefer_loops) {
             Ok((mut report, only)) => {
                 report.nan_selects = prep.nan_selects;
                 report.prefetches = prep.prefetches;
+                report.cta_prefetches = prep.cta_prefetches;
                 Ok((report, only))
             }
             Err(why) => {
@@ -186,6 +203,8 @@ struct Prepared {
     nan_selects: (usize, usize),
     /// Prefetches put before strided global loads (`prefetch.rs`).
     prefetches: usize,
+    /// Prefetches of the next CTA's lines (`prefetch::insert_next_cta`).
+    cta_prefetches: usize,
 }
 
 /// `vectorize` on the cleaned kernel `fr` whose control flow is `cfg`.

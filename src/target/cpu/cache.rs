@@ -324,6 +324,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.nan_selects.0 as u32);
             w.u32(r.nan_selects.1 as u32);
             w.u32(r.prefetches as u32);
+            w.u32(r.cta_prefetches as u32);
         }
     }
 }
@@ -399,6 +400,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let aligned_only = note()?;
             let nan_selects = (r.u32()? as usize, r.u32()? as usize);
             let prefetches = r.u32()? as usize;
+            let cta_prefetches = r.u32()? as usize;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -417,6 +419,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     aligned_only,
                     nan_selects,
                     prefetches,
+                    cta_prefetches,
                 },
             }))
         }
@@ -928,6 +931,7 @@ mod tests {
                             aligned_only: Some("a large kernel".into()),
                             nan_selects: (16, 15),
                             prefetches: 1,
+                            cta_prefetches: 2,
                         },
                     })),
                     warp_refused: None,

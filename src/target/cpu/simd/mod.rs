@@ -122,6 +122,14 @@ impl WarpPlan {
                 r.prefetches
             );
         }
+        if r.cta_prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches of the next CTA's lines: {} (global loads addressed from %ctaid.x \
+                 in a kernel with CTA barriers)",
+                r.cta_prefetches
+            );
+        }
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
         }
