@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::RunArgs;
 use crate::driver;
 use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
+use ptx2llvm::isa::Mod;
 use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
@@ -322,8 +323,9 @@ fn plan_text(name: &str, info: &ptx2llvm::target::cpu::KernelInfo) -> String {
 /// compiled to machine code for nothing (spmv.ptx holds two kernels, each about half of the
 /// compile time). A kernel whose name appears in the text of any other module item (its
 /// address taken for a device-side launch, an `.alias`, a comment in another function) is
-/// kept. Without `kernel` in the module nothing is left out, so that the error lists every
-/// kernel.
+/// kept, and so is one that declares `.shared` variables: the static shared layout (addresses,
+/// `%total_smem_size`) is the whole module's, as through the driver API. Without `kernel` in
+/// the module nothing is left out, so that the error lists every kernel.
 fn only_kernel<'a>(mut module: ast::Module<'a>, kernel: &str, src: &str) -> ast::Module<'a> {
     let is_kernel = |i: &ast::Item, name: Option<&str>| {
         matches!(i, ast::Item::Function(f) if f.kind == ast::FnKind::Entry
@@ -358,6 +360,7 @@ fn only_kernel<'a>(mut module: ast::Module<'a>, kernel: &str, src: &str) -> ast:
             };
             is_kernel(it, None)
                 && f.name != kernel
+                && !f.body.as_ref().is_some_and(|b| declares_shared(&b.stmts))
                 && !module.items.iter().enumerate().any(|(j, other)| {
                     // An item whose text is unknown counts as naming it.
                     j != k && text(other).is_none_or(|t| names(t, f.name))
@@ -367,6 +370,17 @@ fn only_kernel<'a>(mut module: ast::Module<'a>, kernel: &str, src: &str) -> ast:
     let mut drop = unused.into_iter();
     module.items.retain(|_| !drop.next().unwrap_or(false));
     module
+}
+
+/// Whether `stmts` (nested blocks included) declare a `.shared` variable.
+fn declares_shared(stmts: &[ast::Statement]) -> bool {
+    stmts.iter().any(|s| match s {
+        ast::Statement::Var(v) => {
+            matches!(v.space, Mod::Shared | Mod::SharedCta | Mod::SharedCluster)
+        }
+        ast::Statement::Block(b) => declares_shared(&b.stmts),
+        _ => false,
+    })
 }
 
 struct AstOwner<'s>(*mut ast::Module<'s>);
