@@ -91,6 +91,7 @@ fn load_with(
         name: "test",
         mode,
         block,
+        kernel: None,
         debug: &debug,
         settings,
     };

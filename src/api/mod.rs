@@ -349,6 +349,7 @@ impl Module {
             name: "ptx",
             mode,
             block: block.map(|b| b.0),
+            kernel: None,
             debug,
             settings: crate::target::cpu::cache::Settings::from_env(),
         };

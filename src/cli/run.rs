@@ -8,9 +8,11 @@ use std::time::Instant;
 use super::RunArgs;
 use crate::driver;
 use ptx2llvm::api::{self, parse_spec, Arg, ArgSpec, Buffer};
+use ptx2llvm::isa::Mod;
 use ptx2llvm::lower::debug::DebugOptions;
 use ptx2llvm::runtime::abi::MAX_SHARED_PER_CTA;
 use ptx2llvm::runtime::LaunchConfig;
+use ptx2llvm::syntax::ast;
 use ptx2llvm::target::cpu::fission::KernelPath;
 
 fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
@@ -81,6 +83,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             driver::render(&diags, &a.file, src).trim_end().to_string(),
         ));
     }
+    let module = only_kernel(module, &a.kernel, src);
     // The lowering takes `&'a ast::Module<'a>`: the AST is covariant, so a borrow of this
     // local with a shorter `'a` will do.
     let module = &module;
@@ -105,6 +108,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         name: &name,
         mode,
         block: Some(block),
+        kernel: Some(&a.kernel),
         debug: &debug,
         settings: ptx2llvm::target::cpu::cache::Settings::from_env(),
     };
@@ -307,4 +311,69 @@ fn plan_text(name: &str, info: &ptx2llvm::target::cpu::KernelInfo) -> String {
             format!("plan {name}: coroutines ({why})\n{refused}")
         }
     }
+}
+
+/// `module` without its kernels other than `kernel` that nothing else in the module names:
+/// `run` launches one kernel, and each other one was lowered, vectorized, optimized and
+/// compiled to machine code for nothing (spmv.ptx holds two kernels, each about half of the
+/// compile time). A kernel whose name appears in the text of any other module item (its
+/// address taken for a device-side launch, an `.alias`, a comment in another function) is
+/// kept, and so is one that declares `.shared` variables: the static shared layout (addresses,
+/// `%total_smem_size`) is the whole module's, as through the driver API. Without `kernel` in
+/// the module nothing is left out, so that the error lists every kernel.
+fn only_kernel<'a>(mut module: ast::Module<'a>, kernel: &str, src: &str) -> ast::Module<'a> {
+    let is_kernel = |i: &ast::Item, name: Option<&str>| {
+        matches!(i, ast::Item::Function(f) if f.kind == ast::FnKind::Entry
+            && f.body.is_some() && name.is_none_or(|n| f.name == n))
+    };
+    if !module.items.iter().any(|i| is_kernel(i, Some(kernel))) {
+        return module;
+    }
+    let span = |i: &ast::Item| match i {
+        ast::Item::Function(f) => f.span,
+        ast::Item::Var(v) => v.span,
+        ast::Item::File { span, .. }
+        | ast::Item::Alias { span, .. }
+        | ast::Item::Pragma(_, span) => *span,
+        ast::Item::Section(s) => s.span,
+    };
+    let text = |i: &ast::Item| src.get(span(i).start as usize..span(i).end as usize);
+    // Whether `name` is a whole identifier somewhere in `t` (PTX identifiers: letters,
+    // digits, `_`, `$`, `%`).
+    let names = |t: &str, name: &str| {
+        let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
+        t.match_indices(name)
+            .any(|(at, _)| !t[..at].ends_with(word) && !t[at + name.len()..].starts_with(word))
+    };
+    let unused: Vec<bool> = module
+        .items
+        .iter()
+        .enumerate()
+        .map(|(k, it)| {
+            let ast::Item::Function(f) = it else {
+                return false;
+            };
+            is_kernel(it, None)
+                && f.name != kernel
+                && !f.body.as_ref().is_some_and(|b| declares_shared(&b.stmts))
+                && !module.items.iter().enumerate().any(|(j, other)| {
+                    // An item whose text is unknown counts as naming it.
+                    j != k && text(other).is_none_or(|t| names(t, f.name))
+                })
+        })
+        .collect();
+    let mut drop = unused.into_iter();
+    module.items.retain(|_| !drop.next().unwrap_or(false));
+    module
+}
+
+/// Whether `stmts` (nested blocks included) declare a `.shared` variable.
+fn declares_shared(stmts: &[ast::Statement]) -> bool {
+    stmts.iter().any(|s| match s {
+        ast::Statement::Var(v) => {
+            matches!(v.space, Mod::Shared | Mod::SharedCta | Mod::SharedCluster)
+        }
+        ast::Statement::Block(b) => declares_shared(&b.stmts),
+        _ => false,
+    })
 }

@@ -87,11 +87,20 @@ pub struct Report {
 }
 
 /// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
-/// aligned-warp function alone: the general one, which such a launch never calls, would
-/// double the compile time. Smaller kernels keep both (their plans show both functions'
-/// facts, and lit tests run the general one). Triton's softmax is about 540, softmax_warp
-/// 3,900, Triton's matmul 19,200.
+/// aligned-warp function alone at once, before the general function's facts are checked and
+/// without the thread-loop heuristics (`loops_win`, `gathering_loops`): the general one, which
+/// such a launch never calls, would double the compile time. Smaller kernels launched with
+/// aligned warps get it alone too, after those heuristics (`KNOWN_ALIGNED`). Triton's softmax
+/// is about 540, softmax_warp 3,900, Triton's matmul 19,200.
 const ONE_FUNCTION_MIN: usize = 500;
+
+/// Why a kernel whose launch block is known to have aligned warps has no general warp
+/// function (the plan's note): `K.simd` would only ever call the aligned one, and building,
+/// optimizing and generating code for both took 1.5-2.6x the compile time (reduce_block 225
+/// ms of CPU with both, 85 with one). The general function still runs where the block is not
+/// known at compile time (a module loaded through the driver API).
+const KNOWN_ALIGNED: &str = "the launch's block has aligned warps: the general warp function, \
+                             which it never calls, is left out";
 
 /// The estimated size (`code_size`) from which a region-scheme warp function is called from
 /// `K.simd` rather than inlined per state (`out_of_line`): about 20 `mma.sync`.
@@ -308,6 +317,11 @@ unsafe fn build(
                          faster"
                 ));
             }
+        }
+    }
+    if aligned && segment.is_none() {
+        if let Some(done) = aligned_only(Some(KNOWN_ALIGNED.to_string()))? {
+            return Ok(done);
         }
     }
     let co = !report.barriers.is_empty();

@@ -110,6 +110,9 @@ pub struct Request<'r> {
     pub mode: CpuMode,
     /// The CTA shape thread loops are specialized for (`Program::load_for`).
     pub block: Option<[u32; 3]>,
+    /// The only kernel the caller launches (`ptx2llvm run`), when it gives the module without
+    /// the others: the same source then compiles to another program per kernel.
+    pub kernel: Option<&'r str>,
     pub debug: &'r DebugOptions,
     pub settings: Settings,
 }
@@ -172,6 +175,7 @@ fn key(req: &Request) -> Key {
         CpuMode::Warp => b"warp",
     });
     field(format!("{:?}", req.block).as_bytes());
+    field(format!("{:?}", req.kernel).as_bytes());
     field(&[req.debug.full as u8]);
     field(req.debug.ptx_path().as_bytes());
     field(req.name.as_bytes());

@@ -388,7 +388,10 @@ fn build<'c, 'a>(
                     );
                     continue;
                 }
-                match simd::plan(&l.module, machine, f, &places, block, mode) {
+                // A kernel's `.reqntid` is the only block it may be launched with (as for
+                // thread loops): the warp code is specialized for it, not for the caller's.
+                let kblock = fission::req_ntid(f).or(block);
+                match simd::plan(&l.module, machine, f, &places, kblock, mode) {
                     Ok(p) => {
                         if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
                             for w in [".simd.w", ".simd.rows"] {

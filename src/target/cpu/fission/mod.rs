@@ -1071,7 +1071,7 @@ pub enum KernelPath {
 }
 
 /// A kernel's `.reqntid`, as three dimensions.
-fn req_ntid(f: &ast::Function) -> Option<[u32; 3]> {
+pub(crate) fn req_ntid(f: &ast::Function) -> Option<[u32; 3]> {
     f.directives.iter().find_map(|d| match d {
         FnDirective::ReqNTid(v, _) if !v.is_empty() => Some([
             v[0],
