@@ -209,6 +209,7 @@ impl Warp<'_> {
         // The lowering has checked the kind and the fragments' sizes.
         let need = crate::runtime::matrix::fragment_words(kind as u32).unwrap_or([0; 4]);
         if let Some(plan) = Inline::of(kind as u32) {
+            schedule_without_pressure();
             let a = self.store_words(args[3], need[0]);
             let b = self.store_words(args[4], need[1]);
             let c = self.store_words(args[5], need[2]);
@@ -710,6 +711,21 @@ impl Warp<'_> {
             vec![c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt), n)]
         }
     }
+}
+
+/// Turns off the register-pressure heuristics of LLVM's pre-RA machine scheduler
+/// (`-misched-regpressure=false`), once per process, before the first module with an inline
+/// `mma` is compiled. With Triton's matmul (64 `mma` per loop iteration, 128 accumulator
+/// vectors live, far beyond the 32 vector registers) those heuristics reorder the FMA chains
+/// and their operand shuffles into about twice the spill code: 18,898 `vmovaps` in the
+/// loop's function against 8,438 without them (source order, `-enable-misched=false`:
+/// 8,102), and the kernel ran 1.9x longer (matmul_fp16 512^3, 3 alternated pairs). The
+/// scheduler still orders for latency and resources. A process-wide LLVM option, as
+/// `constant_splats`: modules compiled later in the same process get it too (only their
+/// instruction order can change, not what they compute).
+fn schedule_without_pressure() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| crate::llvm::fission::parse_llvm_options(&["-misched-regpressure=false"]));
 }
 
 /// The loads or stores (`op`) of fragment array `a`, with the pointer each uses.
