@@ -364,7 +364,7 @@ impl Warp<'_> {
     }
 
     /// Parts of equal length, one after the other as one vector.
-    unsafe fn concat(&self, mut parts: Vec<LLVMValueRef>) -> LLVMValueRef {
+    pub(super) unsafe fn concat(&self, mut parts: Vec<LLVMValueRef>) -> LLVMValueRef {
         while parts.len() > 1 {
             let w = c::LLVMGetVectorSize(c::LLVMTypeOf(parts[0]));
             let idx: Vec<u32> = (0..2 * w).collect();

@@ -10,8 +10,9 @@
 //! `runtime/matrix.rs`'s `product` (whose layouts, `Mma::frag_pos`, it reads), so both engines
 //! give the same bits. A runtime call there would spill every live vector around it: Triton's
 //! matmul keeps 128 accumulator vectors live across 64 of them, which took LLVM's register
-//! allocation about 45 s. The other forms (integers) and `ldmatrix`, `stmatrix`, `movmatrix`
-//! are one whole-warp runtime call each, on component-major stack arrays (`<32 x i32>` per
+//! allocation about 45 s. `ldmatrix` of a whole warp whose rows all lie in shared memory is
+//! vector loads of the rows and a permutation (`ldmatrix_rows`). The other forms (integers),
+//! `ldmatrix` otherwise, `stmatrix` and `movmatrix` are one whole-warp runtime call each, on component-major stack arrays (`<32 x i32>` per
 //! word) with the lanes' row addresses beside them (`ptx2llvm_rt_warp_mma`, `_ldmatrix`, …):
 //! no per-lane calls and no exchange area.
 
@@ -208,6 +209,7 @@ impl Warp<'_> {
         // The lowering has checked the kind and the fragments' sizes.
         let need = crate::runtime::matrix::fragment_words(kind as u32).unwrap_or([0; 4]);
         if let Some(plan) = Inline::of(kind as u32) {
+            schedule_without_pressure();
             let a = self.store_words(args[3], need[0]);
             let b = self.store_words(args[4], need[1]);
             let c = self.store_words(args[5], need[2]);
@@ -523,6 +525,21 @@ impl Warp<'_> {
         };
         let vt64 = c::LLVMVectorType(self.i64, LANES);
         let addr = self.get(args[4], true);
+        // `ldmatrix` whose rows all lie in the CTA's shared memory, run by the whole warp:
+        // vector loads of the rows and a permutation (`ldmatrix_rows`); else (a row elsewhere,
+        // which may fault and then names the lane that gave it, or lanes not running) the
+        // runtime call below.
+        let inline = (w == WarpCall::LdMatrix && num <= 4).then(|| {
+            let ok = self.rows_in_shared(addr, 8 * num as u32);
+            let fast = self.append("ldmatrix.rows");
+            let slow = self.append("ldmatrix.call");
+            c::LLVMBuildCondBr(b, ok, fast, slow);
+            c::LLVMPositionBuilderAtEnd(b, fast);
+            let words = self.ldmatrix_rows(addr, num as u32, trans != 0);
+            let fast = c::LLVMGetInsertBlock(b);
+            c::LLVMPositionBuilderAtEnd(b, slow);
+            (fast, words)
+        });
         let addr = c::LLVMBuildSelect(b, self.mask, addr, c::LLVMConstNull(vt64), n);
         let addrs = self.alloca(vt64);
         c::LLVMSetAlignment(addrs, 128);
@@ -549,10 +566,99 @@ impl Warp<'_> {
         };
         self.call_rt(name, &mut pt, &mut xs);
         if w == WarpCall::LdMatrix {
-            let out = self.array_words(regs, num);
+            let mut out = self.array_words(regs, num);
+            if let Some((fast, words)) = inline {
+                let slow = c::LLVMGetInsertBlock(b);
+                let join = self.append("ldmatrix");
+                c::LLVMBuildBr(b, join);
+                c::LLVMPositionBuilderAtEnd(b, fast);
+                c::LLVMBuildBr(b, join);
+                c::LLVMPositionBuilderAtEnd(b, join);
+                for (o, v) in out.iter_mut().zip(words) {
+                    let phi = c::LLVMBuildPhi(b, c::LLVMTypeOf(v), n);
+                    let mut vals = [v, *o];
+                    let mut bbs = [fast, slow];
+                    c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+                    *o = phi;
+                }
+            }
             self.serve_loads(args[5], &out);
         }
         Ok(())
+    }
+
+    /// Whether every lane runs and the first `rows` lanes' row addresses `addr` (`<32 x i64>`)
+    /// each have their 16 bytes inside the CTA's shared memory (`[shared, shared +
+    /// %total_smem_size)`, always readable): then no row read can fault.
+    unsafe fn rows_in_shared(&self, addr: LLVMValueRef, rows: u32) -> LLVMValueRef {
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntULE, LLVMIntULT};
+        let b = self.b;
+        let n = c"".as_ptr();
+        let base = c::LLVMBuildPtrToInt(b, self.shared_base(), self.i64, n);
+        let mut at = [c::LLVMConstInt(
+            self.i64,
+            crate::runtime::abi::offset::TOTAL_SMEM_SIZE as u64,
+            0,
+        )];
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let p = c::LLVMBuildGEP2(b, i8t, self.ctx, at.as_mut_ptr(), 1, n);
+        let size = c::LLVMBuildLoad2(b, self.i32, p, n);
+        let size = self.splat(c::LLVMBuildZExt(b, size, self.i64, n));
+        let rel = c::LLVMBuildSub(b, addr, self.splat(base), n);
+        // `rel < size` first, so that `rel + 16` cannot wrap.
+        let below = c::LLVMBuildICmp(b, LLVMIntULT, rel, size, n);
+        let sixteen = self.splat(c::LLVMConstInt(self.i64, 16, 0));
+        let end = c::LLVMBuildAdd(b, rel, sixteen, n);
+        let fits = c::LLVMBuildICmp(b, LLVMIntULE, end, size, n);
+        let inside = c::LLVMBuildAnd(b, below, fits, n);
+        let mut unused: Vec<LLVMValueRef> = (0..LANES)
+            .map(|l| c::LLVMConstInt(self.i1, u64::from(l >= rows), 0))
+            .collect();
+        let unused = c::LLVMConstVector(unused.as_mut_ptr(), LANES);
+        let ok = self.bits(c::LLVMBuildOr(b, inside, unused, n));
+        let all = c::LLVMConstAllOnes(self.i32);
+        let rows_ok = c::LLVMBuildICmp(b, LLVMIntEQ, ok, all, n);
+        let full = c::LLVMBuildICmp(b, LLVMIntEQ, self.bits(self.mask), all, n);
+        c::LLVMBuildAnd(b, rows_ok, full, n)
+    }
+
+    /// The `num` result words of `ldmatrix.m8n8.x{num}{.trans}.b16` for a whole warp whose
+    /// row addresses are `addr` (`<32 x i64>`, readable): each row (8 halves) one vector
+    /// load, and matrix `j`'s 64 halves one permutation into the lanes' pairs, the layout of
+    /// `runtime/matrix.rs`'s `m8n8_pos` (lane `4 g + q` holds row `g`, halves `2 q` and
+    /// `2 q + 1`; transposed, those two rows' half `g`).
+    unsafe fn ldmatrix_rows(&self, addr: LLVMValueRef, num: u32, trans: bool) -> Vec<LLVMValueRef> {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let rt = c::LLVMVectorType(self.i16(), 8);
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        let pick: Vec<u32> = (0..2 * LANES)
+            .map(|h| {
+                let (lane, half) = (h / 2, h % 2);
+                let (g, q) = (lane / 4, lane % 4);
+                if trans {
+                    8 * (2 * q + half) + g
+                } else {
+                    8 * g + 2 * q + half
+                }
+            })
+            .collect();
+        (0..num)
+            .map(|j| {
+                let rows: Vec<LLVMValueRef> = (8 * j..8 * j + 8)
+                    .map(|r| {
+                        let a = c::LLVMBuildExtractElement(b, addr, self.c32(r as u64), n);
+                        let p = c::LLVMBuildIntToPtr(b, a, self.ptr, n);
+                        let ld = c::LLVMBuildLoad2(b, rt, p, n);
+                        // The runtime reads rows at any address; so does this.
+                        c::LLVMSetAlignment(ld, 1);
+                        ld
+                    })
+                    .collect();
+                let m = self.concat(rows);
+                c::LLVMBuildBitCast(b, self.shuffle(m, None, &pick), v32, n)
+            })
+            .collect()
     }
 
     /// `movmatrix` (`ptx2llvm_rt_movmatrix(t, pc, a)`) for the whole warp, through
@@ -605,6 +711,21 @@ impl Warp<'_> {
             vec![c::LLVMBuildSelect(b, self.mask, x, c::LLVMConstNull(vt), n)]
         }
     }
+}
+
+/// Turns off the register-pressure heuristics of LLVM's pre-RA machine scheduler
+/// (`-misched-regpressure=false`), once per process, before the first module with an inline
+/// `mma` is compiled. With Triton's matmul (64 `mma` per loop iteration, 128 accumulator
+/// vectors live, far beyond the 32 vector registers) those heuristics reorder the FMA chains
+/// and their operand shuffles into about twice the spill code: 18,898 `vmovaps` in the
+/// loop's function against 8,438 without them (source order, `-enable-misched=false`:
+/// 8,102), and the kernel ran 1.9x longer (matmul_fp16 512^3, 3 alternated pairs). The
+/// scheduler still orders for latency and resources. A process-wide LLVM option, as
+/// `constant_splats`: modules compiled later in the same process get it too (only their
+/// instruction order can change, not what they compute).
+fn schedule_without_pressure() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| crate::llvm::fission::parse_llvm_options(&["-misched-regpressure=false"]));
 }
 
 /// The loads or stores (`op`) of fragment array `a`, with the pointer each uses.
