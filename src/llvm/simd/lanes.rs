@@ -386,26 +386,56 @@ impl Warp<'_> {
     }
 
     /// A load of a value of type `t` per lane whose lanes' pointers `p` are consecutive in each
-    /// run (`run`): one masked vector load per run, from its first lane's pointer.
+    /// run (`run`): one masked vector load per run, from its first lane's pointer. A run
+    /// that starts where the first one does (row segments reading one tile row, `Bs[k][tx]`
+    /// in every row of the warp) adds its lanes to the first run's load and takes its
+    /// result: its lanes read the elements the first run's lanes at the same positions read,
+    /// so the merged mask enables only accesses some running lane makes. Where LLVM proves
+    /// the pointers equal the other runs' loads fold away (one load for the warp's rows
+    /// instead of one per row); elsewhere a comparison and a select per run remain.
     unsafe fn load_runs(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
         let k = self.per(t);
         let e = if k > 1 { c::LLVMGetElementType(t) } else { t };
         let run = self.run();
         let rt = c::LLVMVectorType(e, run * k);
         let m = self.widen(self.mask, k);
-        let parts = (0..LANES / run)
+        let runs = LANES / run;
+        let firsts: Vec<LLVMValueRef> = (0..runs)
+            .map(|r| c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n))
+            .collect();
+        let masks: Vec<LLVMValueRef> = (0..runs)
+            .map(|r| self.slice(m, r * run * k, run * k))
+            .collect();
+        let load = |p0: LLVMValueRef, m: LLVMValueRef| {
+            let mut tys = [rt, self.ptr];
+            let mut args = [p0, m, c::LLVMGetPoison(rt)];
+            self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+        };
+        let mt = c::LLVMTypeOf(masks[0]);
+        let same: Vec<LLVMValueRef> = (1..runs as usize)
             .map(|r| {
-                let p0 =
-                    c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
-                let mut tys = [rt, self.ptr];
-                let mut args = [
-                    p0,
-                    self.slice(m, r * run * k, run * k),
-                    c::LLVMGetPoison(rt),
-                ];
-                self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+                c::LLVMBuildICmp(
+                    b,
+                    llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                    firsts[r],
+                    firsts[0],
+                    n,
+                )
             })
             .collect();
+        let mut merged = masks[0];
+        for (r, &eq) in same.iter().enumerate() {
+            let add = c::LLVMBuildSelect(b, eq, masks[r + 1], c::LLVMConstNull(mt), n);
+            merged = c::LLVMBuildOr(b, merged, add, n);
+        }
+        let head = load(firsts[0], merged);
+        let mut parts = vec![head];
+        for (r, &eq) in same.iter().enumerate() {
+            let own = load(firsts[r + 1], masks[r + 1]);
+            parts.push(c::LLVMBuildSelect(b, eq, head, own, n));
+        }
         self.concat(parts)
     }
 
