@@ -12,8 +12,11 @@ use llvm_sys::LLVMOpcode as O;
 use llvm_sys::{LLVMAtomicOrdering, LLVMTypeKind};
 
 use super::emit::{Warp, LANES};
+
+/// How deep `stride::rows_alike` looks into a pointer's computation.
+const ROWS_ALIKE_DEPTH: u32 = 12;
 use super::ir;
-use super::stride::Access;
+use super::stride::{self, Access};
 use super::uniform::{call_kind, CallKind};
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
@@ -297,7 +300,9 @@ impl Warp<'_> {
         let vt = self.vty(et);
         let b = self.b;
         if access == Access::Consecutive {
-            return self.load_runs(p, et);
+            let alike = self.run() < LANES
+                && stride::rows_alike(ptr, &self.facts.varying, self.td, ROWS_ALIKE_DEPTH);
+            return self.load_runs(p, et, alike);
         }
         let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
         let lanes = p;
@@ -308,7 +313,7 @@ impl Warp<'_> {
         let join = self.append("ld");
         c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let lv = self.load_runs(lanes, et);
+        let lv = self.load_runs(lanes, et, false);
         let vec_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
@@ -386,14 +391,12 @@ impl Warp<'_> {
     }
 
     /// A load of a value of type `t` per lane whose lanes' pointers `p` are consecutive in each
-    /// run (`run`): one masked vector load per run, from its first lane's pointer. A run
-    /// that starts where the first one does (row segments reading one tile row, `Bs[k][tx]`
-    /// in every row of the warp) adds its lanes to the first run's load and takes its
-    /// result: its lanes read the elements the first run's lanes at the same positions read,
-    /// so the merged mask enables only accesses some running lane makes. Where LLVM proves
-    /// the pointers equal the other runs' loads fold away (one load for the warp's rows
-    /// instead of one per row); elsewhere a comparison and a select per run remain.
-    unsafe fn load_runs(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+    /// run (`run`): one masked vector load per run, from its first lane's pointer. When the
+    /// rows of a warp read at the same pointers lane for lane (`alike`: `stride::rows_alike`
+    /// of the source pointer, as `Bs[k][tx]` in every row of a 16x16 tile), one load from the
+    /// first run's pointer with the runs' masks merged serves them all: each enabled lane
+    /// reads an element a running lane reads.
+    unsafe fn load_runs(&self, p: LLVMValueRef, t: LLVMTypeRef, alike: bool) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let k = self.per(t);
@@ -402,40 +405,22 @@ impl Warp<'_> {
         let rt = c::LLVMVectorType(e, run * k);
         let m = self.widen(self.mask, k);
         let runs = LANES / run;
-        let firsts: Vec<LLVMValueRef> = (0..runs)
-            .map(|r| c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n))
-            .collect();
-        let masks: Vec<LLVMValueRef> = (0..runs)
-            .map(|r| self.slice(m, r * run * k, run * k))
-            .collect();
-        let load = |p0: LLVMValueRef, m: LLVMValueRef| {
+        let load = |r: u32, m: LLVMValueRef| {
+            let p0 = c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n);
             let mut tys = [rt, self.ptr];
             let mut args = [p0, m, c::LLVMGetPoison(rt)];
             self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
         };
-        let mt = c::LLVMTypeOf(masks[0]);
-        let same: Vec<LLVMValueRef> = (1..runs as usize)
-            .map(|r| {
-                c::LLVMBuildICmp(
-                    b,
-                    llvm_sys::LLVMIntPredicate::LLVMIntEQ,
-                    firsts[r],
-                    firsts[0],
-                    n,
-                )
-            })
+        if alike && runs > 1 {
+            let merged = (1..runs).fold(self.slice(m, 0, run * k), |acc, r| {
+                c::LLVMBuildOr(b, acc, self.slice(m, r * run * k, run * k), n)
+            });
+            let one = load(0, merged);
+            return self.concat(vec![one; runs as usize]);
+        }
+        let parts = (0..runs)
+            .map(|r| load(r, self.slice(m, r * run * k, run * k)))
             .collect();
-        let mut merged = masks[0];
-        for (r, &eq) in same.iter().enumerate() {
-            let add = c::LLVMBuildSelect(b, eq, masks[r + 1], c::LLVMConstNull(mt), n);
-            merged = c::LLVMBuildOr(b, merged, add, n);
-        }
-        let head = load(firsts[0], merged);
-        let mut parts = vec![head];
-        for (r, &eq) in same.iter().enumerate() {
-            let own = load(firsts[r + 1], masks[r + 1]);
-            parts.push(c::LLVMBuildSelect(b, eq, head, own, n));
-        }
         self.concat(parts)
     }
 
@@ -684,7 +669,7 @@ impl Warp<'_> {
         c::LLVMBuildCondBr(b, contig, vec_bb, test_bb);
 
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let lv = self.load_runs(self.shared_ptrs(off), t);
+        let lv = self.load_runs(self.shared_ptrs(off), t, false);
         c::LLVMBuildBr(b, join);
 
         c::LLVMPositionBuilderAtEnd(b, test_bb);
