@@ -130,7 +130,6 @@ pub unsafe fn rows_alike(
             | O::LLVMZExt
             | O::LLVMSExt
             | O::LLVMTrunc
-            | O::LLVMFreeze
             | O::LLVMIntToPtr
             | O::LLVMPtrToInt
             | O::LLVMAddrSpaceCast
@@ -139,6 +138,7 @@ pub unsafe fn rows_alike(
             | O::LLVMSelect
             | O::LLVMICmp
     );
+    // Not `freeze`: of an undefined value it may choose differently in each lane.
     pure && (0..c::LLVMGetNumOperands(v) as u32)
         .all(|k| rows_alike(c::LLVMGetOperand(v, k), varying, td, depth))
 }
