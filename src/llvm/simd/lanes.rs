@@ -12,8 +12,11 @@ use llvm_sys::LLVMOpcode as O;
 use llvm_sys::{LLVMAtomicOrdering, LLVMTypeKind};
 
 use super::emit::{Warp, LANES};
+
+/// How deep `stride::rows_alike` looks into a pointer's computation.
+const ROWS_ALIKE_DEPTH: u32 = 12;
 use super::ir;
-use super::stride::Access;
+use super::stride::{self, Access};
 use super::uniform::{call_kind, CallKind};
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
@@ -297,7 +300,9 @@ impl Warp<'_> {
         let vt = self.vty(et);
         let b = self.b;
         if access == Access::Consecutive {
-            return self.load_runs(p, et);
+            let alike = self.run() < LANES
+                && stride::rows_alike(ptr, &self.facts.varying, self.td, ROWS_ALIKE_DEPTH);
+            return self.load_runs(p, et, alike);
         }
         let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
         let lanes = p;
@@ -308,7 +313,7 @@ impl Warp<'_> {
         let join = self.append("ld");
         c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let lv = self.load_runs(lanes, et);
+        let lv = self.load_runs(lanes, et, false);
         let vec_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
@@ -386,25 +391,35 @@ impl Warp<'_> {
     }
 
     /// A load of a value of type `t` per lane whose lanes' pointers `p` are consecutive in each
-    /// run (`run`): one masked vector load per run, from its first lane's pointer.
-    unsafe fn load_runs(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+    /// run (`run`): one masked vector load per run, from its first lane's pointer. When the
+    /// rows of a warp read at the same pointers lane for lane (`alike`: `stride::rows_alike`
+    /// of the source pointer, as `Bs[k][tx]` in every row of a 16x16 tile), one load from the
+    /// first run's pointer with the runs' masks merged serves them all: each enabled lane
+    /// reads an element a running lane reads.
+    unsafe fn load_runs(&self, p: LLVMValueRef, t: LLVMTypeRef, alike: bool) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
         let k = self.per(t);
         let e = if k > 1 { c::LLVMGetElementType(t) } else { t };
         let run = self.run();
         let rt = c::LLVMVectorType(e, run * k);
         let m = self.widen(self.mask, k);
-        let parts = (0..LANES / run)
-            .map(|r| {
-                let p0 =
-                    c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
-                let mut tys = [rt, self.ptr];
-                let mut args = [
-                    p0,
-                    self.slice(m, r * run * k, run * k),
-                    c::LLVMGetPoison(rt),
-                ];
-                self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
-            })
+        let runs = LANES / run;
+        let load = |r: u32, m: LLVMValueRef| {
+            let p0 = c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n);
+            let mut tys = [rt, self.ptr];
+            let mut args = [p0, m, c::LLVMGetPoison(rt)];
+            self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+        };
+        if alike && runs > 1 {
+            let merged = (1..runs).fold(self.slice(m, 0, run * k), |acc, r| {
+                c::LLVMBuildOr(b, acc, self.slice(m, r * run * k, run * k), n)
+            });
+            let one = load(0, merged);
+            return self.concat(vec![one; runs as usize]);
+        }
+        let parts = (0..runs)
+            .map(|r| load(r, self.slice(m, r * run * k, run * k)))
             .collect();
         self.concat(parts)
     }
@@ -426,38 +441,53 @@ impl Warp<'_> {
     }
 
     /// A load of one scalar of type `t` per row (`Access::PerRow`), spread over each row's
-    /// lanes: each row's first pointer (of lane pointers `p`, plus `off` bytes) when a lane
-    /// of the row runs, else a slot of the warp function's own, so that the loads need no
-    /// branch (a masked gather of two elements was two conditional branches).
+    /// lanes: each row's first pointer (of lane pointers `p`) plus `off` bytes when a lane of
+    /// the row runs, else the first running row's, so that the loads need no branch: a
+    /// block's mask is never empty (its guard), and a row that runs makes that access. The
+    /// choice of row depends on the mask alone, so the loads at constant offsets from one
+    /// tile row share it (two selects for the 16 `As[ty][k]`, whose offsets fold into the
+    /// loads). The rows' running bits are tests on the mask as one integer: a vector of
+    /// per-row integers went through the stack (a store of the mask register and a wider
+    /// reload, which cannot be forwarded), and a spare `alloca` for idle rows made SROA turn
+    /// each load back into a branch on its row (and the tile loop's values into spills).
     unsafe fn load_per_row(&self, p: LLVMValueRef, off: u64, t: LLVMTypeRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let run = self.run();
         let rows = LANES / run;
-        // A row runs when any of its lanes does: the mask's bits as one integer per row.
-        let rt = c::LLVMIntTypeInContext(self.cx, run);
-        let per = c::LLVMBuildBitCast(b, self.mask, c::LLVMVectorType(rt, rows), n);
-        let any = c::LLVMBuildICmp(
-            b,
-            llvm_sys::LLVMIntPredicate::LLVMIntNE,
-            per,
-            c::LLVMConstNull(c::LLVMVectorType(rt, rows)),
-            n,
-        );
-        let spare = self.alloca(t);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let bits = c::LLVMBuildBitCast(b, self.mask, it, n);
+        let bases: Vec<LLVMValueRef> = (0..rows)
+            .map(|r| c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n))
+            .collect();
+        let on: Vec<LLVMValueRef> = (0..rows)
+            .map(|r| {
+                let row_bits = ((1u64 << run) - 1) << (r * run);
+                let mine = c::LLVMBuildAnd(b, bits, c::LLVMConstInt(it, row_bits, 0), n);
+                let zero = c::LLVMConstNull(it);
+                c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntNE, mine, zero, n)
+            })
+            .collect();
+        // The first running row's pointer.
+        let mut first = bases[rows as usize - 1];
+        for r in (0..rows as usize - 1).rev() {
+            first = c::LLVMBuildSelect(b, on[r], bases[r], first, n);
+        }
         let vt = c::LLVMVectorType(t, rows);
         let mut g = c::LLVMGetPoison(vt);
-        for r in 0..rows {
-            let mut pr = c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n);
+        for r in 0..rows as usize {
+            let mut q = if r == 0 {
+                first
+            } else {
+                c::LLVMBuildSelect(b, on[r], bases[r], first, n)
+            };
             if off != 0 {
                 let mut idx = [c::LLVMConstInt(self.i64, off, 0)];
                 let i8t = c::LLVMInt8TypeInContext(self.cx);
-                pr = c::LLVMBuildGEP2(b, i8t, pr, idx.as_mut_ptr(), 1, n);
+                q = c::LLVMBuildGEP2(b, i8t, q, idx.as_mut_ptr(), 1, n);
             }
-            let on = c::LLVMBuildExtractElement(b, any, self.c32(u64::from(r)), n);
-            let q = c::LLVMBuildSelect(b, on, pr, spare, n);
             let v = c::LLVMBuildLoad2(b, t, q, n);
-            g = c::LLVMBuildInsertElement(b, g, v, self.c32(u64::from(r)), n);
+            g = c::LLVMBuildInsertElement(b, g, v, self.c32(r as u64), n);
         }
         let spread: Vec<u32> = (0..LANES).map(|l| l / run).collect();
         self.shuffle(g, None, &spread)
@@ -639,7 +669,7 @@ impl Warp<'_> {
         c::LLVMBuildCondBr(b, contig, vec_bb, test_bb);
 
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let lv = self.load_runs(self.shared_ptrs(off), t);
+        let lv = self.load_runs(self.shared_ptrs(off), t, false);
         c::LLVMBuildBr(b, join);
 
         c::LLVMPositionBuilderAtEnd(b, test_bb);

@@ -87,6 +87,62 @@ pub enum Access {
     Window,
 }
 
+/// Row segments: whether source value `v` is the same in every row of a warp lane for lane
+/// (lane `l` of one row and lane `l` of another hold equal values): uniform values, `%tid.x`
+/// (`lane % S` in every row) and pure arithmetic, casts, address computations and selects
+/// of such values (`depth` limits the search). A load whose pointer is one reads one tile row
+/// in every row of the warp (`Bs[k][tx]`): `lanes.rs` makes it one load (`load_runs`).
+pub unsafe fn rows_alike(
+    v: LLVMValueRef,
+    varying: &HashSet<LLVMValueRef>,
+    td: llvm_sys::target::LLVMTargetDataRef,
+    depth: u32,
+) -> bool {
+    if !varying.contains(&v) {
+        return true;
+    }
+    let Some(depth) = depth.checked_sub(1) else {
+        return false;
+    };
+    if !ir::is_instruction(v) {
+        return false;
+    }
+    let op = ir::opcode(v);
+    if op == O::LLVMLoad {
+        return ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(CtxField::at)
+            == Some(CtxField::Tid(0));
+    }
+    let pure = matches!(
+        op,
+        O::LLVMAdd
+            | O::LLVMSub
+            | O::LLVMMul
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor
+            | O::LLVMUDiv
+            | O::LLVMSDiv
+            | O::LLVMURem
+            | O::LLVMSRem
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMTrunc
+            | O::LLVMIntToPtr
+            | O::LLVMPtrToInt
+            | O::LLVMAddrSpaceCast
+            | O::LLVMBitCast
+            | O::LLVMGetElementPtr
+            | O::LLVMSelect
+            | O::LLVMICmp
+    );
+    // Not `freeze`: of an undefined value it may choose differently in each lane.
+    pure && (0..c::LLVMGetNumOperands(v) as u32)
+        .all(|k| rows_alike(c::LLVMGetOperand(v, k), varying, td, depth))
+}
+
 #[derive(Default)]
 pub struct Strides {
     map: HashMap<LLVMValueRef, Stride>,
