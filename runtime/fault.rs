@@ -383,6 +383,14 @@ impl Drop for SharedWindow {
     }
 }
 
+/// Whether `addr` lies in the calling worker's shared-memory reservation (the CTA's block and
+/// the guards around it, where an access faults with an out-of-range shared address); `None`
+/// while no launch has set one.
+pub(crate) fn in_shared_reservation(addr: usize) -> Option<bool> {
+    let w = WINDOW.with(|c| c.get());
+    (w.hi > w.lo).then_some(addr >= w.lo && addr < w.hi)
+}
+
 /// " (an out-of-range shared address: offset N, the block has M bytes of shared memory)" when
 /// `addr` lies in the calling worker's shared reservation (not for the signal handler).
 fn shared_note(m: &mut Msg, addr: usize) {

@@ -648,6 +648,45 @@ fn m8n8_held(reg: impl Fn(usize) -> u32, row: usize, col: usize) -> u16 {
     (reg(4 * row + col / 2) >> (16 * (col % 2))) as u16
 }
 
+/// The first of rows `0 .. 8 num` (lane `8 j + r` giving row `r` of matrix `j`) whose address
+/// is outside shared memory, with its lane: `ldmatrix` and `stmatrix` access `.shared` only,
+/// and an H200 stops with an illegal instruction on a generic row address elsewhere (global
+/// memory included), so the cpu target fails the launch rather than reading it. A row in the
+/// guards past the block faults as an out-of-range shared address when it is accessed, and a
+/// null one as a null pointer.
+fn non_shared_row(row: impl Fn(usize, usize) -> usize, num: usize) -> Option<(usize, usize)> {
+    (0..8 * num).find_map(|l| {
+        let a = row(l / 8, l % 8);
+        // A null row is left to the access, whose fault names a null pointer (the thread
+        // loops' diagnostic replay of a CTA, one thread at a time, sees the other lanes'
+        // addresses as null).
+        (a >= 4096 && super::fault::in_shared_reservation(a) == Some(false)).then_some((l, a))
+    })
+}
+
+/// The error of a matrix instruction `what` whose lane `lane` gave the row address `addr`
+/// outside shared memory.
+fn non_shared_message(what: &str, lane: usize, addr: usize) -> String {
+    format!(
+        "{what}: the row address {addr:#x} that lane {lane} gave is not in the CTA's shared \
+         memory ({what} accesses .shared only; a GPU stops with an illegal instruction)"
+    )
+}
+
+/// Fails the launch of a warp-engine warp (`ptx2llvm_rt_warp_*matrix`) for `lane`'s row.
+///
+/// # Safety
+/// Called from a warp function, whose worker set the running context.
+unsafe fn warp_row_error(what: &str, lane: usize, addr: usize) -> ! {
+    let t = super::nvvm::ptx2llvm_rt_self();
+    let flat = (*t).warpid * WARP_SIZE + lane as u32;
+    let [nx, ny, _] = (*t).ntid;
+    (*t).flat_tid = flat;
+    (*t).laneid = lane as u32;
+    (*t).tid = [flat % nx, (flat / nx) % ny, flat / (nx * ny)];
+    fail(t, non_shared_message(what, lane, addr))
+}
+
 /// `lane`'s registers of `ldmatrix.m8n8.x{out.len()}{.trans}.b16`, read from the rows at
 /// `row(j, r)` (row `r` of matrix `j`, given by lane `8 j + r`), inside `kernel_access`.
 ///
@@ -709,6 +748,9 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
         .collect();
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let out = std::slice::from_raw_parts_mut(out, num.min(4) as usize);
+    if let Some((l, a)) = non_shared_row(|j, r| row_addr(&w, j, r) as usize, out.len()) {
+        fail(t, non_shared_message("ldmatrix", l, a));
+    }
     super::fault::kernel_access(|| ldmatrix_lane(|j, r| row_addr(&w, j, r), lane, trans != 0, out));
 }
 
@@ -739,6 +781,9 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     let (j, r) = (lane / 8, lane % 8);
     if j >= num {
         return;
+    }
+    if let Some((l, a)) = non_shared_row(|j, r| row_addr(&w, j, r) as usize, num) {
+        fail(t, non_shared_message("stmatrix", l, a));
     }
     let row = stmatrix_row(|l| w[l][2 + j], r, trans != 0);
     let p = row_addr(&w, j, r) as *mut u16;
@@ -986,6 +1031,11 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_ldmatrix(
     let num = num.min(4) as usize;
     let addrs = std::slice::from_raw_parts(addrs, lanes);
     let out = std::slice::from_raw_parts_mut(out, num * lanes);
+    if mask != 0 {
+        if let Some((l, a)) = non_shared_row(|j, r| addrs[8 * j + r] as usize, num) {
+            warp_row_error("ldmatrix", l, a);
+        }
+    }
     super::fault::kernel_access(|| {
         for l in 0..lanes {
             let mut regs = [0u32; 4];
@@ -1020,6 +1070,14 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_stmatrix(
     let num = num.min(4) as usize;
     let addrs = std::slice::from_raw_parts(addrs, lanes);
     let regs = std::slice::from_raw_parts(regs, num * lanes);
+    // Only the running lanes write their rows.
+    if let Some(l) = (0..8 * num).find(|&l| {
+        mask & 1 << l != 0
+            && addrs[l] >= 4096
+            && super::fault::in_shared_reservation(addrs[l] as usize) == Some(false)
+    }) {
+        warp_row_error("stmatrix", l, addrs[l] as usize);
+    }
     super::fault::kernel_access(|| {
         for l in (0..8 * num).filter(|l| mask & 1 << l != 0) {
             let (j, r) = (l / 8, l % 8);
