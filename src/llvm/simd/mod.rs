@@ -67,8 +67,8 @@ pub struct Report {
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
     /// tested at run time, else a gather or scatter), and of the other ones the `.shared`
     /// loads tested for a window (`stride::Access::Window`); `stride.rs`.
-    pub memory: [usize; 4],
-    pub rows_memory: Option<[usize; 4]>,
+    pub memory: [usize; 5],
+    pub rows_memory: Option<[usize; 5]>,
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,
@@ -723,7 +723,7 @@ fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<Stri
     if y * z == 1 || x % 32 == 0 || r.barriers.is_empty() {
         return None;
     }
-    let [cons, checked, other, _] = r.memory;
+    let [cons, checked, other, ..] = r.memory;
     (other > cons + checked + per_row).then(|| {
         format!(
             "blocks of ({x}, {y}, {z}) threads split warps across rows, so %tid.x is not \
@@ -767,6 +767,7 @@ unsafe fn gathering_loops(
                 if plain
                     && facts.varying.contains(&p)
                     && facts.strides.access(p, t, &facts.varying, td) == stride::Access::Unknown
+                    && !(op_is_store(i) && facts.strides.same_address(i, &facts.varying))
                 {
                     n += 1;
                 }
@@ -774,6 +775,10 @@ unsafe fn gathering_loops(
         }
     }
     n
+}
+
+unsafe fn op_is_store(i: LLVMValueRef) -> bool {
+    ir::opcode(i) == O::LLVMStore
 }
 
 /// Refuses what the warp function cannot express, and reports what it found.

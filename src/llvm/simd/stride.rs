@@ -150,9 +150,10 @@ pub struct Strides {
     /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
     whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
-    /// unknown (per row and consecutive within rows under row segments), and of the unknown
-    /// ones the loads tested for a window (`Access::Window`).
-    pub counts: [usize; 4],
+    /// unknown (per row and consecutive within rows under row segments), of the unknown
+    /// ones the loads tested for a window (`Access::Window`), and stores of one address in
+    /// every lane (`Strides::same_address`, [`SAME_ADDRESS`]).
+    pub counts: [usize; 5],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
     /// Lanes over which strides run: 32, or a row segment's `S`.
@@ -165,6 +166,9 @@ pub struct Strides {
     /// window of 64 elements (`Access::Window`).
     window: bool,
 }
+
+/// The index in `Strides::counts` of the stores of one address in every lane.
+pub const SAME_ADDRESS: usize = 4;
 
 const UNIFORM: Stride = Stride {
     step: 0,
@@ -290,8 +294,9 @@ impl Strides {
             .copied()
             .filter(|&i| ir::opcode(i) == O::LLVMPHI)
             .collect();
-        // Accesses through pointers that differ between lanes (a varying value at a uniform
-        // pointer is a context field or a warp operation's predicate, not memory of the kernel).
+        // Accesses through pointers that differ between lanes (a varying value loaded at a
+        // uniform pointer is a context field or a warp operation's predicate, not memory of the
+        // kernel), and stores of varying values to one address.
         for &i in &insts {
             let (p, t) = match ir::opcode(i) {
                 O::LLVMLoad => (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i)),
@@ -301,7 +306,13 @@ impl Strides {
                 ),
                 _ => continue,
             };
-            if varying.contains(&p) && s.plain(i) {
+            if ir::opcode(i) == O::LLVMStore
+                && s.plain(i)
+                && varying.contains(&c::LLVMGetOperand(i, 0))
+                && s.same_address(i, varying)
+            {
+                s.counts[SAME_ADDRESS] += 1;
+            } else if varying.contains(&p) && s.plain(i) {
                 match s.access(p, t, varying, td) {
                     // A store to one place per row is a scatter's (lanes in order).
                     Access::PerRow if ir::opcode(i) == O::LLVMStore => {
@@ -360,6 +371,28 @@ impl Strides {
         } else {
             Some(UNIFORM)
         }
+    }
+
+    /// Whether store `i` (of a varying value) writes one address in every lane: its pointer
+    /// is uniform, or steps by 0 from lane 0 with no widening cast on the way (32-lane
+    /// strides: under row segments a step of 0 is one address per row). Every running lane
+    /// writes the same place, and the last one in lane order is the one whose value stays (a
+    /// scatter's order, and the thread order of the coroutine and thread-loop engines), so
+    /// one scalar store of that lane's value does the work of a scatter (`lanes.rs`). A
+    /// volatile store, or one of a PTX vector per lane, keeps the scatter.
+    pub unsafe fn same_address(&self, i: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> bool {
+        let p = c::LLVMGetOperand(i, 1);
+        let t = c::LLVMTypeOf(c::LLVMGetOperand(i, 0));
+        if c::LLVMGetVolatile(i) != 0 || c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            return false;
+        }
+        if !varying.contains(&p) {
+            return true;
+        }
+        self.run == 32
+            && self
+                .of(p, varying)
+                .is_some_and(|st| st.step == 0 && st.casts == 0)
     }
 
     /// How a varying access of a value of type `t` at pointer `p` is emitted.

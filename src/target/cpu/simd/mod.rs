@@ -90,7 +90,7 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory = |m: [usize; 4]| {
+        let memory = |m: [usize; 5]| {
             let window = if m[3] > 0 {
                 format!(
                     " ({} of them .shared loads tested for a 64-element window)",
@@ -99,8 +99,17 @@ impl WarpPlan {
             } else {
                 String::new()
             };
+            let same = if m[4] > 0 {
+                format!(
+                    ", {} store{} of one address in every lane (the last running lane's value)",
+                    m[4],
+                    if m[4] == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "{} consecutive, {} checked, {} other{window}",
+                "{} consecutive, {} checked, {} other{window}{same}",
                 m[0], m[1], m[2]
             )
         };
