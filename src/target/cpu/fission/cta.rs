@@ -323,7 +323,15 @@ impl<'c> Gen<'c, '_, '_> {
                      step: u32| {
             b.position_at_end(bb);
             let v = self.load32(slot);
-            let v1 = b.build_int_add(v, self.c32(step as u64), "").unwrap();
+            // Thread coordinates stay below the CTA's size (at most 1024 threads), so the
+            // step wraps neither way: with the flags, SCEV knows the x counter is `nsw`, and
+            // IndVarSimplify widens `sext(IV + T)` (the interchanged stride loops' induction
+            // value, `stop.rs`) into a 64-bit induction variable instead of a `movslq` per
+            // thread.
+            let v1 = b.build_int_nuw_add(v, self.c32(step as u64), "").unwrap();
+            if let Some(i) = v1.as_instruction() {
+                let _ = i.set_no_signed_wrap_flag(true);
+            }
             b.build_store(slot, v1).unwrap();
             let c = b.build_int_compare(IntPredicate::ULT, v1, lim, "").unwrap();
             b.build_conditional_branch(c, head, out).unwrap();
