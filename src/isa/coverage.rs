@@ -112,7 +112,7 @@ fn cpu_support(op: &str) -> &'static str {
             "runtime (warp exchange, coroutine scheme): `m16n8k16`/`m16n8k8` f16/bf16 → f32/f16, `m16n8k8`/`m16n8k4` tf32, `m8n8k4` f64, `m16n8k32`/`m16n8k16` s8/u8 (`.satfinite`); other shapes and types, `mma.sp`, `.kind`: —"
         }
         "ldmatrix" | "stmatrix" => {
-            "runtime (a whole-warp call on the warp engine, a warp exchange on coroutines): `.m8n8` `.x1/.x2/.x4`, `.trans`, `.b16`; `.m8n16`/`.m16n8`/`.m16n16` 8-bit forms: —"
+            "warp engine: row vector loads and a permutation for a full warp's `ldmatrix` rows in shared memory, else a whole-warp runtime call; coroutines: a warp exchange. `.m8n8` `.x1/.x2/.x4`, `.trans`, `.b16`; a row outside the CTA's shared memory fails the launch (a GPU stops with an illegal instruction); `.m8n16`/`.m16n8`/`.m16n16` 8-bit forms: —"
         }
         "movmatrix" => "runtime (a whole-warp call on the warp engine, a warp exchange on coroutines)",
         "wmma" => {
