@@ -24,11 +24,12 @@
 //! step 0 is one value per row (`Access::PerRow`: one scalar load per row, spread over its
 //! lanes), which 32-lane strides call unknown (`As[ty][k]` of a 16x16 tiled matmul).
 //!
-//! Under row segments the block is known, and so are the ranges of `%tid`: a value built from
-//! them, constants and `.shared` variables' addresses by additions, multiplications and the
-//! like has a largest value (`Strides::max_of`), and a widening cast of a value that cannot
-//! reach the narrow type's limit cannot wrap in any lane (a shared address `s + 4 * %tid.x`):
-//! the cast is exact, and the access consecutive without a test.
+//! Under row segments the block is known, and so are the ranges of `%tid`; any other block is
+//! within the launch limits (`%tid` and `%ntid` at most 1024, checked by every launch). A value
+//! built from them, constants and `.shared` variables' addresses by additions,
+//! multiplications and the like has a largest value (`Strides::max_of`), and a widening cast
+//! of a value that cannot reach the narrow type's limit cannot wrap in any lane (a shared
+//! address `s + 4 * %tid.x`): the cast is exact, and the access consecutive without a test.
 //!
 //! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
 //! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
@@ -48,6 +49,7 @@ use llvm_sys::LLVMTypeKind;
 
 use super::cfg::Cfg;
 use super::ir::{self, CtxField};
+use crate::runtime::abi::MAX_THREADS_PER_CTA;
 
 /// Largest factor applied to a widened index after its cast for the lane-31 test to stay
 /// exact (`31 × factor × 2^32` must not vanish modulo 2^64).
@@ -158,9 +160,10 @@ pub struct Strides {
     pub per_row: usize,
     /// Lanes over which strides run: 32, or a row segment's `S`.
     run: i64,
-    /// Row segments: the largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the
-    /// block's warps (lanes past the block's end included), a bound on every `.shared`
-    /// variable's address (an offset into the CTA's block, `llvm::cpu`), and `%ntid`.
+    /// The largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the block's warps
+    /// (lanes past the block's end included), a bound on every `.shared` variable's address
+    /// (an offset into the CTA's block, `llvm::cpu`), and the largest `%ntid`: the known
+    /// block's under row segments, else the launch limits'.
     bounds: Option<([u64; 5], u64, [u32; 3])>,
     /// The host has AVX-512F, whose two-source lane permutation (`vpermi2d`) serves a
     /// window of 64 elements (`Access::Window`).
@@ -222,16 +225,29 @@ impl Strides {
     ) -> Strides {
         let mut s = Strides {
             run: segment.map_or(32, |g| i64::from(g.width)),
-            bounds: segment.map(|g| {
-                let [x, y, z] = g.block.map(u64::from);
-                let lanes = (x * y * z).div_ceil(32) * 32;
-                let rows = lanes / x;
-                (
-                    [x - 1, y - 1, (rows - 1) / y, 31, lanes - 1],
-                    shared_bound(cfg, td),
-                    g.block,
-                )
-            }),
+            bounds: Some(segment.map_or_else(
+                || {
+                    // Any block: the launch limits (`runtime::abi`, checked by every launch)
+                    // bound every lane's `%tid` and flat index by the largest block, padding
+                    // lanes of its last warp included.
+                    let most = u64::from(MAX_THREADS_PER_CTA) - 1;
+                    (
+                        [most, most, most, 31, most],
+                        shared_bound(cfg, td),
+                        [MAX_THREADS_PER_CTA; 3],
+                    )
+                },
+                |g| {
+                    let [x, y, z] = g.block.map(u64::from);
+                    let lanes = (x * y * z).div_ceil(32) * 32;
+                    let rows = lanes / x;
+                    (
+                        [x - 1, y - 1, (rows - 1) / y, 31, lanes - 1],
+                        shared_bound(cfg, td),
+                        g.block,
+                    )
+                },
+            )),
             window: crate::llvm::cpu::host_has("+avx512f"),
             ..Strides::default()
         };
