@@ -147,6 +147,20 @@ impl HostMachine {
         }
     }
 
+    /// Runs `default<On>` on `m`. Lighter settings were measured for compile time (issue #17,
+    /// benchmark suite, process CPU time at grid 1, 3 alternated pairs) and not taken, because
+    /// each one slowed a kernel or saved nothing measurable:
+    /// - `default<O1>` for warp-engine modules: -15% process CPU over the suite, but
+    ///   reduce_halving 1.24-1.27x and reduce_block up to 1.35x slower (warp functions keep
+    ///   scalar per-lane loops that O2's loop vectorizer widens, width 32 x 4);
+    /// - `-post-RA-scheduler=false` (`post-RA-sched`, the one post-RA scheduler x86 runs):
+    ///   -2% CPU, reduce_halving 1.16-1.26x slower in 5 of 5 pairs;
+    /// - `-enable-misched=false`: -3 to -4% CPU (-13% Triton softmax), not worth a scheduler
+    ///   change; codegen at `OptimizationLevel::Less` or no loop/SLP vectorizers: no
+    ///   difference beyond noise.
+    ///
+    /// Code generation (ISel, greedy RA) is ~60% of a warp kernel's compile, `default<O2>`
+    /// ~35%, spread over many passes.
     pub fn optimize(&self, m: &Module, opt: u8) -> Result<(), String> {
         let pipeline = if opt == 0 {
             "verify".to_string()
