@@ -648,43 +648,71 @@ fn m8n8_held(reg: impl Fn(usize) -> u32, row: usize, col: usize) -> u16 {
     (reg(4 * row + col / 2) >> (16 * (col % 2))) as u16
 }
 
+/// Why a matrix row address fails the launch: `ldmatrix` and `stmatrix` access 16-byte rows
+/// of `.shared` memory only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BadRow {
+    /// Outside the CTA's shared memory: an H200 stops with an illegal instruction on a
+    /// generic row address elsewhere (global memory included).
+    NotShared,
+    /// Not a multiple of 16: an H200 stops with a misaligned address.
+    Misaligned,
+}
+
+/// Whether the row address `a` fails the launch, and why. A row in the guards past the block
+/// faults as an out-of-range shared address when it is accessed; a null one (the thread
+/// loops' diagnostic replay of a CTA, one thread at a time, sees the other lanes' addresses
+/// as null) as a null pointer.
+fn bad_row(a: usize) -> Option<BadRow> {
+    if a < 4096 {
+        None
+    } else if super::fault::in_shared_reservation(a) == Some(false) {
+        Some(BadRow::NotShared)
+    } else if !a.is_multiple_of(16) {
+        Some(BadRow::Misaligned)
+    } else {
+        None
+    }
+}
+
 /// The first of rows `0 .. 8 num` (lane `8 j + r` giving row `r` of matrix `j`) whose address
-/// is outside shared memory, with its lane: `ldmatrix` and `stmatrix` access `.shared` only,
-/// and an H200 stops with an illegal instruction on a generic row address elsewhere (global
-/// memory included), so the cpu target fails the launch rather than reading it. A row in the
-/// guards past the block faults as an out-of-range shared address when it is accessed, and a
-/// null one as a null pointer.
-fn non_shared_row(row: impl Fn(usize, usize) -> usize, num: usize) -> Option<(usize, usize)> {
+/// fails the launch (`bad_row`), with its lane, address and reason.
+fn non_shared_row(
+    row: impl Fn(usize, usize) -> usize,
+    num: usize,
+) -> Option<(usize, usize, BadRow)> {
     (0..8 * num).find_map(|l| {
         let a = row(l / 8, l % 8);
-        // A null row is left to the access, whose fault names a null pointer (the thread
-        // loops' diagnostic replay of a CTA, one thread at a time, sees the other lanes'
-        // addresses as null).
-        (a >= 4096 && super::fault::in_shared_reservation(a) == Some(false)).then_some((l, a))
+        bad_row(a).map(|why| (l, a, why))
     })
 }
 
-/// The error of a matrix instruction `what` whose lane `lane` gave the row address `addr`
-/// outside shared memory.
-fn non_shared_message(what: &str, lane: usize, addr: usize) -> String {
-    format!(
-        "{what}: the row address {addr:#x} that lane {lane} gave is not in the CTA's shared \
-         memory ({what} accesses .shared only; a GPU stops with an illegal instruction)"
-    )
+/// The error of a matrix instruction `what` whose lane `lane` gave the bad row address `addr`.
+fn non_shared_message(what: &str, lane: usize, addr: usize, why: BadRow) -> String {
+    match why {
+        BadRow::NotShared => format!(
+            "{what}: the row address {addr:#x} that lane {lane} gave is not in the CTA's shared \
+             memory ({what} accesses .shared only; a GPU stops with an illegal instruction)"
+        ),
+        BadRow::Misaligned => format!(
+            "{what}: the row address {addr:#x} that lane {lane} gave is not 16-byte aligned (a \
+             GPU stops with a misaligned address)"
+        ),
+    }
 }
 
 /// Fails the launch of a warp-engine warp (`ptx2llvm_rt_warp_*matrix`) for `lane`'s row.
 ///
 /// # Safety
 /// Called from a warp function, whose worker set the running context.
-unsafe fn warp_row_error(what: &str, lane: usize, addr: usize) -> ! {
+unsafe fn warp_row_error(what: &str, lane: usize, addr: usize, why: BadRow) -> ! {
     let t = super::nvvm::ptx2llvm_rt_self();
     let flat = (*t).warpid * WARP_SIZE + lane as u32;
     let [nx, ny, _] = (*t).ntid;
     (*t).flat_tid = flat;
     (*t).laneid = lane as u32;
     (*t).tid = [flat % nx, (flat / nx) % ny, flat / (nx * ny)];
-    fail(t, non_shared_message(what, lane, addr))
+    fail(t, non_shared_message(what, lane, addr, why))
 }
 
 /// `lane`'s registers of `ldmatrix.m8n8.x{out.len()}{.trans}.b16`, read from the rows at
@@ -748,8 +776,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_ldmatrix(
         .collect();
     let lane = ((*t).flat_tid % WARP_SIZE) as usize;
     let out = std::slice::from_raw_parts_mut(out, num.min(4) as usize);
-    if let Some((l, a)) = non_shared_row(|j, r| row_addr(&w, j, r) as usize, out.len()) {
-        fail(t, non_shared_message("ldmatrix", l, a));
+    if let Some((l, a, why)) = non_shared_row(|j, r| row_addr(&w, j, r) as usize, out.len()) {
+        fail(t, non_shared_message("ldmatrix", l, a, why));
     }
     super::fault::kernel_access(|| ldmatrix_lane(|j, r| row_addr(&w, j, r), lane, trans != 0, out));
 }
@@ -782,8 +810,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_stmatrix(
     if j >= num {
         return;
     }
-    if let Some((l, a)) = non_shared_row(|j, r| row_addr(&w, j, r) as usize, num) {
-        fail(t, non_shared_message("stmatrix", l, a));
+    if let Some((l, a, why)) = non_shared_row(|j, r| row_addr(&w, j, r) as usize, num) {
+        fail(t, non_shared_message("stmatrix", l, a, why));
     }
     let row = stmatrix_row(|l| w[l][2 + j], r, trans != 0);
     let p = row_addr(&w, j, r) as *mut u16;
@@ -1032,8 +1060,8 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_ldmatrix(
     let addrs = std::slice::from_raw_parts(addrs, lanes);
     let out = std::slice::from_raw_parts_mut(out, num * lanes);
     if mask != 0 {
-        if let Some((l, a)) = non_shared_row(|j, r| addrs[8 * j + r] as usize, num) {
-            warp_row_error("ldmatrix", l, a);
+        if let Some((l, a, why)) = non_shared_row(|j, r| addrs[8 * j + r] as usize, num) {
+            warp_row_error("ldmatrix", l, a, why);
         }
     }
     super::fault::kernel_access(|| {
@@ -1071,12 +1099,11 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_stmatrix(
     let addrs = std::slice::from_raw_parts(addrs, lanes);
     let regs = std::slice::from_raw_parts(regs, num * lanes);
     // Only the running lanes write their rows.
-    if let Some(l) = (0..8 * num).find(|&l| {
-        mask & 1 << l != 0
-            && addrs[l] >= 4096
-            && super::fault::in_shared_reservation(addrs[l] as usize) == Some(false)
-    }) {
-        warp_row_error("stmatrix", l, addrs[l] as usize);
+    if let Some((l, why)) = (0..8 * num)
+        .filter(|&l| mask & 1 << l != 0)
+        .find_map(|l| bad_row(addrs[l] as usize).map(|why| (l, why)))
+    {
+        warp_row_error("stmatrix", l, addrs[l] as usize, why);
     }
     super::fault::kernel_access(|| {
         for l in (0..8 * num).filter(|l| mask & 1 << l != 0) {

@@ -810,23 +810,16 @@ unsafe fn remat_cost(
             ));
             ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(|_| 1)
         }
-        O::LLVMAdd
-        | O::LLVMSub
-        | O::LLVMMul
-        | O::LLVMShl
-        | O::LLVMLShr
-        | O::LLVMAShr
-        | O::LLVMAnd
-        | O::LLVMOr
-        | O::LLVMXor
-        | O::LLVMZExt
-        | O::LLVMSExt
-        | O::LLVMTrunc
-        | O::LLVMICmp
-        | O::LLVMGetElementPtr
-        | O::LLVMPtrToInt
-        | O::LLVMIntToPtr
-        | O::LLVMBitCast => {
+        op if ir::int_arith_or_cast(op)
+            || matches!(
+                op,
+                O::LLVMICmp
+                    | O::LLVMGetElementPtr
+                    | O::LLVMPtrToInt
+                    | O::LLVMIntToPtr
+                    | O::LLVMBitCast
+            ) =>
+        {
             let mut k = 1u32;
             for o in ir::operands(v) {
                 k = k.checked_add(remat_cost(o, memo)?)?;

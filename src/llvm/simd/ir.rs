@@ -13,6 +13,28 @@ pub unsafe fn opcode(i: LLVMValueRef) -> LLVMOpcode {
     c::LLVMGetInstructionOpcode(i)
 }
 
+/// Integer arithmetic and bitwise opcodes that cannot trap (no division), and integer width
+/// casts: the pure opcodes every analysis of lane values over an address tree walks through
+/// (each adds its own: division, pointer casts, selects, compares).
+pub fn int_arith_or_cast(op: LLVMOpcode) -> bool {
+    use LLVMOpcode as O;
+    matches!(
+        op,
+        O::LLVMAdd
+            | O::LLVMSub
+            | O::LLVMMul
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMTrunc
+    )
+}
+
 pub unsafe fn name(v: LLVMValueRef) -> String {
     let mut len = 0usize;
     let p = c::LLVMGetValueName2(v, &mut len);

@@ -611,6 +611,13 @@ impl Warp<'_> {
         let end = c::LLVMBuildAdd(b, rel, sixteen, n);
         let fits = c::LLVMBuildICmp(b, LLVMIntULE, end, size, n);
         let inside = c::LLVMBuildAnd(b, below, fits, n);
+        // A GPU stops on a row that is not 16-byte aligned (CUDA_ERROR_MISALIGNED_ADDRESS,
+        // measured on an H200): the runtime call fails the launch for such a row.
+        let fifteen = self.splat(c::LLVMConstInt(self.i64, 15, 0));
+        let low = c::LLVMBuildAnd(b, addr, fifteen, n);
+        let zero = self.splat(c::LLVMConstInt(self.i64, 0, 0));
+        let aligned = c::LLVMBuildICmp(b, LLVMIntEQ, low, zero, n);
+        let inside = c::LLVMBuildAnd(b, inside, aligned, n);
         let mut unused: Vec<LLVMValueRef> = (0..LANES)
             .map(|l| c::LLVMConstInt(self.i1, u64::from(l >= rows), 0))
             .collect();

@@ -125,12 +125,7 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
     let cx = c::LLVMGetModuleContext(m);
     let i8t = c::LLVMInt8TypeInContext(cx);
     let i32t = c::LLVMInt32TypeInContext(cx);
-    let ptr = c::LLVMPointerTypeInContext(cx, 0);
-    let name = "llvm.prefetch";
-    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-    let mut tys = [ptr];
-    let pf = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
-    let pft = c::LLVMGlobalGetValueType(pf);
+    let (pf, pft) = prefetch_declaration(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut added = Vec::new();
     for (bi, &bb) in cfg.blocks.iter().enumerate() {
@@ -138,11 +133,7 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
             continue;
         }
         for i in ir::instructions(bb) {
-            if ir::opcode(i) != O::LLVMLoad
-                || c::LLVMGetVolatile(i) != 0
-                || c::LLVMGetOrdering(i)
-                    != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
-            {
+            if !plain_load(i) {
                 continue;
             }
             let p = c::LLVMGetOperand(i, 0);
@@ -361,26 +352,28 @@ unsafe fn index_prefetch(
     ));
 }
 
+/// `llvm.prefetch` declared in `m` (pointer in address space 0), and its function type.
+unsafe fn prefetch_declaration(m: LLVMModuleRef) -> (LLVMValueRef, LLVMTypeRef) {
+    let cx = c::LLVMGetModuleContext(m);
+    let ptr = c::LLVMPointerTypeInContext(cx, 0);
+    let name = "llvm.prefetch";
+    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+    let mut tys = [ptr];
+    let pf = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
+    (pf, c::LLVMGlobalGetValueType(pf))
+}
+
+/// Whether `i` is a load that is neither volatile nor atomic: the loads a prefetch may serve.
+unsafe fn plain_load(i: LLVMValueRef) -> bool {
+    ir::opcode(i) == O::LLVMLoad
+        && c::LLVMGetVolatile(i) == 0
+        && c::LLVMGetOrdering(i) == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+}
+
 /// Opcodes `next_cta` copies: arithmetic, casts and address computations without memory.
 fn pure_op(op: O) -> bool {
-    matches!(
-        op,
-        O::LLVMAdd
-            | O::LLVMSub
-            | O::LLVMMul
-            | O::LLVMShl
-            | O::LLVMLShr
-            | O::LLVMAShr
-            | O::LLVMAnd
-            | O::LLVMOr
-            | O::LLVMXor
-            | O::LLVMZExt
-            | O::LLVMSExt
-            | O::LLVMTrunc
-            | O::LLVMIntToPtr
-            | O::LLVMPtrToInt
-            | O::LLVMGetElementPtr
-    )
+    matches!(op, O::LLVMIntToPtr | O::LLVMPtrToInt | O::LLVMGetElementPtr)
+        || ir::int_arith_or_cast(op)
 }
 
 /// How `v`, a pointer operand's tree, depends on `%ctaid.x`: `None` when it holds something
@@ -470,12 +463,7 @@ pub unsafe fn insert_next_cta(
     let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
     let cx = c::LLVMGetModuleContext(m);
     let i32t = c::LLVMInt32TypeInContext(cx);
-    let ptr = c::LLVMPointerTypeInContext(cx, 0);
-    let name = "llvm.prefetch";
-    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-    let mut tys = [ptr];
-    let pf = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
-    let pft = c::LLVMGlobalGetValueType(pf);
+    let (pf, pft) = prefetch_declaration(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut loads = 0;
     for (bi, &bb) in cfg.blocks.iter().enumerate() {
@@ -485,11 +473,7 @@ pub unsafe fn insert_next_cta(
             continue;
         }
         for i in ir::instructions(bb) {
-            if ir::opcode(i) != O::LLVMLoad
-                || c::LLVMGetVolatile(i) != 0
-                || c::LLVMGetOrdering(i)
-                    != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
-            {
+            if !plain_load(i) {
                 continue;
             }
             let p = c::LLVMGetOperand(i, 0);

@@ -114,32 +114,21 @@ pub unsafe fn rows_alike(
         return ir::ctx_offset(td, c::LLVMGetOperand(v, 0)).map(CtxField::at)
             == Some(CtxField::Tid(0));
     }
-    let pure = matches!(
-        op,
-        O::LLVMAdd
-            | O::LLVMSub
-            | O::LLVMMul
-            | O::LLVMShl
-            | O::LLVMLShr
-            | O::LLVMAShr
-            | O::LLVMAnd
-            | O::LLVMOr
-            | O::LLVMXor
-            | O::LLVMUDiv
-            | O::LLVMSDiv
-            | O::LLVMURem
-            | O::LLVMSRem
-            | O::LLVMZExt
-            | O::LLVMSExt
-            | O::LLVMTrunc
-            | O::LLVMIntToPtr
-            | O::LLVMPtrToInt
-            | O::LLVMAddrSpaceCast
-            | O::LLVMBitCast
-            | O::LLVMGetElementPtr
-            | O::LLVMSelect
-            | O::LLVMICmp
-    );
+    let pure = ir::int_arith_or_cast(op)
+        || matches!(
+            op,
+            O::LLVMUDiv
+                | O::LLVMSDiv
+                | O::LLVMURem
+                | O::LLVMSRem
+                | O::LLVMIntToPtr
+                | O::LLVMPtrToInt
+                | O::LLVMAddrSpaceCast
+                | O::LLVMBitCast
+                | O::LLVMGetElementPtr
+                | O::LLVMSelect
+                | O::LLVMICmp
+        );
     // Not `freeze`: of an undefined value it may choose differently in each lane.
     pure && (0..c::LLVMGetNumOperands(v) as u32)
         .all(|k| rows_alike(c::LLVMGetOperand(v, k), varying, td, depth))
@@ -650,25 +639,20 @@ impl Strides {
                     && varying.contains(&c::LLVMGetOperand(i, 0))
                     && row(c::LLVMGetOperand(i, 0))
             }
-            O::LLVMAdd
-            | O::LLVMSub
-            | O::LLVMMul
-            | O::LLVMUDiv
-            | O::LLVMSDiv
-            | O::LLVMURem
-            | O::LLVMSRem
-            | O::LLVMShl
-            | O::LLVMLShr
-            | O::LLVMAShr
-            | O::LLVMAnd
-            | O::LLVMOr
-            | O::LLVMXor
-            | O::LLVMICmp
-            | O::LLVMSelect
-            | O::LLVMZExt
-            | O::LLVMSExt
-            | O::LLVMTrunc
-            | O::LLVMFreeze => ir::operands(i).into_iter().all(row),
+            op if ir::int_arith_or_cast(op)
+                || matches!(
+                    op,
+                    O::LLVMUDiv
+                        | O::LLVMSDiv
+                        | O::LLVMURem
+                        | O::LLVMSRem
+                        | O::LLVMICmp
+                        | O::LLVMSelect
+                        | O::LLVMFreeze
+                ) =>
+            {
+                ir::operands(i).into_iter().all(row)
+            }
             _ => false,
         }
     }
