@@ -128,54 +128,41 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
     let (pf, pft) = prefetch_declaration(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut added = Vec::new();
-    for (bi, &bb) in cfg.blocks.iter().enumerate() {
-        if cfg.loop_of[bi].is_none() {
+    for (bi, i, p) in global_loads(cfg, true) {
+        let phi = strip(p);
+        if !ir::is_instruction(phi) || ir::opcode(phi) != O::LLVMPHI {
+            if let Some(l) = cfg.loop_of[bi] {
+                index_prefetch(cfg, l, b, i, p, pf, pft, &mut added);
+            }
             continue;
         }
-        for i in ir::instructions(bb) {
-            if !plain_load(i) {
-                continue;
-            }
-            let p = c::LLVMGetOperand(i, 0);
-            // Global memory only (`.shared` is the CTA's block, in cache).
-            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) != 0 {
-                continue;
-            }
-            let phi = strip(p);
-            if !ir::is_instruction(phi) || ir::opcode(phi) != O::LLVMPHI {
-                if let Some(l) = cfg.loop_of[bi] {
-                    index_prefetch(cfg, l, b, i, p, pf, pft, &mut added);
-                }
-                continue;
-            }
-            let Some(&h) = cfg.index.get(&c::LLVMGetInstructionParent(phi)) else {
-                continue;
-            };
-            // The loop headed by the phi's block, holding the load.
-            let Some(l) = cfg.loops.iter().position(|lp| lp.header == h) else {
-                continue;
-            };
-            if !cfg.loops[l].blocks[bi] {
-                continue;
-            }
-            let Some(s) = step_of(cfg, l, phi) else {
-                continue;
-            };
-            c::LLVMPositionBuilderBefore(b, i);
-            let mut idx = [s];
-            let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
-            // Read, locality 2 (the outer caches: the line is used one iteration later),
-            // data.
-            let mut args = [
-                q,
-                c::LLVMConstInt(i32t, 0, 0),
-                c::LLVMConstInt(i32t, 2, 0),
-                c::LLVMConstInt(i32t, 1, 0),
-            ];
-            let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
-            added.push(q);
-            added.push(call);
+        let Some(&h) = cfg.index.get(&c::LLVMGetInstructionParent(phi)) else {
+            continue;
+        };
+        // The loop headed by the phi's block, holding the load.
+        let Some(l) = cfg.loops.iter().position(|lp| lp.header == h) else {
+            continue;
+        };
+        if !cfg.loops[l].blocks[bi] {
+            continue;
         }
+        let Some(s) = step_of(cfg, l, phi) else {
+            continue;
+        };
+        c::LLVMPositionBuilderBefore(b, i);
+        let mut idx = [s];
+        let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
+        // Read, locality 2 (the outer caches: the line is used one iteration later),
+        // data.
+        let mut args = [
+            q,
+            c::LLVMConstInt(i32t, 0, 0),
+            c::LLVMConstInt(i32t, 2, 0),
+            c::LLVMConstInt(i32t, 1, 0),
+        ];
+        let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
+        added.push(q);
+        added.push(call);
     }
     c::LLVMDisposeBuilder(b);
     added
@@ -363,6 +350,28 @@ unsafe fn prefetch_declaration(m: LLVMModuleRef) -> (LLVMValueRef, LLVMTypeRef) 
     (pf, c::LLVMGlobalGetValueType(pf))
 }
 
+/// The plain loads of global memory (`.shared` is the CTA's block, in cache) in the blocks
+/// of `cfg` inside loops (`in_loops`) or outside them: (block index, load, pointer), collected
+/// before the caller adds prefetches.
+unsafe fn global_loads(cfg: &Cfg, in_loops: bool) -> Vec<(usize, LLVMValueRef, LLVMValueRef)> {
+    let mut out = Vec::new();
+    for (bi, &bb) in cfg.blocks.iter().enumerate() {
+        if cfg.loop_of[bi].is_some() != in_loops {
+            continue;
+        }
+        for i in ir::instructions(bb) {
+            if !plain_load(i) {
+                continue;
+            }
+            let p = c::LLVMGetOperand(i, 0);
+            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == 0 {
+                out.push((bi, i, p));
+            }
+        }
+    }
+    out
+}
+
 /// Whether `i` is a load that is neither volatile nor atomic: the loads a prefetch may serve.
 unsafe fn plain_load(i: LLVMValueRef) -> bool {
     ir::opcode(i) == O::LLVMLoad
@@ -466,36 +475,25 @@ pub unsafe fn insert_next_cta(
     let (pf, pft) = prefetch_declaration(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut loads = 0;
-    for (bi, &bb) in cfg.blocks.iter().enumerate() {
-        // In a loop the address would be the same each iteration (no phi in it): one
-        // prefetch per iteration for one line.
-        if cfg.loop_of[bi].is_some() {
+    // Outside loops: in a loop the address would be the same each iteration (no phi in it),
+    // one prefetch per iteration for one line.
+    for (_, i, p) in global_loads(cfg, false) {
+        if ctaid_tree(td, p, 0) != Some(true) {
             continue;
         }
-        for i in ir::instructions(bb) {
-            if !plain_load(i) {
-                continue;
-            }
-            let p = c::LLVMGetOperand(i, 0);
-            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) != 0
-                || ctaid_tree(td, p, 0) != Some(true)
-            {
-                continue;
-            }
-            c::LLVMPositionBuilderBefore(b, i);
-            let mut done = std::collections::HashMap::new();
-            let q = next_cta(td, b, p, &mut done, &mut added);
-            // Read, locality 2 (the outer caches: the line is used a CTA later), data.
-            let mut args = [
-                q,
-                c::LLVMConstInt(i32t, 0, 0),
-                c::LLVMConstInt(i32t, 2, 0),
-                c::LLVMConstInt(i32t, 1, 0),
-            ];
-            let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
-            added.push(call);
-            loads += 1;
-        }
+        c::LLVMPositionBuilderBefore(b, i);
+        let mut done = std::collections::HashMap::new();
+        let q = next_cta(td, b, p, &mut done, &mut added);
+        // Read, locality 2 (the outer caches: the line is used a CTA later), data.
+        let mut args = [
+            q,
+            c::LLVMConstInt(i32t, 0, 0),
+            c::LLVMConstInt(i32t, 2, 0),
+            c::LLVMConstInt(i32t, 1, 0),
+        ];
+        let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
+        added.push(call);
+        loads += 1;
     }
     c::LLVMDisposeBuilder(b);
     (added, loads)
