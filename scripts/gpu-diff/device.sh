@@ -19,10 +19,30 @@ nvidia-smi -L 2>&1 | tee "$OUT/device.txt"
 work=$(mktemp -d)
 echo "== replay"
 # A sticky GPU error ends the process (status 3); a new one resumes after the last record.
+# A process the driver crashes (SIGSEGV or SIGABRT while it loads a module: session 22 saw
+# 33) gets its next unreported record marked `gpu-error` and resumes after it.
 resume=""
-for try in $(seq 1 20); do
-    timeout 300 $PY scripts/gpu-diff/replay.py $resume "$REC" "$OUT/report.tsv" "$work/gpu-out" 2>&1 | tail -30
-    [ "${PIPESTATUS[0]}" = 3 ] || break
+for try in $(seq 1 60); do
+    timeout 300 $PY scripts/gpu-diff/replay.py $resume "$REC" "$OUT/report.tsv" "$work/gpu-out" >"$work/replay.log" 2>&1
+    rc=$?
+    tail -30 "$work/replay.log"
+    if [ "$rc" = 139 ] || [ "$rc" = 134 ]; then
+        $PY - "$REC" "$OUT/report.tsv" "$rc" <<'PY'
+import os, sys
+root, rep, rc = sys.argv[1:4]
+done = {l.split("\t", 1)[0] for l in open(rep) if not l.startswith("#")} if os.path.exists(rep) else set()
+recs = sorted(f for f in os.listdir(root) if os.path.isfile(os.path.join(root, f, "launch.txt")))
+nxt = next(f for f in recs if f not in done)
+rec = dict(l.rstrip("\n").split(" ", 1) for l in open(os.path.join(root, nxt, "launch.txt")) if " " in l)
+with open(rep, "a") as out:
+    if not done:
+        out.write("# device\t(the first process crashed)\n")
+    out.write(f"{nxt}\t{rec.get('origin', '')}\t{rec.get('kernel', '')}\tgpu-error\tthe replaying process crashed (status {rc})\n")
+print(f"{nxt}: the replaying process crashed (status {rc}); marked, resuming after it")
+PY
+    elif [ "$rc" != 3 ]; then
+        break
+    fi
     resume="--resume"
 done
 [ -d "$work/gpu-out" ] && tar czf "$OUT/gpu-out.tgz" -C "$work" gpu-out
