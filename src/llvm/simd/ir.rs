@@ -58,6 +58,29 @@ pub unsafe fn operands(i: LLVMValueRef) -> Vec<LLVMValueRef> {
     (0..n as u32).map(|k| c::LLVMGetOperand(i, k)).collect()
 }
 
+/// The pointer and the accessed value's type of a load or store; `None` for anything else.
+pub unsafe fn access(i: LLVMValueRef) -> Option<(LLVMValueRef, LLVMTypeRef)> {
+    match opcode(i) {
+        LLVMOpcode::LLVMLoad => Some((c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i))),
+        LLVMOpcode::LLVMStore => Some((
+            c::LLVMGetOperand(i, 1),
+            c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
+        )),
+        _ => None,
+    }
+}
+
+/// The users of `v`, one per use, in use-list order.
+pub unsafe fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    let mut u = c::LLVMGetFirstUse(v);
+    while !u.is_null() {
+        out.push(c::LLVMGetUser(u));
+        u = c::LLVMGetNextUse(u);
+    }
+    out
+}
+
 /// Call arguments (operands less the callee).
 pub unsafe fn args(i: LLVMValueRef) -> Vec<LLVMValueRef> {
     let n = c::LLVMGetNumArgOperands(i);

@@ -743,19 +743,14 @@ unsafe fn frag_users(a: LLVMValueRef, op: O) -> Vec<(LLVMValueRef, LLVMValueRef)
             out.push((p, x));
         }
     };
-    let mut u = c::LLVMGetFirstUse(a);
-    while !u.is_null() {
-        let user = c::LLVMGetUser(u);
+    for user in ir::users(a) {
         if !c::LLVMIsAGetElementPtrInst(user).is_null() {
-            let mut v = c::LLVMGetFirstUse(user);
-            while !v.is_null() {
-                take(user, c::LLVMGetUser(v));
-                v = c::LLVMGetNextUse(v);
+            for x in ir::users(user) {
+                take(user, x);
             }
         } else if c::LLVMIsACallInst(user).is_null() {
             take(a, user);
         }
-        u = c::LLVMGetNextUse(u);
     }
     out
 }

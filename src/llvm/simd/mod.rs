@@ -477,20 +477,13 @@ unsafe fn region_local_frag(a: LLVMValueRef) -> bool {
     }
     // Every instruction that reaches the array: its GEPs and their users, the calls.
     let mut users = Vec::new();
-    let mut u = c::LLVMGetFirstUse(a);
-    while !u.is_null() {
-        let user = c::LLVMGetUser(u);
+    for user in ir::users(a) {
         if !c::LLVMIsAGetElementPtrInst(user).is_null() {
-            let mut v = c::LLVMGetFirstUse(user);
-            while !v.is_null() {
-                users.push(c::LLVMGetUser(v));
-                v = c::LLVMGetNextUse(v);
-            }
+            users.extend(ir::users(user));
         }
         if c::LLVMIsACallInst(user).is_null() || !ir::callee(user).starts_with("llvm.lifetime") {
             users.push(user);
         }
-        u = c::LLVMGetNextUse(u);
     }
     let Some(&first) = users.first() else {
         return true;
@@ -754,13 +747,8 @@ unsafe fn gathering_loops(
     {
         for (x, _) in l.blocks.iter().enumerate().filter(|(_, &inside)| inside) {
             for i in ir::instructions(cfg.blocks[x]) {
-                let (p, t) = match ir::opcode(i) {
-                    O::LLVMLoad => (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i)),
-                    O::LLVMStore => (
-                        c::LLVMGetOperand(i, 1),
-                        c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
-                    ),
-                    _ => continue,
+                let Some((p, t)) = ir::access(i) else {
+                    continue;
                 };
                 let plain = c::LLVMGetOrdering(i)
                     == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;

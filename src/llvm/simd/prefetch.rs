@@ -124,15 +124,14 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
     let m = c::LLVMGetGlobalParent(f);
     let cx = c::LLVMGetModuleContext(m);
     let i8t = c::LLVMInt8TypeInContext(cx);
-    let i32t = c::LLVMInt32TypeInContext(cx);
-    let (pf, pft) = prefetch_declaration(m);
+    let pf = Prefetch::declare(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut added = Vec::new();
     for (bi, i, p) in global_loads(cfg, true) {
         let phi = strip(p);
         if !ir::is_instruction(phi) || ir::opcode(phi) != O::LLVMPHI {
             if let Some(l) = cfg.loop_of[bi] {
-                index_prefetch(cfg, l, b, i, p, pf, pft, &mut added);
+                index_prefetch(cfg, l, b, i, p, pf, &mut added);
             }
             continue;
         }
@@ -152,17 +151,8 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
         c::LLVMPositionBuilderBefore(b, i);
         let mut idx = [s];
         let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
-        // Read, locality 2 (the outer caches: the line is used one iteration later),
-        // data.
-        let mut args = [
-            q,
-            c::LLVMConstInt(i32t, 0, 0),
-            c::LLVMConstInt(i32t, 2, 0),
-            c::LLVMConstInt(i32t, 1, 0),
-        ];
-        let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
         added.push(q);
-        added.push(call);
+        added.push(pf.call(b, q));
     }
     c::LLVMDisposeBuilder(b);
     added
@@ -298,15 +288,13 @@ unsafe fn drop_wrap_flags(x: LLVMValueRef, op: O) {
 /// A prefetch before load `i` (pointer `p`, in loop `l`) of its address `distance`
 /// iterations ahead, when `p` is arithmetic on one integer header phi with a run-time step
 /// (see the module comment).
-#[allow(clippy::too_many_arguments)]
 unsafe fn index_prefetch(
     cfg: &Cfg,
     l: usize,
     b: LLVMBuilderRef,
     i: LLVMValueRef,
     p: LLVMValueRef,
-    pf: LLVMValueRef,
-    pft: LLVMTypeRef,
+    pf: Prefetch,
     added: &mut Vec<LLVMValueRef>,
 ) {
     let Some(Some(phi)) = index_tree(cfg, l, p, 0) else {
@@ -316,38 +304,49 @@ unsafe fn index_prefetch(
         return;
     };
     let t = c::LLVMTypeOf(phi);
-    let i32t = c::LLVMInt32TypeInContext(c::LLVMGetTypeContext(t));
     c::LLVMPositionBuilderBefore(b, i);
     let ahead = c::LLVMBuildMul(b, s, c::LLVMConstInt(t, distance(cfg, l), 0), c"".as_ptr());
     let to = c::LLVMBuildAdd(b, phi, ahead, c"".as_ptr());
     added.push(ahead);
     added.push(to);
     let q = with_index(cfg, l, b, p, phi, to, added);
-    let mut args = [
-        q,
-        c::LLVMConstInt(i32t, 0, 0),
-        c::LLVMConstInt(i32t, 2, 0),
-        c::LLVMConstInt(i32t, 1, 0),
-    ];
-    added.push(c::LLVMBuildCall2(
-        b,
-        pft,
-        pf,
-        args.as_mut_ptr(),
-        4,
-        c"".as_ptr(),
-    ));
+    added.push(pf.call(b, q));
 }
 
-/// `llvm.prefetch` declared in `m` (pointer in address space 0), and its function type.
-unsafe fn prefetch_declaration(m: LLVMModuleRef) -> (LLVMValueRef, LLVMTypeRef) {
-    let cx = c::LLVMGetModuleContext(m);
-    let ptr = c::LLVMPointerTypeInContext(cx, 0);
-    let name = "llvm.prefetch";
-    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-    let mut tys = [ptr];
-    let pf = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
-    (pf, c::LLVMGlobalGetValueType(pf))
+/// `llvm.prefetch` declared in a module (pointer in address space 0), with its type.
+#[derive(Clone, Copy)]
+struct Prefetch {
+    f: LLVMValueRef,
+    ty: LLVMTypeRef,
+    i32t: LLVMTypeRef,
+}
+
+impl Prefetch {
+    unsafe fn declare(m: LLVMModuleRef) -> Prefetch {
+        let cx = c::LLVMGetModuleContext(m);
+        let ptr = c::LLVMPointerTypeInContext(cx, 0);
+        let name = "llvm.prefetch";
+        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+        let mut tys = [ptr];
+        let f = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
+        Prefetch {
+            f,
+            ty: c::LLVMGlobalGetValueType(f),
+            i32t: c::LLVMInt32TypeInContext(cx),
+        }
+    }
+
+    /// A prefetch of `q` at `b`: read, locality 2 (the outer caches: the line is used an
+    /// iteration or a CTA later), data.
+    unsafe fn call(self, b: LLVMBuilderRef, q: LLVMValueRef) -> LLVMValueRef {
+        let mut args = [
+            q,
+            c::LLVMConstInt(self.i32t, 0, 0),
+            c::LLVMConstInt(self.i32t, 2, 0),
+            c::LLVMConstInt(self.i32t, 1, 0),
+        ];
+        c::LLVMBuildCall2(b, self.ty, self.f, args.as_mut_ptr(), 4, c"".as_ptr())
+    }
 }
 
 /// The plain loads of global memory (`.shared` is the CTA's block, in cache) in the blocks
@@ -471,8 +470,7 @@ pub unsafe fn insert_next_cta(
     let m = c::LLVMGetGlobalParent(f);
     let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
     let cx = c::LLVMGetModuleContext(m);
-    let i32t = c::LLVMInt32TypeInContext(cx);
-    let (pf, pft) = prefetch_declaration(m);
+    let pf = Prefetch::declare(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut loads = 0;
     // Outside loops: in a loop the address would be the same each iteration (no phi in it),
@@ -484,15 +482,7 @@ pub unsafe fn insert_next_cta(
         c::LLVMPositionBuilderBefore(b, i);
         let mut done = std::collections::HashMap::new();
         let q = next_cta(td, b, p, &mut done, &mut added);
-        // Read, locality 2 (the outer caches: the line is used a CTA later), data.
-        let mut args = [
-            q,
-            c::LLVMConstInt(i32t, 0, 0),
-            c::LLVMConstInt(i32t, 2, 0),
-            c::LLVMConstInt(i32t, 1, 0),
-        ];
-        let call = c::LLVMBuildCall2(b, pft, pf, args.as_mut_ptr(), 4, c"".as_ptr());
-        added.push(call);
+        added.push(pf.call(b, q));
         loads += 1;
     }
     c::LLVMDisposeBuilder(b);

@@ -303,13 +303,8 @@ impl Strides {
         // uniform pointer is a context field or a warp operation's predicate, not memory of the
         // kernel), and stores of varying values to one address.
         for &i in &insts {
-            let (p, t) = match ir::opcode(i) {
-                O::LLVMLoad => (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i)),
-                O::LLVMStore => (
-                    c::LLVMGetOperand(i, 1),
-                    c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
-                ),
-                _ => continue,
+            let Some((p, t)) = ir::access(i) else {
+                continue;
             };
             if ir::opcode(i) == O::LLVMStore
                 && s.plain(i)
