@@ -884,13 +884,7 @@ impl Warp<'_> {
 
     /// A `.shared` store of a 32-bit value per lane whose addresses are unknown
     /// (`Access::Window`'s stores): one vector store per run when the lanes' offsets are
-    /// consecutive; else, on hosts with BMI2 (`Strides::window_stores`), when all 32 lanes'
-    /// offsets increase strictly in lane order by multiples of 4 and span at most 63
-    /// elements (a bitonic sort's pairs `2t - (t & (j - 1))` and that plus `j`, `j < 32`),
-    /// a window store (`store_window`); else a scatter with 32-bit offsets.
-    ///
-    /// Why: the scatter was a fifth of a bitonic sort's time on Zen 4 (four `vscatterqps`
-    /// per store), and the next loads waited behind it.
+    /// consecutive, else a scatter with 32-bit offsets.
     unsafe fn store_shared(&mut self, v: LLVMValueRef, p: LLVMValueRef, t: LLVMTypeRef) {
         let b = self.b;
         let off = self.offsets(p);
@@ -898,160 +892,16 @@ impl Warp<'_> {
         let vec_bb = self.append("st.vector");
         let sc_bb = self.append("st.scatter");
         let join = self.append("st");
-        let window = self.facts.strides.window_stores();
-        let test_bb = if window {
-            self.append("st.window.test")
-        } else {
-            sc_bb
-        };
-        c::LLVMBuildCondBr(b, contig, vec_bb, test_bb);
+        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
         self.store_runs(v, self.shared_ptrs(off), t);
         c::LLVMBuildBr(b, join);
-        if window {
-            c::LLVMPositionBuilderAtEnd(b, test_bb);
-            let win_bb = self.append("st.window");
-            let ok = self.increasing_window(off);
-            c::LLVMBuildCondBr(b, ok, win_bb, sc_bb);
-            c::LLVMPositionBuilderAtEnd(b, win_bb);
-            self.store_window(v, off);
-            c::LLVMBuildBr(b, join);
-        }
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
         let mut tys = [c::LLVMTypeOf(v), c::LLVMVectorType(self.ptr, LANES)];
         let mut args = [v, self.shared_ptrs(off), self.mask];
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-    }
-
-    /// Whether the 32 lanes' shared offsets `off` (running or not) increase strictly in lane
-    /// order, each by 4 to 252 bytes, and lane 31's is at most 252 bytes above lane 0's: the
-    /// lanes then hold 32 distinct elements of the 64 from lane 0's, in lane order.
-    unsafe fn increasing_window(&self, off: LLVMValueRef) -> LLVMValueRef {
-        let b = self.b;
-        let n = c"".as_ptr();
-        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntULE, LLVMIntULT};
-        // A lane of another instruction's mask may hold an undefined offset: the test must
-        // be false then, not poison.
-        let off = c::LLVMBuildFreeze(b, off, n);
-        let four = self.splat(self.c32(4));
-        // Lane l's successor's offset; lane 31's own plus 4 (a step that passes).
-        let idx: Vec<u32> = (1..LANES).chain([2 * LANES - 1]).collect();
-        let next = self.shuffle(off, Some(c::LLVMBuildAdd(b, off, four, n)), &idx);
-        let d = c::LLVMBuildSub(b, next, off, n);
-        let small = c::LLVMBuildICmp(
-            b,
-            LLVMIntULE,
-            c::LLVMBuildSub(b, d, four, n),
-            self.splat(self.c32(248)),
-            n,
-        );
-        let odd = c::LLVMBuildAnd(b, d, self.splat(self.c32(3)), n);
-        let grid = c::LLVMBuildICmp(b, LLVMIntEQ, odd, c::LLVMConstNull(c::LLVMTypeOf(d)), n);
-        let steps = c::LLVMBuildAnd(b, small, grid, n);
-        let it = c::LLVMIntTypeInContext(self.cx, LANES);
-        let steps = c::LLVMBuildBitCast(b, steps, it, n);
-        let steps = c::LLVMBuildICmp(b, LLVMIntEQ, steps, c::LLVMConstAllOnes(it), n);
-        // Steps of at most 252 over 31 lanes cannot wrap 32 bits: this is the true span.
-        let first = c::LLVMBuildExtractElement(b, off, self.c32(0), n);
-        let last = c::LLVMBuildExtractElement(b, off, self.c32(u64::from(LANES - 1)), n);
-        let span = c::LLVMBuildSub(b, last, first, n);
-        let near = c::LLVMBuildICmp(b, LLVMIntULT, span, self.c32(256), n);
-        c::LLVMBuildAnd(b, steps, near, n)
-    }
-
-    /// The store of `v` (32-bit values) at shared offsets `off` that passed
-    /// `increasing_window`: the lanes' elements within the 64 from lane 0's as a 64-bit set
-    /// (one bit per element), the running lanes' bits spread over it (`pdep`), and per 16
-    /// elements the lanes' values in order (`vpexpandd` from the first lane of the 16) and one
-    /// masked vector store of the running lanes' elements: the bytes the scatter writes.
-    unsafe fn store_window(&mut self, v: LLVMValueRef, off: LLVMValueRef) {
-        let b = self.b;
-        let n = c"".as_ptr();
-        let off = c::LLVMBuildFreeze(b, off, n);
-        let v32 = c::LLVMVectorType(self.i32, LANES);
-        let v16 = c::LLVMVectorType(self.i32, 16);
-        let m16 = c::LLVMVectorType(self.i1, 16);
-        let i16t = c::LLVMInt16TypeInContext(self.cx);
-        let vi = c::LLVMBuildBitCast(b, v, v32, n);
-        let first = c::LLVMBuildExtractElement(b, off, self.c32(0), n);
-        let rel = c::LLVMBuildSub(b, off, self.splat(first), n);
-        let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
-        let v64 = c::LLVMVectorType(self.i64, LANES);
-        let mut ones: Vec<LLVMValueRef> = (0..LANES)
-            .map(|_| c::LLVMConstInt(self.i64, 1, 0))
-            .collect();
-        let ones = c::LLVMConstVector(ones.as_mut_ptr(), LANES);
-        let at = c::LLVMBuildShl(b, ones, c::LLVMBuildZExt(b, idx, v64, n), n);
-        let mut tys = [v64];
-        let mut args = [at];
-        let set = self.call_intrinsic("llvm.vector.reduce.or", &mut tys, &mut args);
-        let running = c::LLVMBuildZExt(b, self.bits(self.mask), self.i64, n);
-        let name = "llvm.x86.bmi.pdep.64";
-        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-        let f = c::LLVMGetIntrinsicDeclaration(self.m, id, std::ptr::null_mut(), 0);
-        let mut args = [running, set];
-        let written =
-            c::LLVMBuildCall2(b, c::LLVMGlobalGetValueType(f), f, args.as_mut_ptr(), 2, n);
-        let name = "llvm.x86.avx512.vpermi2var.d.512";
-        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-        let perm = c::LLVMGetIntrinsicDeclaration(self.m, id, std::ptr::null_mut(), 0);
-        let (lo, hi) = (self.slice(vi, 0, 16), self.slice(vi, 16, 16));
-        let mut iota: Vec<LLVMValueRef> = (0..16).map(|k| self.c32(k)).collect();
-        let iota = c::LLVMConstVector(iota.as_mut_ptr(), 16);
-        let mut at = [c::LLVMBuildZExt(b, first, self.i64, n)];
-        let base = c::LLVMBuildGEP2(
-            b,
-            c::LLVMInt8TypeInContext(self.cx),
-            self.shared_base(),
-            at.as_mut_ptr(),
-            1,
-            n,
-        );
-        let part = |x: LLVMValueRef, k: u64| {
-            let s = c::LLVMBuildLShr(b, x, c::LLVMConstInt(self.i64, 16 * k, 0), n);
-            c::LLVMBuildBitCast(b, c::LLVMBuildTrunc(b, s, i16t, n), m16, n)
-        };
-        for k in 0..4u64 {
-            let src = if k == 0 {
-                lo
-            } else {
-                // The lanes before the 16 elements: the first of them is the next lane.
-                let below = c::LLVMConstInt(self.i64, (1u64 << (16 * k)) - 1, 0);
-                let mut tys = [self.i64];
-                let mut args = [c::LLVMBuildAnd(b, set, below, n)];
-                let cnt = self.call_intrinsic("llvm.ctpop", &mut tys, &mut args);
-                let cnt = c::LLVMBuildTrunc(b, cnt, self.i32, n);
-                let cnt = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v16), cnt, self.c32(0), n);
-                let cnt = self.shuffle(cnt, None, &[0; 16]);
-                let ix = c::LLVMBuildAdd(b, iota, cnt, n);
-                let mut args = [lo, ix, hi];
-                c::LLVMBuildCall2(
-                    b,
-                    c::LLVMGlobalGetValueType(perm),
-                    perm,
-                    args.as_mut_ptr(),
-                    3,
-                    n,
-                )
-            };
-            let mut tys = [v16];
-            let mut args = [src, c::LLVMConstNull(v16), part(set, k)];
-            let e = self.call_intrinsic("llvm.x86.avx512.mask.expand", &mut tys, &mut args);
-            let mut at = [c::LLVMConstInt(self.i64, 64 * k, 0)];
-            let q = c::LLVMBuildGEP2(
-                b,
-                c::LLVMInt8TypeInContext(self.cx),
-                base,
-                at.as_mut_ptr(),
-                1,
-                n,
-            );
-            let mut tys = [v16, self.ptr];
-            let mut args = [e, q, part(written, k)];
-            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
-        }
     }
 
     /// A call that is not a warp operation.

@@ -90,14 +90,14 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory = |m: [usize; 6]| {
-            let window = match (m[3], m[5]) {
-                (0, 0) => String::new(),
-                (l, 0) => format!(" ({l} of them .shared loads tested for a 64-element window)"),
-                (l, s) => format!(
-                    " ({l} of them .shared loads tested for a 64-element window, {s} .shared \
-                     stores for increasing offsets within 64 elements)"
-                ),
+        let memory = |m: [usize; 5]| {
+            let window = if m[3] > 0 {
+                format!(
+                    " ({} of them .shared loads tested for a 64-element window)",
+                    m[3]
+                )
+            } else {
+                String::new()
             };
             let same = if m[4] > 0 {
                 format!(
