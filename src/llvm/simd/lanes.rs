@@ -772,9 +772,11 @@ impl Warp<'_> {
     /// (`Access::Window`): by the lanes' offsets, one vector load per run when they are
     /// consecutive; else, when the running lanes' offsets are multiples of 4 from the lowest
     /// one and at most 63 elements above it (a bitonic sort's partners `t ^ j` for `j < 32`,
-    /// a stride of 2), the window's two vectors (masked to the bytes up to the highest
-    /// offset, so nothing outside the lanes' range is read) and `vpermi2d` picking each lane's
-    /// element; else a gather with 32-bit offsets.
+    /// a stride of 2; when every lane runs and the offsets increase in lane order,
+    /// `increasing_window`, lane 0's and lane 31's offsets are those bounds without the two
+    /// reductions: a bitonic sort's pairs `2t - (t & (j - 1))`), the window's two vectors
+    /// (masked to the bytes up to the highest offset, so nothing outside the lanes' range is
+    /// read) and `vpermi2d` picking each lane's element; else a gather with 32-bit offsets.
     unsafe fn load_window(&mut self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
@@ -787,12 +789,24 @@ impl Warp<'_> {
         let win_bb = self.append("ld.window");
         let gat_bb = self.append("ld.gather");
         let join = self.append("ld");
-        c::LLVMBuildCondBr(b, contig, vec_bb, test_bb);
+        let fast_bb = self.append("ld.window.fast");
+        c::LLVMBuildCondBr(b, contig, vec_bb, fast_bb);
 
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
         let lv = self.load_runs(self.shared_ptrs(off), t, false);
         let vec_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
+
+        // Every lane runs and the offsets increase in lane order: lane 0's is the lowest and
+        // lane 31's the highest, the facts the reductions below find (scalar extractions
+        // instead of two reductions of 32 lanes, on the path to the window's loads).
+        c::LLVMPositionBuilderAtEnd(b, fast_bb);
+        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(off), n);
+        let frozen = c::LLVMBuildFreeze(b, off, n);
+        let lo_fast = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
+        let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
+        let span_fast = c::LLVMBuildSub(b, last, lo_fast, n);
+        c::LLVMBuildCondBr(b, ok, win_bb, test_bb);
 
         c::LLVMPositionBuilderAtEnd(b, test_bb);
         let zero = c::LLVMConstNull(v32);
@@ -823,7 +837,20 @@ impl Warp<'_> {
         let ok = c::LLVMBuildAnd(b, near, whole, n);
         c::LLVMBuildCondBr(b, ok, win_bb, gat_bb);
 
+        let test_end = c::LLVMGetInsertBlock(b);
         c::LLVMPositionBuilderAtEnd(b, win_bb);
+        let (lo_test, span_test) = (lo, span);
+        let mut from = [fast_bb, test_end];
+        let lo = c::LLVMBuildPhi(b, self.i32, n);
+        c::LLVMAddIncoming(lo, [lo_fast, lo_test].as_mut_ptr(), from.as_mut_ptr(), 2);
+        let span = c::LLVMBuildPhi(b, self.i32, n);
+        c::LLVMAddIncoming(
+            span,
+            [span_fast, span_test].as_mut_ptr(),
+            from.as_mut_ptr(),
+            2,
+        );
+        let rel = c::LLVMBuildSub(b, off, self.splat(lo), n);
         let i8t = c::LLVMInt8TypeInContext(self.cx);
         let mut at = [c::LLVMBuildZExt(b, lo, self.i64, n)];
         let w0p = c::LLVMBuildGEP2(b, i8t, self.shared_base(), at.as_mut_ptr(), 1, n);
@@ -880,6 +907,44 @@ impl Warp<'_> {
         let mut bbs = [vec_bb, win_bb, gat_bb];
         c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 3);
         phi
+    }
+
+    /// Whether the 32 lanes' shared offsets `off` (running or not) increase strictly in lane
+    /// order, each by 4 to 252 bytes, and lane 31's is at most 252 bytes above lane 0's: the
+    /// lanes then hold 32 distinct elements of the 64 from lane 0's, in lane order (a test of
+    /// neighbouring lanes, about ten vector instructions, where the window test's minimum and
+    /// maximum are two reductions of 32 lanes).
+    unsafe fn increasing_window(&self, off: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntULE, LLVMIntULT};
+        // A lane of another instruction's mask may hold an undefined offset: the test must
+        // be false then, not poison.
+        let off = c::LLVMBuildFreeze(b, off, n);
+        let four = self.splat(self.c32(4));
+        // Lane l's successor's offset; lane 31's own plus 4 (a step that passes).
+        let idx: Vec<u32> = (1..LANES).chain([2 * LANES - 1]).collect();
+        let next = self.shuffle(off, Some(c::LLVMBuildAdd(b, off, four, n)), &idx);
+        let d = c::LLVMBuildSub(b, next, off, n);
+        let small = c::LLVMBuildICmp(
+            b,
+            LLVMIntULE,
+            c::LLVMBuildSub(b, d, four, n),
+            self.splat(self.c32(248)),
+            n,
+        );
+        let odd = c::LLVMBuildAnd(b, d, self.splat(self.c32(3)), n);
+        let grid = c::LLVMBuildICmp(b, LLVMIntEQ, odd, c::LLVMConstNull(c::LLVMTypeOf(d)), n);
+        let steps = c::LLVMBuildAnd(b, small, grid, n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let steps = c::LLVMBuildBitCast(b, steps, it, n);
+        let steps = c::LLVMBuildICmp(b, LLVMIntEQ, steps, c::LLVMConstAllOnes(it), n);
+        // Steps of at most 252 over 31 lanes cannot wrap 32 bits: this is the true span.
+        let first = c::LLVMBuildExtractElement(b, off, self.c32(0), n);
+        let last = c::LLVMBuildExtractElement(b, off, self.c32(u64::from(LANES - 1)), n);
+        let span = c::LLVMBuildSub(b, last, first, n);
+        let near = c::LLVMBuildICmp(b, LLVMIntULT, span, self.c32(256), n);
+        c::LLVMBuildAnd(b, steps, near, n)
     }
 
     /// A `.shared` store of a 32-bit value per lane whose addresses are unknown
