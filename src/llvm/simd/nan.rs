@@ -82,6 +82,8 @@ unsafe fn passes_payload(i: LLVMValueRef) -> bool {
             f.starts_with("llvm.fma.")
                 || f.starts_with("llvm.fmuladd.")
                 || f.starts_with("llvm.fabs.")
+                // ldexp of a NaN is that NaN, quieted (`vscalefps` returns its first operand).
+                || f.starts_with("llvm.ldexp.")
                 || ir::statically_rounded_fma(&f).is_some()
         }
         _ => false,
