@@ -995,8 +995,10 @@ pub fn default_rounded_cvt<'c>(
 /// 2^-23.8, the last rounding included, inside ex2.approx's 2^-22.5; integer `x` exact), times
 /// `2^n` as two exact powers `2^(n>>1)` and `2^(n - (n>>1))`: the first product is exact, the
 /// second rounds once, subnormal results and overflow to +inf included. `x` is clamped to
-/// [-160, 130] first (2^x is then 0 or +inf in f32 either way); NaN stays NaN.
-fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
+/// [-160, 130] first (2^x is then 0 or +inf in f32 either way); NaN stays NaN. With
+/// [`Exp2Scale::Ldexp`] the scaling is one `llvm.ldexp` instead, the same single rounding of
+/// the exact product.
+fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, scale: Exp2Scale) -> FloatValue<'c> {
     let b = &l.b;
     let f32t = l.ctx.f32_type();
     let i32t = l.i32();
@@ -1024,6 +1026,12 @@ fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c> {
         .fold(k(Q.len() - 1), |p, (i, _)| ffma(l, p, f, k(i)));
     let p = ffma(l, f, q, fconst(f32t, 1.0));
     let ni = b.build_float_to_signed_int(n, i32t, "").unwrap();
+    if scale == Exp2Scale::Ldexp {
+        let r = l
+            .call_v("llvm.ldexp.f32.i32", f32t.into(), &[p.into(), ni.into()])
+            .into_float_value();
+        return fsel(l, is_nan(l, x), x, r);
+    }
     let h = b
         .build_right_shift(ni, i32t.const_int(1, false), true, "")
         .unwrap();
@@ -1311,6 +1319,17 @@ fn exp2_f64_of_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>) -> FloatValue<'c>
     b.build_float_mul(p, scale, "").unwrap()
 }
 
+/// How `ex2.approx.f32` multiplies its polynomial by `2^n`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Exp2Scale {
+    /// Two exact powers of two built from integer bits: portable, about nine vector
+    /// instructions per 16 lanes on x86.
+    TwoPowers,
+    /// `llvm.ldexp`: for a target whose back end selects one instruction for it (AVX-512's
+    /// `vscalefps`); elsewhere it can be a library call per element.
+    Ldexp,
+}
+
 /// The default [`Target::approx_op`]: see its documentation.
 pub fn default_approx_op<'c>(
     l: &Lowerer<'c, '_>,
@@ -1318,6 +1337,18 @@ pub fn default_approx_op<'c>(
     ftz: bool,
     ty: Ty,
     args: &[BasicValueEnum<'c>],
+) -> Result<BasicValueEnum<'c>, Error> {
+    approx_op_with(l, op, ftz, ty, args, Exp2Scale::TwoPowers)
+}
+
+/// [`default_approx_op`] with `ex2.approx.f32`'s scaling chosen by the target.
+pub fn approx_op_with<'c>(
+    l: &Lowerer<'c, '_>,
+    op: ApproxOp,
+    ftz: bool,
+    ty: Ty,
+    args: &[BasicValueEnum<'c>],
+    scale: Exp2Scale,
 ) -> Result<BasicValueEnum<'c>, Error> {
     let ft = fty(l, ty);
     // `ex2.approx.ftz.f32`: a subnormal input gives 1.0 as ±0 does (`exp2_f32`: n = 0 and
@@ -1364,7 +1395,7 @@ pub fn default_approx_op<'c>(
         ApproxOp::Sin => unary(l, "sin", x[0]),
         ApproxOp::Cos => unary(l, "cos", x[0]),
         ApproxOp::Lg2 => unary(l, "log2", x[0]),
-        ApproxOp::Ex2 if fbits(l, ct) == 32 => exp2_f32(l, x[0]),
+        ApproxOp::Ex2 if fbits(l, ct) == 32 => exp2_f32(l, x[0], scale),
         ApproxOp::Ex2 => unary(l, "exp2", x[0]),
         ApproxOp::Tanh if fbits(l, ct) == 32 => tanh_f32(l, x[0]),
         ApproxOp::Tanh => unary(l, "tanh", x[0]),

@@ -293,6 +293,7 @@ pub fn lanewise_intrinsic(name: &str) -> bool {
         "umul",
         "smul",
         "exp2",
+        "ldexp",
         "log2",
         "exp",
         "log",

@@ -15,6 +15,8 @@ use super::emit::{Warp, LANES};
 
 /// How deep `stride::rows_alike` looks into a pointer's computation.
 const ROWS_ALIKE_DEPTH: u32 = 12;
+/// How deep `Warp::lane_of` rebuilds a lane's pointer from its operands' lanes.
+const LANE_OF_DEPTH: u32 = 12;
 use super::ir;
 use super::stride::{self, Access};
 use super::uniform::{call_kind, CallKind};
@@ -340,6 +342,89 @@ impl Warp<'_> {
         self.facts.segment.map_or(LANES, |s| s.width)
     }
 
+    /// Lane `lane` of vector `v` as a scalar built from its operands' lanes, through the
+    /// lane-wise arithmetic, casts, comparisons, selects, GEPs and shuffles that make `v` (at
+    /// most `depth` deep; below that, or at any other instruction, an `extractelement`). The
+    /// first and last lanes' pointers of an access (its vector access's base, the checked
+    /// access's wrap test, a prefetch) are then a few scalar instructions: extracted from the
+    /// vector of 64-bit pointers they kept its whole computation alive on the vector path, 4
+    /// `vpmovsxdq`/`vpaddq`/`vpsllq` per step for 32 lanes, since InstCombine scalarizes an
+    /// extract only when the vector has no other use (the gather's). Wrap flags are dropped:
+    /// the scalar is lane `lane`'s value whether or not another lane overflowed.
+    pub(super) unsafe fn lane_of(&self, v: LLVMValueRef, lane: u32, depth: u32) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMVectorTypeKind {
+            return v;
+        }
+        let extract = || c::LLVMBuildExtractElement(b, v, self.c32(u64::from(lane)), n);
+        if !c::LLVMIsAConstant(v).is_null() {
+            let e = c::LLVMGetAggregateElement(v, lane);
+            return if e.is_null() { extract() } else { e };
+        }
+        if depth == 0 || c::LLVMIsAInstruction(v).is_null() {
+            return extract();
+        }
+        let et = c::LLVMGetElementType(t);
+        let opnd = |k: u32| self.lane_of(c::LLVMGetOperand(v, k), lane, depth - 1);
+        match c::LLVMGetInstructionOpcode(v) {
+            op @ (O::LLVMAdd
+            | O::LLVMSub
+            | O::LLVMMul
+            | O::LLVMShl
+            | O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor) => c::LLVMBuildBinOp(b, op, opnd(0), opnd(1), n),
+            op @ (O::LLVMTrunc
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMPtrToInt
+            | O::LLVMIntToPtr
+            | O::LLVMAddrSpaceCast) => c::LLVMBuildCast(b, op, opnd(0), et, n),
+            O::LLVMICmp => c::LLVMBuildICmp(b, c::LLVMGetICmpPredicate(v), opnd(0), opnd(1), n),
+            O::LLVMSelect => c::LLVMBuildSelect(b, opnd(0), opnd(1), opnd(2), n),
+            O::LLVMInsertElement => {
+                let idx = c::LLVMGetOperand(v, 2);
+                if c::LLVMIsAConstantInt(idx).is_null() {
+                    extract()
+                } else if c::LLVMConstIntGetZExtValue(idx) == u64::from(lane) {
+                    c::LLVMGetOperand(v, 1)
+                } else {
+                    opnd(0)
+                }
+            }
+            O::LLVMShuffleVector => {
+                let m = c::LLVMGetMaskValue(v, lane);
+                let a = c::LLVMGetOperand(v, 0);
+                let w = c::LLVMGetVectorSize(c::LLVMTypeOf(a)) as i32;
+                if m == c::LLVMGetUndefMaskElem() || m < 0 {
+                    extract()
+                } else if m < w {
+                    self.lane_of(a, m as u32, depth - 1)
+                } else {
+                    self.lane_of(c::LLVMGetOperand(v, 1), (m - w) as u32, depth - 1)
+                }
+            }
+            O::LLVMGetElementPtr => {
+                let base = opnd(0);
+                let mut idx: Vec<LLVMValueRef> =
+                    (1..c::LLVMGetNumOperands(v) as u32).map(opnd).collect();
+                c::LLVMBuildGEP2(
+                    b,
+                    c::LLVMGetGEPSourceElementType(v),
+                    base,
+                    idx.as_mut_ptr(),
+                    idx.len() as u32,
+                    n,
+                )
+            }
+            _ => extract(),
+        }
+    }
+
     /// For lane pointers `p` to values of type `t` that step by the value's size unless one
     /// widening cast wrapped (`Access::Checked`): whether the last lane's pointer of each run
     /// (lane 31; the last of each row under row segments) is its first lane's plus that many
@@ -357,8 +442,8 @@ impl Warp<'_> {
         let want = c::LLVMConstInt(self.i64, (run as u64 - 1) * size, 0);
         let mut ok = c::LLVMConstInt(self.i1, 1, 0);
         for r in 0..LANES / run {
-            let first = c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n);
-            let last = c::LLVMBuildExtractElement(b, p, self.c32((r * run + run - 1) as u64), n);
+            let first = self.lane_of(p, r * run, LANE_OF_DEPTH);
+            let last = self.lane_of(p, r * run + run - 1, LANE_OF_DEPTH);
             let a0 = c::LLVMBuildPtrToInt(b, first, self.i64, n);
             let a1 = c::LLVMBuildPtrToInt(b, last, self.i64, n);
             let d = c::LLVMBuildSub(b, a1, a0, n);
@@ -464,7 +549,7 @@ impl Warp<'_> {
         let m = self.widen(self.mask, k);
         let runs = LANES / run;
         let load = |r: u32, m: LLVMValueRef| {
-            let p0 = c::LLVMBuildExtractElement(b, p, self.c32((r * run) as u64), n);
+            let p0 = self.lane_of(p, r * run, LANE_OF_DEPTH);
             if full {
                 let v = c::LLVMBuildLoad2(b, rt, p0, n);
                 c::LLVMSetAlignment(v, self.elem_align(t));
@@ -513,8 +598,7 @@ impl Warp<'_> {
         let run = self.run();
         let m = self.widen(self.mask, k);
         for r in 0..LANES / run {
-            let p0 =
-                c::LLVMBuildExtractElement(self.b, p, self.c32((r * run) as u64), c"".as_ptr());
+            let p0 = self.lane_of(p, r * run, LANE_OF_DEPTH);
             let part = self.slice(v, r * run * k, run * k);
             if full {
                 let st = c::LLVMBuildStore(self.b, part, p0);
@@ -1024,12 +1108,7 @@ impl Warp<'_> {
             let run = self.run();
             for r in 0..LANES / run {
                 for l in [r * run, r * run + run - 1] {
-                    at.push(c::LLVMBuildExtractElement(
-                        self.b,
-                        p,
-                        self.c32(u64::from(l)),
-                        c"".as_ptr(),
-                    ));
+                    at.push(self.lane_of(p, l, LANE_OF_DEPTH));
                 }
             }
         } else {

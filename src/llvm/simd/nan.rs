@@ -11,9 +11,10 @@
 //! A use observes a value's bits unless it is a float compare (NaN-ness only), the value
 //! operand of a canonicalizing select (which replaces every NaN), or an operand of the
 //! arithmetic above, a `phi` or a `select`'s value operand whose own result is not observed
-//! (through loops: the least fixed point); `neg`/`abs` (`fneg`, `llvm.fabs`) pass a NaN's
-//! payload on to their result as arithmetic does. Stores, bit casts, conversions, min and max,
-//! calls and vector insertions observe. Run on the kernel in SSA form, before
+//! (through loops: the least fixed point); `neg`/`abs` (`fneg`, `llvm.fabs`), min and max
+//! (`llvm.minimumnum` and the like) and `llvm.ldexp` pass a NaN's payload on to their result
+//! as arithmetic does. Stores, bit casts, conversions, other calls and vector insertions
+//! observe. Run on the kernel in SSA form, before
 //! InstCombine folds the selects into other shapes; the coroutine and thread-loop engines keep
 //! every select and are the tests' oracle (`lit/cpu/run-simd-nan-chain.ptx`).
 
@@ -82,6 +83,15 @@ unsafe fn passes_payload(i: LLVMValueRef) -> bool {
             f.starts_with("llvm.fma.")
                 || f.starts_with("llvm.fmuladd.")
                 || f.starts_with("llvm.fabs.")
+                // ldexp of a NaN is that NaN, quieted (`vscalefps` returns its first operand).
+                || f.starts_with("llvm.ldexp.")
+                // min and max give a NaN only from a NaN operand (`maximumnum`: both), and the
+                // lowering canonicalizes their result as it does arithmetic's: a row maximum's
+                // chain (softmax) needs one compare and blend at its end, not one per step.
+                || f.starts_with("llvm.maximumnum.")
+                || f.starts_with("llvm.minimumnum.")
+                || f.starts_with("llvm.maximum.")
+                || f.starts_with("llvm.minimum.")
                 || ir::statically_rounded_fma(&f).is_some()
         }
         _ => false,

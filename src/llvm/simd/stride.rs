@@ -247,8 +247,12 @@ impl Strides {
             .collect();
         // A loop-header phi (one preheader, one latch: loop-simplify) is first assumed to step
         // like its value from the preheader; when its value from the latch turns out not to
-        // step the same way, it is barred and everything is worked out again.
+        // step the same way, it is barred and everything is worked out again. A latch value
+        // that steps the same but whose lane 0 is not known to be aligned (`%tid.x` plus a
+        // `%ntid.x` the function loads: block loops `for (c = tid; c < n; c += blockDim.x)`)
+        // only makes the phi unaligned.
         let mut barred: HashSet<LLVMValueRef> = HashSet::new();
+        let mut unaligned: HashSet<LLVMValueRef> = HashSet::new();
         loop {
             s.map.clear();
             // Operands come before their users except through phis: a few passes reach the
@@ -263,7 +267,12 @@ impl Strides {
                         if barred.contains(&i) {
                             None
                         } else {
-                            s.header_phi(cfg, i).and_then(|(pre, _)| s.of(pre, varying))
+                            s.header_phi(cfg, i)
+                                .and_then(|(pre, _)| s.of(pre, varying))
+                                .map(|st| Stride {
+                                    aligned: st.aligned && !unaligned.contains(&i),
+                                    ..st
+                                })
                         }
                     } else {
                         s.rule(i, varying, aligned, td)
@@ -277,21 +286,31 @@ impl Strides {
                     break;
                 }
             }
-            let wrong: Vec<LLVMValueRef> = s
-                .map
-                .iter()
-                .filter(|(&i, st)| {
-                    ir::opcode(i) == O::LLVMPHI
-                        && s.header_phi(cfg, i)
-                            .and_then(|(_, latch)| s.of(latch, varying))
-                            != Some(**st)
-                })
-                .map(|(&i, _)| i)
-                .collect();
-            if wrong.is_empty() {
+            let mut again = false;
+            for (&i, st) in &s.map {
+                if ir::opcode(i) != O::LLVMPHI {
+                    continue;
+                }
+                let latch = s
+                    .header_phi(cfg, i)
+                    .and_then(|(_, latch)| s.of(latch, varying));
+                match latch {
+                    // An unaligned phi may take an aligned value.
+                    Some(l)
+                        if l == *st
+                            || Stride {
+                                aligned: false,
+                                ..l
+                            } == *st => {}
+                    Some(l) if Stride { aligned: true, ..l } == *st => {
+                        again |= unaligned.insert(i);
+                    }
+                    _ => again |= barred.insert(i),
+                }
+            }
+            if !again {
                 break;
             }
-            barred.extend(wrong);
         }
         s.whole = s
             .map
