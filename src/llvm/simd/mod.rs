@@ -81,6 +81,9 @@ pub struct Report {
     /// Global loads that stride with a loop and get a prefetch of the next iteration's line
     /// (`prefetch.rs`).
     pub prefetches: usize,
+    /// Global loads that stream by a short constant step and get a prefetch 1 KiB ahead
+    /// (`prefetch.rs`, `AHEAD`).
+    pub stream_prefetches: usize,
     /// Global loads addressed from `%ctaid.x` in a kernel with CTA barriers that get a
     /// prefetch of the next CTA's line (`prefetch::insert_next_cta`).
     pub cta_prefetches: usize,
@@ -171,11 +174,12 @@ pub fn vectorize(
     // functions next to it with the module's context.
     unsafe {
         let cfg = cfg::Cfg::new(fr)?;
-        let mut hints = prefetch::insert(fr, &cfg);
+        let (mut hints, stream_prefetches) = prefetch::insert(fr, &cfg);
         let prefetches = hints
             .iter()
             .filter(|&&i| !c::LLVMIsACallInst(i).is_null())
-            .count();
+            .count()
+            - stream_prefetches;
         let barriers = cfg.blocks.iter().any(|&bb| {
             ir::instructions(bb).into_iter().any(|i| {
                 !c::LLVMIsACallInst(i).is_null()
@@ -187,12 +191,14 @@ pub fn vectorize(
         let prep = Prepared {
             nan_selects: (nans.found, nans.dropped),
             prefetches,
+            stream_prefetches,
             cta_prefetches,
         };
         match build(fr, &cfg, name, params, block, prefer_loops) {
             Ok((mut report, only)) => {
                 report.nan_selects = prep.nan_selects;
                 report.prefetches = prep.prefetches;
+                report.stream_prefetches = prep.stream_prefetches;
                 report.cta_prefetches = prep.cta_prefetches;
                 Ok((report, only))
             }
@@ -210,8 +216,10 @@ pub fn vectorize(
 struct Prepared {
     /// NaN-canonicalizing selects found and dropped (`nan.rs`).
     nan_selects: (usize, usize),
-    /// Prefetches put before strided global loads (`prefetch.rs`).
+    /// Prefetches put before strided global loads (`prefetch.rs`): of the next iteration's
+    /// line, and 1 KiB ahead of a short constant step.
     prefetches: usize,
+    stream_prefetches: usize,
     /// Prefetches of the next CTA's lines (`prefetch::insert_next_cta`).
     cta_prefetches: usize,
 }

@@ -1,4 +1,4 @@
-//! Prefetches of the next iteration's line for global loads that stride through memory.
+//! Prefetches of a later iteration's line for global loads that stride through memory.
 //!
 //! A shared-tile kernel loads its tiles from global memory with a pointer that a loop
 //! advances by a run-time stride: matmul's `B[(k0 + ty) * n + col]` moves `16 n` floats per
@@ -10,8 +10,17 @@
 //! form (so the warp function's analyses see it as any instruction), and `lanes.rs` issues it
 //! for the first and last lane of each run. A hint: it reads nothing and cannot fault.
 //!
-//! Only steps the hardware does not follow: not a constant, or a constant of at least
-//! `MIN_STEP` bytes (a row loop stepping 64 bytes is a stream the prefetchers see).
+//! A step that is not a constant, or a constant of at least `MIN_STEP` bytes, gets the next
+//! iteration's address. A shorter forward constant step is a stream, which the prefetchers
+//! follow, but not far enough ahead when the loop is short and each iteration waits on
+//! memory the prefetchers cannot predict: a warp per CSR row (spmv_warp) walks its row's
+//! `col` and `val` 128 bytes per iteration for one or two iterations around a gather of
+//! `x[col[k]]`, and the next warp's row goes on where it stops. The first load of each row
+//! waited for memory (about 30% of the kernel's samples). In a loop that holds a load
+//! addressed by a value loaded in the loop (`gathers`), such loads get a prefetch `AHEAD`
+//! bytes on (whole steps), which is the rows of the warps that come next when the loop has
+//! ended by then. A step under a line (each line prefetched again for several iterations)
+//! or backward gets none.
 //!
 //! *Integer induction variables* (`index_prefetch`): a grid-stride loop
 //! `for (i = …; i < n; i += %nctaid.x * %ntid.x) acc += in[i]` advances an integer `i` by a
@@ -38,8 +47,18 @@ use llvm_sys::LLVMOpcode as O;
 use super::cfg::Cfg;
 use super::ir;
 
-/// Smallest constant step (bytes) worth a prefetch: beyond a few lines, a new page soon.
+/// Smallest constant step (bytes) worth a prefetch of the next iteration: beyond a few lines,
+/// a new page soon.
 const MIN_STEP: u64 = 1024;
+
+/// How far ahead (bytes) a load advancing by a short constant step is prefetched: the next
+/// iteration's line is usually in flight already, this far is a few rows of a CSR matrix
+/// (spmv_warp: 0.66x the time without it; 2048 and 4096 measured the same within the
+/// noise).
+const AHEAD: u64 = 1024;
+
+/// A cache line (bytes): the smallest constant step prefetched `AHEAD`.
+const LINE: u64 = 64;
 
 /// `v` less constant offsets: through `inttoptr`, `add` of a constant and `getelementptr`
 /// with constant indices.
@@ -71,9 +90,12 @@ unsafe fn invariant(cfg: &Cfg, l: usize, v: LLVMValueRef) -> bool {
     cfg.index.get(&b).is_some_and(|&x| !cfg.loops[l].blocks[x])
 }
 
-/// The step (an i64 value, bytes) that loop `l` adds to `phi`, a phi of `l`'s header, when
-/// it is loop-invariant and worth a prefetch.
-unsafe fn step_of(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<LLVMValueRef> {
+/// How far ahead (an i64 value, bytes) to prefetch for `phi`, a phi of `l`'s header that
+/// loop `l` advances by a loop-invariant step: the step (the next iteration) when it is not
+/// a constant or a constant of at least `MIN_STEP` bytes, `AHEAD` bytes rounded up to whole
+/// steps for a shorter forward constant step of at least a `LINE` (then with `true`: a
+/// stream); none for other steps.
+unsafe fn ahead_of(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<(LLVMValueRef, bool)> {
     let i64t = c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(phi)));
     let mut found = None;
     for k in 0..c::LLVMCountIncoming(phi) {
@@ -106,27 +128,35 @@ unsafe fn step_of(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<LLVMValueRef
         found = Some(s);
     }
     let s = found?;
-    if let Some(k) = ir::const_u64(s) {
-        if (k as i64).unsigned_abs() < MIN_STEP {
-            return None;
+    match ir::const_u64(s).map(|k| k as i64) {
+        Some(k) if k.unsigned_abs() >= MIN_STEP => Some((s, false)),
+        // A short forward step of a line or more: a stream, fetched `AHEAD` bytes on (whole
+        // iterations). Shorter steps stay in a line for several iterations, each of which
+        // would prefetch it again.
+        Some(k) if k >= LINE as i64 => {
+            let ahead = AHEAD.div_ceil(k as u64) * k as u64;
+            Some((c::LLVMConstInt(i64t, ahead, 0), true))
         }
+        Some(_) => None,
+        None => Some((s, false)),
     }
-    Some(s)
 }
 
-/// Puts a prefetch of the next iteration's address before every global load of `f` whose
+/// Puts a prefetch of a later iteration's address before every global load of `f` whose
 /// pointer strides with a loop (see the module comment); returns the instructions it added
-/// (an address and a call per load), for `remove`.
+/// (an address and a call per load), for `remove`, and how many of those loads stream by a
+/// short constant step (prefetched `AHEAD`).
 ///
 /// # Safety
 /// `f` is the defined function `cfg` describes, in SSA form with simplified loops.
-pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
+pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> (Vec<LLVMValueRef>, usize) {
     let m = c::LLVMGetGlobalParent(f);
     let cx = c::LLVMGetModuleContext(m);
     let i8t = c::LLVMInt8TypeInContext(cx);
     let pf = Prefetch::declare(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut added = Vec::new();
+    let mut streams = 0;
     for (bi, i, p) in global_loads(cfg, true) {
         let phi = strip(p);
         if !ir::is_instruction(phi) || ir::opcode(phi) != O::LLVMPHI {
@@ -145,9 +175,13 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
         if !cfg.loops[l].blocks[bi] {
             continue;
         }
-        let Some(s) = step_of(cfg, l, phi) else {
+        let Some((s, stream)) = ahead_of(cfg, l, phi) else {
             continue;
         };
+        if stream && !gathers(cfg, l) {
+            continue;
+        }
+        streams += usize::from(stream);
         c::LLVMPositionBuilderBefore(b, i);
         let mut idx = [s];
         let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
@@ -155,7 +189,31 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> Vec<LLVMValueRef> {
         added.push(pf.call(b, q));
     }
     c::LLVMDisposeBuilder(b);
-    added
+    (added, streams)
+}
+
+/// Whether loop `l` holds a global load whose address is computed from a value loaded in the
+/// loop (`x[col[k]]`): its iterations wait on memory the prefetchers cannot predict, and a
+/// stream beside it gets ahead of them only by software prefetch (`AHEAD`; a loop of plain
+/// streams, a shared-tile matmul's `A` rows, ran 2% slower with it).
+unsafe fn gathers(cfg: &Cfg, l: usize) -> bool {
+    global_loads(cfg, true)
+        .into_iter()
+        .any(|(bi, _, p)| cfg.loops[l].blocks[bi] && loaded_in(cfg, l, p, 0))
+}
+
+/// Whether `v`'s tree of arithmetic (`pure_op`) holds a load in loop `l`.
+unsafe fn loaded_in(cfg: &Cfg, l: usize, v: LLVMValueRef, depth: u32) -> bool {
+    if depth > 24 || !ir::is_instruction(v) || invariant(cfg, l, v) {
+        return false;
+    }
+    match ir::opcode(v) {
+        O::LLVMLoad => true,
+        op if pure_op(op) => ir::operands(v)
+            .into_iter()
+            .any(|o| loaded_in(cfg, l, o, depth + 1)),
+        _ => false,
+    }
 }
 
 /// How far ahead (iterations) an index prefetch reaches in loop `l`: about 256 instructions

@@ -328,6 +328,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.nan_selects.0 as u32);
             w.u32(r.nan_selects.1 as u32);
             w.u32(r.prefetches as u32);
+            w.u32(r.stream_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
         }
     }
@@ -404,6 +405,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let aligned_only = note()?;
             let nan_selects = (r.u32()? as usize, r.u32()? as usize);
             let prefetches = r.u32()? as usize;
+            let stream_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
@@ -423,6 +425,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     aligned_only,
                     nan_selects,
                     prefetches,
+                    stream_prefetches,
                     cta_prefetches,
                 },
             }))

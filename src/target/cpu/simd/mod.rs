@@ -131,6 +131,14 @@ impl WarpPlan {
                 r.prefetches
             );
         }
+        if r.stream_prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches 1 KiB ahead: {} (global loads streaming by a constant step of 64 to \
+                 1023 bytes in a loop with a gather)",
+                r.stream_prefetches
+            );
+        }
         if r.cta_prefetches > 0 {
             let _ = writeln!(
                 s,
