@@ -65,7 +65,11 @@ impl<'c> Gen<'c, '_, '_> {
             let mut at = b
                 .build_int_compare(IntPredicate::EQ, seen, i64t.const_int(1 << j, false), "")
                 .unwrap();
-            for (&r, &m) in &so.must_stop {
+            // In resume-point order: a map's order would make the IR differ from one run
+            // of the compiler to the next.
+            let mut regions: Vec<(u32, u32)> = so.must_stop.iter().map(|(&r, &m)| (r, m)).collect();
+            regions.sort_unstable();
+            for (r, m) in regions {
                 if m == j {
                     let is = b
                         .build_int_compare(IntPredicate::EQ, k, self.c32(r as u64), "")
