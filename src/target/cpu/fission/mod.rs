@@ -72,9 +72,10 @@ pub(crate) mod extra {
     /// return, 2 not taken, 3 taken, 4 store the uniform register bounding the branch's
     /// thread interval (`Plan::probe_regs`) as 4 bytes at `PBUF[t]` and return; at the
     /// yields of stride loops (`stride.rs`, `cta/interchange.rs`): 5 store the induction
-    /// value, step and bound and return, 6 pass the yield by (out-of-line rounds), 7 an
-    /// interchanged iteration (induction value `IV + T`, the loop's own yield returns at
-    /// once), 8 the same, taking the latch without evaluating it.
+    /// value, step and bound and return, 6 pass the yield by (out-of-line rounds), 7 the
+    /// last interchanged iteration of the thread (induction value `IV + T`, falling through
+    /// the latch without evaluating it), 8 an interchanged iteration that is not the last
+    /// (the same, taking the latch; the loop's own yield returns at once).
     pub const PROBE: u32 = 29;
     /// Per-thread bytes where probing rounds store probe branch conditions.
     pub const PBUF: u32 = 30;

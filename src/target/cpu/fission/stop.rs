@@ -435,7 +435,10 @@ pub(super) fn lower_probe<'c, 'a>(
 }
 
 /// The latch `@p bra head` of a stride loop: probe mode 8 (an interchanged iteration that
-/// is not the thread's last, `cta/interchange.rs`) takes it without evaluating `p`.
+/// is not the thread's last, `cta/interchange.rs`) takes it and mode 7 (the thread's last)
+/// falls through, both without looking at `p` (`K.fis` computed which threads leave from the
+/// induction values, the step and the bound; `p` itself is still set for code after the
+/// loop). In mode 7 LLVM then drops the way back to the header and the compare.
 pub(super) fn lower_latch<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -443,10 +446,14 @@ pub(super) fn lower_latch<'c, 'a>(
 ) -> Result<(), Error> {
     let (c, target) = guard_and_target(l, fs, i, "stride loop latch")?;
     let mode = arg(l, fs.func, extra::PROBE).into_int_value();
-    let eight =
-        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(8), "")
+    let is = |m: u64| {
+        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(m), "")
+            .unwrap()
+    };
+    let c = l.b.build_or(c, is(8), "").unwrap();
+    let c =
+        l.b.build_and(c, l.b.build_not(is(7), "").unwrap(), "")
             .unwrap();
-    let c = l.b.build_or(c, eight, "").unwrap();
     let fall = l.new_block(fs, "fall");
     l.b.build_conditional_branch(c, target, fall).unwrap();
     l.b.position_at_end(fall);
