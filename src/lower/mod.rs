@@ -147,6 +147,13 @@ pub struct FnState<'c, 'a> {
     /// Debug metadata of the function (`Lowerer::debug`), when it has positions.
     pub dbg: Option<debug::FnDebug<'c>>,
     counter: u32,
+    /// The body's instructions by `ast::NodeId` (`Block::instructions`), and the one being
+    /// lowered: a target's hooks find their per-instruction plans by it (the thread loops'
+    /// stops and probe branches), and lower an instruction again by number (`lower_node`).
+    pub nodes: Vec<&'a Instruction<'a>>,
+    pub node: ast::NodeId,
+    /// The number the next instruction of the statement walk gets.
+    next_node: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -1089,6 +1096,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             private_reds: f.kind == ast::FnKind::Entry && self.target.private_reductions(f),
             dbg: None,
             counter: 0,
+            nodes: body.instructions(),
+            node: ast::NodeId(0),
+            next_node: 0,
         };
         self.b.position_at_end(start);
         if let Some(d) = &self.debug {
@@ -1221,6 +1231,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                         let bb = self.new_block(fs, "dead");
                         self.b.position_at_end(bb);
                     }
+                    fs.node = ast::NodeId(fs.next_node);
+                    fs.next_node += 1;
+                    debug_assert!(std::ptr::eq(fs.nodes[fs.node.0 as usize], i));
                     self.instruction(fs, i)?;
                 }
                 ast::Statement::Var(v) => module::local_var(self, fs, v)?,
@@ -1249,6 +1262,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         fs.labels = saved_labels;
         fs.local_vars = saved_vars;
         Ok(())
+    }
+
+    /// Lowers instruction `k` of the function's body again (a target rematerializing a
+    /// definition), as `fs.node` while it runs.
+    pub(crate) fn lower_node(&self, fs: &mut FnState<'c, 'a>, k: ast::NodeId) -> Result<(), Error> {
+        let at = std::mem::replace(&mut fs.node, k);
+        let r = self.instruction(fs, fs.nodes[k.0 as usize]);
+        fs.node = at;
+        r
     }
 
     /// Lowers one instruction, with its guard.

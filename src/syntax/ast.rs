@@ -27,20 +27,11 @@ impl<'a> Module<'a> {
     /// Every instruction of the module's function bodies, nested blocks included, in source
     /// order (what tools and tests that look at instructions one by one want).
     pub fn instructions(&self) -> Vec<&Instruction<'a>> {
-        fn walk<'m, 'a>(stmts: &'m [Statement<'a>], out: &mut Vec<&'m Instruction<'a>>) {
-            for s in stmts {
-                match s {
-                    Statement::Instr(i) => out.push(i),
-                    Statement::Block(b) => walk(&b.stmts, out),
-                    _ => {}
-                }
-            }
-        }
         let mut out = Vec::new();
         for item in &self.items {
             if let Item::Function(f) = item {
                 if let Some(b) = &f.body {
-                    walk(&b.stmts, &mut out);
+                    b.walk_instructions(&mut out);
                 }
             }
         }
@@ -179,6 +170,35 @@ pub struct Block<'a> {
     pub stmts: Vec<Statement<'a>>,
     pub span: Span,
 }
+
+impl<'a> Block<'a> {
+    /// The block's instructions, nested blocks included, in source order: the `NodeId`
+    /// numbering (instruction `k` of a function's body is `NodeId(k)`).
+    pub fn instructions(&self) -> Vec<&Instruction<'a>> {
+        let mut out = Vec::new();
+        self.walk_instructions(&mut out);
+        out
+    }
+
+    fn walk_instructions<'m>(&'m self, out: &mut Vec<&'m Instruction<'a>>) {
+        for s in &self.stmts {
+            match s {
+                Statement::Instr(i) => out.push(i),
+                Statement::Block(b) => b.walk_instructions(out),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The place of an instruction in its function's body: `NodeId(k)` is the `k`-th instruction
+/// met in source order, nested blocks included (`Block::instructions`). Unlike `InstrId`, it
+/// tells apart the copies of one parsed instruction in a body a later stage rewrote (the cpu
+/// target's thread loops inline device functions into kernels and insert yields), so it is
+/// what per-function tables of such a body are keyed by; the lowering says which instruction
+/// it is lowering by it (`lower::FnState::node`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Statement<'a> {

@@ -11,18 +11,20 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::syntax::ast::{self, Expr, Function, Instruction, Item, Operand, Statement};
+use crate::syntax::ast::{self, Expr, Function, Instruction, Item, NodeId, Operand, Statement};
 
 /// A stop point: where a thread leaves the region loop.
 #[derive(Clone, Debug)]
 pub struct StopSite<'x, 'a> {
     pub ins: &'x Instruction<'a>,
+    /// Which instruction of the kernel's body it is.
+    pub node: NodeId,
     /// Registers (names) to save before the stop and restore after it.
     pub saved: Vec<&'a str>,
     /// Instructions to run again after the stop (in order): the definitions of the registers
     /// live across it that are pure functions of special registers, parameters, constants and
     /// each other (`Plan::remat`), instead of saving them.
-    pub remat: Vec<&'x Instruction<'a>>,
+    pub remat: Vec<NodeId>,
 }
 
 /// The result of the analysis of one kernel.
@@ -32,8 +34,8 @@ use super::{tidrange, uniform};
 pub struct Plan<'x, 'a> {
     /// Stop `j` (1-based) is `stops[j - 1]`.
     pub stops: Vec<StopSite<'x, 'a>>,
-    /// Stop number of an instruction (by address).
-    pub stop_of: HashMap<*const Instruction<'a>, u32>,
+    /// Stop number of an instruction.
+    pub stop_of: HashMap<NodeId, u32>,
     /// Registers defined exactly once, by `mov` of an integer immediate: name → value.
     pub consts: HashMap<&'a str, u64>,
     /// Whether the kernel declares `.local` variables.
@@ -45,7 +47,7 @@ pub struct Plan<'x, 'a> {
     /// first and runs copies of the region specialized for each direction over the threads
     /// that take it (bounds checks such as `if (i < n)` and `if (tid < stride)` then cost
     /// nothing and need no masked stores).
-    pub probes: HashMap<u32, *const Instruction<'a>>,
+    pub probes: HashMap<u32, NodeId>,
     /// Regions (0 or `j` as for `probes`) in which every thread that starts reaches stop
     /// `must` (the value) and no thread finishes: their rounds need no per-thread state.
     pub must_stop: HashMap<u32, u32>,
@@ -76,7 +78,7 @@ pub struct Plan<'x, 'a> {
     pub finish: HashSet<u32>,
     /// Yields at the headers of stride loops, by instruction (`stride::insert_yields`; set
     /// by the caller, who inserted them).
-    pub yields: HashMap<*const Instruction<'a>, super::stride::StrideLoop<'a>>,
+    pub yields: HashMap<NodeId, super::stride::StrideLoop<'a>>,
 }
 
 /// What a region holds: the instructions a thread can run from its start before it reaches a
@@ -320,6 +322,12 @@ struct Node<'x, 'a> {
     kills: Vec<u32>,
 }
 
+/// The `NodeId` of node `k` of a `Flat`: nodes are the body's instructions in the order
+/// `Block::instructions` numbers them.
+fn node_id(k: usize) -> NodeId {
+    NodeId(k as u32)
+}
+
 /// Flattened body with label scopes.
 struct Flat<'x, 'a> {
     nodes: Vec<Node<'x, 'a>>,
@@ -499,6 +507,14 @@ pub fn analyse<'x, 'a>(
         has_locals: false,
     };
     flatten(body, None, 0, &top, &branch_lists, &mut flat);
+    debug_assert!(
+        body.instructions().len() == flat.nodes.len()
+            && body
+                .instructions()
+                .iter()
+                .zip(&flat.nodes)
+                .all(|(i, n)| std::ptr::eq(*i, n.ins))
+    );
 
     // Calls and instructions the thread loop cannot host.
     let mut memo = HashMap::new();
@@ -550,10 +566,7 @@ pub fn analyse<'x, 'a>(
                 analytic.insert(0, r);
             }
         }
-        let probes = probe
-            .map(|p| (0, flat.nodes[p].ins as *const Instruction<'a>))
-            .into_iter()
-            .collect();
+        let probes = probe.map(|p| (0, node_id(p))).into_iter().collect();
         return Ok(Plan {
             stops: Vec::new(),
             stop_of: HashMap::new(),
@@ -826,13 +839,13 @@ pub fn analyse<'x, 'a>(
                 want.extend(ops.iter().copied().filter(|o| pure_def.contains_key(o)));
             }
         }
-        let remat: Vec<&'x Instruction<'a>> = need.into_iter().map(|k| flat.nodes[k].ins).collect();
         stops.push(StopSite {
             ins: n.ins,
+            node: node_id(k),
             saved,
-            remat,
+            remat: need.into_iter().map(node_id).collect(),
         });
-        stop_of.insert(n.ins as *const Instruction<'a>, stops.len() as u32);
+        stop_of.insert(node_id(k), stops.len() as u32);
     }
     if stops.len() > 8000 {
         return Err(format!("{} barriers and warp operations", stops.len()));
@@ -841,18 +854,14 @@ pub fn analyse<'x, 'a>(
     let mut regions: Vec<(u32, usize)> = vec![(0, 0)];
     for k in 0..nn {
         let i = flat.nodes[k].ins;
-        if let Some(&j) = stop_of.get(&(i as *const Instruction<'a>)) {
+        if let Some(&j) = stop_of.get(&node_id(k)) {
             if i.guard.is_none() {
                 regions.push((j, k + 1));
             }
         }
     }
-    let stop_at = |k: usize| {
-        stop_of
-            .get(&(flat.nodes[k].ins as *const Instruction<'a>))
-            .copied()
-    };
-    let mut probes: HashMap<u32, *const Instruction<'a>> = HashMap::new();
+    let stop_at = |k: usize| stop_of.get(&node_id(k)).copied();
+    let mut probes: HashMap<u32, NodeId> = HashMap::new();
     let mut must_stop = HashMap::new();
     let mut empty_paths = HashMap::new();
     let mut analytic = HashMap::new();
@@ -929,7 +938,7 @@ pub fn analyse<'x, 'a>(
             must_stop.insert(key, j);
         }
         if let Some(b) = find_probe(&flat, start) {
-            probes.insert(key, flat.nodes[b].ins as *const Instruction<'a>);
+            probes.insert(key, node_id(b));
             if flat.nodes[b]
                 .ins
                 .guard

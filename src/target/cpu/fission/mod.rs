@@ -37,7 +37,7 @@ use crate::lower::{ApproxOp, Error, FnState, Lowerer, RoundedOp, Rounding, Space
 use crate::runtime::abi::{bar_red, offset, shfl, vote};
 use crate::runtime::cta::{BarKind, WarpOp};
 use crate::runtime::fission::{StopKind, FRAME_STRIDE, ST_STOP, ST_TRAP};
-use crate::syntax::ast::{self, FnDirective, Instruction, Operand};
+use crate::syntax::ast::{self, FnDirective, Instruction, NodeId, Operand};
 
 pub use analysis::{analyse, Plan};
 pub use cta::emit_kernel;
@@ -72,9 +72,10 @@ pub(crate) mod extra {
     /// return, 2 not taken, 3 taken, 4 store the uniform register bounding the branch's
     /// thread interval (`Plan::probe_regs`) as 4 bytes at `PBUF[t]` and return; at the
     /// yields of stride loops (`stride.rs`, `cta/interchange.rs`): 5 store the induction
-    /// value, step and bound and return, 6 pass the yield by (out-of-line rounds), 7 an
-    /// interchanged iteration (induction value `IV + T`, the loop's own yield returns at
-    /// once), 8 the same, taking the latch without evaluating it.
+    /// value, step and bound and return, 6 pass the yield by (out-of-line rounds), 7 the
+    /// last interchanged iteration of the thread (induction value `IV + T`, falling through
+    /// the latch without evaluating it), 8 an interchanged iteration that is not the last
+    /// (the same, taking the latch; the loop's own yield returns at once).
     pub const PROBE: u32 = 29;
     /// Per-thread bytes where probing rounds store probe branch conditions.
     pub const PBUF: u32 = 30;
@@ -102,15 +103,16 @@ pub(crate) mod extra {
     }
 }
 
-/// What the lowering of one kernel's `K.step` needs and collects.
+/// What the lowering of one kernel's `K.step` needs and collects. Instructions are the
+/// `NodeId`s of the kernel's (rewritten) body, which the hooks compare with `FnState::node`.
 #[derive(Default)]
 struct Cur {
     nptx: u32,
     nstops: u32,
-    stop_of: HashMap<usize, u32>,
+    stop_of: HashMap<NodeId, u32>,
     saved: Vec<Vec<String>>,
-    /// Per stop: definitions to run again after it (instruction addresses).
-    remat: Vec<Vec<usize>>,
+    /// Per stop: definitions to run again after it.
+    remat: Vec<Vec<NodeId>>,
     consts: HashMap<String, u64>,
     /// Register → (per-thread array offset in units of `n`, element size).
     slots: HashMap<String, (u32, u32)>,
@@ -123,15 +125,15 @@ struct Cur {
     stop_consts: Vec<[Option<u32>; 3]>,
     /// The stop being lowered (1-based).
     cur_stop: u32,
-    /// Probe branches (instruction addresses).
-    probes: std::collections::HashSet<usize>,
+    /// Probe branches.
+    probes: std::collections::HashSet<NodeId>,
     /// The latches of stride loops (`StrideLoop::latch`): probe mode 8 takes them.
-    latches: std::collections::HashSet<usize>,
+    latches: std::collections::HashSet<NodeId>,
     /// Probe branches whose interval is bounded by a uniform register: its name, which probe
     /// mode 4 stores (`Plan::probe_regs`).
-    probe_regs: HashMap<usize, String>,
-    /// Yields at the headers of stride loops (`Plan::yields`; instruction addresses).
-    yields: HashMap<usize, YieldInfo>,
+    probe_regs: HashMap<NodeId, String>,
+    /// Yields at the headers of stride loops (`Plan::yields`).
+    yields: HashMap<NodeId, YieldInfo>,
 }
 
 /// What the lowering of a stride loop's yield needs.
@@ -437,7 +439,7 @@ fn restore_regs<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
     names: &[String],
-    remat: &[usize],
+    remat: &[NodeId],
     chain: bool,
 ) -> Result<(), Error> {
     // After an inline shuffle (`chain`), stages of a warp chain but its first (modes 10 and
@@ -457,11 +459,8 @@ fn restore_regs<'c, 'a>(
         };
         l.b.build_store(reg, v).unwrap();
     }
-    for &p in remat {
-        // SAFETY: `p` is the address of an instruction of the AST being lowered, which lives
-        // as long as the lowering (`'a`).
-        let i: &'a Instruction<'a> = unsafe { &*(p as *const Instruction<'a>) };
-        l.instruction(fs, i)?;
+    for &k in remat {
+        l.lower_node(fs, k)?;
     }
     Ok(())
 }
@@ -633,9 +632,7 @@ impl Target for FisTarget {
     ) -> Result<bool, Error> {
         let op = i.opcode.spelling();
         if analysis::is_stop(op) {
-            let j = with_cur(l, |c| {
-                c.stop_of.get(&(i as *const Instruction as usize)).copied()
-            });
+            let j = with_cur(l, |c| c.stop_of.get(&fs.node).copied());
             let Some(j) = j else {
                 return Err(Error::Unsupported {
                     msg: format!("`{op}` not found by the thread-loop analysis"),
@@ -645,19 +642,11 @@ impl Target for FisTarget {
             lower_stop(l, fs, i, j)?;
             return Ok(true);
         }
-        if op == "bra"
-            && with_cur(l, |c| {
-                c.probes.contains(&(i as *const Instruction as usize))
-            })
-        {
+        if op == "bra" && with_cur(l, |c| c.probes.contains(&fs.node)) {
             lower_probe(l, fs, i)?;
             return Ok(true);
         }
-        if op == "bra"
-            && with_cur(l, |c| {
-                c.latches.contains(&(i as *const Instruction as usize))
-            })
-        {
+        if op == "bra" && with_cur(l, |c| c.latches.contains(&fs.node)) {
             lower_latch(l, fs, i)?;
             return Ok(true);
         }
@@ -848,38 +837,25 @@ pub fn lower_step<'c, 'a>(
     let cur = Cur {
         nptx,
         nstops: plan.stops.len() as u32,
-        stop_of: plan
-            .stop_of
-            .iter()
-            .map(|(k, v)| (*k as usize, *v))
-            .collect(),
+        stop_of: plan.stop_of.clone(),
         saved: plan
             .stops
             .iter()
             .map(|s| s.saved.iter().map(|x| x.to_string()).collect())
             .collect(),
-        remat: plan
-            .stops
-            .iter()
-            .map(|s| {
-                s.remat
-                    .iter()
-                    .map(|i| *i as *const Instruction as usize)
-                    .collect()
-            })
-            .collect(),
+        remat: plan.stops.iter().map(|s| s.remat.clone()).collect(),
         consts: plan
             .consts
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
             .collect(),
         locals_per_thread: plan.has_stops() && plan.has_locals,
-        probes: plan.probes.values().map(|p| *p as usize).collect(),
-        latches: plan.yields.values().map(|y| y.latch as usize).collect(),
+        probes: plan.probes.values().copied().collect(),
+        latches: plan.yields.values().map(|y| y.latch).collect(),
         probe_regs: plan
             .probe_regs
             .iter()
-            .filter_map(|(k, r)| Some((*plan.probes.get(k)? as usize, r.to_string())))
+            .filter_map(|(k, r)| Some((*plan.probes.get(k)?, r.to_string())))
             .collect(),
         yields: plan
             .yields
@@ -894,7 +870,7 @@ pub fn lower_step<'c, 'a>(
                     writes: y.writes.iter().map(|w| w.to_string()).collect(),
                     signed: y.signed,
                 };
-                (*i as usize, info)
+                (*i, info)
             })
             .collect(),
         kinds: vec![None; plan.stops.len()],

@@ -133,13 +133,7 @@ pub(super) fn lower_stop<'c, 'a>(
             warp(WarpOp::Elect, &ops[1])
         }
         "activemask" => StopKind::ActiveMask,
-        "nanosleep"
-            if with_cur(l, |c| {
-                c.yields.contains_key(&(i as *const Instruction as usize))
-            }) =>
-        {
-            StopKind::Yield
-        }
+        "nanosleep" if with_cur(l, |c| c.yields.contains_key(&fs.node)) => StopKind::Yield,
         "nanosleep" => {
             l.operand(fs, &ops[0], b32)?;
             StopKind::Sleep
@@ -181,7 +175,7 @@ pub(super) fn lower_stop<'c, 'a>(
         l.b.build_conditional_branch(seven, quiet, stop).unwrap();
         l.b.position_at_end(quiet);
         let carried: Vec<String> = with_cur(l, |c| {
-            let y = c.yields.get(&(i as *const Instruction as usize));
+            let y = c.yields.get(&fs.node);
             saved
                 .iter()
                 .filter(|r| y.is_some_and(|y| y.writes.contains(r)))
@@ -222,7 +216,7 @@ pub(super) fn lower_stop<'c, 'a>(
     l.b.position_at_end(generic);
     restore_regs(l, fs, &saved, &remat, false)?;
     if kind == StopKind::Yield {
-        yield_capture(l, fs, i)?;
+        yield_capture(l, fs)?;
     }
     let res = get_u32(l, f, extra::RES);
     let resp = {
@@ -311,16 +305,10 @@ pub(super) fn lower_stop<'c, 'a>(
 /// step and bound (`stride::StrideLoop`) as u32 at `RES[t]`, `OPB[t]` and `OPC[t]`, and
 /// return. `K.fis` reads them to decide whether it can run the loop interchanged (`cta/interchange.rs`);
 /// the thread is at the yield, so no operand or result of a warp operation is pending there.
-fn yield_capture<'c, 'a>(
-    l: &Lowerer<'c, 'a>,
-    fs: &mut FnState<'c, 'a>,
-    i: &Instruction<'a>,
-) -> Result<(), Error> {
+fn yield_capture<'c, 'a>(l: &Lowerer<'c, 'a>, fs: &mut FnState<'c, 'a>) -> Result<(), Error> {
     let f = fs.func;
     let Some((vals, signed)) = with_cur(l, |c| {
-        c.yields
-            .get(&(i as *const Instruction as usize))
-            .map(|y| (y.vals.clone(), y.signed))
+        c.yields.get(&fs.node).map(|y| (y.vals.clone(), y.signed))
     }) else {
         return Ok(());
     };
@@ -408,11 +396,7 @@ pub(super) fn lower_probe<'c, 'a>(
     let k = |v: u64| l.i32().const_int(v, false);
     let mut cases = vec![(k(1), probe), (k(2), fall), (k(3), target)];
     // Mode 4: the uniform register bounding the branch's interval, as 4 bytes at PBUF[t].
-    let bound = with_cur(l, |c| {
-        c.probe_regs
-            .get(&(i as *const Instruction as usize))
-            .cloned()
-    });
+    let bound = with_cur(l, |c| c.probe_regs.get(&fs.node).cloned());
     if let Some(name) = bound {
         if let Some((reg, st, _)) = l.reg(fs, &name) {
             let here = l.b.get_insert_block().unwrap();
@@ -451,7 +435,10 @@ pub(super) fn lower_probe<'c, 'a>(
 }
 
 /// The latch `@p bra head` of a stride loop: probe mode 8 (an interchanged iteration that
-/// is not the thread's last, `cta/interchange.rs`) takes it without evaluating `p`.
+/// is not the thread's last, `cta/interchange.rs`) takes it and mode 7 (the thread's last)
+/// falls through, both without looking at `p` (`K.fis` computed which threads leave from the
+/// induction values, the step and the bound; `p` itself is still set for code after the
+/// loop). In mode 7 LLVM then drops the way back to the header and the compare.
 pub(super) fn lower_latch<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -459,10 +446,14 @@ pub(super) fn lower_latch<'c, 'a>(
 ) -> Result<(), Error> {
     let (c, target) = guard_and_target(l, fs, i, "stride loop latch")?;
     let mode = arg(l, fs.func, extra::PROBE).into_int_value();
-    let eight =
-        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(8), "")
+    let is = |m: u64| {
+        l.b.build_int_compare(IntPredicate::EQ, mode, l.c32(m), "")
+            .unwrap()
+    };
+    let c = l.b.build_or(c, is(8), "").unwrap();
+    let c =
+        l.b.build_and(c, l.b.build_not(is(7), "").unwrap(), "")
             .unwrap();
-    let c = l.b.build_or(c, eight, "").unwrap();
     let fall = l.new_block(fs, "fall");
     l.b.build_conditional_branch(c, target, fall).unwrap();
     l.b.position_at_end(fall);

@@ -32,7 +32,7 @@ use smallvec::SmallVec;
 
 use super::uniform;
 use crate::isa::{lookup_mod, lookup_opcode};
-use crate::syntax::ast::{Block, Expr, Function, Instruction, Operand, PostOps, Statement};
+use crate::syntax::ast::{Block, Expr, Function, Instruction, NodeId, Operand, PostOps, Statement};
 
 /// An interchangeable stride loop, by its yield.
 #[derive(Clone, Debug)]
@@ -48,9 +48,9 @@ pub struct StrideLoop<'a> {
     pub signed: bool,
     /// The first stop every thread leaving the loop reaches (an instruction of the new
     /// kernel), or `None` when every one finishes.
-    pub exit: Option<*const Instruction<'a>>,
+    pub exit: Option<NodeId>,
     /// The latch's `@p bra head` (an instruction of the new kernel).
-    pub latch: *const Instruction<'a>,
+    pub latch: NodeId,
     /// The registers the loop writes other than `iv` (interchanged iterations save those
     /// live at the yield; the others keep the values saved when the threads reached it).
     pub writes: Vec<&'a str>,
@@ -65,7 +65,8 @@ pub struct StrideLoop<'a> {
 
 /// Flat top-level instructions: (instruction, its top-level statement index), the labels'
 /// node indices, and the top-level register declarations; `None` for shapes not followed
-/// (branches inside nested blocks).
+/// (branches inside nested blocks). Node `k` is the body's instruction `NodeId(k)` (nested
+/// blocks hold only instructions and declarations here).
 type Flat<'x, 'a> = (
     Vec<(&'x Instruction<'a>, usize)>,
     HashMap<&'a str, usize>,
@@ -102,14 +103,12 @@ fn flatten<'x, 'a>(body: &'x Block<'a>) -> Option<Flat<'x, 'a>> {
 }
 
 /// The kernel `f` with a yield at the header of each interchangeable stride loop, and the
-/// loops by yield (addresses of the inserted instructions); `None` when it has none.
+/// loops by yield (the inserted instructions in the new kernel's body); `None` when it has
+/// none.
 pub fn insert_yields<'a>(
     f: &'a Function<'a>,
     scratch: &'a super::Scratch<'a>,
-) -> Option<(
-    &'a Function<'a>,
-    HashMap<*const Instruction<'a>, StrideLoop<'a>>,
-)> {
+) -> Option<(&'a Function<'a>, HashMap<NodeId, StrideLoop<'a>>)> {
     let body = f.body.as_ref()?;
     let (nodes, labels, regs) = flatten(body)?;
     let nn = nodes.len();
@@ -251,21 +250,20 @@ pub fn insert_yields<'a>(
     let g: &'a Function<'a> = scratch.function(g);
     // Nodes of the new kernel: the old ones in order, a yield before the statement of each
     // loop's header.
-    let (gnodes, _, _) = flatten(g.body.as_ref()?)?;
-    let new_of = |k: usize| k + at.iter().filter(|&&s| s <= nodes[k].1).count();
-    let ptr = |k: usize| gnodes[k].0 as *const Instruction<'a>;
+    let new_of = |k: usize| NodeId((k + at.iter().filter(|&&s| s <= nodes[k].1).count()) as u32);
+    let before = |n: NodeId| NodeId(n.0 - 1);
     let heads: HashSet<usize> = loops.iter().map(|l| l.0).collect();
     let mut out = HashMap::new();
     for ((q, p, mut l), exit) in loops.into_iter().zip(exits.drain(..)) {
-        l.latch = ptr(new_of(p));
+        l.latch = new_of(p);
         l.exit = exit.map(|e| {
             if heads.contains(&e) {
-                ptr(new_of(e) - 1) // that loop's yield
+                before(new_of(e)) // that loop's yield
             } else {
-                ptr(new_of(e))
+                new_of(e)
             }
         });
-        out.insert(ptr(new_of(q) - 1), l);
+        out.insert(before(new_of(q)), l);
     }
     Some((g, out))
 }
@@ -569,8 +567,9 @@ fn stride_loop<'a>(
         bound,
         le,
         signed,
+        // Set by `insert_yields`, in the new kernel's numbering.
         exit: None,
-        latch: std::ptr::null(),
+        latch: NodeId(0),
         linear: false,
     })
 }
@@ -627,15 +626,15 @@ mod tests {
             .filter(|s| matches!(s, Statement::Instr(i) if i.opcode.spelling() == "nanosleep"))
             .count();
         assert_eq!(yields, loops.len(), "one yield per loop");
+        let ins = g.body.as_ref().unwrap().instructions();
         let mut out: Vec<_> = loops
-            .values()
-            .map(|l| {
-                // SAFETY: the exit and the latch are instructions of `g`, alive here.
+            .iter()
+            .map(|(y, l)| {
+                assert_eq!(ins[y.0 as usize].opcode.spelling(), "nanosleep");
                 let exit = l.exit.map_or("end".to_string(), |e| {
-                    unsafe { (*e).opcode.spelling() }.into()
+                    ins[e.0 as usize].opcode.spelling().into()
                 });
-                let latch = unsafe { &*l.latch };
-                assert_eq!(latch.opcode.spelling(), "bra");
+                assert_eq!(ins[l.latch.0 as usize].opcode.spelling(), "bra");
                 ((l.iv.to_string(), l.le, l.signed, exit), l.linear)
             })
             .collect();

@@ -14,13 +14,14 @@
 //! `xlo..hi_{k+1}`, which go on, in probe mode 8 (the induction value is `IV + T` with `IV`
 //! computed here, the latch is taken without evaluating it and the yield returns at once
 //! saving only what the loop carries: a loop over threads as tight as the loop body), then
-//! `hi_{k+1}..hi_k` in mode 7 (the same, but the latch is evaluated, and those threads run
-//! on to the loop's exit stop). Those rounds record nothing per thread (`NOSTATE`); the loop's
-//! exit outcome (`StrideLoop::exit`: the stop every leaving thread reaches, or the end) is
-//! written for all of them at the end. At the yield a thread saves only the live registers
-//! the loop writes (a per-thread sum: a load and a store per thread and iteration, which
-//! vectorize across threads); `i` comes from `IV` and registers from before the loop keep the
-//! values saved when the thread first reached the yield. Otherwise the threads run their
+//! `hi_{k+1}..hi_k` in mode 7 (the same, but the latch falls through, again without a look:
+//! the interval says these threads leave, and they run on to the loop's exit stop). Those
+//! rounds record nothing per thread (`NOSTATE`); the loop's exit outcome (`StrideLoop::exit`:
+//! the stop every leaving thread reaches, or the end) is written for all of them at the end.
+//! At the yield a thread saves only the live registers the loop writes (a per-thread sum: a
+//! load and a store per thread and iteration, which vectorize across threads); `i` comes
+//! from `IV` and registers from before the loop keep the values saved when the thread first
+//! reached the yield. Otherwise the threads run their
 //! loops to the end in one round, passing the yield by (probe mode 6).
 
 use super::*;
@@ -65,7 +66,11 @@ impl<'c> Gen<'c, '_, '_> {
             let mut at = b
                 .build_int_compare(IntPredicate::EQ, seen, i64t.const_int(1 << j, false), "")
                 .unwrap();
-            for (&r, &m) in &so.must_stop {
+            // In resume-point order: a map's order would make the IR differ from one run
+            // of the compiler to the next.
+            let mut regions: Vec<(u32, u32)> = so.must_stop.iter().map(|(&r, &m)| (r, m)).collect();
+            regions.sort_unstable();
+            for (r, m) in regions {
                 if m == j {
                     let is = b
                         .build_int_compare(IntPredicate::EQ, k, self.c32(r as u64), "")
