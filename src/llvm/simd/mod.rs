@@ -237,7 +237,11 @@ unsafe fn build(
     // The aligned-warp function alone, for a launch whose block is `block` (aligned):
     // `K.simd` always takes it. `Ok(None)`: it is out of scope too.
     let aligned_only = |why: Option<String>| -> Result<Option<(Report, bool)>, String> {
-        let rows_facts = uniform::Facts::new(fr, cfg, td, true);
+        // The code is for `block` alone: its sizes are known.
+        let rows_facts = match block {
+            Some(b) => uniform::Facts::for_block(fr, cfg, td, b),
+            None => uniform::Facts::new(fr, cfg, td, true),
+        };
         let Ok(mut report) = check(fr, cfg, &rows_facts, td) else {
             return Ok(None);
         };
