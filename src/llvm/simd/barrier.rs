@@ -361,6 +361,9 @@ impl Warp<'_> {
     /// The end of the warp function: `ret void`, or for a coroutine "finished" in the mailbox,
     /// the frame freed, and the handle returned.
     pub(super) unsafe fn finish(&mut self) {
+        if let Some(r) = self.regions.as_mut() {
+            r.in_order = in_order(self.cfg, &r.numbers, r.resumes);
+        }
         if self.regions.is_some() {
             c::LLVMBuildRet(self.b, self.c32(DONE as u64));
             // The guards' idle warps go to the state of their join's barrier.
@@ -456,6 +459,8 @@ pub struct Regions {
     patches: Vec<(LLVMValueRef, LLVMValueRef, LLVMValueRef)>,
     /// Bytes of the frame after the mailbox that hold values the same in every warp.
     pub ufront: u32,
+    /// Every warp meets the barriers in their numbering's order (`in_order`), set at the end.
+    pub in_order: bool,
 }
 
 impl Regions {
@@ -504,6 +509,7 @@ impl Warp<'_> {
             numbers: HashMap::new(),
             patches: Vec::new(),
             ufront: 0,
+            in_order: false,
         });
         // The values a skipped warp copies come first in the frame, in one order in every
         // warp function of the kernel.
@@ -678,6 +684,84 @@ impl Warp<'_> {
             r.patches.push((next_st, code_st, bar));
         }
     }
+}
+
+/// Whether every warp meets the kernel's barriers one after the other in the order of their
+/// `numbers` (1 to `n`): from the start every way through the kernel's control flow reaches
+/// barrier 1 before any other barrier or the end, from barrier k barrier k + 1, and from
+/// barrier `n` the end. A barrier in a loop, one on a branch, or a way out before a barrier
+/// breaks it. Then each region of a warp, entered at state k, stops at barrier k + 1 (its
+/// lanes all take ways that do: no barrier is on a way only some lanes take, `check`), so
+/// the CTA function runs the regions in that order for every warp without keeping states
+/// (`driver.rs`: ordered rounds).
+///
+/// # Safety
+/// `cfg` must describe the function whose barrier calls `numbers` numbers.
+pub unsafe fn in_order(cfg: &Cfg, numbers: &HashMap<LLVMValueRef, u32>, n: u32) -> bool {
+    let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+    let is_barrier = |i: LLVMValueRef| {
+        !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+    };
+    // The barrier numbers must be 1..=n, each once.
+    let mut seen = vec![false; n as usize + 1];
+    let mut count = 0;
+    for is in &insts {
+        for &i in is.iter().filter(|&&i| is_barrier(i)) {
+            match numbers.get(&i) {
+                Some(&k) if (1..=n).contains(&k) && !seen[k as usize] => {
+                    seen[k as usize] = true;
+                    count += 1;
+                }
+                _ => return false,
+            }
+        }
+    }
+    if count != n || cfg.blocks.is_empty() {
+        return false;
+    }
+    // From block `x` at instruction `from`, every way must meet `want` first (`DONE`: the
+    // end of the function).
+    let meets_first = |x: usize, from: usize, want: u32| -> bool {
+        let mut visited = vec![false; cfg.blocks.len()];
+        let mut work = vec![(x, from)];
+        while let Some((x, from)) = work.pop() {
+            match insts[x].iter().skip(from).find(|&&i| is_barrier(i)) {
+                Some(i) => {
+                    if numbers.get(i) != Some(&want) {
+                        return false;
+                    }
+                }
+                None if cfg.succ[x].is_empty() => {
+                    if want != DONE {
+                        return false;
+                    }
+                }
+                None => {
+                    for &s in &cfg.succ[x] {
+                        if !visited[s] {
+                            visited[s] = true;
+                            work.push((s, 0));
+                        }
+                    }
+                }
+            }
+        }
+        true
+    };
+    let next = |k: u32| if k == n { DONE } else { k + 1 };
+    if !meets_first(0, 0, next(0)) {
+        return false;
+    }
+    for (x, is) in insts.iter().enumerate() {
+        for (at, &i) in is.iter().enumerate() {
+            if let Some(&k) = numbers.get(&i) {
+                if !meets_first(x, at + 1, next(k)) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// The source values that may live across a CTA barrier: defined before it on some path and

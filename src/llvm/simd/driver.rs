@@ -112,6 +112,10 @@ pub struct RegionSlot {
     /// Skip guards (`barrier::Guard`): the bytes at the frame's start a skipped warp copies
     /// from the warp that ran, and the key the warp functions agree on.
     pub skip: Option<barrier::SkipKey>,
+    /// Every warp meets the barriers in order, 1 to `states` (`barrier::in_order`): the
+    /// CTA function runs *ordered rounds*, region k of every warp after region k - 1 of
+    /// every warp, with no state per warp.
+    pub in_order: bool,
 }
 
 /// The most barriers for which each state gets its own inlined copy of the warp function in
@@ -127,7 +131,54 @@ const SPECIALIZE_MAX: u32 = 8;
 /// compile time where it was without lockstep rounds (2.0 s instead of 0.73 s otherwise).
 pub const LOCKSTEP_MAX: u32 = 16;
 
-/// Builds `K.simd` (see the module doc).
+/// Makes the block `[x, y, z]` a constant in warp function `f`, which runs only in CTAs of
+/// that shape (the runtime refuses other launches of such a kernel): its reads of `%ntid`
+/// from the context become the numbers, so that what is built from them folds (the lanes
+/// that exist, a 1-D block's `%tid.x`, the skip guards' bounds) instead of being tested at
+/// every warp's entry to every region.
+pub unsafe fn pin_block(f: LLVMValueRef, [x, y, z]: [u32; 3]) {
+    let ctx = c::LLVMGetParam(f, 0);
+    let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f));
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(f));
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        for i in super::ir::instructions(bb) {
+            if c::LLVMIsALoadInst(i).is_null() || c::LLVMTypeOf(i) != i32t {
+                continue;
+            }
+            let p = c::LLVMGetOperand(i, 0);
+            let off = if p == ctx {
+                Some(0)
+            } else if !c::LLVMIsAGetElementPtrInst(p).is_null()
+                && c::LLVMGetNumOperands(p) == 2
+                && c::LLVMGetOperand(p, 0) == ctx
+            {
+                super::ir::const_u64(c::LLVMGetOperand(p, 1)).and_then(|k| {
+                    let size =
+                        llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGetGEPSourceElementType(p));
+                    k.checked_mul(size)
+                })
+            } else {
+                None
+            };
+            let v = match off.map(|o| o.wrapping_sub(u64::from(offset::NTID))) {
+                Some(0) => x,
+                Some(4) => y,
+                Some(8) => z,
+                _ => continue,
+            };
+            c::LLVMReplaceAllUsesWith(i, c::LLVMConstInt(i32t, u64::from(v), 0));
+            c::LLVMInstructionEraseFromParent(i);
+        }
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+}
+
+/// Builds `K.simd` (see the module doc). `known`: the only block the code runs with (the
+/// runtime refuses other launches), whose sizes are then constants of `K.simd` and of the
+/// warp functions (`pin_block`).
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn cta_fn(
     m: LLVMModuleRef,
     k: LLVMValueRef,
@@ -136,7 +187,14 @@ pub unsafe fn cta_fn(
     name: &str,
     params: &[ParamPlace],
     region_slot: RegionSlot,
+    known: Option<[u32; 3]>,
 ) -> LLVMValueRef {
+    if let Some(block) = known {
+        pin_block(w, block);
+        if let Some(r) = rows.filter(|&r| r != w) {
+            pin_block(r, block);
+        }
+    }
     let scheme = region_slot.scheme;
     let co = scheme == Scheme::Coroutines;
     let regions = scheme == Scheme::Regions;
@@ -190,7 +248,10 @@ pub unsafe fn cta_fn(
             l
         });
     }
-    let [nx, ny, nz] = [0, 4, 8].map(|o| ld(i32t, ctx, offset::NTID + o));
+    let [nx, ny, nz] = match known {
+        Some(block) => block.map(|v| c32(u64::from(v))),
+        None => [0, 4, 8].map(|o| ld(i32t, ctx, offset::NTID + o)),
+    };
     let nthreads = c::LLVMBuildMul(b, c::LLVMBuildMul(b, nx, ny, n), nz, n);
     let nwarps = c::LLVMBuildLShr(b, c::LLVMBuildAdd(b, nthreads, c32(31), n), c32(5), n);
     let gx = ld(i32t, ctx, offset::NCTAID);
@@ -558,27 +619,9 @@ pub unsafe fn cta_fn(
         };
         let mail = |i: LLVMValueRef, k: u32| at(slot(i), 4 * k);
         let shared = ld(ptr, ctx, offset::SHARED);
-        each("start", &|i| {
-            c::LLVMBuildStore(b, c32(0), mail(i, barrier::field::STATE));
-        });
-        let round = bb(&format!("{tag}.round"));
-        let done = bb(&format!("{tag}.warps.done"));
-        // Lockstep rounds: the states the waiting warps stopped at, smallest and largest, of
-        // the last round (every warp starts at 0). When they agree, the next round runs a
-        // loop over the warps with the state a constant: the dispatch on it is out of the
-        // loop, and each warp's call is that one region inlined.
         let lockstep_kernel = (1..=LOCKSTEP_MAX).contains(&region_slot.states);
         let lockstep = !one_by_one && lockstep_kernel;
         let (lo, hi) = (states_lo, states_hi);
-        if lockstep {
-            c::LLVMBuildStore(b, c32(0), lo);
-            c::LLVMBuildStore(b, c32(0), hi);
-        }
-        c::LLVMBuildBr(b, round);
-        c::LLVMPositionBuilderAtEnd(b, round);
-        for (acc, v) in [(waiting, 0), (popc, 0), (all, 1), (any, 0)] {
-            c::LLVMBuildStore(b, c32(v), acc);
-        }
         let wt = c::LLVMGlobalGetValueType(w);
         // One warp's region: `how` says which warp function at which state (`None`: the
         // warp's own state, and the function its alignment picks).
@@ -591,12 +634,26 @@ pub unsafe fn cta_fn(
         // whose `%tid.x` the guard a warp of this round published makes idle is not run: it
         // takes the values the same in every warp from the last warp that ran, and the state
         // the guard names.
-        let run_one = |i: LLVMValueRef, how: Option<(LLVMValueRef, u32)>, skip: Option<u32>| {
-            let st = c::LLVMBuildLoad2(b, i32t, mail(i, barrier::field::STATE), n);
+        // With `ordered` (ordered rounds, `how` given), the warp is at that state and runs
+        // on: no state is read or kept, and none is tested for the end or for a barrier.
+        let run_one = |i: LLVMValueRef,
+                       how: Option<(LLVMValueRef, u32)>,
+                       skip: Option<u32>,
+                       ordered: bool| {
             let go = bb(&format!("{tag}.go"));
             let join = bb(&format!("{tag}.go.join"));
-            let live = c::LLVMBuildICmp(b, P::LLVMIntNE, st, c32(barrier::DONE as u64), n);
-            c::LLVMBuildCondBr(b, live, go, join);
+            let st = match how.filter(|_| ordered) {
+                Some((_, k)) => {
+                    c::LLVMBuildBr(b, go);
+                    c32(k as u64)
+                }
+                None => {
+                    let st = c::LLVMBuildLoad2(b, i32t, mail(i, barrier::field::STATE), n);
+                    let live = c::LLVMBuildICmp(b, P::LLVMIntNE, st, c32(barrier::DONE as u64), n);
+                    c::LLVMBuildCondBr(b, live, go, join);
+                    st
+                }
+            };
             c::LLVMPositionBuilderAtEnd(b, go);
             let skipped = skip.zip(region_slot.skip).map(|(k, (ufront, _))| {
                 let code = c::LLVMBuildLoad2(b, i32t, res(guard::CODE), n);
@@ -754,6 +811,11 @@ pub unsafe fn cta_fn(
                 }
                 None => ns,
             };
+            if ordered {
+                c::LLVMBuildBr(b, join);
+                c::LLVMPositionBuilderAtEnd(b, join);
+                return;
+            }
             c::LLVMBuildStore(b, ns, mail(i, barrier::field::STATE));
             let waits = c::LLVMBuildICmp(b, P::LLVMIntNE, ns, c32(barrier::DONE as u64), n);
             let wb = bb(&format!("{tag}.waits"));
@@ -787,6 +849,55 @@ pub unsafe fn cta_fn(
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
         };
+        // Ordered rounds: every warp meets the barriers in order (`barrier::in_order`), so
+        // round k runs region k of every warp, the state a constant, and nothing is kept or
+        // tested per warp between rounds (a lockstep round loaded, tested and stored each
+        // warp's state and gathered the smallest and largest).
+        if !one_by_one && region_slot.in_order && !region_slot.red {
+            for k in 0..=region_slot.states {
+                let skip = region_slot.skip.map(|_| k);
+                if skip.is_some() {
+                    c::LLVMBuildStore(b, c32(0), res(guard::CODE));
+                }
+                let name = format!("ordered{k}.run");
+                match rows {
+                    Some(r) if r != w => {
+                        let rb = bb(&format!("{tag}.ordered{k}.rows"));
+                        let gb = bb(&format!("{tag}.ordered{k}.general"));
+                        let cont = bb(&format!("{tag}.ordered{k}.done"));
+                        c::LLVMBuildCondBr(b, aligned, rb, gb);
+                        c::LLVMPositionBuilderAtEnd(b, rb);
+                        each(&name, &|i| run_one(i, Some((r, k)), skip, true));
+                        c::LLVMBuildBr(b, cont);
+                        c::LLVMPositionBuilderAtEnd(b, gb);
+                        each(&name, &|i| run_one(i, Some((w, k)), None, true));
+                        c::LLVMBuildBr(b, cont);
+                        c::LLVMPositionBuilderAtEnd(b, cont);
+                    }
+                    Some(r) => each(&name, &|i| run_one(i, Some((r, k)), skip, true)),
+                    None => each(&name, &|i| run_one(i, Some((w, k)), skip, true)),
+                }
+            }
+            return c::LLVMGetInsertBlock(b);
+        }
+        each("start", &|i| {
+            c::LLVMBuildStore(b, c32(0), mail(i, barrier::field::STATE));
+        });
+        let round = bb(&format!("{tag}.round"));
+        let done = bb(&format!("{tag}.warps.done"));
+        // Lockstep rounds: the states the waiting warps stopped at, smallest and largest, of
+        // the last round (every warp starts at 0). When they agree, the next round runs a
+        // loop over the warps with the state a constant: the dispatch on it is out of the
+        // loop, and each warp's call is that one region inlined.
+        if lockstep {
+            c::LLVMBuildStore(b, c32(0), lo);
+            c::LLVMBuildStore(b, c32(0), hi);
+        }
+        c::LLVMBuildBr(b, round);
+        c::LLVMPositionBuilderAtEnd(b, round);
+        for (acc, v) in [(waiting, 0), (popc, 0), (all, 1), (any, 0)] {
+            c::LLVMBuildStore(b, c32(v), acc);
+        }
         if lockstep {
             let states = region_slot.states;
             let l = c::LLVMBuildLoad2(b, i32t, lo, n);
@@ -817,30 +928,30 @@ pub unsafe fn cta_fn(
                         c::LLVMBuildCondBr(b, aligned, rb, general);
                         c::LLVMPositionBuilderAtEnd(b, rb);
                         each(&format!("lockstep{k}.run"), &|i| {
-                            run_one(i, Some((r, k)), skip)
+                            run_one(i, Some((r, k)), skip, false)
                         });
                         c::LLVMBuildBr(b, ran);
                     }
                     Some(r) => {
                         each(&format!("lockstep{k}.run"), &|i| {
-                            run_one(i, Some((r, k)), skip)
+                            run_one(i, Some((r, k)), skip, false)
                         });
                         c::LLVMBuildBr(b, ran);
                     }
                     None => {
                         each(&format!("lockstep{k}.run"), &|i| {
-                            run_one(i, Some((w, k)), skip)
+                            run_one(i, Some((w, k)), skip, false)
                         });
                         c::LLVMBuildBr(b, ran);
                     }
                 }
             }
             c::LLVMPositionBuilderAtEnd(b, general);
-            each("run", &|i| run_one(i, None, None));
+            each("run", &|i| run_one(i, None, None, false));
             c::LLVMBuildBr(b, ran);
             c::LLVMPositionBuilderAtEnd(b, ran);
         } else {
-            each("run", &|i| run_one(i, None, None));
+            each("run", &|i| run_one(i, None, None, false));
         }
         let some = c::LLVMBuildLoad2(b, i32t, waiting, n);
         let some = c::LLVMBuildICmp(b, P::LLVMIntNE, some, c32(0), n);

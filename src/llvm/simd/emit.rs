@@ -72,6 +72,12 @@ unsafe fn wide(t: LLVMTypeRef) -> bool {
     c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind && c::LLVMGetVectorSize(t) >= LANES
 }
 
+/// What `Warp::build` finds out about the warp function it built, for its CTA function: the
+/// region scheme's slot bytes and alignment, whether it exchanges `bar.red` contributions, its
+/// barriers, its skip guards' key, and whether its warps meet the barriers in order
+/// (`barrier::in_order`).
+pub type Built = (u32, u32, bool, u32, Option<super::barrier::SkipKey>, bool);
+
 impl<'a> Warp<'a> {
     /// Builds the warp function for `src` into `dst` (declared with the parameters
     /// `ctx, warp, nthreads` and then `src`'s).
@@ -87,7 +93,7 @@ impl<'a> Warp<'a> {
         dst: LLVMValueRef,
         cfg: &'a Cfg,
         facts: &'a Facts,
-    ) -> Result<(u32, u32, bool, u32, Option<super::barrier::SkipKey>), String> {
+    ) -> Result<Built, String> {
         let m = c::LLVMGetGlobalParent(src);
         let cx = c::LLVMGetModuleContext(m);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -156,9 +162,11 @@ impl<'a> Warp<'a> {
         c::LLVMDisposeBuilder(b);
         c::LLVMDisposeBuilder(allocas);
         r.map(|()| {
-            w.regions.as_ref().map_or((0, 0, false, 0, None), |r| {
-                (r.size, r.align, r.red, r.resumes, r.skip_key())
-            })
+            w.regions
+                .as_ref()
+                .map_or((0, 0, false, 0, None, false), |r| {
+                    (r.size, r.align, r.red, r.resumes, r.skip_key(), r.in_order)
+                })
         })
     }
 

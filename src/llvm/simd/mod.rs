@@ -245,7 +245,11 @@ unsafe fn build(
     // The aligned-warp function alone, for a launch whose block is `block` (aligned):
     // `K.simd` always takes it. `Ok(None)`: it is out of scope too.
     let aligned_only = |why: Option<String>| -> Result<Option<(Report, bool)>, String> {
-        let rows_facts = uniform::Facts::new(fr, cfg, td, true);
+        // The code is for `block` alone: its sizes are known.
+        let rows_facts = match block {
+            Some(b) => uniform::Facts::for_block(fr, cfg, td, b),
+            None => uniform::Facts::new(fr, cfg, td, true),
+        };
         let Ok(mut report) = check(fr, cfg, &rows_facts, td) else {
             return Ok(None);
         };
@@ -263,7 +267,7 @@ unsafe fn build(
             block,
         )?;
         report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &rows_facts);
-        driver::cta_fn(m, fr, dr, Some(dr), name, params, slot);
+        driver::cta_fn(m, fr, dr, Some(dr), name, params, slot, block);
         report.rows = Some((report.uniform, report.varying));
         // The only warp function is the aligned one: its accesses are the kernel's.
         report.memory = rows_facts.strides.counts;
@@ -349,7 +353,7 @@ unsafe fn build(
             facts.strides.per_row
         ));
         report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
-        driver::cta_fn(m, fr, dst, None, name, params, slot);
+        driver::cta_fn(m, fr, dst, None, name, params, slot, Some(seg.block));
         return Ok((report, true));
     }
     // A second warp function for aligned warps when that makes more values uniform, or
@@ -378,6 +382,7 @@ unsafe fn build(
                     slot.size = slot.size.max(rslot.size);
                     slot.align = slot.align.max(rslot.align);
                     slot.red |= rslot.red;
+                    slot.in_order &= rslot.in_order && slot.states == rslot.states;
                     slot.states = slot.states.max(rslot.states);
                     if slot.skip != rslot.skip {
                         slot.skip = None;
@@ -390,7 +395,7 @@ unsafe fn build(
         }
     }
     report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
-    driver::cta_fn(m, fr, dst, rows, name, params, slot);
+    driver::cta_fn(m, fr, dst, rows, name, params, slot, None);
     Ok((report, false))
 }
 
@@ -581,11 +586,11 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             Err(e)
         }
-        Ok((size, _, _, _, _)) if scheme == barrier::Scheme::Regions && size > slot_max(block) => {
+        Ok((size, ..)) if scheme == barrier::Scheme::Regions && size > slot_max(block) => {
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines, block)
         }
-        Ok((size, align, red, states, skip)) => {
+        Ok((size, align, red, states, skip, in_order)) => {
             if scheme == barrier::Scheme::Regions && code_size(cfg) >= OUT_OF_LINE_MIN {
                 out_of_line(d);
             }
@@ -599,6 +604,7 @@ unsafe fn build_warp(
                     red,
                     states,
                     skip,
+                    in_order,
                 },
             ))
         }
@@ -674,7 +680,10 @@ unsafe fn scheme_note(
                     slot.skip.map_or(0, |(b, _)| b)
                 )
             };
-            let lockstep = if (1..=driver::LOCKSTEP_MAX).contains(&slot.states) {
+            let lockstep = if slot.in_order && !slot.red {
+                "; ordered rounds: every warp meets the barriers in order, round k runs region k \
+                 of every warp"
+            } else if (1..=driver::LOCKSTEP_MAX).contains(&slot.states) {
                 "; lockstep rounds: a loop over the warps per state while all wait at one barrier"
             } else {
                 ""

@@ -31,6 +31,10 @@
 //! of a value that cannot reach the narrow type's limit cannot wrap in any lane (a shared
 //! address `s + 4 * %tid.x`): the cast is exact, and the access consecutive without a test.
 //!
+//! Lane 0 of an aligned stride is a multiple of `32 × step`; a uniform addend with as many
+//! low zero bits (`low_zeros`: `%ctaid.x << 8`, `%ctaid.x * %ntid.x` when the code is for one
+//! known block) keeps it one, so its widening below is exact too.
+//!
 //! Widening casts are the one place where a step is not exact: `sext`/`zext` of a 32-bit
 //! index (PTX `cvt`, `mul.wide`, a GEP's implicit index extension) breaks the sequence where
 //! the narrow value wraps. An access whose address went through exactly one such cast is
@@ -154,6 +158,9 @@ pub struct Strides {
     /// (an offset into the CTA's block, `llvm::cpu`), and the largest `%ntid`: the known
     /// block's under row segments, else the launch limits'.
     bounds: Option<([u64; 5], u64, [u32; 3])>,
+    /// `%ntid` when the code runs only with one block (row segments, or a known aligned
+    /// block: `Facts::for_block`).
+    ntid: Option<[u32; 3]>,
     /// The host has AVX-512F, whose two-source lane permutation (`vpermi2d`) serves a
     /// window of 64 elements (`Access::Window`).
     window: bool,
@@ -210,33 +217,54 @@ impl Strides {
         varying: &HashSet<LLVMValueRef>,
         aligned: bool,
         segment: Option<super::uniform::Segment>,
+        block: Option<[u32; 3]>,
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Strides {
         let mut s = Strides {
             run: segment.map_or(32, |g| i64::from(g.width)),
-            bounds: Some(segment.map_or_else(
-                || {
-                    // Any block: the launch limits (`runtime::abi`, checked by every launch)
-                    // bound every lane's `%tid` and flat index by the largest block, padding
-                    // lanes of its last warp included.
-                    let most = u64::from(MAX_THREADS_PER_CTA) - 1;
-                    (
-                        [most, most, most, 31, most],
-                        shared_bound(cfg, td),
-                        [MAX_THREADS_PER_CTA; 3],
-                    )
-                },
-                |g| {
-                    let [x, y, z] = g.block.map(u64::from);
-                    let lanes = (x * y * z).div_ceil(32) * 32;
-                    let rows = lanes / x;
-                    (
-                        [x - 1, y - 1, (rows - 1) / y, 31, lanes - 1],
-                        shared_bound(cfg, td),
-                        g.block,
-                    )
-                },
-            )),
+            ntid: segment.map(|g| g.block).or(block),
+            bounds: Some(match (segment, block) {
+                // The aligned warps of a known block (one dimension, or `%ntid.x` a
+                // multiple of 32): a 1-D block's last warp pads `%tid.x` up to its end.
+                (None, Some([x, y, z])) => {
+                    let lanes = u64::from(x * y * z).div_ceil(32) * 32;
+                    let tid = if y * z == 1 {
+                        [lanes - 1, 0, 0, 31, lanes - 1]
+                    } else {
+                        [
+                            u64::from(x) - 1,
+                            u64::from(y) - 1,
+                            u64::from(z) - 1,
+                            31,
+                            lanes - 1,
+                        ]
+                    };
+                    (tid, shared_bound(cfg, td), [x, y, z])
+                }
+                _ => segment.map_or_else(
+                    || {
+                        // Any block: the launch limits (`runtime::abi`, checked by every launch)
+                        // bound every lane's `%tid` and flat index by the largest block, padding
+                        // lanes of its last warp included.
+                        let most = u64::from(MAX_THREADS_PER_CTA) - 1;
+                        (
+                            [most, most, most, 31, most],
+                            shared_bound(cfg, td),
+                            [MAX_THREADS_PER_CTA; 3],
+                        )
+                    },
+                    |g| {
+                        let [x, y, z] = g.block.map(u64::from);
+                        let lanes = (x * y * z).div_ceil(32) * 32;
+                        let rows = lanes / x;
+                        (
+                            [x - 1, y - 1, (rows - 1) / y, 31, lanes - 1],
+                            shared_bound(cfg, td),
+                            g.block,
+                        )
+                    },
+                ),
+            }),
             window: crate::llvm::cpu::host_has("+avx512f"),
             ..Strides::default()
         };
@@ -532,12 +560,22 @@ impl Strides {
                 let (a, b) = (of(0)?, of(1)?);
                 let sign = if op == O::LLVMAdd { 1 } else { -1 };
                 let mut r = sum(a, b, sign)?;
-                // Aligned plus a constant multiple of its block stays aligned.
-                let keeps = |x: Stride, k: Option<i64>| {
-                    x.aligned && k.is_some_and(|k| k % (run * x.step) == 0)
+                // Aligned plus a multiple of its block stays aligned: a constant, or a
+                // uniform value with as many low zero bits (`%ctaid.x * 256 + %tid.x`).
+                let keeps = |x: Stride, y: Stride, k: LLVMValueRef| {
+                    x.aligned
+                        && match konst(k) {
+                            Some(k) => k % (run * x.step) == 0,
+                            None => {
+                                y == UNIFORM
+                                    && (run * x.step) as u64 > 0
+                                    && ((run * x.step) as u64).is_power_of_two()
+                                    && self.low_zeros(k, td, 8)
+                                        >= ((run * x.step) as u64).trailing_zeros()
+                            }
+                        }
                 };
-                r.aligned =
-                    keeps(a, konst(opnd(1))) || op == O::LLVMAdd && keeps(b, konst(opnd(0)));
+                r.aligned = keeps(a, b, opnd(1)) || op == O::LLVMAdd && keeps(b, a, opnd(0));
                 Some(r)
             }
             O::LLVMMul => {
@@ -669,6 +707,55 @@ impl Strides {
             }
             _ => false,
         }
+    }
+
+    /// How many low bits of integer `v` are known to be zero in every lane (a scalar's, for
+    /// uniform values): constants, a known block's `%ntid`, shifts left and products by
+    /// them, and sums, differences and bitwise combinations of such values; `depth` limits
+    /// the search.
+    unsafe fn low_zeros(
+        &self,
+        v: LLVMValueRef,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        depth: u32,
+    ) -> u32 {
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMIntegerTypeKind {
+            return 0;
+        }
+        let w = c::LLVMGetIntTypeWidth(t);
+        if let Some(k) = ir::const_u64(v) {
+            return if w > 64 { 0 } else { k.trailing_zeros().min(w) };
+        }
+        let Some(depth) = depth.checked_sub(1) else {
+            return 0;
+        };
+        if !ir::is_instruction(v) {
+            return 0;
+        }
+        let opnd = |k: u32| self.low_zeros(c::LLVMGetOperand(v, k), td, depth);
+        let z = match ir::opcode(v) {
+            O::LLVMShl => match ir::const_u64(c::LLVMGetOperand(v, 1)) {
+                Some(k) if k < u64::from(w) => opnd(0).saturating_add(k as u32),
+                _ => 0,
+            },
+            O::LLVMMul => opnd(0).saturating_add(opnd(1)),
+            O::LLVMAdd | O::LLVMSub | O::LLVMOr | O::LLVMXor => opnd(0).min(opnd(1)),
+            O::LLVMAnd => opnd(0).max(opnd(1)),
+            O::LLVMSelect => opnd(1).min(opnd(2)),
+            O::LLVMZExt | O::LLVMSExt | O::LLVMTrunc | O::LLVMFreeze => opnd(0),
+            O::LLVMLoad => {
+                let k = ir::ctx_offset(td, c::LLVMGetOperand(v, 0))
+                    .and_then(|off| off.checked_sub(crate::runtime::abi::offset::NTID))
+                    .filter(|&k| k % 4 == 0);
+                match (k, self.ntid) {
+                    (Some(k), Some(ntid)) if k < 12 => ntid[k as usize / 4].trailing_zeros(),
+                    _ => 0,
+                }
+            }
+            _ => 0,
+        };
+        z.min(w)
     }
 
     /// Whether `v` is below `2^bits` in every lane (`max_of`).

@@ -104,16 +104,33 @@ impl Facts {
         td: llvm_sys::target::LLVMTargetDataRef,
         rows: bool,
     ) -> Facts {
-        Facts::build(f, cfg, td, rows, None)
+        Facts::build(f, cfg, td, rows, None, None)
     }
 
-    /// `new`, with the strides taken within the rows of `seg` when there is one.
+    /// The aligned-warp facts of code that runs only in CTAs of `block` (aligned: one
+    /// dimension, or `%ntid.x` a multiple of 32): strides know the block's sizes
+    /// (`Strides::new`).
+    ///
+    /// # Safety
+    /// As `new`.
+    pub unsafe fn for_block(
+        f: LLVMValueRef,
+        cfg: &Cfg,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        block: [u32; 3],
+    ) -> Facts {
+        Facts::build(f, cfg, td, true, None, Some(block))
+    }
+
+    /// `new`, with the strides taken within the rows of `seg` when there is one, and for
+    /// `block` alone when it is given.
     unsafe fn build(
         f: LLVMValueRef,
         cfg: &Cfg,
         td: llvm_sys::target::LLVMTargetDataRef,
         rows: bool,
         segment: Option<Segment>,
+        block: Option<[u32; 3]>,
     ) -> Facts {
         let mut aligned: HashSet<LLVMValueRef> = HashSet::new();
         let _ = f;
@@ -223,7 +240,7 @@ impl Facts {
             }
         }
         let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
-        let strides = Strides::new(cfg, &varying, rows, segment, td);
+        let strides = Strides::new(cfg, &varying, rows, segment, block, td);
         Facts {
             varying,
             divergent,
@@ -245,7 +262,7 @@ impl Facts {
         td: llvm_sys::target::LLVMTargetDataRef,
         seg: Segment,
     ) -> Facts {
-        Facts::build(f, cfg, td, false, Some(seg))
+        Facts::build(f, cfg, td, false, Some(seg), None)
     }
 
     pub fn is_varying(&self, v: LLVMValueRef) -> bool {
