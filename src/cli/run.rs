@@ -93,6 +93,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let jit_start = std::time::Instant::now();
+    let jit_cpu_start = process_cpu_ms();
     // The launch's block is known: thread loops specialized for it (`%ntid` constant).
     // Debugging: a coroutine per CUDA thread (its own frame, registers and `ptx2llvm_thread`
     // for gdb) rather than loops over a CTA's threads, unless the environment picks a mode.
@@ -130,6 +131,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             e => fail(format!("{}: error: {e}", a.file.display())),
         })?;
     let jit_ms = jit_start.elapsed().as_secs_f64() * 1e3;
+    let jit_cpu_ms = process_cpu_ms() - jit_cpu_start;
     let Some(info) = program.kernel(&a.kernel) else {
         let names: Vec<&str> = program.kernels().iter().map(|k| k.name.as_str()).collect();
         return Err(fail(format!(
@@ -283,6 +285,9 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
                 Outcome::Uncached => "lowering, optimization and JIT of the module",
             }
         );
+        // The wall time above counts waits for a busy machine's other processes; the CPU time
+        // of the same span does not (compile-time A/B on a shared machine).
+        eprintln!("compile CPU time: {jit_cpu_ms:.1} ms");
     }
     for (i, p) in &dumps {
         if let Some(Arg::Buffer(b)) = args.get(*i) {
@@ -291,6 +296,18 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
+}
+
+/// CPU time (user + system) of the whole process so far, in ms.
+fn process_cpu_ms() -> f64 {
+    // SAFETY: `getrusage` writes the zero-initialized struct it is given and nothing else.
+    let u = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    ms(u.ru_utime) + ms(u.ru_stime)
 }
 
 /// The execution plan of a kernel as `--dump-plan` prints it: the engine chosen at compile

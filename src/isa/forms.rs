@@ -1,6 +1,6 @@
-//! Instruction forms: `ptx.isa` read once at run time (`include_str!` + `OnceLock`) into typed
-//! forms, and the matcher that says which form an instruction is and which of its modifiers
-//! filled which slot.
+//! Instruction forms: `ptx.isa` read at run time (`include_str!`, one `OnceLock` per block of
+//! forms, read on first use) into typed forms, and the matcher that says which form an
+//! instruction is and which of its modifiers filled which slot.
 //!
 //! A form is an ordered list of modifier *slots* (a required literal such as `.sync`, an optional
 //! one such as `{.ftz}`, or a placeholder such as `.type` = one of a set of spellings) followed by
@@ -468,123 +468,123 @@ pub enum OperandMismatch {
     },
 }
 
-/// The instruction-set table.
+/// The instruction-set table. Each block of `ptx.isa` is read on first use of one of its forms
+/// (build.rs found the blocks and each opcode's forms): a kernel meets a few dozen opcodes, and
+/// reading the whole table took about 20 ms of every process.
 #[derive(Debug)]
 pub struct Isa {
-    forms: Vec<Form>,
-    by_opcode: Vec<Vec<FormId>>,
+    /// The forms of each block of `super::FORM_BLOCKS`, once read.
+    blocks: Vec<OnceLock<Vec<Form>>>,
 }
 
 /// The source of the table, compiled in.
 pub const ISA_SOURCE: &str = include_str!("ptx.isa");
 
-/// The table, read from `ptx.isa` on first use.
+/// The table; its blocks are read from `ptx.isa` on first use.
 pub fn isa() -> &'static Isa {
     static ISA: OnceLock<Isa> = OnceLock::new();
-    ISA.get_or_init(|| {
-        // The table is part of the program: build.rs already read it successfully.
-        let spec =
-            notation::parse(ISA_SOURCE).expect("src/isa/ptx.isa is valid (build.rs read it)");
-        Isa::from_spec(&spec.forms)
+    ISA.get_or_init(|| Isa {
+        blocks: super::FORM_BLOCKS.iter().map(|_| OnceLock::new()).collect(),
     })
 }
 
+/// Typed forms of `specs`, whose first form has id `first`.
+fn forms_of_specs(specs: &[FormSpec], first: u32) -> Vec<Form> {
+    let mut forms = Vec::with_capacity(specs.len());
+    // Alternatives are shared between forms of a block; convert each distinct set once.
+    let mut cache: std::collections::HashMap<&[Vec<String>], Arc<SlotValues>> = Default::default();
+    for (k, spec) in specs.iter().enumerate() {
+        // build.rs made the enum from the same table.
+        let opcode =
+            Opcode::from_spelling(&spec.opcode).expect("every opcode of ptx.isa is an Opcode");
+        let slots: Vec<Slot> = spec
+            .slots
+            .iter()
+            .map(|s| Slot {
+                name: s.name.clone(),
+                optional: s.optional,
+                values: cache
+                    .entry(s.alts.as_slice())
+                    .or_insert_with(|| {
+                        Arc::new(SlotValues::new(
+                            s.alts
+                                .iter()
+                                .map(|a| a.iter().filter_map(|m| Mod::from_spelling(m)).collect())
+                                .collect(),
+                        ))
+                    })
+                    .clone(),
+                after_operand: s.after_operand.map(|i| i as u8),
+            })
+            .collect();
+        let operands = spec
+            .operands
+            .iter()
+            .map(|o| OperandPat {
+                name: o.name.clone(),
+                kind: o.kind,
+                pair: o.pair,
+                negatable: o.negatable,
+                group: o.group.map(|g| g as u8),
+            })
+            .collect();
+        let mut vocabulary: Vec<Mod> = slots
+            .iter()
+            .flat_map(|s: &Slot| s.values.alts.iter().flatten().copied())
+            .collect();
+        vocabulary.sort_unstable();
+        vocabulary.dedup();
+        forms.push(Form {
+            id: FormId(first + k as u32),
+            opcode,
+            head: spec.head.clone(),
+            operands_text: spec.operands_text.clone(),
+            slots,
+            operands,
+            line: spec.line as u32,
+            vocabulary,
+        });
+    }
+    forms
+}
+
 impl Isa {
-    fn from_spec(specs: &[FormSpec]) -> Isa {
-        let mut forms = Vec::with_capacity(specs.len());
-        let mut by_opcode = vec![Vec::new(); Opcode::COUNT];
-        // Alternatives are shared between forms of a block; convert each distinct set once.
-        let mut cache: std::collections::HashMap<&[Vec<String>], Arc<SlotValues>> =
-            Default::default();
-        for (k, spec) in specs.iter().enumerate() {
-            let Some(opcode) = Opcode::from_spelling(&spec.opcode) else {
-                continue;
-            };
-            let id = FormId(k as u32);
-            let slots: Vec<Slot> = spec
-                .slots
-                .iter()
-                .map(|s| Slot {
-                    name: s.name.clone(),
-                    optional: s.optional,
-                    values: cache
-                        .entry(s.alts.as_slice())
-                        .or_insert_with(|| {
-                            Arc::new(SlotValues::new(
-                                s.alts
-                                    .iter()
-                                    .map(|a| {
-                                        a.iter().filter_map(|m| Mod::from_spelling(m)).collect()
-                                    })
-                                    .collect(),
-                            ))
-                        })
-                        .clone(),
-                    after_operand: s.after_operand.map(|i| i as u8),
-                })
-                .collect();
-            let operands = spec
-                .operands
-                .iter()
-                .map(|o| OperandPat {
-                    name: o.name.clone(),
-                    kind: o.kind,
-                    pair: o.pair,
-                    negatable: o.negatable,
-                    group: o.group.map(|g| g as u8),
-                })
-                .collect();
-            by_opcode[opcode as usize].push(id);
-            let mut vocabulary: Vec<Mod> = slots
-                .iter()
-                .flat_map(|s: &Slot| s.values.alts.iter().flatten().copied())
-                .collect();
-            vocabulary.sort_unstable();
-            vocabulary.dedup();
-            forms.push(Form {
-                id,
-                opcode,
-                head: spec.head.clone(),
-                operands_text: spec.operands_text.clone(),
-                slots,
-                operands,
-                line: spec.line as u32,
-                vocabulary,
-            });
-        }
-        // Forms skipped above would shift ids; they cannot occur (the enum comes from the same
-        // table), but keep ids equal to positions regardless.
-        for (k, f) in forms.iter_mut().enumerate() {
-            f.id = FormId(k as u32);
-        }
-        let mut by_opcode = vec![Vec::new(); by_opcode.len()];
-        for f in &forms {
-            by_opcode[f.opcode as usize].push(f.id);
-        }
-        Isa { forms, by_opcode }
+    /// The forms of block `b` of `super::FORM_BLOCKS`, read on first use.
+    fn block(&self, b: usize) -> &[Form] {
+        self.blocks[b].get_or_init(|| {
+            let (lo, hi, line, first) = super::FORM_BLOCKS[b];
+            // The table is part of the program: build.rs read every block alone successfully.
+            let specs = notation::parse_block(&ISA_SOURCE[lo as usize..hi as usize], line as usize)
+                .expect("src/isa/ptx.isa is valid (build.rs read it)");
+            forms_of_specs(&specs, first)
+        })
     }
 
-    /// Every form, in declaration order.
-    pub fn forms(&self) -> &[Form] {
-        &self.forms
+    /// Every form, in declaration order (reads the whole table).
+    pub fn forms(&self) -> Vec<&Form> {
+        (0..super::FORM_COUNT as u32)
+            .map(|k| self.form(FormId(k)))
+            .collect()
     }
 
     pub fn form(&self, id: FormId) -> &Form {
-        &self.forms[id.0 as usize]
+        let b = super::FORM_BLOCKS.partition_point(|blk| blk.3 <= id.0) - 1;
+        &self.block(b)[(id.0 - super::FORM_BLOCKS[b].3) as usize]
     }
 
     /// The forms of one opcode, in declaration order.
     pub fn forms_of(&self, op: Opcode) -> impl Iterator<Item = &Form> + '_ {
-        self.by_opcode
+        super::OPCODE_FORMS
             .get(op as usize)
-            .into_iter()
-            .flatten()
-            .map(move |&id| self.form(id))
+            .copied()
+            .unwrap_or_default()
+            .iter()
+            .map(move |&id| self.form(FormId(id)))
     }
 
     /// Number of forms of one opcode.
     pub fn form_count(&self, op: Opcode) -> usize {
-        self.by_opcode.get(op as usize).map_or(0, Vec::len)
+        super::OPCODE_FORMS.get(op as usize).map_or(0, |f| f.len())
     }
 
     /// The forms whose slots `mods` fill exactly, with their fills, in declaration order.

@@ -108,6 +108,21 @@ pub struct IsaSpec {
     /// Every modifier spelling: all literals and all definition values (including the
     /// vocabulary blocks that declare no forms).
     pub modifiers: BTreeSet<String>,
+    /// The blocks that declare forms, in order: `parse_block` on a block's lines yields its
+    /// forms alone (build.rs records them, so that a process reads only the blocks of the
+    /// opcodes it meets).
+    pub blocks: Vec<BlockSpan>,
+}
+
+/// Where a block lies in the text and which forms it declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSpan {
+    /// 1-based lines of its first and last statement (inclusive).
+    pub first_line: usize,
+    pub last_line: usize,
+    /// Index in `IsaSpec::forms` of its first form, and how many it declares.
+    pub first_form: usize,
+    pub forms: usize,
 }
 
 impl IsaSpec {
@@ -127,6 +142,13 @@ struct Statement {
     text: String,
 }
 
+/// A block's statements and the 1-based lines of its first and last one.
+struct Block {
+    statements: Vec<Statement>,
+    first_line: usize,
+    last_line: usize,
+}
+
 #[derive(Default)]
 struct Defs {
     mods: BTreeMap<String, Vec<Vec<String>>>,
@@ -140,15 +162,7 @@ pub fn parse(text: &str) -> Result<IsaSpec, String> {
     let mut all_placeholders = BTreeSet::new();
     let mut parsed_blocks = Vec::new();
     for block in &blocks {
-        let mut defs = Defs::default();
-        let mut forms = Vec::new();
-        for st in block {
-            if st.text.contains('=') {
-                parse_definition(st, &mut defs)?;
-            } else {
-                forms.push(st);
-            }
-        }
+        let (defs, forms) = block_defs(block)?;
         for (name, values) in &defs.mods {
             all_placeholders.insert(name.clone());
             for v in values {
@@ -157,7 +171,8 @@ pub fn parse(text: &str) -> Result<IsaSpec, String> {
         }
         parsed_blocks.push((defs, forms));
     }
-    for (defs, forms) in &parsed_blocks {
+    for (block, (defs, forms)) in blocks.iter().zip(&parsed_blocks) {
+        let first_form = spec.forms.len();
         for st in forms {
             for form in parse_form(st, defs)? {
                 for slot in &form.slots {
@@ -180,13 +195,59 @@ pub fn parse(text: &str) -> Result<IsaSpec, String> {
                 spec.forms.push(form);
             }
         }
+        if spec.forms.len() > first_form {
+            spec.blocks.push(BlockSpan {
+                first_line: block.first_line,
+                last_line: block.last_line,
+                first_form,
+                forms: spec.forms.len() - first_form,
+            });
+        }
     }
     Ok(spec)
 }
 
+/// The forms of one block, from exactly its lines (`BlockSpan::first_line` to `last_line` of
+/// a text `parse` accepted); `first_line` numbers them as in the whole text. The checks that
+/// need the whole text (a literal that is a placeholder elsewhere) are `parse`'s.
+pub fn parse_block(text: &str, first_line: usize) -> Result<Vec<FormSpec>, String> {
+    let mut blocks = split_blocks(text)?;
+    let [block] = blocks.as_mut_slice() else {
+        return Err(format!("line {first_line}: not one block"));
+    };
+    for st in &mut block.statements {
+        st.line += first_line - 1;
+    }
+    let (defs, forms) = block_defs(block)?;
+    let mut out = Vec::new();
+    for st in forms {
+        out.extend(parse_form(st, &defs)?);
+    }
+    Ok(out)
+}
+
+/// A block's definitions, and its other statements (the forms).
+fn block_defs(block: &Block) -> Result<(Defs, Vec<&Statement>), String> {
+    let mut defs = Defs::default();
+    let mut forms = Vec::new();
+    for st in &block.statements {
+        if st.text.contains('=') {
+            parse_definition(st, &mut defs)?;
+        } else {
+            forms.push(st);
+        }
+    }
+    Ok((defs, forms))
+}
+
 /// Splits the text into blocks of statements.
-fn split_blocks(text: &str) -> Result<Vec<Vec<Statement>>, String> {
-    let mut blocks: Vec<Vec<Statement>> = vec![Vec::new()];
+fn split_blocks(text: &str) -> Result<Vec<Block>, String> {
+    let new_block = || Block {
+        statements: Vec::new(),
+        first_line: 0,
+        last_line: 0,
+    };
+    let mut blocks: Vec<Block> = vec![new_block()];
     let mut pending = String::new();
     let mut pending_line = 0;
     let mut depth: i32 = 0;
@@ -198,8 +259,8 @@ fn split_blocks(text: &str) -> Result<Vec<Vec<Statement>>, String> {
                     "line {pending_line}: statement is not terminated by `;` before a blank line"
                 ));
             }
-            if blocks.last().is_some_and(|b| !b.is_empty()) {
-                blocks.push(Vec::new());
+            if blocks.last().is_some_and(|b| !b.statements.is_empty()) {
+                blocks.push(new_block());
             }
             continue;
         }
@@ -222,7 +283,11 @@ fn split_blocks(text: &str) -> Result<Vec<Vec<Statement>>, String> {
             if c == ';' && depth == 0 {
                 let text = std::mem::take(&mut pending);
                 if let Some(b) = blocks.last_mut() {
-                    b.push(Statement {
+                    if b.statements.is_empty() {
+                        b.first_line = pending_line;
+                    }
+                    b.last_line = lineno;
+                    b.statements.push(Statement {
                         line: pending_line,
                         text: text.trim().to_string(),
                     });
@@ -241,7 +306,7 @@ fn split_blocks(text: &str) -> Result<Vec<Vec<Statement>>, String> {
             "line {pending_line}: statement is not terminated by `;`"
         ));
     }
-    blocks.retain(|b| !b.is_empty());
+    blocks.retain(|b| !b.statements.is_empty());
     Ok(blocks)
 }
 
@@ -704,6 +769,27 @@ fn parse_operand_list(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_reads_alone_as_in_the_whole_text() {
+        let text =
+            "# x\n\nadd.type d, a, b;  // c\n.type = { .u32,\n  .s32 };\nsub.s32 d, a, b;\n\n\
+                    vop.u32 d, a;\nvop = { vadd, vsub };\n";
+        let spec = parse(text).unwrap();
+        assert_eq!(spec.forms.len(), 4);
+        assert_eq!(spec.blocks.len(), 2);
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        for b in &spec.blocks {
+            let lo = starts[b.first_line - 1];
+            let hi = starts.get(b.last_line).copied().unwrap_or(text.len());
+            let alone = parse_block(&text[lo..hi], b.first_line).unwrap();
+            assert_eq!(alone, spec.forms[b.first_form..b.first_form + b.forms]);
+        }
+        assert_eq!(spec.blocks[1].first_form, 2);
+        assert_eq!(spec.forms[3].line, 8);
+    }
 
     #[test]
     fn reads_a_small_block() {

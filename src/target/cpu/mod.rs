@@ -482,6 +482,14 @@ fn build<'c, 'a>(
     // (instruction referencing) tracks every machine location through the function even when
     // the module has line tables and no variables, 10 of the 45 s of code generation of
     // Triton's matmul on the warp engine; the other finds no variable and returns.
+    // `-funcspec-max-iters=0` (set before `PTX2LLVM_LLVM_OPTS`, which may override it) turns off
+    // IPSCCP's function specialization: its cost model prices every instruction of each
+    // function that a call passes a constant (`K.simd` passes the barrier state to its warp
+    // function), and it cloned nothing in the benchmark suite: the optimized IR of all 23
+    // kernels is byte for byte the same without it. It took 0.4-0.5 s of the 1.6 s of
+    // `default<O2>` on Triton's matmul (one out-of-line warp function, 47,000 instructions).
+    static NO_FUNCSPEC: std::sync::Once = std::sync::Once::new();
+    NO_FUNCSPEC.call_once(|| crate::llvm::fission::parse_llvm_options(&["-funcspec-max-iters=0"]));
     let env_opts = std::env::var("PTX2LLVM_LLVM_OPTS").unwrap_or_default();
     let mut opts: Vec<&str> = env_opts.split_whitespace().collect();
     if dbg.is_some()
