@@ -88,8 +88,10 @@ unsafe fn carries_bits(v: LLVMValueRef) -> bool {
 unsafe fn passes_operand(i: LLVMValueRef, k: u32) -> bool {
     match ir::opcode(i) {
         // A bit cast's result is its operand's bits: a float moved to an integer register
-        // and back (`mov.b32`) is seen exactly where one of the two is.
-        O::LLVMBitCast => true,
+        // and back (`mov.b32`) is seen exactly where one of the two is. Not into a vector
+        // (`mov.b32 {%h1, %h2}`): the pass follows no vector, whose elements are seen where
+        // they are extracted.
+        O::LLVMBitCast => carries_bits(i),
         // `shfl`'s result is the `a` operand of some lane of the warp (its own when the source
         // is out of range or inactive: `warp::shfl`, `runtime::cta`), never other bits; every
         // lane runs this same instruction, so a lane's result being unseen means no lane's
