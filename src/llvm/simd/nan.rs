@@ -13,8 +13,12 @@
 //! arithmetic above, a `phi` or a `select`'s value operand whose own result is not observed
 //! (through loops: the least fixed point); `neg`/`abs` (`fneg`, `llvm.fabs`), min and max
 //! (`llvm.minimumnum` and the like) and `llvm.ldexp` pass a NaN's payload on to their result
-//! as arithmetic does. Stores, bit casts, conversions, other calls and vector insertions
-//! observe. Run on the kernel in SSA form, before
+//! as arithmetic does. A bit cast passes its operand's bits on, and so does `shfl`'s `a`
+//! operand (`ptx2llvm_rt_shfl`: its result is some lane's `a`), so a float moved to an integer
+//! register, shuffled and moved back for a warp reduction (`mov.b32`, `shfl`, `mov.b32`,
+//! `add`: layernorm, softmax, the reductions) is seen only where the integer or the float at
+//! the end is. Stores, integer operations and compares, conversions, other calls and vector
+//! insertions observe. Run on the kernel in SSA form, before
 //! InstCombine folds the selects into other shapes; the coroutine and thread-loop engines keep
 //! every select and are the tests' oracle (`lit/cpu/run-simd-nan-chain.ptx`).
 
@@ -71,6 +75,32 @@ unsafe fn canonicalized(i: LLVMValueRef) -> Option<LLVMValueRef> {
     (a == x && other_ok).then_some(x)
 }
 
+/// Whether `v` can carry a NaN's bits: a narrow float, or an integer of at most 32 bits that
+/// a bit cast or a shuffle may have taken them into.
+unsafe fn carries_bits(v: LLVMValueRef) -> bool {
+    let t = c::LLVMTypeOf(v);
+    narrow_float(v)
+        || (c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMIntegerTypeKind
+            && c::LLVMGetIntTypeWidth(t) <= 32)
+}
+
+/// Whether instruction `i` passes operand `k`'s bits on to its result and nowhere else.
+unsafe fn passes_operand(i: LLVMValueRef, k: u32) -> bool {
+    match ir::opcode(i) {
+        // A bit cast's result is its operand's bits: a float moved to an integer register
+        // and back (`mov.b32`) is seen exactly where one of the two is. Not into a vector
+        // (`mov.b32 {%h1, %h2}`): the pass follows no vector, whose elements are seen where
+        // they are extracted.
+        O::LLVMBitCast => carries_bits(i),
+        // `shfl`'s result is the `a` operand of some lane of the warp (its own when the source
+        // is out of range or inactive: `warp::shfl`, `runtime::cta`), never other bits; every
+        // lane runs this same instruction, so a lane's result being unseen means no lane's
+        // `a` is seen through it.
+        O::LLVMCall if ir::WarpCall::of(&ir::callee(i)) == Some(ir::WarpCall::Shfl) => k == 3,
+        _ => passes_payload(i),
+    }
+}
+
 /// Whether instruction `i` passes a NaN operand's payload on to its result and nowhere else.
 unsafe fn passes_payload(i: LLVMValueRef) -> bool {
     match ir::opcode(i) {
@@ -122,7 +152,6 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
         let is_select = ir::opcode(i) == O::LLVMSelect;
         let is_call = ir::opcode(i) == O::LLVMCall;
         let fcmp = !c::LLVMIsAFCmpInst(i).is_null();
-        let passes = passes_payload(i) || is_select;
         let n = if is_call {
             c::LLVMGetNumArgOperands(i) as u32
         } else {
@@ -130,9 +159,10 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
         };
         for k in 0..n {
             let v = c::LLVMGetOperand(i, k);
-            if !narrow_float(v) || !c::LLVMIsAConstant(v).is_null() || fcmp {
+            if !carries_bits(v) || !c::LLVMIsAConstant(v).is_null() || fcmp {
                 continue;
             }
+            let passes = passes_operand(i, k) || is_select;
             // The canonicalizing select's value operand: every NaN becomes the same one.
             if x.is_some() && k == 2 {
                 continue;
