@@ -939,6 +939,7 @@ mod tests {
                             nan_selects: (16, 15),
                             prefetches: 1,
                             cta_prefetches: 2,
+                            stream_prefetches: 3,
                         },
                     })),
                     warp_refused: None,
