@@ -13,10 +13,9 @@ pub unsafe fn opcode(i: LLVMValueRef) -> LLVMOpcode {
     c::LLVMGetInstructionOpcode(i)
 }
 
-/// Integer arithmetic and bitwise opcodes that cannot trap (no division), and integer width
-/// casts: the pure opcodes every analysis of lane values over an address tree walks through
-/// (each adds its own: division, pointer casts, selects, compares).
-pub fn int_arith_or_cast(op: LLVMOpcode) -> bool {
+/// Integer arithmetic and bitwise binary opcodes that cannot trap (no division): the ones a
+/// lane of a vector instruction can be rebuilt with on scalars (`Warp::lane_of`).
+pub fn int_binop(op: LLVMOpcode) -> bool {
     use LLVMOpcode as O;
     matches!(
         op,
@@ -29,10 +28,15 @@ pub fn int_arith_or_cast(op: LLVMOpcode) -> bool {
             | O::LLVMAnd
             | O::LLVMOr
             | O::LLVMXor
-            | O::LLVMZExt
-            | O::LLVMSExt
-            | O::LLVMTrunc
     )
+}
+
+/// [`int_binop`]s and integer width casts: the pure opcodes every analysis of lane values
+/// over an address tree walks through (each adds its own: division, pointer casts, selects,
+/// compares).
+pub fn int_arith_or_cast(op: LLVMOpcode) -> bool {
+    use LLVMOpcode as O;
+    int_binop(op) || matches!(op, O::LLVMZExt | O::LLVMSExt | O::LLVMTrunc)
 }
 
 pub unsafe fn name(v: LLVMValueRef) -> String {

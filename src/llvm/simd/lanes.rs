@@ -369,15 +369,7 @@ impl Warp<'_> {
         let et = c::LLVMGetElementType(t);
         let opnd = |k: u32| self.lane_of(c::LLVMGetOperand(v, k), lane, depth - 1);
         match c::LLVMGetInstructionOpcode(v) {
-            op @ (O::LLVMAdd
-            | O::LLVMSub
-            | O::LLVMMul
-            | O::LLVMShl
-            | O::LLVMLShr
-            | O::LLVMAShr
-            | O::LLVMAnd
-            | O::LLVMOr
-            | O::LLVMXor) => c::LLVMBuildBinOp(b, op, opnd(0), opnd(1), n),
+            op if ir::int_binop(op) => c::LLVMBuildBinOp(b, op, opnd(0), opnd(1), n),
             op @ (O::LLVMTrunc
             | O::LLVMZExt
             | O::LLVMSExt
