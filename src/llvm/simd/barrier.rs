@@ -531,9 +531,12 @@ impl Warp<'_> {
             r.ufront = r.size - HEAD;
             r.skips = sk;
         }
-        let m = self.frame_slot(mt);
-        if let Some(r) = self.regions.as_mut() {
-            r.mask = m;
+        // The mask needs no slot without a divergent branch (`region_end`).
+        if !self.facts.divergent.is_empty() {
+            let m = self.frame_slot(mt);
+            if let Some(r) = self.regions.as_mut() {
+                r.mask = m;
+            }
         }
     }
 
@@ -613,7 +616,15 @@ impl Warp<'_> {
             r.resumes += 1;
             (r.mask, r.dispatch, r.resumes)
         };
-        c::LLVMBuildStore(b, self.mask, mask);
+        // Without a divergent branch every block's mask is all of the launched lanes or none
+        // (a uniform branch sends the whole mask one way), so at a barrier it is `launched`,
+        // which the preamble builds again at every entry from the call's arguments: the frame
+        // does not keep it, and after inlining into the CTA function's rounds an aligned
+        // warp's mask is a constant (no masked loads, no choice of a row's pointer by lane).
+        let uniform = self.facts.divergent.is_empty();
+        if !uniform {
+            c::LLVMBuildStore(b, self.mask, mask);
+        }
         c::LLVMBuildRet(b, self.c32(k as u64));
         let after = self.append(&format!("r.after{k}"));
         c::LLVMAddCase(dispatch, self.c32(k as u64), after);
@@ -624,7 +635,11 @@ impl Warp<'_> {
                 c::LLVMBuildStore(b, c::LLVMConstNull(mt), p);
             }
         }
-        self.mask = c::LLVMBuildLoad2(b, mt, mask, n);
+        self.mask = if uniform {
+            self.launched
+        } else {
+            c::LLVMBuildLoad2(b, mt, mask, n)
+        };
         self.map.retain(|v, _| !ir::is_instruction(*v));
     }
 }

@@ -424,6 +424,24 @@ impl<'a> Warp<'a> {
             self.splat(n),
             c"".as_ptr(),
         );
+        // The CTA function calls warps below `ceil(n / 32)` only (`driver.rs`), so with a
+        // whole number of warps every lane exists: said as a select on `n`, which folds for a
+        // known block, the launched lanes of a full warp are a constant (a region's mask after
+        // a barrier is them: `region_end`).
+        let whole = c::LLVMBuildICmp(
+            b,
+            LLVMIntPredicate::LLVMIntEQ,
+            c::LLVMBuildAnd(b, n, self.c32(LANES as u64 - 1), c"".as_ptr()),
+            self.c32(0),
+            c"".as_ptr(),
+        );
+        let exists = c::LLVMBuildSelect(
+            b,
+            whole,
+            c::LLVMConstAllOnes(c::LLVMTypeOf(exists)),
+            exists,
+            c"".as_ptr(),
+        );
         let lanes = c::LLVMGetParam(self.dst, 3);
         let chosen = c::LLVMBuildBitCast(b, lanes, self.mask_ty(), c"".as_ptr());
         self.launched = c::LLVMBuildAnd(b, exists, chosen, c"launched".as_ptr());

@@ -688,10 +688,17 @@ unsafe fn scheme_note(
             } else {
                 ""
             };
+            // Without a divergent branch the execution mask is the launched lanes at every
+            // barrier (`Warp::region_end`): not kept.
+            let mask = if facts.divergent.is_empty() {
+                "; the execution mask: the launched lanes (no divergent branch)"
+            } else {
+                "; the execution mask kept"
+            };
             Some(format!(
                 "static regions between barriers (each round runs every waiting warp's region \
                  {}; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
-                 built again after one: {}{lockstep}{skip})",
+                 built again after one: {}{mask}{lockstep}{skip})",
                 if code_size(cfg) >= OUT_OF_LINE_MIN {
                     "as a call (a large kernel)"
                 } else {
