@@ -188,13 +188,26 @@ impl HostMachine {
         pipeline: &str,
     ) -> Result<(), String> {
         use inkwell::values::AsValueRef as _;
+        // SAFETY: `f` is a live function.
+        unsafe { self.run_passes_on(f.as_value_ref(), pipeline) }
+    }
+
+    /// `run_function_pipeline` on a raw function (one of a module copy: `LLVMCloneModule`).
+    ///
+    /// # Safety
+    /// `f` must be a live, defined function.
+    pub unsafe fn run_passes_on(
+        &self,
+        f: llvm_sys::prelude::LLVMValueRef,
+        pipeline: &str,
+    ) -> Result<(), String> {
         let p = CString::new(pipeline).map_err(|e| e.to_string())?;
-        // SAFETY: `f` is a live function, the target machine and options live across the call;
-        // an error is consumed here.
+        // SAFETY: `f` is a live function (the caller's promise), the target machine and options
+        // live across the call; an error is consumed here.
         unsafe {
             let opts = llvm_sys::transforms::pass_builder::LLVMCreatePassBuilderOptions();
             let err = llvm_sys::transforms::pass_builder::LLVMRunPassesOnFunction(
-                f.as_value_ref(),
+                f,
                 p.as_ptr(),
                 self.tm.as_mut_ptr(),
                 opts,

@@ -136,8 +136,15 @@ pub const LOCKSTEP_MAX: u32 = 16;
 /// from the context become the numbers, so that what is built from them folds (the lanes
 /// that exist, a 1-D block's `%tid.x`, the skip guards' bounds) instead of being tested at
 /// every warp's entry to every region.
-pub unsafe fn pin_block(f: LLVMValueRef, [x, y, z]: [u32; 3]) {
+pub unsafe fn pin_block(f: LLVMValueRef, block: [u32; 3]) {
     let ctx = c::LLVMGetParam(f, 0);
+    pin_ntid(f, |p| p == ctx, block);
+}
+
+/// Replaces the `i32` loads of `%ntid` in `f` by `[x, y, z]`: loads from the context field
+/// `offset::NTID` (+ 4, + 8) of a context pointer `ctx` recognizes (a warp function's
+/// parameter; the kernel function's `ptx2llvm_rt_self()`).
+pub unsafe fn pin_ntid(f: LLVMValueRef, ctx: impl Fn(LLVMValueRef) -> bool, [x, y, z]: [u32; 3]) {
     let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f));
     let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(f));
     let i32t = c::LLVMInt32TypeInContext(cx);
@@ -148,11 +155,11 @@ pub unsafe fn pin_block(f: LLVMValueRef, [x, y, z]: [u32; 3]) {
                 continue;
             }
             let p = c::LLVMGetOperand(i, 0);
-            let off = if p == ctx {
+            let off = if ctx(p) {
                 Some(0)
             } else if !c::LLVMIsAGetElementPtrInst(p).is_null()
                 && c::LLVMGetNumOperands(p) == 2
-                && c::LLVMGetOperand(p, 0) == ctx
+                && ctx(c::LLVMGetOperand(p, 0))
             {
                 super::ir::const_u64(c::LLVMGetOperand(p, 1)).and_then(|k| {
                     let size =

@@ -40,6 +40,17 @@ use uniform::{call_kind, CallKind};
 const CLEANUP: &str = "early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
                        mergereturn,loop-simplify,lcssa";
 
+/// For one known block whose kernel has a CTA barrier in a loop: with `%ntid` a constant
+/// (`driver::pin_ntid`), a loop whose trip count follows from it (the halving tree
+/// `for (k = ntid / 2; k > 0; k >>= 1) { ...; __syncthreads(); }`) is unrolled in full
+/// before the barrier analysis, so that its barriers are a straight line (ordered rounds,
+/// no per-warp state) and `k` is a constant in each copy (`s[t + k]` consecutive). The
+/// constants are folded first (the trip count is found by evaluating the loop from a
+/// constant start), then `CLEANUP` again for the analyses' form.
+const UNROLL: &str = "instcombine<no-verify-fixpoint>,loop(loop-unroll-full),early-cse,\
+                      instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,mergereturn,\
+                      loop-simplify,lcssa";
+
 /// What the vectorizer found in a kernel, for the plan (`--dump-plan`).
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -173,7 +184,20 @@ pub fn vectorize(
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
     // functions next to it with the module's context.
     unsafe {
-        let cfg = cfg::Cfg::new(fr)?;
+        let mut cfg = cfg::Cfg::new(fr)?;
+        let unrolled = match block {
+            Some(b)
+                if barrier_in_loop(&cfg)
+                    && uniform::Segment::of(b).is_none()
+                    && unrolls_barrier_loops(machine, fr, b)? =>
+            {
+                driver::pin_ntid(fr, |p| ir::is_self_call(p), b);
+                machine.run_function_pipeline(f, UNROLL)?;
+                cfg = cfg::Cfg::new(fr)?;
+                true
+            }
+            _ => false,
+        };
         let (mut hints, stream_prefetches) = prefetch::insert(fr, &cfg);
         let prefetches = hints
             .iter()
@@ -196,6 +220,8 @@ pub fn vectorize(
         };
         match build(fr, &cfg, name, params, block, prefer_loops) {
             Ok((mut report, only)) => {
+                // `%ntid` is the block's in every function built from the kernel.
+                let only = only || unrolled;
                 report.nan_selects = prep.nan_selects;
                 report.prefetches = prep.prefetches;
                 report.stream_prefetches = prep.stream_prefetches;
@@ -209,6 +235,41 @@ pub fn vectorize(
             }
         }
     }
+}
+
+/// Whether a CTA barrier is inside a loop of `cfg`.
+unsafe fn barrier_in_loop(cfg: &cfg::Cfg) -> bool {
+    cfg.blocks.iter().enumerate().any(|(x, &bb)| {
+        cfg.loops.iter().any(|l| l.blocks[x])
+            && ir::instructions(bb).into_iter().any(|i| {
+                !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+            })
+    })
+}
+
+/// Whether `UNROLL` with `%ntid` pinned to `block` leaves no CTA barrier in a loop of kernel
+/// `fr`, tried on a copy of its module: a kernel whose barrier loops stay (bitonic's stages,
+/// nbody's tiles) keeps its code as it was (with `%ntid` a constant only in the warp
+/// functions, `driver::pin_block`).
+unsafe fn unrolls_barrier_loops(
+    machine: &HostMachine,
+    fr: LLVMValueRef,
+    block: [u32; 3],
+) -> Result<bool, String> {
+    let copy = c::LLVMCloneModule(c::LLVMGetGlobalParent(fr));
+    let mut len = 0;
+    let name = c::LLVMGetValueName2(fr, &mut len);
+    let g = c::LLVMGetNamedFunction(copy, name);
+    let res = if g.is_null() {
+        Ok(false)
+    } else {
+        driver::pin_ntid(g, |p| ir::is_self_call(p), block);
+        machine
+            .run_passes_on(g, UNROLL)
+            .and_then(|()| Ok(!barrier_in_loop(&cfg::Cfg::new(g)?)))
+    };
+    c::LLVMDisposeModule(copy);
+    res
 }
 
 /// What was done to the kernel before its warp function is built, for the plan.
