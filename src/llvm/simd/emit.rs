@@ -27,6 +27,10 @@ use super::uniform::Facts;
 
 pub const LANES: u32 = 32;
 
+/// The most instructions of a block run without its guard (`Warp::unguarded`): a block that
+/// no lane takes costs its instructions instead of a branch.
+const UNGUARDED_MAX: usize = 8;
+
 pub struct Warp<'a> {
     pub cx: LLVMContextRef,
     pub m: LLVMModuleRef,
@@ -44,6 +48,9 @@ pub struct Warp<'a> {
     pub pred_slots: HashMap<LLVMValueRef, LLVMValueRef>,
     cur: usize,
     pub mask: LLVMValueRef,
+    /// Whether the current block runs without its guard (`Warp::unguarded`): its mask may
+    /// be empty.
+    pub(super) unguarded: bool,
     pub(super) allocas: LLVMBuilderRef,
     pub ctx: LLVMValueRef,
     pub launched: LLVMValueRef,
@@ -118,6 +125,7 @@ impl<'a> Warp<'a> {
             pred_slots: HashMap::new(),
             cur: 0,
             mask: std::ptr::null_mut(),
+            unguarded: false,
             allocas,
             ctx: c::LLVMGetParam(dst, 0),
             launched: std::ptr::null_mut(),
@@ -623,8 +631,13 @@ impl<'a> Warp<'a> {
         c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(first));
         let body = self.append(&format!("b{x}.{name}"));
         let next = self.append(&format!("b{x}.done"));
-        let any = self.any(m);
-        c::LLVMBuildCondBr(self.b, any, body, next);
+        self.unguarded = x != 0 && self.unguarded(x);
+        if self.unguarded {
+            c::LLVMBuildBr(self.b, body);
+        } else {
+            let any = self.any(m);
+            c::LLVMBuildCondBr(self.b, any, body, next);
+        }
         c::LLVMPositionBuilderAtEnd(self.b, body);
         self.mask = m;
         for i in ir::instructions(self.cfg.blocks[x]) {
@@ -670,6 +683,111 @@ impl<'a> Warp<'a> {
         c::LLVMBuildBr(self.b, next);
         c::LLVMPositionBuilderAtEnd(self.b, next);
         Ok(())
+    }
+
+    /// Whether block `x` can run with no lane at all, so that it needs no guard: a small
+    /// block of varying instructions only, whose memory accesses are consecutive loads and
+    /// stores (a masked vector access touches no memory for lanes that are off, so an empty
+    /// mask touches none; a full warp's plain access needs every lane on) and whose other
+    /// instructions have no effect but their value (a division divides the lanes that are off
+    /// by one). The guarded load of `if (c < n) v = p[c]` then has no guard branch, and its
+    /// join with the other side is selects on masks that LLVM if-converts: softmax_warp's
+    /// 32 loads and 32 stores per row (CPU per launch x0.90).
+    ///
+    /// Left guarded:
+    /// - uniform instructions: their slots hold one value for every lane, which a run
+    ///   without lanes must not overwrite, and a scalar load or division is not safe to run
+    ///   when no lane asks for it;
+    /// - blocks of kernels with CTA barriers (region or coroutine schemes): there the
+    ///   unguarded blocks made scan x1.36 slower (per launch CPU 27 -> 37 ms, not narrowed
+    ///   down; the skip guards and rounds look at which blocks a warp's region runs).
+    unsafe fn unguarded(&self, x: usize) -> bool {
+        if self.regions.is_some() || self.coro.is_some() {
+            return false;
+        }
+        let mut count = 0;
+        for i in ir::instructions(self.cfg.blocks[x]) {
+            let op = ir::opcode(i);
+            match op {
+                O::LLVMPHI | O::LLVMRet | O::LLVMUnreachable => continue,
+                O::LLVMBr => {
+                    let skip_guard = self.regions.as_ref().is_some_and(|r| {
+                        r.skips.as_ref().is_some_and(|s| s.guards.contains_key(&i))
+                    });
+                    if skip_guard {
+                        return false;
+                    }
+                    continue;
+                }
+                // The context: an argument of the warp function, no code.
+                O::LLVMCall if ir::is_self_call(i) => continue,
+                _ => {}
+            }
+            if !self.facts.is_varying(i) || self.frag_access(i) {
+                return false;
+            }
+            count += 1;
+            let ok = match op {
+                O::LLVMLoad | O::LLVMStore => {
+                    let Some((p, t)) = ir::access(i) else {
+                        return false;
+                    };
+                    // A lane id of the context (`inst`): a value, no access.
+                    let id = op == O::LLVMLoad
+                        && ir::ctx_offset(self.td, p)
+                            .is_some_and(|off| CtxField::at(off).varying());
+                    id || c::LLVMGetOrdering(i)
+                        == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                        && c::LLVMGetVolatile(i) == 0
+                        && !self.pred_slots.contains_key(&p)
+                        && ir::ctx_offset(self.td, p).is_none()
+                        && (op == O::LLVMLoad
+                            || !self.facts.strides.same_address(i, &self.facts.varying))
+                        && self
+                            .facts
+                            .strides
+                            .access(p, t, &self.facts.varying, self.td)
+                            == super::stride::Access::Consecutive
+                }
+                O::LLVMAdd
+                | O::LLVMFAdd
+                | O::LLVMSub
+                | O::LLVMFSub
+                | O::LLVMMul
+                | O::LLVMFMul
+                | O::LLVMFDiv
+                | O::LLVMShl
+                | O::LLVMLShr
+                | O::LLVMAShr
+                | O::LLVMAnd
+                | O::LLVMOr
+                | O::LLVMXor
+                | O::LLVMFNeg
+                | O::LLVMICmp
+                | O::LLVMFCmp
+                | O::LLVMSelect
+                | O::LLVMGetElementPtr
+                | O::LLVMTrunc
+                | O::LLVMZExt
+                | O::LLVMSExt
+                | O::LLVMFPToUI
+                | O::LLVMFPToSI
+                | O::LLVMUIToFP
+                | O::LLVMSIToFP
+                | O::LLVMFPTrunc
+                | O::LLVMFPExt
+                | O::LLVMBitCast
+                | O::LLVMIntToPtr
+                | O::LLVMPtrToInt
+                | O::LLVMFreeze => true,
+                O::LLVMCall => super::uniform::call_kind(i) == super::uniform::CallKind::Lanewise,
+                _ => false,
+            };
+            if !ok || count > UNGUARDED_MAX {
+                return false;
+            }
+        }
+        true
     }
 
     /// The lanes `em` go from block `from` to block `to`.

@@ -524,6 +524,19 @@ impl Warp<'_> {
         phi
     }
 
+    /// Lane `lane`'s pointer of lane pointers `p`, the base of a run's vector access. In a
+    /// block without its guard (`Warp::unguarded`) it may come from slots that no lane has
+    /// written (undefined): frozen, as the masked access's pointer must be a value even when
+    /// its mask is empty.
+    unsafe fn run_base(&self, p: LLVMValueRef, lane: u32) -> LLVMValueRef {
+        let p0 = self.lane_of(p, lane, LANE_OF_DEPTH);
+        if self.unguarded {
+            c::LLVMBuildFreeze(self.b, p0, c"".as_ptr())
+        } else {
+            p0
+        }
+    }
+
     /// `load_runs`'s loads: plain (`full`: every lane runs) or masked.
     unsafe fn load_runs_as(
         &self,
@@ -541,7 +554,7 @@ impl Warp<'_> {
         let m = self.widen(self.mask, k);
         let runs = LANES / run;
         let load = |r: u32, m: LLVMValueRef| {
-            let p0 = self.lane_of(p, r * run, LANE_OF_DEPTH);
+            let p0 = self.run_base(p, r * run);
             if full {
                 let v = c::LLVMBuildLoad2(b, rt, p0, n);
                 c::LLVMSetAlignment(v, self.elem_align(t));
@@ -590,7 +603,7 @@ impl Warp<'_> {
         let run = self.run();
         let m = self.widen(self.mask, k);
         for r in 0..LANES / run {
-            let p0 = self.lane_of(p, r * run, LANE_OF_DEPTH);
+            let p0 = self.run_base(p, r * run);
             let part = self.slice(v, r * run * k, run * k);
             if full {
                 let st = c::LLVMBuildStore(self.b, part, p0);
