@@ -749,36 +749,16 @@ impl<'a> Warp<'a> {
                             .access(p, t, &self.facts.varying, self.td)
                             == super::stride::Access::Consecutive
                 }
-                O::LLVMAdd
-                | O::LLVMFAdd
-                | O::LLVMSub
+                op if ir::int_binop(op) || ir::lanewise_cast(op) => true,
+                O::LLVMFAdd
                 | O::LLVMFSub
-                | O::LLVMMul
                 | O::LLVMFMul
                 | O::LLVMFDiv
-                | O::LLVMShl
-                | O::LLVMLShr
-                | O::LLVMAShr
-                | O::LLVMAnd
-                | O::LLVMOr
-                | O::LLVMXor
                 | O::LLVMFNeg
                 | O::LLVMICmp
                 | O::LLVMFCmp
                 | O::LLVMSelect
                 | O::LLVMGetElementPtr
-                | O::LLVMTrunc
-                | O::LLVMZExt
-                | O::LLVMSExt
-                | O::LLVMFPToUI
-                | O::LLVMFPToSI
-                | O::LLVMUIToFP
-                | O::LLVMSIToFP
-                | O::LLVMFPTrunc
-                | O::LLVMFPExt
-                | O::LLVMBitCast
-                | O::LLVMIntToPtr
-                | O::LLVMPtrToInt
                 | O::LLVMFreeze => true,
                 O::LLVMCall => super::uniform::call_kind(i) == super::uniform::CallKind::Lanewise,
                 _ => false,

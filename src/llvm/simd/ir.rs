@@ -31,6 +31,27 @@ pub fn int_binop(op: LLVMOpcode) -> bool {
     )
 }
 
+/// Casts that convert each lane on its own (no address-space cast: that one needs the
+/// space's base): a vector instruction of one lowers to the same cast of the lanes' vector.
+pub fn lanewise_cast(op: LLVMOpcode) -> bool {
+    use LLVMOpcode as O;
+    matches!(
+        op,
+        O::LLVMTrunc
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMFPToUI
+            | O::LLVMFPToSI
+            | O::LLVMUIToFP
+            | O::LLVMSIToFP
+            | O::LLVMFPTrunc
+            | O::LLVMFPExt
+            | O::LLVMPtrToInt
+            | O::LLVMIntToPtr
+            | O::LLVMBitCast
+    )
+}
+
 /// [`int_binop`]s and integer width casts: the pure opcodes every analysis of lane values
 /// over an address tree walks through (each adds its own: division, pointer casts, selects,
 /// compares).

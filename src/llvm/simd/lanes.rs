@@ -104,18 +104,7 @@ impl Warp<'_> {
                 let x = operand(self, 0);
                 self.space_cast(x, vt)
             }
-            O::LLVMTrunc
-            | O::LLVMZExt
-            | O::LLVMSExt
-            | O::LLVMFPToUI
-            | O::LLVMFPToSI
-            | O::LLVMUIToFP
-            | O::LLVMSIToFP
-            | O::LLVMFPTrunc
-            | O::LLVMFPExt
-            | O::LLVMPtrToInt
-            | O::LLVMIntToPtr
-            | O::LLVMBitCast => {
+            op if ir::lanewise_cast(op) => {
                 let x = operand(self, 0);
                 c::LLVMBuildCast(b, op, x, vt, n)
             }
