@@ -31,6 +31,14 @@ pub fn int_binop(op: LLVMOpcode) -> bool {
     )
 }
 
+/// Integer division and remainder: pure apart from trapping on a zero divisor, so analyses
+/// that only read lane values walk through them, while the prefetches, which copy address
+/// trees, leave them out (`prefetch::pure_op`).
+pub fn int_div_rem(op: LLVMOpcode) -> bool {
+    use LLVMOpcode as O;
+    matches!(op, O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem)
+}
+
 /// Casts that convert each lane on its own (no address-space cast: that one needs the
 /// space's base): a vector instruction of one lowers to the same cast of the lanes' vector.
 pub fn lanewise_cast(op: LLVMOpcode) -> bool {

@@ -336,6 +336,18 @@ unsafe fn with_index(
         .into_iter()
         .map(|o| with_index(cfg, l, b, o, phi, to, added))
         .collect();
+    clone_with(b, v, ops, added)
+}
+
+/// A copy of instruction `v` with operands `ops`, without wrap flags (the copy computes
+/// another iteration's or CTA's address, which may wrap where `v` does not: a prefetch of it
+/// is still only a hint), inserted at the builder's position and pushed on `added`.
+unsafe fn clone_with(
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    ops: Vec<LLVMValueRef>,
+    added: &mut Vec<LLVMValueRef>,
+) -> LLVMValueRef {
     let x = c::LLVMInstructionClone(v);
     for (k, o) in ops.into_iter().enumerate() {
         c::LLVMSetOperand(x, k as u32, o);
@@ -526,14 +538,7 @@ unsafe fn next_cta(
             .into_iter()
             .map(|o| next_cta(td, b, o, (leaves, ahead), done, added))
             .collect();
-        let x = c::LLVMInstructionClone(v);
-        for (k, o) in ops.into_iter().enumerate() {
-            c::LLVMSetOperand(x, k as u32, o);
-        }
-        drop_wrap_flags(x, ir::opcode(v));
-        c::LLVMInsertIntoBuilder(b, x);
-        added.push(x);
-        x
+        clone_with(b, v, ops, added)
     };
     done.insert(v, out);
     out

@@ -119,13 +119,10 @@ pub unsafe fn rows_alike(
             == Some(CtxField::Tid(0));
     }
     let pure = ir::int_arith_or_cast(op)
+        || ir::int_div_rem(op)
         || matches!(
             op,
-            O::LLVMUDiv
-                | O::LLVMSDiv
-                | O::LLVMURem
-                | O::LLVMSRem
-                | O::LLVMIntToPtr
+            O::LLVMIntToPtr
                 | O::LLVMPtrToInt
                 | O::LLVMAddrSpaceCast
                 | O::LLVMBitCast
@@ -692,16 +689,8 @@ impl Strides {
                     && row(c::LLVMGetOperand(i, 0))
             }
             op if ir::int_arith_or_cast(op)
-                || matches!(
-                    op,
-                    O::LLVMUDiv
-                        | O::LLVMSDiv
-                        | O::LLVMURem
-                        | O::LLVMSRem
-                        | O::LLVMICmp
-                        | O::LLVMSelect
-                        | O::LLVMFreeze
-                ) =>
+                || ir::int_div_rem(op)
+                || matches!(op, O::LLVMICmp | O::LLVMSelect | O::LLVMFreeze) =>
             {
                 ir::operands(i).into_iter().all(row)
             }
