@@ -17,6 +17,7 @@ mod lanes;
 mod matrix;
 mod nan;
 mod narrow;
+mod passthru;
 mod prefetch;
 mod stride;
 mod uniform;
@@ -98,6 +99,14 @@ pub struct Report {
     /// Global loads addressed from `%ctaid.x` in a kernel with CTA barriers that get a
     /// prefetch of the next CTA's line (`prefetch::insert_next_cta`).
     pub cta_prefetches: usize,
+}
+
+/// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
+/// into the masked load's pass-through (`passthru.rs`), in the optimized module `m` before
+/// code generation; returns how many it folded.
+pub fn fold_load_defaults(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { passthru::fold(m.as_mut_ptr()) }
 }
 
 /// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the

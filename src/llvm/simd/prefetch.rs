@@ -34,7 +34,9 @@
 //! loads come in one burst (its first round) and the rest of its rounds work on shared
 //! memory; the worker runs the next CTA of its batch after it, whose loads then waited for
 //! memory (the 256-float block reduction: 45% of its cycles on its one `in[i]` load, which a
-//! GPU hides with other CTAs). A load whose address is built from `%ctaid.x` by arithmetic
+//! GPU hides with other CTAs). So does a kernel without barriers whose warp loads a page or
+//! more this way (`PAGE`: a warp per 4 KiB row), in a burst the hardware prefetcher cannot
+//! run ahead of. A load whose address is built from `%ctaid.x` by arithmetic
 //! alone (no phi, no memory but the thread context) gets a prefetch of the same expression
 //! with `%ctaid.x + 1`: the line that CTA loads, fetched while this one runs its rounds. A
 //! hint: when the worker's next CTA is another one (the end of its batch, the next row of a
@@ -68,6 +70,15 @@ const AHEAD: u64 = 1024;
 
 /// A cache line (bytes): the smallest constant step prefetched `AHEAD`.
 const LINE: u64 = 64;
+
+/// A page (bytes): a kernel without CTA barriers whose warp loads this much by `%ctaid.x`
+/// addresses gets the next CTA's lines prefetched (`insert_next_cta`). The hardware's stream
+/// prefetcher stops at a page's end, and a warp that reads a page in one burst (softmax_warp:
+/// a 4 KiB row per warp, 32 loads) leaves it nothing to run ahead of: every row started with
+/// the whole page's misses (kernel time with the prefetch, full size, 5 alternated pairs:
+/// x0.72 on two workers, x0.83 on one). A few vector loads per warp (vecadd: 256 bytes) are
+/// streams the hardware follows.
+const PAGE: u64 = 4096;
 
 /// How many CTAs ahead a tile loop's loads are prefetched (`insert_next_cta`). A tile with a
 /// halo overlaps its neighbour's: the 18-float rows of a 3x3 convolution's 16x16 CTA share
@@ -617,10 +628,10 @@ unsafe fn uses_any(v: LLVMValueRef, leaves: &[LLVMValueRef], depth: u32) -> bool
         .any(|o| uses_any(o, leaves, depth + 1))
 }
 
-/// In a kernel with CTA barriers (`barriers`), puts a prefetch of the next CTA's address
-/// before every global load outside loops whose address is built from `%ctaid.x` (see the
-/// module comment); returns the instructions it added, for `remove`, and how many loads got
-/// one.
+/// In a kernel with CTA barriers (`barriers`), or one whose warp loads at least a page
+/// (`PAGE`) by them, puts a prefetch of the next CTA's address before every global load
+/// outside loops whose address is built from `%ctaid.x` (see the module comment); returns the
+/// instructions it added, for `remove`, and how many loads got one.
 ///
 /// # Safety
 /// `f` is the defined function `cfg` describes, in SSA form.
@@ -630,21 +641,26 @@ pub unsafe fn insert_next_cta(
     barriers: bool,
 ) -> (Vec<LLVMValueRef>, usize) {
     let mut added = Vec::new();
-    if !barriers {
-        return (added, 0);
-    }
     let m = c::LLVMGetGlobalParent(f);
     let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    // Outside loops: in a loop the address would be the same each iteration (no phi in it),
+    // one prefetch per iteration for one line.
+    let outside: Vec<_> = global_loads(cfg, false)
+        .into_iter()
+        .filter(|&(_, _, p)| ctaid_tree(td, p, 0) == Some(true))
+        .collect();
+    let warp_bytes: u64 = outside
+        .iter()
+        .map(|&(_, i, _)| 32 * llvm_sys::target::LLVMABISizeOfType(td, c::LLVMTypeOf(i)))
+        .sum();
+    if !barriers && warp_bytes < PAGE {
+        return (added, 0);
+    }
     let cx = c::LLVMGetModuleContext(m);
     let pf = Prefetch::declare(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut loads = 0;
-    // Outside loops: in a loop the address would be the same each iteration (no phi in it),
-    // one prefetch per iteration for one line.
-    for (_, i, p) in global_loads(cfg, false) {
-        if ctaid_tree(td, p, 0) != Some(true) {
-            continue;
-        }
+    for (_, i, p) in outside {
         c::LLVMPositionBuilderBefore(b, i);
         let mut done = std::collections::HashMap::new();
         let q = next_cta(td, b, p, (&[], 1), &mut done, &mut added);
@@ -655,7 +671,7 @@ pub unsafe fn insert_next_cta(
     // before its barrier): with the loops' header phis as leaves, the address moves each
     // iteration, and so does the CTA's `TILE_AHEAD`-th successor's.
     for (bi, i, p) in global_loads(cfg, true) {
-        if barrier_loop(cfg, bi) {
+        if !barriers || barrier_loop(cfg, bi) {
             continue;
         }
         let leaves = loop_leaves(cfg, bi);

@@ -15,7 +15,8 @@
 //! `PTX2LLVM_CACHE_MAX`. `PTX2LLVM_CACHE=0` turns the cache off.
 //!
 //! Not cached (compiled by MCJIT as without a cache): `-g` builds and the profiling switches
-//! (`PTX2LLVM_PERF_MAP`, `PTX2LLVM_PERF_JITDUMP`, `PTX2LLVM_CODE_DUMP`, `PTX2LLVM_FIS_DUMP`),
+//! (`PTX2LLVM_PERF_MAP`, `PTX2LLVM_PERF_JITDUMP`, `PTX2LLVM_CODE_DUMP`, `PTX2LLVM_FIS_DUMP`,
+//! `PTX2LLVM_OPT_DUMP`),
 //! which rely on MCJIT's debugger and profiler registration or on compiling.
 
 use std::collections::HashMap;
@@ -146,6 +147,7 @@ fn bypassed(req: &Request) -> bool {
         || set("PTX2LLVM_PERF_JITDUMP")
         || set("PTX2LLVM_CODE_DUMP")
         || set("PTX2LLVM_FIS_DUMP")
+        || set("PTX2LLVM_OPT_DUMP")
 }
 
 type Key = [u8; 32];

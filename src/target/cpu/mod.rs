@@ -515,6 +515,18 @@ fn build<'c, 'a>(
         let _ = m.print_to_file(p);
     }
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
+    if opt > 0
+        && kernels
+            .iter()
+            .any(|k| matches!(k.path, fission::KernelPath::Warp(_)))
+    {
+        crate::llvm::simd::fold_load_defaults(&m);
+    }
+    if let Some(p) = std::env::var_os("PTX2LLVM_OPT_DUMP") {
+        // The module as code generation gets it: lit tests check the warp engine's folds
+        // after `default<On>` (`llvm::simd::fold_load_defaults`) in it.
+        let _ = m.print_to_file(p);
+    }
     Ok((m, kernels, shared, globals))
 }
 

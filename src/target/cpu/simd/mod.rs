@@ -140,10 +140,15 @@ impl WarpPlan {
             );
         }
         if r.cta_prefetches > 0 {
+            let why = if r.barriers.is_empty() {
+                "that bring each warp a page or more, in a kernel without CTA barriers"
+            } else {
+                "in a kernel with CTA barriers"
+            };
             let _ = writeln!(
                 s,
                 "  prefetches of the next CTA's lines: {} (global loads addressed from %ctaid.x \
-                 in a kernel with CTA barriers)",
+                 {why})",
                 r.cta_prefetches
             );
         }
