@@ -185,6 +185,15 @@ pub unsafe fn pin_ntid(f: LLVMValueRef, ctx: impl Fn(LLVMValueRef) -> bool, [x, 
 /// Builds `K.simd` (see the module doc). `known`: the only block the code runs with (the
 /// runtime refuses other launches), whose sizes are then constants of `K.simd` and of the
 /// warp functions (`pin_block`).
+///
+/// With static regions the fault replay (`mode` other than `MODE_ALL`: the runtime replays a
+/// CTA lane by lane after a fault, to name the faulting thread, and the launch then fails) is
+/// a function of its own, `K.simd.replay`, which `K.simd` calls: both are built from the same
+/// code, one without the batch and one without the replay. The replay was a second copy of
+/// every region in `K.simd` (its calls inlined like the rounds', a copy per state), about
+/// half of the module's code in the barrier kernels of the benchmark suite. Out of `K.simd`
+/// it is compiled without optimization (`cold_replay`), and `K.simd`'s batch code does not
+/// see it.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn cta_fn(
     m: LLVMModuleRef,
@@ -202,6 +211,40 @@ pub unsafe fn cta_fn(
             pin_block(r, block);
         }
     }
+    let build = |part: Part| cta_part(m, k, w, rows, name, params, region_slot, known, part);
+    if region_slot.scheme != Scheme::Regions {
+        return build(Part::Whole).0;
+    }
+    let (replay, calls) = build(Part::Replay);
+    let (f, _) = build(Part::Batch(replay));
+    cold_replay(&calls);
+    f
+}
+
+/// What `cta_part` builds of the CTA function.
+#[derive(Clone, Copy)]
+enum Part {
+    /// `K.simd`, the replay inside.
+    Whole,
+    /// `K.simd`, whose replay calls this function (`K.simd.replay`).
+    Batch(LLVMValueRef),
+    /// `K.simd.replay`: the replay alone.
+    Replay,
+}
+
+/// `cta_fn`'s `part`, and the warp-function calls of its replay (for `cold_replay`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn cta_part(
+    m: LLVMModuleRef,
+    k: LLVMValueRef,
+    w: LLVMValueRef,
+    rows: Option<LLVMValueRef>,
+    name: &str,
+    params: &[ParamPlace],
+    region_slot: RegionSlot,
+    known: Option<[u32; 3]>,
+    part: Part,
+) -> (LLVMValueRef, Vec<LLVMValueRef>) {
     let scheme = region_slot.scheme;
     let co = scheme == Scheme::Coroutines;
     let regions = scheme == Scheme::Regions;
@@ -213,9 +256,21 @@ pub unsafe fn cta_fn(
     let ptr = c::LLVMPointerTypeInContext(cx, 0);
     let mut pt = [ptr, ptr, ptr];
     let ft = c::LLVMFunctionType(c::LLVMVoidTypeInContext(cx), pt.as_mut_ptr(), 3, 0);
-    let fname = cs(&format!("{name}.simd"));
+    let replay_part = matches!(part, Part::Replay);
+    let fname = cs(&format!(
+        "{name}.simd{}",
+        if replay_part { ".replay" } else { "" }
+    ));
     let f = c::LLVMAddFunction(m, fname.as_ptr(), ft);
     wide(cx, f);
+    if replay_part {
+        c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+        for a in [c"noinline", c"optnone"] {
+            let kind = c::LLVMGetEnumAttributeKindForName(a.as_ptr(), a.to_bytes().len());
+            let attr = c::LLVMCreateEnumAttribute(cx, kind, 0);
+            c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, attr);
+        }
+    }
     let b = c::LLVMCreateBuilderInContext(cx);
     let n = c"".as_ptr();
     let bb = |s: &str| {
@@ -570,7 +625,9 @@ pub unsafe fn cta_fn(
     // mailbox, 0 at the start; a round calls the warp function of every unfinished warp at
     // its state (the call is inlined), which runs it to its next barrier or end; between
     // rounds the `bar.red` contributions are combined. A round ends when every unfinished
-    // warp waits again, as with coroutines.
+    // warp waits again, as with coroutines. The replay's calls of the warp functions are
+    // recorded for `cold_replay`.
+    let replay_calls = std::cell::RefCell::new(Vec::new());
     let region_warps = |tag: &str, one_by_one: bool| {
         let count = if one_by_one {
             c::LLVMBuildMul(b, nwarps, c32(32), n)
@@ -738,6 +795,9 @@ pub unsafe fn cta_fn(
                     let kind = c::LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
                     let attr = c::LLVMCreateEnumAttribute(cx, kind, 0);
                     c::LLVMAddCallSiteAttribute(call, llvm_sys::LLVMAttributeFunctionIndex, attr);
+                }
+                if one_by_one {
+                    replay_calls.borrow_mut().push(call);
                 }
                 call
             };
@@ -997,8 +1057,46 @@ pub unsafe fn cta_fn(
         c::LLVMGetInsertBlock(b)
     };
 
+    // A replay (at the builder's block): the CTA in the context, then every thread finished,
+    // then `exit`.
+    let finish_replay = |exit: LLVMBasicBlockRef| {
+        let replay = c::LLVMGetInsertBlock(b);
+        if regions {
+            region_warps("replay", true);
+        } else if co {
+            co_warps(replay, "replay", true);
+        } else {
+            warps(replay, "replay", true);
+        }
+        let states = ld(ptr, fis, off::STATE);
+        let fill = bb("finished");
+        let after = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, fill);
+        c::LLVMPositionBuilderAtEnd(b, fill);
+        let t = c::LLVMBuildPhi(b, i32t, n);
+        let mut idx = [t];
+        let p = c::LLVMBuildGEP2(b, i16t, states, idx.as_mut_ptr(), 1, n);
+        c::LLVMBuildStore(b, c::LLVMConstInt(i16t, ST_EXIT as u64, 0), p);
+        let tn = c::LLVMBuildAdd(b, t, c32(1), n);
+        let more = c::LLVMBuildICmp(b, P::LLVMIntULT, tn, nthreads, n);
+        c::LLVMBuildCondBr(b, more, fill, exit);
+        let mut v = [c32(0), tn];
+        let mut bbs = [after, fill];
+        c::LLVMAddIncoming(t, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+    };
+
     // The batch: linear CTA ids first .. first + count.
     c::LLVMPositionBuilderAtEnd(b, batch);
+    if replay_part {
+        let exit = bb("exit");
+        c::LLVMBuildBr(b, exit);
+        c::LLVMPositionBuilderAtEnd(b, replay);
+        finish_replay(exit);
+        c::LLVMPositionBuilderAtEnd(b, exit);
+        c::LLVMBuildRetVoid(b);
+        c::LLVMDisposeBuilder(b);
+        return (f, replay_calls.into_inner());
+    }
     let first = ld(i64t, fis, off::CTA_FIRST);
     let count = ld(i32t, fis, off::CTA_COUNT);
     let end = c::LLVMBuildAdd(b, first, c::LLVMBuildZExt(b, count, i64t, n), n);
@@ -1032,33 +1130,136 @@ pub unsafe fn cta_fn(
     let mut bbs = [batch, done];
     c::LLVMAddIncoming(ci, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
 
-    // A replay: the CTA in the context, then every thread finished.
     c::LLVMPositionBuilderAtEnd(b, replay);
-    if regions {
-        region_warps("replay", true);
-    } else if co {
-        co_warps(replay, "replay", true);
+    if let Part::Batch(r) = part {
+        let mut a = [pbuf, ctx, fis];
+        c::LLVMBuildCall2(b, ft, r, a.as_mut_ptr(), 3, n);
+        c::LLVMBuildBr(b, exit);
     } else {
-        warps(replay, "replay", true);
+        finish_replay(exit);
     }
-    let states = ld(ptr, fis, off::STATE);
-    let fill = bb("finished");
-    let after = c::LLVMGetInsertBlock(b);
-    c::LLVMBuildBr(b, fill);
-    c::LLVMPositionBuilderAtEnd(b, fill);
-    let t = c::LLVMBuildPhi(b, i32t, n);
-    let mut idx = [t];
-    let p = c::LLVMBuildGEP2(b, i16t, states, idx.as_mut_ptr(), 1, n);
-    c::LLVMBuildStore(b, c::LLVMConstInt(i16t, ST_EXIT as u64, 0), p);
-    let tn = c::LLVMBuildAdd(b, t, c32(1), n);
-    let more = c::LLVMBuildICmp(b, P::LLVMIntULT, tn, nthreads, n);
-    c::LLVMBuildCondBr(b, more, fill, exit);
-    let mut v = [c32(0), tn];
-    let mut bbs = [after, fill];
-    c::LLVMAddIncoming(t, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
 
     c::LLVMPositionBuilderAtEnd(b, exit);
     c::LLVMBuildRetVoid(b);
     c::LLVMDisposeBuilder(b);
-    f
+    (f, replay_calls.into_inner())
+}
+
+/// Marks the warp functions that `replays` (the calls of `K.simd.replay`) call to be compiled
+/// cheaply (`seal_replay` finishes this): a replay runs only after a fault, yet its calls were
+/// inlined like the rounds' (a copy of every region per state) or, past `SPECIALIZE_MAX`
+/// barriers, kept an optimized warp function for the replay alone. When every other call of
+/// a warp function is inlined (none is a `noinline` fallback), those calls carry
+/// `alwaysinline` themselves and the function, then called by the replay alone, becomes
+/// `optnone`: `default<O2>` skips it and code generation takes its fast path. It is the same
+/// IR, so the same lane faults at the same access; the inlined copies are optimized as before.
+unsafe fn cold_replay(replays: &[LLVMValueRef]) {
+    let mut callees: Vec<LLVMValueRef> =
+        replays.iter().map(|&c| c::LLVMGetCalledValue(c)).collect();
+    callees.sort();
+    callees.dedup();
+    let fi = llvm_sys::LLVMAttributeFunctionIndex;
+    for g in callees {
+        if c::LLVMGetEnumAttributeAtIndex(g, fi, attr_kind(c"alwaysinline")).is_null() {
+            continue;
+        }
+        // Its other calls: all of them inlined (none a `noinline` fallback), and no other use.
+        let mut hot = Vec::new();
+        let mut u = c::LLVMGetFirstUse(g);
+        let mut ok = true;
+        while !u.is_null() {
+            let user = c::LLVMGetUser(u);
+            if c::LLVMIsACallInst(user).is_null() || c::LLVMGetCalledValue(user) != g {
+                ok = false;
+            } else if !replays.contains(&user) {
+                ok &= c::LLVMGetCallSiteEnumAttribute(user, fi, attr_kind(c"noinline")).is_null();
+                hot.push(user);
+            }
+            u = c::LLVMGetNextUse(u);
+        }
+        if !ok {
+            continue;
+        }
+        let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
+        for call in hot {
+            let a = c::LLVMCreateEnumAttribute(cx, attr_kind(c"alwaysinline"), 0);
+            c::LLVMAddCallSiteAttribute(call, fi, a);
+        }
+        c::LLVMRemoveEnumAttributeAtIndex(g, fi, attr_kind(c"alwaysinline"));
+        let a = c::LLVMCreateStringAttribute(
+            cx,
+            REPLAY_ONLY.as_ptr() as *const _,
+            REPLAY_ONLY.len() as u32,
+            std::ptr::null(),
+            0,
+        );
+        c::LLVMAddAttributeAtIndex(g, fi, a);
+    }
+}
+
+/// The string attribute of a warp function left to the fault replay (`cold_replay`) until
+/// `seal_replay` makes it `optnone`.
+const REPLAY_ONLY: &str = "ptx2llvm-replay-only";
+
+/// The function passes that `default<O2>` runs on every function before its always-inliner
+/// (LLVM 22: `opt -passes='default<O2>' -print-pipeline-passes`; IPSCCP and GlobalOpt between
+/// them are module passes).
+const PRE_INLINE: &str = "lower-expect,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;\
+    no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;\
+    no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;\
+    speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,\
+    early-cse<>,mem2reg,instcombine<max-iterations=1;no-verify-fixpoint>,\
+    simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;\
+    no-switch-to-arithmetic;no-switch-to-lookup;keep-loops;no-hoist-common-insts;\
+    no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;speculate-blocks;\
+    simplify-cond-branch;no-speculate-unpredictables>";
+
+/// Makes the warp functions `cold_replay` marked in `m` `optnone`, right before
+/// `default<O2>`. `optnone` functions are skipped by every pass, also by the function passes
+/// `default<O2>` runs before inlining, which had put each warp function in SSA form on its own
+/// (`sroa`): inlined unsimplified, its variables became phis of the CTA function's loops
+/// (undefined on entry, live around the CTA loop), and transpose ran 1-27% slower. So those
+/// passes run on it here first, as `default<O2>` ran them before.
+pub fn seal_replay(
+    m: &crate::llvm::Module,
+    machine: &crate::llvm::cpu::HostMachine,
+) -> Result<(), String> {
+    let fi = llvm_sys::LLVMAttributeFunctionIndex;
+    let mut f = m.get_first_function();
+    while let Some(func) = f {
+        f = func.get_next_function();
+        use inkwell::values::AsValueRef as _;
+        let g = func.as_value_ref();
+        // SAFETY: `g` is a live function of `m`; attributes are read and set on it.
+        unsafe {
+            let a = c::LLVMGetStringAttributeAtIndex(
+                g,
+                fi,
+                REPLAY_ONLY.as_ptr() as *const _,
+                REPLAY_ONLY.len() as u32,
+            );
+            if a.is_null() {
+                continue;
+            }
+            machine.run_passes_on(g, PRE_INLINE)?;
+            c::LLVMRemoveStringAttributeAtIndex(
+                g,
+                fi,
+                REPLAY_ONLY.as_ptr() as *const _,
+                REPLAY_ONLY.len() as u32,
+            );
+            let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
+            for name in [c"noinline", c"optnone"] {
+                let a = c::LLVMCreateEnumAttribute(cx, attr_kind(name), 0);
+                c::LLVMAddAttributeAtIndex(g, fi, a);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The kind of the enum attribute `name`.
+fn attr_kind(name: &std::ffi::CStr) -> u32 {
+    // SAFETY: `name` is a NUL-terminated string that outlives the call.
+    unsafe { c::LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len()) }
 }

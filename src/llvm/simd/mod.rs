@@ -11,6 +11,7 @@
 mod barrier;
 mod cfg;
 mod driver;
+pub use driver::seal_replay;
 mod emit;
 mod ir;
 mod lanes;

@@ -514,6 +514,10 @@ fn build<'c, 'a>(
         // check the warp engine's vector code in it.
         let _ = m.print_to_file(p);
     }
+    // After the dump, which shows the warp functions as built.
+    if opt > 0 {
+        crate::llvm::simd::seal_replay(&m, machine).map_err(CompileError::Llvm)?;
+    }
     machine.optimize(&m, opt).map_err(CompileError::Llvm)?;
     if opt > 0
         && kernels
