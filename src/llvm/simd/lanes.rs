@@ -880,8 +880,9 @@ impl Warp<'_> {
         // lane 31's the highest, the facts the reductions below find (scalar extractions
         // instead of two reductions of 32 lanes, on the path to the window's loads).
         c::LLVMPositionBuilderAtEnd(b, fast_bb);
-        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(off), n);
+        // The test and the bounds see one frozen vector (two freezes may differ).
         let frozen = c::LLVMBuildFreeze(b, off, n);
+        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(frozen), n);
         let lo_fast = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
         let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
         let span_fast = c::LLVMBuildSub(b, last, lo_fast, n);
@@ -1152,7 +1153,9 @@ impl Warp<'_> {
         let frozen = c::LLVMBuildFreeze(b, off, n);
         let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
         let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
-        let ok = c::LLVMBuildAnd(b, self.increasing_window(off), self.any(self.mask), n);
+        // The test and the store see one frozen vector: two freezes of a lane's undefined
+        // offset may differ.
+        let ok = c::LLVMBuildAnd(b, self.increasing_window(frozen), self.any(self.mask), n);
         let ok = c::LLVMBuildAnd(b, ok, self.same_block(first, last), n);
         let blk_bb = self.append("st.block");
         c::LLVMBuildCondBr(b, ok, blk_bb, sc_bb);
