@@ -882,29 +882,26 @@ impl Warp<'_> {
         c::LLVMPositionBuilderAtEnd(b, fast_bb);
         // The test and the bounds see one frozen vector (two freezes may differ).
         let frozen = c::LLVMBuildFreeze(b, off, n);
-        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(frozen), n);
         let lo_fast = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
-        let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
-        let span_fast = c::LLVMBuildSub(b, last, lo_fast, n);
-        // With block stores in the function (`store_block`), a window in one 256-byte-aligned
-        // block is read as that block (below), whose bytes the stores wrote.
+        // With block stores in the function (`store_block`), every lane's offset in the
+        // 256-byte-aligned block of lane 0's is read from that block (below), whose bytes the
+        // stores wrote: a test of the vector, no order needed.
         let blocks = self.facts.strides.counts[stride::WINDOW_STORES] > 0;
-        let sel_bb = if blocks {
-            let sel_bb = self.append("ld.window.block.test");
-            c::LLVMBuildCondBr(b, ok, sel_bb, test_bb);
-            c::LLVMPositionBuilderAtEnd(b, sel_bb);
-            sel_bb
-        } else {
-            fast_bb
-        };
         let blk_bb = if blocks {
             let blk_bb = self.append("ld.window.block");
-            c::LLVMBuildCondBr(b, self.same_block(lo_fast, last), blk_bb, win_bb);
+            let inc_bb = self.append("ld.window.increasing");
+            let inside = c::LLVMBuildAnd(b, self.all_running(), self.in_block(frozen, lo_fast), n);
+            c::LLVMBuildCondBr(b, inside, blk_bb, inc_bb);
+            c::LLVMPositionBuilderAtEnd(b, inc_bb);
             Some(blk_bb)
         } else {
-            c::LLVMBuildCondBr(b, ok, win_bb, test_bb);
             None
         };
+        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(frozen), n);
+        let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
+        let span_fast = c::LLVMBuildSub(b, last, lo_fast, n);
+        let sel_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildCondBr(b, ok, win_bb, test_bb);
 
         c::LLVMPositionBuilderAtEnd(b, test_bb);
         let zero = c::LLVMConstNull(v32);
@@ -976,7 +973,7 @@ impl Warp<'_> {
         // shared block is whole 256-byte blocks (`runtime::shared`): it is all mapped.
         let bv = if let Some(blk_bb) = blk_bb {
             c::LLVMPositionBuilderAtEnd(b, blk_bb);
-            let (at, rel) = self.block_of(lo_fast, off);
+            let (at, rel) = self.block_of(lo_fast, frozen);
             let whole = |from: u64| {
                 let mut k = [c::LLVMConstInt(self.i64, from, 0)];
                 let q = c::LLVMBuildGEP2(b, i8t, at, k.as_mut_ptr(), 1, n);
@@ -1052,6 +1049,21 @@ impl Warp<'_> {
         let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
         let f = c::LLVMGetIntrinsicDeclaration(self.m, id, std::ptr::null_mut(), 0);
         (f, c::LLVMGlobalGetValueType(f))
+    }
+
+    /// Whether all 32 lanes' shared offsets `off` are multiples of 4 in the 256-byte-aligned
+    /// block of `first` (lane 0's).
+    unsafe fn in_block(&self, off: LLVMValueRef, first: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        use llvm_sys::LLVMIntPredicate::LLVMIntEQ;
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let x = c::LLVMBuildXor(b, off, self.splat(start), n);
+        let x = c::LLVMBuildAnd(b, x, self.splat(self.c32(!0xfcu32 as u64)), n);
+        let eq = c::LLVMBuildICmp(b, LLVMIntEQ, x, c::LLVMConstNull(c::LLVMTypeOf(x)), n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let eq = c::LLVMBuildBitCast(b, eq, it, n);
+        c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(it), n)
     }
 
     /// Whether shared offsets `lo` and `hi` lie in one 256-byte-aligned block.
