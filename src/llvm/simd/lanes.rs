@@ -3,7 +3,8 @@
 //! lane 0's pointer where the lane strides prove the lanes consecutive (`stride.rs`), else
 //! masked gathers and scatters behind a run-time test of the addresses (`.shared` 32-bit
 //! loads: also a test for a window of 64 elements, served by two vector loads and a lane
-//! permutation), LLVM intrinsics by their vector forms, and everything else (calls, atomics)
+//! permutation; stores: a test for increasing offsets in one 256-byte block, rewritten whole),
+//! LLVM intrinsics by their vector forms, and everything else (calls, atomics)
 //! once per active lane in lane order.
 
 use llvm_sys::core as c;
@@ -734,7 +735,7 @@ impl Warp<'_> {
         let v = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.get(ptr, true);
         if access == Access::Window {
-            self.store_shared(v, p, et);
+            self.store_shared(v, p, et, c::LLVMGetVolatile(i) != 0);
             return;
         }
         let p = self.host_ptrs(p);
@@ -879,11 +880,27 @@ impl Warp<'_> {
         // lane 31's the highest, the facts the reductions below find (scalar extractions
         // instead of two reductions of 32 lanes, on the path to the window's loads).
         c::LLVMPositionBuilderAtEnd(b, fast_bb);
-        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(off), n);
+        // The test and the bounds see one frozen vector (two freezes may differ).
         let frozen = c::LLVMBuildFreeze(b, off, n);
         let lo_fast = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
+        // With block stores in the function (`store_block`), every lane's offset in the
+        // 256-byte-aligned block of lane 0's is read from that block (below), whose bytes the
+        // stores wrote: a test of the vector, no order needed.
+        let blocks = self.facts.strides.counts[stride::WINDOW_STORES] > 0;
+        let blk_bb = if blocks {
+            let blk_bb = self.append("ld.window.block");
+            let inc_bb = self.append("ld.window.increasing");
+            let inside = c::LLVMBuildAnd(b, self.all_running(), self.in_block(frozen, lo_fast), n);
+            c::LLVMBuildCondBr(b, inside, blk_bb, inc_bb);
+            c::LLVMPositionBuilderAtEnd(b, inc_bb);
+            Some(blk_bb)
+        } else {
+            None
+        };
+        let ok = c::LLVMBuildAnd(b, self.all_running(), self.increasing_window(frozen), n);
         let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
         let span_fast = c::LLVMBuildSub(b, last, lo_fast, n);
+        let sel_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildCondBr(b, ok, win_bb, test_bb);
 
         c::LLVMPositionBuilderAtEnd(b, test_bb);
@@ -918,7 +935,7 @@ impl Warp<'_> {
         let test_end = c::LLVMGetInsertBlock(b);
         c::LLVMPositionBuilderAtEnd(b, win_bb);
         let (lo_test, span_test) = (lo, span);
-        let mut from = [fast_bb, test_end];
+        let mut from = [sel_bb, test_end];
         let lo = c::LLVMBuildPhi(b, self.i32, n);
         c::LLVMAddIncoming(lo, [lo_fast, lo_test].as_mut_ptr(), from.as_mut_ptr(), 2);
         let span = c::LLVMBuildPhi(b, self.i32, n);
@@ -945,10 +962,63 @@ impl Warp<'_> {
         let w0 = window(0, w0p);
         let w1 = window(128, w1p);
         let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
-        let name = "llvm.x86.avx512.vpermi2var.d.512";
-        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-        let f = c::LLVMGetIntrinsicDeclaration(self.m, id, std::ptr::null_mut(), 0);
-        let ft = c::LLVMGlobalGetValueType(f);
+        let wv = c::LLVMBuildBitCast(b, self.pick_window(w0, w1, idx), vt, n);
+        c::LLVMBuildBr(b, join);
+
+        // The 64 elements of the 256-byte-aligned block that holds every lane's offset, by
+        // two plain vector loads: the block's stores (`store_block`) write it whole at the
+        // same addresses, and a load of exactly the bytes a store wrote is forwarded from it
+        // (the masked loads from lane 0's offset above waited for the stores to reach the
+        // cache). The block holds lane 0's offset, which is inside the shared block, and the
+        // shared block is whole 256-byte blocks (`runtime::shared`): it is all mapped.
+        let bv = if let Some(blk_bb) = blk_bb {
+            c::LLVMPositionBuilderAtEnd(b, blk_bb);
+            let (at, rel) = self.block_of(lo_fast, frozen);
+            let whole = |from: u64| {
+                let mut k = [c::LLVMConstInt(self.i64, from, 0)];
+                let q = c::LLVMBuildGEP2(b, i8t, at, k.as_mut_ptr(), 1, n);
+                let l = c::LLVMBuildLoad2(b, v32, q, n);
+                c::LLVMSetAlignment(l, 64);
+                l
+            };
+            let (b0, b1) = (whole(0), whole(128));
+            let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
+            let bv = c::LLVMBuildBitCast(b, self.pick_window(b0, b1, idx), vt, n);
+            c::LLVMBuildBr(b, join);
+            Some((bv, blk_bb))
+        } else {
+            None
+        };
+
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let mut tys = [vt, c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [self.shared_ptrs(off), self.mask, c::LLVMGetPoison(vt)];
+        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let phi = c::LLVMBuildPhi(b, vt, n);
+        let mut vals = vec![lv, wv, gv];
+        let mut bbs = vec![vec_bb, win_bb, gat_bb];
+        if let Some((bv, blk_bb)) = bv {
+            vals.push(bv);
+            bbs.push(blk_bb);
+        }
+        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), vals.len() as u32);
+        phi
+    }
+
+    /// Lane `l`'s element of the 64 in `w0` (the first 32) and `w1` (`<32 x i32>` each),
+    /// `idx` (`0..64`) its position: two `vpermi2d` per 16 lanes and a select.
+    unsafe fn pick_window(
+        &self,
+        w0: LLVMValueRef,
+        w1: LLVMValueRef,
+        idx: LLVMValueRef,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let (f, ft) = self.vpermi2d();
         let v16 = c::LLVMVectorType(self.i32, 16);
         let upper = c::LLVMConstVector([self.c32(32); 16].as_mut_ptr(), 16);
         let parts: Vec<LLVMValueRef> = (0..2)
@@ -970,21 +1040,56 @@ impl Warp<'_> {
                 c::LLVMBuildSelect(b, sel, z, a, n)
             })
             .collect();
-        let wv = c::LLVMBuildBitCast(b, self.concat(parts), vt, n);
-        c::LLVMBuildBr(b, join);
+        self.concat(parts)
+    }
 
-        c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let mut tys = [vt, c::LLVMVectorType(self.ptr, LANES)];
-        let mut args = [self.shared_ptrs(off), self.mask, c::LLVMGetPoison(vt)];
-        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
-        c::LLVMBuildBr(b, join);
+    /// `vpermi2d` (16 lanes of 32 bits, indices into two vectors): the function and its type.
+    unsafe fn vpermi2d(&self) -> (LLVMValueRef, LLVMTypeRef) {
+        let name = "llvm.x86.avx512.vpermi2var.d.512";
+        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+        let f = c::LLVMGetIntrinsicDeclaration(self.m, id, std::ptr::null_mut(), 0);
+        (f, c::LLVMGlobalGetValueType(f))
+    }
 
-        c::LLVMPositionBuilderAtEnd(b, join);
-        let phi = c::LLVMBuildPhi(b, vt, n);
-        let mut vals = [lv, wv, gv];
-        let mut bbs = [vec_bb, win_bb, gat_bb];
-        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 3);
-        phi
+    /// Whether all 32 lanes' shared offsets `off` are multiples of 4 in the 256-byte-aligned
+    /// block of `first` (lane 0's).
+    unsafe fn in_block(&self, off: LLVMValueRef, first: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        use llvm_sys::LLVMIntPredicate::LLVMIntEQ;
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let x = c::LLVMBuildXor(b, off, self.splat(start), n);
+        let x = c::LLVMBuildAnd(b, x, self.splat(self.c32(!0xfcu32 as u64)), n);
+        let eq = c::LLVMBuildICmp(b, LLVMIntEQ, x, c::LLVMConstNull(c::LLVMTypeOf(x)), n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let eq = c::LLVMBuildBitCast(b, eq, it, n);
+        c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(it), n)
+    }
+
+    /// Whether shared offsets `lo` and `hi` lie in one 256-byte-aligned block.
+    unsafe fn same_block(&self, lo: LLVMValueRef, hi: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let x = c::LLVMBuildXor(b, lo, hi, n);
+        c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntULT,
+            x,
+            self.c32(256),
+            n,
+        )
+    }
+
+    /// The 256-byte-aligned block holding shared offset `lo`: its host pointer, and the
+    /// lanes' offsets `off` from it.
+    unsafe fn block_of(&self, lo: LLVMValueRef, off: LLVMValueRef) -> (LLVMValueRef, LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let start = c::LLVMBuildAnd(b, lo, self.c32(!255u32 as u64), n);
+        let mut k = [c::LLVMBuildZExt(b, start, self.i64, n)];
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let at = c::LLVMBuildGEP2(b, i8t, self.shared_base(), k.as_mut_ptr(), 1, n);
+        (at, c::LLVMBuildSub(b, off, self.splat(start), n))
     }
 
     /// Whether the 32 lanes' shared offsets `off` (running or not) increase strictly in lane
@@ -1027,24 +1132,130 @@ impl Warp<'_> {
 
     /// A `.shared` store of a 32-bit value per lane whose addresses are unknown
     /// (`Access::Window`'s stores): one vector store per run when the lanes' offsets are
-    /// consecutive, else a scatter with 32-bit offsets.
-    unsafe fn store_shared(&mut self, v: LLVMValueRef, p: LLVMValueRef, t: LLVMTypeRef) {
+    /// consecutive; else, for a non-volatile store with a lane running on a host with BMI2
+    /// (`Strides::window_stores`), when all 32 lanes' offsets increase strictly in lane order and lie in one 256-byte-aligned block (a
+    /// bitonic sort's pairs `2t - (t & (j - 1))` and that plus `j`, `j < 32`), the block
+    /// rewritten whole (`store_block`); else a scatter with 32-bit offsets.
+    ///
+    /// Why: two scatters per store were a third of a bitonic sort's time on Zen 4, and the
+    /// next stage's window loads waited for them to reach the cache (a load is forwarded
+    /// only from a store of the same bytes). Masked stores of the lanes' elements alone
+    /// were slower than the scatters (tried twice): they are not forwarded either.
+    unsafe fn store_shared(
+        &mut self,
+        v: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+        volatile: bool,
+    ) {
         let b = self.b;
+        let n = c"".as_ptr();
         let off = self.offsets(p);
         let contig = self.consecutive_offsets(off, 4);
         let vec_bb = self.append("st.vector");
+        let test_bb = self.append("st.block.test");
         let sc_bb = self.append("st.scatter");
         let join = self.append("st");
-        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
+        let block = !volatile && self.facts.strides.window_stores();
+        c::LLVMBuildCondBr(b, contig, vec_bb, if block { test_bb } else { sc_bb });
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
         self.store_runs(v, self.shared_ptrs(off), t);
         c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, test_bb);
+        let frozen = c::LLVMBuildFreeze(b, off, n);
+        let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
+        let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
+        // The test and the store see one frozen vector: two freezes of a lane's undefined
+        // offset may differ.
+        let ok = c::LLVMBuildAnd(b, self.increasing_window(frozen), self.any(self.mask), n);
+        let ok = c::LLVMBuildAnd(b, ok, self.same_block(first, last), n);
+        let blk_bb = self.append("st.block");
+        c::LLVMBuildCondBr(b, ok, blk_bb, sc_bb);
+        c::LLVMPositionBuilderAtEnd(b, blk_bb);
+        self.store_block(v, frozen, first);
+        c::LLVMBuildBr(b, join);
+        if !block {
+            // Nothing branches to the test.
+            c::LLVMDeleteBasicBlock(test_bb);
+            c::LLVMDeleteBasicBlock(blk_bb);
+        }
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
         let mut tys = [c::LLVMTypeOf(v), c::LLVMVectorType(self.ptr, LANES)];
         let mut args = [v, self.shared_ptrs(off), self.mask];
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// The store of `v` (32-bit values) at shared offsets `off` whose 32 lanes increase
+    /// strictly in lane order within the 256-byte-aligned block of lane 0's offset `first`
+    /// (a running lane's element is in it, so it is mapped: `load_window`): the block read,
+    /// the running lanes' values put in at their elements, and the block written back whole
+    /// by plain vector stores. What it writes is what the scatter would: a CTA's threads run
+    /// on one worker and a warp's store is not interleaved with another's (the cpu target's
+    /// invariant, docs/ARCHITECTURE.md), so the elements no running lane stores are written
+    /// back unchanged before anything else can read or write them.
+    ///
+    /// The lanes' elements as a 64-bit set (one bit per element); per 16 elements, the
+    /// lanes' values in element order (`vpexpandd` from the first lane that falls in them)
+    /// and the running lanes' elements (`pdep` of the execution mask into the set).
+    unsafe fn store_block(&mut self, v: LLVMValueRef, off: LLVMValueRef, first: LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        let v16 = c::LLVMVectorType(self.i32, 16);
+        let m16 = c::LLVMVectorType(self.i1, 16);
+        let i16t = c::LLVMInt16TypeInContext(self.cx);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let vi = c::LLVMBuildBitCast(b, v, v32, n);
+        let (at, rel) = self.block_of(first, off);
+        let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
+        let v64 = c::LLVMVectorType(self.i64, LANES);
+        let mut ones: Vec<LLVMValueRef> = (0..LANES)
+            .map(|_| c::LLVMConstInt(self.i64, 1, 0))
+            .collect();
+        let ones = c::LLVMConstVector(ones.as_mut_ptr(), LANES);
+        let bit = c::LLVMBuildShl(b, ones, c::LLVMBuildZExt(b, idx, v64, n), n);
+        let mut tys = [v64];
+        let mut args = [bit];
+        let set = self.call_intrinsic("llvm.vector.reduce.or", &mut tys, &mut args);
+        let running = c::LLVMBuildZExt(b, self.bits(self.mask), self.i64, n);
+        let mut args = [running, set];
+        let written = self.call_intrinsic("llvm.x86.bmi.pdep.64", &mut [], &mut args);
+        let (perm, pt) = self.vpermi2d();
+        let (lo, hi) = (self.slice(vi, 0, 16), self.slice(vi, 16, 16));
+        let mut iota: Vec<LLVMValueRef> = (0..16).map(|k| self.c32(k)).collect();
+        let iota = c::LLVMConstVector(iota.as_mut_ptr(), 16);
+        let part = |x: LLVMValueRef, k: u64| {
+            let s = c::LLVMBuildLShr(b, x, c::LLVMConstInt(self.i64, 16 * k, 0), n);
+            c::LLVMBuildBitCast(b, c::LLVMBuildTrunc(b, s, i16t, n), m16, n)
+        };
+        for k in 0..4u64 {
+            let src = if k == 0 {
+                lo
+            } else {
+                // The lanes before these 16 elements: the first lane in them is the next.
+                let below = c::LLVMConstInt(self.i64, (1u64 << (16 * k)) - 1, 0);
+                let mut tys = [self.i64];
+                let mut args = [c::LLVMBuildAnd(b, set, below, n)];
+                let cnt = self.call_intrinsic("llvm.ctpop", &mut tys, &mut args);
+                let cnt = c::LLVMBuildTrunc(b, cnt, self.i32, n);
+                let cnt = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v16), cnt, self.c32(0), n);
+                let cnt = self.shuffle(cnt, None, &[0; 16]);
+                let mut args = [lo, c::LLVMBuildAdd(b, iota, cnt, n), hi];
+                c::LLVMBuildCall2(b, pt, perm, args.as_mut_ptr(), 3, n)
+            };
+            let mut tys = [v16];
+            let mut args = [src, c::LLVMConstNull(v16), part(set, k)];
+            let e = self.call_intrinsic("llvm.x86.avx512.mask.expand", &mut tys, &mut args);
+            let mut k64 = [c::LLVMConstInt(self.i64, 64 * k, 0)];
+            let q = c::LLVMBuildGEP2(b, i8t, at, k64.as_mut_ptr(), 1, n);
+            let old = c::LLVMBuildLoad2(b, v16, q, n);
+            c::LLVMSetAlignment(old, 64);
+            let new = c::LLVMBuildSelect(b, part(written, k), e, old, n);
+            let s = c::LLVMBuildStore(b, new, q);
+            c::LLVMSetAlignment(s, 64);
+        }
     }
 
     /// A call that is not a warp operation.

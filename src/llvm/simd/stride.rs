@@ -143,9 +143,10 @@ pub struct Strides {
     whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
     /// unknown (per row and consecutive within rows under row segments), of the unknown
-    /// ones the loads tested for a window (`Access::Window`), and stores of one address in
-    /// every lane (`Strides::same_address`, [`SAME_ADDRESS`]).
-    pub counts: [usize; 5],
+    /// ones the loads tested for a window (`Access::Window`), stores of one address in
+    /// every lane (`Strides::same_address`, [`SAME_ADDRESS`]), and of the unknown ones the
+    /// stores tested for a window ([`WINDOW_STORES`]).
+    pub counts: [usize; 6],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
     /// Lanes over which strides run: 32, or a row segment's `S`.
@@ -161,10 +162,16 @@ pub struct Strides {
     /// The host has AVX-512F, whose two-source lane permutation (`vpermi2d`) serves a
     /// window of 64 elements (`Access::Window`).
     window: bool,
+    /// The host has BMI2 as well, whose bit deposit (`pdep`) spreads the running lanes' bits
+    /// over a block store's elements (`Strides::window_stores`).
+    window_store: bool,
 }
 
 /// The index in `Strides::counts` of the stores of one address in every lane.
 pub const SAME_ADDRESS: usize = 4;
+
+/// The index in `Strides::counts` of the `.shared` stores tested for a window.
+pub const WINDOW_STORES: usize = 5;
 
 const UNIFORM: Stride = Stride {
     step: 0,
@@ -263,6 +270,8 @@ impl Strides {
                 ),
             }),
             window: crate::llvm::cpu::host_has("+avx512f"),
+            window_store: crate::llvm::cpu::host_has("+avx512f")
+                && crate::llvm::cpu::host_has("+bmi2"),
             ..Strides::default()
         };
         let insts: Vec<LLVMValueRef> = cfg
@@ -364,7 +373,10 @@ impl Strides {
                     }
                     Access::PerRow => s.per_row += 1,
                     Access::Window if ir::opcode(i) == O::LLVMStore => {
-                        s.counts[Access::Unknown as usize] += 1
+                        s.counts[Access::Unknown as usize] += 1;
+                        if s.window_store && c::LLVMGetVolatile(i) == 0 {
+                            s.counts[WINDOW_STORES] += 1;
+                        }
                     }
                     Access::Window => {
                         s.counts[Access::Unknown as usize] += 1;
@@ -402,6 +414,12 @@ impl Strides {
     /// so that lane 0 is a base for the accesses it addresses even after lane 0 has left.
     pub fn whole(&self, phi: LLVMValueRef) -> bool {
         self.whole.contains(&phi)
+    }
+
+    /// Whether non-volatile `Access::Window` stores take the test for a whole-block store
+    /// (`lanes.rs`, `store_block`).
+    pub fn window_stores(&self) -> bool {
+        self.window_store
     }
 
     unsafe fn plain(&self, i: LLVMValueRef) -> bool {

@@ -90,14 +90,25 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory = |m: [usize; 5]| {
-            let window = if m[3] > 0 {
-                format!(
-                    " ({} of them .shared loads tested for a 64-element window)",
+        let memory = |m: [usize; 6]| {
+            let mut tested = Vec::new();
+            if m[3] > 0 {
+                tested.push(format!(
+                    "{} of them .shared loads tested for a 64-element window",
                     m[3]
-                )
-            } else {
+                ));
+            }
+            if m[5] > 0 {
+                tested.push(format!(
+                    "{} .shared store{} tested for increasing offsets in one 256-byte block",
+                    m[5],
+                    if m[5] == 1 { "" } else { "s" }
+                ));
+            }
+            let window = if tested.is_empty() {
                 String::new()
+            } else {
+                format!(" ({})", tested.join(", "))
             };
             let same = if m[4] > 0 {
                 format!(
