@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 14;
+const FORMAT_VERSION: u32 = 15;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -294,6 +294,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 w.str(name);
                 w.u8(*divergent as u8);
             }
+            write_strs(w, &r.full_copies);
             write_strs(w, &r.warp_ops);
             match r.rows {
                 Some((u, v)) => {
@@ -374,6 +375,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let loops = (0..n)
                 .map(|_| Some((r.str()?, r.u8()? != 0)))
                 .collect::<Option<Vec<_>>>()?;
+            let full_copies = read_strs(r)?;
             let warp_ops = read_strs(r)?;
             let rows = match r.u8()? {
                 0 => None,
@@ -415,6 +417,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     varying_names,
                     divergent_branches,
                     loops,
+                    full_copies,
                     warp_ops,
                     rows,
                     barriers,
@@ -928,6 +931,7 @@ mod tests {
                             varying_names: vec!["r1".into()],
                             divergent_branches: vec!["L0".into()],
                             loops: vec![("L1".into(), true)],
+                            full_copies: vec!["L1".into()],
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
                             barriers: vec!["bar.sync 0 in L2".into()],
