@@ -783,14 +783,47 @@ impl Warp<'_> {
         let mut args = [bits, c::LLVMConstInt(self.i1, 1, 0)];
         let lz = self.call_intrinsic("llvm.ctlz", &mut tys, &mut args);
         let lane = c::LLVMBuildSub(b, self.c32(31), lz, n);
-        let x = c::LLVMBuildExtractElement(b, v, lane, n);
-        let q = c::LLVMBuildExtractElement(b, p, lane, n);
+        let x = self.lane_value(v, lane);
+        // Every lane's pointer is the one address: lane 0's, rebuilt as a scalar (an extract
+        // at a run-time lane spilled the 32 pointers to the stack and read one back).
+        let q = self.lane_of(p, 0, LANE_OF_DEPTH);
         let s = c::LLVMBuildStore(b, x, q);
         if align > 0 {
             c::LLVMSetAlignment(s, align);
         }
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// Lane `lane` (run-time) of `v`, a scalar per lane: for integer and floating-point
+    /// lanes the OR of the lanes' bits with all but that lane's cleared, in registers. An
+    /// `extractelement` at a run-time index stored the vector to the stack and loaded the
+    /// lane back, and the load waited on the wide stores: 27% of the warp-shuffle
+    /// reduction's samples were the one store of each warp's sum.
+    unsafe fn lane_value(&self, v: LLVMValueRef, lane: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let vt = c::LLVMTypeOf(v);
+        let et = c::LLVMGetElementType(vt);
+        let bits = match c::LLVMGetTypeKind(et) {
+            LLVMTypeKind::LLVMIntegerTypeKind => c::LLVMGetIntTypeWidth(et),
+            LLVMTypeKind::LLVMFloatTypeKind => 32,
+            LLVMTypeKind::LLVMDoubleTypeKind => 64,
+            _ => 0,
+        };
+        if c::LLVMGetVectorSize(vt) != LANES || !matches!(bits, 8 | 16 | 32 | 64) {
+            return c::LLVMBuildExtractElement(b, v, lane, n);
+        }
+        let it = c::LLVMIntTypeInContext(self.cx, bits);
+        let ivt = c::LLVMVectorType(it, LANES);
+        let iv = c::LLVMBuildBitCast(b, v, ivt, n);
+        let eq = llvm_sys::LLVMIntPredicate::LLVMIntEQ;
+        let one = c::LLVMBuildICmp(b, eq, self.iota, self.splat(lane), n);
+        let kept = c::LLVMBuildSelect(b, one, iv, c::LLVMConstNull(ivt), n);
+        let mut tys = [ivt];
+        let mut args = [kept];
+        let x = self.call_intrinsic("llvm.vector.reduce.or", &mut tys, &mut args);
+        c::LLVMBuildBitCast(b, x, et, n)
     }
 
     /// The lanes' offsets into the CTA's shared block from their `.shared` pointers `p`.
