@@ -768,7 +768,8 @@ impl Warp<'_> {
 
     /// A store of `v` (a scalar per lane) whose lanes' pointers `p` are all one
     /// address (`Strides::same_address`): the highest running lane's value, what a scatter
-    /// leaves there, by one scalar store (a scatter of 32 lanes to one place was four
+    /// leaves there, by one masked vector store of that lane (4-byte values) or one scalar
+    /// store (a scatter of 32 lanes to one place was four
     /// 8-lane scatters and a run-time test of the addresses: 9% of a block scan's time, where
     /// `if (lane == 31) warp_sum[warp] = v` stores each warp's total).
     unsafe fn store_last_lane(&mut self, v: LLVMValueRef, p: LLVMValueRef, align: u32) {
@@ -783,13 +784,31 @@ impl Warp<'_> {
         let mut args = [bits, c::LLVMConstInt(self.i1, 1, 0)];
         let lz = self.call_intrinsic("llvm.ctlz", &mut tys, &mut args);
         let lane = c::LLVMBuildSub(b, self.c32(31), lz, n);
-        let x = self.lane_value(v, lane);
         // Every lane's pointer is the one address: lane 0's, rebuilt as a scalar (an extract
         // at a run-time lane spilled the 32 pointers to the stack and read one back).
         let q = self.lane_of(p, 0, LANE_OF_DEPTH);
-        let s = c::LLVMBuildStore(b, x, q);
-        if align > 0 {
-            c::LLVMSetAlignment(s, align);
+        let et = c::LLVMGetElementType(c::LLVMTypeOf(v));
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
+        if size == 4 && c::LLVMGetVectorSize(c::LLVMTypeOf(v)) == LANES {
+            // A masked vector store of that one lane, placed so that the lane lands on `q`:
+            // no lane moves through registers before the store (the OR-reduction of
+            // `lane_value` was a 12-instruction chain after the warp's shuffle tree).
+            let off = c::LLVMBuildMul(b, lane, self.c32(size), n);
+            let off = c::LLVMBuildNeg(b, c::LLVMBuildZExt(b, off, self.i64, n), n);
+            let mut idx = [off];
+            let i8t = c::LLVMInt8TypeInContext(self.cx);
+            let base = c::LLVMBuildGEP2(b, i8t, q, idx.as_mut_ptr(), 1, n);
+            let one = c::LLVMBuildShl(b, self.c32(1), lane, n);
+            let onehot = c::LLVMBuildBitCast(b, one, self.mask_ty(), n);
+            let mut tys = [c::LLVMTypeOf(v), self.ptr];
+            let mut args = [v, base, onehot];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        } else {
+            let x = self.lane_value(v, lane);
+            let s = c::LLVMBuildStore(b, x, q);
+            if align > 0 {
+                c::LLVMSetAlignment(s, align);
+            }
         }
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
