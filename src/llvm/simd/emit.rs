@@ -73,6 +73,31 @@ unsafe fn cs(s: &str) -> std::ffi::CString {
     std::ffi::CString::new(s).unwrap_or_default()
 }
 
+/// The most instructions of a loop body that gets a full-warp copy (`full_copy`): the copy
+/// builds the body a second time.
+const FULL_COPY_MAX: usize = 64;
+
+/// Whether divergent loop `l` gets a full-warp copy (`Warp::full_warp_loop`): a loop of one
+/// block (no inner branch or loop) that ends in a varying conditional branch to itself or
+/// out, of at most `FULL_COPY_MAX` instructions. A grid-stride or block loop
+/// `for (i = tid; i < n; i += stride)` carried the mask through every iteration (pending
+/// masks, blended phis and exit values, a test per access for a plain load), about 55
+/// instructions per iteration of the grid-stride reduction for one 128-byte load.
+pub unsafe fn full_copy(cfg: &Cfg, facts: &Facts, l: usize) -> bool {
+    if !facts.divergent_loops[l] || cfg.loops[l].blocks.iter().filter(|&&b| b).count() != 1 {
+        return false;
+    }
+    let bb = cfg.blocks[cfg.loops[l].header];
+    let t = c::LLVMGetBasicBlockTerminator(bb);
+    if t.is_null() || ir::opcode(t) != O::LLVMBr || c::LLVMIsConditional(t) == 0 {
+        return false;
+    }
+    let back = [0, 1].map(|k| c::LLVMGetSuccessor(t, k) == bb);
+    back[0] != back[1]
+        && facts.is_varying(c::LLVMGetCondition(t))
+        && ir::instructions(bb).len() <= FULL_COPY_MAX
+}
+
 /// Whether vector type `t` is a varying value's (32 lanes of one or more elements), not a
 /// uniform PTX vector (at most 8 elements).
 unsafe fn wide(t: LLVMTypeRef) -> bool {
@@ -596,7 +621,11 @@ impl<'a> Warp<'a> {
                 Node::Loop(l) => {
                     let top = self.append("loop");
                     let after = self.append("loop.end");
-                    c::LLVMBuildBr(self.b, top);
+                    if full_copy(self.cfg, self.facts, l) && !self.skip_guard_in(l) {
+                        self.full_warp_loop(l, top)?;
+                    } else {
+                        c::LLVMBuildBr(self.b, top);
+                    }
                     c::LLVMPositionBuilderAtEnd(self.b, top);
                     self.region(Some(l))?;
                     let h = self.cfg.loops[l].header;
@@ -606,6 +635,116 @@ impl<'a> Warp<'a> {
                     c::LLVMBuildCondBr(self.b, any, top, after);
                     c::LLVMPositionBuilderAtEnd(self.b, after);
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the branch of loop `l`'s header is a skip guard of the region scheme (its
+    /// visit publishes the idle lanes, which the full-warp copy does not do).
+    unsafe fn skip_guard_in(&self, l: usize) -> bool {
+        let h = self.cfg.loops[l].header;
+        let t = c::LLVMGetBasicBlockTerminator(self.cfg.blocks[h]);
+        self.regions
+            .as_ref()
+            .is_some_and(|r| r.skips.as_ref().is_some_and(|s| s.guards.contains_key(&t)))
+    }
+
+    /// The full-warp copy of one-block divergent loop `l` (`full_copy`), built before its
+    /// general loop `top`: when all 32 lanes enter, the body runs with a constant mask of
+    /// every lane (plain vector loads and stores, no guard, no pending masks, phis copied
+    /// without blends) as long as every lane takes the back edge; the iteration some lane
+    /// leaves in hands the lanes to the general loop through the ordinary edges, and that
+    /// loop runs the rest. Each lane runs the same iterations in the same order, and every
+    /// lane that runs an iteration of the copy runs it with the whole warp, as the general
+    /// loop would (no lane has left yet), so warp operations see the same lanes. A warp that
+    /// enters with fewer lanes goes to `top` at once.
+    unsafe fn full_warp_loop(&mut self, l: usize, top: LLVMBasicBlockRef) -> Result<(), String> {
+        let h = self.cfg.loops[l].header;
+        let bb = self.cfg.blocks[h];
+        let mt = self.mask_ty();
+        let all = c::LLVMConstAllOnes(self.i32);
+        let m0 = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
+        let full = c::LLVMBuildICmp(
+            self.b,
+            LLVMIntPredicate::LLVMIntEQ,
+            self.bits(m0),
+            all,
+            c"".as_ptr(),
+        );
+        let enter = self.append("loop.full.enter");
+        let body = self.append("loop.full");
+        let back = self.append("loop.full.back");
+        let leave = self.append("loop.full.leave");
+        c::LLVMBuildCondBr(self.b, full, enter, top);
+        c::LLVMPositionBuilderAtEnd(self.b, enter);
+        // The copy's visits take the header's pending lanes, as `block` does.
+        c::LLVMBuildStore(self.b, c::LLVMConstNull(mt), self.pending[h]);
+        c::LLVMBuildBr(self.b, body);
+        c::LLVMPositionBuilderAtEnd(self.b, body);
+        self.cur = h;
+        self.map.retain(|k, _| !ir::is_instruction(*k));
+        self.unguarded = false;
+        self.mask = c::LLVMConstAllOnes(mt);
+        for i in ir::instructions(bb) {
+            c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
+            match ir::opcode(i) {
+                O::LLVMPHI => {
+                    let s = self.slot(i);
+                    let v = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
+                    self.map.insert(i, v);
+                }
+                O::LLVMBr => {
+                    let cv = self.get(c::LLVMGetCondition(i), true);
+                    let t = c::LLVMGetSuccessor(i, 0);
+                    let stay = if t == bb {
+                        cv
+                    } else {
+                        c::LLVMBuildNot(self.b, cv, c"".as_ptr())
+                    };
+                    let go = c::LLVMBuildNot(self.b, stay, c"".as_ptr());
+                    let exit = if t == bb {
+                        c::LLVMGetSuccessor(i, 1)
+                    } else {
+                        t
+                    };
+                    let again = c::LLVMBuildICmp(
+                        self.b,
+                        LLVMIntPredicate::LLVMIntEQ,
+                        self.bits(stay),
+                        all,
+                        c"".as_ptr(),
+                    );
+                    c::LLVMBuildCondBr(self.b, again, back, leave);
+                    // Every lane stays: the header's phis take the latch values (read all
+                    // before writing any, as `edge` does).
+                    c::LLVMPositionBuilderAtEnd(self.b, back);
+                    let mut incoming = Vec::new();
+                    for p in ir::instructions(bb) {
+                        if c::LLVMIsAPHINode(p).is_null() {
+                            break;
+                        }
+                        let Some(k) = (0..c::LLVMCountIncoming(p))
+                            .find(|&k| c::LLVMGetIncomingBlock(p, k) == bb)
+                        else {
+                            continue;
+                        };
+                        let vary = self.facts.is_varying(p);
+                        incoming.push((p, self.get(c::LLVMGetIncomingValue(p, k), vary)));
+                    }
+                    for (p, v) in incoming {
+                        let s = self.slot(p);
+                        c::LLVMBuildStore(self.b, v, s);
+                    }
+                    c::LLVMBuildBr(self.b, body);
+                    // Some lane leaves: this iteration's edges as the general loop takes
+                    // them, then the general loop runs the lanes that stay.
+                    c::LLVMPositionBuilderAtEnd(self.b, leave);
+                    self.edge(h, h, stay);
+                    self.edge(h, self.cfg.index[&exit], go);
+                    c::LLVMBuildBr(self.b, top);
+                }
+                _ => self.inst(i)?,
             }
         }
         Ok(())

@@ -769,7 +769,8 @@ impl Warp<'_> {
 
     /// A store of `v` (a scalar per lane) whose lanes' pointers `p` are all one
     /// address (`Strides::same_address`): the highest running lane's value, what a scatter
-    /// leaves there, by one scalar store (a scatter of 32 lanes to one place was four
+    /// leaves there, by one masked vector store of that lane (4-byte values) or one scalar
+    /// store (a scatter of 32 lanes to one place was four
     /// 8-lane scatters and a run-time test of the addresses: 9% of a block scan's time, where
     /// `if (lane == 31) warp_sum[warp] = v` stores each warp's total).
     unsafe fn store_last_lane(&mut self, v: LLVMValueRef, p: LLVMValueRef, align: u32) {
@@ -784,14 +785,65 @@ impl Warp<'_> {
         let mut args = [bits, c::LLVMConstInt(self.i1, 1, 0)];
         let lz = self.call_intrinsic("llvm.ctlz", &mut tys, &mut args);
         let lane = c::LLVMBuildSub(b, self.c32(31), lz, n);
-        let x = c::LLVMBuildExtractElement(b, v, lane, n);
-        let q = c::LLVMBuildExtractElement(b, p, lane, n);
-        let s = c::LLVMBuildStore(b, x, q);
-        if align > 0 {
-            c::LLVMSetAlignment(s, align);
+        // Every lane's pointer is the one address: lane 0's, rebuilt as a scalar (an extract
+        // at a run-time lane spilled the 32 pointers to the stack and read one back).
+        let q = self.lane_of(p, 0, LANE_OF_DEPTH);
+        let et = c::LLVMGetElementType(c::LLVMTypeOf(v));
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
+        if size == 4 && c::LLVMGetVectorSize(c::LLVMTypeOf(v)) == LANES {
+            // A masked vector store of that one lane, placed so that the lane lands on `q`:
+            // no lane moves through registers before the store (the OR-reduction of
+            // `lane_value` was a 12-instruction chain after the warp's shuffle tree).
+            let off = c::LLVMBuildMul(b, lane, self.c32(size), n);
+            let off = c::LLVMBuildNeg(b, c::LLVMBuildZExt(b, off, self.i64, n), n);
+            let mut idx = [off];
+            let i8t = c::LLVMInt8TypeInContext(self.cx);
+            let base = c::LLVMBuildGEP2(b, i8t, q, idx.as_mut_ptr(), 1, n);
+            let one = c::LLVMBuildShl(b, self.c32(1), lane, n);
+            let onehot = c::LLVMBuildBitCast(b, one, self.mask_ty(), n);
+            let mut tys = [c::LLVMTypeOf(v), self.ptr];
+            let mut args = [v, base, onehot];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        } else {
+            let x = self.lane_value(v, lane);
+            let s = c::LLVMBuildStore(b, x, q);
+            if align > 0 {
+                c::LLVMSetAlignment(s, align);
+            }
         }
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// Lane `lane` (run-time) of `v`, a scalar per lane: for integer and floating-point
+    /// lanes the OR of the lanes' bits with all but that lane's cleared, in registers. An
+    /// `extractelement` at a run-time index stored the vector to the stack and loaded the
+    /// lane back, and the load waited on the wide stores: 27% of the warp-shuffle
+    /// reduction's samples were the one store of each warp's sum.
+    unsafe fn lane_value(&self, v: LLVMValueRef, lane: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let vt = c::LLVMTypeOf(v);
+        let et = c::LLVMGetElementType(vt);
+        let bits = match c::LLVMGetTypeKind(et) {
+            LLVMTypeKind::LLVMIntegerTypeKind => c::LLVMGetIntTypeWidth(et),
+            LLVMTypeKind::LLVMFloatTypeKind => 32,
+            LLVMTypeKind::LLVMDoubleTypeKind => 64,
+            _ => 0,
+        };
+        if c::LLVMGetVectorSize(vt) != LANES || !matches!(bits, 8 | 16 | 32 | 64) {
+            return c::LLVMBuildExtractElement(b, v, lane, n);
+        }
+        let it = c::LLVMIntTypeInContext(self.cx, bits);
+        let ivt = c::LLVMVectorType(it, LANES);
+        let iv = c::LLVMBuildBitCast(b, v, ivt, n);
+        let eq = llvm_sys::LLVMIntPredicate::LLVMIntEQ;
+        let one = c::LLVMBuildICmp(b, eq, self.iota, self.splat(lane), n);
+        let kept = c::LLVMBuildSelect(b, one, iv, c::LLVMConstNull(ivt), n);
+        let mut tys = [ivt];
+        let mut args = [kept];
+        let x = self.call_intrinsic("llvm.vector.reduce.or", &mut tys, &mut args);
+        c::LLVMBuildBitCast(b, x, et, n)
     }
 
     /// The lanes' offsets into the CTA's shared block from their `.shared` pointers `p`.

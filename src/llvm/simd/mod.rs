@@ -65,6 +65,9 @@ pub struct Report {
     pub divergent_branches: Vec<String>,
     /// Loops, with whether lanes may leave them in different iterations.
     pub loops: Vec<(String, bool)>,
+    /// The divergent loops (headers) with a full-warp copy (`emit::full_copy`): while every
+    /// lane of a full warp stays, the body runs without masks.
+    pub full_copies: Vec<String>,
     /// Warp operations, by spelling, in order.
     pub warp_ops: Vec<String>,
     /// Uniform and varying values of the aligned-warp function, when there is one (blocks
@@ -1024,6 +1027,10 @@ unsafe fn check(
         .iter()
         .enumerate()
         .map(|(k, l)| (bname(l.header), facts.divergent_loops[k]))
+        .collect();
+    r.full_copies = (0..cfg.loops.len())
+        .filter(|&l| emit::full_copy(cfg, facts, l))
+        .map(|l| bname(cfg.loops[l].header))
         .collect();
     Ok(r)
 }

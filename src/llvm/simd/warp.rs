@@ -195,6 +195,44 @@ impl Warp<'_> {
     /// `shfl.sync` of `a` with mode `mode` and operands `b`, `c`: the value and the
     /// in-range predicate (as `i32` lanes) of every lane (PTX ISA, `shfl.sync`; the runtime's
     /// `shfl_source`). A source lane that is not active gives the lane its own value.
+    /// The execution mask moved by the constant lane permutation `src` (`perm` as a
+    /// constant vector): lane `l` gets lane `src[l]`'s bit. When the lanes' moves take at
+    /// most `MASK_MOVES` distinct distances `src[l] - l` (a shuffle tree's `down`/`up` by `d`:
+    /// two, `bfly`: two), that is shifts and ANDs of the mask as one 32-bit integer (lanes
+    /// `l` moving by `s` take `(bits >> s) & lanes`); else a shuffle of the mask vector, which
+    /// x86 does through `vpmovm2w`/`vpermw`/`vpmovw2m` and which was a third of each step of
+    /// the warp-shuffle reduction's tree.
+    unsafe fn moved_mask(&self, src: &[u32], perm: LLVMValueRef) -> LLVMValueRef {
+        const MASK_MOVES: usize = 4;
+        let b = self.b;
+        let n = c"".as_ptr();
+        let mut moves: Vec<(i64, u32)> = Vec::new();
+        for (l, &s) in src.iter().enumerate() {
+            let d = i64::from(s) - l as i64;
+            match moves.iter_mut().find(|(x, _)| *x == d) {
+                Some((_, lanes)) => *lanes |= 1 << l,
+                None => moves.push((d, 1 << l)),
+            }
+        }
+        if moves.len() > MASK_MOVES {
+            let mt = self.mask_ty();
+            return c::LLVMBuildShuffleVector(b, self.mask, c::LLVMGetPoison(mt), perm, n);
+        }
+        let bits = self.bits(self.mask);
+        let mut on = self.c32(0);
+        for (d, lanes) in moves {
+            let k = self.c32(d.unsigned_abs());
+            let moved = if d >= 0 {
+                c::LLVMBuildLShr(b, bits, k, n)
+            } else {
+                c::LLVMBuildShl(b, bits, k, n)
+            };
+            let part = c::LLVMBuildAnd(b, moved, self.c32(u64::from(lanes)), n);
+            on = c::LLVMBuildOr(b, on, part, n);
+        }
+        c::LLVMBuildBitCast(b, on, self.mask_ty(), n)
+    }
+
     unsafe fn shfl(
         &mut self,
         mode: u32,
@@ -251,9 +289,7 @@ impl Warp<'_> {
             let mut ks: Vec<LLVMValueRef> = src.iter().map(|&s| self.c32(s as u64)).collect();
             let perm = c::LLVMConstVector(ks.as_mut_ptr(), LANES);
             let moved = c::LLVMBuildShuffleVector(b, av, c::LLVMGetPoison(vt), perm, n);
-            let on =
-                c::LLVMBuildShuffleVector(b, self.mask, c::LLVMGetPoison(self.mask_ty()), perm, n);
-            (moved, on)
+            (moved, self.moved_mask(&src, perm))
         } else {
             // Any permutation: through a stack copy of the lanes.
             let arr = self.alloca(vt);

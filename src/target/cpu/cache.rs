@@ -296,6 +296,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 w.str(name);
                 w.u8(*divergent as u8);
             }
+            write_strs(w, &r.full_copies);
             write_strs(w, &r.warp_ops);
             match r.rows {
                 Some((u, v)) => {
@@ -376,6 +377,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let loops = (0..n)
                 .map(|_| Some((r.str()?, r.u8()? != 0)))
                 .collect::<Option<Vec<_>>>()?;
+            let full_copies = read_strs(r)?;
             let warp_ops = read_strs(r)?;
             let rows = match r.u8()? {
                 0 => None,
@@ -417,6 +419,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     varying_names,
                     divergent_branches,
                     loops,
+                    full_copies,
                     warp_ops,
                     rows,
                     barriers,
@@ -930,6 +933,7 @@ mod tests {
                             varying_names: vec!["r1".into()],
                             divergent_branches: vec!["L0".into()],
                             loops: vec![("L1".into(), true)],
+                            full_copies: vec!["L1".into()],
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
                             barriers: vec!["bar.sync 0 in L2".into()],

@@ -68,10 +68,13 @@ impl WarpPlan {
             let _ = writeln!(
                 s,
                 "  loop at {h}: {}",
-                if *d {
-                    "divergent (runs while any lane is active)"
-                } else {
+                if !*d {
                     "uniform"
+                } else if r.full_copies.contains(h) {
+                    "divergent (runs while any lane is active); a copy without masks runs \
+                     while all 32 lanes stay"
+                } else {
+                    "divergent (runs while any lane is active)"
                 }
             );
         }
