@@ -783,8 +783,11 @@ impl Warp<'_> {
         let mut args = [bits, c::LLVMConstInt(self.i1, 1, 0)];
         let lz = self.call_intrinsic("llvm.ctlz", &mut tys, &mut args);
         let lane = c::LLVMBuildSub(b, self.c32(31), lz, n);
+        // Every lane holds the address (`same_address`: uniform, or a step of 0 in all 32
+        // lanes), so lane 0's is taken: a constant index folds to the scalar address, where
+        // the running lane's index made LLVM spill the 32 pointers to the stack to pick one.
+        let q = c::LLVMBuildExtractElement(b, p, self.c32(0), n);
         let x = c::LLVMBuildExtractElement(b, v, lane, n);
-        let q = c::LLVMBuildExtractElement(b, p, lane, n);
         let s = c::LLVMBuildStore(b, x, q);
         if align > 0 {
             c::LLVMSetAlignment(s, align);
