@@ -251,8 +251,19 @@ impl Warp<'_> {
             let mut ks: Vec<LLVMValueRef> = src.iter().map(|&s| self.c32(s as u64)).collect();
             let perm = c::LLVMConstVector(ks.as_mut_ptr(), LANES);
             let moved = c::LLVMBuildShuffleVector(b, av, c::LLVMGetPoison(vt), perm, n);
-            let on =
-                c::LLVMBuildShuffleVector(b, self.mask, c::LLVMGetPoison(self.mask_ty()), perm, n);
+            // The mask as all lanes when it is all lanes: the same value, in a form LLVM folds
+            // to a constant where the member check (a full member mask) or a branch has proved
+            // the warp whole, so that the sources' activity costs no lane moves per shuffle.
+            let whole = c::LLVMBuildICmp(
+                b,
+                P::LLVMIntEQ,
+                self.bits(self.mask),
+                self.c32(u32::MAX as u64),
+                n,
+            );
+            let all = self.splat(c::LLVMConstInt(self.i1, 1, 0));
+            let m = c::LLVMBuildSelect(b, whole, all, self.mask, n);
+            let on = c::LLVMBuildShuffleVector(b, m, c::LLVMGetPoison(self.mask_ty()), perm, n);
             (moved, on)
         } else {
             // Any permutation: through a stack copy of the lanes.
