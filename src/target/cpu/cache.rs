@@ -35,7 +35,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 14;
+const FORMAT_VERSION: u32 = 15;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -327,6 +327,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             }
             w.u32(r.nan_selects.0 as u32);
             w.u32(r.nan_selects.1 as u32);
+            w.u32(r.nan_selects.2 as u32);
             w.u32(r.prefetches as u32);
             w.u32(r.stream_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
@@ -403,7 +404,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let barrier_scheme = note()?;
             let segments = note()?;
             let aligned_only = note()?;
-            let nan_selects = (r.u32()? as usize, r.u32()? as usize);
+            let nan_selects = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
             let prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
@@ -936,7 +937,7 @@ mod tests {
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
                             aligned_only: Some("a large kernel".into()),
-                            nan_selects: (16, 15),
+                            nan_selects: (16, 15, 4),
                             prefetches: 1,
                             cta_prefetches: 2,
                             stream_prefetches: 3,
