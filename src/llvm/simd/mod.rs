@@ -92,9 +92,10 @@ pub struct Report {
     /// Why the kernel has only the aligned-warp function when the general one is in scope
     /// too (a large kernel: `ONE_FUNCTION_MIN`).
     pub aligned_only: Option<String>,
-    /// The lowering's NaN-canonicalizing selects, and how many of them `nan::drop_unseen`
-    /// removed (results only ever seen by arithmetic that canonicalizes again).
-    pub nan_selects: (usize, usize),
+    /// The lowering's NaN-canonicalizing selects, how many of them `nan::drop_unseen`
+    /// removed (results only ever seen by arithmetic that canonicalizes again), and how many
+    /// operands of arithmetic take the value before a kept one (`nan::raw_operands`).
+    pub nan_selects: (usize, usize, usize),
     /// Global loads that stride with a loop and get a prefetch of the next iteration's line
     /// (`prefetch.rs`).
     pub prefetches: usize,
@@ -227,7 +228,7 @@ pub fn vectorize(
         let (next, cta_prefetches) = prefetch::insert_next_cta(fr, &cfg, barriers);
         hints.extend(next);
         let prep = Prepared {
-            nan_selects: (nans.found, nans.dropped),
+            nan_selects: (nans.found, nans.dropped, nans.raw),
             prefetches,
             stream_prefetches,
             cta_prefetches,
@@ -289,8 +290,8 @@ unsafe fn unrolls_barrier_loops(
 /// What was done to the kernel before its warp function is built, for the plan.
 #[derive(Clone, Copy)]
 struct Prepared {
-    /// NaN-canonicalizing selects found and dropped (`nan.rs`).
-    nan_selects: (usize, usize),
+    /// NaN-canonicalizing selects found and dropped, and raw operands (`nan.rs`).
+    nan_selects: (usize, usize, usize),
     /// Prefetches put before strided global loads (`prefetch.rs`): of the next iteration's
     /// line, and 1 KiB ahead of a short constant step.
     prefetches: usize,

@@ -18,7 +18,9 @@
 //! register, shuffled and moved back for a warp reduction (`mov.b32`, `shfl`, `mov.b32`,
 //! `add`: layernorm, softmax, the reductions) is seen only where the integer or the float at
 //! the end is. Stores, integer operations and compares, conversions, other calls and vector
-//! insertions observe. Run on the kernel in SSA form, before
+//! insertions observe. A select that is kept still gives its raw value to the arithmetic
+//! among its uses (`raw_operands`: the compare and blend leave a scan's chain of adds). Run
+//! on the kernel in SSA form, before
 //! InstCombine folds the selects into other shapes; the coroutine and thread-loop engines keep
 //! every select and are the tests' oracle (`lit/cpu/run-simd-nan-chain.ptx`).
 
@@ -35,6 +37,8 @@ use super::ir;
 pub struct NanReport {
     pub found: usize,
     pub dropped: usize,
+    /// Operands that take the value before a kept select (`raw_operands`).
+    pub raw: usize,
 }
 
 unsafe fn narrow_float(v: LLVMValueRef) -> bool {
@@ -188,19 +192,149 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
     let mut r = NanReport {
         found: canon.len(),
         dropped: 0,
+        raw: 0,
     };
-    for (s, _) in canon {
+    let mut kept = HashMap::new();
+    let mut gone = HashSet::new();
+    for (s, x) in canon {
         if observed.contains(&s) {
+            kept.insert(s, x);
             continue;
         }
         // Read again: a select this loop removed may have been this one's operand.
         let (cond, x) = (c::LLVMGetOperand(s, 0), c::LLVMGetOperand(s, 2));
         c::LLVMReplaceAllUsesWith(s, x);
         c::LLVMInstructionEraseFromParent(s);
+        gone.insert(s);
         if c::LLVMGetFirstUse(cond).is_null() {
             c::LLVMInstructionEraseFromParent(cond);
+            gone.insert(cond);
         }
         r.dropped += 1;
     }
+    r.raw = raw_operands(&insts, &observed, &kept, &gone);
     r
+}
+
+/// Gives the selects' raw values to the uses that see no payload (issue 17).
+///
+/// A kept select is observed somewhere, but its other uses may only do arithmetic or compare:
+/// an `fadd` of the raw sum has the same NaN-ness and non-NaN value as one of the canonical
+/// sum, and its own result is canonicalized again. Those uses take the value before the select
+/// (so do a bit cast and a shuffle whose results no use observes, on the way to such
+/// arithmetic), and an observed select merging two computed values or an observed bit cast on
+/// the way gets a copy over the raw values for them (a select is one blend). The compare and
+/// blend then leave the chain: in a warp scan's steps (`v = lane >= d ? v + shfl_up(v, d) : v`,
+/// each `v` stored at the end) the next shuffle and add waited for both at each of the five
+/// steps. Returns how many operands now take raw values.
+unsafe fn raw_operands(
+    insts: &[LLVMValueRef],
+    observed: &HashSet<LLVMValueRef>,
+    kept: &HashMap<LLVMValueRef, LLVMValueRef>,
+    gone: &HashSet<LLVMValueRef>,
+) -> usize {
+    if kept.is_empty() {
+        return 0;
+    }
+    let mut memo: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
+    let mut n = 0;
+    for &i in insts {
+        if gone.contains(&i) || kept.contains_key(&i) {
+            continue;
+        }
+        if observed.contains(&i) {
+            continue;
+        }
+        // Arithmetic that canonicalizes again, and the moves to a shuffle (a bit cast, the
+        // shuffle's `a`). Compares, selects, phis, neg/abs and min/max keep the select: the
+        // value beside it there only made two values live at once (`expf`'s clamps of an
+        // unrolled softmax, which wait on no chain).
+        let ops: Vec<u32> = match ir::opcode(i) {
+            O::LLVMFAdd | O::LLVMFSub | O::LLVMFMul | O::LLVMFDiv => vec![0, 1],
+            O::LLVMBitCast if carries_bits(i) => vec![0],
+            O::LLVMCall => {
+                let f = ir::callee(i);
+                if ir::WarpCall::of(&f) == Some(ir::WarpCall::Shfl) {
+                    vec![3]
+                } else if f.starts_with("llvm.fma.")
+                    || f.starts_with("llvm.fmuladd.")
+                    || ir::statically_rounded_fma(&f).is_some()
+                {
+                    vec![0, 1, 2]
+                } else {
+                    continue;
+                }
+            }
+            _ => continue,
+        };
+        for k in ops {
+            let o = c::LLVMGetOperand(i, k);
+            if !carries_bits(o) {
+                continue;
+            }
+            let r = raw_of(o, c::LLVMGetInstructionParent(i), observed, kept, &mut memo);
+            if r != o {
+                c::LLVMSetOperand(i, k, r);
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The raw form of `v` for a use in block `bb`: a kept select's operand, or a copy of an
+/// observed select (value operands) or bit cast over raw operands, placed right after it. Only
+/// within `bb`: a raw value used in another block would be a second value live across the
+/// blocks (kept across a barrier: another frame slot).
+unsafe fn raw_of(
+    v: LLVMValueRef,
+    bb: LLVMBasicBlockRef,
+    observed: &HashSet<LLVMValueRef>,
+    kept: &HashMap<LLVMValueRef, LLVMValueRef>,
+    memo: &mut HashMap<LLVMValueRef, LLVMValueRef>,
+) -> LLVMValueRef {
+    if !ir::is_instruction(v) || c::LLVMGetInstructionParent(v) != bb {
+        return v;
+    }
+    if let Some(&x) = kept.get(&v) {
+        return x;
+    }
+    if let Some(&r) = memo.get(&v) {
+        return r;
+    }
+    if !observed.contains(&v) {
+        return v;
+    }
+    let ops: &[u32] = match ir::opcode(v) {
+        // A merge of two computed values (a scan step's `lane >= d ? v + u : v`); a clamp to a
+        // constant (`expf`'s range reduction) is left alone: its copy costs a blend in code
+        // that waits on no chain (an unrolled softmax was 3% slower).
+        O::LLVMSelect
+            if c::LLVMIsAConstant(c::LLVMGetOperand(v, 1)).is_null()
+                && c::LLVMIsAConstant(c::LLVMGetOperand(v, 2)).is_null() =>
+        {
+            &[1, 2]
+        }
+        O::LLVMBitCast if carries_bits(v) => &[0],
+        _ => return v,
+    };
+    let raws: Vec<(u32, LLVMValueRef)> = ops
+        .iter()
+        .map(|&k| (k, raw_of(c::LLVMGetOperand(v, k), bb, observed, kept, memo)))
+        .collect();
+    if raws.iter().all(|&(k, r)| r == c::LLVMGetOperand(v, k)) {
+        memo.insert(v, v);
+        return v;
+    }
+    let copy = c::LLVMInstructionClone(v);
+    let b = c::LLVMCreateBuilderInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(v)));
+    let next = c::LLVMGetNextInstruction(v);
+    c::LLVMPositionBuilderBefore(b, next);
+    c::LLVMInsertIntoBuilder(b, copy);
+    c::LLVMDisposeBuilder(b);
+    for (k, r) in raws {
+        c::LLVMSetOperand(copy, k, r);
+    }
+    memo.insert(v, copy);
+    copy
 }

@@ -202,7 +202,12 @@ impl Warp<'_> {
     /// `l` moving by `s` take `(bits >> s) & lanes`); else a shuffle of the mask vector, which
     /// x86 does through `vpmovm2w`/`vpermw`/`vpmovw2m` and which was a third of each step of
     /// the warp-shuffle reduction's tree.
-    unsafe fn moved_mask(&self, src: &[u32], perm: LLVMValueRef) -> LLVMValueRef {
+    unsafe fn moved_mask(
+        &self,
+        mask: LLVMValueRef,
+        src: &[u32],
+        perm: LLVMValueRef,
+    ) -> LLVMValueRef {
         const MASK_MOVES: usize = 4;
         let b = self.b;
         let n = c"".as_ptr();
@@ -216,9 +221,9 @@ impl Warp<'_> {
         }
         if moves.len() > MASK_MOVES {
             let mt = self.mask_ty();
-            return c::LLVMBuildShuffleVector(b, self.mask, c::LLVMGetPoison(mt), perm, n);
+            return c::LLVMBuildShuffleVector(b, mask, c::LLVMGetPoison(mt), perm, n);
         }
-        let bits = self.bits(self.mask);
+        let bits = self.bits(mask);
         let mut on = self.c32(0);
         for (d, lanes) in moves {
             let k = self.c32(d.unsigned_abs());
@@ -289,7 +294,19 @@ impl Warp<'_> {
             let mut ks: Vec<LLVMValueRef> = src.iter().map(|&s| self.c32(s as u64)).collect();
             let perm = c::LLVMConstVector(ks.as_mut_ptr(), LANES);
             let moved = c::LLVMBuildShuffleVector(b, av, c::LLVMGetPoison(vt), perm, n);
-            (moved, self.moved_mask(&src, perm))
+            // The mask as all lanes when it is all lanes: the same value, in a form LLVM folds
+            // to a constant where the member check (a full member mask) or a branch has proved
+            // the warp whole, so that the sources' activity costs no lane moves per shuffle.
+            let whole = c::LLVMBuildICmp(
+                b,
+                P::LLVMIntEQ,
+                self.bits(self.mask),
+                self.c32(u32::MAX as u64),
+                n,
+            );
+            let all = self.splat(c::LLVMConstInt(self.i1, 1, 0));
+            let m = c::LLVMBuildSelect(b, whole, all, self.mask, n);
+            (moved, self.moved_mask(m, &src, perm))
         } else {
             // Any permutation: through a stack copy of the lanes.
             let arr = self.alloca(vt);

@@ -330,6 +330,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             }
             w.u32(r.nan_selects.0 as u32);
             w.u32(r.nan_selects.1 as u32);
+            w.u32(r.nan_selects.2 as u32);
             w.u32(r.prefetches as u32);
             w.u32(r.stream_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
@@ -407,7 +408,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let barrier_scheme = note()?;
             let segments = note()?;
             let aligned_only = note()?;
-            let nan_selects = (r.u32()? as usize, r.u32()? as usize);
+            let nan_selects = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
             let prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
@@ -942,7 +943,7 @@ mod tests {
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
                             aligned_only: Some("a large kernel".into()),
-                            nan_selects: (16, 15),
+                            nan_selects: (16, 15, 4),
                             prefetches: 1,
                             cta_prefetches: 2,
                             stream_prefetches: 3,

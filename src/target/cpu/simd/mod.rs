@@ -137,6 +137,13 @@ impl WarpPlan {
                 "  NaN canonicalizations: {} of {} dropped (results seen only by arithmetic)",
                 r.nan_selects.1, r.nan_selects.0
             );
+            if r.nan_selects.2 > 0 {
+                let _ = writeln!(
+                    s,
+                    "  NaN canonicalizations off the chain: {} operands of arithmetic or shuffles take the value before its select",
+                    r.nan_selects.2
+                );
+            }
         }
         if r.prefetches > 0 {
             let _ = writeln!(
