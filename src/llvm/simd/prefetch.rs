@@ -729,8 +729,11 @@ unsafe fn global_stores(cfg: &Cfg) -> Vec<(LLVMValueRef, LLVMValueRef)> {
                 && c::LLVMGetVolatile(i) == 0
                 && c::LLVMGetOrdering(i)
                     == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
+            if !plain {
+                continue;
+            }
             let p = c::LLVMGetOperand(i, 1);
-            if plain && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == 0 {
+            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == 0 {
                 out.push((i, p));
             }
         }
