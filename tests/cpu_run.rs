@@ -68,6 +68,7 @@ fn nvrtc_vecadd() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("kernel time: median"), "{err}");
+    assert!(err.contains("kernel CPU time: median"), "{err}");
     let c = read_f32(&out);
     for i in 0..n {
         assert_eq!(c[i], a[i] + b[i], "element {i}");

@@ -216,6 +216,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     ptx2llvm::runtime::fault::install();
     ptx2llvm::runtime::fault::set_kernel(&a.kernel);
     let mut times = Vec::with_capacity(repeat as usize);
+    let mut cpu_times = Vec::with_capacity(repeat as usize);
     for n in 0..repeat {
         // With PTX2LLVM_RECORD set, the first launch is recorded for replay on a GPU.
         let recording = (n == 0)
@@ -232,23 +233,29 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             })
             .flatten();
         let t0 = Instant::now();
+        let c0 = process_cpu_ms();
         // SAFETY: `code` is the JIT-compiled kernel; `params` was built from its layout and
         // the buffers it points to live in `args` until the end of this function.
         let r = unsafe { ptx2llvm::runtime::launch_code(&a.kernel, &code, &params, &cfg) };
         times.push(t0.elapsed().as_secs_f64() * 1e3);
+        cpu_times.push(process_cpu_ms() - c0);
         if let Some(rec) = recording {
             rec.finish(r.as_ref().map(|_| ()).map_err(|e| e.to_string()));
         }
         r.map_err(|e| fail(format!("error: {e}")))?;
     }
     if a.repeat.is_some() {
-        let mut s = times.clone();
-        s.sort_by(|x, y| x.total_cmp(y));
-        let median = if s.len() % 2 == 1 {
-            s[s.len() / 2]
-        } else {
-            (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+        let sorted = |t: &[f64]| {
+            let mut s = t.to_vec();
+            s.sort_by(|x, y| x.total_cmp(y));
+            let median = if s.len() % 2 == 1 {
+                s[s.len() / 2]
+            } else {
+                (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+            };
+            (s, median)
         };
+        let (s, median) = sorted(&times);
         // Three decimals, or four significant digits below 1 ms (launch overheads).
         let ms = |v: f64| {
             if v >= 1.0 || v == 0.0 {
@@ -264,6 +271,15 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
             ms(s[0]),
             ms(s[s.len() - 1]),
             s.len()
+        );
+        // On a busy machine the wall time counts the waits for other processes; the CPU time
+        // of the process (every worker thread) during each launch does not (kernel A/B there).
+        let (c, cpu_median) = sorted(&cpu_times);
+        eprintln!(
+            "kernel CPU time: median {} ms (min {}, max {}) per launch",
+            ms(cpu_median),
+            ms(c[0]),
+            ms(c[c.len() - 1]),
         );
         eprintln!(
             "kernel path: {}",

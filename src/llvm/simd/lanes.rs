@@ -36,6 +36,11 @@ impl Warp<'_> {
         let n = c"".as_ptr();
         let vt = self.vty(c::LLVMTypeOf(i));
         let operand = |w: &mut Self, k: u32| w.get(c::LLVMGetOperand(i, k), true);
+        if op == O::LLVMTrunc {
+            if let Some(v) = self.mul_high(i) {
+                return Ok(v);
+            }
+        }
         let v = match op {
             O::LLVMAdd
             | O::LLVMFAdd
@@ -180,6 +185,107 @@ impl Warp<'_> {
             _ => return Err(format!("cannot vectorize `{}`", ir::print(i))),
         };
         Ok(v)
+    }
+
+    /// The high halves of 32-bit products, `trunc(lshr(mul(ext a, ext b), 32))` (PTX
+    /// `mul.hi.s32`/`.u32`, nvcc's division by a constant), as two products of 16 lanes each
+    /// in 64-bit elements: the even lanes' (the low halves of `a`'s and `b`'s 64-bit pairs,
+    /// sign- or zero-extended in place) and the odd lanes' (the high halves shifted down),
+    /// their high halves interleaved again. The backend makes each a `vpmuldq`/`vpmuludq`.
+    /// The lane-wise form extends all 32 lanes to 64 bits (4 extensions, 4 products and 4
+    /// truncations for 32 lanes), and InstCombine then folds a later shift of the high half
+    /// into the 64-bit shift, so that the product is never recognized as a high multiply
+    /// (33 instructions for conv3x3's `k / 18` against 16). `None` for other truncations.
+    unsafe fn mul_high(&mut self, i: LLVMValueRef) -> Option<LLVMValueRef> {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i32t = self.i32;
+        let i64t = self.i64;
+        if c::LLVMTypeOf(i) != i32t || c::LLVMTypeOf(c::LLVMGetOperand(i, 0)) != i64t {
+            return None;
+        }
+        let sh = c::LLVMGetOperand(i, 0);
+        if !ir::is_instruction(sh)
+            || !matches!(ir::opcode(sh), O::LLVMLShr | O::LLVMAShr)
+            || ir::const_u64(c::LLVMGetOperand(sh, 1)) != Some(32)
+        {
+            return None;
+        }
+        let p = c::LLVMGetOperand(sh, 0);
+        if !ir::is_instruction(p) || ir::opcode(p) != O::LLVMMul {
+            return None;
+        }
+        // Each factor as a 32-bit value, and whether both are sign-extended.
+        let factor = |v: LLVMValueRef| -> Option<(LLVMValueRef, Option<bool>)> {
+            if !c::LLVMIsAConstantInt(v).is_null() {
+                let x = c::LLVMConstIntGetSExtValue(v);
+                let signed = i32::try_from(x).is_ok();
+                let unsigned = u32::try_from(x).is_ok();
+                let kind = match (signed, unsigned) {
+                    (true, true) => None,
+                    (true, false) => Some(true),
+                    (false, true) => Some(false),
+                    (false, false) => return None,
+                };
+                return Some((c::LLVMConstInt(i32t, x as u64, 0), kind));
+            }
+            // In the truncation's block, the extension's operand is one this block uses, so
+            // the warp function has it here; an extension elsewhere (a value extended once
+            // for uses in several blocks) may be all this block keeps of it.
+            if !ir::is_instruction(v)
+                || c::LLVMGetInstructionParent(v) != c::LLVMGetInstructionParent(i)
+            {
+                return None;
+            }
+            let x = c::LLVMGetOperand(v, 0);
+            if c::LLVMTypeOf(x) != i32t {
+                return None;
+            }
+            match ir::opcode(v) {
+                O::LLVMSExt => Some((x, Some(true))),
+                O::LLVMZExt => Some((x, Some(false))),
+                _ => None,
+            }
+        };
+        let (x, kx) = factor(c::LLVMGetOperand(p, 0))?;
+        let (y, ky) = factor(c::LLVMGetOperand(p, 1))?;
+        let signed = match (kx, ky) {
+            (Some(s), None) | (None, Some(s)) => s,
+            (Some(s), Some(t)) if s == t => s,
+            _ => return None,
+        };
+        let v16 = c::LLVMVectorType(i64t, LANES / 2);
+        let v32 = c::LLVMVectorType(i32t, LANES);
+        let splat16 = |x: u64| {
+            let mut e = vec![c::LLVMConstInt(i64t, x, 0); LANES as usize / 2];
+            c::LLVMConstVector(e.as_mut_ptr(), LANES / 2)
+        };
+        let k32 = splat16(32);
+        let halves = |w: &mut Self, v: LLVMValueRef| {
+            let v = w.get(v, true);
+            let q = c::LLVMBuildBitCast(b, v, v16, n);
+            if signed {
+                let up = c::LLVMBuildShl(b, q, k32, n);
+                (
+                    c::LLVMBuildAShr(b, up, k32, n),
+                    c::LLVMBuildAShr(b, q, k32, n),
+                )
+            } else {
+                let low = splat16(u64::from(u32::MAX));
+                (
+                    c::LLVMBuildAnd(b, q, low, n),
+                    c::LLVMBuildLShr(b, q, k32, n),
+                )
+            }
+        };
+        let (xe, xo) = halves(self, x);
+        let (ye, yo) = halves(self, y);
+        let even = c::LLVMBuildBitCast(b, c::LLVMBuildMul(b, xe, ye, n), v32, n);
+        let odd = c::LLVMBuildBitCast(b, c::LLVMBuildMul(b, xo, yo, n), v32, n);
+        let idx: Vec<u32> = (0..LANES)
+            .map(|l| if l % 2 == 0 { l + 1 } else { LANES + l })
+            .collect();
+        Some(self.shuffle(even, Some(odd), &idx))
     }
 
     /// `addrspacecast` of a vector of pointers to or from the shared space: shared pointers

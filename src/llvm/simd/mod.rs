@@ -105,6 +105,9 @@ pub struct Report {
     /// Global loads addressed from `%ctaid.x` in a kernel with CTA barriers that get a
     /// prefetch of the next CTA's line (`prefetch::insert_next_cta`).
     pub cta_prefetches: usize,
+    /// Global stores outside loops addressed from `%ctaid.x` in a kernel with CTA barriers
+    /// that get a prefetch for writing of the next CTA's line (`prefetch::insert_next_cta`).
+    pub cta_store_prefetches: usize,
 }
 
 /// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
@@ -225,13 +228,15 @@ pub fn vectorize(
                     && matches!(uniform::call_kind(i), uniform::CallKind::Barrier(_))
             })
         });
-        let (next, cta_prefetches) = prefetch::insert_next_cta(fr, &cfg, barriers);
+        let (next, cta_prefetches, cta_store_prefetches) =
+            prefetch::insert_next_cta(fr, &cfg, barriers);
         hints.extend(next);
         let prep = Prepared {
             nan_selects: (nans.found, nans.dropped, nans.raw),
             prefetches,
             stream_prefetches,
             cta_prefetches,
+            cta_store_prefetches,
         };
         match build(fr, &cfg, name, params, block, prefer_loops) {
             Ok((mut report, only)) => {
@@ -241,6 +246,7 @@ pub fn vectorize(
                 report.prefetches = prep.prefetches;
                 report.stream_prefetches = prep.stream_prefetches;
                 report.cta_prefetches = prep.cta_prefetches;
+                report.cta_store_prefetches = prep.cta_store_prefetches;
                 Ok((report, only))
             }
             Err(why) => {
@@ -296,8 +302,10 @@ struct Prepared {
     /// line, and 1 KiB ahead of a short constant step.
     prefetches: usize,
     stream_prefetches: usize,
-    /// Prefetches of the next CTA's lines (`prefetch::insert_next_cta`).
+    /// Prefetches of the next CTA's lines (`prefetch::insert_next_cta`): for loads, and for
+    /// writing for stores.
     cta_prefetches: usize,
+    cta_store_prefetches: usize,
 }
 
 /// `vectorize` on the cleaned kernel `fr` whose control flow is `cfg`.

@@ -36,7 +36,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 16;
+const FORMAT_VERSION: u32 = 17;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -334,6 +334,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.prefetches as u32);
             w.u32(r.stream_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
+            w.u32(r.cta_store_prefetches as u32);
         }
     }
 }
@@ -412,6 +413,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
+            let cta_store_prefetches = r.u32()? as usize;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -433,6 +435,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     prefetches,
                     stream_prefetches,
                     cta_prefetches,
+                    cta_store_prefetches,
                 },
             }))
         }
@@ -946,6 +949,7 @@ mod tests {
                             nan_selects: (16, 15, 4),
                             prefetches: 1,
                             cta_prefetches: 2,
+                            cta_store_prefetches: 4,
                             stream_prefetches: 3,
                         },
                     })),

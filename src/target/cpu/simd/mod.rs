@@ -173,6 +173,14 @@ impl WarpPlan {
                 r.cta_prefetches
             );
         }
+        if r.cta_store_prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches for writing of the next CTA's lines: {} (global stores addressed \
+                 from %ctaid.x in a kernel with CTA barriers)",
+                r.cta_store_prefetches
+            );
+        }
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
         }
