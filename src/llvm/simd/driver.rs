@@ -182,6 +182,197 @@ pub unsafe fn pin_ntid(f: LLVMValueRef, ctx: impl Fn(LLVMValueRef) -> bool, [x, 
     }
 }
 
+/// The states whose lockstep rounds run the warps in pairs (`region_warps`): in a kernel
+/// without `bar.red` whose warp function `f` never reads the ids the CTA function stores
+/// (`ids_unread`), those whose region loads memory the warps share (not its frame or the
+/// context) and stores to none of it, the only regions in which two warps' loads can be one
+/// (a store between them may write what the second warp reads); other regions run one warp at
+/// a time, each a single inlined copy, as the pairs cost two more.
+pub unsafe fn paired_states(f: LLVMValueRef, slot: RegionSlot) -> Vec<u32> {
+    if slot.red || !(1..=LOCKSTEP_MAX).contains(&slot.states) || !ids_unread(f) {
+        return Vec::new();
+    }
+    (0..=slot.states)
+        .filter(|&k| slot.skip.is_none() && shares_loads(f, k))
+        .collect()
+}
+
+/// Whether state `k`'s region of region-scheme warp function `f` (the blocks its dispatch
+/// reaches from that state) loads memory other than its frame and the context, and writes
+/// none: no store outside them, no masked store, scatter or memory intrinsic, no atomic or
+/// fence.
+unsafe fn shares_loads(f: LLVMValueRef, k: u32) -> bool {
+    use llvm_sys::LLVMOpcode as O;
+    let np = c::LLVMCountParams(f);
+    let (ctx, slot, state) = (
+        c::LLVMGetParam(f, 0),
+        c::LLVMGetParam(f, np - 4),
+        c::LLVMGetParam(f, np - 3),
+    );
+    let mut sw = None;
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() && sw.is_none() {
+        let t = c::LLVMGetBasicBlockTerminator(bb);
+        if !t.is_null() && super::ir::opcode(t) == O::LLVMSwitch && c::LLVMGetOperand(t, 0) == state
+        {
+            sw = Some(t);
+        }
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+    let Some(sw) = sw else {
+        return false;
+    };
+    // Successor 0 is the default (the start); successor i > 0 is case i's
+    // (`LLVMGetSwitchCaseValue`).
+    let entry = (0..c::LLVMGetNumSuccessors(sw)).find_map(|j| {
+        let v = if j == 0 {
+            Some(0)
+        } else {
+            super::ir::const_u64(c::LLVMGetSwitchCaseValue(sw, j))
+        };
+        (v == Some(u64::from(k))).then(|| c::LLVMGetSuccessor(sw, j))
+    });
+    let Some(entry) = entry else {
+        return false;
+    };
+    // The warp's own memory: its frame and its local variables (the context, which LLVM
+    // cannot tell from shared memory, is no store's).
+    let base = |p: LLVMValueRef| {
+        let mut p = p;
+        while super::ir::is_instruction(p)
+            && matches!(super::ir::opcode(p), O::LLVMGetElementPtr | O::LLVMBitCast)
+        {
+            p = c::LLVMGetOperand(p, 0);
+        }
+        p
+    };
+    let own = |p: LLVMValueRef| {
+        let p = base(p);
+        p == slot || !c::LLVMIsAAllocaInst(p).is_null()
+    };
+    let mut loads = false;
+    let mut seen = std::collections::HashSet::new();
+    let mut work = vec![entry];
+    while let Some(bb) = work.pop() {
+        if !seen.insert(bb) {
+            continue;
+        }
+        for i in super::ir::instructions(bb) {
+            match super::ir::opcode(i) {
+                O::LLVMLoad => {
+                    let p = c::LLVMGetOperand(i, 0);
+                    loads |= !own(p) && base(p) != ctx;
+                }
+                O::LLVMStore if !own(c::LLVMGetOperand(i, 1)) => return false,
+                O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg | O::LLVMFence => return false,
+                O::LLVMCall => {
+                    let name = super::ir::callee(i);
+                    if name.starts_with("llvm.masked.load")
+                        || name.starts_with("llvm.masked.gather")
+                    {
+                        loads = true;
+                    } else if !name.starts_with("llvm.")
+                        || ["store", "scatter", "mem", "atomic", "fence"]
+                            .iter()
+                            .any(|w| name.contains(w))
+                    {
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let t = c::LLVMGetBasicBlockTerminator(bb);
+        if !t.is_null() {
+            for s in 0..c::LLVMGetNumSuccessors(t) {
+                work.push(c::LLVMGetSuccessor(t, s));
+            }
+        }
+    }
+    loads
+}
+
+/// Whether warp function `f` never reads the warp and thread ids the CTA function stores in
+/// the context before each call (`%warpid`, the thread a runtime call or fault report
+/// names): no call but to LLVM intrinsics, and no load through the context at those fields.
+/// Then a lockstep round may run two warps' regions back to back without the second warp's
+/// stores to the context between them (`region_warps`' pairs): LLVM cannot tell those stores
+/// from the shared-memory loads, so with them gone it loads what both warps read once (the
+/// tile row of a shared-memory matrix product, which every warp of the CTA reads).
+unsafe fn ids_unread(f: LLVMValueRef) -> bool {
+    use llvm_sys::LLVMOpcode as O;
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        for i in super::ir::instructions(bb) {
+            if !c::LLVMIsACallInst(i).is_null() && !super::ir::callee(i).starts_with("llvm.") {
+                return false;
+            }
+        }
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+    let ctx = c::LLVMGetParam(f, 0);
+    let i8t = c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(ctx)));
+    // Bytes a load of `t` may cover (a vector or aggregate: as if wide).
+    let bytes = |t: LLVMTypeRef| match c::LLVMGetTypeKind(t) {
+        llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind => {
+            u64::from(c::LLVMGetIntTypeWidth(t)).div_ceil(8)
+        }
+        llvm_sys::LLVMTypeKind::LLVMPointerTypeKind
+        | llvm_sys::LLVMTypeKind::LLVMDoubleTypeKind => 8,
+        llvm_sys::LLVMTypeKind::LLVMFloatTypeKind => 4,
+        _ => 1 << 16,
+    };
+    let ids = [u64::from(offset::WARPID), u64::from(offset::FLAT_TID)];
+    // Pointers into the context with their byte offsets: the context, constant `i8` GEPs of
+    // them, and loads of local variables that hold them (the source's own copies, before
+    // SROA).
+    let mut work = vec![(ctx, 0u64)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some((v, off)) = work.pop() {
+        if !seen.insert((v, off)) {
+            continue;
+        }
+        for u in super::ir::users(v) {
+            match super::ir::opcode(u) {
+                O::LLVMGetElementPtr => {
+                    let k = (c::LLVMGetNumOperands(u) == 2
+                        && c::LLVMGetOperand(u, 0) == v
+                        && c::LLVMGetGEPSourceElementType(u) == i8t)
+                        .then(|| super::ir::const_u64(c::LLVMGetOperand(u, 1)))
+                        .flatten();
+                    match k {
+                        Some(k) => work.push((u, off.wrapping_add(k))),
+                        None => return false,
+                    }
+                }
+                O::LLVMLoad => {
+                    let end = off.saturating_add(bytes(c::LLVMTypeOf(u)));
+                    if ids.iter().any(|&x| off < x + 4 && x < end) {
+                        return false;
+                    }
+                }
+                O::LLVMStore if c::LLVMGetOperand(u, 0) != v => {}
+                O::LLVMStore => {
+                    // The pointer kept in a local variable: follow its loads.
+                    let dst = c::LLVMGetOperand(u, 1);
+                    if c::LLVMIsAAllocaInst(dst).is_null() {
+                        return false;
+                    }
+                    for l in super::ir::users(dst) {
+                        match super::ir::opcode(l) {
+                            O::LLVMLoad => work.push((l, off)),
+                            O::LLVMStore if c::LLVMGetOperand(l, 1) == dst => {}
+                            _ => return false,
+                        }
+                    }
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
 /// Builds `K.simd` (see the module doc). `known`: the only block the code runs with (the
 /// runtime refuses other launches), whose sizes are then constants of `K.simd` and of the
 /// warp functions (`pin_block`).
@@ -659,11 +850,12 @@ unsafe fn cta_part(
             }
             None => r_arena,
         };
-        let each = |name: &str, body: &dyn Fn(LLVMValueRef)| {
+        // A loop over the warps from `start`, `body(i)` each.
+        let each_from = |name: &str, start: LLVMValueRef, body: &dyn Fn(LLVMValueRef)| {
             let pre = c::LLVMGetInsertBlock(b);
             let lp = bb(&format!("{tag}.{name}"));
             let after = bb(&format!("{tag}.{name}.done"));
-            let nonempty = c::LLVMBuildICmp(b, P::LLVMIntNE, count, c32(0), n);
+            let nonempty = c::LLVMBuildICmp(b, P::LLVMIntULT, start, count, n);
             c::LLVMBuildCondBr(b, nonempty, lp, after);
             c::LLVMPositionBuilderAtEnd(b, lp);
             let i = c::LLVMBuildPhi(b, i32t, n);
@@ -672,11 +864,12 @@ unsafe fn cta_part(
             let next = c::LLVMBuildAdd(b, i, c32(1), n);
             let more = c::LLVMBuildICmp(b, P::LLVMIntULT, next, count, n);
             c::LLVMBuildCondBr(b, more, lp, after);
-            let mut v = [c32(0), next];
+            let mut v = [start, next];
             let mut bbs = [pre, latch];
             c::LLVMAddIncoming(i, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
             c::LLVMPositionBuilderAtEnd(b, after);
         };
+        let each = |name: &str, body: &dyn Fn(LLVMValueRef)| each_from(name, c32(0), body);
         let slot = |i: LLVMValueRef| {
             let mut idx = [c::LLVMBuildMul(b, i, c32(stride_r as u64), n)];
             c::LLVMBuildGEP2(b, i8t, base, idx.as_mut_ptr(), 1, n)
@@ -916,6 +1109,88 @@ unsafe fn cta_part(
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
         };
+        // Lockstep rounds in pairs: for a state `paired_states` names (warp function `f`
+        // never reads the ids the CTA function stores before each call, and the region loads
+        // shared memory and stores none), a loop over pairs of warps runs both regions back to
+        // back, with both states tested once before them and no store to the context between
+        // them, so that what the two regions load alike is loaded once. Each warp's code runs
+        // in its own order, the first warp's region before the second's, as in the loop over
+        // single warps; that loop takes the warps left: the last of an odd count, and from a
+        // pair with a finished warp on. Returns nothing; the builder ends after both loops.
+        let pairs_w = paired_states(w, region_slot);
+        let pairs_r = rows
+            .map(|r| paired_states(r, region_slot))
+            .unwrap_or_default();
+        let paired = |f: LLVMValueRef, k: u32| {
+            if Some(f) == rows {
+                pairs_r.contains(&k)
+            } else {
+                pairs_w.contains(&k)
+            }
+        };
+        let lockstep_loop = |name: &str, f: LLVMValueRef, k: u32, skip: Option<u32>| {
+            if skip.is_some() || !paired(f, k) {
+                each(name, &|i| run_one(i, Some((f, k)), skip, false));
+                return;
+            }
+            let pre = c::LLVMGetInsertBlock(b);
+            let lp = bb(&format!("{tag}.{name}.pair"));
+            let fast = bb(&format!("{tag}.{name}.both"));
+            let after = bb(&format!("{tag}.{name}.pairs.done"));
+            let two = c::LLVMBuildICmp(b, P::LLVMIntUGE, count, c32(2), n);
+            c::LLVMBuildCondBr(b, two, lp, after);
+            c::LLVMPositionBuilderAtEnd(b, lp);
+            let i = c::LLVMBuildPhi(b, i32t, n);
+            let j = c::LLVMBuildAdd(b, i, c32(1), n);
+            let live = |x: LLVMValueRef| {
+                let st = c::LLVMBuildLoad2(b, i32t, mail(x, barrier::field::STATE), n);
+                c::LLVMBuildICmp(b, P::LLVMIntNE, st, c32(barrier::DONE as u64), n)
+            };
+            let both = c::LLVMBuildAnd(b, live(i), live(j), n);
+            c::LLVMBuildCondBr(b, both, fast, after);
+            c::LLVMPositionBuilderAtEnd(b, fast);
+            for x in [i, j] {
+                if rows == Some(f) {
+                    store_tid_yz(c::LLVMBuildMul(b, x, c32(32), n));
+                }
+                let mut a = vec![ctx, x, nthreads, c::LLVMConstAllOnes(i32t)];
+                a.extend(args.iter().copied());
+                a.extend([slot(x), c32(k as u64), results, shared]);
+                let ns = c::LLVMBuildCall2(b, wt, f, a.as_mut_ptr(), a.len() as u32, n);
+                c::LLVMBuildStore(b, ns, mail(x, barrier::field::STATE));
+                // As `run_one`, without a branch: a warp that stopped at a barrier is waiting
+                // and moves the round's smallest and largest state.
+                let waits = c::LLVMBuildICmp(b, P::LLVMIntNE, ns, c32(barrier::DONE as u64), n);
+                let old = c::LLVMBuildLoad2(b, i32t, waiting, n);
+                let some = c::LLVMBuildOr(b, old, c::LLVMBuildZExt(b, waits, i32t, n), n);
+                c::LLVMBuildStore(b, some, waiting);
+                for (p, pred) in [(lo, P::LLVMIntULT), (hi, P::LLVMIntUGT)] {
+                    let old = c::LLVMBuildLoad2(b, i32t, p, n);
+                    let keep = c::LLVMBuildICmp(b, pred, old, ns, n);
+                    let keep = c::LLVMBuildOr(b, keep, c::LLVMBuildNot(b, waits, n), n);
+                    c::LLVMBuildStore(b, c::LLVMBuildSelect(b, keep, old, ns, n), p);
+                }
+            }
+            let next = c::LLVMBuildAdd(b, i, c32(2), n);
+            let more = c::LLVMBuildICmp(
+                b,
+                P::LLVMIntULE,
+                c::LLVMBuildAdd(b, next, c32(2), n),
+                count,
+                n,
+            );
+            let fast_end = c::LLVMGetInsertBlock(b);
+            c::LLVMBuildCondBr(b, more, lp, after);
+            let mut v = [c32(0), next];
+            let mut bbs = [pre, fast_end];
+            c::LLVMAddIncoming(i, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            c::LLVMPositionBuilderAtEnd(b, after);
+            let start = c::LLVMBuildPhi(b, i32t, n);
+            let mut v = [c32(0), i, next];
+            let mut bbs = [pre, lp, fast_end];
+            c::LLVMAddIncoming(start, v.as_mut_ptr(), bbs.as_mut_ptr(), 3);
+            each_from(name, start, &|i| run_one(i, Some((f, k)), skip, false));
+        };
         // Ordered rounds: every warp meets the barriers in order (`barrier::in_order`), so
         // round k runs region k of every warp, the state a constant, and nothing is kept or
         // tested per warp between rounds (a lockstep round loaded, tested and stored each
@@ -989,26 +1264,21 @@ unsafe fn cta_part(
                 // The alignment is the CTA's: a kernel with a warp function for aligned warps
                 // has lockstep rounds for those (one copy per state, not two); other blocks
                 // take the general round.
+                let name = format!("lockstep{k}.run");
                 match rows {
                     Some(r) if r != w => {
                         let rb = bb(&format!("{tag}.lockstep{k}.rows"));
                         c::LLVMBuildCondBr(b, aligned, rb, general);
                         c::LLVMPositionBuilderAtEnd(b, rb);
-                        each(&format!("lockstep{k}.run"), &|i| {
-                            run_one(i, Some((r, k)), skip, false)
-                        });
+                        lockstep_loop(&name, r, k, skip);
                         c::LLVMBuildBr(b, ran);
                     }
                     Some(r) => {
-                        each(&format!("lockstep{k}.run"), &|i| {
-                            run_one(i, Some((r, k)), skip, false)
-                        });
+                        lockstep_loop(&name, r, k, skip);
                         c::LLVMBuildBr(b, ran);
                     }
                     None => {
-                        each(&format!("lockstep{k}.run"), &|i| {
-                            run_one(i, Some((w, k)), skip, false)
-                        });
+                        lockstep_loop(&name, w, k, skip);
                         c::LLVMBuildBr(b, ran);
                     }
                 }

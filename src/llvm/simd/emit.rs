@@ -492,8 +492,11 @@ impl<'a> Warp<'a> {
         };
         let (_, nx) = field(self, crate::runtime::abi::offset::NTID as u64);
         let (_, ny) = field(self, crate::runtime::abi::offset::NTID as u64 + 4);
-        // The first lane run names the warp in fault reports.
-        let (fp, _) = field(self, crate::runtime::abi::offset::FLAT_TID as u64);
+        // The first lane run names the warp in fault reports. A region-scheme warp is only
+        // called by the CTA function, which stores the same thread first (`driver.rs`
+        // `set_ids`); its store alone lets paired warps share loads (`driver::ids_unread`).
+        let (fp, unread) = field(self, crate::runtime::abi::offset::FLAT_TID as u64);
+        c::LLVMInstructionEraseFromParent(unread);
         let mut tys = [self.i32];
         let mut xs = [lanes, c::LLVMConstInt(self.i1, 0, 0)];
         let id = c::LLVMGetIntrinsicDeclaration(
@@ -511,7 +514,9 @@ impl<'a> Warp<'a> {
             c"".as_ptr(),
         );
         let first = c::LLVMBuildAdd(b, base, first, c"".as_ptr());
-        c::LLVMBuildStore(b, first, fp);
+        if self.regions.is_none() {
+            c::LLVMBuildStore(b, first, fp);
+        }
         if let Some(seg) = self.facts.segment {
             // Row segments of a known block: lane `l` is `%tid.x = l % S` of row
             // `flat / S`, and the rows' `%tid.y`/`%tid.z` come from constant divisions (the

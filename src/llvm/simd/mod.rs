@@ -350,7 +350,8 @@ unsafe fn build(
             scheme,
             block,
         )?;
-        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &rows_facts);
+        let pairs = driver::paired_states(dr, slot);
+        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &rows_facts, &pairs);
         driver::cta_fn(m, fr, dr, Some(dr), name, params, slot, block);
         report.rows = Some((report.uniform, report.varying));
         // The only warp function is the aligned one: its accesses are the kernel's.
@@ -436,7 +437,8 @@ unsafe fn build(
             seg.rows(),
             facts.strides.per_row
         ));
-        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
+        let pairs = driver::paired_states(dst, slot);
+        report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts, &pairs);
         driver::cta_fn(m, fr, dst, None, name, params, slot, Some(seg.block));
         return Ok((report, true));
     }
@@ -478,7 +480,8 @@ unsafe fn build(
             }
         }
     }
-    report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts);
+    let pairs = driver::paired_states(rows.unwrap_or(dst), slot);
+    report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts, &pairs);
     driver::cta_fn(m, fr, dst, rows, name, params, slot, None);
     Ok((report, false))
 }
@@ -721,6 +724,7 @@ unsafe fn scheme_note(
     f: LLVMValueRef,
     cfg: &cfg::Cfg,
     facts: &uniform::Facts,
+    pairs: &[u32],
 ) -> Option<String> {
     match scheme {
         barrier::Scheme::None => None,
@@ -767,10 +771,27 @@ unsafe fn scheme_note(
             let lockstep = if slot.in_order && !slot.red {
                 "; ordered rounds: every warp meets the barriers in order, round k runs region k \
                  of every warp"
+                    .to_string()
             } else if (1..=driver::LOCKSTEP_MAX).contains(&slot.states) {
-                "; lockstep rounds: a loop over the warps per state while all wait at one barrier"
+                let paired = if pairs.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", two warps at a time after barrier {} (the region loads shared or \
+                         global memory and stores none: what both warps load is loaded once)",
+                        pairs
+                            .iter()
+                            .map(|k| k.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                format!(
+                    "; lockstep rounds: a loop over the warps per state while all wait at one \
+                     barrier{paired}"
+                )
             } else {
-                ""
+                String::new()
             };
             // Without a divergent branch the execution mask is the launched lanes at every
             // barrier (`Warp::region_end`): not kept.

@@ -132,11 +132,91 @@ unsafe fn passes_payload(i: LLVMValueRef) -> bool {
     }
 }
 
+/// When a `phi` whose every source (through other `phi`s) is a canonicalizing select or a
+/// constant that is no NaN is seen by a use that observes bits (a store, a conversion), that
+/// use gets its own canonicalizing select of the `phi`, and the sources' selects are then seen
+/// only through it: `drop_unseen` removes them. The `phi` is a NaN exactly when a source is,
+/// and then the canonical one, so the use sees the same bits. The same for a canonicalizing
+/// select of another block seen by such a use: the use canonicalizes the select's operand. A dot product's accumulator
+/// (matmul's `%f56`, carried around the tile loop and across its barriers) is canonicalized
+/// once at its global store instead of once per tile, on the frame store that ends the
+/// product's chain.
+unsafe fn sink_to_observers(f: LLVMValueRef, insts: &[LLVMValueRef]) {
+    // The canonical NaN of the phi's sources, when all of them are canonicalizing selects
+    // or non-NaN constants (`None` otherwise, or without any select).
+    let sources = |phi: LLVMValueRef| -> Option<LLVMValueRef> {
+        let mut nan = None;
+        let mut work = vec![phi];
+        let mut seen = HashSet::new();
+        while let Some(v) = work.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            if !c::LLVMIsAConstantFP(v).is_null() {
+                if is_nan_const(v) {
+                    return None;
+                }
+            } else if ir::is_instruction(v) && ir::opcode(v) == O::LLVMPHI {
+                for k in 0..c::LLVMCountIncoming(v) {
+                    work.push(c::LLVMGetIncomingValue(v, k));
+                }
+            } else if ir::is_instruction(v) && canonicalized(v).is_some() {
+                nan = Some(c::LLVMGetOperand(v, 1));
+            } else {
+                return None;
+            }
+        }
+        nan
+    };
+    let b = c::LLVMCreateBuilderInContext(c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f)));
+    for &i in insts {
+        let op = ir::opcode(i);
+        // Only stores and conversions: the uses a warp function's values end in that
+        // observe bits (the other observers keep their selects).
+        let observer = matches!(
+            op,
+            O::LLVMStore | O::LLVMFPToSI | O::LLVMFPToUI | O::LLVMFPExt | O::LLVMFPTrunc
+        );
+        if !observer {
+            continue;
+        }
+        let v = c::LLVMGetOperand(i, 0);
+        if !narrow_float(v) || !ir::is_instruction(v) {
+            continue;
+        }
+        // A select of another block (a loop's, its value stored after the loop): the use
+        // canonicalizes the select's operand itself.
+        let (v, nan) = match canonicalized(v) {
+            Some(x) if c::LLVMGetInstructionParent(v) != c::LLVMGetInstructionParent(i) => {
+                (x, c::LLVMGetOperand(v, 1))
+            }
+            Some(_) => continue,
+            None if ir::opcode(v) == O::LLVMPHI => match sources(v) {
+                Some(nan) => (v, nan),
+                None => continue,
+            },
+            None => continue,
+        };
+        c::LLVMPositionBuilderBefore(b, i);
+        let uno = c::LLVMBuildFCmp(b, LLVMRealPredicate::LLVMRealUNO, v, v, c"".as_ptr());
+        let sel = c::LLVMBuildSelect(b, uno, nan, v, c"".as_ptr());
+        c::LLVMSetOperand(i, 0, sel);
+    }
+    c::LLVMDisposeBuilder(b);
+}
+
 /// Removes the canonicalizing selects of `f` whose results' NaN payloads no use observes.
 ///
 /// # Safety
 /// `f` is a defined function in SSA form.
 pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
+    let mut insts = Vec::new();
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        insts.extend(ir::instructions(bb));
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+    sink_to_observers(f, &insts);
     let mut insts = Vec::new();
     let mut bb = c::LLVMGetFirstBasicBlock(f);
     while !bb.is_null() {

@@ -489,7 +489,12 @@ fn build<'c, 'a>(
     // kernels is byte for byte the same without it. It took 0.4-0.5 s of the 1.6 s of
     // `default<O2>` on Triton's matmul (one out-of-line warp function, 47,000 instructions).
     static NO_FUNCSPEC: std::sync::Once = std::sync::Once::new();
-    NO_FUNCSPEC.call_once(|| crate::llvm::fission::parse_llvm_options(&["-funcspec-max-iters=0"]));
+    NO_FUNCSPEC.call_once(|| {
+        crate::llvm::fission::parse_llvm_options(&[
+            "-funcspec-max-iters=0",
+            "-capture-tracking-max-uses-to-explore=2000",
+        ])
+    });
     let env_opts = std::env::var("PTX2LLVM_LLVM_OPTS").unwrap_or_default();
     let mut opts: Vec<&str> = env_opts.split_whitespace().collect();
     if dbg.is_some()
