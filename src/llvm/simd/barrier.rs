@@ -593,6 +593,13 @@ impl Warp<'_> {
         p
     }
 
+    /// A phi of the visited block is its slot's value (the edges stored it), loaded here.
+    pub unsafe fn phi_from_slot(&mut self, i: LLVMValueRef) {
+        let s = self.slot(i);
+        let v = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
+        self.map.insert(i, v);
+    }
+
     /// The type a slot (an alloca or a frame slot) holds.
     pub unsafe fn slot_type(&self, s: LLVMValueRef) -> LLVMTypeRef {
         if let Some(&t) = self.regions.as_ref().and_then(|r| r.types.get(&s)) {

@@ -402,7 +402,17 @@ pub unsafe fn cta_fn(
             pin_block(r, block);
         }
     }
-    let build = |part: Part| cta_part(m, k, w, rows, name, params, region_slot, known, part);
+    let inputs = CtaInputs {
+        m,
+        k,
+        w,
+        rows,
+        name,
+        params,
+        region_slot,
+        known,
+    };
+    let build = |part: Part| cta_part(&inputs, part);
     if region_slot.scheme != Scheme::Regions {
         return build(Part::Whole).0;
     }
@@ -423,19 +433,31 @@ enum Part {
     Replay,
 }
 
-/// `cta_fn`'s `part`, and the warp-function calls of its replay (for `cold_replay`).
-#[allow(clippy::too_many_arguments)]
-unsafe fn cta_part(
+/// `cta_fn`'s arguments, which every part of the CTA function is built from.
+#[derive(Clone, Copy)]
+struct CtaInputs<'a> {
     m: LLVMModuleRef,
     k: LLVMValueRef,
     w: LLVMValueRef,
     rows: Option<LLVMValueRef>,
-    name: &str,
-    params: &[ParamPlace],
+    name: &'a str,
+    params: &'a [ParamPlace],
     region_slot: RegionSlot,
     known: Option<[u32; 3]>,
-    part: Part,
-) -> (LLVMValueRef, Vec<LLVMValueRef>) {
+}
+
+/// `cta_fn`'s `part`, and the warp-function calls of its replay (for `cold_replay`).
+unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMValueRef>) {
+    let CtaInputs {
+        m,
+        k,
+        w,
+        rows,
+        name,
+        params,
+        region_slot,
+        known,
+    } = *inputs;
     let scheme = region_slot.scheme;
     let co = scheme == Scheme::Coroutines;
     let regions = scheme == Scheme::Regions;

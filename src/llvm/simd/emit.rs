@@ -694,11 +694,7 @@ impl<'a> Warp<'a> {
         for i in ir::instructions(bb) {
             c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
             match ir::opcode(i) {
-                O::LLVMPHI => {
-                    let s = self.slot(i);
-                    let v = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
-                    self.map.insert(i, v);
-                }
+                O::LLVMPHI => self.phi_from_slot(i),
                 O::LLVMBr => {
                     let cv = self.get(c::LLVMGetCondition(i), true);
                     let t = c::LLVMGetSuccessor(i, 0);
@@ -787,11 +783,7 @@ impl<'a> Warp<'a> {
         for i in ir::instructions(self.cfg.blocks[x]) {
             c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
             match ir::opcode(i) {
-                O::LLVMPHI => {
-                    let s = self.slot(i);
-                    let v = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
-                    self.map.insert(i, v);
-                }
+                O::LLVMPHI => self.phi_from_slot(i),
                 O::LLVMBr => {
                     // The mask as of the branch: a barrier before it reloads it.
                     let m = self.mask;
