@@ -1171,7 +1171,7 @@ mod tests {
             let m = Mma::decode(kind).expect("a valid kind");
             let half = |n: &mut dyn FnMut() -> u64| -> u32 {
                 let r = n();
-                if r % 40 == 0 {
+                if r.is_multiple_of(40) {
                     specials[(r >> 8) as usize % specials.len()]
                 } else {
                     // Small exponents keep most sums finite and inexact.

@@ -74,6 +74,15 @@ fn write_stdout(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+/// The path debug information names for a PTX file: absolute, so that debuggers find it from
+/// any directory (as given when it cannot be resolved).
+pub fn debug_path(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::utf8_position;
@@ -85,13 +94,4 @@ mod tests {
         // Columns count bytes, as in every diagnostic.
         assert_eq!(utf8_position("é\u{e9}x\u{ff}".as_bytes(), 5), (1, 6));
     }
-}
-
-/// The path debug information names for a PTX file: absolute, so that debuggers find it from
-/// any directory (as given when it cannot be resolved).
-pub fn debug_path(path: &Path) -> String {
-    std::fs::canonicalize(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .to_string_lossy()
-        .into_owned()
 }

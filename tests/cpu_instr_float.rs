@@ -500,7 +500,7 @@ fn halves(bf: bool, seed: u64) -> Vec<u64> {
     while v.len() < 256 {
         let x = r.u32() as u64 & 0xffff;
         // Half random patterns, half values near 1 (exponent differences that round).
-        let x = if v.len() % 2 == 0 {
+        let x = if v.len().is_multiple_of(2) {
             x
         } else if bf {
             (x & 0x807f) | 0x3f00 | ((x >> 7) & 0x80)

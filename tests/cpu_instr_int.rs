@@ -681,7 +681,7 @@ fn setp_selp_slct_int() {
         let cases: Vec<Vec<u64>> = pairs
             .iter()
             .enumerate()
-            .map(|(i, &(a, b))| vec![a, b, (i as u64 * 0x9e37_79b9 >> 7) & 1])
+            .map(|(i, &(a, b))| vec![a, b, ((i as u64 * 0x9e37_79b9) >> 7) & 1])
             .collect();
         let got = run(&[bt, bt, "pred"], &ops, &cases);
         let cmp = |t: &str, c: &str, a: u64, b: u64| -> bool {

@@ -1350,7 +1350,7 @@ fn rand_float(rng: &mut Rng, e: i32, f64_: bool) -> f64 {
         m as f64 * 2f64.powi(e - 23)
     };
     // Sometimes a short mantissa, so that products and sums land on ties exactly.
-    let v = if rng.u64() % 4 == 0 {
+    let v = if rng.u64().is_multiple_of(4) {
         let t = 2f64.powi(e - 3);
         (v / t).round() * t
     } else {

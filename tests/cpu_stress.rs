@@ -237,7 +237,7 @@ fn device_functions_with_barriers_called_in_a_loop() {
     for b in vals.chunks(128) {
         for t in 0..128 {
             let warp = &b[t / 32 * 32..t / 32 * 32 + 32];
-            let acc: i32 = (0..reps as i32)
+            let acc: i32 = (0..reps)
                 .map(|k| {
                     b.iter().map(|&x| x + k).sum::<i32>()
                         + warp.iter().map(|&x| x * (k + 1)).max().unwrap()

@@ -251,8 +251,8 @@ fn bfe_bfi() {
     for t in ["u64", "s64"] {
         src += &format!(".visible .func (.reg .b64 d) bfe_{t}(.reg .b64 a, .reg .b32 b, .reg .b32 c)\n{{\n\tbfe.{t} d, a, b, c;\n\tret;\n}}\n");
     }
-    src += &format!(".visible .func (.reg .b32 f) bfi_b32(.reg .b32 a, .reg .b32 b, .reg .b32 c, .reg .b32 d)\n{{\n\tbfi.b32 f, a, b, c, d;\n\tret;\n}}\n");
-    src += &format!(".visible .func (.reg .b64 f) bfi_b64(.reg .b64 a, .reg .b64 b, .reg .b32 c, .reg .b32 d)\n{{\n\tbfi.b64 f, a, b, c, d;\n\tret;\n}}\n");
+    src += &".visible .func (.reg .b32 f) bfi_b32(.reg .b32 a, .reg .b32 b, .reg .b32 c, .reg .b32 d)\n{\n\tbfi.b32 f, a, b, c, d;\n\tret;\n}\n".to_string();
+    src += &".visible .func (.reg .b64 f) bfi_b64(.reg .b64 a, .reg .b64 b, .reg .b32 c, .reg .b32 d)\n{\n\tbfi.b64 f, a, b, c, d;\n\tret;\n}\n".to_string();
     let j = jit(&src, 0);
     let (bu, bs) = (j.f3_32("bfe_u32"), j.f3_32("bfe_s32"));
     let (bu64, bs64) = (j.f_64_32_32("bfe_u64"), j.f_64_32_32("bfe_s64"));
@@ -2020,7 +2020,11 @@ fn video() {
         let (na, nb, nc) = if po {
             (false, false, false)
         } else {
-            (r.u32() % 3 == 0, r.u32() % 3 == 0, r.u32() % 3 == 0)
+            (
+                r.u32().is_multiple_of(3),
+                r.u32().is_multiple_of(3),
+                r.u32().is_multiple_of(3),
+            )
         };
         let (na, nb, nc) = if na ^ nb {
             (na, nb, false)

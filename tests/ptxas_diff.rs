@@ -519,9 +519,9 @@ fn check_and_translation_agree_with_ptxas() {
                     let kind = if cpu { "cpu" } else { "nvptx" };
                     if cpu && msg.contains("not supported on the cpu target") {
                         counted[2] += 1;
-                        let op = c.text.trim_start_matches(|ch: char| {
-                            ch == '@' || ch == '!' || ch == '%' || ch.is_alphanumeric() && false
-                        });
+                        let op = c
+                            .text
+                            .trim_start_matches(|ch: char| ch == '@' || ch == '!' || ch == '%');
                         let op = op
                             .split_whitespace()
                             .find(|w| !w.starts_with('@'))
