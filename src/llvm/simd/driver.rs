@@ -301,14 +301,10 @@ unsafe fn shares_loads(f: LLVMValueRef, k: u32) -> bool {
 /// tile row of a shared-memory matrix product, which every warp of the CTA reads).
 unsafe fn ids_unread(f: LLVMValueRef) -> bool {
     use llvm_sys::LLVMOpcode as O;
-    let mut bb = c::LLVMGetFirstBasicBlock(f);
-    while !bb.is_null() {
-        for i in super::ir::instructions(bb) {
-            if !c::LLVMIsACallInst(i).is_null() && !super::ir::callee(i).starts_with("llvm.") {
-                return false;
-            }
+    for i in super::ir::function_instructions(f) {
+        if !c::LLVMIsACallInst(i).is_null() && !super::ir::callee(i).starts_with("llvm.") {
+            return false;
         }
-        bb = c::LLVMGetNextBasicBlock(bb);
     }
     let ctx = c::LLVMGetParam(f, 0);
     let i8t = c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(ctx)));

@@ -120,6 +120,25 @@ pub unsafe fn args(i: LLVMValueRef) -> Vec<LLVMValueRef> {
     (0..n).map(|k| c::LLVMGetOperand(i, k)).collect()
 }
 
+/// The basic blocks of `f` in layout order, collected first, so the caller may add blocks.
+pub unsafe fn blocks(f: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
+    let mut out = Vec::new();
+    let mut bb = c::LLVMGetFirstBasicBlock(f);
+    while !bb.is_null() {
+        out.push(bb);
+        bb = c::LLVMGetNextBasicBlock(bb);
+    }
+    out
+}
+
+/// Every instruction of `f`, block by block in layout order.
+pub unsafe fn function_instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
+    blocks(f)
+        .into_iter()
+        .flat_map(|bb| instructions(bb))
+        .collect()
+}
+
 pub unsafe fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
     let mut out = Vec::new();
     let mut i = c::LLVMGetFirstInstruction(bb);

@@ -210,19 +210,9 @@ unsafe fn sink_to_observers(f: LLVMValueRef, insts: &[LLVMValueRef]) {
 /// # Safety
 /// `f` is a defined function in SSA form.
 pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
-    let mut insts = Vec::new();
-    let mut bb = c::LLVMGetFirstBasicBlock(f);
-    while !bb.is_null() {
-        insts.extend(ir::instructions(bb));
-        bb = c::LLVMGetNextBasicBlock(bb);
-    }
-    sink_to_observers(f, &insts);
-    let mut insts = Vec::new();
-    let mut bb = c::LLVMGetFirstBasicBlock(f);
-    while !bb.is_null() {
-        insts.extend(ir::instructions(bb));
-        bb = c::LLVMGetNextBasicBlock(bb);
-    }
+    sink_to_observers(f, &ir::function_instructions(f));
+    // Again: sinking added instructions.
+    let insts = ir::function_instructions(f);
     // observed: values whose bits some use sees; flows: result -> operands whose payload it
     // carries (observed with it).
     let mut observed: HashSet<LLVMValueRef> = HashSet::new();

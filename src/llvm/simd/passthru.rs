@@ -41,14 +41,10 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let mut folded = 0;
     let mut f = c::LLVMGetFirstFunction(m);
     while !f.is_null() {
-        let mut bb = c::LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            for i in ir::instructions(bb) {
-                if ir::opcode(i) == O::LLVMSelect && fold_select(i) {
-                    folded += 1;
-                }
+        for i in ir::function_instructions(f) {
+            if ir::opcode(i) == O::LLVMSelect && fold_select(i) {
+                folded += 1;
             }
-            bb = c::LLVMGetNextBasicBlock(bb);
         }
         f = c::LLVMGetNextFunction(f);
     }
