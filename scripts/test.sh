@@ -2,7 +2,7 @@
 # test.sh: README command #2, and what CI runs (.ci/run). Installs what is missing
 # (scripts/setup.sh), then checks the whole project:
 #   1. cargo fmt --check                       formatting
-#   2. cargo clippy --release -- -D warnings   lints
+#   2. cargo clippy --release --workspace --all-targets -- -D warnings   lints (tests included)
 #   3. cargo build --release                   the ptx2llvm binary that lit uses
 #   4. cargo test --release                    unit, integration and doc tests, then the
 #      execution suite again with PTX2LLVM_CPU_MODE=coroutine (the general path)
@@ -75,7 +75,7 @@ summary() {
 
 rm -f "$LOGS"/*.log
 step "cargo fmt --check" fmt.log cargo fmt --check || true
-step "cargo clippy" clippy.log cargo clippy --release -- -D warnings || true
+step "cargo clippy" clippy.log cargo clippy --release --workspace --all-targets -- -D warnings || true
 if step "cargo build" build.log cargo build --release; then
     built=1
 else

@@ -872,7 +872,14 @@ END:
     let mad = "mad.lo.s32 %r1, %r3, %r4, %r5;";
     let muladd = "mul.lo.u32 %r6, %r4, %r3;\n    add.u32 %r1, %r5, %r6;";
     // (name, index, check, barrier, how many elements are written for n)
-    let cases: [(&str, &str, &str, bool, fn(u32) -> u32); 5] = [
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static str,
+        bool,
+        fn(u32) -> u32,
+    );
+    let cases: [Case; 5] = [
         ("ge_s", mad, "setp.ge.s32 %p1, %r1, %r2;", false, |n| n),
         (
             "lt_u_swapped",

@@ -538,12 +538,15 @@ fn hfinish(x: f64, bf: bool, ftz: bool, sat: bool, relu: bool) -> u64 {
         v
     };
     if relu && v.is_nan() {
-        return if bf { 0x7fff } else { 0x7fff };
+        // f16 and bf16 both canonicalize NaN to 0x7fff.
+        return 0x7fff;
     }
     let v = if relu && v.is_sign_negative() { 0.0 } else { v };
     ref_to_half(v, bf, "rn") as u64
 }
 
+/// One argument per modifier and operand, as the instruction's syntax has them.
+#[allow(clippy::too_many_arguments)]
 fn ref_half(op: &str, bf: bool, ftz: bool, sat: bool, relu: bool, a: u64, b: u64, c: u64) -> u64 {
     let (x, y, z) = (
         hflush(hval(a, bf), ftz),
@@ -1088,16 +1091,10 @@ fn runtime_rounding_helpers() {
     type F3 = extern "C" fn(f32, f32, f32) -> f32;
     type D2 = extern "C" fn(f64, f64) -> f64;
     type D3 = extern "C" fn(f64, f64, f64) -> f64;
-    let f32s: [(
-        &str,
-        bool,
-        F2,
-        F2,
-        F3,
-        F2,
-        extern "C" fn(f32) -> f32,
-        extern "C" fn(f32) -> f32,
-    ); 6] = [
+    type F1 = extern "C" fn(f32) -> f32;
+    // (rounding, ftz, add, mul, fma, div, rcp, sqrt)
+    type F32Row = (&'static str, bool, F2, F2, F3, F2, F1, F1);
+    let f32s: [F32Row; 6] = [
         (
             "rz",
             false,
@@ -1186,15 +1183,10 @@ fn runtime_rounding_helpers() {
             }
         }
     }
-    let f64s: [(
-        &str,
-        D2,
-        D2,
-        D3,
-        D2,
-        extern "C" fn(f64) -> f64,
-        extern "C" fn(f64) -> f64,
-    ); 3] = [
+    type D1 = extern "C" fn(f64) -> f64;
+    // (rounding, add, mul, fma, div, rcp, sqrt)
+    type F64Row = (&'static str, D2, D2, D3, D2, D1, D1);
+    let f64s: [F64Row; 3] = [
         (
             "rz",
             n::rz_d::add,

@@ -28,6 +28,7 @@ use ptx2llvm::target::nvptx;
 ///   vecadd line 1 twice, shared_sync line 2): in LLVM IR a kernel parameter is an argument,
 ///   the `ld.param` the back end makes for it has no location, and MachineSink moves it to its
 ///   use (line 0); without MachineSink it stays under the function's first line.
+///
 /// Not used to win them back, since each changes code or tells a wrong line: LLVM's IR `sink`
 /// pass (96.8%, but ptxas registers up to +20 on NVRTC's math64), `-disable-machine-sink`
 /// (98.6%, registers 183 → 254 on Triton matmul sm100), and `-pick-merged-source-locations`

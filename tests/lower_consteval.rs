@@ -251,8 +251,8 @@ fn bfe_bfi() {
     for t in ["u64", "s64"] {
         src += &format!(".visible .func (.reg .b64 d) bfe_{t}(.reg .b64 a, .reg .b32 b, .reg .b32 c)\n{{\n\tbfe.{t} d, a, b, c;\n\tret;\n}}\n");
     }
-    src += &".visible .func (.reg .b32 f) bfi_b32(.reg .b32 a, .reg .b32 b, .reg .b32 c, .reg .b32 d)\n{\n\tbfi.b32 f, a, b, c, d;\n\tret;\n}\n".to_string();
-    src += &".visible .func (.reg .b64 f) bfi_b64(.reg .b64 a, .reg .b64 b, .reg .b32 c, .reg .b32 d)\n{\n\tbfi.b64 f, a, b, c, d;\n\tret;\n}\n".to_string();
+    src += ".visible .func (.reg .b32 f) bfi_b32(.reg .b32 a, .reg .b32 b, .reg .b32 c, .reg .b32 d)\n{\n\tbfi.b32 f, a, b, c, d;\n\tret;\n}\n";
+    src += ".visible .func (.reg .b64 f) bfi_b64(.reg .b64 a, .reg .b64 b, .reg .b32 c, .reg .b32 d)\n{\n\tbfi.b64 f, a, b, c, d;\n\tret;\n}\n";
     let j = jit(&src, 0);
     let (bu, bs) = (j.f3_32("bfe_u32"), j.f3_32("bfe_s32"));
     let (bu64, bs64) = (j.f_64_32_32("bfe_u64"), j.f_64_32_32("bfe_s64"));
@@ -1672,9 +1672,9 @@ fn carry_chains() {
     type F = extern "C" fn(u64, u64, u64, u64) -> Pair;
     let (add, sub, mac): (F, F, F) = unsafe {
         (
-            std::mem::transmute(j.addr("add128")),
-            std::mem::transmute(j.addr("sub128")),
-            std::mem::transmute(j.addr("mac64")),
+            std::mem::transmute::<usize, F>(j.addr("add128")),
+            std::mem::transmute::<usize, F>(j.addr("sub128")),
+            std::mem::transmute::<usize, F>(j.addr("mac64")),
         )
     };
     let vals = ints64(30, 71);
@@ -1814,7 +1814,9 @@ fn ref_video(
     }
 }
 
-/// vmad (vmad.txt Semantics).
+/// vmad (vmad.txt Semantics). One argument per operand and modifier of the instruction, so the
+/// reference reads like the spec's pseudocode.
+#[allow(clippy::too_many_arguments)]
 fn ref_vmad(
     at: bool,
     bt: bool,
@@ -1947,7 +1949,8 @@ fn video() {
     let sels = ["", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"];
     let mut src = String::new();
     // (name, closure computing the reference)
-    let mut cases: Vec<(String, Box<dyn Fn(u32, u32, u32) -> u32>)> = Vec::new();
+    type Reference = Box<dyn Fn(u32, u32, u32) -> u32>;
+    let mut cases: Vec<(String, Reference)> = Vec::new();
     for k in 0..160 {
         let op = pick(
             &mut r,
@@ -2259,7 +2262,8 @@ fn small_formats() {
         if x.is_nan() {
             return 0xff;
         }
-        if !(x > 0.0) {
+        // NaN returned above, so "not positive" is an ordered comparison here.
+        if x <= 0.0 {
             return 0;
         }
         if x.is_infinite() {

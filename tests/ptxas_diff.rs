@@ -26,9 +26,9 @@ use std::process::Command;
 use gen::{body_line, Case, Variant, TARGETS};
 use ptx2llvm::llvm::EmitKind;
 
-/// How many of the generated instructions that ptxas rejects `check` may accept (all of them
-/// listed in `known.txt`): 2026-11-27, 2 of 27,349 (0.01%; 39 before st.async/red.async
-/// were declared as ptxas reads them).
+/// How many of the generated instructions that ptxas rejects `check` may accept: none since
+/// 2026-11-27 (2 of 27,349 before that; 39 before st.async/red.async were declared as ptxas
+/// reads them). The bound only falls, so it is now an equality.
 const MAX_ACCEPTED_ANYWAY: usize = 0;
 
 /// Instructions per ptxas run.
@@ -519,9 +519,7 @@ fn check_and_translation_agree_with_ptxas() {
                     let kind = if cpu { "cpu" } else { "nvptx" };
                     if cpu && msg.contains("not supported on the cpu target") {
                         counted[2] += 1;
-                        let op = c
-                            .text
-                            .trim_start_matches(|ch: char| ch == '@' || ch == '!' || ch == '%');
+                        let op = c.text.trim_start_matches(['@', '!', '%']);
                         let op = op
                             .split_whitespace()
                             .find(|w| !w.starts_with('@'))
@@ -603,10 +601,9 @@ fn check_and_translation_agree_with_ptxas() {
         stale.is_empty(),
         "tests/ptxas_diff/known.txt lists disagreements that no longer happen: {stale:?}"
     );
-    // Issue #15's goal is under 1%; until then this bound only falls (lower it when rules are
-    // added): more instructions that ptxas rejects getting through is a regression.
+    // More instructions that ptxas rejects getting through is a regression.
     assert!(
-        accepted_anyway <= MAX_ACCEPTED_ANYWAY,
+        accepted_anyway == MAX_ACCEPTED_ANYWAY,
         "check accepts {accepted_anyway} of {ptxas_rejects} instructions ptxas rejects; the bound is {MAX_ACCEPTED_ANYWAY}"
     );
 }
