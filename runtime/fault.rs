@@ -463,10 +463,18 @@ fn kernel_name(m: &mut Msg) {
 
 /// Where a redirected thread resumes: fails the launch with the message, like `trap`.
 extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> ! {
-    // Thread-loop code outside its diagnostic replay: which thread faulted is not known yet;
-    // the driver replays the CTA thread by thread to find it (does not return then).
-    // SAFETY: `t` is the running context (checked by the handler).
-    unsafe { super::fission::fault_before_replay(t, addr, sig_and_access) };
+    // A whole-warp matrix call of the warp engine knows whose row faulted: name that lane's
+    // thread. (A replay would run the instruction one thread at a time, where the other
+    // lanes' row addresses are not known.)
+    let warp_row = WARP_ROWS.with(|w| w.replace(false));
+    match ROW_LANE.with(|r| r.get()) {
+        // SAFETY: `t` is the running context (checked by the handler).
+        Some(lane) if warp_row => unsafe { name_warp_lane(t, lane) },
+        // Thread-loop code outside its diagnostic replay: which thread faulted is not known
+        // yet; the driver replays the CTA thread by thread to find it (does not return then).
+        // SAFETY: `t` is the running context (checked by the handler).
+        _ => unsafe { super::fission::fault_before_replay(t, addr, sig_and_access) },
+    }
     let mut m = Msg::new();
     let access = Access::from_code(sig_and_access >> 8);
     describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
@@ -507,6 +515,35 @@ thread_local! {
     /// The lane whose row address a warp matrix instruction is reading or writing, while it
     /// does (`row_lane`).
     static ROW_LANE: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+thread_local! {
+    /// Set while a warp-engine runtime function reads or writes the rows of a whole warp's
+    /// matrix instruction (`warp_rows_access`): the running context is then the warp's, and
+    /// `ROW_LANE` names the lane whose row is accessed.
+    static WARP_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `kernel_access` for a warp-engine function accessing a whole warp's rows: a fault names
+/// the thread of the lane whose row it was (`row_lane`), with no replay of the CTA.
+pub(crate) fn warp_rows_access<R>(f: impl FnOnce() -> R) -> R {
+    WARP_ROWS.with(|w| w.set(true));
+    let r = kernel_access(f);
+    WARP_ROWS.with(|w| w.set(false));
+    r
+}
+
+/// Makes the warp's running context `t` name `lane`'s thread (the warp engine runs a warp on
+/// one context whose ids are its first lane's).
+///
+/// # Safety
+/// `t` must be the running context of a warp-engine warp.
+unsafe fn name_warp_lane(t: *mut Thread, lane: u32) {
+    let flat = (*t).warpid * 32 + lane;
+    let [nx, ny, _] = (*t).ntid;
+    (*t).flat_tid = flat;
+    (*t).laneid = lane;
+    (*t).tid = [flat % nx, (flat / nx) % ny, flat / (nx * ny)];
 }
 
 /// Marks the accesses of `kernel_access` from now on as through the row address of `lane`

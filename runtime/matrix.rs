@@ -1064,7 +1064,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_ldmatrix(
             warp_row_error("ldmatrix", l, a, why);
         }
     }
-    super::fault::kernel_access(|| {
+    super::fault::warp_rows_access(|| {
         for l in 0..lanes {
             let mut regs = [0u32; 4];
             if mask & 1 << l != 0 {
@@ -1105,7 +1105,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_stmatrix(
     {
         warp_row_error("stmatrix", l, addrs[l] as usize, why);
     }
-    super::fault::kernel_access(|| {
+    super::fault::warp_rows_access(|| {
         for l in (0..8 * num).filter(|l| mask & 1 << l != 0) {
             let (j, r) = (l / 8, l % 8);
             let row = stmatrix_row(|x| regs[j * lanes + x], r, trans != 0);
