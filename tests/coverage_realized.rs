@@ -1,6 +1,6 @@
 //! Holds the nvptx column of `docs/COVERAGE.md` (`ptx2llvm::isa::coverage::support`) to what
 //! the lowering really does. Every PTX input of the repository (corpus, lit tests) is
-//! translated for nvptx while the lowering records, per opcode, how often it emitted native
+//! translated for nvptx; the lowering's log (`Output::realized`) counts, per opcode, how often it emitted native
 //! LLVM IR (instructions, intrinsics) and how often PTX inline assembly. Then:
 //! - an opcode the table lists without any "inline PTX" part never went through inline asm;
 //! - an opcode the table lists as "inline PTX" only was never lowered natively;
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use ptx2llvm::isa::coverage::support;
 use ptx2llvm::isa::Opcode;
 use ptx2llvm::llvm::EmitKind;
-use ptx2llvm::lower::realized::{record, Realized};
+use ptx2llvm::lower::realized::Realized;
 use ptx2llvm::target::nvptx;
 
 fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -40,15 +40,9 @@ fn nvptx_coverage_column_matches_the_lowering() {
     let mut total: BTreeMap<Opcode, Realized> = BTreeMap::new();
     let mut translated = 0;
     for f in &files {
-        // `compile` borrows the module for the source's lifetime (as the CLI does, leak both).
-        let src: &'static str = Box::leak(
-            std::fs::read_to_string(f)
-                .unwrap_or_default()
-                .into_boxed_str(),
-        );
-        let (module, diags) = ptx2llvm::syntax::parse(src);
-        let module: &'static _ = Box::leak(Box::new(module));
-        let (info, check_diags) = ptx2llvm::check::check_module(module);
+        let src = std::fs::read_to_string(f).unwrap_or_default();
+        let (module, diags) = ptx2llvm::syntax::parse(&src);
+        let (info, check_diags) = ptx2llvm::check::check_module(&module);
         if !diags.is_empty() || !check_diags.is_empty() {
             continue; // negative tests
         }
@@ -59,12 +53,11 @@ fn nvptx_coverage_column_matches_the_lowering() {
             name: common::rel(f),
             debug: Default::default(),
         };
-        let (res, log) = record(|| nvptx::compile(module, &info, &opts));
-        if res.is_err() {
+        let Ok(out) = nvptx::compile(&module, &info, &opts) else {
             continue; // known gaps are lit XFAILs; the corpus test asserts the corpus translates
-        }
+        };
         translated += 1;
-        for (op, r) in log {
+        for (op, r) in out.realized {
             let t = total.entry(op).or_default();
             t.native += r.native;
             t.inline_asm += r.inline_asm;

@@ -350,16 +350,6 @@ pub fn call_named<'c>(
     cs.try_as_basic_value().basic()
 }
 
-thread_local! {
-    static INLINE_ASM_COUNT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// How many inline-assembly calls this thread has built: the lowering compares it before and
-/// after an instruction to record how the instruction was realized.
-pub fn inline_asm_count() -> u64 {
-    INLINE_ASM_COUNT.with(|c| c.get())
-}
-
 /// Builds a call to inline assembly `asm` with `constraints`; returns the result value
 /// (a struct when several outputs).
 pub fn inline_asm<'c>(
@@ -376,7 +366,6 @@ pub fn inline_asm<'c>(
         Some(r) => r.fn_type(&params, false),
         None => ctx.void_type().fn_type(&params, false),
     };
-    INLINE_ASM_COUNT.with(|c| c.set(c.get() + 1));
     let f = ctx.create_inline_asm(
         fty,
         asm.to_string(),

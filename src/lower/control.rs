@@ -66,7 +66,7 @@ pub fn lower<'c, 'a>(
                 // inline PTX where the target carries it; then unreachable.
                 if !l.target.sync_op(l, fs, ins.i)? {
                     l.target.inline_asm_ok(ins.i)?;
-                    inline_asm(l.ctx, &l.b, None, &[], "exit;", "", true);
+                    l.inline_asm(None, &[], "exit;", "", true);
                 }
                 l.b.build_unreachable().unwrap();
             }

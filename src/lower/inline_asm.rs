@@ -219,7 +219,7 @@ pub fn lower<'c, 'a>(
             Some(l.ctx.struct_type(&tys, false).into())
         }
     };
-    let r = inline_asm(l.ctx, &l.b, ret_ty, &args, &out, &cons.join(","), true);
+    let r = l.inline_asm(ret_ty, &args, &out, &cons.join(","), true);
     for (k, (name, st, is_pred)) in a.dests.iter().enumerate() {
         let v = if nout == 1 {
             r.unwrap()

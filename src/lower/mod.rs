@@ -187,6 +187,8 @@ pub struct Lowerer<'c, 'a> {
     /// built). The lowering owns it, so no compiler state lives in a thread-local; the target
     /// that installs it takes it back when the function is done.
     pub target_state: std::cell::RefCell<Option<Box<dyn std::any::Any>>>,
+    /// How each instruction was realized (native or inline assembly), for the coverage test.
+    pub realized: realized::Log,
 }
 
 /// An instruction as the lowering reads it: the AST node (operands, guard, spans) and its
@@ -369,7 +371,21 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             debug: None,
             info,
             target_state: std::cell::RefCell::new(None),
+            realized: realized::Log::default(),
         }
+    }
+
+    /// Builds a call to inline assembly (`llvm::inline_asm`), counted in `realized`.
+    pub fn inline_asm(
+        &self,
+        ret: Option<inkwell::types::BasicTypeEnum<'c>>,
+        args: &[inkwell::values::BasicValueEnum<'c>],
+        asm: &str,
+        constraints: &str,
+        side_effects: bool,
+    ) -> Option<inkwell::values::BasicValueEnum<'c>> {
+        self.realized.inline_asm_built();
+        crate::llvm::inline_asm(self.ctx, &self.b, ret, args, asm, constraints, side_effects)
     }
 
     /// `i` as the check decoded it (`Ins::new`).
@@ -1302,10 +1318,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn dispatch(&self, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {
-        let asm_before = crate::llvm::inline_asm_count();
+        let asm_before = self.realized.inline_asm_calls();
         let r = self.dispatch_inner(fs, ins);
         if r.is_ok() {
-            realized::note(ins.i.opcode, crate::llvm::inline_asm_count() > asm_before);
+            let asm = self.realized.inline_asm_calls() > asm_before;
+            self.realized.note(ins.i.opcode, asm);
         }
         r
     }

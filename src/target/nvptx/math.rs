@@ -106,28 +106,19 @@ fn asm1<'c>(l: &Lowerer<'c, '_>, text: &str, x: FloatValue<'c>) -> BasicValueEnu
     let ft = x.get_type();
     if fp::fbits(l, ft) == 16 {
         let i = fp::to_bits(l, x);
-        let r = inline_asm(
-            l.ctx,
-            &l.b,
-            Some(l.ctx.i16_type().into()),
-            &[i.into()],
-            text,
-            "=h,h",
-            false,
-        )
-        .unwrap();
+        let r = l
+            .inline_asm(
+                Some(l.ctx.i16_type().into()),
+                &[i.into()],
+                text,
+                "=h,h",
+                false,
+            )
+            .unwrap();
         fp::from_bits(l, r.into_int_value(), ft).into()
     } else {
-        inline_asm(
-            l.ctx,
-            &l.b,
-            Some(ft.into()),
-            &[x.into()],
-            text,
-            "=f,f",
-            false,
-        )
-        .unwrap()
+        l.inline_asm(Some(ft.into()), &[x.into()], text, "=f,f", false)
+            .unwrap()
     }
 }
 

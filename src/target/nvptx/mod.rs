@@ -81,7 +81,7 @@ impl Target for Nvptx {
                         (i64t, "=l", "b64")
                     };
                 let asm = format!("mov.{w} $0, %{name};");
-                return inline_asm(l.ctx, &l.b, Some(ty), &[], &asm, cons, true);
+                return l.inline_asm(Some(ty), &[], &asm, cons, true);
             }
         };
         l.call(&intr, Some(ty), &[])
@@ -205,6 +205,8 @@ pub struct Output {
     /// The architecture and PTX feature used (`sm_80`, `+ptx80`).
     pub arch: String,
     pub ptx_feature: String,
+    /// How each opcode was realized (native LLVM IR or inline PTX), counted over the module.
+    pub realized: std::collections::BTreeMap<crate::isa::Opcode, lower::realized::Realized>,
 }
 
 /// The highest PTX ISA version LLVM 22's NVPTX back end knows (`+ptx90`).
@@ -284,5 +286,6 @@ pub fn compile<'a>(
         text: matches!(opts.emit, EmitKind::Llvm | EmitKind::Asm),
         arch,
         ptx_feature: feature,
+        realized: l.realized.take(),
     })
 }
