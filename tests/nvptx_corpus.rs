@@ -51,12 +51,11 @@ fn find_ptxas() -> Option<PathBuf> {
 /// One file: Ok(note) or Err(message).
 fn check(path: &Path, ptxas: Option<&Path>) -> Result<String, String> {
     let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let src: &'static str = Box::leak(src.into_boxed_str());
-    let (module, diags) = ptx2llvm::syntax::parse(src);
+    let (module, diags) = ptx2llvm::syntax::parse(&src);
     if !diags.is_empty() {
         return Err(format!("parse: {}", diags[0].message));
     }
-    let module: &'static _ = Box::leak(Box::new(module));
+    let module = &module;
     let (info, check_diags) = ptx2llvm::check::check_module(module);
     if let Some(d) = check_diags.first() {
         return Err(format!("check: {}", d.message));

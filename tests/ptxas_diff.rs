@@ -325,13 +325,10 @@ fn compile_inner(
     body: &[&str],
     cpu: bool,
 ) -> Result<(), Vec<(Option<usize>, String)>> {
-    // `compile` takes `&'a Module<'a>`: the module must outlive every borrow of it, which a
-    // local cannot; these few hundred modules stay allocated until the test ends.
-    let src: &'static str =
-        Box::leak(gen::module(target, version_of(target), body).into_boxed_str());
-    let (m, diags) = ptx2llvm::syntax::parse(src);
+    let src = gen::module(target, version_of(target), body);
+    let (m, diags) = ptx2llvm::syntax::parse(&src);
     assert!(diags.is_empty(), "accepted cases parse");
-    let m: &'static _ = Box::leak(Box::new(m));
+    let m = &m;
     let (info, _) = ptx2llvm::check::check_module(m);
     let line_of = |offset: u32| {
         let line = src[..offset as usize].matches('\n').count() + 1;
