@@ -1224,18 +1224,22 @@ impl Warp<'_> {
         c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(it), n)
     }
 
-    /// Whether shared offsets `lo` and `hi` lie in one 256-byte-aligned block.
-    unsafe fn same_block(&self, lo: LLVMValueRef, hi: LLVMValueRef) -> LLVMValueRef {
+    /// Whether the 32 lanes' offsets `off` (`<32 x i32>`, running or not) increase strictly
+    /// in lane order: each lane's below its successor's (unsigned), two compares of
+    /// neighbouring lanes.
+    unsafe fn increasing(&self, off: LLVMValueRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
-        let x = c::LLVMBuildXor(b, lo, hi, n);
-        c::LLVMBuildICmp(
-            b,
-            llvm_sys::LLVMIntPredicate::LLVMIntULT,
-            x,
-            self.c32(256),
-            n,
-        )
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntULT};
+        let idx: Vec<u32> = (1..LANES).chain([LANES - 1]).collect();
+        let next = self.shuffle(off, None, &idx);
+        let up = c::LLVMBuildICmp(b, LLVMIntULT, off, next, n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let up = c::LLVMBuildBitCast(b, up, it, n);
+        // Lane 31 has no successor.
+        let last = c::LLVMConstInt(it, 1u64 << (LANES - 1), 0);
+        let up = c::LLVMBuildOr(b, up, last, n);
+        c::LLVMBuildICmp(b, LLVMIntEQ, up, c::LLVMConstAllOnes(it), n)
     }
 
     /// The 256-byte-aligned block holding shared offset `lo`: its host pointer, and the
@@ -1322,11 +1326,11 @@ impl Warp<'_> {
         c::LLVMPositionBuilderAtEnd(b, test_bb);
         let frozen = c::LLVMBuildFreeze(b, off, n);
         let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
-        let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
         // The test and the store see one frozen vector: two freezes of a lane's undefined
-        // offset may differ.
-        let ok = c::LLVMBuildAnd(b, self.increasing_window(frozen), self.any(self.mask), n);
-        let ok = c::LLVMBuildAnd(b, ok, self.same_block(first, last), n);
+        // offset may differ. Both tests are of the vector as a whole, no reduction; a warp
+        // with no lane running passes too (its masked stores write nothing).
+        let inside = self.in_block(frozen, first);
+        let ok = c::LLVMBuildAnd(b, inside, self.increasing(frozen), n);
         let blk_bb = self.append("st.block");
         c::LLVMBuildCondBr(b, ok, blk_bb, sc_bb);
         c::LLVMPositionBuilderAtEnd(b, blk_bb);
@@ -1346,17 +1350,17 @@ impl Warp<'_> {
     }
 
     /// The store of `v` (32-bit values) at shared offsets `off` whose 32 lanes increase
-    /// strictly in lane order within the 256-byte-aligned block of lane 0's offset `first`
-    /// (a running lane's element is in it, so it is mapped: `load_window`): the block read,
-    /// the running lanes' values put in at their elements, and the block written back whole
-    /// by plain vector stores. What it writes is what the scatter would: a CTA's threads run
-    /// on one worker and a warp's store is not interleaved with another's (the cpu target's
-    /// invariant, docs/ARCHITECTURE.md), so the elements no running lane stores are written
-    /// back unchanged before anything else can read or write them.
+    /// strictly in lane order within the 256-byte-aligned block of lane 0's offset `first`,
+    /// each a multiple of 4 from the block (`in_block`): the running lanes' values put in at
+    /// their elements of the block by four 64-byte masked stores, which write exactly the
+    /// elements the scatter would, so a later plain load of the block is served from them
+    /// (`load_window`). A warp's store is not interleaved with another's (the cpu target's
+    /// invariant, docs/ARCHITECTURE.md).
     ///
-    /// The lanes' elements as a 64-bit set (one bit per element); per 16 elements, the
-    /// lanes' values in element order (`vpexpandd` from the first lane that falls in them)
-    /// and the running lanes' elements (`pdep` of the execution mask into the set).
+    /// The lanes' elements as a 64-bit set (one bit per element, from the two 32-bit halves of
+    /// each 64-bit pair of lanes: no widening); per 16 elements, the lanes' values in element
+    /// order (`vpexpandd` from the first lane that falls in them) and the running lanes'
+    /// elements (`pdep` of the execution mask into the set).
     unsafe fn store_block(&mut self, v: LLVMValueRef, off: LLVMValueRef, first: LLVMValueRef) {
         let b = self.b;
         let n = c"".as_ptr();
@@ -1368,12 +1372,23 @@ impl Warp<'_> {
         let vi = c::LLVMBuildBitCast(b, v, v32, n);
         let (at, rel) = self.block_of(first, off);
         let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
-        let v64 = c::LLVMVectorType(self.i64, LANES);
-        let mut ones: Vec<LLVMValueRef> = (0..LANES)
-            .map(|_| c::LLVMConstInt(self.i64, 1, 0))
-            .collect();
-        let ones = c::LLVMConstVector(ones.as_mut_ptr(), LANES);
-        let bit = c::LLVMBuildShl(b, ones, c::LLVMBuildZExt(b, idx, v64, n), n);
+        // Elements 0..64: shifts of 64-bit ones by them are defined.
+        let half = LANES / 2;
+        let v64 = c::LLVMVectorType(self.i64, half);
+        let pairs = c::LLVMBuildBitCast(b, idx, v64, n);
+        let splat64 = |x: u64| {
+            let mut e: Vec<LLVMValueRef> =
+                (0..half).map(|_| c::LLVMConstInt(self.i64, x, 0)).collect();
+            c::LLVMConstVector(e.as_mut_ptr(), half)
+        };
+        let even = c::LLVMBuildAnd(b, pairs, splat64(u64::from(u32::MAX)), n);
+        let odd = c::LLVMBuildLShr(b, pairs, splat64(32), n);
+        let bit = c::LLVMBuildOr(
+            b,
+            c::LLVMBuildShl(b, splat64(1), even, n),
+            c::LLVMBuildShl(b, splat64(1), odd, n),
+            n,
+        );
         let mut tys = [v64];
         let mut args = [bit];
         let set = self.call_intrinsic("llvm.vector.reduce.or", &mut tys, &mut args);
@@ -1408,11 +1423,9 @@ impl Warp<'_> {
             let e = self.call_intrinsic("llvm.x86.avx512.mask.expand", &mut tys, &mut args);
             let mut k64 = [c::LLVMConstInt(self.i64, 64 * k, 0)];
             let q = c::LLVMBuildGEP2(b, i8t, at, k64.as_mut_ptr(), 1, n);
-            let old = c::LLVMBuildLoad2(b, v16, q, n);
-            c::LLVMSetAlignment(old, 64);
-            let new = c::LLVMBuildSelect(b, part(written, k), e, old, n);
-            let s = c::LLVMBuildStore(b, new, q);
-            c::LLVMSetAlignment(s, 64);
+            let mut tys = [v16, self.ptr];
+            let mut args = [e, q, part(written, k)];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
         }
     }
 
