@@ -1224,22 +1224,23 @@ impl Warp<'_> {
         c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(it), n)
     }
 
-    /// Whether the 32 lanes' offsets `off` (`<32 x i32>`, running or not) increase strictly
-    /// in lane order: each lane's below its successor's (unsigned), two compares of
-    /// neighbouring lanes.
-    unsafe fn increasing(&self, off: LLVMValueRef) -> LLVMValueRef {
+    /// Whether the 32 lanes' offsets `off` (`<32 x i32>`, running or not) are multiples of 4
+    /// in the 256-byte-aligned block of `first` (lane 0's) and increase strictly in lane
+    /// order: one mask of the lanes failing either (no reduction), tested once.
+    unsafe fn block_increasing(&self, off: LLVMValueRef, first: LLVMValueRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
-        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntULT};
-        let idx: Vec<u32> = (1..LANES).chain([LANES - 1]).collect();
-        let next = self.shuffle(off, None, &idx);
-        let up = c::LLVMBuildICmp(b, LLVMIntULT, off, next, n);
-        let it = c::LLVMIntTypeInContext(self.cx, LANES);
-        let up = c::LLVMBuildBitCast(b, up, it, n);
-        // Lane 31 has no successor.
-        let last = c::LLVMConstInt(it, 1u64 << (LANES - 1), 0);
-        let up = c::LLVMBuildOr(b, up, last, n);
-        c::LLVMBuildICmp(b, LLVMIntEQ, up, c::LLVMConstAllOnes(it), n)
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntNE, LLVMIntUGE};
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let x = c::LLVMBuildAnd(b, off, self.splat(self.c32(!0xfcu32 as u64)), n);
+        let outside = c::LLVMBuildICmp(b, LLVMIntNE, x, self.splat(start), n);
+        // Lane 31's successor is the largest offset, which no offset of the block is.
+        let idx: Vec<u32> = (1..=LANES).collect();
+        let top = self.splat(self.c32(u64::from(u32::MAX)));
+        let next = self.shuffle(off, Some(top), &idx);
+        let down = c::LLVMBuildICmp(b, LLVMIntUGE, off, next, n);
+        let bad = self.bits(c::LLVMBuildOr(b, outside, down, n));
+        c::LLVMBuildICmp(b, LLVMIntEQ, bad, self.c32(0), n)
     }
 
     /// The 256-byte-aligned block holding shared offset `lo`: its host pointer, and the
@@ -1329,8 +1330,7 @@ impl Warp<'_> {
         // The test and the store see one frozen vector: two freezes of a lane's undefined
         // offset may differ. Both tests are of the vector as a whole, no reduction; a warp
         // with no lane running passes too (its masked stores write nothing).
-        let inside = self.in_block(frozen, first);
-        let ok = c::LLVMBuildAnd(b, inside, self.increasing(frozen), n);
+        let ok = self.block_increasing(frozen, first);
         let blk_bb = self.append("st.block");
         c::LLVMBuildCondBr(b, ok, blk_bb, sc_bb);
         c::LLVMPositionBuilderAtEnd(b, blk_bb);
@@ -1366,8 +1366,6 @@ impl Warp<'_> {
         let n = c"".as_ptr();
         let v32 = c::LLVMVectorType(self.i32, LANES);
         let v16 = c::LLVMVectorType(self.i32, 16);
-        let m16 = c::LLVMVectorType(self.i1, 16);
-        let i16t = c::LLVMInt16TypeInContext(self.cx);
         let i8t = c::LLVMInt8TypeInContext(self.cx);
         let vi = c::LLVMBuildBitCast(b, v, v32, n);
         let (at, rel) = self.block_of(first, off);
@@ -1399,32 +1397,45 @@ impl Warp<'_> {
         let (lo, hi) = (self.slice(vi, 0, 16), self.slice(vi, 16, 16));
         let mut iota: Vec<LLVMValueRef> = (0..16).map(|k| self.c32(k)).collect();
         let iota = c::LLVMConstVector(iota.as_mut_ptr(), 16);
-        let part = |x: LLVMValueRef, k: u64| {
-            let s = c::LLVMBuildLShr(b, x, c::LLVMConstInt(self.i64, 16 * k, 0), n);
-            c::LLVMBuildBitCast(b, c::LLVMBuildTrunc(b, s, i16t, n), m16, n)
+        // The 16 elements' masks as pieces of a 64-bit mask (`kshiftrq`, not a shift and a
+        // `kmovd` each).
+        let m64 = c::LLVMVectorType(self.i1, 64);
+        let (set_m, written_m) = (
+            c::LLVMBuildBitCast(b, set, m64, n),
+            c::LLVMBuildBitCast(b, written, m64, n),
+        );
+        let part = |x: LLVMValueRef, k: u32| {
+            let idx: Vec<u32> = (16 * k..16 * k + 16).collect();
+            self.shuffle(x, None, &idx)
         };
-        for k in 0..4u64 {
+        // The lanes before each 16 elements (the first lane in them is the next): the
+        // popcounts of the set's low 16, 32 and 48 bits at once.
+        let v4 = c::LLVMVectorType(self.i64, 4);
+        let mut below: Vec<LLVMValueRef> = (0..4u64)
+            .map(|k| c::LLVMConstInt(self.i64, (1u64 << (16 * k)) - 1, 0))
+            .collect();
+        let below = c::LLVMConstVector(below.as_mut_ptr(), 4);
+        let sets = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v4), set, self.c32(0), n);
+        let sets = self.shuffle(sets, None, &[0; 4]);
+        let mut tys = [v4];
+        let mut args = [c::LLVMBuildAnd(b, sets, below, n)];
+        let cnts = self.call_intrinsic("llvm.ctpop", &mut tys, &mut args);
+        let cnts = c::LLVMBuildTrunc(b, cnts, c::LLVMVectorType(self.i32, 4), n);
+        for k in 0..4u32 {
             let src = if k == 0 {
                 lo
             } else {
-                // The lanes before these 16 elements: the first lane in them is the next.
-                let below = c::LLVMConstInt(self.i64, (1u64 << (16 * k)) - 1, 0);
-                let mut tys = [self.i64];
-                let mut args = [c::LLVMBuildAnd(b, set, below, n)];
-                let cnt = self.call_intrinsic("llvm.ctpop", &mut tys, &mut args);
-                let cnt = c::LLVMBuildTrunc(b, cnt, self.i32, n);
-                let cnt = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v16), cnt, self.c32(0), n);
-                let cnt = self.shuffle(cnt, None, &[0; 16]);
+                let cnt = self.shuffle(cnts, None, &[k; 16]);
                 let mut args = [lo, c::LLVMBuildAdd(b, iota, cnt, n), hi];
                 c::LLVMBuildCall2(b, pt, perm, args.as_mut_ptr(), 3, n)
             };
             let mut tys = [v16];
-            let mut args = [src, c::LLVMConstNull(v16), part(set, k)];
+            let mut args = [src, c::LLVMConstNull(v16), part(set_m, k)];
             let e = self.call_intrinsic("llvm.x86.avx512.mask.expand", &mut tys, &mut args);
-            let mut k64 = [c::LLVMConstInt(self.i64, 64 * k, 0)];
+            let mut k64 = [c::LLVMConstInt(self.i64, 64 * u64::from(k), 0)];
             let q = c::LLVMBuildGEP2(b, i8t, at, k64.as_mut_ptr(), 1, n);
             let mut tys = [v16, self.ptr];
-            let mut args = [e, q, part(written, k)];
+            let mut args = [e, q, part(written_m, k)];
             self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
         }
     }
