@@ -331,7 +331,14 @@ impl<'a> Warp<'a> {
                 x
             } else {
                 let s = self.slot(v);
-                c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr())
+                let x = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
+                if self.narrow_slot(v) {
+                    let v64 = c::LLVMVectorType(self.i64, LANES);
+                    let x = c::LLVMBuildZExt(self.b, x, v64, c"".as_ptr());
+                    c::LLVMBuildIntToPtr(self.b, x, self.vty(c::LLVMTypeOf(v)), c"".as_ptr())
+                } else {
+                    x
+                }
             }
         } else if let Some(&x) = self.map.get(&v) {
             x
@@ -370,7 +377,9 @@ impl<'a> Warp<'a> {
             return s;
         }
         let t = c::LLVMTypeOf(v);
-        let t = if self.facts.is_varying(v) {
+        let t = if self.narrow_slot(v) {
+            c::LLVMVectorType(self.i32, LANES)
+        } else if self.facts.is_varying(v) {
             self.vty(t)
         } else {
             t
@@ -382,6 +391,35 @@ impl<'a> Warp<'a> {
         };
         self.slots.insert(v, s);
         s
+    }
+
+    /// Whether varying instruction `v` is a `.shared` pointer made from a 32-bit offset
+    /// (`inttoptr (zext i32)`, the lowering's `.shared` addresses), whose slot then holds the
+    /// 32-bit offsets: the accesses take 32-bit offsets (`lanes::offsets`), and a slot of
+    /// 64-bit pointers cost a widening where it is stored and a narrowing at each access
+    /// (16 instructions a bitonic stage) and twice the registers in loops.
+    unsafe fn narrow_slot(&self, v: LLVMValueRef) -> bool {
+        if !ir::is_instruction(v)
+            || c::LLVMGetInstructionOpcode(v) != O::LLVMIntToPtr
+            || !self.facts.is_varying(v)
+        {
+            return false;
+        }
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMPointerTypeKind
+            || c::LLVMGetPointerAddressSpace(t) != super::lanes::SHARED_AS
+        {
+            return false;
+        }
+        let x = c::LLVMGetOperand(v, 0);
+        let narrow = |t: LLVMTypeRef| {
+            c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMIntegerTypeKind
+                && c::LLVMGetIntTypeWidth(t) <= 32
+        };
+        narrow(c::LLVMTypeOf(x))
+            || (ir::is_instruction(x)
+                && c::LLVMGetInstructionOpcode(x) == O::LLVMZExt
+                && narrow(c::LLVMTypeOf(c::LLVMGetOperand(x, 0))))
     }
 
     /// Records the new value of instruction `i`, storing it in its slot when another block
@@ -402,6 +440,12 @@ impl<'a> Warp<'a> {
             let s = self.slot(i);
             let nv = if self.facts.is_varying(i) && !self.is_vec(nv) {
                 self.splat(nv)
+            } else {
+                nv
+            };
+            let nv = if self.narrow_slot(i) {
+                let v32 = c::LLVMVectorType(self.i32, LANES);
+                c::LLVMBuildPtrToInt(self.b, nv, v32, c"".as_ptr())
             } else {
                 nv
             };

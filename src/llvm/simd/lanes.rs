@@ -1224,18 +1224,23 @@ impl Warp<'_> {
         c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(it), n)
     }
 
-    /// Whether shared offsets `lo` and `hi` lie in one 256-byte-aligned block.
-    unsafe fn same_block(&self, lo: LLVMValueRef, hi: LLVMValueRef) -> LLVMValueRef {
+    /// Whether the 32 lanes' offsets `off` (`<32 x i32>`, running or not) are multiples of 4
+    /// in the 256-byte-aligned block of `first` (lane 0's) and increase strictly in lane
+    /// order: one mask of the lanes failing either (no reduction), tested once.
+    unsafe fn block_increasing(&self, off: LLVMValueRef, first: LLVMValueRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
-        let x = c::LLVMBuildXor(b, lo, hi, n);
-        c::LLVMBuildICmp(
-            b,
-            llvm_sys::LLVMIntPredicate::LLVMIntULT,
-            x,
-            self.c32(256),
-            n,
-        )
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntNE, LLVMIntUGE};
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let x = c::LLVMBuildAnd(b, off, self.splat(self.c32(!0xfcu32 as u64)), n);
+        let outside = c::LLVMBuildICmp(b, LLVMIntNE, x, self.splat(start), n);
+        // Lane 31's successor is the largest offset, which no offset of the block is.
+        let idx: Vec<u32> = (1..=LANES).collect();
+        let top = self.splat(self.c32(u64::from(u32::MAX)));
+        let next = self.shuffle(off, Some(top), &idx);
+        let down = c::LLVMBuildICmp(b, LLVMIntUGE, off, next, n);
+        let bad = self.bits(c::LLVMBuildOr(b, outside, down, n));
+        c::LLVMBuildICmp(b, LLVMIntEQ, bad, self.c32(0), n)
     }
 
     /// The 256-byte-aligned block holding shared offset `lo`: its host pointer, and the
@@ -1322,11 +1327,10 @@ impl Warp<'_> {
         c::LLVMPositionBuilderAtEnd(b, test_bb);
         let frozen = c::LLVMBuildFreeze(b, off, n);
         let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
-        let last = c::LLVMBuildExtractElement(b, frozen, self.c32(u64::from(LANES - 1)), n);
         // The test and the store see one frozen vector: two freezes of a lane's undefined
-        // offset may differ.
-        let ok = c::LLVMBuildAnd(b, self.increasing_window(frozen), self.any(self.mask), n);
-        let ok = c::LLVMBuildAnd(b, ok, self.same_block(first, last), n);
+        // offset may differ. Both tests are of the vector as a whole, no reduction; a warp
+        // with no lane running passes too (its masked stores write nothing).
+        let ok = self.block_increasing(frozen, first);
         let blk_bb = self.append("st.block");
         c::LLVMBuildCondBr(b, ok, blk_bb, sc_bb);
         c::LLVMPositionBuilderAtEnd(b, blk_bb);
@@ -1346,34 +1350,43 @@ impl Warp<'_> {
     }
 
     /// The store of `v` (32-bit values) at shared offsets `off` whose 32 lanes increase
-    /// strictly in lane order within the 256-byte-aligned block of lane 0's offset `first`
-    /// (a running lane's element is in it, so it is mapped: `load_window`): the block read,
-    /// the running lanes' values put in at their elements, and the block written back whole
-    /// by plain vector stores. What it writes is what the scatter would: a CTA's threads run
-    /// on one worker and a warp's store is not interleaved with another's (the cpu target's
-    /// invariant, docs/ARCHITECTURE.md), so the elements no running lane stores are written
-    /// back unchanged before anything else can read or write them.
+    /// strictly in lane order within the 256-byte-aligned block of lane 0's offset `first`,
+    /// each a multiple of 4 from the block (`in_block`): the running lanes' values put in at
+    /// their elements of the block by four 64-byte masked stores, which write exactly the
+    /// elements the scatter would, so a later plain load of the block is served from them
+    /// (`load_window`). A warp's store is not interleaved with another's (the cpu target's
+    /// invariant, docs/ARCHITECTURE.md).
     ///
-    /// The lanes' elements as a 64-bit set (one bit per element); per 16 elements, the
-    /// lanes' values in element order (`vpexpandd` from the first lane that falls in them)
-    /// and the running lanes' elements (`pdep` of the execution mask into the set).
+    /// The lanes' elements as a 64-bit set (one bit per element, from the two 32-bit halves of
+    /// each 64-bit pair of lanes: no widening); per 16 elements, the lanes' values in element
+    /// order (`vpexpandd` from the first lane that falls in them) and the running lanes'
+    /// elements (`pdep` of the execution mask into the set).
     unsafe fn store_block(&mut self, v: LLVMValueRef, off: LLVMValueRef, first: LLVMValueRef) {
         let b = self.b;
         let n = c"".as_ptr();
         let v32 = c::LLVMVectorType(self.i32, LANES);
         let v16 = c::LLVMVectorType(self.i32, 16);
-        let m16 = c::LLVMVectorType(self.i1, 16);
-        let i16t = c::LLVMInt16TypeInContext(self.cx);
         let i8t = c::LLVMInt8TypeInContext(self.cx);
         let vi = c::LLVMBuildBitCast(b, v, v32, n);
         let (at, rel) = self.block_of(first, off);
         let idx = c::LLVMBuildLShr(b, rel, self.splat(self.c32(2)), n);
-        let v64 = c::LLVMVectorType(self.i64, LANES);
-        let mut ones: Vec<LLVMValueRef> = (0..LANES)
-            .map(|_| c::LLVMConstInt(self.i64, 1, 0))
-            .collect();
-        let ones = c::LLVMConstVector(ones.as_mut_ptr(), LANES);
-        let bit = c::LLVMBuildShl(b, ones, c::LLVMBuildZExt(b, idx, v64, n), n);
+        // Elements 0..64: shifts of 64-bit ones by them are defined.
+        let half = LANES / 2;
+        let v64 = c::LLVMVectorType(self.i64, half);
+        let pairs = c::LLVMBuildBitCast(b, idx, v64, n);
+        let splat64 = |x: u64| {
+            let mut e: Vec<LLVMValueRef> =
+                (0..half).map(|_| c::LLVMConstInt(self.i64, x, 0)).collect();
+            c::LLVMConstVector(e.as_mut_ptr(), half)
+        };
+        let even = c::LLVMBuildAnd(b, pairs, splat64(u64::from(u32::MAX)), n);
+        let odd = c::LLVMBuildLShr(b, pairs, splat64(32), n);
+        let bit = c::LLVMBuildOr(
+            b,
+            c::LLVMBuildShl(b, splat64(1), even, n),
+            c::LLVMBuildShl(b, splat64(1), odd, n),
+            n,
+        );
         let mut tys = [v64];
         let mut args = [bit];
         let set = self.call_intrinsic("llvm.vector.reduce.or", &mut tys, &mut args);
@@ -1384,35 +1397,46 @@ impl Warp<'_> {
         let (lo, hi) = (self.slice(vi, 0, 16), self.slice(vi, 16, 16));
         let mut iota: Vec<LLVMValueRef> = (0..16).map(|k| self.c32(k)).collect();
         let iota = c::LLVMConstVector(iota.as_mut_ptr(), 16);
-        let part = |x: LLVMValueRef, k: u64| {
-            let s = c::LLVMBuildLShr(b, x, c::LLVMConstInt(self.i64, 16 * k, 0), n);
-            c::LLVMBuildBitCast(b, c::LLVMBuildTrunc(b, s, i16t, n), m16, n)
+        // The 16 elements' masks as pieces of a 64-bit mask (`kshiftrq`, not a shift and a
+        // `kmovd` each).
+        let m64 = c::LLVMVectorType(self.i1, 64);
+        let (set_m, written_m) = (
+            c::LLVMBuildBitCast(b, set, m64, n),
+            c::LLVMBuildBitCast(b, written, m64, n),
+        );
+        let part = |x: LLVMValueRef, k: u32| {
+            let idx: Vec<u32> = (16 * k..16 * k + 16).collect();
+            self.shuffle(x, None, &idx)
         };
-        for k in 0..4u64 {
+        // The lanes before each 16 elements (the first lane in them is the next): the
+        // popcounts of the set's low 16, 32 and 48 bits at once.
+        let v4 = c::LLVMVectorType(self.i64, 4);
+        let mut below: Vec<LLVMValueRef> = (0..4u64)
+            .map(|k| c::LLVMConstInt(self.i64, (1u64 << (16 * k)) - 1, 0))
+            .collect();
+        let below = c::LLVMConstVector(below.as_mut_ptr(), 4);
+        let sets = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v4), set, self.c32(0), n);
+        let sets = self.shuffle(sets, None, &[0; 4]);
+        let mut tys = [v4];
+        let mut args = [c::LLVMBuildAnd(b, sets, below, n)];
+        let cnts = self.call_intrinsic("llvm.ctpop", &mut tys, &mut args);
+        let cnts = c::LLVMBuildTrunc(b, cnts, c::LLVMVectorType(self.i32, 4), n);
+        for k in 0..4u32 {
             let src = if k == 0 {
                 lo
             } else {
-                // The lanes before these 16 elements: the first lane in them is the next.
-                let below = c::LLVMConstInt(self.i64, (1u64 << (16 * k)) - 1, 0);
-                let mut tys = [self.i64];
-                let mut args = [c::LLVMBuildAnd(b, set, below, n)];
-                let cnt = self.call_intrinsic("llvm.ctpop", &mut tys, &mut args);
-                let cnt = c::LLVMBuildTrunc(b, cnt, self.i32, n);
-                let cnt = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v16), cnt, self.c32(0), n);
-                let cnt = self.shuffle(cnt, None, &[0; 16]);
+                let cnt = self.shuffle(cnts, None, &[k; 16]);
                 let mut args = [lo, c::LLVMBuildAdd(b, iota, cnt, n), hi];
                 c::LLVMBuildCall2(b, pt, perm, args.as_mut_ptr(), 3, n)
             };
             let mut tys = [v16];
-            let mut args = [src, c::LLVMConstNull(v16), part(set, k)];
+            let mut args = [src, c::LLVMConstNull(v16), part(set_m, k)];
             let e = self.call_intrinsic("llvm.x86.avx512.mask.expand", &mut tys, &mut args);
-            let mut k64 = [c::LLVMConstInt(self.i64, 64 * k, 0)];
+            let mut k64 = [c::LLVMConstInt(self.i64, 64 * u64::from(k), 0)];
             let q = c::LLVMBuildGEP2(b, i8t, at, k64.as_mut_ptr(), 1, n);
-            let old = c::LLVMBuildLoad2(b, v16, q, n);
-            c::LLVMSetAlignment(old, 64);
-            let new = c::LLVMBuildSelect(b, part(written, k), e, old, n);
-            let s = c::LLVMBuildStore(b, new, q);
-            c::LLVMSetAlignment(s, 64);
+            let mut tys = [v16, self.ptr];
+            let mut args = [e, q, part(written_m, k)];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
         }
     }
 
