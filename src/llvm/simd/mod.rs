@@ -9,6 +9,7 @@
 //! (`emit.rs`, `lanes.rs`, `warp.rs`) and the CTA function (`driver.rs`).
 
 mod barrier;
+mod bounds;
 mod cfg;
 mod driver;
 pub use driver::seal_replay;
@@ -95,7 +96,7 @@ pub struct Report {
     /// The lowering's NaN-canonicalizing selects, how many of them `nan::drop_unseen`
     /// removed (results only ever seen by arithmetic that canonicalizes again), and how many
     /// operands of arithmetic take the value before a kept one (`nan::raw_operands`).
-    pub nan_selects: (usize, usize, usize),
+    pub nan_selects: (usize, usize, usize, usize),
     /// Global loads that stride with a loop and get a prefetch of the next iteration's line
     /// (`prefetch.rs`).
     pub prefetches: usize,
@@ -232,7 +233,7 @@ pub fn vectorize(
             prefetch::insert_next_cta(fr, &cfg, barriers);
         hints.extend(next);
         let prep = Prepared {
-            nan_selects: (nans.found, nans.dropped, nans.raw),
+            nan_selects: (nans.found, nans.dropped, nans.raw, nans.never),
             prefetches,
             stream_prefetches,
             cta_prefetches,
@@ -297,7 +298,7 @@ unsafe fn unrolls_barrier_loops(
 #[derive(Clone, Copy)]
 struct Prepared {
     /// NaN-canonicalizing selects found and dropped, and raw operands (`nan.rs`).
-    nan_selects: (usize, usize, usize),
+    nan_selects: (usize, usize, usize, usize),
     /// Prefetches put before strided global loads (`prefetch.rs`): of the next iteration's
     /// line, and 1 KiB ahead of a short constant step.
     prefetches: usize,
