@@ -22,6 +22,7 @@ mod narrow;
 mod passthru;
 mod prefetch;
 mod stride;
+mod tree;
 mod uniform;
 mod warp;
 
@@ -37,7 +38,7 @@ use ir::{CtxField, WarpCall};
 use uniform::{call_kind, CallKind};
 
 /// The cleanup before vectorizing: SSA form (`sroa`, then `nan::drop_unseen` while the
-/// lowering's NaN selects are as it wrote them), folded code, branches only (no switches), one
+/// lowering's NaN selects are as it wrote them, then `tree::balance`), folded code, branches only (no switches), one
 /// return block, loops with a preheader, one latch and dedicated exits, values leaving loops
 /// through exit phis.
 const CLEANUP: &str = "early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
@@ -199,6 +200,8 @@ pub fn vectorize(
     let fr = f.as_value_ref();
     // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
     let nans = unsafe { nan::drop_unseen(fr) };
+    // SAFETY: as above; the selects between a min/max chain's links are gone now.
+    unsafe { tree::balance(fr) };
     machine.run_function_pipeline(f, CLEANUP)?;
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
     // functions next to it with the module's context.
