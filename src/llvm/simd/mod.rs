@@ -21,6 +21,7 @@ mod nan;
 mod narrow;
 mod passthru;
 mod prefetch;
+mod scalef;
 mod stride;
 mod tree;
 mod uniform;
@@ -118,6 +119,13 @@ pub struct Report {
 pub fn fold_load_defaults(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { passthru::fold(m.as_mut_ptr()) }
+}
+
+/// Folds `ex2.approx.f32`'s `ldexp` of a converted exponent into `vscalefps` of the float one
+/// (`scalef.rs`), in the optimized module `m` of an AVX-512 host; returns how many.
+pub fn fold_scalef(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { scalef::fold(m.as_mut_ptr()) }
 }
 
 /// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
