@@ -99,6 +99,19 @@ fn b_ref(b: &Builder) -> llvm_sys::prelude::LLVMBuilderRef {
     b.as_mut_ptr()
 }
 
+/// `freeze v`: poison becomes some fixed value (inkwell 0.11 has no builder method for it).
+pub fn freeze<'c>(
+    b: &Builder<'c>,
+    v: inkwell::values::IntValue<'c>,
+) -> inkwell::values::IntValue<'c> {
+    use inkwell::values::AsValueRef as _;
+    // SAFETY: `v` is a value of the function the builder is positioned in; the result is an
+    // instruction of the same integer type.
+    unsafe {
+        inkwell::values::IntValue::new(c::LLVMBuildFreeze(b_ref(b), v.as_value_ref(), c"".as_ptr()))
+    }
+}
+
 /// `atomicrmw op ptr, val ordering` in sync scope `scope` ("" = system).
 pub fn atomic_rmw<'c>(
     ctx: &'c Context,

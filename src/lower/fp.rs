@@ -1027,10 +1027,19 @@ fn exp2_f32<'c>(l: &Lowerer<'c, '_>, x: FloatValue<'c>, scale: Exp2Scale) -> Flo
     let p = ffma(l, f, q, fconst(f32t, 1.0));
     let ni = b.build_float_to_signed_int(n, i32t, "").unwrap();
     if scale == Exp2Scale::Ldexp {
+        // A NaN `x` makes `p` a NaN and `fptosi` poison; frozen, the exponent is some number
+        // and `ldexp` of the NaN `p` is a NaN. Where the caller canonicalizes every NaN result
+        // (`gpu_nans`) its payload is never seen, so no compare and blend on `x` is needed
+        // (one of each per 16 lanes of softmax's `expf`).
+        let ni = crate::llvm::freeze(b, ni);
         let r = l
             .call_v("llvm.ldexp.f32.i32", f32t.into(), &[p.into(), ni.into()])
             .into_float_value();
-        return fsel(l, is_nan(l, x), x, r);
+        return if l.target.gpu_nans() {
+            r
+        } else {
+            fsel(l, is_nan(l, x), x, r)
+        };
     }
     let h = b
         .build_right_shift(ni, i32t.const_int(1, false), true, "")

@@ -9,6 +9,7 @@
 //! (`emit.rs`, `lanes.rs`, `warp.rs`) and the CTA function (`driver.rs`).
 
 mod barrier;
+mod bounds;
 mod cfg;
 mod driver;
 pub use driver::seal_replay;
@@ -20,7 +21,9 @@ mod nan;
 mod narrow;
 mod passthru;
 mod prefetch;
+mod scalef;
 mod stride;
+mod tree;
 mod uniform;
 mod warp;
 
@@ -36,7 +39,7 @@ use ir::{CtxField, WarpCall};
 use uniform::{call_kind, CallKind};
 
 /// The cleanup before vectorizing: SSA form (`sroa`, then `nan::drop_unseen` while the
-/// lowering's NaN selects are as it wrote them), folded code, branches only (no switches), one
+/// lowering's NaN selects are as it wrote them, then `tree::balance`), folded code, branches only (no switches), one
 /// return block, loops with a preheader, one latch and dedicated exits, values leaving loops
 /// through exit phis.
 const CLEANUP: &str = "early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,\
@@ -95,7 +98,7 @@ pub struct Report {
     /// The lowering's NaN-canonicalizing selects, how many of them `nan::drop_unseen`
     /// removed (results only ever seen by arithmetic that canonicalizes again), and how many
     /// operands of arithmetic take the value before a kept one (`nan::raw_operands`).
-    pub nan_selects: (usize, usize, usize),
+    pub nan_selects: (usize, usize, usize, usize),
     /// Global loads that stride with a loop and get a prefetch of the next iteration's line
     /// (`prefetch.rs`).
     pub prefetches: usize,
@@ -116,6 +119,13 @@ pub struct Report {
 pub fn fold_load_defaults(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { passthru::fold(m.as_mut_ptr()) }
+}
+
+/// Folds `ex2.approx.f32`'s `ldexp` of a converted exponent into `vscalefps` of the float one
+/// (`scalef.rs`), in the optimized module `m` of an AVX-512 host; returns how many.
+pub fn fold_scalef(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { scalef::fold(m.as_mut_ptr()) }
 }
 
 /// The estimated size (`code_size`) from which a kernel launched with aligned warps gets the
@@ -198,6 +208,8 @@ pub fn vectorize(
     let fr = f.as_value_ref();
     // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
     let nans = unsafe { nan::drop_unseen(fr) };
+    // SAFETY: as above; the selects between a min/max chain's links are gone now.
+    unsafe { tree::balance(fr) };
     machine.run_function_pipeline(f, CLEANUP)?;
     // SAFETY: `fr` is a defined function of `module`; everything below reads it or builds new
     // functions next to it with the module's context.
@@ -232,7 +244,7 @@ pub fn vectorize(
             prefetch::insert_next_cta(fr, &cfg, barriers);
         hints.extend(next);
         let prep = Prepared {
-            nan_selects: (nans.found, nans.dropped, nans.raw),
+            nan_selects: (nans.found, nans.dropped, nans.raw, nans.never),
             prefetches,
             stream_prefetches,
             cta_prefetches,
@@ -297,7 +309,7 @@ unsafe fn unrolls_barrier_loops(
 #[derive(Clone, Copy)]
 struct Prepared {
     /// NaN-canonicalizing selects found and dropped, and raw operands (`nan.rs`).
-    nan_selects: (usize, usize, usize),
+    nan_selects: (usize, usize, usize, usize),
     /// Prefetches put before strided global loads (`prefetch.rs`): of the next iteration's
     /// line, and 1 KiB ahead of a short constant step.
     prefetches: usize,

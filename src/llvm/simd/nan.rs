@@ -30,6 +30,7 @@ use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMOpcode as O, LLVMRealPredicate, LLVMTypeKind};
 
+use super::bounds::Bounds;
 use super::ir;
 
 /// Canonicalizing selects found and removed in a function.
@@ -39,6 +40,9 @@ pub struct NanReport {
     pub dropped: usize,
     /// Operands that take the value before a kept select (`raw_operands`).
     pub raw: usize,
+    /// Of `dropped`, the selects that some use would see but whose value is never a NaN
+    /// (`bounds::Bounds::never_nan`).
+    pub never: usize,
 }
 
 unsafe fn narrow_float(v: LLVMValueRef) -> bool {
@@ -88,6 +92,13 @@ unsafe fn carries_bits(v: LLVMValueRef) -> bool {
             && c::LLVMGetIntTypeWidth(t) <= 32)
 }
 
+/// Whether instruction `i` sees whether its float operands are NaNs but not which NaN: a
+/// compare, and a conversion to an integer (`fptosi`/`fptoui` of any NaN is poison, which the
+/// lowering's own NaN select replaces: ex2.approx's `fptosi` of its clamped input).
+unsafe fn sees_nan_only(i: LLVMValueRef) -> bool {
+    !c::LLVMIsAFCmpInst(i).is_null() || matches!(ir::opcode(i), O::LLVMFPToSI | O::LLVMFPToUI)
+}
+
 /// Whether instruction `i` passes operand `k`'s bits on to its result and nowhere else.
 unsafe fn passes_operand(i: LLVMValueRef, k: u32) -> bool {
     match ir::opcode(i) {
@@ -126,6 +137,15 @@ unsafe fn passes_payload(i: LLVMValueRef) -> bool {
                 || f.starts_with("llvm.minimumnum.")
                 || f.starts_with("llvm.maximum.")
                 || f.starts_with("llvm.minimum.")
+                // Rounding to an integer keeps a NaN a NaN (ex2.approx's `roundeven` of its
+                // clamped input, whose result only its `fsub` and `fptosi` see).
+                || f.starts_with("llvm.roundeven.")
+                || f.starts_with("llvm.trunc.")
+                || f.starts_with("llvm.floor.")
+                || f.starts_with("llvm.ceil.")
+                || f.starts_with("llvm.rint.")
+                || f.starts_with("llvm.nearbyint.")
+                || f.starts_with("llvm.round.")
                 || ir::statically_rounded_fma(&f).is_some()
         }
         _ => false,
@@ -171,12 +191,9 @@ unsafe fn sink_to_observers(f: LLVMValueRef, insts: &[LLVMValueRef]) {
     let b = c::LLVMCreateBuilderInContext(c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f)));
     for &i in insts {
         let op = ir::opcode(i);
-        // Only stores and conversions: the uses a warp function's values end in that
+        // Only stores and float conversions (`sees_nan_only`: not to integers): the uses a warp function's values end in that
         // observe bits (the other observers keep their selects).
-        let observer = matches!(
-            op,
-            O::LLVMStore | O::LLVMFPToSI | O::LLVMFPToUI | O::LLVMFPExt | O::LLVMFPTrunc
-        );
+        let observer = matches!(op, O::LLVMStore | O::LLVMFPExt | O::LLVMFPTrunc);
         if !observer {
             continue;
         }
@@ -225,7 +242,7 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
         }
         let is_select = ir::opcode(i) == O::LLVMSelect;
         let is_call = ir::opcode(i) == O::LLVMCall;
-        let fcmp = !c::LLVMIsAFCmpInst(i).is_null();
+        let blind = sees_nan_only(i);
         let n = if is_call {
             c::LLVMGetNumArgOperands(i) as u32
         } else {
@@ -233,7 +250,7 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
         };
         for k in 0..n {
             let v = c::LLVMGetOperand(i, k);
-            if !carries_bits(v) || !c::LLVMIsAConstant(v).is_null() || fcmp {
+            if !carries_bits(v) || !c::LLVMIsAConstant(v).is_null() || blind {
                 continue;
             }
             let passes = passes_operand(i, k) || is_select;
@@ -261,15 +278,23 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
     }
     let mut r = NanReport {
         found: canon.len(),
-        dropped: 0,
-        raw: 0,
+        ..NanReport::default()
     };
     let mut kept = HashMap::new();
     let mut gone = HashSet::new();
-    for (s, x) in canon {
-        if observed.contains(&s) {
+    // Asked before any select goes: the bounds read the selects' compares.
+    let mut bounds = Bounds::new();
+    let canon: Vec<(LLVMValueRef, LLVMValueRef, bool)> = canon
+        .into_iter()
+        .map(|(s, x)| (s, x, observed.contains(&s) && !bounds.never_nan(x)))
+        .collect();
+    for (s, x, keep) in canon {
+        if keep {
             kept.insert(s, x);
             continue;
+        }
+        if observed.contains(&s) {
+            r.never += 1;
         }
         // Read again: a select this loop removed may have been this one's operand.
         let (cond, x) = (c::LLVMGetOperand(s, 0), c::LLVMGetOperand(s, 2));

@@ -36,7 +36,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 19;
+const FORMAT_VERSION: u32 = 20;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -331,6 +331,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.nan_selects.0 as u32);
             w.u32(r.nan_selects.1 as u32);
             w.u32(r.nan_selects.2 as u32);
+            w.u32(r.nan_selects.3 as u32);
             w.u32(r.prefetches as u32);
             w.u32(r.stream_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
@@ -409,7 +410,12 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let barrier_scheme = note()?;
             let segments = note()?;
             let aligned_only = note()?;
-            let nan_selects = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
+            let nan_selects = (
+                r.u32()? as usize,
+                r.u32()? as usize,
+                r.u32()? as usize,
+                r.u32()? as usize,
+            );
             let prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
@@ -946,7 +952,7 @@ mod tests {
                             barrier_scheme: Some("static regions".into()),
                             segments: Some("blocks of (16, 16, 1) threads".into()),
                             aligned_only: Some("a large kernel".into()),
-                            nan_selects: (16, 15, 4),
+                            nan_selects: (16, 15, 4, 2),
                             prefetches: 1,
                             cta_prefetches: 2,
                             cta_store_prefetches: 4,

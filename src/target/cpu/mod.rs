@@ -530,6 +530,9 @@ fn build<'c, 'a>(
             .any(|k| matches!(k.path, fission::KernelPath::Warp(_)))
     {
         crate::llvm::simd::fold_load_defaults(&m);
+        if crate::llvm::cpu::host_has("+avx512f") {
+            crate::llvm::simd::fold_scalef(&m);
+        }
     }
     if let Some(p) = std::env::var_os("PTX2LLVM_OPT_DUMP") {
         // The module as code generation gets it: lit tests check the warp engine's folds

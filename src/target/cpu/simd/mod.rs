@@ -137,6 +137,13 @@ impl WarpPlan {
                 "  NaN canonicalizations: {} of {} dropped (results seen only by arithmetic)",
                 r.nan_selects.1, r.nan_selects.0
             );
+            if r.nan_selects.3 > 0 {
+                let _ = writeln!(
+                    s,
+                    "  NaN canonicalizations of values that are never a NaN: {} of the dropped (bounded operands: a clamp, then arithmetic with constants)",
+                    r.nan_selects.3
+                );
+            }
             if r.nan_selects.2 > 0 {
                 let _ = writeln!(
                     s,
