@@ -793,10 +793,12 @@ unsafe fn scheme_note(
             } else {
                 String::new()
             };
-            // Without a divergent branch the execution mask is the launched lanes at every
-            // barrier (`Warp::region_end`): not kept.
+            // When every barrier has all launched lanes the execution mask at one is the
+            // launched lanes (`Warp::region_end`): not kept.
             let mask = if facts.divergent.is_empty() {
                 "; the execution mask: the launched lanes (no divergent branch)"
+            } else if barrier::whole_at_barriers(cfg, facts) {
+                "; the execution mask: the launched lanes (no lane leaves before a barrier)"
             } else {
                 "; the execution mask kept"
             };
