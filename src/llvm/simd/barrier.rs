@@ -1105,6 +1105,20 @@ unsafe fn cta_varying(
     Some(out)
 }
 
+/// Whether the function has a branch whose condition is the same in every lane of a warp
+/// (`facts`) but may differ between the warps of a CTA (`if (warp == 0)` in an aligned warp
+/// function, whose `%tid.x >> 5` is uniform).
+///
+/// # Safety
+/// `cfg` and `facts` must describe a valid function; `td` its module's data layout.
+pub unsafe fn warp_dependent(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> bool {
+    cta_varying(cfg, facts, td).is_none()
+}
+
 /// The kernel's skip guards (see [`Guard`]), given the values its frame keeps; `None` when it
 /// has none.
 ///

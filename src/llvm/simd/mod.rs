@@ -469,6 +469,7 @@ unsafe fn build(
                     slot.align = slot.align.max(rslot.align);
                     slot.red |= rslot.red;
                     slot.in_order &= rslot.in_order && slot.states == rslot.states;
+                    slot.peel_first |= rslot.peel_first;
                     slot.states = slot.states.max(rslot.states);
                     if slot.skip != rslot.skip {
                         slot.skip = None;
@@ -692,6 +693,12 @@ unsafe fn build_warp(
                     states,
                     skip,
                     in_order,
+                    peel_first: scheme == barrier::Scheme::Regions
+                        && barrier::warp_dependent(
+                            cfg,
+                            facts,
+                            llvm_sys::target::LLVMGetModuleDataLayout(m),
+                        ),
                 },
             ))
         }
