@@ -531,8 +531,8 @@ impl Warp<'_> {
             r.ufront = r.size - HEAD;
             r.skips = sk;
         }
-        // The mask needs no slot without a divergent branch (`region_end`).
-        if !self.facts.divergent.is_empty() {
+        // The mask needs no slot when every barrier has all launched lanes (`region_end`).
+        if !whole_at_barriers(self.cfg, self.facts) {
             let m = self.frame_slot(mt);
             if let Some(r) = self.regions.as_mut() {
                 r.mask = m;
@@ -623,12 +623,12 @@ impl Warp<'_> {
             r.resumes += 1;
             (r.mask, r.dispatch, r.resumes)
         };
-        // Without a divergent branch every block's mask is all of the launched lanes or none
-        // (a uniform branch sends the whole mask one way), so at a barrier it is `launched`,
-        // which the preamble builds again at every entry from the call's arguments: the frame
-        // does not keep it, and after inlining into the CTA function's rounds an aligned
-        // warp's mask is a constant (no masked loads, no choice of a row's pointer by lane).
-        let uniform = self.facts.divergent.is_empty();
+        // When every barrier has all launched lanes (`whole_at_barriers`) the mask at one is
+        // `launched`, which the preamble builds again at every entry from the call's
+        // arguments: the frame does not keep it, and after inlining into the CTA function's
+        // rounds an aligned warp's mask is a constant (no masked loads, no choice of a row's
+        // pointer by lane, no partial copy of a shuffle tree).
+        let uniform = whole_at_barriers(self.cfg, self.facts);
         if !uniform {
             c::LLVMBuildStore(b, self.mask, mask);
         }
@@ -706,6 +706,52 @@ impl Warp<'_> {
             r.patches.push((next_st, code_st, bar));
         }
     }
+}
+
+/// Whether a warp's execution mask at every barrier is all of its launched lanes. Without a
+/// divergent branch every block's mask is all of them or none (a uniform branch sends the
+/// whole mask one way). With divergent branches, the lanes at a barrier are the warp's live
+/// lanes (a barrier on a way only some lanes take is refused, `check`), and a launched lane
+/// is not live only once it has reached the end: so when the barrier's block is in no loop
+/// and every way from the start to an end (a block without successors) passes it, no lane
+/// has left before it (block reductions' `if (lane == 0) warps[w] = v; __syncthreads();`).
+///
+/// # Safety
+/// `cfg` and `facts` must describe a valid function.
+pub unsafe fn whole_at_barriers(cfg: &Cfg, facts: &super::uniform::Facts) -> bool {
+    if facts.divergent.is_empty() {
+        return true;
+    }
+    let has_barrier = |x: usize| {
+        ir::instructions(cfg.blocks[x]).into_iter().any(|i| {
+            !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+        })
+    };
+    let n = cfg.blocks.len();
+    (0..n).filter(|&x| has_barrier(x)).all(|bb| {
+        if cfg.loop_of[bb].is_some() {
+            return false;
+        }
+        // No end reached from the start without passing block `bb`.
+        let mut seen = vec![false; n];
+        let mut work = vec![0];
+        seen[0] = true;
+        while let Some(x) = work.pop() {
+            if x == bb {
+                continue;
+            }
+            if cfg.succ[x].is_empty() {
+                return false;
+            }
+            for &y in &cfg.succ[x] {
+                if !seen[y] {
+                    seen[y] = true;
+                    work.push(y);
+                }
+            }
+        }
+        true
+    })
 }
 
 /// Whether every warp meets the kernel's barriers one after the other in the order of their
@@ -1057,6 +1103,20 @@ unsafe fn cta_varying(
         }
     }
     Some(out)
+}
+
+/// Whether the function has a branch whose condition is the same in every lane of a warp
+/// (`facts`) but may differ between the warps of a CTA (`if (warp == 0)` in an aligned warp
+/// function, whose `%tid.x >> 5` is uniform).
+///
+/// # Safety
+/// `cfg` and `facts` must describe a valid function; `td` its module's data layout.
+pub unsafe fn warp_dependent(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> bool {
+    cta_varying(cfg, facts, td).is_none()
 }
 
 /// The kernel's skip guards (see [`Guard`]), given the values its frame keeps; `None` when it

@@ -820,7 +820,26 @@ impl<'a> Warp<'a> {
             c::LLVMBuildBr(self.b, body);
         } else {
             let any = self.any(m);
-            c::LLVMBuildCondBr(self.b, any, body, next);
+            // The `then` block of an `if` without `else` that no lane runs: its join gets
+            // its mask all the same, empty here, so that the join's mask has one form on
+            // both ways, `(m & !c) | (m & c)`, which LLVM folds to `m` (a whole warp stays
+            // whole past a guarded load, and the code after it loses its test of the warp
+            // being whole). Only there: the same for every block's successors made LLVM
+            // duplicate code (conv3x3 1.35x larger, 1.15x slower).
+            match self.triangle_join(x) {
+                Some(j) => {
+                    let skip = self.append(&format!("b{x}.skip"));
+                    c::LLVMBuildCondBr(self.b, any, body, skip);
+                    c::LLVMPositionBuilderAtEnd(self.b, skip);
+                    let old = c::LLVMBuildLoad2(self.b, mt, self.pending[j], c"".as_ptr());
+                    let new = c::LLVMBuildOr(self.b, old, m, c"".as_ptr());
+                    c::LLVMBuildStore(self.b, new, self.pending[j]);
+                    c::LLVMBuildBr(self.b, next);
+                }
+                None => {
+                    c::LLVMBuildCondBr(self.b, any, body, next);
+                }
+            }
         }
         c::LLVMPositionBuilderAtEnd(self.b, body);
         self.mask = m;
@@ -863,6 +882,17 @@ impl<'a> Warp<'a> {
         c::LLVMBuildBr(self.b, next);
         c::LLVMPositionBuilderAtEnd(self.b, next);
         Ok(())
+    }
+
+    /// When block `x` is the `then` side of an `if` without `else` (its one predecessor
+    /// branches to it and to its one successor), that successor, the join.
+    fn triangle_join(&self, x: usize) -> Option<usize> {
+        let [j] = self.cfg.succ[x][..] else {
+            return None;
+        };
+        let mut preds = (0..self.cfg.succ.len()).filter(|&p| self.cfg.succ[p].contains(&x));
+        let p = preds.next()?;
+        (preds.next().is_none() && p != x && self.cfg.succ[p].contains(&j)).then_some(j)
     }
 
     /// Whether block `x` can run with no lane at all, so that it needs no guard: a small

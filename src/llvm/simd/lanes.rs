@@ -887,8 +887,13 @@ impl Warp<'_> {
         let join = self.append("st");
         c::LLVMBuildCondBr(b, self.any(self.mask), st_bb, join);
         c::LLVMPositionBuilderAtEnd(b, st_bb);
+        // `bits | 1` has the same leading zeros (`bits` is not 0 here) and lets known bits
+        // fold the lane: where the mask can only be lane 0 (`if (lane == 0) p[w] = v`), the
+        // store becomes lane 0's, and LLVM drops the lanes of `v` no one reads (half a
+        // warp's shuffle tree in a reduction).
         let mut tys = [self.i32];
-        let mut args = [bits, c::LLVMConstInt(self.i1, 1, 0)];
+        let bits1 = c::LLVMBuildOr(b, bits, self.c32(1), n);
+        let mut args = [bits1, c::LLVMConstInt(self.i1, 0, 0)];
         let lz = self.call_intrinsic("llvm.ctlz", &mut tys, &mut args);
         let lane = c::LLVMBuildSub(b, self.c32(31), lz, n);
         // Every lane's pointer is the one address: lane 0's, rebuilt as a scalar (an extract

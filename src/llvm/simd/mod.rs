@@ -481,6 +481,7 @@ unsafe fn build(
                     slot.align = slot.align.max(rslot.align);
                     slot.red |= rslot.red;
                     slot.in_order &= rslot.in_order && slot.states == rslot.states;
+                    slot.peel_first |= rslot.peel_first;
                     slot.states = slot.states.max(rslot.states);
                     if slot.skip != rslot.skip {
                         slot.skip = None;
@@ -704,6 +705,12 @@ unsafe fn build_warp(
                     states,
                     skip,
                     in_order,
+                    peel_first: scheme == barrier::Scheme::Regions
+                        && barrier::warp_dependent(
+                            cfg,
+                            facts,
+                            llvm_sys::target::LLVMGetModuleDataLayout(m),
+                        ),
                 },
             ))
         }
@@ -805,10 +812,12 @@ unsafe fn scheme_note(
             } else {
                 String::new()
             };
-            // Without a divergent branch the execution mask is the launched lanes at every
-            // barrier (`Warp::region_end`): not kept.
+            // When every barrier has all launched lanes the execution mask at one is the
+            // launched lanes (`Warp::region_end`): not kept.
             let mask = if facts.divergent.is_empty() {
                 "; the execution mask: the launched lanes (no divergent branch)"
+            } else if barrier::whole_at_barriers(cfg, facts) {
+                "; the execution mask: the launched lanes (no lane leaves before a barrier)"
             } else {
                 "; the execution mask kept"
             };
