@@ -16,6 +16,7 @@ pub use driver::seal_replay;
 mod emit;
 mod ir;
 mod lanes;
+mod linear;
 mod matrix;
 mod nan;
 mod narrow;
@@ -228,6 +229,8 @@ pub fn vectorize(
             }
             _ => false,
         };
+        // Before the analyses, which read lane strides off the sums' trees.
+        linear::cancel(fr);
         let (mut hints, stream_prefetches) = prefetch::insert(fr, &cfg);
         let prefetches = hints
             .iter()
