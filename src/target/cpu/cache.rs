@@ -799,7 +799,7 @@ fn instantiate(e: &Entry) -> Result<Program, String> {
         kernels: e.manifest.kernels.clone(),
         static_shared: e.manifest.shared,
         globals: e.manifest.globals.clone(),
-        replay: None,
+        replays: Vec::new(),
     })
 }
 

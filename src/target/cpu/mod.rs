@@ -689,8 +689,12 @@ pub struct Program {
     static_shared: SharedLayout,
     /// Module-scope variables (`.global`, `.const`) and their sizes.
     globals: Vec<(String, u64)>,
-    /// The fault replays left out of the warp-engine kernels' code, built on demand.
-    replay: Option<std::sync::Arc<ReplayBuild>>,
+    /// The fault replays left out of the warp-engine kernels' code, built on demand: per
+    /// warp-engine kernel, made once (`code` runs at every launch of the driver API).
+    replays: Vec<(
+        String,
+        std::sync::Arc<dyn crate::runtime::fission::LazyReplay>,
+    )>,
 }
 
 /// The fault replays of a program built without them (`Purpose::lazy_replay`): after a fault
@@ -977,7 +981,20 @@ impl Program {
     /// `self`, whose warp-engine kernels were built without their replays, with the means to
     /// build them (`ReplayBuild`) as `req` built `self`.
     pub(crate) fn with_replay(mut self, req: &cache::Request) -> Program {
-        self.replay = Some(std::sync::Arc::new(ReplayBuild::new(req, &self)));
+        let build = std::sync::Arc::new(ReplayBuild::new(req, &self));
+        self.replays = self
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.path, fission::KernelPath::Warp(_)))
+            .map(|k| {
+                let r: std::sync::Arc<dyn crate::runtime::fission::LazyReplay> =
+                    std::sync::Arc::new(KernelReplay {
+                        build: build.clone(),
+                        symbol: format!("{}.simd", k.name),
+                    });
+                (k.name.clone(), r)
+            })
+            .collect();
         self
     }
 
@@ -1025,7 +1042,7 @@ impl Program {
             kernels,
             static_shared,
             globals,
-            replay: None,
+            replays: Vec::new(),
         })
     }
 
@@ -1068,12 +1085,12 @@ impl Program {
             }
             fission::KernelPath::Warp(p) => {
                 let mut code = self.loop_code(&format!("{name}.simd"), &p.info)?;
-                if let (crate::runtime::KernelCode::Fission(k), Some(b)) = (&mut code, &self.replay)
-                {
-                    k.replay = Some(std::sync::Arc::new(KernelReplay {
-                        build: b.clone(),
-                        symbol: format!("{name}.simd"),
-                    }));
+                if let crate::runtime::KernelCode::Fission(k) = &mut code {
+                    k.replay = self
+                        .replays
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|r| r.1.clone());
                 }
                 Some(code)
             }
