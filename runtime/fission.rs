@@ -361,6 +361,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_register_fis(
             FisKernel {
                 entry: fis,
                 info: Arc::new(info),
+                replay: None,
             },
         ));
     }
@@ -374,6 +375,16 @@ pub type FisEntry = unsafe extern "C" fn(params: *const u8, ctx: *mut Thread, f:
 pub struct FisKernel {
     pub entry: FisEntry,
     pub info: Arc<FisInfo>,
+    /// Where a fault's replay (`replay_cta`) gets its code when `entry` was compiled without
+    /// one (the JIT's warp-engine kernels); `None`: `entry` replays itself.
+    pub replay: Option<Arc<dyn LazyReplay>>,
+}
+
+/// The code of a kernel's fault replay, compiled when a fault first needs it: `K.simd` of a
+/// second build of the kernel's module that keeps its replay (`target::cpu::ReplayBuild`).
+pub trait LazyReplay: Send + Sync {
+    /// That entry point, with the same ABI and info as the kernel's own, or why there is none.
+    fn entry(&self) -> Result<FisEntry, String>;
 }
 
 /// A worker's memory for running CTAs of one launch.

@@ -622,6 +622,27 @@ impl FisWork {
         (*self.fault).diagnostic = true;
         let [gx, gy, _] = (*self.sh).cfg.grid;
         let k = &*self.k;
+        // A kernel compiled without its replay has it built now; should that fail, the fault
+        // is reported for the last thread run, as when the replay does not fault again.
+        let lazy;
+        let k = match &k.replay {
+            None => k,
+            Some(r) => match r.entry() {
+                Ok(entry) => {
+                    lazy = FisKernel {
+                        entry,
+                        info: k.info.clone(),
+                        replay: None,
+                    };
+                    &lazy
+                }
+                Err(_) => {
+                    let e = (*self.cta)
+                        .thread_error((*self.ctx).flat_tid, super::fault::message(addr, sig));
+                    return (*self.sh).fail(e);
+                }
+            },
+        };
         let (first, count) = if k.info.stops.is_empty() {
             (*self.fault).batch
         } else {

@@ -969,8 +969,15 @@ pub struct Jit<'c> {
 }
 
 impl<'c> Jit<'c> {
-    /// Compiles `module` for this process, resolving the runtime's symbols.
-    pub fn new(module: &Module<'c>, opt: u8, symbols: &[(&str, usize)]) -> Result<Jit<'c>, String> {
+    /// Compiles `module` for this process, resolving the runtime's symbols, and the module
+    /// variables `module` declares to the addresses `bound` gives them (a lazily compiled
+    /// fault replay shares its program's variables: `target::cpu::ReplayBuild`).
+    pub fn new(
+        module: &Module<'c>,
+        opt: u8,
+        symbols: &[(&str, usize)],
+        bound: &[(String, usize)],
+    ) -> Result<Jit<'c>, String> {
         LTarget::initialize_native(&InitializationConfig::default())?;
         for (name, addr) in symbols {
             let cn = CString::new(*name).map_err(|e| e.to_string())?;
@@ -981,6 +988,12 @@ impl<'c> Jit<'c> {
         let ee = module
             .create_jit_execution_engine(level(opt))
             .map_err(|e| e.to_string())?;
+        // Before any address lookup, which links the code.
+        for (name, addr) in bound {
+            if let Some(g) = module.get_global(name) {
+                ee.add_global_mapping(&g, *addr);
+            }
+        }
         // Before the first address lookup: MCJIT generates code (and tells its listeners)
         // lazily, at the first `get_function_address`.
         if perf_jitdump_requested() {

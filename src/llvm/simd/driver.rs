@@ -1508,6 +1508,65 @@ unsafe fn cold_replay(replays: &[LLVMValueRef]) {
     }
 }
 
+/// Takes the fault replays out of `m` before optimization, for a JIT build that compiles them
+/// only when a fault needs one (`target::cpu::ReplayBuild`): the call of `K.simd.replay` in
+/// `K.simd`'s replay block goes (the block then returns: the runtime never runs a warp
+/// kernel's `K.simd` in another mode than `MODE_ALL` when it has the lazy replay), the
+/// function goes, and the warp functions `cold_replay` left to it become `alwaysinline`
+/// again (all their calls are inlined). The replay was 20-35% of a barrier kernel's compile
+/// (optnone vector code still goes through instruction selection) and runs only after a
+/// fault. Returns how many replays it took out.
+pub fn drop_replays(m: &crate::llvm::Module) -> usize {
+    use inkwell::values::AsValueRef as _;
+    let fi = llvm_sys::LLVMAttributeFunctionIndex;
+    let mut dropped = 0;
+    let funcs: Vec<LLVMValueRef> = m.get_functions().map(|f| f.as_value_ref()).collect();
+    for g in funcs {
+        // SAFETY: `g` is a live function of `m`; its uses are calls, erased before it is.
+        unsafe {
+            if super::ir::name(g).ends_with(".simd.replay") && c::LLVMIsDeclaration(g) == 0 {
+                while let Some(u) = std::ptr::NonNull::new(c::LLVMGetFirstUse(g)) {
+                    let user = c::LLVMGetUser(u.as_ptr());
+                    if c::LLVMIsACallInst(user).is_null() {
+                        return dropped;
+                    }
+                    c::LLVMInstructionEraseFromParent(user);
+                }
+                c::LLVMDeleteFunction(g);
+                dropped += 1;
+            }
+        }
+    }
+    if dropped == 0 {
+        return 0;
+    }
+    for f in m.get_functions() {
+        let g = f.as_value_ref();
+        // SAFETY: attributes are read and set on a live function of `m`.
+        unsafe {
+            let a = c::LLVMGetStringAttributeAtIndex(
+                g,
+                fi,
+                REPLAY_ONLY.as_ptr() as *const _,
+                REPLAY_ONLY.len() as u32,
+            );
+            if a.is_null() {
+                continue;
+            }
+            c::LLVMRemoveStringAttributeAtIndex(
+                g,
+                fi,
+                REPLAY_ONLY.as_ptr() as *const _,
+                REPLAY_ONLY.len() as u32,
+            );
+            let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
+            let a = c::LLVMCreateEnumAttribute(cx, attr_kind(c"alwaysinline"), 0);
+            c::LLVMAddAttributeAtIndex(g, fi, a);
+        }
+    }
+    dropped
+}
+
 /// The string attribute of a warp function left to the fault replay (`cold_replay`) until
 /// `seal_replay` makes it `optnone`.
 const REPLAY_ONLY: &str = "ptx2llvm-replay-only";

@@ -12,7 +12,7 @@ mod barrier;
 mod bounds;
 mod cfg;
 mod driver;
-pub use driver::seal_replay;
+pub use driver::{drop_replays, seal_replay};
 mod emit;
 mod ir;
 mod lanes;

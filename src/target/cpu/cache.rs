@@ -698,11 +698,13 @@ fn compile<'a>(
 ) -> Result<Entry, CompileError> {
     let machine = HostMachine::new(req.opt).map_err(CompileError::Llvm)?;
     let ctx = Context::create();
+    // The fault replays are built when a fault needs them (`ReplayBuild`), not stored.
     let purpose = Purpose {
         jit: true,
         mode: req.mode,
         block: req.block,
         debug: req.debug,
+        lazy_replay: true,
     };
     let (m, kernels, shared, globals) =
         build(&ctx, module, info, req.name, req.opt, &machine, purpose)?;
@@ -803,6 +805,7 @@ fn instantiate(e: &Entry) -> Result<Program, String> {
         kernels: e.manifest.kernels.clone(),
         static_shared: e.manifest.shared,
         globals: e.manifest.globals.clone(),
+        replays: Vec::new(),
     })
 }
 
@@ -816,7 +819,7 @@ pub fn lookup(req: &Request) -> Option<(Program, Outcome)> {
     if req.settings.memory {
         if let Some(e) = memory_get(&key) {
             if let Ok(p) = instantiate(&e) {
-                return Some((p, Outcome::Memory));
+                return Some((p.with_replay(req), Outcome::Memory));
             }
         }
     }
@@ -824,7 +827,7 @@ pub fn lookup(req: &Request) -> Option<(Program, Outcome)> {
     let e = disk_get(dir, &key)?;
     // An entry that does not link (a damaged object the checksum did not catch) is a miss,
     // and the compilation that follows rewrites it.
-    let p = instantiate(&e).ok()?;
+    let p = instantiate(&e).ok()?.with_replay(req);
     if req.settings.memory {
         memory_put(key, Arc::new(e), req.settings.max_bytes);
     }
@@ -852,15 +855,13 @@ pub fn compile_and_load<'a>(
     info: &ModuleInfo,
 ) -> Result<(Program, Outcome), CompileError> {
     if !req.settings.enabled || bypassed(req) {
-        let p = Program::load_debug(
-            module, info, req.opt, req.name, req.mode, req.block, req.debug,
-        )?;
+        let p = Program::load_lazy(req, module, info)?;
         return Ok((p, Outcome::Uncached));
     }
     let key = key(req);
     let e = compile(req, module, info)?;
     let p = match instantiate(&e) {
-        Ok(p) => p,
+        Ok(p) => p.with_replay(req),
         Err(m) => {
             // A bug of the cache, not of the module: run it as without a cache (compiling
             // again), say so, and store nothing.

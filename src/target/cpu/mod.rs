@@ -314,6 +314,9 @@ struct Purpose<'d> {
     mode: fission::CpuMode,
     block: Option<[u32; 3]>,
     debug: &'d DebugOptions,
+    /// Leave the warp engine's fault replays out (`llvm::simd::drop_replays`): the program
+    /// compiles them when a fault needs one (`ReplayBuild`).
+    lazy_replay: bool,
 }
 
 /// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`.
@@ -329,6 +332,7 @@ fn build<'c, 'a>(
         mode,
         block,
         debug,
+        lazy_replay,
     }: Purpose,
 ) -> Result<Built<'c>, CompileError> {
     static CPU: Cpu = Cpu;
@@ -520,6 +524,9 @@ fn build<'c, 'a>(
         let _ = m.print_to_file(p);
     }
     // After the dump, which shows the warp functions as built.
+    if lazy_replay && opt > 0 {
+        crate::llvm::simd::drop_replays(&m);
+    }
     if opt > 0 {
         crate::llvm::simd::seal_replay(&m, machine).map_err(CompileError::Llvm)?;
     }
@@ -591,6 +598,7 @@ pub fn compile_debug<'a>(
         mode,
         block: None,
         debug,
+        lazy_replay: false,
     };
     let (m, kernels, shared, _) = build(&ctx, module, info, name, opt, &machine, purpose)?;
     // `ptx2llvm_rt_launch` does not know the module's alignments and starts blocks at a page.
@@ -684,6 +692,133 @@ pub struct Program {
     static_shared: SharedLayout,
     /// Module-scope variables (`.global`, `.const`) and their sizes.
     globals: Vec<(String, u64)>,
+    /// The fault replays left out of the warp-engine kernels' code, built on demand: per
+    /// warp-engine kernel, made once (`code` runs at every launch of the driver API).
+    replays: Vec<(
+        String,
+        std::sync::Arc<dyn crate::runtime::fission::LazyReplay>,
+    )>,
+}
+
+/// The fault replays of a program built without them (`Purpose::lazy_replay`): after a fault
+/// the runtime replays the CTA lane by lane to name the faulting thread (`K.simd` with a mode
+/// other than `MODE_ALL`), code that runs only then yet was 20-35% of a barrier kernel's
+/// compile. The first fault that needs it builds the same source again with the replays, as
+/// a build without `lazy_replay` makes it (the same IR: the same lane faults at the same
+/// access), its module variables bound to this program's (the replay reads what the host and
+/// the launch wrote there), and the runtime runs that build's `K.simd` for the replay.
+pub struct ReplayBuild {
+    src: String,
+    name: String,
+    opt: u8,
+    mode: fission::CpuMode,
+    block: Option<[u32; 3]>,
+    /// The one kernel the program was built for (`cache::Request::kernel`): the others are
+    /// left out of the replay's build too.
+    kernel: Option<String>,
+    debug: DebugOptions,
+    /// The program's module variables and their addresses.
+    bound: Vec<(String, usize)>,
+    program: std::sync::OnceLock<Result<ReplayProgram, String>>,
+}
+
+/// The replay's program, which the runtime's workers share.
+struct ReplayProgram(Program);
+
+// SAFETY: once built the program is only read (code addresses), and the code is reentrant; its
+// LLVM context is touched again only when it drops, with the `ReplayBuild` that owns it.
+unsafe impl Send for ReplayProgram {}
+// SAFETY: as above.
+unsafe impl Sync for ReplayProgram {}
+
+impl ReplayBuild {
+    /// The replay of `p`, built as `req` built `p`.
+    fn new(req: &cache::Request, p: &Program) -> ReplayBuild {
+        ReplayBuild {
+            src: req.src.to_string(),
+            name: req.name.to_string(),
+            opt: req.opt,
+            mode: req.mode,
+            block: req.block,
+            kernel: req.kernel.map(str::to_string),
+            debug: req.debug.clone(),
+            bound: p
+                .globals
+                .iter()
+                .filter_map(|(n, _)| Some((n.clone(), p.global(n)?.0)))
+                .collect(),
+            program: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The replay's program, built by the first caller.
+    fn program(&self) -> Result<&Program, String> {
+        let built = self.program.get_or_init(|| {
+            // On a thread of its own: the worker that faulted may run on a small stack, and
+            // LLVM's recursion over a large kernel needs more.
+            std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .name("ptx2llvm-replay".into())
+                    .stack_size(256 << 20)
+                    .spawn_scoped(s, || self.build().map(ReplayProgram))
+                    .map_err(|e| e.to_string())?
+                    .join()
+                    .map_err(|_| "the replay's build panicked".to_string())?
+            })
+        });
+        built.as_ref().map(|p| &p.0).map_err(String::clone)
+    }
+
+    fn build(&self) -> Result<Program, String> {
+        let (mut ast, diags) = crate::syntax::parse(&self.src);
+        if !diags.is_empty() {
+            return Err("the module no longer parses".into());
+        }
+        let (info, diags) = crate::check::check_module(&ast);
+        if !diags.is_empty() {
+            return Err("the module no longer checks".into());
+        }
+        if let Some(k) = &self.kernel {
+            ast.items.retain(|i| {
+                !matches!(i, Item::Function(f)
+                    if f.kind == FnKind::Entry && f.body.is_some() && f.name != k.as_str())
+            });
+        }
+        Program::load_purpose(
+            &ast,
+            &info,
+            self.opt,
+            &self.name,
+            Purpose {
+                jit: true,
+                mode: self.mode,
+                block: self.block,
+                debug: &self.debug,
+                lazy_replay: false,
+            },
+            &self.bound,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// A kernel's replay: `symbol` (`K.simd`) of its program's `ReplayBuild`.
+struct KernelReplay {
+    build: std::sync::Arc<ReplayBuild>,
+    symbol: String,
+}
+
+impl crate::runtime::fission::LazyReplay for KernelReplay {
+    fn entry(&self) -> Result<crate::runtime::fission::FisEntry, String> {
+        let p = self.build.program()?;
+        let a = p
+            .engine
+            .address(&self.symbol)
+            .ok_or_else(|| format!("the replay's build has no `{}`", self.symbol))?;
+        // SAFETY: the replay's build compiled `symbol` with the thread-loop CTA ABI, as the
+        // program's own.
+        Ok(unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) })
+    }
 }
 
 /// Where a program's machine code comes from.
@@ -806,28 +941,98 @@ impl Program {
         block: Option<[u32; 3]>,
         debug: &DebugOptions,
     ) -> Result<Program, CompileError> {
-        let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
-        // The program owns the context, boxed so that it never moves, and drops it after the
-        // engine (field order); source and AST are only borrowed for the build.
-        let ctx = Box::new(Context::create());
-        let (m, kernels, static_shared, globals) = build(
-            &ctx,
+        Self::load_purpose(
             module,
             info,
-            name,
             opt,
-            &machine,
+            name,
             Purpose {
                 jit: true,
                 mode,
                 block,
                 debug,
+                lazy_replay: false,
             },
+            &[],
+        )
+    }
+
+    /// The JIT's build of `req` (`cache::Request`) with the fault replays left out, compiled
+    /// when a fault needs one (`ReplayBuild`).
+    pub(crate) fn load_lazy<'a>(
+        req: &cache::Request,
+        module: &'a ast::Module<'a>,
+        info: &ModuleInfo,
+    ) -> Result<Program, CompileError> {
+        let p = Self::load_purpose(
+            module,
+            info,
+            req.opt,
+            req.name,
+            Purpose {
+                jit: true,
+                mode: req.mode,
+                block: req.block,
+                debug: req.debug,
+                lazy_replay: true,
+            },
+            &[],
         )?;
+        Ok(p.with_replay(req))
+    }
+
+    /// `self`, whose warp-engine kernels were built without their replays, with the means to
+    /// build them (`ReplayBuild`) as `req` built `self`.
+    pub(crate) fn with_replay(mut self, req: &cache::Request) -> Program {
+        let build = std::sync::Arc::new(ReplayBuild::new(req, &self));
+        self.replays = self
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.path, fission::KernelPath::Warp(_)))
+            .map(|k| {
+                let r: std::sync::Arc<dyn crate::runtime::fission::LazyReplay> =
+                    std::sync::Arc::new(KernelReplay {
+                        build: build.clone(),
+                        symbol: format!("{}.simd", k.name),
+                    });
+                (k.name.clone(), r)
+            })
+            .collect();
+        self
+    }
+
+    /// The JIT's build for `purpose`; the module variables it declares (a replay's) are
+    /// those `bound` gives addresses.
+    fn load_purpose<'a>(
+        module: &'a ast::Module<'a>,
+        info: &ModuleInfo,
+        opt: u8,
+        name: &str,
+        purpose: Purpose,
+        bound: &[(String, usize)],
+    ) -> Result<Program, CompileError> {
+        let machine = HostMachine::new(opt).map_err(CompileError::Llvm)?;
+        // The program owns the context, boxed so that it never moves, and drops it after the
+        // engine (field order); source and AST are only borrowed for the build.
+        let ctx = Box::new(Context::create());
+        let (m, kernels, static_shared, globals) =
+            build(&ctx, module, info, name, opt, &machine, purpose)?;
+        // A replay's build uses its program's variables: its own become declarations, which
+        // the engine binds to them.
+        for (n, _) in bound {
+            if let Some(g) = m.get_global(n) {
+                // SAFETY: `g` is a live variable of `m`; a null initializer makes it a
+                // declaration (LLVM's `setInitializer(nullptr)`).
+                unsafe {
+                    use inkwell::values::AsValueRef as _;
+                    llvm_sys::core::LLVMSetInitializer(g.as_value_ref(), std::ptr::null_mut());
+                }
+            }
+        }
         let syms = crate::runtime::symbols();
         let syms: Vec<(&str, usize)> = syms.iter().map(|(n, a)| (n.as_str(), *a)).collect();
         check_defined(&m, &syms)?;
-        let jit = Jit::new(&m, opt, &syms).map_err(CompileError::Llvm)?;
+        let jit = Jit::new(&m, opt, &syms, bound).map_err(CompileError::Llvm)?;
         // Faults in this code (and only code the JIT made) are the kernels'.
         let code = crate::runtime::fault::register_code(&jit.code_ranges(&m));
         drop(m);
@@ -840,6 +1045,7 @@ impl Program {
             kernels,
             static_shared,
             globals,
+            replays: Vec::new(),
         })
     }
 
@@ -880,7 +1086,17 @@ impl Program {
             fission::KernelPath::Coroutine { .. } => {
                 self.entry(name).map(crate::runtime::KernelCode::Coroutine)
             }
-            fission::KernelPath::Warp(p) => self.loop_code(&format!("{name}.simd"), &p.info),
+            fission::KernelPath::Warp(p) => {
+                let mut code = self.loop_code(&format!("{name}.simd"), &p.info)?;
+                if let crate::runtime::KernelCode::Fission(k) = &mut code {
+                    k.replay = self
+                        .replays
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|r| r.1.clone());
+                }
+                Some(code)
+            }
             fission::KernelPath::Fission(info) => self.loop_code(&format!("{name}.fis"), info),
         }
     }
@@ -900,6 +1116,7 @@ impl Program {
             crate::runtime::fission::FisKernel {
                 entry,
                 info: info.clone(),
+                replay: None,
             },
         ))
     }
