@@ -20,6 +20,7 @@ mod nan;
 mod narrow;
 mod passthru;
 mod prefetch;
+mod rebase;
 mod stride;
 mod uniform;
 mod warp;
@@ -231,6 +232,10 @@ pub fn vectorize(
         let (next, cta_prefetches, cta_store_prefetches) =
             prefetch::insert_next_cta(fr, &cfg, barriers);
         hints.extend(next);
+        // After the prefetches, which find a pointer's step on its phi.
+        if barriers {
+            rebase::rebase(fr, &cfg);
+        }
         let prep = Prepared {
             nan_selects: (nans.found, nans.dropped, nans.raw),
             prefetches,
