@@ -785,8 +785,8 @@ impl<'a> Warp<'a> {
                     // Some lane leaves: this iteration's edges as the general loop takes
                     // them, then the general loop runs the lanes that stay.
                     c::LLVMPositionBuilderAtEnd(self.b, leave);
-                    self.edge(h, h, stay);
-                    self.edge(h, self.cfg.index[&exit], go);
+                    self.edge(h, h, stay, None);
+                    self.edge(h, self.cfg.index[&exit], go, None);
                     c::LLVMBuildBr(self.b, top);
                 }
                 _ => self.inst(i)?,
@@ -856,6 +856,15 @@ impl<'a> Warp<'a> {
                         let (t, f) = (c::LLVMGetSuccessor(i, 0), c::LLVMGetSuccessor(i, 1));
                         let cv = self.get(cond, false);
                         let zero = c::LLVMConstNull(mt);
+                        let uniform = (!self.is_vec(cv)).then_some(m);
+                        // The branch pays where the blends fold (no divergent branch: the
+                        // mask is a constant) or the edge is taken once (a loop's exit).
+                        let pays = |to: LLVMBasicBlockRef| {
+                            self.facts.divergent.is_empty()
+                                || self.cfg.loop_of[x]
+                                    .is_some_and(|l| !self.cfg.loops[l].blocks[self.cfg.index[&to]])
+                        };
+                        let (ut, uf) = (uniform.filter(|_| pays(t)), uniform.filter(|_| pays(f)));
                         let (mt_, mf) = if self.is_vec(cv) {
                             let nc = c::LLVMBuildNot(self.b, cv, c"".as_ptr());
                             (
@@ -868,11 +877,11 @@ impl<'a> Warp<'a> {
                                 c::LLVMBuildSelect(self.b, cv, zero, m, c"".as_ptr()),
                             )
                         };
-                        self.edge(x, self.cfg.index[&t], mt_);
-                        self.edge(x, self.cfg.index[&f], mf);
+                        self.edge(x, self.cfg.index[&t], mt_, ut);
+                        self.edge(x, self.cfg.index[&f], mf, uf);
                     } else {
                         let t = c::LLVMGetSuccessor(i, 0);
-                        self.edge(x, self.cfg.index[&t], m);
+                        self.edge(x, self.cfg.index[&t], m, None);
                     }
                 }
                 O::LLVMRet | O::LLVMUnreachable => {}
@@ -980,8 +989,21 @@ impl<'a> Warp<'a> {
         true
     }
 
-    /// The lanes `em` go from block `from` to block `to`.
-    unsafe fn edge(&mut self, from: usize, to: usize, em: LLVMValueRef) {
+    /// The lanes `em` go from block `from` to block `to`. After a uniform branch (`uniform`:
+    /// the block's mask `m`, and `em` is `m` or no lane; given where it pays: no divergent
+    /// branch or a loop's exit) the phi slots are written under a branch on the edge being
+    /// taken, where `em` is `m`: a uniform loop's exit values were blended into their slots
+    /// in every iteration, and with static regions each blend loaded the value from the frame
+    /// and stored it masked (matmul's accumulator, two 64-byte loads and masked stores per
+    /// warp and tile), for the one iteration that leaves; and where `m` is a constant (no
+    /// divergent branch) the blends of the edge taken fold away.
+    unsafe fn edge(
+        &mut self,
+        from: usize,
+        to: usize,
+        em: LLVMValueRef,
+        uniform: Option<LLVMValueRef>,
+    ) {
         let mt = self.mask_ty();
         let old = c::LLVMBuildLoad2(self.b, mt, self.pending[to], c"".as_ptr());
         let new = c::LLVMBuildOr(self.b, old, em, c"".as_ptr());
@@ -1005,6 +1027,15 @@ impl<'a> Warp<'a> {
             let vary = self.facts.is_varying(p);
             incoming.push((p, vary, self.get(inc, vary)));
         }
+        // The incoming values are built above, before the branch, so that what `get` builds
+        // and remembers dominates the rest of the visit.
+        let join = uniform.filter(|_| !incoming.is_empty()).map(|_| {
+            let (then, join) = (self.append("edge.phis"), self.append("edge.join"));
+            c::LLVMBuildCondBr(self.b, self.any(em), then, join);
+            c::LLVMPositionBuilderAtEnd(self.b, then);
+            join
+        });
+        let em = uniform.unwrap_or(em);
         for (p, vary, v) in incoming {
             let s = self.slot(p);
             let old = c::LLVMBuildLoad2(self.b, self.slot_type(s), s, c"".as_ptr());
@@ -1015,6 +1046,10 @@ impl<'a> Warp<'a> {
             };
             let v = c::LLVMBuildSelect(self.b, cond, v, old, c"".as_ptr());
             c::LLVMBuildStore(self.b, v, s);
+        }
+        if let Some(join) = join {
+            c::LLVMBuildBr(self.b, join);
+            c::LLVMPositionBuilderAtEnd(self.b, join);
         }
     }
 

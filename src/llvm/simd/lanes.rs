@@ -17,7 +17,7 @@ use super::emit::{Warp, LANES};
 /// How deep `stride::rows_alike` looks into a pointer's computation.
 const ROWS_ALIKE_DEPTH: u32 = 12;
 /// How deep `Warp::lane_of` rebuilds a lane's pointer from its operands' lanes.
-const LANE_OF_DEPTH: u32 = 12;
+const LANE_OF_DEPTH: u32 = 16;
 use super::ir;
 use super::stride::{self, Access};
 use super::uniform::{call_kind, CallKind};
@@ -466,6 +466,21 @@ impl Warp<'_> {
         let opnd = |k: u32| self.lane_of(c::LLVMGetOperand(v, k), lane, depth - 1);
         match c::LLVMGetInstructionOpcode(v) {
             op if ir::int_binop(op) => c::LLVMBuildBinOp(b, op, opnd(0), opnd(1), n),
+            // By a constant that cannot trap (not 0, nor -1 when signed): a row-segmented
+            // block's `%tid.y` is `(lane / S) % R`, and its last lane's copy then folds to its
+            // first lane's, so a row's two addresses share their `%tid.y * n`.
+            op if ir::int_div_rem(op) => {
+                let d = opnd(1);
+                let signed = matches!(op, O::LLVMSDiv | O::LLVMSRem);
+                let safe = !c::LLVMIsAConstantInt(d).is_null()
+                    && c::LLVMConstIntGetZExtValue(d) != 0
+                    && !(signed && c::LLVMConstIntGetSExtValue(d) == -1);
+                if safe {
+                    c::LLVMBuildBinOp(b, op, opnd(0), d, n)
+                } else {
+                    extract()
+                }
+            }
             op @ (O::LLVMTrunc
             | O::LLVMZExt
             | O::LLVMSExt

@@ -22,6 +22,7 @@ mod nan;
 mod narrow;
 mod passthru;
 mod prefetch;
+mod rebase;
 mod scalef;
 mod stride;
 mod tree;
@@ -246,6 +247,10 @@ pub fn vectorize(
         let (next, cta_prefetches, cta_store_prefetches) =
             prefetch::insert_next_cta(fr, &cfg, barriers);
         hints.extend(next);
+        // After the prefetches, which find a pointer's step on its phi.
+        if barriers {
+            rebase::rebase(fr, &cfg);
+        }
         let prep = Prepared {
             nan_selects: (nans.found, nans.dropped, nans.raw, nans.never),
             prefetches,
