@@ -57,6 +57,16 @@ impl Warp<'_> {
             | O::LLVMOr
             | O::LLVMXor => {
                 let (x, y) = (operand(self, 0), operand(self, 1));
+                // `or disjoint` adds wherever it is not poison (in the running lanes): an `add`
+                // also adds in the other lanes, whose bits may overlap, so that its lanes
+                // step like the sum's (`Strides::rule`) and lane 0 is a base even when it
+                // does not run (PTX wrote an `add` there; InstCombine made it an `or` from a
+                // dominating `t < k`).
+                let op = if op == O::LLVMOr && c::LLVMGetIsDisjoint(i) != 0 {
+                    O::LLVMAdd
+                } else {
+                    op
+                };
                 let v = c::LLVMBuildBinOp(b, op, x, y, n);
                 if c::LLVMCanValueUseFastMathFlags(i) != 0 {
                     c::LLVMSetFastMathFlags(v, c::LLVMGetFastMathFlags(i));
