@@ -416,6 +416,12 @@ impl Strides {
         self.whole.contains(&phi)
     }
 
+    /// Whether the host has AVX-512F's two-source lane permutation (`vpermi2d`), which
+    /// `lanes.rs` uses for `.shared` windows and for partial consecutive `.shared` loads.
+    pub fn permutes(&self) -> bool {
+        self.window
+    }
+
     /// Whether non-volatile `Access::Window` stores take the test for a whole-block store
     /// (`lanes.rs`, `store_block`).
     pub fn window_stores(&self) -> bool {
