@@ -57,6 +57,16 @@ impl Warp<'_> {
             | O::LLVMOr
             | O::LLVMXor => {
                 let (x, y) = (operand(self, 0), operand(self, 1));
+                // `or disjoint` adds wherever it is not poison (in the running lanes): an `add`
+                // also adds in the other lanes, whose bits may overlap, so that its lanes
+                // step like the sum's (`Strides::rule`) and lane 0 is a base even when it
+                // does not run (PTX wrote an `add` there; InstCombine made it an `or` from a
+                // dominating `t < k`).
+                let op = if op == O::LLVMOr && c::LLVMGetIsDisjoint(i) != 0 {
+                    O::LLVMAdd
+                } else {
+                    op
+                };
                 let v = c::LLVMBuildBinOp(b, op, x, y, n);
                 if c::LLVMCanValueUseFastMathFlags(i) != 0 {
                     c::LLVMSetFastMathFlags(v, c::LLVMGetFastMathFlags(i));
@@ -394,10 +404,14 @@ impl Warp<'_> {
         if access == Access::Window {
             return self.load_window(p, et);
         }
+        let sp = p;
         let p = self.host_ptrs(p);
         let vt = self.vty(et);
         let b = self.b;
         if access == Access::Consecutive {
+            if self.private_shared(ptr, et) {
+                return self.load_shared_runs(sp, p, et);
+            }
             let alike = self.run() < LANES
                 && stride::rows_alike(ptr, &self.facts.varying, self.td, ROWS_ALIKE_DEPTH);
             return self.load_runs(p, et, alike);
@@ -727,6 +741,212 @@ impl Warp<'_> {
         }
     }
 
+    /// Whether a consecutive access of a 32-bit `t` per lane at `.shared` pointer `ptr` (of the
+    /// scalar kernel) takes `load_shared_runs`/`store_shared_runs` when some lanes do not run:
+    /// 32 lanes in one run, on a host with `vpermi2d`.
+    unsafe fn private_shared(&self, ptr: LLVMValueRef, t: LLVMTypeRef) -> bool {
+        let kind = c::LLVMGetTypeKind(t);
+        let word = kind == LLVMTypeKind::LLVMFloatTypeKind
+            || kind == LLVMTypeKind::LLVMIntegerTypeKind && c::LLVMGetIntTypeWidth(t) == 32;
+        word && self.run() == LANES
+            && self.facts.strides.permutes()
+            && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) == SHARED_AS
+    }
+
+    /// Whether the 128 bytes from shared offset `off` (lane 0's of a consecutive access, `i32`)
+    /// lie in the CTA's shared block, whole 256-byte blocks private to the worker thread that
+    /// runs the CTA and all its warps (`runtime::shared`; a cluster is one CTA here): plain
+    /// vector accesses there touch no other thread's memory and cannot fault.
+    unsafe fn in_shared_block(&self, off: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let mut idx = [c::LLVMConstInt(
+            self.i64,
+            u64::from(crate::runtime::abi::offset::TOTAL_SMEM_SIZE),
+            0,
+        )];
+        let at = c::LLVMBuildGEP2(
+            b,
+            c::LLVMInt8TypeInContext(self.cx),
+            self.ctx,
+            idx.as_mut_ptr(),
+            1,
+            n,
+        );
+        let total = c::LLVMBuildZExt(b, c::LLVMBuildLoad2(b, self.i32, at, n), self.i64, n);
+        let blocks = c::LLVMBuildAnd(
+            b,
+            c::LLVMBuildAdd(b, total, c::LLVMConstInt(self.i64, 255, 0), n),
+            c::LLVMConstInt(self.i64, !255u64, 0),
+            n,
+        );
+        let end = c::LLVMBuildAdd(
+            b,
+            c::LLVMBuildZExt(b, off, self.i64, n),
+            c::LLVMConstInt(self.i64, 128, 0),
+            n,
+        );
+        c::LLVMBuildICmp(b, llvm_sys::LLVMIntPredicate::LLVMIntULE, end, blocks, n)
+    }
+
+    /// Lane 0's shared offset of shared lane pointers `sp` (`i32`).
+    unsafe fn first_offset(&self, sp: LLVMValueRef) -> LLVMValueRef {
+        c::LLVMBuildPtrToInt(self.b, self.run_base(sp, 0), self.i32, c"".as_ptr())
+    }
+
+    /// A consecutive `.shared` load of a 32-bit `t` per lane (`private_shared`; `sp` the lanes'
+    /// shared pointers, `p` their host pointers): plain when every lane runs; else, inside the
+    /// block (`in_shared_block`), the 64-byte-aligned pieces that hold lane 0's 32 elements,
+    /// plain (two when lane 0 is at a piece's start, else three and two `vpermi2d`; lanes
+    /// that do not run read what is there); else masked.
+    /// A masked load (and any load after a masked store) is not forwarded from the store
+    /// buffer: it waits until the stores it overlaps reach the cache, about 60 cycles on Zen 4,
+    /// while the plain pieces read exactly what `store_shared_runs`'s plain stores wrote. The
+    /// halving tree's steps with k < 32 (one warp, partial masks) each waited so on the step
+    /// before: 25% of reduce_block.
+    unsafe fn load_shared_runs(
+        &self,
+        sp: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let full_bb = self.append("ld.full");
+        let part_bb = self.append("ld.part");
+        let priv_bb = self.append("ld.pieces");
+        let masked_bb = self.append("ld.masked");
+        let join = self.append("ld.runs");
+        c::LLVMBuildCondBr(b, self.all_running(), full_bb, part_bb);
+        c::LLVMPositionBuilderAtEnd(b, full_bb);
+        let fv = self.load_runs_as(p, t, false, true);
+        let full_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, part_bb);
+        let off = self.first_offset(sp);
+        c::LLVMBuildCondBr(b, self.in_shared_block(off), priv_bb, masked_bb);
+
+        c::LLVMPositionBuilderAtEnd(b, priv_bb);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let v16 = c::LLVMVectorType(self.i32, 16);
+        let start = c::LLVMBuildAnd(b, off, self.c32(!63u32 as u64), n);
+        let skip = c::LLVMBuildLShr(b, c::LLVMBuildAnd(b, off, self.c32(63), n), self.c32(2), n);
+        let mut at = [c::LLVMBuildZExt(b, start, self.i64, n)];
+        let q0 = c::LLVMBuildGEP2(b, i8t, self.shared_base(), at.as_mut_ptr(), 1, n);
+        let piece = |d: u64| {
+            let mut k = [c::LLVMConstInt(self.i64, d, 0)];
+            let q = c::LLVMBuildGEP2(b, i8t, q0, k.as_mut_ptr(), 1, n);
+            let l = c::LLVMBuildLoad2(b, v16, q, n);
+            c::LLVMSetAlignment(l, 4);
+            l
+        };
+        // Lane 0 at a piece's start: the two pieces are the lanes (a third could lie past the
+        // block's end).
+        let whole_bb = self.append("ld.pieces.whole");
+        let shift_bb = self.append("ld.pieces.shift");
+        let pieces_end = self.append("ld.pieces.end");
+        let at_start = c::LLVMBuildICmp(
+            b,
+            llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+            skip,
+            self.c32(0),
+            n,
+        );
+        c::LLVMBuildCondBr(b, at_start, whole_bb, shift_bb);
+        c::LLVMPositionBuilderAtEnd(b, whole_bb);
+        let wv = self.concat(vec![piece(0), piece(64)]);
+        c::LLVMBuildBr(b, pieces_end);
+        c::LLVMPositionBuilderAtEnd(b, shift_bb);
+        let (v0, v1, v2) = (piece(0), piece(64), piece(128));
+        let iota = c::LLVMConstVector(
+            (0..16u64)
+                .map(|l| self.c32(l))
+                .collect::<Vec<_>>()
+                .as_mut_ptr(),
+            16,
+        );
+        let sv = c::LLVMBuildInsertElement(b, c::LLVMGetPoison(v16), skip, self.c32(0), n);
+        let sv = c::LLVMBuildShuffleVector(b, sv, c::LLVMGetPoison(v16), c::LLVMConstNull(v16), n);
+        let idx = c::LLVMBuildAdd(b, iota, sv, n);
+        let (f, ft) = self.vpermi2d();
+        let pick = |x: LLVMValueRef, y: LLVMValueRef| {
+            let mut args = [x, idx, y];
+            c::LLVMBuildCall2(b, ft, f, args.as_mut_ptr(), 3, n)
+        };
+        let sv = self.concat(vec![pick(v0, v1), pick(v1, v2)]);
+        c::LLVMBuildBr(b, pieces_end);
+        c::LLVMPositionBuilderAtEnd(b, pieces_end);
+        let pv = c::LLVMBuildPhi(b, c::LLVMTypeOf(wv), n);
+        let mut vals = [wv, sv];
+        let mut bbs = [whole_bb, shift_bb];
+        c::LLVMAddIncoming(pv, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        let pv = c::LLVMBuildBitCast(b, pv, self.vty(t), n);
+        let priv_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, masked_bb);
+        let mv = self.load_runs_as(p, t, false, false);
+        let masked_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, join);
+        let phi = c::LLVMBuildPhi(b, c::LLVMTypeOf(fv), n);
+        let mut vals = [fv, pv, mv];
+        let mut bbs = [full_bb, priv_bb, masked_bb];
+        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 3);
+        phi
+    }
+
+    /// A consecutive `.shared` store of `v`, a 32-bit `t` per lane (`private_shared`; `sp`,
+    /// `p` as for `load_shared_runs`): plain when every lane runs; else, inside the block
+    /// (`in_shared_block`), a plain load of the 128 bytes, the running lanes' values blended
+    /// in, and a plain store of all 128 (the other lanes' bytes written as they were: no
+    /// other thread touches the CTA's shared memory while this warp runs, so nothing can
+    /// change them in between); else masked. Plain stores are forwarded to the plain loads
+    /// that follow (`load_shared_runs`), masked ones to none.
+    unsafe fn store_shared_runs(
+        &self,
+        v: LLVMValueRef,
+        sp: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let full_bb = self.append("st.full");
+        let part_bb = self.append("st.part");
+        let priv_bb = self.append("st.blend");
+        let masked_bb = self.append("st.masked");
+        let join = self.append("st.runs");
+        c::LLVMBuildCondBr(b, self.all_running(), full_bb, part_bb);
+        c::LLVMPositionBuilderAtEnd(b, full_bb);
+        self.store_runs_as(v, p, t, true);
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, part_bb);
+        let off = self.first_offset(sp);
+        c::LLVMBuildCondBr(b, self.in_shared_block(off), priv_bb, masked_bb);
+
+        c::LLVMPositionBuilderAtEnd(b, priv_bb);
+        let p0 = self.run_base(p, 0);
+        let vt = c::LLVMTypeOf(v);
+        let old = c::LLVMBuildLoad2(b, vt, p0, n);
+        c::LLVMSetAlignment(old, self.elem_align(t));
+        // Frozen: the DAG combiner folds a store of `select(m, v, load p)` to `p` back into a
+        // masked store.
+        let old = c::LLVMBuildFreeze(b, old, n);
+        let new = c::LLVMBuildSelect(b, self.mask, v, old, n);
+        let st = c::LLVMBuildStore(b, new, p0);
+        c::LLVMSetAlignment(st, self.elem_align(t));
+        c::LLVMBuildBr(b, join);
+
+        c::LLVMPositionBuilderAtEnd(b, masked_bb);
+        self.store_runs_as(v, p, t, false);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
     /// A load of one scalar of type `t` per row (`Access::PerRow`), spread over each row's
     /// lanes: each row's first pointer (of lane pointers `p`) plus `off` bytes when a lane of
     /// the row runs, else the first running row's, so that the loads need no branch: a
@@ -859,10 +1079,15 @@ impl Warp<'_> {
             self.store_shared(v, p, et, c::LLVMGetVolatile(i) != 0);
             return;
         }
+        let sp = p;
         let p = self.host_ptrs(p);
         let b = self.b;
         if access == Access::Consecutive {
-            self.store_runs(v, p, et);
+            if c::LLVMGetVolatile(i) == 0 && self.private_shared(ptr, et) {
+                self.store_shared_runs(v, sp, p, et);
+            } else {
+                self.store_runs(v, p, et);
+            }
             return;
         }
         let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));

@@ -416,6 +416,12 @@ impl Strides {
         self.whole.contains(&phi)
     }
 
+    /// Whether the host has AVX-512F's two-source lane permutation (`vpermi2d`), which
+    /// `lanes.rs` uses for `.shared` windows and for partial consecutive `.shared` loads.
+    pub fn permutes(&self) -> bool {
+        self.window
+    }
+
     /// Whether non-volatile `Access::Window` stores take the test for a whole-block store
     /// (`lanes.rs`, `store_block`).
     pub fn window_stores(&self) -> bool {
@@ -571,9 +577,14 @@ impl Strides {
                     aligned: true,
                 })
             }
-            O::LLVMAdd | O::LLVMSub => {
+            // `or disjoint` is an addition (InstCombine's form of `s + 4 * (t + k)` under a
+            // dominating `t < k`); the warp function emits it as one (`vector_inst`), so the
+            // sum holds in lanes outside the mask as well.
+            O::LLVMAdd | O::LLVMSub | O::LLVMOr
+                if op != O::LLVMOr || c::LLVMGetIsDisjoint(i) != 0 =>
+            {
                 let (a, b) = (of(0)?, of(1)?);
-                let sign = if op == O::LLVMAdd { 1 } else { -1 };
+                let sign = if op == O::LLVMSub { -1 } else { 1 };
                 let mut r = sum(a, b, sign)?;
                 // Aligned plus a multiple of its block stays aligned: a constant, or a
                 // uniform value with as many low zero bits (`%ctaid.x * 256 + %tid.x`).
@@ -590,7 +601,7 @@ impl Strides {
                             }
                         }
                 };
-                r.aligned = keeps(a, b, opnd(1)) || op == O::LLVMAdd && keeps(b, a, opnd(0));
+                r.aligned = keeps(a, b, opnd(1)) || op != O::LLVMSub && keeps(b, a, opnd(0));
                 Some(r)
             }
             O::LLVMMul => {
