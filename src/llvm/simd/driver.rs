@@ -1544,21 +1544,10 @@ pub fn drop_replays(m: &crate::llvm::Module) -> usize {
         let g = f.as_value_ref();
         // SAFETY: attributes are read and set on a live function of `m`.
         unsafe {
-            let a = c::LLVMGetStringAttributeAtIndex(
-                g,
-                fi,
-                REPLAY_ONLY.as_ptr() as *const _,
-                REPLAY_ONLY.len() as u32,
-            );
-            if a.is_null() {
+            if !replay_only(g) {
                 continue;
             }
-            c::LLVMRemoveStringAttributeAtIndex(
-                g,
-                fi,
-                REPLAY_ONLY.as_ptr() as *const _,
-                REPLAY_ONLY.len() as u32,
-            );
+            clear_replay_only(g);
             let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
             let a = c::LLVMCreateEnumAttribute(cx, attr_kind(c"alwaysinline"), 0);
             c::LLVMAddAttributeAtIndex(g, fi, a);
@@ -1570,6 +1559,33 @@ pub fn drop_replays(m: &crate::llvm::Module) -> usize {
 /// The string attribute of a warp function left to the fault replay (`cold_replay`) until
 /// `seal_replay` makes it `optnone`.
 const REPLAY_ONLY: &str = "ptx2llvm-replay-only";
+
+/// Whether the function `g` carries `REPLAY_ONLY`.
+///
+/// # Safety
+/// `g` must be a live function.
+unsafe fn replay_only(g: LLVMValueRef) -> bool {
+    !c::LLVMGetStringAttributeAtIndex(
+        g,
+        llvm_sys::LLVMAttributeFunctionIndex,
+        REPLAY_ONLY.as_ptr() as *const _,
+        REPLAY_ONLY.len() as u32,
+    )
+    .is_null()
+}
+
+/// Removes `REPLAY_ONLY` from the function `g`.
+///
+/// # Safety
+/// `g` must be a live function.
+unsafe fn clear_replay_only(g: LLVMValueRef) {
+    c::LLVMRemoveStringAttributeAtIndex(
+        g,
+        llvm_sys::LLVMAttributeFunctionIndex,
+        REPLAY_ONLY.as_ptr() as *const _,
+        REPLAY_ONLY.len() as u32,
+    );
+}
 
 /// The function passes that `default<O2>` runs on every function before its always-inliner
 /// (LLVM 22: `opt -passes='default<O2>' -print-pipeline-passes`; IPSCCP and GlobalOpt between
@@ -1602,22 +1618,11 @@ pub fn seal_replay(
         let g = func.as_value_ref();
         // SAFETY: `g` is a live function of `m`; attributes are read and set on it.
         unsafe {
-            let a = c::LLVMGetStringAttributeAtIndex(
-                g,
-                fi,
-                REPLAY_ONLY.as_ptr() as *const _,
-                REPLAY_ONLY.len() as u32,
-            );
-            if a.is_null() {
+            if !replay_only(g) {
                 continue;
             }
             machine.run_passes_on(g, PRE_INLINE)?;
-            c::LLVMRemoveStringAttributeAtIndex(
-                g,
-                fi,
-                REPLAY_ONLY.as_ptr() as *const _,
-                REPLAY_ONLY.len() as u32,
-            );
+            clear_replay_only(g);
             let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
             for name in [c"noinline", c"optnone"] {
                 let a = c::LLVMCreateEnumAttribute(cx, attr_kind(name), 0);
