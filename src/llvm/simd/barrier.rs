@@ -440,6 +440,8 @@ pub struct Regions {
     /// they are used after one (`Remat`).
     across: HashSet<LLVMValueRef>,
     remat: HashSet<LLVMValueRef>,
+    /// Latch values kept in their loop-carried phi's frame slot (`coalesced`): value -> phi.
+    coalesce: HashMap<LLVMValueRef, LLVMValueRef>,
     /// Whether the kernel has a `bar.red` (else no contributions are exchanged).
     pub red: bool,
     /// Frame slots' types by address.
@@ -499,6 +501,7 @@ impl Warp<'_> {
             dispatch: std::ptr::null_mut(),
             across,
             remat,
+            coalesce: HashMap::new(),
             red,
             types: HashMap::new(),
             mask: std::ptr::null_mut(),
@@ -526,10 +529,20 @@ impl Warp<'_> {
         for &v in sk.iter().flat_map(|s| s.uniform_frame.iter()) {
             self.slot(v);
         }
+        let exclude: HashSet<LLVMValueRef> = sk
+            .iter()
+            .flat_map(|s| s.uniform_frame.iter().copied())
+            .collect();
+        let coalesce = self
+            .regions
+            .as_ref()
+            .map(|r| coalesced(self.cfg, self.facts, &r.across, &exclude))
+            .unwrap_or_default();
         let mt = self.mask_ty();
         if let Some(r) = self.regions.as_mut() {
             r.ufront = r.size - HEAD;
             r.skips = sk;
+            r.coalesce = coalesce;
         }
         // The mask needs no slot when every barrier has all launched lanes (`region_end`).
         if !whole_at_barriers(self.cfg, self.facts) {
@@ -558,6 +571,13 @@ impl Warp<'_> {
     /// Whether source value `v` lives in the frame (region scheme).
     pub fn in_frame(&self, v: LLVMValueRef) -> bool {
         self.regions.as_ref().is_some_and(|r| r.across.contains(&v))
+    }
+
+    /// The loop-carried phi whose frame slot source value `v` shares (`coalesced`).
+    pub fn coalesced_with(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
+        self.regions
+            .as_ref()
+            .and_then(|r| r.coalesce.get(&v).copied())
     }
 
     /// Whether source value `v` is built again where it is used after a barrier (region
@@ -934,6 +954,158 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
     }
     out.retain(|v| !remat.contains(v));
     (out, remat)
+}
+
+/// Loop-carried phis that share their latch value's frame slot, as a register allocator
+/// coalesces a copy: latch value -> phi. Without it the latch value's region stores it to the
+/// frame, the latch edge's region copies it into the phi's slot and the next region reads it
+/// back (matmul's accumulator: two loads and two stores of 128 bytes per warp and tile).
+///
+/// A phi `p` of block `h` and its incoming value `v` from block `l` (both in `across`, neither
+/// in `exclude`: the frame's front that skipped warps copy) share a slot when
+/// - no branch is divergent: the whole warp takes one path, so `v`'s full-vector store
+///   clobbers no lane that still needs `p` (a lane that left the loop early would);
+/// - `v` is an instruction other than a narrowed `.shared` pointer, with the same
+///   uniformity as `p` (one slot type);
+/// - every path from `h` to `l` and to each use of `v` (a phi's counts at the end of its
+///   incoming block) defines `v` again (its block is `h`, or the use is not reachable from
+///   `h` around it): the other edges into `h`, which write `p`'s slot, never meet a live `v`,
+///   and the edge from `l` writes the value the slot already holds;
+/// - `p` is dead where `v` is defined: no use of `p` after `v` in its block, nor in a block
+///   reachable from there without entering `h` (where `p` is defined anew); a phi's use of
+///   `p` counts at the end of its incoming block. A phi `v` (a join's value: n-body's
+///   accumulators after the unrolled loop's remainder) is defined by the edges into its
+///   block, which must not be `h`: then every non-phi use of `p` in its block is after it,
+///   and an edge's own read of `p` (`v` taking `p` on the way around the inner loop) comes
+///   before its writes (`Warp::edge` reads all incoming values first).
+///
+/// Returns `v -> p`; each phi and each value in one pair at most.
+///
+/// # Safety
+/// `cfg` and `facts` must describe a valid function.
+pub unsafe fn coalesced(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    across: &HashSet<LLVMValueRef>,
+    exclude: &HashSet<LLVMValueRef>,
+) -> HashMap<LLVMValueRef, LLVMValueRef> {
+    let mut out = HashMap::new();
+    if !facts.divergent.is_empty() {
+        return out;
+    }
+    let nb = cfg.blocks.len();
+    // Blocks reachable from the successors of `from` without entering `avoid`.
+    let reach = |from: usize, avoid: usize| {
+        let mut seen = vec![false; nb];
+        let mut stack: Vec<usize> = cfg.succ[from].clone();
+        while let Some(x) = stack.pop() {
+            if seen[x] || x == avoid {
+                continue;
+            }
+            seen[x] = true;
+            stack.extend(cfg.succ[x].iter().copied());
+        }
+        seen
+    };
+    let position = |i: LLVMValueRef| {
+        ir::instructions(c::LLVMGetInstructionParent(i))
+            .iter()
+            .position(|&x| x == i)
+    };
+    let mut taken = HashSet::new();
+    for (h, &hb) in cfg.blocks.iter().enumerate() {
+        for p in ir::instructions(hb) {
+            if c::LLVMIsAPHINode(p).is_null() {
+                break;
+            }
+            if !across.contains(&p) || exclude.contains(&p) || taken.contains(&p) {
+                continue;
+            }
+            for k in 0..c::LLVMCountIncoming(p) {
+                let v = c::LLVMGetIncomingValue(p, k);
+                let Some(&l) = cfg.index.get(&c::LLVMGetIncomingBlock(p, k)) else {
+                    continue;
+                };
+                if v == p
+                    || !ir::is_instruction(v)
+                    || ir::opcode(v) == llvm_sys::LLVMOpcode::LLVMIntToPtr
+                    || !across.contains(&v)
+                    || exclude.contains(&v)
+                    || taken.contains(&v)
+                    || facts.is_varying(v) != facts.is_varying(p)
+                {
+                    continue;
+                }
+                let Some(&d) = cfg.index.get(&c::LLVMGetInstructionParent(v)) else {
+                    continue;
+                };
+                // A phi of `h` itself would share the slot the same edges write for `p`.
+                let phi = !c::LLVMIsAPHINode(v).is_null();
+                if phi && d == h {
+                    continue;
+                }
+                // Every path from `h` to a use of `v` (a phi's at the end of its incoming
+                // block, `l` among them) defines `v` again.
+                let around = (d != h).then(|| reach(h, d));
+                let redefined = |ub: Option<&usize>| {
+                    ub.is_some_and(|&ub| ub == d || around.as_ref().is_none_or(|a| !a[ub]))
+                };
+                let mut ok = redefined(Some(&l));
+                let mut u = c::LLVMGetFirstUse(v);
+                while !u.is_null() && ok {
+                    let user = c::LLVMGetUser(u);
+                    ok = if c::LLVMIsAPHINode(user).is_null() {
+                        redefined(cfg.index.get(&c::LLVMGetInstructionParent(user)))
+                    } else {
+                        (0..c::LLVMCountIncoming(user)).all(|j| {
+                            c::LLVMGetIncomingValue(user, j) != v
+                                || redefined(cfg.index.get(&c::LLVMGetIncomingBlock(user, j)))
+                        })
+                    };
+                    u = c::LLVMGetNextUse(u);
+                }
+                if !ok {
+                    continue;
+                }
+                // `p` dead at `v`'s definition.
+                let after = reach(d, h);
+                let Some(vpos) = position(v) else {
+                    continue;
+                };
+                let mut dead = true;
+                let mut u = c::LLVMGetFirstUse(p);
+                while !u.is_null() && dead {
+                    let user = c::LLVMGetUser(u);
+                    if !c::LLVMIsAPHINode(user).is_null() {
+                        dead = (0..c::LLVMCountIncoming(user)).all(|j| {
+                            c::LLVMGetIncomingValue(user, j) != p
+                                || cfg
+                                    .index
+                                    .get(&c::LLVMGetIncomingBlock(user, j))
+                                    .is_some_and(|&ub| ub != d && !after[ub])
+                        });
+                    } else {
+                        let ub = cfg.index.get(&c::LLVMGetInstructionParent(user)).copied();
+                        dead = match ub {
+                            Some(ub) if ub == d => {
+                                !after[d] && position(user).is_some_and(|pu| pu < vpos)
+                            }
+                            Some(ub) => !after[ub],
+                            None => false,
+                        };
+                    }
+                    u = c::LLVMGetNextUse(u);
+                }
+                if dead {
+                    out.insert(v, p);
+                    taken.insert(v);
+                    taken.insert(p);
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The most instructions a value built again after a barrier may take.

@@ -384,7 +384,9 @@ impl<'a> Warp<'a> {
         } else {
             t
         };
-        let s = if self.in_frame(v) {
+        let s = if let Some(p) = self.coalesced_with(v) {
+            self.slot(p)
+        } else if self.in_frame(v) {
             self.frame_slot(t)
         } else {
             self.alloca(t)

@@ -785,6 +785,28 @@ unsafe fn scheme_note(
                 _ => Vec::new(),
             };
             guards.sort();
+            // Latch values kept in their phi's slot, by the phis' names (`barrier::coalesced`,
+            // with the same exclusion as `Warp::regions_begin`: the skipped warps' front).
+            let exclude: std::collections::HashSet<LLVMValueRef> = if slot.red {
+                std::collections::HashSet::new()
+            } else {
+                barrier::skips(cfg, facts, td, &across)
+                    .map(|s| s.uniform_frame.into_iter().collect())
+                    .unwrap_or_default()
+            };
+            let mut shared: Vec<String> = barrier::coalesced(cfg, facts, &across, &exclude)
+                .values()
+                .map(|&p| ir::name(p))
+                .collect();
+            shared.sort();
+            let shared = if shared.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; latch values in their loop phi's slot (no copy): {}",
+                    shared.join(", ")
+                )
+            };
             let skip = if guards.is_empty() {
                 String::new()
             } else {
@@ -832,7 +854,7 @@ unsafe fn scheme_note(
             Some(format!(
                 "static regions between barriers (each round runs every waiting warp's region \
                  {}; {} bytes of mailbox and frame per warp; kept across barriers: {}; \
-                 built again after one: {}{mask}{lockstep}{skip})",
+                 built again after one: {}{shared}{mask}{lockstep}{skip})",
                 if code_size(cfg) >= OUT_OF_LINE_MIN {
                     "as a call (a large kernel)"
                 } else {
