@@ -363,6 +363,9 @@ impl Warp<'_> {
     pub(super) unsafe fn finish(&mut self) {
         if let Some(r) = self.regions.as_mut() {
             r.in_order = in_order(self.cfg, &r.numbers, r.resumes);
+            if r.in_order {
+                r.peel = warp_dependent_rounds(self.cfg, self.facts, self.td, &r.numbers);
+            }
         }
         if self.regions.is_some() {
             c::LLVMBuildRet(self.b, self.c32(DONE as u64));
@@ -463,6 +466,9 @@ pub struct Regions {
     pub ufront: u32,
     /// Every warp meets the barriers in their numbering's order (`in_order`), set at the end.
     pub in_order: bool,
+    /// With `in_order`, the ordered rounds whose region branches on the warp
+    /// (`warp_dependent_rounds`), set at the end.
+    pub peel: u64,
 }
 
 impl Regions {
@@ -513,6 +519,7 @@ impl Warp<'_> {
             patches: Vec::new(),
             ufront: 0,
             in_order: false,
+            peel: 0,
         });
         // The values a skipped warp copies come first in the frame, in one order in every
         // warp function of the kernel.
@@ -1228,6 +1235,32 @@ unsafe fn cta_varying(
     facts: &super::uniform::Facts,
     td: llvm_sys::target::LLVMTargetDataRef,
 ) -> Option<HashSet<LLVMValueRef>> {
+    let out = cta_values(cfg, facts, td);
+    (!cfg.blocks.iter().any(|&bb| warp_branch(bb, facts, &out))).then_some(out)
+}
+
+/// Whether block `bb` ends in a branch the same in every lane of a warp (`facts`) whose
+/// condition is in `cta` (the values that may differ between the warps of a CTA).
+unsafe fn warp_branch(
+    bb: LLVMBasicBlockRef,
+    facts: &super::uniform::Facts,
+    cta: &HashSet<LLVMValueRef>,
+) -> bool {
+    let t = c::LLVMGetBasicBlockTerminator(bb);
+    if t.is_null() || c::LLVMIsConditional(t) == 0 {
+        return false;
+    }
+    let cnd = c::LLVMGetCondition(t);
+    cta.contains(&cnd) && !facts.is_varying(cnd)
+}
+
+/// The values that may differ between the warps of a CTA (`cta_varying` without its test
+/// of the branches).
+unsafe fn cta_values(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> HashSet<LLVMValueRef> {
     use llvm_sys::LLVMOpcode as O;
     let insts: Vec<LLVMValueRef> = cfg
         .blocks
@@ -1265,30 +1298,76 @@ unsafe fn cta_varying(
             break;
         }
     }
-    for &bb in &cfg.blocks {
-        let t = c::LLVMGetBasicBlockTerminator(bb);
-        if !t.is_null() && c::LLVMIsConditional(t) != 0 {
-            let cnd = c::LLVMGetCondition(t);
-            if out.contains(&cnd) && !facts.is_varying(cnd) {
-                return None;
-            }
-        }
-    }
-    Some(out)
+    out
 }
 
-/// Whether the function has a branch whose condition is the same in every lane of a warp
-/// (`facts`) but may differ between the warps of a CTA (`if (warp == 0)` in an aligned warp
-/// function, whose `%tid.x >> 5` is uniform).
+/// The ordered rounds (bit k: the region entered at state k, the start or after barrier k)
+/// that reach a branch the same in all lanes of a warp but not in every warp (`if (warp ==
+/// 0)`), for a function whose warps meet its barriers in order (`in_order`, with `numbers`
+/// its barriers' states): the CTA function runs warp 0 of those rounds on its own, and each
+/// copy of a round's region costs compile time (layernorm: 6 barriers, one such branch per
+/// block reduction). Rounds from 64 on are never peeled.
 ///
 /// # Safety
 /// `cfg` and `facts` must describe a valid function; `td` its module's data layout.
-pub unsafe fn warp_dependent(
+pub unsafe fn warp_dependent_rounds(
     cfg: &Cfg,
     facts: &super::uniform::Facts,
     td: llvm_sys::target::LLVMTargetDataRef,
-) -> bool {
-    cta_varying(cfg, facts, td).is_none()
+    numbers: &HashMap<LLVMValueRef, u32>,
+) -> u64 {
+    if cfg.blocks.is_empty() {
+        return 0;
+    }
+    let cta = cta_values(cfg, facts, td);
+    let branches: Vec<bool> = cfg
+        .blocks
+        .iter()
+        .map(|&bb| warp_branch(bb, facts, &cta))
+        .collect();
+    if !branches.contains(&true) {
+        return 0;
+    }
+    let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+    // Each round's entry: the function's start, or the instruction after its barrier.
+    let mut entries = vec![(0u32, 0usize, 0usize)];
+    for (x, is) in insts.iter().enumerate() {
+        for (at, i) in is.iter().enumerate() {
+            if let Some(&k) = numbers.get(i) {
+                entries.push((k, x, at + 1));
+            }
+        }
+    }
+    let mut peel = 0u64;
+    for (k, x, from) in entries {
+        if k >= 64 {
+            continue;
+        }
+        // The blocks the round runs until its next barrier: a block's branch is the round's
+        // when no barrier follows the point the round enters it at.
+        let mut visited = vec![false; cfg.blocks.len()];
+        let mut work = vec![(x, from)];
+        while let Some((x, from)) = work.pop() {
+            if insts[x]
+                .iter()
+                .skip(from)
+                .any(|&i| numbers.contains_key(&i))
+            {
+                continue;
+            }
+            if branches[x] {
+                peel |= 1 << k;
+                break;
+            }
+            for &s in &cfg.succ[x] {
+                if !visited[s] {
+                    visited[s] = true;
+                    work.push((s, 0));
+                }
+            }
+        }
+    }
+    peel
 }
 
 /// The kernel's skip guards (see [`Guard`]), given the values its frame keeps; `None` when it

@@ -116,17 +116,13 @@ pub struct RegionSlot {
     /// CTA function runs *ordered rounds*, region k of every warp after region k - 1 of
     /// every warp, with no state per warp.
     pub in_order: bool,
-    /// The aligned warp function has a branch the same in all lanes of a warp but not in
-    /// every warp (`barrier::warp_dependent`: `if (warp == 0)`): ordered rounds run warp 0
-    /// before the loop over the others, so that LLVM decides such a branch in each copy.
-    pub peel_first: bool,
+    /// The ordered rounds (bit k: round k) whose region has a branch the same in all lanes of
+    /// a warp but not in every warp (`barrier::warp_dependent_rounds`: `if (warp == 0)`): they
+    /// run warp 0 before the loop over the others, so that LLVM decides such a branch in each
+    /// copy. Only those rounds are inlined once more: peeling every round of a kernel grew its
+    /// whole code with its barriers (layernorm, 6 barriers: compile CPU 113 -> 137 ms).
+    pub peel: u64,
 }
-
-/// The most barriers for which ordered rounds run warp 0 on its own (`peel_first`): each
-/// round's region is inlined once more, and a kernel's whole code grows with its barriers
-/// (layernorm, 6 barriers: kernel CPU x0.92 but compile CPU 113 -> 137 ms; reduce_warp and
-/// scan, 1 and 2 barriers: x0.85 and x0.83, compile level).
-const PEEL_STATES_MAX: u32 = 2;
 
 /// The most barriers for which each state gets its own inlined copy of the warp function in
 /// the CTA function's round (so that LLVM folds the warp function's dispatch and drops the
@@ -1219,13 +1215,13 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
             c::LLVMAddIncoming(start, v.as_mut_ptr(), bbs.as_mut_ptr(), 3);
             each_from(name, start, &|i| run_one(i, Some((f, k)), skip, false));
         };
-        // An ordered round of the aligned warp function `r` at state `k`: with `peel_first`,
-        // warp 0 on its own (a CTA has one at least), then the others, so that a branch on
+        // An ordered round of the aligned warp function `r` at state `k`: when `peel` names
+        // it, warp 0 on its own (a CTA has one at least), then the others, so that a branch on
         // the warp (`if (warp == 0)` before a block's last reduction step) is decided in
         // both copies: the other warps' region was a loop of the whole region's tests
         // (reduce_warp: 40% of its kernel samples in the round after its barrier).
         let rows_round = |name: &str, r: LLVMValueRef, k: u32, skip: Option<u32>| {
-            if region_slot.peel_first && region_slot.states <= PEEL_STATES_MAX {
+            if k < 64 && region_slot.peel >> k & 1 != 0 {
                 run_one(c32(0), Some((r, k)), skip, true);
                 each_from(name, c32(1), &|i| run_one(i, Some((r, k)), skip, true));
             } else {
@@ -1258,7 +1254,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                         c::LLVMPositionBuilderAtEnd(b, cont);
                     }
                     Some(r) => rows_round(&name, r, k, skip),
-                    None => each(&name, &|i| run_one(i, Some((w, k)), skip, true)),
+                    None => rows_round(&name, w, k, skip),
                 }
             }
             return c::LLVMGetInsertBlock(b);

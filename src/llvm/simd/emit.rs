@@ -106,9 +106,18 @@ unsafe fn wide(t: LLVMTypeRef) -> bool {
 
 /// What `Warp::build` finds out about the warp function it built, for its CTA function: the
 /// region scheme's slot bytes and alignment, whether it exchanges `bar.red` contributions, its
-/// barriers, its skip guards' key, and whether its warps meet the barriers in order
-/// (`barrier::in_order`).
-pub type Built = (u32, u32, bool, u32, Option<super::barrier::SkipKey>, bool);
+/// barriers, its skip guards' key, whether its warps meet the barriers in order
+/// (`barrier::in_order`), and the ordered rounds that branch on the warp
+/// (`barrier::warp_dependent_rounds`).
+pub type Built = (
+    u32,
+    u32,
+    bool,
+    u32,
+    Option<super::barrier::SkipKey>,
+    bool,
+    u64,
+);
 
 impl<'a> Warp<'a> {
     /// Builds the warp function for `src` into `dst` (declared with the parameters
@@ -197,8 +206,16 @@ impl<'a> Warp<'a> {
         r.map(|()| {
             w.regions
                 .as_ref()
-                .map_or((0, 0, false, 0, None, false), |r| {
-                    (r.size, r.align, r.red, r.resumes, r.skip_key(), r.in_order)
+                .map_or((0, 0, false, 0, None, false, 0), |r| {
+                    (
+                        r.size,
+                        r.align,
+                        r.red,
+                        r.resumes,
+                        r.skip_key(),
+                        r.in_order,
+                        r.peel,
+                    )
                 })
         })
     }

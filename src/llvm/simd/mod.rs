@@ -489,7 +489,7 @@ unsafe fn build(
                     slot.align = slot.align.max(rslot.align);
                     slot.red |= rslot.red;
                     slot.in_order &= rslot.in_order && slot.states == rslot.states;
-                    slot.peel_first |= rslot.peel_first;
+                    slot.peel |= rslot.peel;
                     slot.states = slot.states.max(rslot.states);
                     if slot.skip != rslot.skip {
                         slot.skip = None;
@@ -698,7 +698,7 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines, block)
         }
-        Ok((size, align, red, states, skip, in_order)) => {
+        Ok((size, align, red, states, skip, in_order, peel)) => {
             if scheme == barrier::Scheme::Regions && code_size(cfg) >= OUT_OF_LINE_MIN {
                 out_of_line(d);
             }
@@ -713,12 +713,7 @@ unsafe fn build_warp(
                     states,
                     skip,
                     in_order,
-                    peel_first: scheme == barrier::Scheme::Regions
-                        && barrier::warp_dependent(
-                            cfg,
-                            facts,
-                            llvm_sys::target::LLVMGetModuleDataLayout(m),
-                        ),
+                    peel,
                 },
             ))
         }
@@ -818,9 +813,22 @@ unsafe fn scheme_note(
                 )
             };
             let lockstep = if slot.in_order && !slot.red {
-                "; ordered rounds: every warp meets the barriers in order, round k runs region k \
-                 of every warp"
-                    .to_string()
+                let peeled: Vec<String> = (0..=slot.states.min(63))
+                    .filter(|&k| slot.peel >> k & 1 != 0)
+                    .map(|k| k.to_string())
+                    .collect();
+                let peel = if peeled.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", warp 0 on its own in round {} (its region branches on the warp)",
+                        peeled.join(", ")
+                    )
+                };
+                format!(
+                    "; ordered rounds: every warp meets the barriers in order, round k runs \
+                     region k of every warp{peel}"
+                )
             } else if (1..=driver::LOCKSTEP_MAX).contains(&slot.states) {
                 let paired = if pairs.is_empty() {
                     String::new()
