@@ -48,6 +48,9 @@ pub struct Warp<'a> {
     pub pred_slots: HashMap<LLVMValueRef, LLVMValueRef>,
     cur: usize,
     pub mask: LLVMValueRef,
+    /// By block: the mask at its conditional branch when that branch is uniform (a scalar
+    /// condition), for the blocks it leads to (`Warp::inherited_mask`).
+    uniform_masks: Vec<Option<LLVMValueRef>>,
     /// Whether the current block runs without its guard (`Warp::unguarded`): its mask may
     /// be empty.
     pub(super) unguarded: bool,
@@ -67,6 +70,15 @@ pub struct Warp<'a> {
     pub i32: LLVMTypeRef,
     pub i64: LLVMTypeRef,
     pub ptr: LLVMTypeRef,
+}
+
+/// How a block's mask follows from a uniform branch before it (`Warp::inherited_mask`).
+#[derive(Clone, Copy)]
+enum Inherited {
+    /// One side of the branch: the branch's mask when the block runs.
+    Side(LLVMValueRef),
+    /// The join: the branch's mask, always.
+    Join(LLVMValueRef),
 }
 
 unsafe fn cs(s: &str) -> std::ffi::CString {
@@ -159,6 +171,7 @@ impl<'a> Warp<'a> {
             pred_slots: HashMap::new(),
             cur: 0,
             mask: std::ptr::null_mut(),
+            uniform_masks: vec![None; cfg.blocks.len()],
             unguarded: false,
             allocas,
             ctx: c::LLVMGetParam(dst, 0),
@@ -826,6 +839,7 @@ impl<'a> Warp<'a> {
             c::LLVMBuildStore(self.b, c::LLVMConstNull(mt), self.pending[x]);
             m
         };
+        let inherited = self.inherited_mask(x);
         let name = ir::name(c::LLVMBasicBlockAsValue(self.cfg.blocks[x]));
         // What the warp function builds for a source instruction has its location (moved into
         // the warp function's subprogram later: `DebugBuilder::rehome`); the block's guard
@@ -835,6 +849,11 @@ impl<'a> Warp<'a> {
         let body = self.append(&format!("b{x}.{name}"));
         let next = self.append(&format!("b{x}.done"));
         self.unguarded = x != 0 && self.unguarded(x);
+        // A join's pending mask is the branch's mask itself: its guard tests that.
+        let m = match inherited {
+            Some(Inherited::Join(mb)) => mb,
+            _ => m,
+        };
         if self.unguarded {
             c::LLVMBuildBr(self.b, body);
         } else {
@@ -861,7 +880,12 @@ impl<'a> Warp<'a> {
             }
         }
         c::LLVMPositionBuilderAtEnd(self.b, body);
-        self.mask = m;
+        self.mask = match inherited {
+            // A side that runs (its guard passed: an unguarded one may run with no lane)
+            // runs with all of the branch's lanes.
+            Some(Inherited::Side(mb)) if !self.unguarded => mb,
+            _ => m,
+        };
         for i in ir::instructions(self.cfg.blocks[x]) {
             c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
             match ir::opcode(i) {
@@ -876,6 +900,7 @@ impl<'a> Warp<'a> {
                         let cv = self.get(cond, false);
                         let zero = c::LLVMConstNull(mt);
                         let uniform = (!self.is_vec(cv)).then_some(m);
+                        self.uniform_masks[x] = uniform;
                         // The branch pays where the blends fold (no divergent branch: the
                         // mask is a constant) or the edge is taken once (a loop's exit).
                         let pays = |to: LLVMBasicBlockRef| {
@@ -910,6 +935,60 @@ impl<'a> Warp<'a> {
         c::LLVMBuildBr(self.b, next);
         c::LLVMPositionBuilderAtEnd(self.b, next);
         Ok(())
+    }
+
+    /// The mask block `x` runs with because a uniform branch leads to it: all lanes running
+    /// a block agree on a uniform condition (it comes from parameters, constants and other
+    /// uniform values, the same in every lane), so a uniform branch splits no lanes: its
+    /// block's mask `m` all goes one way. Its sides (blocks whose one predecessor it is, in
+    /// the same loop: no lanes from other iterations) run with `m` or not at all, and its
+    /// join (post-dominator) gets `m` back when the region between them is closed: entered
+    /// only through the branch, left only to the join, inside one iteration of the branch's
+    /// loop. LLVM does not see through the linearized masks (the sides' masks are selects on
+    /// the condition, the join's an OR of the edges' masks through phis), so without this
+    /// each block under the branch carries mask arithmetic the branch never needed.
+    ///
+    /// Only without CTA barriers (region and coroutine schemes): a barrier between the
+    /// branch and the block resumes in code the branch's mask does not dominate.
+    fn inherited_mask(&self, x: usize) -> Option<Inherited> {
+        if self.regions.is_some() || self.coro.is_some() || x == 0 {
+            return None;
+        }
+        let cfg = self.cfg;
+        let n = cfg.blocks.len();
+        let preds = |y: usize| (0..n).filter(move |&p| cfg.succ[p].contains(&y));
+        let header = cfg.loops.iter().any(|l| l.header == x);
+        if let [p] = preds(x).collect::<Vec<_>>()[..] {
+            if let Some(m) = self.uniform_masks[p] {
+                if p != x && !header && cfg.loop_of[p] == cfg.loop_of[x] {
+                    return Some(Inherited::Side(m));
+                }
+            }
+        }
+        if Some(x) == self.ret_block {
+            return None;
+        }
+        (0..n).find_map(|p| {
+            let m = self.uniform_masks[p]?;
+            if cfg.ipdom[p] != x || cfg.loop_of[p] != cfg.loop_of[x] {
+                return None;
+            }
+            let region = cfg.region_after(p, x);
+            let mut inside = vec![false; n];
+            for &y in &region {
+                inside[y] = true;
+            }
+            let in_loop = |y: usize| cfg.loop_of[p].is_none_or(|l| cfg.loops[l].blocks[y]);
+            let closed = cfg.succ[p].iter().all(|&s| s == x || inside[s])
+                && region
+                    .iter()
+                    .all(|&y| in_loop(y) && cfg.succ[y].iter().all(|&s| s == x || inside[s]))
+                && region
+                    .iter()
+                    .chain([&x])
+                    .all(|&y| preds(y).all(|q| q == p || inside[q]));
+            closed.then_some(Inherited::Join(m))
+        })
     }
 
     /// When block `x` is the `then` side of an `if` without `else` (its one predecessor
