@@ -675,6 +675,7 @@ impl Warp<'_> {
             c::LLVMBuildLoad2(b, mt, mask, n)
         };
         self.map.retain(|v, _| !ir::is_instruction(*v));
+        self.window_tests.clear();
     }
 }
 

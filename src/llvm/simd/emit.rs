@@ -54,6 +54,14 @@ pub struct Warp<'a> {
     /// Whether the current block runs without its guard (`Warp::unguarded`): its mask may
     /// be empty.
     pub(super) unguarded: bool,
+    /// The open end of the previous block's path with no lane (`Warp::threads_past`), for
+    /// the next block to send past its own guard.
+    threaded: Option<LLVMBasicBlockRef>,
+    /// The window loads' block tests by source pointer (`lanes::load_window`): the frozen
+    /// offsets and whether all lie in lane 0's 256-byte block, built where they dominate the
+    /// rest of the block's visit and, past a threaded guard (`Warp::threads_past`), the next
+    /// block's; dropped where the new values of instructions are.
+    pub(super) window_tests: HashMap<LLVMValueRef, (LLVMValueRef, LLVMValueRef)>,
     pub(super) allocas: LLVMBuilderRef,
     pub ctx: LLVMValueRef,
     pub launched: LLVMValueRef,
@@ -173,6 +181,8 @@ impl<'a> Warp<'a> {
             mask: std::ptr::null_mut(),
             uniform_masks: vec![None; cfg.blocks.len()],
             unguarded: false,
+            threaded: None,
+            window_tests: HashMap::new(),
             allocas,
             ctx: c::LLVMGetParam(dst, 0),
             launched: std::ptr::null_mut(),
@@ -696,9 +706,13 @@ impl<'a> Warp<'a> {
 
     /// Emits the nodes of region `r` in order.
     unsafe fn region(&mut self, r: Option<usize>) -> Result<(), String> {
-        for node in self.cfg.order(r) {
+        let order = self.cfg.order(r);
+        for (k, &node) in order.iter().enumerate() {
             match node {
-                Node::Block(x) => self.block(x)?,
+                Node::Block(x) => {
+                    let thread = matches!(order.get(k + 1), Some(&Node::Block(y)) if self.threads_past(x, y));
+                    self.block(x, thread)?
+                }
                 Node::Loop(l) => {
                     let top = self.append("loop");
                     let after = self.append("loop.end");
@@ -765,6 +779,7 @@ impl<'a> Warp<'a> {
         c::LLVMPositionBuilderAtEnd(self.b, body);
         self.cur = h;
         self.map.retain(|k, _| !ir::is_instruction(*k));
+        self.window_tests.clear();
         self.unguarded = false;
         self.mask = c::LLVMConstAllOnes(mt);
         for i in ir::instructions(bb) {
@@ -827,10 +842,34 @@ impl<'a> Warp<'a> {
         Ok(())
     }
 
-    /// One block under its guard.
-    unsafe fn block(&mut self, x: usize) -> Result<(), String> {
+    /// Whether the path on which block `x` has no lane may go past the guard of block `y`,
+    /// the next in the order: `y`'s only predecessor is `x` and both have guards. Then
+    /// `y`'s pending mask is empty there: only `x`'s edge sets it, and `y`'s guard, which
+    /// comes right after `x`'s visit (the visits are in line, and a barrier inside `x`
+    /// resumes inside `x`), takes it before `x`'s guard is tested again; the function's
+    /// entry and each resumption zero it. `x`'s visit then dominates `y`'s, so LLVM sees
+    /// that `y` reads the values `x` wrote: the shared offsets a bitonic stage loads at and
+    /// stores to reach the store as the load's own value, not as a phi with an older one,
+    /// and the store reuses the load's tests.
+    unsafe fn threads_past(&self, x: usize, y: usize) -> bool {
+        let mut preds = (0..self.cfg.succ.len()).filter(|&p| self.cfg.succ[p].contains(&y));
+        preds.next() == Some(x)
+            && preds.next().is_none()
+            && x != y
+            && y != 0
+            && Some(y) != self.ret_block
+            && (x == 0 || !self.unguarded(x))
+            && !self.unguarded(y)
+    }
+
+    /// One block under its guard; `thread`: its path with no lane goes past the next block's
+    /// guard (`threads_past`).
+    unsafe fn block(&mut self, x: usize, thread: bool) -> Result<(), String> {
         self.cur = x;
         self.map.retain(|k, _| !ir::is_instruction(*k));
+        if self.threaded.is_none() {
+            self.window_tests.clear();
+        }
         let mt = self.mask_ty();
         let m = if x == 0 {
             self.launched
@@ -848,12 +887,29 @@ impl<'a> Warp<'a> {
         c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(first));
         let body = self.append(&format!("b{x}.{name}"));
         let next = self.append(&format!("b{x}.done"));
+        let before = self.threaded.take();
         self.unguarded = x != 0 && self.unguarded(x);
         // A join's pending mask is the branch's mask itself: its guard tests that.
         let m = match inherited {
             Some(Inherited::Join(mb)) => mb,
             _ => m,
         };
+        let empty = if thread && !self.unguarded {
+            let none = self.append(&format!("b{x}.none"));
+            self.threaded = Some(none);
+            none
+        } else {
+            next
+        };
+        if let Some(none) = before {
+            // The previous block's path with no lane: this block has none either, nor the
+            // next one when this one threads too (past its guard, so that this block's
+            // visit dominates the next one's).
+            let here = c::LLVMGetInsertBlock(self.b);
+            c::LLVMPositionBuilderAtEnd(self.b, none);
+            c::LLVMBuildBr(self.b, empty);
+            c::LLVMPositionBuilderAtEnd(self.b, here);
+        }
         if self.unguarded {
             c::LLVMBuildBr(self.b, body);
         } else {
@@ -872,10 +928,10 @@ impl<'a> Warp<'a> {
                     let old = c::LLVMBuildLoad2(self.b, mt, self.pending[j], c"".as_ptr());
                     let new = c::LLVMBuildOr(self.b, old, m, c"".as_ptr());
                     c::LLVMBuildStore(self.b, new, self.pending[j]);
-                    c::LLVMBuildBr(self.b, next);
+                    c::LLVMBuildBr(self.b, empty);
                 }
                 None => {
-                    c::LLVMBuildCondBr(self.b, any, body, next);
+                    c::LLVMBuildCondBr(self.b, any, body, empty);
                 }
             }
         }

@@ -402,7 +402,7 @@ impl Warp<'_> {
         }
         let p = self.get(ptr, true);
         if access == Access::Window {
-            return self.load_window(p, et);
+            return self.load_window(ptr, p, et);
         }
         let sp = p;
         let p = self.host_ptrs(p);
@@ -1076,7 +1076,7 @@ impl Warp<'_> {
         let v = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.get(ptr, true);
         if access == Access::Window {
-            self.store_shared(v, p, et, c::LLVMGetVolatile(i) != 0);
+            self.store_shared(ptr, v, p, et, c::LLVMGetVolatile(i) != 0);
             return;
         }
         let sp = p;
@@ -1259,7 +1259,14 @@ impl Warp<'_> {
     /// reductions: a bitonic sort's pairs `2t - (t & (j - 1))`), the window's two vectors
     /// (masked to the bytes up to the highest offset, so nothing outside the lanes' range is
     /// read) and `vpermi2d` picking each lane's element; else a gather with 32-bit offsets.
-    unsafe fn load_window(&mut self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+    /// `ptr` is the source pointer: its block test is kept for the stores at it that follow
+    /// (`Warp::window_tests`).
+    unsafe fn load_window(
+        &mut self,
+        ptr: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let v32 = c::LLVMVectorType(self.i32, LANES);
@@ -1272,6 +1279,18 @@ impl Warp<'_> {
         let gat_bb = self.append("ld.gather");
         let join = self.append("ld");
         let fast_bb = self.append("ld.window.fast");
+        // The test and the bounds see one frozen vector (two freezes may differ).
+        let frozen = c::LLVMBuildFreeze(b, off, n);
+        let lo_fast = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
+        // With block stores in the function (`store_block`), every lane's offset in the
+        // 256-byte-aligned block of lane 0's is read from that block (below), whose bytes the
+        // stores wrote: a test of the vector, no order needed. Built before the branch, so
+        // that it dominates the stores that follow at the same offsets (`store_shared`).
+        let blocks = self.facts.strides.counts[stride::WINDOW_STORES] > 0;
+        let in_block = blocks.then(|| self.in_block(frozen, lo_fast));
+        if let Some(in_block) = in_block {
+            self.window_tests.insert(ptr, (frozen, in_block));
+        }
         c::LLVMBuildCondBr(b, contig, vec_bb, fast_bb);
 
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
@@ -1283,17 +1302,10 @@ impl Warp<'_> {
         // lane 31's the highest, the facts the reductions below find (scalar extractions
         // instead of two reductions of 32 lanes, on the path to the window's loads).
         c::LLVMPositionBuilderAtEnd(b, fast_bb);
-        // The test and the bounds see one frozen vector (two freezes may differ).
-        let frozen = c::LLVMBuildFreeze(b, off, n);
-        let lo_fast = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
-        // With block stores in the function (`store_block`), every lane's offset in the
-        // 256-byte-aligned block of lane 0's is read from that block (below), whose bytes the
-        // stores wrote: a test of the vector, no order needed.
-        let blocks = self.facts.strides.counts[stride::WINDOW_STORES] > 0;
-        let blk_bb = if blocks {
+        let blk_bb = if let Some(in_block) = in_block {
             let blk_bb = self.append("ld.window.block");
             let inc_bb = self.append("ld.window.increasing");
-            let inside = c::LLVMBuildAnd(b, self.all_running(), self.in_block(frozen, lo_fast), n);
+            let inside = c::LLVMBuildAnd(b, self.all_running(), in_block, n);
             c::LLVMBuildCondBr(b, inside, blk_bb, inc_bb);
             c::LLVMPositionBuilderAtEnd(b, inc_bb);
             Some(blk_bb)
@@ -1469,23 +1481,17 @@ impl Warp<'_> {
         c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(it), n)
     }
 
-    /// Whether the 32 lanes' offsets `off` (`<32 x i32>`, running or not) are multiples of 4
-    /// in the 256-byte-aligned block of `first` (lane 0's) and increase strictly in lane
-    /// order: one mask of the lanes failing either (no reduction), tested once.
-    unsafe fn block_increasing(&self, off: LLVMValueRef, first: LLVMValueRef) -> LLVMValueRef {
+    /// Whether the 32 lanes' offsets `off` (running or not) increase strictly in lane order.
+    unsafe fn increasing(&self, off: LLVMValueRef) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
-        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntNE, LLVMIntUGE};
-        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
-        let x = c::LLVMBuildAnd(b, off, self.splat(self.c32(!0xfcu32 as u64)), n);
-        let outside = c::LLVMBuildICmp(b, LLVMIntNE, x, self.splat(start), n);
-        // Lane 31's successor is the largest offset, which no offset of the block is.
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntUGE};
+        // Lane 31's successor is the largest offset, which no offset of a block is.
         let idx: Vec<u32> = (1..=LANES).collect();
         let top = self.splat(self.c32(u64::from(u32::MAX)));
         let next = self.shuffle(off, Some(top), &idx);
-        let down = c::LLVMBuildICmp(b, LLVMIntUGE, off, next, n);
-        let bad = self.bits(c::LLVMBuildOr(b, outside, down, n));
-        c::LLVMBuildICmp(b, LLVMIntEQ, bad, self.c32(0), n)
+        let down = self.bits(c::LLVMBuildICmp(b, LLVMIntUGE, off, next, n));
+        c::LLVMBuildICmp(b, LLVMIntEQ, down, self.c32(0), n)
     }
 
     /// The 256-byte-aligned block holding shared offset `lo`: its host pointer, and the
@@ -1551,6 +1557,7 @@ impl Warp<'_> {
     /// were slower than the scatters (tried twice): they are not forwarded either.
     unsafe fn store_shared(
         &mut self,
+        ptr: LLVMValueRef,
         v: LLVMValueRef,
         p: LLVMValueRef,
         t: LLVMTypeRef,
@@ -1570,12 +1577,21 @@ impl Warp<'_> {
         self.store_runs(v, self.shared_ptrs(off), t);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, test_bb);
-        let frozen = c::LLVMBuildFreeze(b, off, n);
-        let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
         // The test and the store see one frozen vector: two freezes of a lane's undefined
         // offset may differ. Both tests are of the vector as a whole, no reduction; a warp
-        // with no lane running passes too (its masked stores write nothing).
-        let ok = self.block_increasing(frozen, first);
+        // with no lane running passes too (its masked stores write nothing). A window load
+        // at the same source pointer whose code dominates this (`Warp::window_tests`: a
+        // bitonic stage loads `a[lo]` and stores `a[lo]`) has frozen the offsets and tested
+        // the block: the running lanes' offsets are that load's (the pointer is not defined
+        // again in between, and this mask is within the load's), and the test and the store
+        // see that one frozen vector.
+        let (frozen, in_block) = match self.window_tests.get(&ptr) {
+            Some(&(frozen, in_block)) if block => (frozen, Some(in_block)),
+            _ => (c::LLVMBuildFreeze(b, off, n), None),
+        };
+        let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
+        let in_block = in_block.unwrap_or_else(|| self.in_block(frozen, first));
+        let ok = c::LLVMBuildAnd(b, in_block, self.increasing(frozen), n);
         let blk_bb = self.append("st.block");
         c::LLVMBuildCondBr(b, ok, blk_bb, sc_bb);
         c::LLVMPositionBuilderAtEnd(b, blk_bb);
