@@ -46,7 +46,7 @@ pub struct Warp<'a> {
     /// (its frame keeps the lanes that have exited across barriers).
     pub(super) pending: Vec<LLVMValueRef>,
     pub pred_slots: HashMap<LLVMValueRef, LLVMValueRef>,
-    cur: usize,
+    pub(super) cur: usize,
     pub mask: LLVMValueRef,
     /// Whether the current block runs without its guard (`Warp::unguarded`): its mask may
     /// be empty.
