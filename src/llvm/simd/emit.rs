@@ -46,7 +46,7 @@ pub struct Warp<'a> {
     /// (its frame keeps the lanes that have exited across barriers).
     pub(super) pending: Vec<LLVMValueRef>,
     pub pred_slots: HashMap<LLVMValueRef, LLVMValueRef>,
-    cur: usize,
+    pub(super) cur: usize,
     pub mask: LLVMValueRef,
     /// By block: the mask at its conditional branch when that branch is uniform (a scalar
     /// condition), for the blocks it leads to (`Warp::inherited_mask`).

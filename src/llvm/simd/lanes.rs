@@ -743,12 +743,17 @@ impl Warp<'_> {
 
     /// Whether a consecutive access of a 32-bit `t` per lane at `.shared` pointer `ptr` (of the
     /// scalar kernel) takes `load_shared_runs`/`store_shared_runs` when some lanes do not run:
-    /// 32 lanes in one run, on a host with `vpermi2d`.
+    /// 32 lanes in one run, on a host with `vpermi2d`, in a block whose mask can hold some of
+    /// the launched lanes and not others (`Facts::split`). Elsewhere the mask is the launched
+    /// lanes, whole in a full warp, and `load_runs`/`store_runs` have the two paths it needs: each
+    /// partial access's three paths made the CTA functions of the halving trees twice as
+    /// large (compile time).
     unsafe fn private_shared(&self, ptr: LLVMValueRef, t: LLVMTypeRef) -> bool {
         let kind = c::LLVMGetTypeKind(t);
         let word = kind == LLVMTypeKind::LLVMFloatTypeKind
             || kind == LLVMTypeKind::LLVMIntegerTypeKind && c::LLVMGetIntTypeWidth(t) == 32;
         word && self.run() == LANES
+            && self.facts.split[self.cur]
             && self.facts.strides.permutes()
             && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) == SHARED_AS
     }

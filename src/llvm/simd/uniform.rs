@@ -25,6 +25,13 @@ pub struct Facts {
     pub divergent_loops: Vec<bool>,
     /// Blocks that some of the warp's live lanes may skip while others run them.
     pub partial: Vec<bool>,
+    /// Blocks whose mask may hold some but not all of the warp's launched lanes: those
+    /// between a divergent branch and its post-dominator and those of divergent loops, less
+    /// the blocks that only branches every lane of an aligned warp takes alike lead into
+    /// (`aligned_compare`: the halving tree's `tid < s` steps with `s` >= 32 in a block of
+    /// known size). Such branches stay divergent (their skip guards let the CTA function
+    /// pass over idle warps), but a block under them runs with all the lanes or none.
+    pub split: Vec<bool>,
     /// Built for aligned warps (`new`'s `rows`): lane `k`'s `%tid.x` is the first lane's
     /// plus `k`.
     pub aligned: bool,
@@ -240,12 +247,36 @@ impl Facts {
             }
         }
         let partial = partial_blocks(cfg, &insts, &divergent, &divergent_loops);
+        let lane_split: Vec<usize> = divergent
+            .iter()
+            .copied()
+            .filter(|&b| {
+                let cond = c::LLVMGetCondition(c::LLVMGetBasicBlockTerminator(cfg.blocks[b]));
+                !(rows && !c::LLVMIsAICmpInst(cond).is_null() && aligned_compare(cond, &aligned))
+            })
+            .collect();
+        // Unlike `partial`, the lanes that left by an early exit count: they are not in the
+        // mask either.
+        let mut split = vec![false; n];
+        for &b in &lane_split {
+            for x in cfg.region_after(b, cfg.ipdom[b]) {
+                split[x] = true;
+            }
+        }
+        for (l, d) in divergent_loops.iter().enumerate() {
+            if *d {
+                for (b, x) in split.iter_mut().enumerate() {
+                    *x |= cfg.loops[l].blocks[b];
+                }
+            }
+        }
         let strides = Strides::new(cfg, &varying, rows, segment, block, td);
         Facts {
             varying,
             divergent,
             divergent_loops,
             partial,
+            split,
             aligned: rows,
             strides,
             segment,
@@ -375,4 +406,30 @@ unsafe fn uniform_of_aligned(i: LLVMValueRef, op: O, aligned: &HashSet<LLVMValue
         O::LLVMUDiv => k > 0 && k % 32 == 0,
         _ => k % 32 == 0,
     }
+}
+
+/// Whether comparison `i` has the same result in every lane because it orders an aligned
+/// value (`32a + lane`, `a` the same in every lane) against a constant at a multiple of 32:
+/// `x < 32k` is `a < k` (signed too: the sign bit is one of `a`'s), `x <= 32k + 31` is
+/// `a <= k`.
+unsafe fn aligned_compare(i: LLVMValueRef, aligned: &HashSet<LLVMValueRef>) -> bool {
+    use llvm_sys::LLVMIntPredicate as P;
+    let ops = ir::operands(i);
+    let (k, swapped) = if aligned.contains(&ops[0]) {
+        (ops[1], false)
+    } else if aligned.contains(&ops[1]) {
+        (ops[0], true)
+    } else {
+        return false;
+    };
+    let Some(k) = ir::const_u64(k) else {
+        return false;
+    };
+    // `x < k` needs k at a multiple of 32, `x <= k` needs k + 1 there; `k < x` is `x > k`.
+    let below = match c::LLVMGetICmpPredicate(i) {
+        P::LLVMIntULT | P::LLVMIntUGE | P::LLVMIntSLT | P::LLVMIntSGE => !swapped,
+        P::LLVMIntULE | P::LLVMIntUGT | P::LLVMIntSLE | P::LLVMIntSGT => swapped,
+        _ => return false,
+    };
+    k % 32 == if below { 0 } else { 31 }
 }
