@@ -860,6 +860,21 @@ impl<'a> Warp<'a> {
             && Some(y) != self.ret_block
             && (x == 0 || !self.unguarded(x))
             && !self.unguarded(y)
+            && !self.may_lend_mask(y)
+    }
+
+    /// Whether block `y` ends in a uniform conditional branch whose mask later blocks may
+    /// inherit (`inherited_mask`, kernels without CTA barriers): that mask is `y`'s value, so
+    /// no path may skip `y`'s visit (a threaded guard) and still reach its join.
+    unsafe fn may_lend_mask(&self, y: usize) -> bool {
+        if self.regions.is_some() || self.coro.is_some() {
+            return false;
+        }
+        let t = c::LLVMGetBasicBlockTerminator(self.cfg.blocks[y]);
+        !t.is_null()
+            && ir::opcode(t) == O::LLVMBr
+            && c::LLVMIsConditional(t) != 0
+            && !self.facts.divergent.contains(&y)
     }
 
     /// One block under its guard; `thread`: its path with no lane goes past the next block's
