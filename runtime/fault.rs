@@ -538,8 +538,8 @@ pub(crate) fn warp_rows_access<R>(f: impl FnOnce() -> R) -> R {
 ///
 /// # Safety
 /// `t` must be the running context of a warp-engine warp.
-unsafe fn name_warp_lane(t: *mut Thread, lane: u32) {
-    let flat = (*t).warpid * 32 + lane;
+pub(crate) unsafe fn name_warp_lane(t: *mut Thread, lane: u32) {
+    let flat = (*t).warpid * super::abi::WARP_SIZE + lane;
     let [nx, ny, _] = (*t).ntid;
     (*t).flat_tid = flat;
     (*t).laneid = lane;

@@ -707,11 +707,7 @@ fn non_shared_message(what: &str, lane: usize, addr: usize, why: BadRow) -> Stri
 /// Called from a warp function, whose worker set the running context.
 unsafe fn warp_row_error(what: &str, lane: usize, addr: usize, why: BadRow) -> ! {
     let t = super::nvvm::ptx2llvm_rt_self();
-    let flat = (*t).warpid * WARP_SIZE + lane as u32;
-    let [nx, ny, _] = (*t).ntid;
-    (*t).flat_tid = flat;
-    (*t).laneid = lane as u32;
-    (*t).tid = [flat % nx, (flat / nx) % ny, flat / (nx * ny)];
+    super::fault::name_warp_lane(t, lane as u32);
     fail(t, non_shared_message(what, lane, addr, why))
 }
 
