@@ -170,6 +170,18 @@ fn pairs_wide(bits: u32, extra: usize, seed: u64) -> Vec<(u64, u64)> {
     v
 }
 
+/// The `.bN` type name of `bits` bits, as the `'static` name `Op` keeps.
+fn bits_type(bits: u32) -> &'static str {
+    match bits {
+        8 => "b8",
+        16 => "b16",
+        32 => "b32",
+        64 => "b64",
+        128 => "b128",
+        _ => panic!("no .b{bits} type"),
+    }
+}
+
 fn tname(signed: bool, bits: u32) -> String {
     format!("{}{bits}", if signed { "s" } else { "u" })
 }
@@ -177,10 +189,7 @@ fn tname(signed: bool, bits: u32) -> String {
 /// Runs the arithmetic family on `bits`-wide operands over `pairs`; `c` operands are derived
 /// from the pair (a rotation of the list).
 fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
-    let b = format!("b{bits}");
-    let b2 = format!("b{}", 2 * bits);
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let bt = leak(b.clone());
+    let bt = bits_type(bits);
     let mut ops: Vec<(Op, &str, bool)> = Vec::new();
     for signed in [false, true] {
         let t = tname(signed, bits);
@@ -198,7 +207,7 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
         }
         for n in names {
             let out = if n.ends_with("wide") {
-                leak(b2.clone())
+                bits_type(2 * bits)
             } else {
                 bt
             };
@@ -226,7 +235,7 @@ fn arith(chk: &mut Checker, bits: u32, pairs: &[(u64, u64)]) {
     }
     let mut inputs: Vec<&str> = vec![bt, bt, bt];
     if bits < 64 {
-        inputs.push(leak(b2.clone()));
+        inputs.push(bits_type(2 * bits));
     }
     let mut r = Rng::new(bits as u64);
     let cases: Vec<Vec<u64>> = pairs
@@ -312,7 +321,7 @@ fn shifts_every_amount() {
         0xffff_ffff,
     ]);
     for bits in [16u32, 32, 64] {
-        let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
+        let bt = bits_type(bits);
         let mut vals = edges(bits);
         let mut r = Rng::new(5 + bits as u64);
         for _ in 0..64 {
@@ -631,7 +640,7 @@ fn carry_chains_128_bit() {
 fn setp_selp_slct_int() {
     let mut chk = Checker::new("setp/selp/slct (integer)");
     for bits in [16u32, 32, 64] {
-        let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
+        let bt = bits_type(bits);
         let mut ops = Vec::new();
         let mut meta = Vec::new();
         for (t, cmps) in [
@@ -842,7 +851,7 @@ fn amounts(limit: u64) -> Vec<u64> {
 fn bfe_bfi_every_position_and_length() {
     let mut chk = Checker::new("bfe/bfi");
     for bits in [32u32, 64] {
-        let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
+        let bt = bits_type(bits);
         let ops = vec![
             Op::ins(bt, format!("bfe.u{bits} $d, $a, $c, $e;")),
             Op::ins(bt, format!("bfe.s{bits} $d, $a, $c, $e;")),
@@ -1038,7 +1047,7 @@ fn fns_bfind_clz_popc_brev_bmsk_szext() {
     );
     // one-operand bit counts on 32 and 64 bits
     for bits in [32u32, 64] {
-        let bt: &'static str = Box::leak(format!("b{bits}").into_boxed_str());
+        let bt = bits_type(bits);
         let ops = vec![
             Op::ins("b32", format!("bfind.u{bits} $d, $a;")),
             Op::ins("b32", format!("bfind.s{bits} $d, $a;")),

@@ -104,14 +104,12 @@ fn corpus_lines_survive_nvptx() {
     let mut failures = Vec::new();
     let mut by_corpus: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for path in &files {
-        // The lowering borrows the AST for its own lifetime (invariant): both live to the
-        // end of the test, as in `nvptx_corpus.rs`.
-        let src: &'static str = Box::leak(std::fs::read_to_string(path).unwrap().into_boxed_str());
-        let (module, diags) = ptx2llvm::syntax::parse(src);
+        let src = std::fs::read_to_string(path).unwrap();
+        let (module, diags) = ptx2llvm::syntax::parse(&src);
         if !diags.is_empty() {
             continue;
         }
-        let module: &'static Module = Box::leak(Box::new(module));
+        let module = &module;
         let (info, _) = ptx2llvm::check::check_module(module);
         let want = lines(module);
         let n: usize = want.values().map(|s| s.len()).sum();
@@ -133,7 +131,7 @@ fn corpus_lines_survive_nvptx() {
                 opt,
                 arch: None,
                 name: rel.clone(),
-                debug: DebugOptions::new(full, &rel, src),
+                debug: DebugOptions::new(full, &rel, &src),
             };
             let g = if full { " -g" } else { "" };
             let out = match nvptx::compile(module, &info, &opts) {
