@@ -366,6 +366,7 @@ impl Warp<'_> {
             if r.in_order {
                 r.peel = warp_dependent_rounds(self.cfg, self.facts, self.td, &r.numbers);
             }
+            r.alike = alike(self.cfg, self.facts, self.td);
         }
         if self.regions.is_some() {
             c::LLVMBuildRet(self.b, self.c32(DONE as u64));
@@ -469,6 +470,9 @@ pub struct Regions {
     /// With `in_order`, the ordered rounds whose region branches on the warp
     /// (`warp_dependent_rounds`), set at the end.
     pub peel: u64,
+    /// Every warp of a CTA meets the same barriers in the same order (`alike`), set at the
+    /// end.
+    pub alike: bool,
 }
 
 impl Regions {
@@ -520,6 +524,7 @@ impl Warp<'_> {
             ufront: 0,
             in_order: false,
             peel: 0,
+            alike: false,
         });
         // The values a skipped warp copies come first in the frame, in one order in every
         // warp function of the kernel.
@@ -854,6 +859,76 @@ pub unsafe fn in_order(cfg: &Cfg, numbers: &HashMap<LLVMValueRef, u32>, n: u32) 
                 if !meets_first(x, at + 1, next(k)) {
                     return false;
                 }
+            }
+        }
+    }
+    true
+}
+
+/// Whether every warp of a CTA meets the same barriers in the same order, so that the warps
+/// that wait always wait at one barrier: the CTA function's lockstep rounds then always agree,
+/// and its round for warps at different barriers never runs (`driver.rs` leaves it out; it
+/// was a third inlined copy of the warp function, a bitonic sort's compile CPU x0.7). Proven
+/// by: no branch is the same in a warp's lanes but may differ between warps (its condition
+/// is built from context fields the same in the whole CTA, parameters and constants only,
+/// `cta_values`, so every warp decides it alike, and a barrier is never under a branch that
+/// splits a warp's lanes, `check`), and from each branch that splits a warp's lanes every way
+/// meets one barrier first, or every way reaches the end without one: a warp's next barrier
+/// is then the same whichever lanes went which way, and whether any lane went at all (`if
+/// (tid < n) return;` before a barrier breaks it: a warp whose lanes all return finishes
+/// while the others wait).
+///
+/// # Safety
+/// `cfg` and `facts` must describe a valid function; `td` its module's data layout.
+pub unsafe fn alike(
+    cfg: &Cfg,
+    facts: &super::uniform::Facts,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> bool {
+    use llvm_sys::LLVMOpcode as O;
+    if cfg.blocks.is_empty() {
+        return false;
+    }
+    let cta = cta_values(cfg, facts, td);
+    let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
+    let is_barrier = |i: LLVMValueRef| {
+        !c::LLVMIsACallInst(i).is_null() && matches!(call_kind(i), CallKind::Barrier(_))
+    };
+    for (x, &bb) in cfg.blocks.iter().enumerate() {
+        let t = c::LLVMGetBasicBlockTerminator(bb);
+        if t.is_null() || cfg.succ[x].len() < 2 {
+            continue;
+        }
+        let cnd = match ir::opcode(t) {
+            O::LLVMBr => c::LLVMGetCondition(t),
+            O::LLVMSwitch => c::LLVMGetOperand(t, 0),
+            // Other ways to more than one block: not looked into.
+            _ => return false,
+        };
+        if !facts.is_varying(cnd) {
+            if cta.contains(&cnd) {
+                return false;
+            }
+            continue;
+        }
+        // The first barrier (`Some`) or the end (`None`) of every way from the branch.
+        let mut first: Option<Option<LLVMValueRef>> = None;
+        let mut visited = vec![false; cfg.blocks.len()];
+        let mut work: Vec<usize> = cfg.succ[x].clone();
+        while let Some(y) = work.pop() {
+            if std::mem::replace(&mut visited[y], true) {
+                continue;
+            }
+            let event = match insts[y].iter().copied().find(|&i| is_barrier(i)) {
+                Some(i) => Some(i),
+                None if cfg.succ[y].is_empty() => None,
+                None => {
+                    work.extend(cfg.succ[y].iter().copied());
+                    continue;
+                }
+            };
+            if *first.get_or_insert(event) != event {
+                return false;
             }
         }
     }

@@ -122,6 +122,10 @@ pub struct RegionSlot {
     /// copy. Only those rounds are inlined once more: peeling every round of a kernel grew its
     /// whole code with its barriers (layernorm, 6 barriers: compile CPU 113 -> 137 ms).
     pub peel: u64,
+    /// Every warp of a CTA meets the same barriers in the same order (`barrier::alike`): the
+    /// lockstep rounds' warps always wait at one barrier, and the round for warps at
+    /// different barriers is left out.
+    pub alike: bool,
 }
 
 /// The most barriers for which each state gets its own inlined copy of the warp function in
@@ -1321,8 +1325,15 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                 }
             }
             c::LLVMPositionBuilderAtEnd(b, general);
-            each("run", &|i| run_one(i, None, None, false));
-            c::LLVMBuildBr(b, ran);
+            // Warps at different barriers: never, when every warp meets the same ones
+            // (`barrier::alike`) and the CTA's warps are all of the one warp function
+            // (blocks that are not aligned take this round otherwise).
+            if region_slot.alike && rows.is_none_or(|r| r == w) {
+                c::LLVMBuildUnreachable(b);
+            } else {
+                each("run", &|i| run_one(i, None, None, false));
+                c::LLVMBuildBr(b, ran);
+            }
             c::LLVMPositionBuilderAtEnd(b, ran);
         } else {
             each("run", &|i| run_one(i, None, None, false));

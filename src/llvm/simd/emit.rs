@@ -127,8 +127,9 @@ unsafe fn wide(t: LLVMTypeRef) -> bool {
 /// What `Warp::build` finds out about the warp function it built, for its CTA function: the
 /// region scheme's slot bytes and alignment, whether it exchanges `bar.red` contributions, its
 /// barriers, its skip guards' key, whether its warps meet the barriers in order
-/// (`barrier::in_order`), and the ordered rounds that branch on the warp
-/// (`barrier::warp_dependent_rounds`).
+/// (`barrier::in_order`), the ordered rounds that branch on the warp
+/// (`barrier::warp_dependent_rounds`), and whether every warp meets the same barriers
+/// (`barrier::alike`).
 pub type Built = (
     u32,
     u32,
@@ -137,6 +138,7 @@ pub type Built = (
     Option<super::barrier::SkipKey>,
     bool,
     u64,
+    bool,
 );
 
 impl<'a> Warp<'a> {
@@ -229,7 +231,7 @@ impl<'a> Warp<'a> {
         r.map(|()| {
             w.regions
                 .as_ref()
-                .map_or((0, 0, false, 0, None, false, 0), |r| {
+                .map_or((0, 0, false, 0, None, false, 0, false), |r| {
                     (
                         r.size,
                         r.align,
@@ -238,6 +240,7 @@ impl<'a> Warp<'a> {
                         r.skip_key(),
                         r.in_order,
                         r.peel,
+                        r.alike,
                     )
                 })
         })

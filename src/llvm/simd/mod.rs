@@ -490,6 +490,7 @@ unsafe fn build(
                     slot.red |= rslot.red;
                     slot.in_order &= rslot.in_order && slot.states == rslot.states;
                     slot.peel |= rslot.peel;
+                    slot.alike &= rslot.alike;
                     slot.states = slot.states.max(rslot.states);
                     if slot.skip != rslot.skip {
                         slot.skip = None;
@@ -698,7 +699,7 @@ unsafe fn build_warp(
             c::LLVMDeleteFunction(d);
             build_warp(fr, fname, cfg, facts, barrier::Scheme::Coroutines, block)
         }
-        Ok((size, align, red, states, skip, in_order, peel)) => {
+        Ok((size, align, red, states, skip, in_order, peel, alike)) => {
             if scheme == barrier::Scheme::Regions && code_size(cfg) >= OUT_OF_LINE_MIN {
                 out_of_line(d);
             }
@@ -714,6 +715,7 @@ unsafe fn build_warp(
                     skip,
                     in_order,
                     peel,
+                    alike,
                 },
             ))
         }
@@ -843,9 +845,15 @@ unsafe fn scheme_note(
                             .join(", ")
                     )
                 };
+                let alike = if slot.alike {
+                    ", every warp meeting the same barriers in the same order (warps at \
+                     different barriers: never)"
+                } else {
+                    ""
+                };
                 format!(
                     "; lockstep rounds: a loop over the warps per state while all wait at one \
-                     barrier{paired}"
+                     barrier{paired}{alike}"
                 )
             } else {
                 String::new()
