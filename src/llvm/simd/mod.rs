@@ -107,6 +107,9 @@ pub struct Report {
     /// Global loads that stream by a short constant step and get a prefetch 1 KiB ahead
     /// (`prefetch.rs`, `AHEAD`).
     pub stream_prefetches: usize,
+    /// Grid-stride loads whose index prefetch gets a second one, of the line the next warp
+    /// of the CTA loads in that iteration (`prefetch::warp_offset`).
+    pub warp_prefetches: usize,
     /// Global loads addressed from `%ctaid.x` in a kernel with CTA barriers that get a
     /// prefetch of the next CTA's line (`prefetch::insert_next_cta`).
     pub cta_prefetches: usize,
@@ -232,12 +235,13 @@ pub fn vectorize(
         };
         // Before the analyses, which read lane strides off the sums' trees.
         linear::cancel(fr);
-        let (mut hints, stream_prefetches) = prefetch::insert(fr, &cfg);
+        let (mut hints, stream_prefetches, warp_prefetches) = prefetch::insert(fr, &cfg);
         let prefetches = hints
             .iter()
             .filter(|&&i| !c::LLVMIsACallInst(i).is_null())
             .count()
-            - stream_prefetches;
+            - stream_prefetches
+            - warp_prefetches;
         let barriers = cfg.blocks.iter().any(|&bb| {
             ir::instructions(bb).into_iter().any(|i| {
                 !c::LLVMIsACallInst(i).is_null()
@@ -255,6 +259,7 @@ pub fn vectorize(
             nan_selects: (nans.found, nans.dropped, nans.raw, nans.never),
             prefetches,
             stream_prefetches,
+            warp_prefetches,
             cta_prefetches,
             cta_store_prefetches,
         };
@@ -265,6 +270,7 @@ pub fn vectorize(
                 report.nan_selects = prep.nan_selects;
                 report.prefetches = prep.prefetches;
                 report.stream_prefetches = prep.stream_prefetches;
+                report.warp_prefetches = prep.warp_prefetches;
                 report.cta_prefetches = prep.cta_prefetches;
                 report.cta_store_prefetches = prep.cta_store_prefetches;
                 Ok((report, only))
@@ -322,6 +328,8 @@ struct Prepared {
     /// line, and 1 KiB ahead of a short constant step.
     prefetches: usize,
     stream_prefetches: usize,
+    /// Of the next warp's lines beside an index prefetch (`prefetch::warp_offset`).
+    warp_prefetches: usize,
     /// Prefetches of the next CTA's lines (`prefetch::insert_next_cta`): for loads, and for
     /// writing for stores.
     cta_prefetches: usize,

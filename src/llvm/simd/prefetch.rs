@@ -30,6 +30,16 @@
 //! loop, the prefetch is that expression with `i + D * step`, `D` iterations ahead (more for
 //! a small loop body, whose one iteration ahead would hide nothing: `distance`).
 //!
+//! *The next warp's lines* (`warp_offset`): a warp of such a loop reads 32 consecutive
+//! elements of a row (128 bytes of the reduction's 1 MiB rows) and the warps of a CTA run one
+//! after the other, so the next 128 bytes of the same row are read by the next warp, all its
+//! iterations later; the rows' lines came from memory in 128-byte pieces, each a fresh
+//! request (a C model of the reduction: x0.7 with each warp also prefetching its successor's
+//! lines, x0.5 with the warps' iterations interleaved, which the warp engine does not do).
+//! When the index starts at `c * %tid.x` plus values the same in every warp of the CTA and
+//! steps by such a value, the next warp's index is this one's plus `32 c` in every
+//! iteration: a second prefetch of the address with `i + D * step + 32 c`.
+//!
 //! *The next CTA's lines* (`insert_next_cta`): in a kernel with CTA barriers, a CTA's global
 //! loads come in one burst (its first round) and the rest of its rounds work on shared
 //! memory; the worker runs the next CTA of its batch after it, whose loads then waited for
@@ -186,7 +196,7 @@ unsafe fn ahead_of(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<(LLVMValueR
 ///
 /// # Safety
 /// `f` is the defined function `cfg` describes, in SSA form with simplified loops.
-pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> (Vec<LLVMValueRef>, usize) {
+pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> (Vec<LLVMValueRef>, usize, usize) {
     let m = c::LLVMGetGlobalParent(f);
     let cx = c::LLVMGetModuleContext(m);
     let i8t = c::LLVMInt8TypeInContext(cx);
@@ -194,11 +204,12 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> (Vec<LLVMValueRef>, usize) {
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut added = Vec::new();
     let mut streams = 0;
+    let mut warps = 0;
     for (bi, i, p) in global_loads(cfg, true) {
         let phi = strip(p);
         if !ir::is_instruction(phi) || ir::opcode(phi) != O::LLVMPHI {
             if let Some(l) = cfg.loop_of[bi] {
-                index_prefetch(cfg, l, b, i, p, pf, &mut added);
+                warps += usize::from(index_prefetch(cfg, l, b, i, p, pf, &mut added));
             }
             continue;
         }
@@ -226,7 +237,7 @@ pub unsafe fn insert(f: LLVMValueRef, cfg: &Cfg) -> (Vec<LLVMValueRef>, usize) {
         added.push(pf.call(b, q));
     }
     c::LLVMDisposeBuilder(b);
-    (added, streams)
+    (added, streams, warps)
 }
 
 /// Whether loop `l` holds a global load whose address is computed from a value loaded in the
@@ -398,7 +409,8 @@ unsafe fn drop_wrap_flags(x: LLVMValueRef, op: O) {
 
 /// A prefetch before load `i` (pointer `p`, in loop `l`) of its address `distance`
 /// iterations ahead, when `p` is arithmetic on one integer header phi with a run-time step
-/// (see the module comment).
+/// (see the module comment), and of the next warp's address there (`warp_offset`): whether
+/// it put that second one.
 unsafe fn index_prefetch(
     cfg: &Cfg,
     l: usize,
@@ -407,12 +419,12 @@ unsafe fn index_prefetch(
     p: LLVMValueRef,
     pf: Prefetch,
     added: &mut Vec<LLVMValueRef>,
-) {
+) -> bool {
     let Some(Some(phi)) = index_tree(cfg, l, p, 0) else {
-        return;
+        return false;
     };
     let Some(s) = index_step(cfg, l, phi) else {
-        return;
+        return false;
     };
     let t = c::LLVMTypeOf(phi);
     c::LLVMPositionBuilderBefore(b, i);
@@ -422,6 +434,88 @@ unsafe fn index_prefetch(
     added.push(to);
     let q = with_index(cfg, l, b, p, phi, to, added);
     added.push(pf.call(b, q));
+    // The next warp's lines in that iteration: its index is this one's plus 32 times the
+    // coefficient of `%tid.x` in the start when the start and the step are `%tid.x` times a
+    // constant plus values every warp of the CTA shares (see the module comment).
+    let Some(k) = warp_offset(cfg, l, phi) else {
+        return false;
+    };
+    let next = c::LLVMBuildAdd(b, to, c::LLVMConstInt(t, k as u64, 1), c"".as_ptr());
+    added.push(next);
+    let q = with_index(cfg, l, b, p, phi, next, added);
+    added.push(pf.call(b, q));
+    true
+}
+
+/// How far (in the index's units) the next warp's index is from this warp's in every
+/// iteration of loop `l` with header phi `phi`: `32 c` when the phi starts at `c * %tid.x`
+/// plus values the same in every warp of the CTA (`c` not 0) and steps by such a value.
+unsafe fn warp_offset(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<i64> {
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(
+        c::LLVMGetBasicBlockParent(c::LLVMGetInstructionParent(phi)),
+    ));
+    let mut start = None;
+    for k in 0..c::LLVMCountIncoming(phi) {
+        let from = cfg.index.get(&c::LLVMGetIncomingBlock(phi, k))?;
+        let v = c::LLVMGetIncomingValue(phi, k);
+        if cfg.loops[l].blocks[*from] {
+            // The step (`index_step` found it): the same in every warp.
+            let ops = ir::operands(v);
+            let s = if ops[0] == phi { ops[1] } else { ops[0] };
+            if tid_x_coefficient(td, s, 0)? != 0 {
+                return None;
+            }
+        } else if start.is_some_and(|s| s != v) {
+            return None;
+        } else {
+            start = Some(v);
+        }
+    }
+    let k = tid_x_coefficient(td, start?, 0)?;
+    (k != 0).then(|| k.wrapping_mul(32))
+}
+
+/// The coefficient of `%tid.x` in integer `v` when `v` is built by additions, subtractions,
+/// multiplications and left shifts by constants and integer casts from `%tid.x` and values
+/// the same in every warp of the CTA (constants, parameters, the context's CTA-wide fields;
+/// products of those); `None` otherwise. Wrapping is ignored: the result places a prefetch.
+unsafe fn tid_x_coefficient(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    v: LLVMValueRef,
+    depth: u32,
+) -> Option<i64> {
+    if !c::LLVMIsAConstantInt(v).is_null() || !c::LLVMIsAArgument(v).is_null() {
+        return Some(0);
+    }
+    if depth > 16 || !ir::is_instruction(v) {
+        return None;
+    }
+    let ops = ir::operands(v);
+    let co = |k: usize| tid_x_coefficient(td, ops[k], depth + 1);
+    match ir::opcode(v) {
+        O::LLVMLoad => match ir::CtxField::at(ir::ctx_offset(td, ops[0])?) {
+            ir::CtxField::Tid(0) => Some(1),
+            ir::CtxField::Uniform(o) if o != crate::runtime::abi::offset::WARPID => Some(0),
+            _ => None,
+        },
+        O::LLVMAdd => Some(co(0)?.wrapping_add(co(1)?)),
+        O::LLVMSub => Some(co(0)?.wrapping_sub(co(1)?)),
+        O::LLVMMul => {
+            let (a, b) = (co(0)?, co(1)?);
+            match (ir::const_u64(ops[0]), ir::const_u64(ops[1])) {
+                _ if a == 0 && b == 0 => Some(0),
+                (Some(x), _) => Some(b.wrapping_mul(x as i64)),
+                (_, Some(x)) => Some(a.wrapping_mul(x as i64)),
+                _ => None,
+            }
+        }
+        O::LLVMShl => {
+            let x = ir::const_u64(ops[1]).filter(|&x| x < 32)?;
+            Some(co(0)?.wrapping_shl(x as u32))
+        }
+        O::LLVMSExt | O::LLVMZExt | O::LLVMTrunc => co(0),
+        _ => None,
+    }
 }
 
 /// What a prefetched line is for: `llvm.prefetch`'s `rw` argument. For writing, the line is

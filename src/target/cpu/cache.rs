@@ -334,6 +334,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.nan_selects.3 as u32);
             w.u32(r.prefetches as u32);
             w.u32(r.stream_prefetches as u32);
+            w.u32(r.warp_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
             w.u32(r.cta_store_prefetches as u32);
         }
@@ -418,6 +419,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             );
             let prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
+            let warp_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
             let cta_store_prefetches = r.u32()? as usize;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
@@ -440,6 +442,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     nan_selects,
                     prefetches,
                     stream_prefetches,
+                    warp_prefetches,
                     cta_prefetches,
                     cta_store_prefetches,
                 },
@@ -958,6 +961,7 @@ mod tests {
                             cta_prefetches: 2,
                             cta_store_prefetches: 4,
                             stream_prefetches: 3,
+                            warp_prefetches: 5,
                         },
                     })),
                     warp_refused: None,

@@ -167,6 +167,14 @@ impl WarpPlan {
                 r.stream_prefetches
             );
         }
+        if r.warp_prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches of the next warp's lines: {} (grid-stride loads whose index starts at \
+                 %tid.x: the line the next warp loads in the same iteration)",
+                r.warp_prefetches
+            );
+        }
         if r.cta_prefetches > 0 {
             let why = if r.barriers.is_empty() {
                 "that bring each warp a page or more, in a kernel without CTA barriers"
