@@ -1793,11 +1793,11 @@ impl Warp<'_> {
         }
     }
 
-    /// The pointer and offset when prefetch pointer `q` is a constant number of bytes from the pointer of a load
-    /// whose lanes' addresses are tested at run time (`Access::Unknown`: the vector of
-    /// addresses is built for its tests and its gather), as `prefetch::insert_next_cta` makes
-    /// the next CTA's address of a linear tree. Then the prefetched lanes are that vector's
-    /// lanes plus the constant (an extract each), not
+    /// The pointer and offset when prefetch pointer `q` is a constant number of bytes from the
+    /// pointer of a load whose lanes' addresses are tested at run time (`Access::Unknown`: the
+    /// vector of addresses is built for its tests and its gather), as
+    /// `prefetch::insert_next_cta` makes the next CTA's address of a linear tree. Then the
+    /// prefetched lanes are that vector's lanes plus the constant (an extract each), not
     /// scalar copies of the address arithmetic (`lane_of`: ~8 instructions a lane, for which
     /// the vector's lanes are already there).
     unsafe fn gathered_base(&self, q: LLVMValueRef) -> Option<(LLVMValueRef, LLVMValueRef)> {

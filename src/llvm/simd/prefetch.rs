@@ -597,6 +597,27 @@ unsafe fn moved(
     b: LLVMBuilderRef,
     v: LLVMValueRef,
     (leaves, ahead): (&[LLVMValueRef], u64),
+    done: &mut Moves,
+    added: &mut Vec<LLVMValueRef>,
+) -> Option<LLVMValueRef> {
+    if let Some(&d) = done.get(&v) {
+        return d;
+    }
+    let d = move_of(td, b, v, (leaves, ahead), done, added);
+    done.insert(v, d);
+    d
+}
+
+/// `moved`'s results by value: a value the tree reaches twice moves once.
+type Moves = std::collections::HashMap<LLVMValueRef, Option<LLVMValueRef>>;
+
+/// `moved` for a value not yet seen.
+unsafe fn move_of(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    (leaves, ahead): (&[LLVMValueRef], u64),
+    done: &mut Moves,
     added: &mut Vec<LLVMValueRef>,
 ) -> Option<LLVMValueRef> {
     let t = c::LLVMTypeOf(v);
@@ -622,8 +643,8 @@ unsafe fn moved(
             if op == O::LLVMOr && c::LLVMGetIsDisjoint(v) == 0 {
                 return None;
             }
-            let x = moved(td, b, ops[0], lv, added)?;
-            let y = moved(td, b, ops[1], lv, added)?;
+            let x = moved(td, b, ops[0], lv, done, added)?;
+            let y = moved(td, b, ops[1], lv, done, added)?;
             let r = if op == O::LLVMSub {
                 c::LLVMBuildSub(b, x, y, n)
             } else {
@@ -632,28 +653,28 @@ unsafe fn moved(
             keep(added, r)
         }
         O::LLVMMul if fixed(ops[1]) => {
-            let x = moved(td, b, ops[0], lv, added)?;
+            let x = moved(td, b, ops[0], lv, done, added)?;
             keep(added, c::LLVMBuildMul(b, x, ops[1], n))
         }
         O::LLVMMul if fixed(ops[0]) => {
-            let y = moved(td, b, ops[1], lv, added)?;
+            let y = moved(td, b, ops[1], lv, done, added)?;
             keep(added, c::LLVMBuildMul(b, ops[0], y, n))
         }
         O::LLVMShl if fixed(ops[1]) => {
-            let x = moved(td, b, ops[0], lv, added)?;
+            let x = moved(td, b, ops[0], lv, done, added)?;
             keep(added, c::LLVMBuildShl(b, x, ops[1], n))
         }
         // A move is signed (a zero extension's operand may move down).
         O::LLVMSExt | O::LLVMZExt | O::LLVMTrunc | O::LLVMIntToPtr | O::LLVMPtrToInt => {
-            let x = moved(td, b, ops[0], lv, added)?;
+            let x = moved(td, b, ops[0], lv, done, added)?;
             keep(added, c::LLVMBuildIntCast2(b, x, dt, 1, n))
         }
         // Bytes: the base's move and the first index's times its element's size; the other
         // indices (into the element) must not move.
         O::LLVMGetElementPtr if ops.iter().skip(2).all(|&o| fixed(o)) => {
-            let mut d = moved(td, b, ops[0], lv, added)?;
+            let mut d = moved(td, b, ops[0], lv, done, added)?;
             if let Some(&i) = ops.get(1) {
-                let x = moved(td, b, i, lv, added)?;
+                let x = moved(td, b, i, lv, done, added)?;
                 let x = keep(added, c::LLVMBuildIntCast2(b, x, i64t, 1, n));
                 let size =
                     llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGetGEPSourceElementType(v));
@@ -690,7 +711,7 @@ unsafe fn ahead_address(
     added: &mut Vec<LLVMValueRef>,
 ) -> LLVMValueRef {
     let mark = added.len();
-    if let Some(d) = moved(td, b, p, (leaves, ahead), added) {
+    if let Some(d) = moved(td, b, p, (leaves, ahead), &mut Moves::new(), added) {
         let i8t = c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(p)));
         let mut idx = [d];
         let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
