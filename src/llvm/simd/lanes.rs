@@ -1756,12 +1756,26 @@ impl Warp<'_> {
         let ptr = c::LLVMGetOperand(i, 0);
         let mut at = Vec::new();
         if self.facts.is_varying(ptr) {
-            let p = self.get(ptr, true);
+            let gathered = self.gathered_base(ptr);
+            let p = match gathered {
+                Some((base, _)) => self.get(base, true),
+                None => self.get(ptr, true),
+            };
             let p = self.host_ptrs(p);
             let run = self.run();
             for r in 0..LANES / run {
                 for l in [r * run, r * run + run - 1] {
-                    at.push(self.lane_of(p, l, LANE_OF_DEPTH));
+                    at.push(match gathered {
+                        Some((_, off)) => {
+                            let n = c"".as_ptr();
+                            let x =
+                                c::LLVMBuildExtractElement(self.b, p, self.c32(u64::from(l)), n);
+                            let i8t = c::LLVMInt8TypeInContext(self.cx);
+                            let mut idx = [off];
+                            c::LLVMBuildGEP2(self.b, i8t, x, idx.as_mut_ptr(), 1, n)
+                        }
+                        None => self.lane_of(p, l, LANE_OF_DEPTH),
+                    });
                 }
             }
         } else {
@@ -1777,6 +1791,34 @@ impl Warp<'_> {
             ];
             self.call_intrinsic("llvm.prefetch", &mut tys, &mut args);
         }
+    }
+
+    /// The pointer and offset when prefetch pointer `q` is a constant number of bytes from the
+    /// pointer of a load whose lanes' addresses are tested at run time (`Access::Unknown`: the
+    /// vector of addresses is built for its tests and its gather), as
+    /// `prefetch::insert_next_cta` makes the next CTA's address of a linear tree. Then the
+    /// prefetched lanes are that vector's lanes plus the constant (an extract each), not
+    /// scalar copies of the address arithmetic (`lane_of`: ~8 instructions a lane, for which
+    /// the vector's lanes are already there).
+    unsafe fn gathered_base(&self, q: LLVMValueRef) -> Option<(LLVMValueRef, LLVMValueRef)> {
+        if c::LLVMIsAGetElementPtrInst(q).is_null()
+            || c::LLVMGetNumOperands(q) != 2
+            || ir::const_u64(c::LLVMGetOperand(q, 1)).is_none()
+        {
+            return None;
+        }
+        let base = c::LLVMGetOperand(q, 0);
+        let gathered = ir::users(base).into_iter().any(|u| {
+            ir::opcode(u) == O::LLVMLoad
+                && c::LLVMGetOperand(u, 0) == base
+                && !self.is_atomic(u)
+                && self
+                    .facts
+                    .strides
+                    .access(base, c::LLVMTypeOf(u), &self.facts.varying, self.td)
+                    == Access::Unknown
+        });
+        gathered.then(|| (base, c::LLVMGetOperand(q, 1)))
     }
 
     /// An LLVM intrinsic through its vector form: the overloaded types (the name's trailing

@@ -675,6 +675,152 @@ unsafe fn next_cta(
     out
 }
 
+/// How far (bytes for a pointer, units of its type for an integer) `v`, a pointer operand's
+/// tree that `ctaid_tree_with` accepts (`leaves` kept as they are), moves when `%ctaid.x` moves
+/// by `ahead`: built before the builder's position from the tree's values that do not depend
+/// on `%ctaid.x`, or `None` when the tree is not linear in it (an `and`, a division, a product
+/// of two moving values). The next CTA's address is then this one's plus the move: a 3x3
+/// convolution's halo load moves 128 bytes two CTAs on, so the prefetch is the load's own
+/// lane addresses plus a constant, where `next_cta`'s copy of the tree was 4 scalar address
+/// computations (sign extensions, products, sums: ~30 instructions a warp iteration of its
+/// halo loop, 4 lanes) that share nothing with the load's. A hint, like `next_cta`'s copy:
+/// the moves are taken without wrapping (`sext(a + k) - sext(a)` as `k`), so where this
+/// CTA's or the next one's sum wraps the line fetched is not the one loaded.
+unsafe fn moved(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    (leaves, ahead): (&[LLVMValueRef], u64),
+    done: &mut Moves,
+    added: &mut Vec<LLVMValueRef>,
+) -> Option<LLVMValueRef> {
+    if let Some(&d) = done.get(&v) {
+        return d;
+    }
+    let d = move_of(td, b, v, (leaves, ahead), done, added);
+    done.insert(v, d);
+    d
+}
+
+/// `moved`'s results by value: a value the tree reaches twice moves once.
+type Moves = std::collections::HashMap<LLVMValueRef, Option<LLVMValueRef>>;
+
+/// `moved` for a value not yet seen.
+unsafe fn move_of(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    (leaves, ahead): (&[LLVMValueRef], u64),
+    done: &mut Moves,
+    added: &mut Vec<LLVMValueRef>,
+) -> Option<LLVMValueRef> {
+    let t = c::LLVMTypeOf(v);
+    let cx = c::LLVMGetTypeContext(t);
+    let i64t = c::LLVMInt64TypeInContext(cx);
+    let pointer = c::LLVMGetTypeKind(t) == llvm_sys::LLVMTypeKind::LLVMPointerTypeKind;
+    let dt = if pointer { i64t } else { t };
+    if c::LLVMGetTypeKind(dt) != llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind {
+        return None;
+    }
+    let fixed = |x: LLVMValueRef| ctaid_tree_with(td, x, 0, leaves) == Some(false);
+    if fixed(v) {
+        return Some(c::LLVMConstNull(dt));
+    }
+    let n = c"".as_ptr();
+    let ops = ir::operands(v);
+    let lv = (leaves, ahead);
+    let d = match ir::opcode(v) {
+        // `ctaid_tree_with` accepts a load only of `%ctaid.x` from the thread context.
+        O::LLVMLoad => c::LLVMConstInt(dt, ahead, 0),
+        op @ (O::LLVMAdd | O::LLVMSub | O::LLVMOr) => {
+            // `or disjoint` is a sum (its operands share no bit here; a hint if they do on).
+            if op == O::LLVMOr && c::LLVMGetIsDisjoint(v) == 0 {
+                return None;
+            }
+            let x = moved(td, b, ops[0], lv, done, added)?;
+            let y = moved(td, b, ops[1], lv, done, added)?;
+            let r = if op == O::LLVMSub {
+                c::LLVMBuildSub(b, x, y, n)
+            } else {
+                c::LLVMBuildAdd(b, x, y, n)
+            };
+            keep(added, r)
+        }
+        O::LLVMMul if fixed(ops[1]) => {
+            let x = moved(td, b, ops[0], lv, done, added)?;
+            keep(added, c::LLVMBuildMul(b, x, ops[1], n))
+        }
+        O::LLVMMul if fixed(ops[0]) => {
+            let y = moved(td, b, ops[1], lv, done, added)?;
+            keep(added, c::LLVMBuildMul(b, ops[0], y, n))
+        }
+        O::LLVMShl if fixed(ops[1]) => {
+            let x = moved(td, b, ops[0], lv, done, added)?;
+            keep(added, c::LLVMBuildShl(b, x, ops[1], n))
+        }
+        // A move is signed (a zero extension's operand may move down).
+        O::LLVMSExt | O::LLVMZExt | O::LLVMTrunc | O::LLVMIntToPtr | O::LLVMPtrToInt => {
+            let x = moved(td, b, ops[0], lv, done, added)?;
+            keep(added, c::LLVMBuildIntCast2(b, x, dt, 1, n))
+        }
+        // Bytes: the base's move and the first index's times its element's size; the other
+        // indices (into the element) must not move.
+        O::LLVMGetElementPtr if ops.iter().skip(2).all(|&o| fixed(o)) => {
+            let mut d = moved(td, b, ops[0], lv, done, added)?;
+            if let Some(&i) = ops.get(1) {
+                let x = moved(td, b, i, lv, done, added)?;
+                let x = keep(added, c::LLVMBuildIntCast2(b, x, i64t, 1, n));
+                let size =
+                    llvm_sys::target::LLVMABISizeOfType(td, c::LLVMGetGEPSourceElementType(v));
+                let x = keep(
+                    added,
+                    c::LLVMBuildMul(b, x, c::LLVMConstInt(i64t, size, 0), n),
+                );
+                d = keep(added, c::LLVMBuildAdd(b, d, x, n));
+            }
+            d
+        }
+        _ => return None,
+    };
+    Some(d)
+}
+
+/// `x`, recorded in `added` when the builder made a new instruction of it (not a folded
+/// constant, nor an operand a cast to its own type returned).
+unsafe fn keep(added: &mut Vec<LLVMValueRef>, x: LLVMValueRef) -> LLVMValueRef {
+    if ir::is_instruction(x) && !added.contains(&x) {
+        added.push(x);
+    }
+    x
+}
+
+/// The address of the CTA `ahead` on for load or store pointer `p` (`ctaid_tree_with` said
+/// yes): `p` plus its move (`moved`) when the tree is linear in `%ctaid.x`, else the tree
+/// copied with `%ctaid.x + ahead` (`next_cta`).
+unsafe fn ahead_address(
+    td: llvm_sys::target::LLVMTargetDataRef,
+    b: LLVMBuilderRef,
+    p: LLVMValueRef,
+    (leaves, ahead): (&[LLVMValueRef], u64),
+    added: &mut Vec<LLVMValueRef>,
+) -> LLVMValueRef {
+    let mark = added.len();
+    if let Some(d) = moved(td, b, p, (leaves, ahead), &mut Moves::new(), added) {
+        let i8t = c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(p)));
+        let mut idx = [d];
+        let q = c::LLVMBuildGEP2(b, i8t, p, idx.as_mut_ptr(), 1, c"".as_ptr());
+        return keep(added, q);
+    }
+    // Not linear: the partial move's instructions go (each made after its operands: users
+    // first).
+    for &x in added[mark..].iter().rev() {
+        c::LLVMInstructionEraseFromParent(x);
+    }
+    added.truncate(mark);
+    let mut done = std::collections::HashMap::new();
+    next_cta(td, b, p, (leaves, ahead), &mut done, added)
+}
+
 /// Whether a loop around block `bi` holds a CTA barrier: its loads are spread over the
 /// CTA's rounds (a tiled matmul's), which `insert`'s next-iteration prefetch serves.
 unsafe fn barrier_loop(cfg: &Cfg, bi: usize) -> bool {
@@ -784,8 +930,7 @@ pub unsafe fn insert_next_cta(
     let mut loads = 0;
     for (_, i, p) in outside {
         c::LLVMPositionBuilderBefore(b, i);
-        let mut done = std::collections::HashMap::new();
-        let q = next_cta(td, b, p, (&[], 1), &mut done, &mut added);
+        let q = ahead_address(td, b, p, (&[], 1), &mut added);
         added.push(pf.call(b, q));
         loads += 1;
     }
@@ -801,8 +946,7 @@ pub unsafe fn insert_next_cta(
             continue;
         }
         c::LLVMPositionBuilderBefore(b, i);
-        let mut done = std::collections::HashMap::new();
-        let q = next_cta(td, b, p, (&leaves, TILE_AHEAD), &mut done, &mut added);
+        let q = ahead_address(td, b, p, (&leaves, TILE_AHEAD), &mut added);
         added.push(pf.call(b, q));
         loads += 1;
     }
@@ -812,8 +956,7 @@ pub unsafe fn insert_next_cta(
             continue;
         }
         c::LLVMPositionBuilderBefore(b, i);
-        let mut done = std::collections::HashMap::new();
-        let q = next_cta(td, b, p, (&[], 1), &mut done, &mut added);
+        let q = ahead_address(td, b, p, (&[], 1), &mut added);
         added.push(pf.call_for(b, q, Use::Write));
         stores += 1;
     }
