@@ -762,7 +762,13 @@ impl Warp<'_> {
     /// lie in the CTA's shared block, whole 256-byte blocks private to the worker thread that
     /// runs the CTA and all its warps (`runtime::shared`; a cluster is one CTA here): plain
     /// vector accesses there touch no other thread's memory and cannot fault.
-    unsafe fn in_shared_block(&self, off: LLVMValueRef) -> LLVMValueRef {
+    ///
+    /// `floor`: let LLVM see that the block holds the static variables (below), so that the
+    /// test of an access ending inside them folds. Loads only: with a store's test folded,
+    /// LLVM makes the store's plain path load and blend as its partial path does (one path),
+    /// and a block whose warps mostly run whole (transpose's tile rows) then pays that at
+    /// every store (transpose 3% slower).
+    unsafe fn in_shared_block(&self, off: LLVMValueRef, floor: bool) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let mut idx = [c::LLVMConstInt(
@@ -785,6 +791,24 @@ impl Warp<'_> {
             c::LLVMConstInt(self.i64, !255u64, 0),
             n,
         );
+        // The block always holds the static variables (`runtime::launch`: their bytes, then
+        // the dynamic ones), so `blocks` is at least their whole 256-byte blocks: saying so
+        // lets LLVM fold the test of an access that ends inside them (the unrolled tree's
+        // `s[t + k]` of warp 0 at a constant offset), leaving the plain path alone.
+        let floor = if floor {
+            static_shared_bytes(self.m).div_ceil(256) * 256
+        } else {
+            0
+        };
+        let blocks = if floor > 0 {
+            self.call_intrinsic(
+                "llvm.umax",
+                &mut [self.i64],
+                &mut [blocks, c::LLVMConstInt(self.i64, floor, 0)],
+            )
+        } else {
+            blocks
+        };
         let end = c::LLVMBuildAdd(
             b,
             c::LLVMBuildZExt(b, off, self.i64, n),
@@ -830,7 +854,7 @@ impl Warp<'_> {
 
         c::LLVMPositionBuilderAtEnd(b, part_bb);
         let off = self.first_offset(sp);
-        c::LLVMBuildCondBr(b, self.in_shared_block(off), priv_bb, masked_bb);
+        c::LLVMBuildCondBr(b, self.in_shared_block(off, true), priv_bb, masked_bb);
 
         c::LLVMPositionBuilderAtEnd(b, priv_bb);
         let i8t = c::LLVMInt8TypeInContext(self.cx);
@@ -931,7 +955,7 @@ impl Warp<'_> {
 
         c::LLVMPositionBuilderAtEnd(b, part_bb);
         let off = self.first_offset(sp);
-        c::LLVMBuildCondBr(b, self.in_shared_block(off), priv_bb, masked_bb);
+        c::LLVMBuildCondBr(b, self.in_shared_block(off, false), priv_bb, masked_bb);
 
         c::LLVMPositionBuilderAtEnd(b, priv_bb);
         let p0 = self.run_base(p, 0);
@@ -2075,4 +2099,26 @@ unsafe fn type_name(t: LLVMTypeRef) -> String {
         LLVMTypeKind::LLVMPointerTypeKind => format!("p{}", c::LLVMGetPointerAddressSpace(t)),
         _ => String::new(),
     }
+}
+
+/// Bytes of module `m`'s static `.shared` variables (defined `addrspace(3)` globals), before
+/// `cpu::prepare_module` lays them out: at most the static size every launch of the module's
+/// kernels gets (`SharedLayout::bytes` adds alignment padding only), so a floor of each CTA's
+/// `%total_smem_size`. 0 once the module has been rewritten (no such globals left).
+unsafe fn static_shared_bytes(m: LLVMModuleRef) -> u64 {
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    let mut sum = 0u64;
+    let mut g = c::LLVMGetFirstGlobal(m);
+    while !g.is_null() {
+        if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(g)) == SHARED_AS
+            && c::LLVMIsDeclaration(g) == 0
+        {
+            sum = sum.saturating_add(llvm_sys::target::LLVMABISizeOfType(
+                td,
+                c::LLVMGlobalGetValueType(g),
+            ));
+        }
+        g = c::LLVMGetNextGlobal(g);
+    }
+    sum
 }

@@ -536,6 +536,13 @@ fn build<'c, 'a>(
             .iter()
             .any(|k| matches!(k.path, fission::KernelPath::Warp(_)))
     {
+        // Loops that `default<On>` empties after its loop deletion has run: an ordered round's
+        // loop over warps 1-7 (warp 0 peeled) in a halving tree's one-warp step, whose regions
+        // the skip guards drop only once the warp's range is known (reduce_halving: four
+        // loops of seven idle trips per CTA).
+        machine
+            .run_pipeline(&m, "function(loop(loop-deletion))")
+            .map_err(CompileError::Llvm)?;
         crate::llvm::simd::fold_load_defaults(&m);
         if crate::llvm::cpu::host_has("+avx512f") {
             crate::llvm::simd::fold_scalef(&m);
