@@ -60,7 +60,9 @@
 //! this CTA's (unlike a halo tile's). A store in a loop without barriers whose address is
 //! built from `%ctaid.x` and the loop's header phis (layernorm's `y[c]` for `c = %tid + i *
 //! %ntid`, 4 KiB a row) gets the next CTA's address of the same iteration, as a tile loop's
-//! load does: its misses were about a third of layernorm's time at full size.
+//! load does: its misses were about a third of layernorm's time at full size. A kernel
+//! without barriers gets them where its stores outside loops write each warp a page or more
+//! (softmax_warp's row), as its loads.
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -716,8 +718,21 @@ pub unsafe fn insert_next_cta(
         loads += 1;
     }
     let mut stores = 0;
+    // Without barriers, stores outside loops where they write each warp a page or more, as
+    // the loads (a warp per 4 KiB row: softmax_warp's `y[c]`).
+    let write_page = barriers || {
+        let bytes: u64 = global_stores(cfg)
+            .into_iter()
+            .filter(|&(bi, _, p)| cfg.loop_of[bi].is_none() && ctaid_tree(td, p, 0) == Some(true))
+            .map(|(_, i, _)| {
+                let t = c::LLVMTypeOf(c::LLVMGetOperand(i, 0));
+                32 * llvm_sys::target::LLVMABISizeOfType(td, t)
+            })
+            .sum();
+        bytes >= PAGE
+    };
     for (bi, i, p) in global_stores(cfg) {
-        if !barriers {
+        if !write_page || !barriers && cfg.loop_of[bi].is_some() {
             continue;
         }
         // In a loop without barriers (layernorm's `y[c] = …` for `c = %tid + i * %ntid`),
