@@ -95,6 +95,9 @@ except OSError:
     cpu_flags = []
 if "avx512f" in cpu_flags:
     config.available_features.add("avx512f")
+# `avx512dq`: f32 min/max of the warp engine as `vrangeps` (llvm/simd/range.rs).
+if "avx512dq" in cpu_flags:
+    config.available_features.add("avx512dq")
 
 for name, path in substitutions:
     config.substitutions.append((tool_pattern(name), path))

@@ -22,6 +22,7 @@ mod nan;
 mod narrow;
 mod passthru;
 mod prefetch;
+mod range;
 mod rebase;
 mod scalef;
 mod stride;
@@ -124,6 +125,14 @@ pub struct Report {
 pub fn fold_load_defaults(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { passthru::fold(m.as_mut_ptr()) }
+}
+
+/// Folds the warp functions' f32 `min`/`max` (`llvm.minimumnum`/`llvm.maximumnum` of 16k
+/// lanes) into `vrangeps` (`range.rs`), in the optimized module `m` of an AVX-512DQ host;
+/// returns how many.
+pub fn fold_range(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { range::fold(m.as_mut_ptr()) }
 }
 
 /// Folds `ex2.approx.f32`'s `ldexp` of a converted exponent into `vscalefps` of the float one

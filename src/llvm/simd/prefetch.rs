@@ -67,7 +67,12 @@
 //! store queue fills (16 rows of 64 bytes per 16x16 CTA of a 3x3 convolution: 23% of its
 //! samples were its two vector stores). A prefetch for writing of the next CTA's address
 //! fetches that line for ownership while this CTA runs. One CTA ahead, as its lines are not
-//! this CTA's (unlike a halo tile's).
+//! this CTA's (unlike a halo tile's). A store in a loop without barriers whose address is
+//! built from `%ctaid.x` and the loop's header phis (layernorm's `y[c]` for `c = %tid + i *
+//! %ntid`, 4 KiB a row) gets the next CTA's address of the same iteration, as a tile loop's
+//! load does: its misses were about a third of layernorm's time at full size. A kernel
+//! without barriers gets them where its stores outside loops write each warp a page or more
+//! (softmax_warp's row), as its loads.
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -951,12 +956,37 @@ pub unsafe fn insert_next_cta(
         loads += 1;
     }
     let mut stores = 0;
-    for (i, p) in global_stores(cfg) {
-        if !barriers || ctaid_tree(td, p, 0) != Some(true) {
+    // Without barriers, stores outside loops where they write each warp a page or more, as
+    // the loads (a warp per 4 KiB row: softmax_warp's `y[c]`).
+    let write_page = barriers || {
+        let bytes: u64 = global_stores(cfg)
+            .into_iter()
+            .filter(|&(bi, _, p)| cfg.loop_of[bi].is_none() && ctaid_tree(td, p, 0) == Some(true))
+            .map(|(_, i, _)| {
+                let t = c::LLVMTypeOf(c::LLVMGetOperand(i, 0));
+                32 * llvm_sys::target::LLVMABISizeOfType(td, t)
+            })
+            .sum();
+        bytes >= PAGE
+    };
+    for (bi, i, p) in global_stores(cfg) {
+        if !write_page || !barriers && cfg.loop_of[bi].is_some() {
+            continue;
+        }
+        // In a loop without barriers (layernorm's `y[c] = …` for `c = %tid + i * %ntid`),
+        // the loop's header phis as they are: the next CTA's store of the same iteration.
+        let leaves = match cfg.loop_of[bi] {
+            None => Vec::new(),
+            Some(_) if barrier_loop(cfg, bi) => continue,
+            Some(_) => loop_leaves(cfg, bi),
+        };
+        if ctaid_tree_with(td, p, 0, &leaves) != Some(true)
+            || !leaves.is_empty() && !uses_any(p, &leaves, 0)
+        {
             continue;
         }
         c::LLVMPositionBuilderBefore(b, i);
-        let q = ahead_address(td, b, p, (&[], 1), &mut added);
+        let q = ahead_address(td, b, p, (&leaves, 1), &mut added);
         added.push(pf.call_for(b, q, Use::Write));
         stores += 1;
     }
@@ -974,14 +1004,11 @@ pub unsafe fn remove(added: &[LLVMValueRef]) {
     }
 }
 
-/// The plain stores to global memory outside loops: (store, pointer), collected before the
-/// caller adds prefetches.
-unsafe fn global_stores(cfg: &Cfg) -> Vec<(LLVMValueRef, LLVMValueRef)> {
+/// The plain stores to global memory: (block, store, pointer), collected before the caller
+/// adds prefetches.
+unsafe fn global_stores(cfg: &Cfg) -> Vec<(usize, LLVMValueRef, LLVMValueRef)> {
     let mut out = Vec::new();
     for (bi, &bb) in cfg.blocks.iter().enumerate() {
-        if cfg.loop_of[bi].is_some() {
-            continue;
-        }
         for i in ir::instructions(bb) {
             let plain = ir::opcode(i) == O::LLVMStore
                 && c::LLVMGetVolatile(i) == 0
@@ -992,7 +1019,7 @@ unsafe fn global_stores(cfg: &Cfg) -> Vec<(LLVMValueRef, LLVMValueRef)> {
             }
             let p = c::LLVMGetOperand(i, 1);
             if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == 0 {
-                out.push((i, p));
+                out.push((bi, i, p));
             }
         }
     }

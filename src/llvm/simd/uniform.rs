@@ -7,7 +7,7 @@
 //! different iterations (its exit phi, the IR being in LCSSA form). A loop's header phis stay
 //! uniform when their inputs are: the active lanes run each iteration together.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -140,6 +140,9 @@ impl Facts {
         block: Option<[u32; 3]>,
     ) -> Facts {
         let mut aligned: HashSet<LLVMValueRef> = HashSet::new();
+        // Bits of lane-dependent values made from aligned ones by shifts and masks that may
+        // differ between the lanes (`lane_bits`).
+        let mut lanes: HashMap<LLVMValueRef, u64> = HashMap::new();
         let _ = f;
         let n = cfg.blocks.len();
         let mut varying: HashSet<LLVMValueRef> = HashSet::new();
@@ -162,6 +165,15 @@ impl Facts {
                     let op = ir::opcode(i);
                     if rows && uniform_of_aligned(i, op, &aligned) {
                         continue;
+                    }
+                    if rows {
+                        match lane_bits(i, op, &aligned, &lanes) {
+                            Some(0) => continue,
+                            Some(m) => {
+                                lanes.insert(i, m);
+                            }
+                            None => {}
+                        }
                     }
                     let v = match op {
                         O::LLVMLoad => {
@@ -405,6 +417,82 @@ unsafe fn uniform_of_aligned(i: LLVMValueRef, op: O, aligned: &HashSet<LLVMValue
         O::LLVMLShr | O::LLVMAShr => k >= 5,
         O::LLVMUDiv => k > 0 && k % 32 == 0,
         _ => k % 32 == 0,
+    }
+}
+
+/// The bits of instruction `i` that may differ between the lanes of an aligned warp, when
+/// `i` takes an aligned value (`32a + lane`: bits 0-4 are the lane, the rest `a`'s) or one
+/// with known lane bits (`lanes`) through a shift or mask by a constant, or a cast: `0` is a
+/// uniform result. Triton's `((%tid.x >> 3) & 12)` (the warp's word of a reduction scratch:
+/// `(%tid.x >> 5) * 4`) keeps none of the lane's bits, so the store of each warp's partial
+/// there is one lane's store, not a scatter of 32 lanes to one address.
+unsafe fn lane_bits(
+    i: LLVMValueRef,
+    op: O,
+    aligned: &HashSet<LLVMValueRef>,
+    lanes: &HashMap<LLVMValueRef, u64>,
+) -> Option<u64> {
+    if !matches!(
+        op,
+        O::LLVMLShr
+            | O::LLVMAShr
+            | O::LLVMShl
+            | O::LLVMAnd
+            | O::LLVMOr
+            | O::LLVMXor
+            | O::LLVMZExt
+            | O::LLVMSExt
+            | O::LLVMTrunc
+    ) {
+        return None;
+    }
+    let t = c::LLVMTypeOf(i);
+    if c::LLVMGetTypeKind(t) != llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind {
+        return None;
+    }
+    let ops = ir::operands(i);
+    let of = |v: LLVMValueRef| {
+        if aligned.contains(&v) {
+            Some(31u64)
+        } else {
+            lanes.get(&v).copied()
+        }
+    };
+    let w = c::LLVMGetIntTypeWidth(t);
+    let width = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+    // A sign bit among the lane's bits spreads to every bit an extension or `ashr` fills.
+    let signed = |v: LLVMValueRef, m: u64| {
+        let sw = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(v));
+        sw <= 64 && m >> (sw - 1) & 1 != 0
+    };
+    match op {
+        O::LLVMZExt | O::LLVMSExt | O::LLVMTrunc => {
+            let m = of(ops[0])?;
+            if op == O::LLVMSExt && signed(ops[0], m) {
+                return None;
+            }
+            Some(m & width)
+        }
+        O::LLVMAnd | O::LLVMOr | O::LLVMXor => {
+            let (m, k) = match (of(ops[0]), of(ops[1])) {
+                (Some(m), None) => (m, ir::const_u64(ops[1])?),
+                (None, Some(m)) => (m, ir::const_u64(ops[0])?),
+                _ => return None,
+            };
+            Some(if op == O::LLVMAnd { m & k } else { m })
+        }
+        _ => {
+            let m = of(ops[0])?;
+            let k = ir::const_u64(ops[1])?;
+            if k >= w as u64 {
+                return None;
+            }
+            match op {
+                O::LLVMShl => Some((m << k) & width),
+                O::LLVMAShr if signed(ops[0], m) => None,
+                _ => Some(m >> k),
+            }
+        }
     }
 }
 

@@ -547,6 +547,9 @@ fn build<'c, 'a>(
         if crate::llvm::cpu::host_has("+avx512f") {
             crate::llvm::simd::fold_scalef(&m);
         }
+        if crate::llvm::cpu::host_has("+avx512dq") {
+            crate::llvm::simd::fold_range(&m);
+        }
     }
     if let Some(p) = std::env::var_os("PTX2LLVM_OPT_DUMP") {
         // The module as code generation gets it: lit tests check the warp engine's folds

@@ -189,10 +189,15 @@ impl WarpPlan {
             );
         }
         if r.cta_store_prefetches > 0 {
+            let why = if r.barriers.is_empty() {
+                "that write each warp a page or more, in a kernel without CTA barriers"
+            } else {
+                "in a kernel with CTA barriers"
+            };
             let _ = writeln!(
                 s,
                 "  prefetches for writing of the next CTA's lines: {} (global stores addressed \
-                 from %ctaid.x in a kernel with CTA barriers)",
+                 from %ctaid.x {why})",
                 r.cta_store_prefetches
             );
         }
