@@ -73,12 +73,19 @@ pub(crate) fn exact_features(host: &str) -> String {
         .join(",")
 }
 
+/// The feature string `HostMachine` generates code for (`exact_features` of the host's),
+/// read once per process: LLVM's `getHostCPUFeatures` runs dozens of `cpuid`s, each a trap to
+/// the hypervisor in a VM, and the lowering asks `host_has` per `ex2` and per rounded float
+/// operation (3% of softmax_warp's compile CPU time went there).
+pub(crate) fn host_features() -> &'static str {
+    static FEATURES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FEATURES.get_or_init(|| exact_features(&TargetMachine::get_host_cpu_features().to_string()))
+}
+
 /// Whether code generated for this host may use feature `f` (`+avx512f`): the feature
 /// string `HostMachine` generates code for.
 pub(crate) fn host_has(f: &str) -> bool {
-    exact_features(&TargetMachine::get_host_cpu_features().to_string())
-        .split(',')
-        .any(|x| x == f)
+    host_features().split(',').any(|x| x == f)
 }
 
 /// What code compiled for this process depends on besides the module: LLVM's version, the
@@ -92,7 +99,7 @@ pub fn host_description() -> String {
         "llvm {major}.{minor}.{patch}; {}; {}; {}",
         TargetMachine::get_default_triple(),
         TargetMachine::get_host_cpu_name(),
-        exact_features(&TargetMachine::get_host_cpu_features().to_string())
+        host_features()
     )
 }
 
@@ -103,12 +110,12 @@ impl HostMachine {
         let triple = TargetMachine::get_default_triple();
         let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
         let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = exact_features(&TargetMachine::get_host_cpu_features().to_string());
+        let features = host_features();
         let tm = t
             .create_target_machine(
                 &triple,
                 &cpu,
-                &features,
+                features,
                 level(opt),
                 RelocMode::PIC,
                 CodeModel::Default,

@@ -533,12 +533,12 @@ impl<'c> HostJit<'c> {
         };
         let t = LTarget::from_triple(&triple).map_err(|e| e.to_string())?;
         let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = cpu::exact_features(&TargetMachine::get_host_cpu_features().to_string());
+        let features = cpu::host_features();
         let tm = t
             .create_target_machine(
                 &triple,
                 &cpu,
-                &features,
+                features,
                 level,
                 RelocMode::Default,
                 CodeModel::JITDefault,

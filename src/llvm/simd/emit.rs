@@ -62,6 +62,8 @@ pub struct Warp<'a> {
     /// rest of the block's visit and, past a threaded guard (`Warp::threads_past`), the next
     /// block's; dropped where the new values of instructions are.
     pub(super) window_tests: HashMap<LLVMValueRef, (LLVMValueRef, LLVMValueRef)>,
+    /// The operands inline `mma`s built (`matrix::Operand`), by the block they were built in.
+    pub(super) mma_operands: HashMap<(LLVMBasicBlockRef, super::matrix::Operand), LLVMValueRef>,
     pub(super) allocas: LLVMBuilderRef,
     pub ctx: LLVMValueRef,
     pub launched: LLVMValueRef,
@@ -185,6 +187,7 @@ impl<'a> Warp<'a> {
             unguarded: false,
             threaded: None,
             window_tests: HashMap::new(),
+            mma_operands: HashMap::new(),
             allocas,
             ctx: c::LLVMGetParam(dst, 0),
             launched: std::ptr::null_mut(),

@@ -34,6 +34,30 @@ struct Source {
     lanes: Vec<u32>,
 }
 
+/// An operand an inline `mma` builds from a fragment: a register's word, element `i` of type
+/// `ty` of a word as a vector of type `vt`, or a vector's lanes taken from `lanes`. The `mma`s of a block share
+/// their A and B fragments (Triton's matmul: each A fragment feeds 8 of its 64 `mma`s, each
+/// B fragment 4), so a block builds each once (`Warp::mma_operands`) instead of leaving ~5,800
+/// copies to EarlyCSE and GVN (compile time of the optimizer).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(super) enum Operand {
+    /// A fragment register's value as one `<32 x i32>` word under `mask`.
+    Word {
+        v: LLVMValueRef,
+        mask: LLVMValueRef,
+    },
+    Element {
+        word: LLVMValueRef,
+        ty: u32,
+        i: usize,
+        vt: LLVMTypeRef,
+    },
+    Shuffle {
+        of: LLVMValueRef,
+        lanes: Vec<u32>,
+    },
+}
+
 /// An `mma.sync` built as vector code: `steps[k][e]` are the A and B operands that element
 /// `e` of every lane's D takes at step `k` of its chain.
 struct Inline {
@@ -256,8 +280,8 @@ impl Warp<'_> {
             c::LLVMFloatTypeInContext(self.cx)
         };
         let vt = c::LLVMVectorType(ft, LANES);
-        let ae = self.elements(a, m.a, m.count(Frag::A), vt);
-        let be = self.elements(b, m.b, m.count(Frag::B), vt);
+        let ae = self.shared_elements(a, m.a, m.count(Frag::A), vt);
+        let be = self.shared_elements(b, m.b, m.count(Frag::B), vt);
         let mut acc = self.elements(c, m.c, m.count(Frag::C), vt);
         // Operands shared by several D elements (A's by a row's, B's by a column's) are built
         // once per step.
@@ -269,13 +293,18 @@ impl Warp<'_> {
             for (e, pair) in step.iter().enumerate() {
                 let mut xy = [std::ptr::null_mut(); 3];
                 for (which, (s, from)) in pair.iter().zip([&ae, &be]).enumerate() {
-                    xy[which] = *made.entry((which, s)).or_insert_with(|| {
-                        if s.lanes == identity {
-                            from[s.elem]
-                        } else {
-                            self.shuffle(from[s.elem], None, &s.lanes)
+                    xy[which] = match made.get(&(which, s)) {
+                        Some(&v) => v,
+                        None => {
+                            let v = if s.lanes == identity {
+                                from[s.elem]
+                            } else {
+                                self.shared_shuffle(from[s.elem], &s.lanes)
+                            };
+                            made.insert((which, s), v);
+                            v
                         }
-                    });
+                    };
                 }
                 xy[2] = acc[e];
                 let mut tys = [vt];
@@ -283,6 +312,60 @@ impl Warp<'_> {
             }
         }
         self.pack(&acc, m.d)
+    }
+
+    /// `elements` of A or B fragment words, each built once in the current block.
+    unsafe fn shared_elements(
+        &mut self,
+        w: &[LLVMValueRef],
+        ty: u32,
+        count: usize,
+        vt: LLVMTypeRef,
+    ) -> Vec<LLVMValueRef> {
+        let bb = c::LLVMGetInsertBlock(self.b);
+        (0..count)
+            .map(|i| {
+                // The words an element reads: `elements` takes element `i` from word
+                // `i / 2` (16-bit), `2i` and `2i + 1` (f64) or `i`.
+                let (word, half) = match ty {
+                    code::F16 | code::BF16 => (w[i / 2], i % 2),
+                    code::F64 => return self.frag_element(w, ty, i, vt),
+                    _ => (w[i], 0),
+                };
+                let key = (
+                    bb,
+                    Operand::Element {
+                        word,
+                        ty,
+                        i: half,
+                        vt,
+                    },
+                );
+                if let Some(&v) = self.mma_operands.get(&key) {
+                    return v;
+                }
+                let v = self.frag_element(w, ty, i, vt);
+                self.mma_operands.insert(key, v);
+                v
+            })
+            .collect()
+    }
+
+    /// `shuffle(of, lanes)`, built once in the current block.
+    unsafe fn shared_shuffle(&mut self, of: LLVMValueRef, lanes: &[u32]) -> LLVMValueRef {
+        let key = (
+            c::LLVMGetInsertBlock(self.b),
+            Operand::Shuffle {
+                of,
+                lanes: lanes.to_vec(),
+            },
+        );
+        if let Some(&v) = self.mma_operands.get(&key) {
+            return v;
+        }
+        let v = self.shuffle(of, None, lanes);
+        self.mma_operands.insert(key, v);
+        v
     }
 
     /// The `count` elements of type `ty` in fragment words `w` (16-bit ones two to a word,
@@ -295,53 +378,64 @@ impl Warp<'_> {
         count: usize,
         vt: LLVMTypeRef,
     ) -> Vec<LLVMValueRef> {
+        (0..count)
+            .map(|i| self.frag_element(w, ty, i, vt))
+            .collect()
+    }
+
+    /// Element `i` of `elements`.
+    unsafe fn frag_element(
+        &self,
+        w: &[LLVMValueRef],
+        ty: u32,
+        i: usize,
+        vt: LLVMTypeRef,
+    ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let v32 = c::LLVMVectorType(self.i32, LANES);
         let k32 = |x: u64| self.splat(c::LLVMConstInt(self.i32, x, 0));
-        (0..count)
-            .map(|i| match ty {
-                code::F16 => {
-                    let x = if i % 2 == 1 {
-                        c::LLVMBuildLShr(b, w[i / 2], k32(16), n)
-                    } else {
-                        w[i / 2]
-                    };
-                    let h = c::LLVMBuildTrunc(b, x, c::LLVMVectorType(self.i16(), LANES), n);
-                    let h = c::LLVMBuildBitCast(
-                        b,
-                        h,
-                        c::LLVMVectorType(c::LLVMHalfTypeInContext(self.cx), LANES),
-                        n,
-                    );
-                    c::LLVMBuildFPExt(b, h, vt, n)
-                }
-                code::BF16 => {
-                    let x = if i % 2 == 1 {
-                        c::LLVMBuildAnd(b, w[i / 2], k32(0xffff_0000), n)
-                    } else {
-                        c::LLVMBuildShl(b, w[i / 2], k32(16), n)
-                    };
-                    c::LLVMBuildBitCast(b, x, vt, n)
-                }
-                // tf32 keeps the sign, the exponent and 10 fraction bits.
-                code::TF32 => {
-                    c::LLVMBuildBitCast(b, c::LLVMBuildAnd(b, w[i], k32(0xffff_e000), n), vt, n)
-                }
-                code::F64 => {
-                    let v64 = c::LLVMVectorType(self.i64, LANES);
-                    let lo = c::LLVMBuildZExt(b, w[2 * i], v64, n);
-                    let hi = c::LLVMBuildZExt(b, w[2 * i + 1], v64, n);
-                    let sh = self.splat(c::LLVMConstInt(self.i64, 32, 0));
-                    let hi = c::LLVMBuildShl(b, hi, sh, n);
-                    c::LLVMBuildBitCast(b, c::LLVMBuildOr(b, lo, hi, n), vt, n)
-                }
-                _ => {
-                    debug_assert_eq!(c::LLVMTypeOf(w[i]), v32);
-                    c::LLVMBuildBitCast(b, w[i], vt, n)
-                }
-            })
-            .collect()
+        match ty {
+            code::F16 => {
+                let x = if i % 2 == 1 {
+                    c::LLVMBuildLShr(b, w[i / 2], k32(16), n)
+                } else {
+                    w[i / 2]
+                };
+                let h = c::LLVMBuildTrunc(b, x, c::LLVMVectorType(self.i16(), LANES), n);
+                let h = c::LLVMBuildBitCast(
+                    b,
+                    h,
+                    c::LLVMVectorType(c::LLVMHalfTypeInContext(self.cx), LANES),
+                    n,
+                );
+                c::LLVMBuildFPExt(b, h, vt, n)
+            }
+            code::BF16 => {
+                let x = if i % 2 == 1 {
+                    c::LLVMBuildAnd(b, w[i / 2], k32(0xffff_0000), n)
+                } else {
+                    c::LLVMBuildShl(b, w[i / 2], k32(16), n)
+                };
+                c::LLVMBuildBitCast(b, x, vt, n)
+            }
+            // tf32 keeps the sign, the exponent and 10 fraction bits.
+            code::TF32 => {
+                c::LLVMBuildBitCast(b, c::LLVMBuildAnd(b, w[i], k32(0xffff_e000), n), vt, n)
+            }
+            code::F64 => {
+                let v64 = c::LLVMVectorType(self.i64, LANES);
+                let lo = c::LLVMBuildZExt(b, w[2 * i], v64, n);
+                let hi = c::LLVMBuildZExt(b, w[2 * i + 1], v64, n);
+                let sh = self.splat(c::LLVMConstInt(self.i64, 32, 0));
+                let hi = c::LLVMBuildShl(b, hi, sh, n);
+                c::LLVMBuildBitCast(b, c::LLVMBuildOr(b, lo, hi, n), vt, n)
+            }
+            _ => {
+                debug_assert_eq!(c::LLVMTypeOf(w[i]), v32);
+                c::LLVMBuildBitCast(b, w[i], vt, n)
+            }
+        }
     }
 
     /// The D words of the elements `d` of type `ty` (`f16` rounded to nearest even, two to a
@@ -460,9 +554,26 @@ impl Warp<'_> {
                 continue;
             };
             let v = self.get(c::LLVMGetOperand(st, 0), true);
-            for (k, x) in self.lane_words(v).into_iter().enumerate() {
+            for (k, x) in self.shared_lane_words(v).into_iter().enumerate() {
                 w[(off / 4) as usize + k] = x;
             }
+        }
+        w
+    }
+
+    /// `lane_words(v)`, a one-word value's built once per block and mask (the `mma`s of a
+    /// block pass the same fragment registers).
+    unsafe fn shared_lane_words(&mut self, v: LLVMValueRef) -> Vec<LLVMValueRef> {
+        let key = (
+            c::LLVMGetInsertBlock(self.b),
+            Operand::Word { v, mask: self.mask },
+        );
+        if let Some(&w) = self.mma_operands.get(&key) {
+            return vec![w];
+        }
+        let w = self.lane_words(v);
+        if let [x] = w[..] {
+            self.mma_operands.insert(key, x);
         }
         w
     }
