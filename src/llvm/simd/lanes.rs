@@ -1012,8 +1012,12 @@ impl Warp<'_> {
         let rows = LANES / run;
         let it = c::LLVMIntTypeInContext(self.cx, LANES);
         let bits = c::LLVMBuildBitCast(b, self.mask, it, n);
+        // Each row's pointer as a scalar from its operands' lanes (`lane_of`): extracted
+        // from the vector of pointers, the row offset `%tid.y * 64` of `As[ty][k]` was built
+        // with vector instructions and moved to a general register (a chain of about 15
+        // cycles before each warp's first FMA in matmul).
         let bases: Vec<LLVMValueRef> = (0..rows)
-            .map(|r| c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n))
+            .map(|r| self.lane_of(p, r * run, LANE_OF_DEPTH))
             .collect();
         let on: Vec<LLVMValueRef> = (0..rows)
             .map(|r| {
