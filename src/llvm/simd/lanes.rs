@@ -10,7 +10,7 @@
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode as O;
-use llvm_sys::{LLVMAtomicOrdering, LLVMTypeKind};
+use llvm_sys::{LLVMAtomicOrdering, LLVMIntPredicate, LLVMTypeKind};
 
 use super::emit::{Warp, LANES};
 
@@ -416,7 +416,7 @@ impl Warp<'_> {
                 && stride::rows_alike(ptr, &self.facts.varying, self.td, ROWS_ALIKE_DEPTH);
             return self.load_runs(p, et, alike);
         }
-        let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
+        let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
         let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
@@ -540,6 +540,49 @@ impl Warp<'_> {
             }
             _ => extract(),
         }
+    }
+
+    /// Whether a `Checked` access at source pointer `ptr` (lane pointers `p` to values of
+    /// type `t`) is consecutive in every run: where `stride::Strides::wrap_cast` finds its
+    /// one widening cast, whether the cast's narrow operand stays on one side of its type's
+    /// limit from each run's first lane to its last (`x_first <= MAX - (run - 1) * step` for a
+    /// sign extension by a positive step; lane `l` of the run is `x_first + l * step` modulo
+    /// the width, by the strides): one compare of a value the address uses anyway; else
+    /// `lane31_test`.
+    unsafe fn checked_test(
+        &mut self,
+        ptr: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> LLVMValueRef {
+        let run = self.run();
+        let cast = self.facts.strides.wrap_cast(ptr, &self.facts.varying);
+        let Some((x, signed, step, w)) = cast.filter(|&(_, _, step, w)| {
+            step != 0
+                && (2..=32).contains(&w)
+                && i128::from(run - 1) * i128::from(step).abs() < 1i128 << (w - 1)
+        }) else {
+            return self.lane31_test(p, t);
+        };
+        let span = i128::from(run - 1) * i128::from(step).abs();
+        let (pred, bound) = match (signed, step > 0) {
+            (true, true) => (LLVMIntPredicate::LLVMIntSLE, (1i128 << (w - 1)) - 1 - span),
+            (true, false) => (LLVMIntPredicate::LLVMIntSGE, -(1i128 << (w - 1)) + span),
+            (false, true) => (LLVMIntPredicate::LLVMIntULE, (1i128 << w) - 1 - span),
+            (false, false) => (LLVMIntPredicate::LLVMIntUGE, span),
+        };
+        let xv = self.get(x, true);
+        let b = self.b;
+        let n = c"".as_ptr();
+        let xt = c::LLVMTypeOf(x);
+        let k = c::LLVMConstInt(xt, bound as u64, 0);
+        let mut ok = c::LLVMConstInt(self.i1, 1, 0);
+        for r in 0..LANES / run {
+            let first = self.lane_of(xv, r * run, LANE_OF_DEPTH);
+            let fits = c::LLVMBuildICmp(b, pred, first, k, n);
+            ok = c::LLVMBuildAnd(b, ok, fits, n);
+        }
+        ok
     }
 
     /// For lane pointers `p` to values of type `t` that step by the value's size unless one
@@ -993,8 +1036,12 @@ impl Warp<'_> {
         let rows = LANES / run;
         let it = c::LLVMIntTypeInContext(self.cx, LANES);
         let bits = c::LLVMBuildBitCast(b, self.mask, it, n);
+        // Each row's pointer as a scalar from its operands' lanes (`lane_of`): extracted
+        // from the vector of pointers, the row offset `%tid.y * 64` of `As[ty][k]` was built
+        // with vector instructions and moved to a general register (a chain of about 15
+        // cycles before each warp's first FMA in matmul).
         let bases: Vec<LLVMValueRef> = (0..rows)
-            .map(|r| c::LLVMBuildExtractElement(b, p, self.c32(u64::from(r * run)), n))
+            .map(|r| self.lane_of(p, r * run, LANE_OF_DEPTH))
             .collect();
         let on: Vec<LLVMValueRef> = (0..rows)
             .map(|r| {
@@ -1119,7 +1166,7 @@ impl Warp<'_> {
             }
             return;
         }
-        let checked = (access == Access::Checked).then(|| self.lane31_test(p, et));
+        let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
         let contig = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));

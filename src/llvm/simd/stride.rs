@@ -441,6 +441,63 @@ impl Strides {
         }
     }
 
+    /// The one widening cast of a `Checked` pointer `p` (`Access::Checked`): its narrow
+    /// operand `x`, whether the cast is signed, `x`'s lane step (a signed number of its
+    /// width) and that width, when the way from `p` down to it goes through one operand that
+    /// holds the cast at each step (no phi: its lanes may be older values). The run is then
+    /// consecutive exactly when `x` does not cross its type's limit between a run's first and
+    /// last lane, a compare of the first lane's `x` with a constant (`lanes.rs`): the
+    /// difference of the two lanes' addresses took a sign extension of each and a subtraction
+    /// per run (matmul's rows).
+    pub unsafe fn wrap_cast(
+        &self,
+        p: LLVMValueRef,
+        varying: &HashSet<LLVMValueRef>,
+    ) -> Option<(LLVMValueRef, bool, i64, u32)> {
+        let mut v = p;
+        for _ in 0..64 {
+            if self.of(v, varying)?.casts != 1 || !ir::is_instruction(v) {
+                return None;
+            }
+            let op = ir::opcode(v);
+            if matches!(op, O::LLVMSExt | O::LLVMZExt) {
+                let x = c::LLVMGetOperand(v, 0);
+                let sx = self.of(x, varying)?;
+                if sx.casts == 0 {
+                    let t = c::LLVMTypeOf(x);
+                    if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMIntegerTypeKind {
+                        return None;
+                    }
+                    let w = c::LLVMGetIntTypeWidth(t);
+                    return Some((x, op == O::LLVMSExt, signed_low(sx.step, w), w));
+                }
+                v = x;
+                continue;
+            }
+            if !matches!(
+                op,
+                O::LLVMAdd
+                    | O::LLVMSub
+                    | O::LLVMMul
+                    | O::LLVMShl
+                    | O::LLVMGetElementPtr
+                    | O::LLVMPtrToInt
+                    | O::LLVMIntToPtr
+                    | O::LLVMAddrSpaceCast
+            ) {
+                return None;
+            }
+            let mut held = ir::operands(v)
+                .into_iter()
+                .filter(|&u| self.of(u, varying).is_some_and(|s| s.casts > 0));
+            v = held.next()?;
+            if held.next().is_some() {
+                return None;
+            }
+        }
+        None
+    }
+
     /// Whether store `i` (of a varying value) writes one address in every lane: its pointer
     /// is uniform, or steps by 0 from lane 0 with no widening cast on the way (32-lane
     /// strides: under row segments a step of 0 is one address per row). Every running lane
