@@ -160,6 +160,40 @@ pub unsafe fn const_u64(v: LLVMValueRef) -> Option<u64> {
     Some(c::LLVMConstIntGetZExtValue(v))
 }
 
+/// Lanes `16k..16k+16` of the vector `v` (`v` itself when it has 16 lanes): the piece an
+/// AVX-512 intrinsic of 16 f32 lanes takes (`range.rs`, `scalef.rs`).
+pub unsafe fn lanes16(b: LLVMBuilderRef, v: LLVMValueRef, k: u32) -> LLVMValueRef {
+    if c::LLVMGetVectorSize(c::LLVMTypeOf(v)) == 16 {
+        return v;
+    }
+    let i32t = c::LLVMInt32TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(v)));
+    let mut idx: Vec<LLVMValueRef> = (0..16)
+        .map(|j| c::LLVMConstInt(i32t, u64::from(16 * k + j), 0))
+        .collect();
+    let mask = c::LLVMConstVector(idx.as_mut_ptr(), 16);
+    let p = c::LLVMGetPoison(c::LLVMTypeOf(v));
+    c::LLVMBuildShuffleVector(b, v, p, mask, c"".as_ptr())
+}
+
+/// Vectors of one type, a power-of-two count of them, concatenated pairwise in order: the
+/// inverse of taking `lanes16` pieces.
+pub unsafe fn concat(b: LLVMBuilderRef, mut parts: Vec<LLVMValueRef>) -> LLVMValueRef {
+    while parts.len() > 1 {
+        let t = c::LLVMTypeOf(parts[0]);
+        let w = c::LLVMGetVectorSize(t);
+        let i32t = c::LLVMInt32TypeInContext(c::LLVMGetTypeContext(t));
+        let mut idx: Vec<LLVMValueRef> = (0..2 * w)
+            .map(|j| c::LLVMConstInt(i32t, u64::from(j), 0))
+            .collect();
+        let mask = c::LLVMConstVector(idx.as_mut_ptr(), 2 * w);
+        parts = parts
+            .chunks(2)
+            .map(|ab| c::LLVMBuildShuffleVector(b, ab[0], ab[1], mask, c"".as_ptr()))
+            .collect();
+    }
+    parts[0]
+}
+
 pub unsafe fn print(v: LLVMValueRef) -> String {
     let p = c::LLVMPrintValueToString(v);
     let s = CStr::from_ptr(p).to_string_lossy().trim().to_string();

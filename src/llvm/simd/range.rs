@@ -114,28 +114,14 @@ struct Fold {
 }
 
 impl Fold {
-    /// Lanes `16k..16k+16` of `v`.
-    unsafe fn half(&self, v: LLVMValueRef, k: u32) -> LLVMValueRef {
-        let lanes = c::LLVMGetVectorSize(c::LLVMTypeOf(v));
-        if lanes == 16 {
-            return v;
-        }
-        let mut idx: Vec<LLVMValueRef> = (0..16)
-            .map(|j| c::LLVMConstInt(self.i32t, u64::from(16 * k + j), 0))
-            .collect();
-        let mask = c::LLVMConstVector(idx.as_mut_ptr(), 16);
-        let p = c::LLVMGetPoison(c::LLVMTypeOf(v));
-        c::LLVMBuildShuffleVector(self.b, v, p, mask, c"".as_ptr())
-    }
-
     /// `vrangeps(a, b, imm)` per 16 lanes, concatenated back to the lanes of `a`.
     unsafe fn ranges(&self, a: LLVMValueRef, bv: LLVMValueRef, imm: u64) -> LLVMValueRef {
         let lanes = c::LLVMGetVectorSize(c::LLVMTypeOf(a));
         let mut parts = Vec::new();
         for k in 0..lanes / 16 {
             let mut args = [
-                self.half(a, k),
-                self.half(bv, k),
+                ir::lanes16(self.b, a, k),
+                ir::lanes16(self.b, bv, k),
                 c::LLVMConstInt(self.i32t, imm, 0),
                 c::LLVMGetPoison(self.v16),
                 c::LLVMConstInt(self.i16t, 0xffff, 0),
@@ -151,18 +137,7 @@ impl Fold {
                 c"".as_ptr(),
             ));
         }
-        while parts.len() > 1 {
-            let w = c::LLVMGetVectorSize(c::LLVMTypeOf(parts[0]));
-            let mut idx: Vec<LLVMValueRef> = (0..2 * w)
-                .map(|j| c::LLVMConstInt(self.i32t, u64::from(j), 0))
-                .collect();
-            let mask = c::LLVMConstVector(idx.as_mut_ptr(), 2 * w);
-            parts = parts
-                .chunks(2)
-                .map(|ab| c::LLVMBuildShuffleVector(self.b, ab[0], ab[1], mask, c"".as_ptr()))
-                .collect();
-        }
-        parts[0]
+        ir::concat(self.b, parts)
     }
 
     /// `v`, or a copy that is never a signalling NaN (`vrangeps(v, v)`), built right after

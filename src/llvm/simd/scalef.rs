@@ -161,24 +161,11 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
             for &(i, p, x, frozen, conv) in &found {
                 c::LLVMPositionBuilderBefore(b, i);
                 let lanes = c::LLVMGetVectorSize(c::LLVMTypeOf(i));
-                let half = |v: LLVMValueRef, k: u32| {
-                    let mut idx: Vec<LLVMValueRef> = (0..16)
-                        .map(|j| c::LLVMConstInt(i32t, u64::from(16 * k + j), 0))
-                        .collect();
-                    let mask = c::LLVMConstVector(idx.as_mut_ptr(), 16);
-                    c::LLVMBuildShuffleVector(
-                        b,
-                        v,
-                        c::LLVMGetPoison(c::LLVMTypeOf(v)),
-                        mask,
-                        c"".as_ptr(),
-                    )
-                };
                 let mut parts = Vec::new();
                 for k in 0..lanes / 16 {
                     let mut args = [
-                        half(p, k),
-                        half(x, k),
+                        ir::lanes16(b, p, k),
+                        ir::lanes16(b, x, k),
                         c::LLVMGetPoison(v16),
                         c::LLVMConstInt(i16t, 0xffff, 0),
                         // _MM_FROUND_CUR_DIRECTION: the environment's rounding, to nearest.
@@ -193,19 +180,7 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
                         c"".as_ptr(),
                     ));
                 }
-                // Concatenate the pieces pairwise back to `lanes` lanes.
-                while parts.len() > 1 {
-                    let w = c::LLVMGetVectorSize(c::LLVMTypeOf(parts[0]));
-                    let mut idx: Vec<LLVMValueRef> = (0..2 * w)
-                        .map(|j| c::LLVMConstInt(i32t, u64::from(j), 0))
-                        .collect();
-                    let mask = c::LLVMConstVector(idx.as_mut_ptr(), 2 * w);
-                    parts = parts
-                        .chunks(2)
-                        .map(|ab| c::LLVMBuildShuffleVector(b, ab[0], ab[1], mask, c"".as_ptr()))
-                        .collect();
-                }
-                c::LLVMReplaceAllUsesWith(i, parts[0]);
+                c::LLVMReplaceAllUsesWith(i, ir::concat(b, parts));
                 c::LLVMInstructionEraseFromParent(i);
                 // The exponent's conversion (and its freeze) when nothing else reads it.
                 let dead: &[LLVMValueRef] = if frozen == conv {
