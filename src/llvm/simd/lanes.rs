@@ -16,6 +16,8 @@ use super::emit::{Warp, LANES};
 
 /// How deep `stride::rows_alike` looks into a pointer's computation.
 const ROWS_ALIKE_DEPTH: u32 = 12;
+/// How deep `stride::memory_indexed` looks for an index loaded from memory.
+const MEMORY_INDEXED_DEPTH: u32 = 8;
 /// How deep `Warp::lane_of` rebuilds a lane's pointer from its operands' lanes.
 const LANE_OF_DEPTH: u32 = 16;
 use super::ir;
@@ -419,6 +421,11 @@ impl Warp<'_> {
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
+        if checked.is_none()
+            && stride::memory_indexed(ptr, &self.facts.varying, MEMORY_INDEXED_DEPTH)
+        {
+            return self.gather(vt, p, m);
+        }
         let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
@@ -429,13 +436,7 @@ impl Warp<'_> {
         let vec_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let gv = if self.narrow(vt) {
-            self.gather_loop(vt, p, m)
-        } else {
-            let mut tys = [vt, c::LLVMTypeOf(p)];
-            let mut args = [p, m, c::LLVMGetPoison(vt)];
-            self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args)
-        };
+        let gv = self.gather(vt, p, m);
         let gat_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
@@ -444,6 +445,17 @@ impl Warp<'_> {
         let mut bbs = [vec_bb, gat_bb];
         c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
         phi
+    }
+
+    /// A masked gather of `vt` at pointers `p` (a loop of scalar loads for narrow elements).
+    unsafe fn gather(&mut self, vt: LLVMTypeRef, p: LLVMValueRef, m: LLVMValueRef) -> LLVMValueRef {
+        if self.narrow(vt) {
+            self.gather_loop(vt, p, m)
+        } else {
+            let mut tys = [vt, c::LLVMTypeOf(p)];
+            let mut args = [p, m, c::LLVMGetPoison(vt)];
+            self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args)
+        }
     }
 
     /// Lanes per run of consecutive accesses: 32, or a row segment's width

@@ -93,6 +93,33 @@ pub enum Access {
     Window,
 }
 
+/// Whether pointer `v` is indexed by memory: its tree of varying address arithmetic (`depth`
+/// deep) holds a load at per-lane pointers (`x[col[k]]`, a gather through an index array).
+/// Such lanes' addresses are data: the run-time test for consecutive lanes before a gather
+/// (`lanes.rs`) almost never holds for them, and it cost spmv_warp ~12 vector instructions
+/// per row on the path of the loads that bound it. A context field or a warp operation's
+/// predicate (a varying value loaded at a uniform pointer) is not memory of the kernel.
+pub unsafe fn memory_indexed(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, depth: u32) -> bool {
+    if !varying.contains(&v) || !ir::is_instruction(v) {
+        return false;
+    }
+    let Some(depth) = depth.checked_sub(1) else {
+        return false;
+    };
+    let op = ir::opcode(v);
+    if op == O::LLVMLoad {
+        return varying.contains(&c::LLVMGetOperand(v, 0));
+    }
+    let pure = ir::int_arith_or_cast(op)
+        || matches!(
+            op,
+            O::LLVMIntToPtr | O::LLVMPtrToInt | O::LLVMAddrSpaceCast | O::LLVMGetElementPtr
+        );
+    pure && ir::operands(v)
+        .into_iter()
+        .any(|o| memory_indexed(o, varying, depth))
+}
+
 /// Row segments: whether source value `v` is the same in every row of a warp lane for lane
 /// (lane `l` of one row and lane `l` of another hold equal values): uniform values, `%tid.x`
 /// (`lane % S` in every row) and pure arithmetic, casts, address computations and selects
