@@ -17,6 +17,7 @@ mod emit;
 mod ir;
 mod lanes;
 mod linear;
+mod maskbits;
 mod matrix;
 mod nan;
 mod narrow;
@@ -125,6 +126,15 @@ pub struct Report {
 pub fn fold_load_defaults(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { passthru::fold(m.as_mut_ptr()) }
+}
+
+/// Folds the bits of a mask after a uniform branch (`bitcast` of a `select` on a scalar
+/// condition between constant lane masks) into a scalar select (`maskbits.rs`), in the
+/// optimized module `m`; returns how many (when any, InstCombine, EarlyCSE and SimplifyCFG are to
+/// run again).
+pub fn fold_mask_bits(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { maskbits::fold(m.as_mut_ptr()) }
 }
 
 /// Folds the warp functions' f32 `min`/`max` (`llvm.minimumnum`/`llvm.maximumnum` of 16k

@@ -540,8 +540,16 @@ fn build<'c, 'a>(
         // loop over warps 1-7 (warp 0 peeled) in a halving tree's one-warp step, whose regions
         // the skip guards drop only once the warp's range is known (reduce_halving: four
         // loops of seven idle trips per CTA).
+        // A uniform branch's mask tested as bits (`llvm::simd::fold_mask_bits`): the tests
+        // become the branch's condition once InstCombine and EarlyCSE see a scalar select, and the
+        // paths a taken branch never runs (masked accesses) go.
+        let again = if crate::llvm::simd::fold_mask_bits(&m) > 0 {
+            "function(instcombine<no-verify-fixpoint>,early-cse,simplifycfg,loop(loop-deletion))"
+        } else {
+            "function(loop(loop-deletion))"
+        };
         machine
-            .run_pipeline(&m, "function(loop(loop-deletion))")
+            .run_pipeline(&m, again)
             .map_err(CompileError::Llvm)?;
         crate::llvm::simd::fold_load_defaults(&m);
         if crate::llvm::cpu::host_has("+avx512f") {
