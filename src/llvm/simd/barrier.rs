@@ -497,7 +497,7 @@ impl Warp<'_> {
     pub unsafe fn regions_begin(&mut self, src: LLVMValueRef) {
         let _ = src;
         let np = c::LLVMCountParams(self.dst);
-        let (across, remat) = live_across(self.cfg);
+        let (across, remat) = live_across(self.cfg, Some(&self.facts.varying));
         let red = self.cfg.blocks.iter().any(|&bb| {
             ir::instructions(bb).iter().any(|&i| {
                 !c::LLVMIsACallInst(i).is_null()
@@ -942,11 +942,15 @@ pub unsafe fn alike(
 /// Of those, the values built again at their uses after a barrier are returned apart
 /// (`remat`): arithmetic of at most [`REMAT_MAX`] instructions on constants, parameters and
 /// context fields (`%tid`, `%ntid`, `%ctaid`…, which the warp function has at every entry), such
-/// as `%tid.x` or a shared address `s + 4 * %tid.x`.
+/// as `%tid.x` or a shared address `s + 4 * %tid.x`. Given the function's varying values,
+/// also the varying sums whose terms the frame keeps instead (`split_sums`).
 ///
 /// # Safety
 /// `cfg` must describe a valid function.
-pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
+pub unsafe fn live_across(
+    cfg: &Cfg,
+    varying: Option<&HashSet<LLVMValueRef>>,
+) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
     let nb = cfg.blocks.len();
     let insts: Vec<Vec<LLVMValueRef>> = cfg.blocks.iter().map(|&b| ir::instructions(b)).collect();
     let mut pos = HashMap::new();
@@ -1036,7 +1040,69 @@ pub unsafe fn live_across(cfg: &Cfg) -> (HashSet<LLVMValueRef>, HashSet<LLVMValu
         }
     }
     out.retain(|v| !remat.contains(v));
+    if let Some(varying) = varying {
+        split_sums(&mut out, &mut remat, varying);
+    }
     (out, remat)
+}
+
+/// Varying sums `u + w` kept in the frame as their terms: `u` the same in every lane, `w`
+/// varying and a term of another such sum. Triton's matmul epilogue computes its 128 store
+/// pointers `c + 2 * row_i * stride_cm + 2 * col * stride_cn` before the barriers of its
+/// layout change: 128 vectors of 32 pointers in the frame (32 KiB per warp, four 64-byte
+/// stores and four loads each), where one vector of column offsets and 128 scalars say the
+/// same. Each sum is then added again at its uses after a barrier (`remat`: its terms come from
+/// their slots), one vector add against four loads; and the 128 accesses see one shared
+/// varying term, whose run-time lane tests LLVM computes once.
+unsafe fn split_sums(
+    out: &mut HashSet<LLVMValueRef>,
+    remat: &mut HashSet<LLVMValueRef>,
+    varying: &HashSet<LLVMValueRef>,
+) {
+    use llvm_sys::LLVMOpcode as O;
+    // `(sum, uniform term, varying term)` of the varying values the frame keeps.
+    let terms = |v: LLVMValueRef| -> Option<(LLVMValueRef, LLVMValueRef)> {
+        if !varying.contains(&v) || c::LLVMGetNumOperands(v) != 2 {
+            return None;
+        }
+        let (a, b) = (c::LLVMGetOperand(v, 0), c::LLVMGetOperand(v, 1));
+        let ok = match ir::opcode(v) {
+            O::LLVMAdd => true,
+            // A byte offset from a pointer: the pointer plus the offset, whichever varies.
+            O::LLVMGetElementPtr => {
+                c::LLVMGetGEPSourceElementType(v)
+                    == c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(v)))
+            }
+            _ => false,
+        };
+        let term = |x: LLVMValueRef| ir::is_instruction(x) || !c::LLVMIsAArgument(x).is_null();
+        if !ok || !term(a) || !term(b) {
+            return None;
+        }
+        match (varying.contains(&a), varying.contains(&b)) {
+            (false, true) => Some((a, b)),
+            (true, false) => Some((b, a)),
+            _ => None,
+        }
+    };
+    let mut sums: Vec<(LLVMValueRef, LLVMValueRef, LLVMValueRef)> = out
+        .iter()
+        .filter_map(|&v| terms(v).map(|(u, w)| (v, u, w)))
+        .collect();
+    let mut shared: HashMap<LLVMValueRef, u32> = HashMap::new();
+    for &(_, _, w) in &sums {
+        *shared.entry(w).or_default() += 1;
+    }
+    sums.retain(|&(_, _, w)| shared[&w] >= 2);
+    for (v, u, w) in sums {
+        out.remove(&v);
+        remat.insert(v);
+        for t in [u, w] {
+            if ir::is_instruction(t) && !remat.contains(&t) {
+                out.insert(t);
+            }
+        }
+    }
 }
 
 /// Loop-carried phis that share their latch value's frame slot, as a register allocator

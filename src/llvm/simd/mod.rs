@@ -782,7 +782,7 @@ unsafe fn scheme_note(
         barrier::Scheme::Regions => {
             // What the frame keeps across barriers (PTX register names where SSA kept them),
             // and how many values are built again after one instead.
-            let (across, remat) = barrier::live_across(cfg);
+            let (across, remat) = barrier::live_across(cfg, Some(&facts.varying));
             let mut names: Vec<String> = across
                 .iter()
                 .map(|&v| ir::name(v))

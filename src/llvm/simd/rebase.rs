@@ -158,7 +158,7 @@ unsafe fn step_of(next: LLVMValueRef, p: LLVMValueRef) -> Option<LLVMValueRef> {
 /// latch) and `cfg` its control flow.
 pub unsafe fn rebase(f: LLVMValueRef, cfg: &Cfg) -> usize {
     let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(f));
-    let (across, _) = barrier::live_across(cfg);
+    let (across, _) = barrier::live_across(cfg, None);
     let mut memo = HashMap::new();
     let mut done = 0;
     for lp in &cfg.loops {
