@@ -190,6 +190,14 @@ pub fn lower<'c, 'a>(
             };
             let v = if et.is_float() && op != RmwOp::FAdd {
                 l.coerce(*b, l.int(et.bits).into(), false)
+            } else if op == RmwOp::FAdd {
+                // The GPU's narrow float sums have one NaN whatever the operands' payloads
+                // (`fp::gpu_nan`); the host's `fadd` keeps a NaN operand's. The added value
+                // canonicalized, a NaN sum of a number in memory is the GPU's. (The compare
+                // and blend are the atomic's own, once per call: the value's payload is seen by
+                // no one else, so `simd::nan` drops a block reduction's canonicalizations of
+                // the sums it keeps in shared memory on their way here.)
+                fp::gpu_nan(l, b.into_float_value()).into()
             } else {
                 *b
             };

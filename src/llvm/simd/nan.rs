@@ -32,6 +32,7 @@ use llvm_sys::{LLVMOpcode as O, LLVMRealPredicate, LLVMTypeKind};
 
 use super::bounds::Bounds;
 use super::ir;
+use super::lanes::SHARED_AS;
 
 /// Canonicalizing selects found and removed in a function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -222,6 +223,103 @@ unsafe fn sink_to_observers(f: LLVMValueRef, insts: &[LLVMValueRef]) {
     c::LLVMDisposeBuilder(b);
 }
 
+/// Whether pointer `p` is in the shared space (`ptr addrspace(3)`: an offset into the CTA's
+/// block).
+unsafe fn shared_pointer(p: LLVMValueRef) -> bool {
+    let t = c::LLVMTypeOf(p);
+    c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMPointerTypeKind
+        && c::LLVMGetPointerAddressSpace(t) == SHARED_AS
+}
+
+/// Whether a vector or scalar type `t` holds shared-space pointers.
+unsafe fn shared_type(t: LLVMTypeRef) -> bool {
+    let t = if c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+        c::LLVMGetElementType(t)
+    } else {
+        t
+    };
+    c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMPointerTypeKind
+        && c::LLVMGetPointerAddressSpace(t) == SHARED_AS
+}
+
+/// Whether the kernel's shared memory is read and written only by its own scalar loads and
+/// stores through shared-space pointers (issue 17): then the bits stored there are seen
+/// exactly where a load's result is, and a tree reduction's sums (stored, loaded and added
+/// at each step) need their canonical NaN only where a final load is seen. The whole space
+/// is one value: a shared address is an integer offset that may reach any variable (and the
+/// dynamic `extern` arrays share one block). No other way in: a shared pointer cast to
+/// another space (`cvta`, and the generic `ld [s+8]` the builder folds into a constant
+/// cast), the block's base read from the thread context (`isspacep`), an atomic or a call
+/// given a shared pointer, a call that might reach the block through the context (only the
+/// barriers, the warp operations without memory and LLVM's intrinsics are let through), or
+/// a load of a vector or a wide value (whose elements the pass does not follow). The block
+/// belongs to one CTA (a cluster is one CTA on the cpu target), and every thread of it runs
+/// this function, so an unseen load here is unseen in every thread.
+unsafe fn shared_private(insts: &[LLVMValueRef]) -> bool {
+    for &i in insts {
+        let n = c::LLVMGetNumOperands(i).max(0) as u32;
+        if (0..n).any(|k| crate::llvm::cpu::has_shared_cast(c::LLVMGetOperand(i, k))) {
+            return false;
+        }
+        match ir::opcode(i) {
+            O::LLVMLoad => {
+                let p = c::LLVMGetOperand(i, 0);
+                if shared_pointer(p) && !carries_bits(i) {
+                    return false;
+                }
+                // The thread context's fields: a pointer among them may be the block's base.
+                let base = if c::LLVMIsAGetElementPtrInst(p).is_null() {
+                    p
+                } else {
+                    c::LLVMGetOperand(p, 0)
+                };
+                if ir::is_self_call(base)
+                    && c::LLVMGetTypeKind(c::LLVMTypeOf(i)) == LLVMTypeKind::LLVMPointerTypeKind
+                {
+                    return false;
+                }
+            }
+            O::LLVMAddrSpaceCast
+                if shared_type(c::LLVMTypeOf(i))
+                    || shared_type(c::LLVMTypeOf(c::LLVMGetOperand(i, 0))) =>
+            {
+                return false;
+            }
+            O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg if shared_pointer(c::LLVMGetOperand(i, 0)) => {
+                return false;
+            }
+            O::LLVMCall => {
+                let args = c::LLVMGetNumArgOperands(i) as u32;
+                if (0..args).any(|k| shared_type(c::LLVMTypeOf(c::LLVMGetOperand(i, k)))) {
+                    return false;
+                }
+                let f = ir::callee(i);
+                let known = f.starts_with("llvm.")
+                    || f == "ptx2llvm_rt_self"
+                    || f.starts_with("ptx2llvm_rt_barrier_")
+                    || matches!(
+                        ir::WarpCall::of(&f),
+                        Some(
+                            ir::WarpCall::ActiveMask
+                                | ir::WarpCall::Shfl
+                                | ir::WarpCall::Vote
+                                | ir::WarpCall::Redux
+                                | ir::WarpCall::MatchAny
+                                | ir::WarpCall::MatchAll
+                                | ir::WarpCall::Elect
+                                | ir::WarpCall::WarpSync
+                        )
+                    );
+                if !known {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 /// Removes the canonicalizing selects of `f` whose results' NaN payloads no use observes.
 ///
 /// # Safety
@@ -234,8 +332,26 @@ pub unsafe fn drop_unseen(f: LLVMValueRef) -> NanReport {
     // carries (observed with it).
     let mut observed: HashSet<LLVMValueRef> = HashSet::new();
     let mut flows: HashMap<LLVMValueRef, Vec<LLVMValueRef>> = HashMap::new();
+    // Shared memory as one value (`shared_private`): `f` itself stands for its contents, seen
+    // where a load of it is; the values stored into it flow there.
+    let shared = shared_private(&insts).then_some(f);
     let mut canon = Vec::new();
     for &i in &insts {
+        if let Some(mem) = shared {
+            match ir::opcode(i) {
+                O::LLVMLoad if shared_pointer(c::LLVMGetOperand(i, 0)) => {
+                    flows.entry(i).or_default().push(mem);
+                }
+                O::LLVMStore if shared_pointer(c::LLVMGetOperand(i, 1)) => {
+                    let v = c::LLVMGetOperand(i, 0);
+                    if carries_bits(v) && c::LLVMIsAConstant(v).is_null() {
+                        flows.entry(mem).or_default().push(v);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
         let x = canonicalized(i);
         if let Some(x) = x {
             canon.push((i, x));
