@@ -220,6 +220,12 @@ model. Beyond the table:
   truncates every term at the largest exponent and rounds toward zero (docs/GPU_DIFF.md has
   the measured rule; branch `tc` implements it, not merged for its cost), so inexact sums
   differ from the H200's by 1-2 ulp.
+- Float `atom.add`/`red.add` (f32, f16, bf16, vector elements; cpu target): a NaN value
+  operand becomes the canonical NaN before the host's atomic add, as the GPU gives for f32
+  arithmetic (not yet measured on a GPU for atomics: no device was lent since this rule
+  landed); a NaN that the sum itself makes (memory holding +inf, −inf added) or memory that
+  already holds a NaN with a payload gives the host's NaN (0xffc00000, the payload), which an
+  H200 may not. `lit/cpu/run-simd-nan-shared.ptx` (`nanatom`) pins the operand rule.
 - `wmma` fragment layouts (which PTX leaves unspecified) are those an NVIDIA H200 gives
   (`tests/data/wmma_layouts.txt`: 58 `wmma.load` probes, a/b/c, row/col, every shape with
   f16/bf16/s8/tf32 and f16/f32/s32 accumulators). Not measured, so inferred or kept: `u8` uses
