@@ -237,10 +237,7 @@ impl Warp<'_> {
         c::LLVMBuildStore(b, p, back);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        let mem = c::LLVMBuildPhi(b, self.ptr, n);
-        let mut vals = [in_slot, aligned];
-        let mut bbs = [here, heap];
-        c::LLVMAddIncoming(mem, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        let mem = ir::phi(b, self.ptr, n, &[(in_slot, here), (aligned, heap)]);
         let hdl = self.call_intrinsic("llvm.coro.begin", &mut [], &mut [id, mem]);
         let ret = self.append("co.ret");
         let cleanup = self.append("co.cleanup");

@@ -952,10 +952,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                 let wrapped = c::LLVMBuildURem(b, first, nx, n);
                 c::LLVMBuildBr(b, known);
                 c::LLVMPositionBuilderAtEnd(b, known);
-                let lo = c::LLVMBuildPhi(b, i32t, n);
-                let mut vals = [first, wrapped];
-                let mut bbs = [here, rowsb];
-                c::LLVMAddIncoming(lo, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+                let lo = super::ir::phi(b, i32t, n, &[(first, here), (wrapped, rowsb)]);
                 let hi = c::LLVMBuildAdd(b, lo, c32(31), n);
                 let a = c::LLVMBuildLoad2(b, i32t, res(guard::LO), n);
                 let z = c::LLVMBuildLoad2(b, i32t, res(guard::HI), n);
@@ -1074,11 +1071,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                     let gb_end = c::LLVMGetInsertBlock(b);
                     c::LLVMBuildBr(b, cont);
                     c::LLVMPositionBuilderAtEnd(b, cont);
-                    let p = c::LLVMBuildPhi(b, i32t, n);
-                    let mut vals = [x, y];
-                    let mut bbs = [rb_end, gb_end];
-                    c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-                    p
+                    super::ir::phi(b, i32t, n, &[(x, rb_end), (y, gb_end)])
                 }
                 (None, Some(r)) => {
                     store_tid_yz(first);
@@ -1091,11 +1084,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                     let rb_end = c::LLVMGetInsertBlock(b);
                     c::LLVMBuildBr(b, cont);
                     c::LLVMPositionBuilderAtEnd(b, cont);
-                    let p = c::LLVMBuildPhi(b, i32t, n);
-                    let mut vals = [next, ns];
-                    let mut bbs = [sb, rb_end];
-                    c::LLVMAddIncoming(p, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-                    p
+                    super::ir::phi(b, i32t, n, &[(next, sb), (ns, rb_end)])
                 }
                 None => ns,
             };
@@ -1213,10 +1202,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
             let mut bbs = [pre, fast_end];
             c::LLVMAddIncoming(i, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
             c::LLVMPositionBuilderAtEnd(b, after);
-            let start = c::LLVMBuildPhi(b, i32t, n);
-            let mut v = [c32(0), i, next];
-            let mut bbs = [pre, lp, fast_end];
-            c::LLVMAddIncoming(start, v.as_mut_ptr(), bbs.as_mut_ptr(), 3);
+            let start = super::ir::phi(b, i32t, n, &[(c32(0), pre), (i, lp), (next, fast_end)]);
             each_from(name, start, &|i| run_one(i, Some((f, k)), skip, false));
         };
         // An ordered round of the aligned warp function `r` at state `k`: when `peel` names

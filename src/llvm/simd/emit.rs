@@ -637,10 +637,7 @@ impl<'a> Warp<'a> {
             let x0r = c::LLVMBuildURem(b, base, nx, c"".as_ptr());
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
-            let x0 = c::LLVMBuildPhi(b, self.i32, c"".as_ptr());
-            let mut vals = [base, x0r];
-            let mut bbs = [here, rem];
-            c::LLVMAddIncoming(x0, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+            let x0 = ir::phi(b, self.i32, c"".as_ptr(), &[(base, here), (x0r, rem)]);
             let tx = c::LLVMBuildAdd(b, self.splat(x0), self.iota, c"".as_ptr());
             let (_, ty) = field(self, crate::runtime::abi::offset::TID as u64 + 4);
             let (_, tz) = field(self, crate::runtime::abi::offset::TID as u64 + 8);

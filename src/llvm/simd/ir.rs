@@ -160,6 +160,25 @@ pub unsafe fn const_u64(v: LLVMValueRef) -> Option<u64> {
     Some(c::LLVMConstIntGetZExtValue(v))
 }
 
+/// A phi of type `ty` named `name` at the builder's position, with its incoming values and
+/// blocks given at once (the two- and three-way joins the emitters build).
+pub unsafe fn phi(
+    b: LLVMBuilderRef,
+    ty: LLVMTypeRef,
+    name: *const std::ffi::c_char,
+    incoming: &[(LLVMValueRef, LLVMBasicBlockRef)],
+) -> LLVMValueRef {
+    let p = c::LLVMBuildPhi(b, ty, name);
+    let (mut vals, mut bbs): (Vec<_>, Vec<_>) = incoming.iter().copied().unzip();
+    c::LLVMAddIncoming(
+        p,
+        vals.as_mut_ptr(),
+        bbs.as_mut_ptr(),
+        incoming.len() as u32,
+    );
+    p
+}
+
 /// Lanes `16k..16k+16` of the vector `v` (`v` itself when it has 16 lanes): the piece an
 /// AVX-512 intrinsic of 16 f32 lanes takes (`range.rs`, `scalef.rs`).
 pub unsafe fn lanes16(b: LLVMBuilderRef, v: LLVMValueRef, k: u32) -> LLVMValueRef {

@@ -440,11 +440,7 @@ impl Warp<'_> {
         let gat_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        let phi = c::LLVMBuildPhi(b, vt, c"".as_ptr());
-        let mut vals = [lv, gv];
-        let mut bbs = [vec_bb, gat_bb];
-        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-        phi
+        ir::phi(b, vt, c"".as_ptr(), &[(lv, vec_bb), (gv, gat_bb)])
     }
 
     /// A masked gather of `vt` at pointers `p` (a loop of scalar loads for narrow elements).
@@ -697,11 +693,7 @@ impl Warp<'_> {
         let masked_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        let phi = c::LLVMBuildPhi(b, c::LLVMTypeOf(fv), n);
-        let mut vals = [fv, mv];
-        let mut bbs = [full_bb, masked_bb];
-        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-        phi
+        ir::phi(b, c::LLVMTypeOf(fv), n, &[(fv, full_bb), (mv, masked_bb)])
     }
 
     /// Lane `lane`'s pointer of lane pointers `p`, the base of a run's vector access. In a
@@ -961,10 +953,7 @@ impl Warp<'_> {
         let sv = self.concat(vec![pick(v0, v1), pick(v1, v2)]);
         c::LLVMBuildBr(b, pieces_end);
         c::LLVMPositionBuilderAtEnd(b, pieces_end);
-        let pv = c::LLVMBuildPhi(b, c::LLVMTypeOf(wv), n);
-        let mut vals = [wv, sv];
-        let mut bbs = [whole_bb, shift_bb];
-        c::LLVMAddIncoming(pv, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        let pv = ir::phi(b, c::LLVMTypeOf(wv), n, &[(wv, whole_bb), (sv, shift_bb)]);
         let pv = c::LLVMBuildBitCast(b, pv, self.vty(t), n);
         let priv_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
@@ -975,11 +964,12 @@ impl Warp<'_> {
         c::LLVMBuildBr(b, join);
 
         c::LLVMPositionBuilderAtEnd(b, join);
-        let phi = c::LLVMBuildPhi(b, c::LLVMTypeOf(fv), n);
-        let mut vals = [fv, pv, mv];
-        let mut bbs = [full_bb, priv_bb, masked_bb];
-        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 3);
-        phi
+        ir::phi(
+            b,
+            c::LLVMTypeOf(fv),
+            n,
+            &[(fv, full_bb), (pv, priv_bb), (mv, masked_bb)],
+        )
     }
 
     /// A consecutive `.shared` store of `v`, a 32-bit `t` per lane (`private_shared`; `sp`,

@@ -686,10 +686,7 @@ impl Warp<'_> {
                 c::LLVMBuildBr(b, join);
                 c::LLVMPositionBuilderAtEnd(b, join);
                 for (o, v) in out.iter_mut().zip(words) {
-                    let phi = c::LLVMBuildPhi(b, c::LLVMTypeOf(v), n);
-                    let mut vals = [v, *o];
-                    let mut bbs = [fast, slow];
-                    c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+                    let phi = ir::phi(b, c::LLVMTypeOf(v), n, &[(v, fast), (*o, slow)]);
                     *o = phi;
                 }
             }

@@ -271,11 +271,7 @@ impl Warp<'_> {
         let r_slow = c::LLVMBuildSelect(b, take, moved, av, n);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        let phi = c::LLVMBuildPhi(b, vt, n);
-        let mut vals = [r_fast, r_slow];
-        let mut bbs = [fast, slow];
-        c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-        phi
+        ir::phi(b, vt, n, &[(r_fast, fast), (r_slow, slow)])
     }
 
     unsafe fn shfl(
