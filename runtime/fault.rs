@@ -466,10 +466,11 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
     // A whole-warp matrix call of the warp engine knows whose row faulted: name that lane's
     // thread. (A replay would run the instruction one thread at a time, where the other
     // lanes' row addresses are not known.)
-    let warp_row = WARP_ROWS.with(|w| w.replace(false));
-    match ROW_LANE.with(|r| r.get()) {
+    let row = ROW.with(|r| r.get());
+    set_warp_rows(false);
+    match row.lane {
         // SAFETY: `t` is the running context (checked by the handler).
-        Some(lane) if warp_row => unsafe { name_warp_lane(t, lane) },
+        Some(lane) if row.warp => unsafe { name_warp_lane(t, lane) },
         // Thread-loop code outside its diagnostic replay: which thread faulted is not known
         // yet; the driver replays the CTA thread by thread to find it (does not return then).
         // SAFETY: `t` is the running context (checked by the handler).
@@ -482,7 +483,13 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
     local_note(&mut m, addr);
     // A warp matrix instruction reads other lanes' rows: say whose address it was, since the
     // thread named is the one that happened to read it.
-    if let Some(lane) = ROW_LANE.with(|r| r.take()) {
+    if let Some(lane) = ROW.with(|r| {
+        r.replace(RowAccess {
+            lane: None,
+            warp: false,
+        })
+        .lane
+    }) {
         m.s(b", through the row address that lane ")
             .dec(lane as u64)
             .s(b" gave");
@@ -511,25 +518,34 @@ thread_local! {
     };
 }
 
-thread_local! {
-    /// The lane whose row address a warp matrix instruction is reading or writing, while it
-    /// does (`row_lane`).
-    static ROW_LANE: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+/// The row access a warp matrix instruction is making, for a fault's message.
+#[derive(Clone, Copy)]
+struct RowAccess {
+    /// The lane whose row address is being read or written (`row_lane`).
+    lane: Option<u32>,
+    /// The running context is a whole warp's (`warp_rows_access`, the warp engine): a fault
+    /// names `lane`'s thread.
+    warp: bool,
 }
 
 thread_local! {
-    /// Set while a warp-engine runtime function reads or writes the rows of a whole warp's
-    /// matrix instruction (`warp_rows_access`): the running context is then the warp's, and
-    /// `ROW_LANE` names the lane whose row is accessed.
-    static WARP_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Read by `fault_trap`, which the SIGSEGV handler enters and cannot pass arguments to:
+    /// runtime state of the running worker, not compiler state.
+    static ROW: std::cell::Cell<RowAccess> =
+        const { std::cell::Cell::new(RowAccess { lane: None, warp: false }) };
+}
+
+/// Sets whether the running context is a whole warp's, keeping the row's lane.
+fn set_warp_rows(warp: bool) {
+    ROW.with(|r| r.set(RowAccess { warp, ..r.get() }));
 }
 
 /// `kernel_access` for a warp-engine function accessing a whole warp's rows: a fault names
 /// the thread of the lane whose row it was (`row_lane`), with no replay of the CTA.
 pub(crate) fn warp_rows_access<R>(f: impl FnOnce() -> R) -> R {
-    WARP_ROWS.with(|w| w.set(true));
+    set_warp_rows(true);
     let r = kernel_access(f);
-    WARP_ROWS.with(|w| w.set(false));
+    set_warp_rows(false);
     r
 }
 
@@ -549,7 +565,7 @@ pub(crate) unsafe fn name_warp_lane(t: *mut Thread, lane: u32) {
 /// Marks the accesses of `kernel_access` from now on as through the row address of `lane`
 /// (`None`: the running thread's own addresses), for the message of a fault.
 pub(crate) fn row_lane(lane: Option<u32>) {
-    ROW_LANE.with(|r| r.set(lane));
+    ROW.with(|r| r.set(RowAccess { lane, ..r.get() }));
     // Not after the access it is for.
     std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
