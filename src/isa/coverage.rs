@@ -87,10 +87,10 @@ fn cpu_support(op: &str) -> &'static str {
         }
         "cvt" => "LLVM IR (all roundings, `.sat`, `.relu`, `.ftz`, f16/bf16/tf32/fp8 formats); `.rs` x4 packs: — (the manual gives their random-bit layout only as figures)",
         "ld" | "st" => {
-            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics, a vector with an order one atomic per element; `.mmio`: volatile relaxed atomics; `.unified`: dropped); `st.async`: the store, then complete-tx on its mbarrier (runtime, coroutines)"
+            "LLVM IR (cache hints dropped; `.volatile`, orderings as host atomics, a vector with an order one atomic per element; `.mmio`: volatile relaxed atomics; `.unified`: dropped); `st.async`: the `.global` forms a store; the `.shared::cluster` forms (with an mbarrier) fail the launch when executed: they must target another CTA of the cluster, which a cluster of one CTA lacks (an H200 stops with an illegal instruction)"
         }
         "atom" | "red" => {
-            "LLVM IR (host atomics, every op incl. float add and inc/dec); `red.async`: the reduction, then complete-tx on its mbarrier (runtime, coroutines)"
+            "LLVM IR (host atomics, every op incl. float add and inc/dec); `red.async`: the `.global` forms an atomic; the `.shared::cluster` forms (with an mbarrier) fail the launch when executed, as `st.async`'s"
         }
         "cvta" => "LLVM IR (`.shared`: offset ± the CTA's shared base; `.param`: parameters are in generic memory)",
         "bar" | "barrier" => {
@@ -193,6 +193,10 @@ model. Beyond the table:
 - Clusters run as clusters of one CTA: cluster special registers read so, `barrier.cluster` is
   a barrier of the CTA, `mapa` to rank 0 is the identity (another rank fails the launch),
   `getctarank` is 0, and `.shared::cluster` addresses are the CTA's own shared memory.
+  `st.async`/`red.async` to shared memory must target another CTA of the cluster (the manual:
+  otherwise undefined; an H200 stops with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, session 27), so
+  executing one fails the launch naming the instruction; `cp.async.bulk` and
+  `cp.reduce.async.bulk` to the CTA's own `.shared::cluster` memory run as on the H200.
 - `mbarrier` objects (`runtime/mbarrier.rs`) live in shared memory; kernels with them, or with
   `st.async`, `red.async`, `cp.async.bulk`, `cp.async.mbarrier.arrive`, `barrier.cluster`,
   `mapa`, run as coroutines. Asynchronous copies complete when issued. A failed
@@ -222,8 +226,7 @@ model. Beyond the table:
   differ from the H200's by 1-2 ulp.
 - Float `atom.add`/`red.add` (f32, f16, bf16, vector elements; cpu target): a NaN value
   operand becomes the canonical NaN before the host's atomic add, as the GPU gives for f32
-  arithmetic (not yet measured on a GPU for atomics: no device was lent since this rule
-  landed); a NaN that the sum itself makes (memory holding +inf, −inf added) or memory that
+  arithmetic (measured in session 27: `nanatom` gives the H200's bits, 0x7fffffff); a NaN that the sum itself makes (memory holding +inf, −inf added) or memory that
   already holds a NaN with a payload gives the host's NaN (0xffc00000, the payload), which an
   H200 may not. `lit/cpu/run-simd-nan-shared.ptx` (`nanatom`) pins the operand rule.
 - `wmma` fragment layouts (which PTX leaves unspecified) are those an NVIDIA H200 gives

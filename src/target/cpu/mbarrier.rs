@@ -277,9 +277,11 @@ fn bulk<'c, 'a>(
     Ok(true)
 }
 
-/// `st.async` and `red.async`: the store or reduction (a cluster of one CTA: the remote
-/// shared address is one of this CTA), then complete-tx of its bytes on the mbarrier operand,
-/// if any. The global forms are release stores and reductions.
+/// `st.async` and `red.async`. The shared::cluster forms (and any form with an mbarrier
+/// operand) must target a CTA other than the executing one (PTX ISA: otherwise undefined; an
+/// H200 stops with an illegal instruction, compute-sanitizer: "Cluster needs to have at least
+/// 2 blocks"). In a cluster of one CTA there is no other CTA, so executing one fails the
+/// launch. The global forms are release stores and reductions.
 fn async_store<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -292,6 +294,19 @@ fn async_store<'c, 'a>(
         Some(Space::Shared | Space::SharedCluster) => Space::Shared,
         _ => Space::Generic,
     };
+    if space == Space::Shared || ops.len() > 2 {
+        let msg = format!(
+            "`{}`: the destination is the shared memory of the executing CTA; `{}.async` must \
+             target another CTA of the cluster (undefined behavior in the PTX ISA; the GPU stops \
+             with an illegal instruction), and the cpu target runs clusters of one CTA",
+            spelling(i),
+            ins.op
+        );
+        let s = l.b.build_global_string_ptr(&msg, "async.own").unwrap();
+        let t = self_ptr(l);
+        l.call("ptx2llvm_rt_trap", None, &[t, s.as_pointer_value().into()]);
+        return Ok(true);
+    }
     let Some(Operand::Addr(a)) = ops.first() else {
         return Err(unsupported(i));
     };
