@@ -61,6 +61,8 @@ class Gpu:
         self.ctx = ok(cu.cuDevicePrimaryCtxRetain(self.dev))
         ok(cu.cuCtxSetCurrent(self.ctx))
         self.modules = {}
+        # Modules with module-scope `.global` variables (kernels may keep state there).
+        self.stateful = set()
 
     def reset(self):
         cu.cuDevicePrimaryCtxRelease(self.dev)
@@ -72,8 +74,16 @@ class Gpu:
         non-ASCII bytes in comments is loaded again with the version capped at what the driver
         reads, the target lowered to the device's (instructions that need more then fail the
         load) and those bytes replaced."""
+        cached = self.modules.get(name)
+        if cached is not None and cached[0] == "ok" and name in self.stateful:
+            # Its `.global` variables must start as the module declares them, as in the
+            # recording process's first launch: a fresh load for every launch.
+            cu.cuModuleUnload(cached[1])
+            del self.modules[name]
         if name not in self.modules:
             src = open(os.path.join(root, name), "rb").read()
+            if re.search(rb"^\s*(\.visible\s+|\.extern\s+)?\.global\s", src, re.M):
+                self.stateful.add(name)
             try:
                 self.modules[name] = ("ok", ok(cu.cuModuleLoadData(src + b"\0")))
             except RuntimeError as e:
