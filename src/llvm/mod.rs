@@ -240,15 +240,28 @@ pub fn alias_function<'c>(m: &Module<'c>, decl: FunctionValue<'c>, target: Funct
 /// A fresh loop ID `!0 = !{!0, !{!"llvm.loop.unroll.disable"}}` (self-referential, so
 /// distinct), built through llvm-sys: inkwell cannot make a node refer to itself.
 pub fn loop_unroll_disable(ctx: &Context) -> llvm_sys::prelude::LLVMMetadataRef {
+    loop_id(ctx, &[("llvm.loop.unroll.disable", None)])
+}
+
+/// A fresh loop ID with the given hints: `!0 = !{!0, !{!"key"}, !{!"key", i32 v}, ...}`.
+pub fn loop_id(ctx: &Context, hints: &[(&str, Option<u32>)]) -> llvm_sys::prelude::LLVMMetadataRef {
     unsafe {
         let cx = ctx_ref(ctx);
-        let key = "llvm.loop.unroll.disable";
-        let s = c::LLVMMDStringInContext2(cx, key.as_ptr().cast(), key.len());
-        let mut one = [s];
-        let disable = c::LLVMMDNodeInContext2(cx, one.as_mut_ptr(), 1);
         let tmp = llvm_sys::debuginfo::LLVMTemporaryMDNode(cx, std::ptr::null_mut(), 0);
-        let mut items = [tmp, disable];
-        let id = c::LLVMMDNodeInContext2(cx, items.as_mut_ptr(), 2);
+        let mut items = vec![tmp];
+        for &(key, value) in hints {
+            let mut node = vec![c::LLVMMDStringInContext2(
+                cx,
+                key.as_ptr().cast(),
+                key.len(),
+            )];
+            if let Some(v) = value {
+                let i32t = c::LLVMInt32TypeInContext(cx);
+                node.push(c::LLVMValueAsMetadata(c::LLVMConstInt(i32t, v.into(), 0)));
+            }
+            items.push(c::LLVMMDNodeInContext2(cx, node.as_mut_ptr(), node.len()));
+        }
+        let id = c::LLVMMDNodeInContext2(cx, items.as_mut_ptr(), items.len());
         llvm_sys::debuginfo::LLVMMetadataReplaceAllUsesWith(tmp, id);
         id
     }

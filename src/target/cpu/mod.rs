@@ -492,11 +492,17 @@ fn build<'c, 'a>(
     // function), and it cloned nothing in the benchmark suite: the optimized IR of all 23
     // kernels is byte for byte the same without it. It took 0.4-0.5 s of the 1.6 s of
     // `default<O2>` on Triton's matmul (one out-of-line warp function, 47,000 instructions).
+    // `-enable-epilogue-vectorization=false`: LoopVectorize's loops are thread loops (warp
+    // functions are vector code already), where a second, narrower vector loop for the
+    // remainder of a CTA's threads is code for a handful of them: with the thread loops'
+    // interleave count of 1 (`fission::cta`) it cut histogram's compile from ~250 to ~200 ms
+    // CPU, its run level.
     static NO_FUNCSPEC: std::sync::Once = std::sync::Once::new();
     NO_FUNCSPEC.call_once(|| {
         crate::llvm::fission::parse_llvm_options(&[
             "-funcspec-max-iters=0",
             "-capture-tracking-max-uses-to-explore=2000",
+            "-enable-epilogue-vectorization=false",
         ])
     });
     let env_opts = std::env::var("PTX2LLVM_LLVM_OPTS").unwrap_or_default();

@@ -334,9 +334,21 @@ impl<'c> Gen<'c, '_, '_> {
             }
             b.build_store(slot, v1).unwrap();
             let c = b.build_int_compare(IntPredicate::ULT, v1, lim, "").unwrap();
-            b.build_conditional_branch(c, head, out).unwrap();
+            b.build_conditional_branch(c, head, out).unwrap()
         };
-        latch(xl, self.xs, hi, xh, yl, stride);
+        let x_latch = latch(xl, self.xs, hi, xh, yl, stride);
+        // The x loop (the one the loop vectorizer widens across threads) vectorized without
+        // interleaving: a region's thread loop exists in several versions (all, probe, taken,
+        // not taken, outline), each of which LoopVectorize otherwise copies into an
+        // interleaved vector loop, a vector epilogue and a scalar remainder. Interleaving
+        // buys nothing in the measured kernel (histogram: CPU per launch level) and costs a
+        // fifth of its compile together with the process-wide `-enable-epilogue-vectorization
+        // =false` (`target::cpu::build`).
+        crate::llvm::set_loop_metadata(
+            ctx,
+            x_latch,
+            crate::llvm::loop_id(ctx, &[("llvm.loop.interleave.count", Some(1))]),
+        );
         latch(yl, self.ys, nty, yh, zl, 1);
         latch(zl, self.zs, ntz, zh, done, 1);
         pre
