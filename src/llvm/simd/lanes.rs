@@ -426,6 +426,10 @@ impl Warp<'_> {
         {
             return self.gather(vt, p, m);
         }
+        let global = c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) != SHARED_AS;
+        if checked.is_none() && global && self.per(et) == 1 && !self.narrow(vt) {
+            return self.runs_or_gather(vt, lanes, et);
+        }
         let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
@@ -441,6 +445,134 @@ impl Warp<'_> {
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
         ir::phi(b, vt, c"".as_ptr(), &[(lv, vec_bb), (gv, gat_bb)])
+    }
+
+    /// A load of a scalar of type `t` per lane at global lane pointers `p` whose stride the
+    /// analysis does not know (`Access::Unknown`, not loaded from memory), by 16-lane halves
+    /// tested at run time: each running lane's pointer is its half's first lane's plus the
+    /// lanes between (one run per half: two vector loads, plain when every lane runs); else
+    /// each is that or its half's last lane's minus the lanes between (two runs per half: a
+    /// row of a 2-D tile that wraps inside the half, as a halo tile `in[(y0 + k / 18) * w +
+    /// x0 + k % 18]` loaded from a global image: four masked loads, each from a run's pointer
+    /// moved back to the first lane of its half so that lane `j` reads exactly lane `j`'s
+    /// pointer; masked-off lanes are not accessed, so the same bytes as the gather and the
+    /// same faults); else the gather. The first test takes the place of `consecutive`'s, at
+    /// the same cost; a scattered load pays the second (about 20 instructions) before its
+    /// gather. `.shared` accesses keep their own paths (windows, blocks). Why: four 8-lane
+    /// `vgatherqps` were ~37% of conv3x3's samples on the Zen 5 machine; conv3x3 ×0.93–0.95
+    /// at full size.
+    unsafe fn runs_or_gather(
+        &mut self,
+        vt: LLVMTypeRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> LLVMValueRef {
+        const HALF: u32 = 16;
+        let b = self.b;
+        let n = c"".as_ptr();
+        let s = llvm_sys::target::LLVMABISizeOfType(self.td, t) as i64;
+        let v64 = c::LLVMVectorType(self.i64, LANES);
+        let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+        // Lanes whose pointer is the one at lane `from` of their half plus `lane - from` values.
+        let from = |from: u32| {
+            let idx: Vec<u32> = (0..LANES).map(|q| q / HALF * HALF + from).collect();
+            let base = self.shuffle(pi, None, &idx);
+            let d = c::LLVMBuildSub(b, pi, base, n);
+            let mut want: Vec<LLVMValueRef> = (0..LANES)
+                .map(|q| {
+                    c::LLVMConstInt(
+                        self.i64,
+                        ((i64::from(q % HALF) - i64::from(from)) * s) as u64,
+                        1,
+                    )
+                })
+                .collect();
+            let want = c::LLVMConstVector(want.as_mut_ptr(), LANES);
+            c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, d, want, n)
+        };
+        let covers = |runs: LLVMValueRef| {
+            let left = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, runs, n), n);
+            c::LLVMBuildICmp(
+                b,
+                LLVMIntPredicate::LLVMIntEQ,
+                self.bits(left),
+                self.c32(0),
+                n,
+            )
+        };
+        let ht = c::LLVMVectorType(t, HALF);
+        let align = self.elem_align(t);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let masked = |base: LLVMValueRef, m: LLVMValueRef, h: u32, pass: LLVMValueRef| {
+            let mut tys = [ht, self.ptr];
+            let mut args = [base, self.slice(m, h * HALF, HALF), pass];
+            self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+        };
+        let in_first = from(0);
+        let one_bb = self.append("ld.halves");
+        let test_bb = self.append("ld.two_runs_test");
+        let join = self.append("ld.pieces");
+        c::LLVMBuildCondBr(b, covers(in_first), one_bb, test_bb);
+        let mut incoming = Vec::new();
+        // One run per half: plain loads when every lane runs (see `all_running`), else masked.
+        c::LLVMPositionBuilderAtEnd(b, one_bb);
+        let full_bb = self.append("ld.halves.full");
+        let part_bb = self.append("ld.halves.masked");
+        c::LLVMBuildCondBr(b, self.all_running(), full_bb, part_bb);
+        for full in [true, false] {
+            c::LLVMPositionBuilderAtEnd(b, if full { full_bb } else { part_bb });
+            let halves = (0..LANES / HALF)
+                .map(|h| {
+                    let base = self.run_base(p, h * HALF);
+                    if full {
+                        let v = c::LLVMBuildLoad2(b, ht, base, n);
+                        c::LLVMSetAlignment(v, align);
+                        v
+                    } else {
+                        masked(base, self.mask, h, c::LLVMGetPoison(ht))
+                    }
+                })
+                .collect();
+            let v = self.concat(halves);
+            incoming.push((v, c::LLVMGetInsertBlock(b)));
+            c::LLVMBuildBr(b, join);
+        }
+        c::LLVMPositionBuilderAtEnd(b, test_bb);
+        let in_last = from(HALF - 1);
+        let runs_bb = self.append("ld.two_runs");
+        let gat_bb = self.append("ld.gather");
+        c::LLVMBuildCondBr(
+            b,
+            covers(c::LLVMBuildOr(b, in_first, in_last, n)),
+            runs_bb,
+            gat_bb,
+        );
+        c::LLVMPositionBuilderAtEnd(b, runs_bb);
+        let first_m = c::LLVMBuildAnd(b, self.mask, in_first, n);
+        let last_m = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, in_first, n), n);
+        let halves = (0..LANES / HALF)
+            .map(|h| {
+                let p_first = self.run_base(p, h * HALF);
+                let p_last = self.run_base(p, h * HALF + HALF - 1);
+                let mut back = [c::LLVMConstInt(
+                    self.i64,
+                    (-(i64::from(HALF - 1) * s)) as u64,
+                    1,
+                )];
+                let p_last = c::LLVMBuildGEP2(b, i8t, p_last, back.as_mut_ptr(), 1, n);
+                let v = masked(p_first, first_m, h, c::LLVMGetPoison(ht));
+                masked(p_last, last_m, h, v)
+            })
+            .collect();
+        let v = self.concat(halves);
+        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let v = self.gather(vt, p, self.mask);
+        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &incoming)
     }
 
     /// A masked gather of `vt` at pointers `p` (a loop of scalar loads for narrow elements).
