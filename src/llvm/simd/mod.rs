@@ -204,6 +204,20 @@ pub unsafe fn code_size(cfg: &cfg::Cfg) -> usize {
         .sum()
 }
 
+/// Removes the NaN-canonicalizing selects of a thread-loop step function whose payloads no
+/// use observes (`nan::drop_unseen`), for `target::cpu::fission::pre_optimize`: a thread's
+/// `s += a * b` chain (spmv_thread's row) otherwise waits for a compare and a blend per
+/// term. The step function runs one thread's code, as the warp function runs each lane's, so
+/// the pass's reasoning holds there unchanged; the coroutine engine keeps every select and
+/// stays the oracle. Returns how many selects went.
+///
+/// # Safety
+/// `f` is a defined function in SSA form (after `sroa`), its selects as the lowering wrote
+/// them (before InstCombine).
+pub unsafe fn drop_unseen_nans(f: llvm_sys::prelude::LLVMValueRef) -> usize {
+    nan::drop_unseen(f).dropped
+}
+
 /// Builds `K.simd.w` and `K.simd` for kernel `name` of `module` (lowered, before the module
 /// rewrite), or says why the kernel cannot run on the warp engine (nothing is left behind
 /// then but the cleaned kernel function).

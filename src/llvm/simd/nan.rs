@@ -21,8 +21,9 @@
 //! insertions observe. A select that is kept still gives its raw value to the arithmetic
 //! among its uses (`raw_operands`: the compare and blend leave a scan's chain of adds). Run
 //! on the kernel in SSA form, before
-//! InstCombine folds the selects into other shapes; the coroutine and thread-loop engines keep
-//! every select and are the tests' oracle (`lit/cpu/run-simd-nan-chain.ptx`).
+//! InstCombine folds the selects into other shapes; thread loops run it on their `K.step`
+//! (`drop_unseen_nans`), the coroutines keep every select and are the tests' oracle
+//! (`lit/cpu/run-simd-nan-chain.ptx`, `run-loops-nan-chain.ptx`).
 
 use std::collections::{HashMap, HashSet};
 

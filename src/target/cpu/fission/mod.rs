@@ -1194,10 +1194,17 @@ pub fn pre_optimize(
     m: &Module,
     machine: &crate::llvm::cpu::HostMachine,
 ) -> Result<(), String> {
-    machine.run_pipeline(
-        m,
-        "function(sroa,early-cse,instcombine<no-verify-fixpoint>)",
-    )?;
+    machine.run_pipeline(m, "function(sroa)")?;
+    // Before InstCombine, which folds the lowering's NaN selects into other shapes.
+    let mut f = m.get_first_function();
+    while let Some(func) = f {
+        if func.get_name().to_bytes().ends_with(b".step") && func.count_basic_blocks() > 0 {
+            // SAFETY: a defined function of `m`, in SSA form after `sroa`.
+            unsafe { crate::llvm::simd::drop_unseen_nans(lf::raw_fn(func)) };
+        }
+        f = func.get_next_function();
+    }
+    machine.run_pipeline(m, "function(early-cse,instcombine<no-verify-fixpoint>)")?;
     let mut f = m.get_first_function();
     while let Some(func) = f {
         if func.get_name().to_bytes().ends_with(b".step") {
