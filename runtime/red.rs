@@ -11,6 +11,14 @@
 //! When a location enters the table the entry points return 1, and the kernel code makes an
 //! atomic addition of zero to it: an invalid address faults there, in kernel code, where the
 //! fault handler reports it, and a failed launch discards the table instead of flushing it.
+//!
+//! Float additions (`.f32`, `.f64`) do not associate, so they are not summed: a worker logs
+//! them in order (`Log`) and later applies each address's run of values in one atomic step (a
+//! compare-and-swap around the run, refolded when another worker changed the word meanwhile).
+//! The result is the left fold of the additions in an order in which each worker's additions
+//! to an address come one after another, each the same addition `atom.add` makes: one of the
+//! orders a GPU's atomics may take, while the line is taken once per run instead of once per
+//! CTA (a block reduction's single sum, `reduce_halving`).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -30,6 +38,17 @@ pub const HASH: (u32, u32) = (2, 10);
 pub struct Table {
     key: [usize; SLOTS],
     sum: [u64; SLOTS],
+    /// The float additions (after the integer table, so that kernel code reaches both).
+    log: Log,
+}
+
+/// Byte offsets in `Table` that kernel code reads and writes (`private_red.rs`).
+pub mod at {
+    /// `Log::len`, `Log::last`, the first `Log::key`, the first `Log::val`.
+    pub const LOG_LEN: u64 = 4096;
+    pub const LOG_LAST: u64 = LOG_LEN + 8;
+    pub const LOG_KEY: u64 = LOG_LEN + 24;
+    pub const LOG_VAL: u64 = LOG_KEY + 8 * super::LOG as u64;
 }
 
 /// This thread's table (stable for the thread's lifetime).
@@ -39,7 +58,11 @@ pub fn table() -> *mut Table {
 
 thread_local! {
     static TABLE: UnsafeCell<Table> = const {
-        UnsafeCell::new(Table { key: [0; SLOTS], sum: [0; SLOTS] })
+        UnsafeCell::new(Table {
+            key: [0; SLOTS],
+            sum: [0; SLOTS],
+            log: Log { len: 0, last: 0, mixed: 0, key: [0; LOG], val: [0; LOG] },
+        })
     };
 }
 
@@ -93,6 +116,138 @@ pub unsafe extern "C" fn ptx2llvm_rt_red_add_u64(p: *mut u64, v: u64) -> u32 {
     add(p as usize | 1, v)
 }
 
+/// Float additions logged in a worker's order: keys as `Table`'s (bit 0: 64 bits), values as
+/// bits; `last` is the key of the latest addition, which kernel code has checked; `mixed`
+/// (0/1): the log holds more than one key. The warp engine's code appends an addition to
+/// `last` itself while there is room (`at`); anything else calls `ptx2llvm_rt_red_add_f32/f64`.
+#[repr(C)]
+struct Log {
+    len: usize,
+    last: usize,
+    mixed: u64,
+    key: [usize; LOG],
+    val: [u64; LOG],
+}
+
+/// The entry points of float additions (`f32`, `f64`), which code calls by name.
+pub const FLOAT_ADD: [&str; 2] = ["ptx2llvm_rt_red_add_f32", "ptx2llvm_rt_red_add_f64"];
+
+/// Entries of a worker's float log (applied when full).
+pub const LOG: usize = 1024;
+
+/// The word at `key` with the float addition of `v` made: as the kernel's `atom.add` makes it
+/// (`lower/atomic.rs`: the host's IEEE addition of the value, which kernel code made the GPU's
+/// canonical NaN when it is one), so a NaN value gives that NaN.
+fn fold(key: usize, m: u64, v: u64) -> u64 {
+    if key & 1 != 0 {
+        (f64::from_bits(m) + f64::from_bits(v)).to_bits()
+    } else {
+        let v32 = f32::from_bits(v as u32);
+        if v32.is_nan() {
+            v
+        } else {
+            (f32::from_bits(m as u32) + v32).to_bits() as u64
+        }
+    }
+}
+
+/// Adds the values `vals` in order to the float at `key`, as one atomic step.
+///
+/// # Safety
+/// As `apply`.
+unsafe fn apply_run(key: usize, vals: impl Iterator<Item = u64> + Clone) {
+    let run = |m: u64| vals.clone().fold(m, |m, v| fold(key, m, v));
+    if key & 1 != 0 {
+        let a = AtomicU64::from_ptr((key & !1) as *mut u64);
+        let _ = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| Some(run(m)));
+    } else {
+        let a = AtomicU32::from_ptr(key as *mut u32);
+        let _ = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
+            Some(run(m as u64) as u32)
+        });
+    }
+}
+
+/// Applies (unless `discard`) and empties the log: each address's values in the order they
+/// came (additions to different words commute).
+fn drain(log: &mut Log, discard: bool) {
+    let n = log.len;
+    log.len = 0;
+    if discard || n == 0 {
+        log.mixed = 0;
+        return;
+    }
+    if log.mixed == 0 {
+        // One address (a block reduction's sum): one run, no sort.
+        // SAFETY: kernel code checked every logged key with an atomic access.
+        unsafe { apply_run(log.key[0], log.val[..n].iter().copied()) };
+        return;
+    }
+    log.mixed = 0;
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    // Stable: each key's values stay in order.
+    order.sort_by_key(|&i| log.key[i as usize]);
+    let mut at = 0;
+    while at < n {
+        let key = log.key[order[at] as usize];
+        let end = at
+            + order[at..]
+                .iter()
+                .take_while(|&&i| log.key[i as usize] == key)
+                .count();
+        let vals = order[at..end].iter().map(|&i| log.val[i as usize]);
+        // SAFETY: kernel code checked every logged key with an atomic access.
+        unsafe { apply_run(key, vals) };
+        at = end;
+    }
+}
+
+/// Logs the float addition of `v` at `key` when `key` is the latest checked address or
+/// `checked`; else logs nothing and returns 1: kernel code then checks the address and calls
+/// again with `checked` (an address is logged only once checked, so that a faulting one never
+/// reaches `apply_run`, even when the thread-loop engine replays the CTA after the fault).
+fn log_add(key: usize, v: u64, checked: u32) -> u32 {
+    TABLE.with(|t| {
+        // SAFETY: only this thread touches its log, and not reentrantly.
+        let l = unsafe { &mut (*t.get()).log };
+        if key != l.last && checked == 0 {
+            return 1;
+        }
+        if l.len == LOG {
+            drain(l, false);
+        }
+        l.mixed |= (l.len > 0 && l.key[0] != key) as u64;
+        l.key[l.len] = key;
+        l.val[l.len] = v;
+        l.len += 1;
+        l.last = key;
+        0
+    })
+}
+
+/// `red.global.add.f32 [p], v` (`v`'s bits, the GPU's NaN when a NaN) of a kernel that
+/// privatizes its additions, logged unless `p` is new (not the address of this worker's
+/// previous float addition) and not `checked`: then it returns 1, and the caller checks `p`
+/// with an atomic addition of zero and calls again with `checked` 1.
+///
+/// # Safety
+/// With `checked`, `p` must be a 4-byte aligned address, valid for atomic access unless the
+/// launch fails.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_red_add_f32(p: *mut u32, v: u32, checked: u32) -> u32 {
+    log_add(p as usize, v as u64, checked)
+}
+
+/// `red.global.add.f64 [p], v`, as `ptx2llvm_rt_red_add_f32`.
+///
+/// # Safety
+/// With `checked`, `p` must be an 8-byte aligned address, valid for atomic access unless the
+/// launch fails.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_red_add_f64(p: *mut u64, v: u64, checked: u32) -> u32 {
+    log_add(p as usize | 1, v, checked)
+}
+
 /// Adds this thread's pending sums to memory (unless `discard`) and empties its table: each
 /// launch worker at the end of its part of a launch, discarding after a failed launch, whose
 /// table may hold an address that faulted.
@@ -109,6 +264,12 @@ pub fn flush(discard: bool) {
                 t.key[s] = 0;
             }
         }
+    });
+    TABLE.with(|t| {
+        // SAFETY: only this thread touches its log.
+        let l = unsafe { &mut (*t.get()).log };
+        drain(l, discard);
+        l.last = 0;
     });
 }
 
@@ -138,5 +299,54 @@ mod tests {
         assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5) }, 0);
         flush(true);
         assert_eq!(a, want);
+    }
+
+    #[test]
+    fn log_offsets() {
+        use std::mem::offset_of;
+        let log = offset_of!(Table, log);
+        assert_eq!((log + offset_of!(Log, len)) as u64, at::LOG_LEN);
+        assert_eq!((log + offset_of!(Log, last)) as u64, at::LOG_LAST);
+        assert_eq!((log + offset_of!(Log, key)) as u64, at::LOG_KEY);
+        assert_eq!((log + offset_of!(Log, val)) as u64, at::LOG_VAL);
+    }
+
+    #[test]
+    fn float_additions_fold_in_order() {
+        // 2^24 + 1 + 1 + ... : each addition of 1 rounds back to 2^24 (ties to even), so the
+        // sum must stay 2^24 as a GPU's successive atomics leave it (summing the ones first
+        // would give 2^24 + 4096).
+        let mut x = [16_777_216f32; 2];
+        let mut d = [0f64; 1];
+        let mut first = 0;
+        for i in 0..5000 {
+            // SAFETY (here and below): the addresses are valid words of this test.
+            unsafe {
+                let p0 = x.as_mut_ptr() as *mut u32;
+                let p1 = &mut x[1] as *mut f32 as *mut u32;
+                let pd = d.as_mut_ptr() as *mut u64;
+                first += ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 0);
+                ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 1);
+                ptx2llvm_rt_red_add_f32(p1, 0.5f32.to_bits(), 1);
+                ptx2llvm_rt_red_add_f64(pd, (i as f64).to_bits(), 1);
+            }
+        }
+        // Every addition follows one to another address: each is new, logged when checked.
+        assert_eq!(first, 5000);
+        flush(false);
+        assert_eq!(x[0], 16_777_216f32);
+        assert_eq!(x[1], 16_777_216f32);
+        assert_eq!(d[0], (0..5000).sum::<i64>() as f64);
+        // A NaN value gives the canonical one; a discarded log adds nothing.
+        let nan = 0x7fff_ffffu32;
+        let p0 = x.as_mut_ptr() as *mut u32;
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, nan, 0) }, 1);
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, nan, 1) }, 0);
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 0) }, 0);
+        flush(false);
+        assert_eq!(x[0].to_bits(), nan);
+        unsafe { ptx2llvm_rt_red_add_f32(&mut x[1] as *mut f32 as *mut u32, 1f32.to_bits(), 1) };
+        flush(true);
+        assert_eq!(x[1], 16_777_216f32);
     }
 }

@@ -175,15 +175,20 @@ pub fn lower<'c, 'a>(
         } else if fs.private_reds
             && space == Space::Global
             && opname == Mod::Add
-            && !et.is_float()
+            && (!et.is_float() || et.k == K::F)
             && matches!(et.bits, 32 | 64)
             && n == 1
         {
-            // Summed per worker, added to memory when the worker is done (`runtime/red.rs`);
-            // nothing in the kernel reads the old value (`Target::private_reductions`).
-            l.target
-                .private_red_add(l, fs, ptr, b.into_int_value(), (ord, scope));
-            l.int(et.bits).const_zero().into()
+            // Summed (integers) or logged (floats) per worker, added to memory when the
+            // worker is done (`runtime/red.rs`); nothing in the kernel reads the old value
+            // (`Target::private_reductions`). A float value is canonicalized as below.
+            let v = if et.is_float() {
+                fp::gpu_nan(l, b.into_float_value()).into()
+            } else {
+                *b
+            };
+            l.target.private_red_add(l, fs, ptr, v, (ord, scope));
+            ety.const_zero()
         } else {
             let Some(op) = rmw_op(opname, et) else {
                 return Ok(false);

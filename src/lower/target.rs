@@ -14,8 +14,7 @@ use super::{fp, Error, FnState, Lowerer, Ty};
 use crate::isa::Mod;
 use crate::llvm::debug::DebugKind;
 use crate::llvm::{
-    atomic_rmw, BasicTypeEnum, BasicValueEnum, FunctionValue, IntValue, Ordering, PointerValue,
-    RmwOp,
+    atomic_rmw, BasicTypeEnum, BasicValueEnum, FunctionValue, Ordering, PointerValue, RmwOp,
 };
 use crate::syntax::ast::{FnDirective, Instruction};
 
@@ -205,17 +204,22 @@ pub trait Target {
     fn private_reductions(&self, _f: &crate::syntax::ast::Function) -> bool {
         false
     }
-    /// `red.global.add` of `v` (`u32`/`u64`) to `ptr` in such a kernel, the old value unused.
-    /// The default is the atomic addition itself.
+    /// `red.global.add` of `v` (`u32`/`u64`, or `f32`/`f64` already the GPU's NaN when a NaN) to
+    /// `ptr` in such a kernel, the old value unused. The default is the atomic addition itself.
     fn private_red_add<'c, 'a>(
         &self,
         l: &Lowerer<'c, 'a>,
         _fs: &mut FnState<'c, 'a>,
         ptr: PointerValue<'c>,
-        v: IntValue<'c>,
+        v: BasicValueEnum<'c>,
         (ord, scope): (Ordering, &str),
     ) {
-        atomic_rmw(l.ctx, &l.b, RmwOp::Add, ptr, v.into(), ord, scope);
+        let op = if v.is_float_value() {
+            RmwOp::FAdd
+        } else {
+            RmwOp::Add
+        };
+        atomic_rmw(l.ctx, &l.b, op, ptr, v, ord, scope);
     }
     /// Lowers any instruction in the target's own way before the shared lowering sees it
     /// (inside its guard); `Ok(false)`: not handled. The cpu target's thread-loop code takes

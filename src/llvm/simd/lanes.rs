@@ -1947,7 +1947,9 @@ impl Warp<'_> {
                 Ok(())
             }
             CallKind::PerLane => {
-                if let Some(v) = self.per_lane(i, true) {
+                // (A privatized float addition reads no lane ids.)
+                let ids = !crate::runtime::red::FLOAT_ADD.contains(&name.as_str());
+                if let Some(v) = self.per_lane(i, ids) {
                     self.set(i, v);
                 }
                 Ok(())
@@ -2130,14 +2132,16 @@ impl Warp<'_> {
         c::LLVMBuildCondBr(b, nz, body, done);
         c::LLVMPositionBuilderAtEnd(b, body);
         let left = c::LLVMBuildPhi(b, self.i32, n);
-        let acc = vt.map(|t| c::LLVMBuildPhi(b, t, n));
+        // A privatized float addition checks a new address itself: its result is 0.
+        let fadd = crate::runtime::red::FLOAT_ADD.contains(&ir::callee(i).as_str());
+        let acc = vt.filter(|_| !fadd).map(|t| c::LLVMBuildPhi(b, t, n));
         let mut tys = [self.i32];
         let mut a = [left, c::LLVMConstInt(self.i1, 0, 0)];
         let lane = self.call_intrinsic("llvm.cttz", &mut tys, &mut a);
         if ids {
             self.store_ids(lane);
         }
-        let nv = c::LLVMInstructionClone(i);
+        let mut nv = c::LLVMInstructionClone(i);
         for (k, &o) in ops.iter().enumerate() {
             let o = if self.is_vec(o) && c::LLVMIsABasicBlock(o).is_null() {
                 c::LLVMBuildExtractElement(b, o, lane, n)
@@ -2146,7 +2150,13 @@ impl Warp<'_> {
             };
             c::LLVMSetOperand(nv, k as u32, o);
         }
-        c::LLVMInsertIntoBuilder(b, nv);
+        if fadd {
+            nv = self.float_add(nv);
+        } else {
+            c::LLVMInsertIntoBuilder(b, nv);
+        }
+        // The loop's back edge leaves from here (`float_add` adds blocks).
+        let latch = c::LLVMGetInsertBlock(b);
         let acc2 = acc.map(|acc| self.insert_lane(acc, nv, lane));
         let one = self.c32(1);
         let dec = c::LLVMBuildSub(b, left, one, n);
@@ -2160,9 +2170,12 @@ impl Warp<'_> {
         );
         c::LLVMBuildCondBr(b, again, body, done);
         let mut v = [bits, rest];
-        let mut bb = [pre, body];
+        let mut bb = [pre, latch];
         c::LLVMAddIncoming(left, v.as_mut_ptr(), bb.as_mut_ptr(), 2);
         c::LLVMPositionBuilderAtEnd(b, done);
+        if fadd {
+            return vt.map(|t| c::LLVMConstNull(t));
+        }
         let (acc, acc2, vt) = (acc?, acc2?, vt?);
         let mut v = [c::LLVMGetPoison(vt), acc2];
         c::LLVMAddIncoming(acc, v.as_mut_ptr(), bb.as_mut_ptr(), 2);
@@ -2170,6 +2183,95 @@ impl Warp<'_> {
         let mut v = [c::LLVMGetPoison(vt), acc2];
         c::LLVMAddIncoming(out, v.as_mut_ptr(), bb.as_mut_ptr(), 2);
         Some(out)
+    }
+
+    /// A lane's privatized float addition (`call`, not yet inserted: `ptx2llvm_rt_red_add_f32/f64
+    /// (ptr, bits, checked)`, `runtime/red.rs`) with the runtime's common case inline: an
+    /// addition to the address of the worker's previous one, while the log has room, appends
+    /// itself to the log; anything else makes the call, and an address new to the log is
+    /// checked here with a volatile atomic addition of 0 and logged by a second call (as
+    /// `private_red.rs` does after the call), so that the lanes' results are 0. Inline because the call clobbers every vector register: made for
+    /// each CTA's sum in a block reduction, it made the warp function keep its constants on
+    /// the stack (`reduce_halving` +20%); the rare call is marked so (branch weights).
+    unsafe fn float_add(&mut self, call: LLVMValueRef) -> LLVMValueRef {
+        use crate::runtime::{abi::offset, red};
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let ptrt = c::LLVMPointerTypeInContext(self.cx, 0);
+        let c64 = |v: u64| c::LLVMConstInt(self.i64, v, 0);
+        let at = |base: LLVMValueRef, off: LLVMValueRef| {
+            let mut idx = [off];
+            c::LLVMBuildGEP2(b, i8t, base, idx.as_mut_ptr(), 1, n)
+        };
+        let (ptr, bits) = (c::LLVMGetOperand(call, 0), c::LLVMGetOperand(call, 1));
+        let wide = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(bits)) == 64;
+        let (look, fast, slow, join) = (
+            self.append("fred.look"),
+            self.append("fred.fast"),
+            self.append("fred.slow"),
+            self.append("fred.join"),
+        );
+        let tbl = c::LLVMBuildLoad2(b, ptrt, at(self.ctx, c64(offset::RED_TABLE as u64)), n);
+        let have = c::LLVMBuildIsNotNull(b, tbl, n);
+        let br = c::LLVMBuildCondBr(b, have, look, slow);
+        self.unlikely_else(br);
+        c::LLVMPositionBuilderAtEnd(b, look);
+        let key = c::LLVMBuildPtrToInt(b, ptr, self.i64, n);
+        let key = c::LLVMBuildOr(b, key, c64(wide as u64), n);
+        let len = c::LLVMBuildLoad2(b, self.i64, at(tbl, c64(red::at::LOG_LEN)), n);
+        let last = c::LLVMBuildLoad2(b, self.i64, at(tbl, c64(red::at::LOG_LAST)), n);
+        use llvm_sys::LLVMIntPredicate as P;
+        let room = c::LLVMBuildICmp(b, P::LLVMIntULT, len, c64(red::LOG as u64), n);
+        let same = c::LLVMBuildICmp(b, P::LLVMIntEQ, last, key, n);
+        let ok = c::LLVMBuildAnd(b, room, same, n);
+        let br = c::LLVMBuildCondBr(b, ok, fast, slow);
+        self.unlikely_else(br);
+        c::LLVMPositionBuilderAtEnd(b, fast);
+        let slot = c::LLVMBuildShl(b, len, c64(3), n);
+        let kp = at(tbl, c::LLVMBuildAdd(b, slot, c64(red::at::LOG_KEY), n));
+        c::LLVMBuildStore(b, key, kp);
+        let vp = at(tbl, c::LLVMBuildAdd(b, slot, c64(red::at::LOG_VAL), n));
+        c::LLVMBuildStore(b, c::LLVMBuildZExt(b, bits, self.i64, n), vp);
+        let next = c::LLVMBuildAdd(b, len, c64(1), n);
+        c::LLVMBuildStore(b, next, at(tbl, c64(red::at::LOG_LEN)));
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, slow);
+        c::LLVMInsertIntoBuilder(b, call);
+        let check = self.append("fred.check");
+        let new = c::LLVMBuildICmp(b, P::LLVMIntNE, call, self.c32(0), n);
+        c::LLVMBuildCondBr(b, new, check, join);
+        c::LLVMPositionBuilderAtEnd(b, check);
+        let again = c::LLVMInstructionClone(call);
+        c::LLVMSetOperand(again, 2, self.c32(1));
+        let probe = c::LLVMBuildAtomicRMW(
+            b,
+            llvm_sys::LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpAdd,
+            ptr,
+            c::LLVMConstNull(c::LLVMTypeOf(bits)),
+            llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic,
+            0,
+        );
+        c::LLVMSetVolatile(probe, 1);
+        c::LLVMInsertIntoBuilder(b, again);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        call
+    }
+
+    /// Branch weights on conditional branch `br`: its else side is rare.
+    unsafe fn unlikely_else(&self, br: LLVMValueRef) {
+        let md = |v: u64| c::LLVMValueAsMetadata(c::LLVMConstInt(self.i32, v, 0));
+        let name = c"branch_weights";
+        let mut ops = [
+            c::LLVMMDStringInContext2(self.cx, name.as_ptr(), name.count_bytes()),
+            md(1 << 20),
+            md(1),
+        ];
+        let node = c::LLVMMDNodeInContext2(self.cx, ops.as_mut_ptr(), ops.len());
+        let kind = c"prof";
+        let id = c::LLVMGetMDKindIDInContext(self.cx, kind.as_ptr(), kind.count_bytes() as u32);
+        c::LLVMSetMetadata(br, id, c::LLVMMetadataAsValue(self.cx, node));
     }
 
     /// `acc` with lane `lane` set to scalar `v` (field by field for structs).

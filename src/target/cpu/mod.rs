@@ -87,7 +87,7 @@ impl Target for Cpu {
         l: &Lowerer<'c, 'a>,
         fs: &mut FnState<'c, 'a>,
         ptr: PointerValue<'c>,
-        v: IntValue<'c>,
+        v: BasicValueEnum<'c>,
         order: (Ordering, &str),
     ) {
         let t = sync::self_ptr(l).into_pointer_value();

@@ -1,18 +1,21 @@
-//! Which kernels may privatize their global integer additions (`runtime/red.rs`): those in
-//! which no thread can observe a global location that a `red`/`atom .add` changes before the
-//! launch ends. The kernel's accesses to memory other threads may reach are then only:
+//! Which kernels may privatize their global additions (`runtime/red.rs`): those in which no
+//! thread can observe a global location that a `red`/`atom .add` changes before the launch
+//! ends. The kernel's accesses to memory other threads may reach are then only:
 //!
-//! - `red.global.add` / `atom.global.add` on `.u32`, `.s32`, `.u64` or `.s64`, relaxed (no
-//!   `.sem` or `.relaxed`), not `.sys` scope, with the old value unused (`atom` into `_` or a
-//!   register no other instruction names), all of one width (32- and 64-bit additions to
-//!   overlapping words carry differently in different orders);
+//! - `red.global.add` / `atom.global.add` on `.u32`, `.s32`, `.u64`, `.s64`, `.f32` or
+//!   `.f64`, relaxed (no `.sem` or `.relaxed`), not `.sys` scope, with the old value unused
+//!   (`atom` into `_` or a register no other instruction names), all of one kind (32- and
+//!   64-bit additions to overlapping words carry differently in different orders; integer
+//!   sums and logged float additions are applied apart);
 //! - loads of memory no thread writes during the launch (`ld.global.nc`, `ldu.global`);
 //! - anything on `.shared`, `.local`, `.param` and `.const`.
 //!
 //! Anything else that may reach global memory (generic addresses, `st.global`, other atomics,
 //! `cp`, texture and surface instructions, fences, calls) keeps every addition atomic at once.
 //! Integer additions commute and associate exactly, so summing them per worker first gives
-//! the same memory contents a GPU leaves.
+//! the same memory contents a GPU leaves. Float additions are not summed ahead: each worker
+//! logs them and adds each address's run in order in one atomic step, one of the orders a
+//! GPU's atomics may take.
 
 use std::collections::HashMap;
 
@@ -33,9 +36,13 @@ pub fn emit_add<'c, 'a>(
     fs: &mut FnState<'c, 'a>,
     t: PointerValue<'c>,
     ptr: PointerValue<'c>,
-    v: IntValue<'c>,
+    v: BasicValueEnum<'c>,
     (ord, scope): (Ordering, &str),
 ) {
+    let v = match v {
+        BasicValueEnum::FloatValue(f) => return emit_fadd(l, fs, ptr, f, (ord, scope)),
+        v => v.into_int_value(),
+    };
     let b = &l.b;
     let i64t = l.i64();
     let c = |v: u64| i64t.const_int(v, false);
@@ -103,6 +110,61 @@ pub fn emit_add<'c, 'a>(
     b.position_at_end(done);
 }
 
+/// `red.global.add` of float `v` (`f32`/`f64`, already the GPU's NaN when a NaN) to `ptr`:
+/// logged in order in the worker's table by `ptx2llvm_rt_red_add_f32/f64(ptr, bits, 0)`
+/// (`runtime/red.rs`; the warp engine appends to the log itself where it can,
+/// `simd/lanes.rs`), which returns 1 for an address that is not the one of the worker's
+/// previous float addition: that address is checked with a volatile integer atomic addition
+/// of 0 (a float one of -0.0 would still change a NaN's bits in memory) and the value logged
+/// by a second call (`checked` 1). A call, not inline code as for integers: the warp engine
+/// runs each lane's call in lane order, where vector code reading the log would not.
+fn emit_fadd<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    ptr: PointerValue<'c>,
+    v: FloatValue<'c>,
+    (ord, scope): (Ordering, &str),
+) {
+    let b = &l.b;
+    let wide = v.get_type() == l.ctx.f64_type();
+    let it = l.int(if wide { 64 } else { 32 });
+    let bits = b.build_bit_cast(v, it, "").unwrap();
+    let f = red::FLOAT_ADD[wide as usize];
+    let fresh = l
+        .call(
+            f,
+            Some(l.i32().into()),
+            &[ptr.into(), bits, l.c32(0).into()],
+        )
+        .expect("a call with a result")
+        .into_int_value();
+    let (check, done) = (l.new_block(fs, "fred.check"), l.new_block(fs, "fred.done"));
+    let new = b
+        .build_int_compare(IntPredicate::NE, fresh, l.c32(0), "")
+        .unwrap();
+    b.build_conditional_branch(new, check, done).unwrap();
+    b.position_at_end(check);
+    let probe = atomic_rmw(
+        l.ctx,
+        b,
+        RmwOp::Add,
+        ptr,
+        it.const_zero().into(),
+        ord,
+        scope,
+    );
+    if let Some(i) = probe.as_instruction_value() {
+        let _ = i.set_volatile(true);
+    }
+    l.call(
+        f,
+        Some(l.i32().into()),
+        &[ptr.into(), bits, l.c32(1).into()],
+    );
+    b.build_unconditional_branch(done).unwrap();
+    b.position_at_end(done);
+}
+
 /// Whether kernel `f` qualifies and has at least one such addition.
 pub fn eligible(f: &Function) -> bool {
     let Some(body) = f.body.as_ref() else {
@@ -124,10 +186,10 @@ pub fn eligible(f: &Function) -> bool {
             *named.entry(n).or_default() += 1;
         }
     }
-    let mut found = false;
-    // One width: additions of 32 and 64 bits to overlapping words carry differently in
-    // different orders, and the sums are applied in table order.
-    let mut widths = (false, false);
+    // One kind of addition: 32- and 64-bit additions to overlapping words carry differently in
+    // different orders, and the integer sums and the float log are applied in their own
+    // orders, not a thread's program order between them.
+    let mut kind: Option<Mod> = None;
     for i in &ins {
         let mods = &i.mods;
         let has = |m: Mod| mods.contains(&m);
@@ -145,9 +207,14 @@ pub fn eligible(f: &Function) -> bool {
             "st" | "ld" | "ldu" => return false,
             "atom" | "red" if local_space => {}
             "atom" | "red" => {
-                let int = mods
-                    .iter()
-                    .any(|m| matches!(*m, Mod::U32 | Mod::S32 | Mod::U64 | Mod::S64));
+                let Some(ty) = mods.iter().copied().find(|m| {
+                    matches!(
+                        *m,
+                        Mod::U32 | Mod::S32 | Mod::U64 | Mod::S64 | Mod::F32 | Mod::F64
+                    )
+                }) else {
+                    return false;
+                };
                 let relaxed = !mods
                     .iter()
                     .any(|m| matches!(*m, Mod::Acquire | Mod::Release | Mod::AcqRel | Mod::Sys));
@@ -165,15 +232,18 @@ pub fn eligible(f: &Function) -> bool {
                         }) => named.get(name) == Some(&1),
                         _ => false,
                     };
-                if !(has(Mod::Global) && has(Mod::Add) && int && relaxed && plain && unused) {
+                if !(has(Mod::Global) && has(Mod::Add) && relaxed && plain && unused) {
                     return false;
                 }
-                if has(Mod::U64) || has(Mod::S64) {
-                    widths.1 = true;
-                } else {
-                    widths.0 = true;
+                let ty = match ty {
+                    Mod::S32 => Mod::U32,
+                    Mod::S64 => Mod::U64,
+                    t => t,
+                };
+                if kind.is_some_and(|k| k != ty) {
+                    return false;
                 }
-                found = true;
+                kind = Some(ty);
             }
             "call" | "membar" | "fence" | "cp" | "tex" | "tld4" | "txq" | "suld" | "sust"
             | "sured" | "suq" | "wmma" | "multimem" | "discard" | "stmatrix" | "tensormap" => {
@@ -182,7 +252,7 @@ pub fn eligible(f: &Function) -> bool {
             _ => {}
         }
     }
-    found && !(widths.0 && widths.1)
+    kind.is_some()
 }
 
 fn collect<'x, 'a>(b: &'x Block<'a>, out: &mut Vec<&'x Instruction<'a>>) {
@@ -202,7 +272,7 @@ mod tests {
     fn kernel(body: &str) -> bool {
         let src = format!(
             ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u64 a, \
-             .param .u64 h)\n{{\n.reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.shared .b32 s[256];\n\
+             .param .u64 h)\n{{\n.reg .b32 %r<9>;\n.reg .b64 %rd<9>;\n.reg .f32 %f<9>;\n.reg .b16 %rs<9>;\n.shared .b32 s[256];\n\
              ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [h];\n{body}\nret;\n}}\n"
         );
         crate::syntax::with_kernel(&src, eligible)
@@ -218,6 +288,20 @@ mod tests {
     }
 
     #[test]
+    fn block_sum_shape_qualifies() {
+        // A block reduction's one float sum per CTA (`reduce_halving`), either width.
+        assert!(kernel(
+            "ld.global.nc.f32 %f1, [%rd1];\nst.shared.f32 [s], %f1;\nld.shared.f32 %f2, [s];\n\
+             atom.global.add.f32 %f3, [%rd2], %f2;"
+        ));
+        assert!(kernel("red.global.add.f64 [%rd2], 0d3FF0000000000000;"));
+        // The old value used.
+        assert!(!kernel(
+            "atom.global.add.f32 %f3, [%rd2], 0f3F800000;\nst.shared.f32 [s], %f3;"
+        ));
+    }
+
+    #[test]
     fn anything_that_could_observe_the_sums_keeps_atomics() {
         // The old value is used.
         assert!(!kernel(
@@ -227,20 +311,30 @@ mod tests {
         assert!(!kernel(
             "ld.global.u32 %r1, [%rd1];\nred.global.add.u32 [%rd2], %r1;"
         ));
-        // A store to global memory, a generic access, a float addition, a fence.
+        // A store to global memory, a generic access, a fence.
         assert!(!kernel(
             "st.global.u32 [%rd1], 1;\nred.global.add.u32 [%rd2], 1;"
         ));
         assert!(!kernel(
             "ld.u32 %r1, [%rd1];\nred.global.add.u32 [%rd2], 1;"
         ));
-        assert!(!kernel("red.global.add.f32 [%rd2], 0f3F800000;"));
+        assert!(!kernel(
+            "ld.global.f32 %f1, [%rd1];\nred.global.add.f32 [%rd2], %f1;"
+        ));
         assert!(!kernel("membar.gl;\nred.global.add.u32 [%rd2], 1;"));
         assert!(!kernel("red.release.gpu.global.add.u32 [%rd2], 1;"));
         // Both widths.
         assert!(!kernel(
             "red.global.add.u32 [%rd2], 1;\nred.global.add.u64 [%rd2], %rd1;"
         ));
+        // Float and integer, two float widths, a half-precision addition.
+        assert!(!kernel(
+            "red.global.add.f32 [%rd2], 0f3F800000;\nred.global.add.u32 [%rd2+4], 1;"
+        ));
+        assert!(!kernel(
+            "red.global.add.f32 [%rd2], 0f3F800000;\nred.global.add.f64 [%rd2+8], 0d3FF0000000000000;"
+        ));
+        assert!(!kernel("red.global.add.noftz.f16 [%rd2], %rs1;"));
         // Nothing to privatize.
         assert!(!kernel("ld.global.nc.u32 %r1, [%rd1];"));
     }

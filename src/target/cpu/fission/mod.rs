@@ -535,7 +535,7 @@ impl Target for FisTarget {
         l: &Lowerer<'c, 'a>,
         fs: &mut FnState<'c, 'a>,
         ptr: PointerValue<'c>,
-        v: IntValue<'c>,
+        v: BasicValueEnum<'c>,
         order: (Ordering, &str),
     ) {
         let t = arg(l, fs.func, extra::CTX).into_pointer_value();
