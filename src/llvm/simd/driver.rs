@@ -402,6 +402,10 @@ pub unsafe fn cta_fn(
     region_slot: RegionSlot,
     known: Option<[u32; 3]>,
 ) -> LLVMValueRef {
+    // Before the CTA function inlines them: the context's accesses in a scope of their own.
+    for f in [Some(w), rows.filter(|&r| r != w)].into_iter().flatten() {
+        super::ctxscope::mark(f);
+    }
     if let Some(block) = known {
         pin_block(w, block);
         if let Some(r) = rows.filter(|&r| r != w) {
@@ -482,6 +486,19 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
     ));
     let f = c::LLVMAddFunction(m, fname.as_ptr(), ft);
     wide(cx, f);
+    // The runtime's context is a whole `Thread`: LICM may then load what the warps read of it
+    // (`%ctaid`, the shared block) before a loop over them, where the loads sit in a branch
+    // (their TBAA type, `ctxscope`, tells them from the kernel's stores in the loop). Not the
+    // replay, which is not optimized.
+    if !replay_part {
+        for (name, v) in [
+            (c"dereferenceable", u64::from(offset::SIZE)),
+            (c"align", std::mem::align_of::<usize>() as u64),
+        ] {
+            let kind = c::LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len());
+            c::LLVMAddAttributeAtIndex(f, 2, c::LLVMCreateEnumAttribute(cx, kind, v));
+        }
+    }
     if replay_part {
         c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
         for a in [c"noinline", c"optnone"] {
@@ -577,10 +594,14 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
         } else {
             (i, c32(0))
         };
-        c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
+        let s1 = c::LLVMBuildStore(b, wi, at(ctx, offset::WARPID));
         let first = c::LLVMBuildMul(b, wi, c32(32), n);
         let flat = c::LLVMBuildAdd(b, first, lane, n);
-        c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+        let s2 = c::LLVMBuildStore(b, flat, at(ctx, offset::FLAT_TID));
+        if !one_by_one {
+            super::ctxscope::tag_context(s1);
+            super::ctxscope::tag_context(s2);
+        }
         (wi, lane, first)
     };
     // Kernels with CTA barriers: the warps' slots (mailbox and frame) and coroutine handles;

@@ -11,6 +11,7 @@
 mod barrier;
 mod bounds;
 mod cfg;
+mod ctxscope;
 mod driver;
 pub use driver::{drop_replays, seal_replay};
 mod emit;

@@ -1,0 +1,189 @@
+//! The thread context as memory of its own type in a warp function: kernel memory (global,
+//! shared, local, a warp's frame) is never the runtime's context, but the warp engine's loads
+//! and stores carried nothing LLVM could tell them apart by, so every store to shared memory
+//! made LLVM load `%ctaid` and the CTA's shared block again from the context (matmul's load
+//! region: two loads, two shifts and a spill per warp, and the shared block's address twice),
+//! and the CTA function's stores of a warp's ids kept a warp's shared stores from reaching
+//! its loads. Tagging the context's loads with one TBAA type and the other accesses with a
+//! sibling lets GVN forward the CTA function's `%ctaid` stores and LICM hoist the shared
+//! block's load. Calls other than memory intrinsics stay untagged (the runtime reads and
+//! writes the context), and so do atomics, volatile accesses and the context's stores (a
+//! replay's lane ids must stay before the kernel access that faults, which names them).
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+
+use super::ir;
+
+/// Memory intrinsics whose pointer arguments are the only memory they touch.
+const MEMORY_INTRINSICS: [&str; 7] = [
+    "llvm.masked.load.",
+    "llvm.masked.store.",
+    "llvm.masked.gather.",
+    "llvm.masked.scatter.",
+    "llvm.memcpy.",
+    "llvm.memmove.",
+    "llvm.memset.",
+];
+
+/// The pointers of `f` into its context (parameter 0): the parameter, GEPs, casts, phis and
+/// selects of them, and loads of local variables every store to which stores one of them.
+/// `None` when a context pointer goes anywhere else (turned into an integer, stored to memory
+/// that is not such a variable), where a kernel access might be one without a trace.
+unsafe fn context_pointers(f: LLVMValueRef) -> Option<std::collections::HashSet<LLVMValueRef>> {
+    let ctx = c::LLVMGetParam(f, 0);
+    let mut set = std::collections::HashSet::new();
+    let mut vars = Vec::new();
+    let mut work = vec![ctx];
+    while let Some(v) = work.pop() {
+        if !set.insert(v) {
+            continue;
+        }
+        for u in ir::users(v) {
+            match ir::opcode(u) {
+                O::LLVMGetElementPtr if c::LLVMGetOperand(u, 0) == v => work.push(u),
+                O::LLVMBitCast | O::LLVMAddrSpaceCast | O::LLVMPHI | O::LLVMSelect => {
+                    if O::LLVMSelect == ir::opcode(u) && c::LLVMGetOperand(u, 0) == v {
+                        return None;
+                    }
+                    work.push(u)
+                }
+                O::LLVMLoad => {}
+                O::LLVMStore if c::LLVMGetOperand(u, 0) != v => {}
+                O::LLVMStore => {
+                    let dst = c::LLVMGetOperand(u, 1);
+                    if c::LLVMIsAAllocaInst(dst).is_null() {
+                        return None;
+                    }
+                    vars.push(dst);
+                    for l in ir::users(dst) {
+                        match ir::opcode(l) {
+                            O::LLVMLoad => work.push(l),
+                            O::LLVMStore if c::LLVMGetOperand(l, 1) == dst => {}
+                            _ => return None,
+                        }
+                    }
+                }
+                // A call may read and write the context (the runtime does), so calls stay
+                // unmarked; one that returns a pointer might return one into it.
+                O::LLVMCall if ptr_like(c::LLVMTypeOf(u)) => return None,
+                O::LLVMCall => {}
+                _ => return None,
+            }
+        }
+    }
+    // A variable's loads are context pointers only if all its stores store one.
+    for var in vars {
+        for s in ir::users(var) {
+            if ir::opcode(s) == O::LLVMStore && !set.contains(&c::LLVMGetOperand(s, 0)) {
+                return None;
+            }
+        }
+    }
+    Some(set)
+}
+
+/// Whether a value of type `t` may hold a pointer (a pointer, or a vector or aggregate).
+unsafe fn ptr_like(t: LLVMTypeRef) -> bool {
+    use llvm_sys::LLVMTypeKind as K;
+    !matches!(
+        c::LLVMGetTypeKind(t),
+        K::LLVMVoidTypeKind
+            | K::LLVMIntegerTypeKind
+            | K::LLVMFloatTypeKind
+            | K::LLVMDoubleTypeKind
+            | K::LLVMHalfTypeKind
+            | K::LLVMBFloatTypeKind
+    )
+}
+
+/// The TBAA access tags of the context and of kernel memory: two scalar types under a root
+/// of their own, so LLVM takes them as never overlapping. (Alias scopes would say the same,
+/// but the inliner makes each inlined copy's scopes fresh, and the CTA function inlines a warp
+/// function once per state and warp pair: the context's loads in one copy were not told
+/// apart from the kernel's stores in another.)
+unsafe fn tags(cx: LLVMContextRef) -> [LLVMMetadataRef; 2] {
+    let s = |t: &str| c::LLVMMDStringInContext2(cx, t.as_ptr().cast(), t.len());
+    let node = |v: &mut [LLVMMetadataRef]| c::LLVMMDNodeInContext2(cx, v.as_mut_ptr(), v.len());
+    let zero = c::LLVMValueAsMetadata(c::LLVMConstInt(c::LLVMInt64TypeInContext(cx), 0, 0));
+    let root = node(&mut [s("ptx2llvm warp memory")]);
+    ["ptx2llvm context", "ptx2llvm kernel memory"].map(|name| {
+        let ty = node(&mut [s(name), root, zero]);
+        node(&mut [ty, ty, zero])
+    })
+}
+
+/// Tags a store of the CTA function to the context (a warp's ids before a batch runs it) as
+/// a context access: the kernel's shared-memory stores and loads around it are then not
+/// ordered with it, and LLVM forwards a warp's stores to its loads across the next warp's
+/// ids. What reads the ids reads them through the context (the warp function's loads, tagged
+/// alike) or in a call (untagged); a fault in a batch is named by the replay, which sets them
+/// again lane by lane.
+pub unsafe fn tag_context(store: LLVMValueRef) {
+    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(store));
+    let kind = c::LLVMGetMDKindIDInContext(cx, c"tbaa".as_ptr(), 4);
+    c::LLVMSetMetadata(store, kind, c::LLVMMetadataAsValue(cx, tags(cx)[0]));
+}
+
+/// Tags the context's loads in warp function `f` as the context and the other
+/// loads, stores and memory intrinsics as not aliasing it; returns how many of each, or
+/// nothing when the context's pointers cannot all be followed (`context_pointers`).
+pub unsafe fn mark(f: LLVMValueRef) -> Option<(usize, usize)> {
+    let set = context_pointers(f)?;
+    // A call that returns a pointer might return the context (`ptx2llvm_rt_self`, which the
+    // warp engine replaces by the parameter where it can): what is loaded or stored through
+    // it would be tagged as kernel memory.
+    for i in ir::function_instructions(f) {
+        if !c::LLVMIsACallInst(i).is_null()
+            && !ir::callee(i).starts_with("llvm.")
+            && ptr_like(c::LLVMTypeOf(i))
+        {
+            return None;
+        }
+    }
+    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(f));
+    let [context, kernel] = tags(cx);
+    let kind = c::LLVMGetMDKindIDInContext(cx, c"tbaa".as_ptr(), 4);
+    let tag = |i: LLVMValueRef, t: LLVMMetadataRef| {
+        if c::LLVMGetMetadata(i, kind).is_null() {
+            c::LLVMSetMetadata(i, kind, c::LLVMMetadataAsValue(cx, t));
+        }
+    };
+    let (mut own, mut others) = (0, 0);
+    for i in ir::function_instructions(f) {
+        let ptrs: Vec<LLVMValueRef> = match ir::opcode(i) {
+            O::LLVMLoad | O::LLVMStore => {
+                if c::LLVMGetVolatile(i) != 0
+                    || c::LLVMGetOrdering(i)
+                        != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                {
+                    continue;
+                }
+                vec![ir::access(i)
+                    .map(|(p, _)| p)
+                    .unwrap_or(std::ptr::null_mut())]
+            }
+            O::LLVMCall => {
+                let name = ir::callee(i);
+                if !MEMORY_INTRINSICS.iter().any(|p| name.starts_with(p)) {
+                    continue;
+                }
+                ir::args(i)
+            }
+            _ => continue,
+        };
+        if ptrs.iter().any(|p| set.contains(p)) {
+            // Loads only: the context's stores (a replay's lane ids, which a fault names)
+            // stay untagged, so they keep their order with every kernel access.
+            if ir::opcode(i) == O::LLVMLoad {
+                tag(i, context);
+                own += 1;
+            }
+        } else {
+            tag(i, kernel);
+            others += 1;
+        }
+    }
+    Some((own, others))
+}
