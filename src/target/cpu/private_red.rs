@@ -66,8 +66,10 @@ pub fn emit_add<'c, 'a>(
     b.position_at_end(lookup);
     let key = b.build_ptr_to_int(ptr, i64t, "").unwrap();
     let key = b.build_or(key, c(wide as u64), "").unwrap();
-    let shr = |k: u32| b.build_right_shift(key, c(k as u64), false, "").unwrap();
-    let h = b.build_xor(shr(red::HASH.0), shr(red::HASH.1), "").unwrap();
+    // `runtime::red::slot`: the word index (bit 0 of a 64-bit key is below the shift).
+    let h = b
+        .build_right_shift(key, c(2 + wide as u64), false, "")
+        .unwrap();
     let slots = red::SLOTS as u64;
     let slot = b.build_and(h, c(slots - 1), "").unwrap();
     let kp = unsafe { b.build_gep(i64t, tbl, &[slot], "").unwrap() };
