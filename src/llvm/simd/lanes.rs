@@ -7,6 +7,8 @@
 //! LLVM intrinsics by their vector forms, and everything else (calls, atomics)
 //! once per active lane in lane order.
 
+use std::collections::HashSet;
+
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode as O;
@@ -1222,6 +1224,20 @@ impl Warp<'_> {
         let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(vt));
         let v64 = c::LLVMVectorType(self.i64, count);
         let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+        self.consecutive_ints(pi, count, per_run, size)
+    }
+
+    /// Whether 64-bit addresses `pi` (`count` of them) step by `size` from the first one of
+    /// each run of `per_run` (`consecutive`).
+    unsafe fn consecutive_ints(
+        &self,
+        pi: LLVMValueRef,
+        count: u32,
+        per_run: u32,
+        size: u64,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
         let firsts: Vec<u32> = (0..count).map(|q| q / per_run * per_run).collect();
         let sp = self.shuffle(pi, None, &firsts);
         let d = c::LLVMBuildSub(b, pi, sp, n);
@@ -1239,6 +1255,99 @@ impl Warp<'_> {
             c::LLVMConstAllOnes(it),
             n,
         )
+    }
+
+    /// A slot per shared varying term of the function's stores (`varying_term`: the term of
+    /// at least two stores of scalars of one size to host pointers).
+    pub(super) unsafe fn term_test_slots(&mut self) {
+        // In the order the terms are met: one module, one text.
+        let mut terms: Vec<(LLVMValueRef, u32)> = Vec::new();
+        for &bb in &self.cfg.blocks {
+            for i in ir::instructions(bb) {
+                if c::LLVMIsAStoreInst(i).is_null() || self.is_atomic(i) {
+                    continue;
+                }
+                let et = c::LLVMTypeOf(c::LLVMGetOperand(i, 0));
+                if self.per(et) != 1 {
+                    continue;
+                }
+                let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
+                if let Some(w) = varying_term(c::LLVMGetOperand(i, 1), &self.facts.varying) {
+                    match terms.iter_mut().find(|(x, _)| *x == w) {
+                        Some((_, k)) => *k += 1,
+                        None => terms.push((w, 1)),
+                    }
+                    // Stores of two sizes through one term: no shared answer.
+                    let seen = *self.term_sizes.entry(w).or_insert(size);
+                    if seen != size {
+                        self.term_sizes.insert(w, 0);
+                    }
+                }
+            }
+        }
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let shared: Vec<LLVMValueRef> = terms
+            .into_iter()
+            .filter(|&(w, k)| k >= 2 && self.term_sizes.get(&w).is_some_and(|&z| z > 0))
+            .map(|(w, _)| w)
+            .collect();
+        for w in shared {
+            let s = self.alloca(i8t);
+            self.term_tests.insert(w, s);
+            // On entry after a barrier, a term kept in the frame is there (a store after the
+            // barrier that uses it finds it so); otherwise `w` is defined in this call
+            // before any use, and its definition tests it (`Warp::set`). Until then
+            // "scattered", right for any pointers.
+            if self.in_frame(w) && !self.narrow_slot(w) {
+                let slot = self.slot(w);
+                let cur = c::LLVMGetInsertBlock(self.b);
+                c::LLVMPositionBuilderAtEnd(self.b, c::LLVMGetInsertBlock(self.allocas));
+                let wv = c::LLVMBuildLoad2(self.b, self.slot_type(slot), slot, c"".as_ptr());
+                self.test_term(wv, w, s);
+                c::LLVMPositionBuilderAtEnd(self.b, cur);
+            } else {
+                let no = TestState::Scattered as u64;
+                c::LLVMBuildStore(self.allocas, c::LLVMConstInt(i8t, no, 0), s);
+            }
+        }
+    }
+
+    /// Tests the lanes of `wv`, the new value of shared varying term `w`, into its slot `s`:
+    /// whether they step by the size of the stored values (`term_sizes`), at the builder's
+    /// place.
+    pub(super) unsafe fn test_term(&mut self, wv: LLVMValueRef, w: LLVMValueRef, s: LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let wv = if self.is_vec(wv) { wv } else { self.splat(wv) };
+        let v64 = c::LLVMVectorType(self.i64, LANES);
+        let wi = if c::LLVMGetTypeKind(c::LLVMGetElementType(c::LLVMTypeOf(wv)))
+            == LLVMTypeKind::LLVMPointerTypeKind
+        {
+            c::LLVMBuildPtrToInt(b, wv, v64, n)
+        } else {
+            wv
+        };
+        let size = self.term_sizes.get(&w).copied().unwrap_or(0);
+        let ok = self.consecutive_ints(wi, LANES, self.run(), size);
+        let yes = c::LLVMConstInt(i8t, TestState::Consecutive as u64, 0);
+        let no = c::LLVMConstInt(i8t, TestState::Scattered as u64, 0);
+        c::LLVMBuildStore(b, c::LLVMBuildSelect(b, ok, yes, no, n), s);
+    }
+
+    /// Whether the lanes of shared varying term `w` (slot `s`) step by the stored values'
+    /// size: then so do the pointers `u + w` of every store sharing it, `u` the same in every
+    /// lane. Tested where `w` is defined or the function entered (`term_test_slots`): the 128
+    /// stores of Triton's matmul epilogue each sit behind their own predicate's guard, where
+    /// no test dominates the next, so LLVM kept 128 copies of the 32-lane test (1,688
+    /// `vpsubq`); now each reads the one answer.
+    unsafe fn term_test(&mut self, s: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let state = c::LLVMBuildLoad2(b, i8t, s, n);
+        let yes = c::LLVMConstInt(i8t, TestState::Consecutive as u64, 0);
+        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, state, yes, n)
     }
 
     /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
@@ -1301,6 +1410,13 @@ impl Warp<'_> {
             return;
         }
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
+        let term = (checked.is_none() && self.per(et) == 1)
+            .then(|| varying_term(ptr, &self.facts.varying))
+            .flatten()
+            .filter(|w| self.term_sizes.get(w) == Some(&size))
+            .and_then(|w| self.term_tests.get(&w).copied());
+        let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
         let contig = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));
@@ -2302,4 +2418,53 @@ unsafe fn static_shared_bytes(m: LLVMModuleRef) -> u64 {
         g = c::LLVMGetNextGlobal(g);
     }
     sum
+}
+
+/// What a shared varying term's slot says of its lanes (`Warp::term_test`).
+#[derive(Clone, Copy)]
+enum TestState {
+    Scattered = 0,
+    Consecutive = 1,
+}
+
+/// The varying term `w` of a host pointer `u + w` whose other term `u` is the same in every
+/// lane (`inttoptr (add i64 u, w)` or a byte `getelementptr` of one on the other): the lanes'
+/// pointers then differ as `w`'s do, whatever `u`, so one test of `w` serves every access
+/// sharing it. `w` is a 64-bit integer or a pointer of `p`'s type, an instruction other than
+/// a phi (defined where `Warp::set` sees it).
+unsafe fn varying_term(p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<LLVMValueRef> {
+    let t = c::LLVMTypeOf(p);
+    if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMPointerTypeKind
+        || c::LLVMGetPointerAddressSpace(t) != 0
+        || !ir::is_instruction(p)
+    {
+        return None;
+    }
+    let sum = match ir::opcode(p) {
+        O::LLVMIntToPtr => {
+            let x = c::LLVMGetOperand(p, 0);
+            let i64t = c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(t));
+            (ir::is_instruction(x) && ir::opcode(x) == O::LLVMAdd && c::LLVMTypeOf(x) == i64t)
+                .then_some(x)?
+        }
+        O::LLVMGetElementPtr
+            if c::LLVMGetNumOperands(p) == 2
+                && c::LLVMGetGEPSourceElementType(p)
+                    == c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(t)) =>
+        {
+            p
+        }
+        _ => return None,
+    };
+    let (a, b) = (c::LLVMGetOperand(sum, 0), c::LLVMGetOperand(sum, 1));
+    let w = match (varying.contains(&a), varying.contains(&b)) {
+        (false, true) => b,
+        (true, false) => a,
+        _ => return None,
+    };
+    // A 64-bit term, as the address adds it (a narrower `getelementptr` index would be
+    // sign-extended first).
+    let wt = c::LLVMTypeOf(w);
+    let full = wt == c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(t)) || wt == t;
+    (full && ir::is_instruction(w) && c::LLVMIsAPHINode(w).is_null()).then_some(w)
 }
