@@ -432,6 +432,11 @@ impl Warp<'_> {
         if checked.is_none() && global && self.per(et) == 1 && !self.narrow(vt) {
             return self.runs_or_gather(vt, lanes, et);
         }
+        let term = checked
+            .is_none()
+            .then(|| self.shared_term(ptr, et))
+            .flatten();
+        let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
         let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
@@ -1257,27 +1262,25 @@ impl Warp<'_> {
         )
     }
 
-    /// A slot per shared varying term of the function's stores (`varying_term`: the term of
-    /// at least two stores of scalars of one size to host pointers).
+    /// A slot per shared varying term of the function's loads and stores (`varying_term`: the
+    /// term of at least two accesses of one size per lane).
     pub(super) unsafe fn term_test_slots(&mut self) {
         // In the order the terms are met: one module, one text.
         let mut terms: Vec<(LLVMValueRef, u32)> = Vec::new();
         for &bb in &self.cfg.blocks {
             for i in ir::instructions(bb) {
-                if c::LLVMIsAStoreInst(i).is_null() || self.is_atomic(i) {
+                let Some((ptr, et)) = self.tested_access(i) else {
                     continue;
-                }
-                let et = c::LLVMTypeOf(c::LLVMGetOperand(i, 0));
-                if self.per(et) != 1 {
+                };
+                let Some(size) = self.term_size(et) else {
                     continue;
-                }
-                let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
-                if let Some(w) = varying_term(c::LLVMGetOperand(i, 1), &self.facts.varying) {
+                };
+                if let Some(w) = varying_term(ptr, &self.facts.varying) {
                     match terms.iter_mut().find(|(x, _)| *x == w) {
                         Some((_, k)) => *k += 1,
                         None => terms.push((w, 1)),
                     }
-                    // Stores of two sizes through one term: no shared answer.
+                    // Accesses of two sizes through one term: no shared answer.
                     let seen = *self.term_sizes.entry(w).or_insert(size);
                     if seen != size {
                         self.term_sizes.insert(w, 0);
@@ -1298,11 +1301,16 @@ impl Warp<'_> {
             // barrier that uses it finds it so); otherwise `w` is defined in this call
             // before any use, and its definition tests it (`Warp::set`). Until then
             // "scattered", right for any pointers.
-            if self.in_frame(w) && !self.narrow_slot(w) {
+            if self.in_frame(w) {
                 let slot = self.slot(w);
                 let cur = c::LLVMGetInsertBlock(self.b);
                 c::LLVMPositionBuilderAtEnd(self.b, c::LLVMGetInsertBlock(self.allocas));
-                let wv = c::LLVMBuildLoad2(self.b, self.slot_type(slot), slot, c"".as_ptr());
+                let mut wv = c::LLVMBuildLoad2(self.b, self.slot_type(slot), slot, c"".as_ptr());
+                if self.narrow_slot(w) {
+                    // 32-bit `.shared` offsets, zero-extended as the pointers are made.
+                    let v64 = c::LLVMVectorType(self.i64, LANES);
+                    wv = c::LLVMBuildZExt(self.b, wv, v64, c"".as_ptr());
+                }
                 self.test_term(wv, w, s);
                 c::LLVMPositionBuilderAtEnd(self.b, cur);
             } else {
@@ -1310,6 +1318,64 @@ impl Warp<'_> {
                 c::LLVMBuildStore(self.allocas, c::LLVMConstInt(i8t, no, 0), s);
             }
         }
+    }
+
+    /// The pointer and type of load or store `i` when it takes the consecutive test of its
+    /// lanes' pointers (`load`, `store`: no other path, such as a window, a known stride, a
+    /// gather of indices from memory or a global scalar load's halves, comes first).
+    unsafe fn tested_access(&self, i: LLVMValueRef) -> Option<(LLVMValueRef, LLVMTypeRef)> {
+        let store = !c::LLVMIsAStoreInst(i).is_null();
+        if !store && c::LLVMIsALoadInst(i).is_null() || self.is_atomic(i) {
+            return None;
+        }
+        let (ptr, et) = if store {
+            (
+                c::LLVMGetOperand(i, 1),
+                c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
+            )
+        } else {
+            (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i))
+        };
+        let varying = &self.facts.varying;
+        if store && self.facts.strides.same_address(i, varying) {
+            return None;
+        }
+        let access = self.facts.strides.access(ptr, et, varying, self.td);
+        if matches!(
+            access,
+            Access::PerRow | Access::Window | Access::Consecutive | Access::Checked
+        ) {
+            return None;
+        }
+        if !store {
+            let global = c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) != SHARED_AS;
+            if stride::memory_indexed(ptr, varying, MEMORY_INDEXED_DEPTH)
+                || global && self.per(et) == 1 && !self.narrow(self.vty(et))
+            {
+                return None;
+            }
+        }
+        Some((ptr, et))
+    }
+
+    /// The bytes per lane of an access of type `t` (a scalar, or a PTX vector whose elements
+    /// lie back to back), for `term_test`.
+    unsafe fn term_size(&self, t: LLVMTypeRef) -> Option<u64> {
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, t);
+        let k = self.per(t);
+        let e = if k > 1 { c::LLVMGetElementType(t) } else { t };
+        let esize = llvm_sys::target::LLVMABISizeOfType(self.td, e);
+        (size > 0 && size == u64::from(k) * esize).then_some(size)
+    }
+
+    /// The slot of the shared varying term of an access at `ptr` of type `t`, when its
+    /// accesses have `t`'s size (`term_test`).
+    unsafe fn shared_term(&self, ptr: LLVMValueRef, t: LLVMTypeRef) -> Option<LLVMValueRef> {
+        let size = self.term_size(t)?;
+        let w = varying_term(ptr, &self.facts.varying)?;
+        (self.term_sizes.get(&w) == Some(&size))
+            .then(|| self.term_tests.get(&w).copied())
+            .flatten()
     }
 
     /// Tests the lanes of `wv`, the new value of shared varying term `w`, into its slot `s`:
@@ -1410,12 +1476,10 @@ impl Warp<'_> {
             return;
         }
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
-        let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
-        let term = (checked.is_none() && self.per(et) == 1)
-            .then(|| varying_term(ptr, &self.facts.varying))
-            .flatten()
-            .filter(|w| self.term_sizes.get(w) == Some(&size))
-            .and_then(|w| self.term_tests.get(&w).copied());
+        let term = checked
+            .is_none()
+            .then(|| self.shared_term(ptr, et))
+            .flatten();
         let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
@@ -2427,15 +2491,16 @@ enum TestState {
     Consecutive = 1,
 }
 
-/// The varying term `w` of a host pointer `u + w` whose other term `u` is the same in every
-/// lane (`inttoptr (add i64 u, w)` or a byte `getelementptr` of one on the other): the lanes'
-/// pointers then differ as `w`'s do, whatever `u`, so one test of `w` serves every access
-/// sharing it. `w` is a 64-bit integer or a pointer of `p`'s type, an instruction other than
+/// The varying term `w` of a pointer `u + w` whose other term `u` is the same in every
+/// lane (`inttoptr (add i64 u, w)` or a byte `getelementptr` of one on the other), a host
+/// pointer or a `.shared` one (64 bits, the block's base added to it as it is: `space_cast`):
+/// the lanes' host addresses then differ as `w`'s do, whatever `u`, so one test of `w` serves
+/// every access sharing it. `w` is a 64-bit integer or a pointer of `p`'s type, an instruction other than
 /// a phi (defined where `Warp::set` sees it).
 unsafe fn varying_term(p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<LLVMValueRef> {
     let t = c::LLVMTypeOf(p);
     if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMPointerTypeKind
-        || c::LLVMGetPointerAddressSpace(t) != 0
+        || !matches!(c::LLVMGetPointerAddressSpace(t), 0 | SHARED_AS)
         || !ir::is_instruction(p)
     {
         return None;
