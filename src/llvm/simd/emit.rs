@@ -64,6 +64,12 @@ pub struct Warp<'a> {
     pub(super) window_tests: HashMap<LLVMValueRef, (LLVMValueRef, LLVMValueRef)>,
     /// The operands inline `mma`s built (`matrix::Operand`), by the block they were built in.
     pub(super) mma_operands: HashMap<(LLVMBasicBlockRef, super::matrix::Operand), LLVMValueRef>,
+    /// The shared varying terms `w` of stores at `u + w` (`lanes::varying_term`) and an `i8`
+    /// slot each for their lanes' consecutive test (`lanes::TestState`), tested where the
+    /// function is entered and where `w` is defined: the stores read one answer.
+    pub(super) term_tests: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// The stored values' size by varying term (0: stores of two sizes share it).
+    pub(super) term_sizes: HashMap<LLVMValueRef, u64>,
     pub(super) allocas: LLVMBuilderRef,
     pub ctx: LLVMValueRef,
     pub launched: LLVMValueRef,
@@ -188,6 +194,8 @@ impl<'a> Warp<'a> {
             threaded: None,
             window_tests: HashMap::new(),
             mma_operands: HashMap::new(),
+            term_tests: HashMap::new(),
+            term_sizes: HashMap::new(),
             allocas,
             ctx: c::LLVMGetParam(dst, 0),
             launched: std::ptr::null_mut(),
@@ -211,6 +219,7 @@ impl<'a> Warp<'a> {
             LLVMTypeKind::LLVMIntegerTypeKind => w.regions_begin(src),
             _ => {}
         }
+        w.term_test_slots();
         w.preamble();
         // The region scheme enters at its state: the start, or after a barrier.
         w.dispatch();
@@ -446,7 +455,7 @@ impl<'a> Warp<'a> {
     /// 32-bit offsets: the accesses take 32-bit offsets (`lanes::offsets`), and a slot of
     /// 64-bit pointers cost a widening where it is stored and a narrowing at each access
     /// (16 instructions a bitonic stage) and twice the registers in loops.
-    unsafe fn narrow_slot(&self, v: LLVMValueRef) -> bool {
+    pub(super) unsafe fn narrow_slot(&self, v: LLVMValueRef) -> bool {
         if !ir::is_instruction(v)
             || c::LLVMGetInstructionOpcode(v) != O::LLVMIntToPtr
             || !self.facts.is_varying(v)
@@ -474,6 +483,9 @@ impl<'a> Warp<'a> {
     /// (or a phi) uses it.
     pub unsafe fn set(&mut self, i: LLVMValueRef, nv: LLVMValueRef) {
         self.map.insert(i, nv);
+        if let Some(&s) = self.term_tests.get(&i) {
+            self.test_term(nv, i, s);
+        }
         let bb = c::LLVMGetInstructionParent(i);
         let mut u = c::LLVMGetFirstUse(i);
         let mut outside = false;

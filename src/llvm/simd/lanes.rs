@@ -7,6 +7,8 @@
 //! LLVM intrinsics by their vector forms, and everything else (calls, atomics)
 //! once per active lane in lane order.
 
+use std::collections::HashSet;
+
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode as O;
@@ -430,6 +432,11 @@ impl Warp<'_> {
         if checked.is_none() && global && self.per(et) == 1 && !self.narrow(vt) {
             return self.runs_or_gather(vt, lanes, et);
         }
+        let term = checked
+            .is_none()
+            .then(|| self.shared_term(ptr, et))
+            .flatten();
+        let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
         let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
@@ -1222,6 +1229,20 @@ impl Warp<'_> {
         let size = llvm_sys::target::LLVMABISizeOfType(self.td, c::LLVMGetElementType(vt));
         let v64 = c::LLVMVectorType(self.i64, count);
         let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+        self.consecutive_ints(pi, count, per_run, size)
+    }
+
+    /// Whether 64-bit addresses `pi` (`count` of them) step by `size` from the first one of
+    /// each run of `per_run` (`consecutive`).
+    unsafe fn consecutive_ints(
+        &self,
+        pi: LLVMValueRef,
+        count: u32,
+        per_run: u32,
+        size: u64,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
         let firsts: Vec<u32> = (0..count).map(|q| q / per_run * per_run).collect();
         let sp = self.shuffle(pi, None, &firsts);
         let d = c::LLVMBuildSub(b, pi, sp, n);
@@ -1239,6 +1260,160 @@ impl Warp<'_> {
             c::LLVMConstAllOnes(it),
             n,
         )
+    }
+
+    /// A slot per shared varying term of the function's loads and stores (`varying_term`: the
+    /// term of at least two accesses of one size per lane).
+    pub(super) unsafe fn term_test_slots(&mut self) {
+        // In the order the terms are met: one module, one text.
+        let mut terms: Vec<(LLVMValueRef, u32)> = Vec::new();
+        for &bb in &self.cfg.blocks {
+            for i in ir::instructions(bb) {
+                let Some((ptr, et)) = self.tested_access(i) else {
+                    continue;
+                };
+                let Some(size) = self.term_size(et) else {
+                    continue;
+                };
+                if let Some(w) = varying_term(ptr, &self.facts.varying) {
+                    match terms.iter_mut().find(|(x, _)| *x == w) {
+                        Some((_, k)) => *k += 1,
+                        None => terms.push((w, 1)),
+                    }
+                    // Accesses of two sizes through one term: no shared answer.
+                    let seen = *self.term_sizes.entry(w).or_insert(size);
+                    if seen != size {
+                        self.term_sizes.insert(w, 0);
+                    }
+                }
+            }
+        }
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let shared: Vec<LLVMValueRef> = terms
+            .into_iter()
+            .filter(|&(w, k)| k >= 2 && self.term_sizes.get(&w).is_some_and(|&z| z > 0))
+            .map(|(w, _)| w)
+            .collect();
+        for w in shared {
+            let s = self.alloca(i8t);
+            self.term_tests.insert(w, s);
+            // On entry after a barrier, a term kept in the frame is there (a store after the
+            // barrier that uses it finds it so); otherwise `w` is defined in this call
+            // before any use, and its definition tests it (`Warp::set`). Until then
+            // "scattered", right for any pointers.
+            if self.in_frame(w) {
+                let slot = self.slot(w);
+                let cur = c::LLVMGetInsertBlock(self.b);
+                c::LLVMPositionBuilderAtEnd(self.b, c::LLVMGetInsertBlock(self.allocas));
+                let mut wv = c::LLVMBuildLoad2(self.b, self.slot_type(slot), slot, c"".as_ptr());
+                if self.narrow_slot(w) {
+                    // 32-bit `.shared` offsets, zero-extended as the pointers are made.
+                    let v64 = c::LLVMVectorType(self.i64, LANES);
+                    wv = c::LLVMBuildZExt(self.b, wv, v64, c"".as_ptr());
+                }
+                self.test_term(wv, w, s);
+                c::LLVMPositionBuilderAtEnd(self.b, cur);
+            } else {
+                let no = TestState::Scattered as u64;
+                c::LLVMBuildStore(self.allocas, c::LLVMConstInt(i8t, no, 0), s);
+            }
+        }
+    }
+
+    /// The pointer and type of load or store `i` when it takes the consecutive test of its
+    /// lanes' pointers (`load`, `store`: no other path, such as a window, a known stride, a
+    /// gather of indices from memory or a global scalar load's halves, comes first).
+    unsafe fn tested_access(&self, i: LLVMValueRef) -> Option<(LLVMValueRef, LLVMTypeRef)> {
+        let store = !c::LLVMIsAStoreInst(i).is_null();
+        if !store && c::LLVMIsALoadInst(i).is_null() || self.is_atomic(i) {
+            return None;
+        }
+        let (ptr, et) = if store {
+            (
+                c::LLVMGetOperand(i, 1),
+                c::LLVMTypeOf(c::LLVMGetOperand(i, 0)),
+            )
+        } else {
+            (c::LLVMGetOperand(i, 0), c::LLVMTypeOf(i))
+        };
+        let varying = &self.facts.varying;
+        if store && self.facts.strides.same_address(i, varying) {
+            return None;
+        }
+        let access = self.facts.strides.access(ptr, et, varying, self.td);
+        if matches!(
+            access,
+            Access::PerRow | Access::Window | Access::Consecutive | Access::Checked
+        ) {
+            return None;
+        }
+        if !store {
+            let global = c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) != SHARED_AS;
+            if stride::memory_indexed(ptr, varying, MEMORY_INDEXED_DEPTH)
+                || global && self.per(et) == 1 && !self.narrow(self.vty(et))
+            {
+                return None;
+            }
+        }
+        Some((ptr, et))
+    }
+
+    /// The bytes per lane of an access of type `t` (a scalar, or a PTX vector whose elements
+    /// lie back to back), for `term_test`.
+    unsafe fn term_size(&self, t: LLVMTypeRef) -> Option<u64> {
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, t);
+        let k = self.per(t);
+        let e = if k > 1 { c::LLVMGetElementType(t) } else { t };
+        let esize = llvm_sys::target::LLVMABISizeOfType(self.td, e);
+        (size > 0 && size == u64::from(k) * esize).then_some(size)
+    }
+
+    /// The slot of the shared varying term of an access at `ptr` of type `t`, when its
+    /// accesses have `t`'s size (`term_test`).
+    unsafe fn shared_term(&self, ptr: LLVMValueRef, t: LLVMTypeRef) -> Option<LLVMValueRef> {
+        let size = self.term_size(t)?;
+        let w = varying_term(ptr, &self.facts.varying)?;
+        (self.term_sizes.get(&w) == Some(&size))
+            .then(|| self.term_tests.get(&w).copied())
+            .flatten()
+    }
+
+    /// Tests the lanes of `wv`, the new value of shared varying term `w`, into its slot `s`:
+    /// whether they step by the size of the stored values (`term_sizes`), at the builder's
+    /// place.
+    pub(super) unsafe fn test_term(&mut self, wv: LLVMValueRef, w: LLVMValueRef, s: LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let wv = if self.is_vec(wv) { wv } else { self.splat(wv) };
+        let v64 = c::LLVMVectorType(self.i64, LANES);
+        let wi = if c::LLVMGetTypeKind(c::LLVMGetElementType(c::LLVMTypeOf(wv)))
+            == LLVMTypeKind::LLVMPointerTypeKind
+        {
+            c::LLVMBuildPtrToInt(b, wv, v64, n)
+        } else {
+            wv
+        };
+        let size = self.term_sizes.get(&w).copied().unwrap_or(0);
+        let ok = self.consecutive_ints(wi, LANES, self.run(), size);
+        let yes = c::LLVMConstInt(i8t, TestState::Consecutive as u64, 0);
+        let no = c::LLVMConstInt(i8t, TestState::Scattered as u64, 0);
+        c::LLVMBuildStore(b, c::LLVMBuildSelect(b, ok, yes, no, n), s);
+    }
+
+    /// Whether the lanes of shared varying term `w` (slot `s`) step by the stored values'
+    /// size: then so do the pointers `u + w` of every store sharing it, `u` the same in every
+    /// lane. Tested where `w` is defined or the function entered (`term_test_slots`): the 128
+    /// stores of Triton's matmul epilogue each sit behind their own predicate's guard, where
+    /// no test dominates the next, so LLVM kept 128 copies of the 32-lane test (1,688
+    /// `vpsubq`); now each reads the one answer.
+    unsafe fn term_test(&mut self, s: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let state = c::LLVMBuildLoad2(b, i8t, s, n);
+        let yes = c::LLVMConstInt(i8t, TestState::Consecutive as u64, 0);
+        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, state, yes, n)
     }
 
     /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
@@ -1301,6 +1476,11 @@ impl Warp<'_> {
             return;
         }
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
+        let term = checked
+            .is_none()
+            .then(|| self.shared_term(ptr, et))
+            .flatten();
+        let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
         let contig = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));
@@ -2404,4 +2584,54 @@ unsafe fn static_shared_bytes(m: LLVMModuleRef) -> u64 {
         g = c::LLVMGetNextGlobal(g);
     }
     sum
+}
+
+/// What a shared varying term's slot says of its lanes (`Warp::term_test`).
+#[derive(Clone, Copy)]
+enum TestState {
+    Scattered = 0,
+    Consecutive = 1,
+}
+
+/// The varying term `w` of a pointer `u + w` whose other term `u` is the same in every
+/// lane (`inttoptr (add i64 u, w)` or a byte `getelementptr` of one on the other), a host
+/// pointer or a `.shared` one (64 bits, the block's base added to it as it is: `space_cast`):
+/// the lanes' host addresses then differ as `w`'s do, whatever `u`, so one test of `w` serves
+/// every access sharing it. `w` is a 64-bit integer or a pointer of `p`'s type, an instruction other than
+/// a phi (defined where `Warp::set` sees it).
+unsafe fn varying_term(p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<LLVMValueRef> {
+    let t = c::LLVMTypeOf(p);
+    if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMPointerTypeKind
+        || !matches!(c::LLVMGetPointerAddressSpace(t), 0 | SHARED_AS)
+        || !ir::is_instruction(p)
+    {
+        return None;
+    }
+    let sum = match ir::opcode(p) {
+        O::LLVMIntToPtr => {
+            let x = c::LLVMGetOperand(p, 0);
+            let i64t = c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(t));
+            (ir::is_instruction(x) && ir::opcode(x) == O::LLVMAdd && c::LLVMTypeOf(x) == i64t)
+                .then_some(x)?
+        }
+        O::LLVMGetElementPtr
+            if c::LLVMGetNumOperands(p) == 2
+                && c::LLVMGetGEPSourceElementType(p)
+                    == c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(t)) =>
+        {
+            p
+        }
+        _ => return None,
+    };
+    let (a, b) = (c::LLVMGetOperand(sum, 0), c::LLVMGetOperand(sum, 1));
+    let w = match (varying.contains(&a), varying.contains(&b)) {
+        (false, true) => b,
+        (true, false) => a,
+        _ => return None,
+    };
+    // A 64-bit term, as the address adds it (a narrower `getelementptr` index would be
+    // sign-extended first).
+    let wt = c::LLVMTypeOf(w);
+    let full = wt == c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(t)) || wt == t;
+    (full && ir::is_instruction(w) && c::LLVMIsAPHINode(w).is_null()).then_some(w)
 }
