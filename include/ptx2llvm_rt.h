@@ -81,10 +81,15 @@ void ptx2llvm_rt_wmma_load(ptx2llvm_thread *t, uint32_t desc, uint64_t addr, uin
 void ptx2llvm_rt_wmma_store(ptx2llvm_thread *t, uint32_t desc, uint64_t addr, uint32_t stride, const uint32_t *regs);
 
 /* Global integer additions summed per worker (kernels whose additions nothing reads before the
- * launch ends): add `v` to `p`'s entry; 1 when `p` is new there (the caller then checks `p`
- * with an atomic addition of 0). The launcher adds the sums to memory at the end. */
-uint32_t ptx2llvm_rt_red_add_u32(uint32_t *p, uint32_t v);
-uint32_t ptx2llvm_rt_red_add_u64(uint64_t *p, uint64_t v);
+ * launch ends): add `v` to `p`'s entry when `p` has one or `checked`; else 1, nothing added
+ * (the caller then checks `p` with an atomic addition of 0 and calls again with `checked` 1).
+ * The launcher adds the sums to memory at the end. */
+uint32_t ptx2llvm_rt_red_add_u32(uint32_t *p, uint32_t v, uint32_t checked);
+uint32_t ptx2llvm_rt_red_add_u64(uint64_t *p, uint64_t v, uint32_t checked);
+/* Float additions (`v`: the value's bits) logged per worker in order, applied at the end: logged
+ * when `p` is the worker's previous address or `checked`; else 1, as above. */
+uint32_t ptx2llvm_rt_red_add_f32(uint32_t *p, uint32_t v, uint32_t checked);
+uint32_t ptx2llvm_rt_red_add_f64(uint64_t *p, uint64_t v, uint32_t checked);
 
 /* Thread end, failure, output, time. */
 void ptx2llvm_rt_exit(ptx2llvm_thread *t) __attribute__((noreturn));

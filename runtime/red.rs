@@ -8,9 +8,12 @@
 //! lines between cores. The compiler decides which kernels qualify
 //! (`src/target/cpu/private_red.rs`).
 //!
-//! When a location enters the table the entry points return 1, and the kernel code makes an
-//! atomic addition of zero to it: an invalid address faults there, in kernel code, where the
-//! fault handler reports it, and a failed launch discards the table instead of flushing it.
+//! A location enters the table only once kernel code has checked it with an atomic addition of
+//! zero: an invalid address faults there, in kernel code, where the fault handler reports it,
+//! and a failed launch discards the table instead of flushing it. Checked before it enters, not
+//! after: the thread-loop engine replays a faulting CTA thread by thread to name the thread,
+//! and an address left in the table would take the inline path then, unchecked, and reach
+//! `apply` (a crash in the runtime) when a colliding key evicted it.
 //!
 //! Float additions (`.f32`, `.f64`) do not associate, so they are not summed: a worker logs
 //! them in order (`Log`) and later applies each address's run of values in one atomic step (a
@@ -35,10 +38,11 @@ pub const fn slot(key: usize) -> usize {
     (key >> (2 + (key & 1))) & (SLOTS - 1)
 }
 
-/// Open slots: key 0; else the address, with bit 0 set for 64-bit additions (the addresses of
-/// atomics are aligned, so bit 0 is free). Kernel code finds an address's entry itself
-/// (`Thread::reserved[1]` points here) and adds to its sum when the key is there; anything
-/// else goes through the entry points below.
+/// A key is the address, with bit 0 set for 64-bit additions (the addresses of atomics are
+/// aligned, so bit 0 is free); an open slot holds `open(slot)`, a key of another slot, so
+/// that no address, null included, finds an open slot as its entry. Kernel code finds an
+/// address's entry itself (`Thread::reserved[1]` points here) and adds to its sum when the
+/// key is there; anything else goes through the entry points below.
 #[repr(C)]
 pub struct Table {
     key: [usize; SLOTS],
@@ -61,12 +65,28 @@ pub fn table() -> *mut Table {
     TABLE.with(|t| t.get())
 }
 
+/// What open slot `s` holds: a key whose slot is `s ^ 1`, so never the key of an address that
+/// looks for its entry in `s`.
+const fn open(s: usize) -> usize {
+    (s ^ 1) << 2
+}
+
+const OPEN: [usize; SLOTS] = {
+    let mut k = [0; SLOTS];
+    let mut s = 0;
+    while s < SLOTS {
+        k[s] = open(s);
+        s += 1;
+    }
+    k
+};
+
 thread_local! {
     static TABLE: UnsafeCell<Table> = const {
         UnsafeCell::new(Table {
-            key: [0; SLOTS],
+            key: OPEN,
             sum: [0; SLOTS],
-            log: Log { len: 0, last: 0, mixed: 0, key: [0; LOG], val: [0; LOG] },
+            log: Log { len: 0, last: NO_LAST, mixed: 0, key: [0; LOG], val: [0; LOG] },
         })
     };
 }
@@ -83,9 +103,11 @@ unsafe fn apply(key: usize, sum: u64) {
     }
 }
 
-/// Adds `v` to the entry of `key`; 1 when `key` entered the table now.
+/// Adds `v` to the entry of `key` when it is in the table, or when `checked` (kernel code
+/// checked its address): then it enters the table, adding the slot's previous entry to memory;
+/// else returns 1 and changes nothing (the caller checks the address and calls again).
 #[inline(always)]
-unsafe fn add(key: usize, v: u64) -> u32 {
+unsafe fn add(key: usize, v: u64, checked: u32) -> u32 {
     let slot = slot(key);
     TABLE.with(|t| {
         let t = &mut *t.get();
@@ -93,32 +115,38 @@ unsafe fn add(key: usize, v: u64) -> u32 {
             t.sum[slot] = t.sum[slot].wrapping_add(v);
             return 0;
         }
-        if t.key[slot] != 0 {
+        if checked == 0 {
+            return 1;
+        }
+        if t.key[slot] != open(slot) {
             apply(t.key[slot], t.sum[slot]);
         }
         t.key[slot] = key;
         t.sum[slot] = v;
-        1
+        0
     })
 }
 
-/// `red.global.add.u32 [p], v` of a kernel that privatizes its additions; returns 1 when `p`
-/// is new in the table (the caller then checks it with an atomic addition of zero).
+/// `red.global.add.u32 [p], v` of a kernel that privatizes its additions: added to `p`'s
+/// entry when `p` is in the table or `checked`; else returns 1, and the caller checks `p` with
+/// an atomic addition of zero and calls again with `checked` 1.
 ///
 /// # Safety
-/// `p` must be a 4-byte aligned address, valid for atomic access unless the launch fails.
+/// With `checked`, `p` must be a 4-byte aligned address, valid for atomic access unless the
+/// launch fails.
 #[no_mangle]
-pub unsafe extern "C" fn ptx2llvm_rt_red_add_u32(p: *mut u32, v: u32) -> u32 {
-    add(p as usize, v as u64)
+pub unsafe extern "C" fn ptx2llvm_rt_red_add_u32(p: *mut u32, v: u32, checked: u32) -> u32 {
+    add(p as usize, v as u64, checked)
 }
 
 /// `red.global.add.u64 [p], v`, as `ptx2llvm_rt_red_add_u32`.
 ///
 /// # Safety
-/// `p` must be an 8-byte aligned address, valid for atomic access unless the launch fails.
+/// With `checked`, `p` must be an 8-byte aligned address, valid for atomic access unless the
+/// launch fails.
 #[no_mangle]
-pub unsafe extern "C" fn ptx2llvm_rt_red_add_u64(p: *mut u64, v: u64) -> u32 {
-    add(p as usize | 1, v)
+pub unsafe extern "C" fn ptx2llvm_rt_red_add_u64(p: *mut u64, v: u64, checked: u32) -> u32 {
+    add(p as usize | 1, v, checked)
 }
 
 /// Float additions logged in a worker's order: keys as `Table`'s (bit 0: 64 bits), values as
@@ -133,6 +161,11 @@ struct Log {
     key: [usize; LOG],
     val: [u64; LOG],
 }
+
+/// `Log::last` before a worker's first float addition: not 0, which is the key of a 32-bit
+/// addition to a null pointer (that would be logged unchecked and fault in `apply_run`), but a
+/// key only a misaligned addition at a non-canonical address has.
+const NO_LAST: usize = 0x8000_0000_0000_0003;
 
 /// The entry points of float additions (`f32`, `f64`), which code calls by name.
 pub const FLOAT_ADD: [&str; 2] = ["ptx2llvm_rt_red_add_f32", "ptx2llvm_rt_red_add_f64"];
@@ -262,11 +295,11 @@ pub fn flush(discard: bool) {
         // kernel code checked every key with an atomic access.
         let t = unsafe { &mut *t.get() };
         for s in 0..SLOTS {
-            if t.key[s] != 0 {
+            if t.key[s] != open(s) {
                 if !discard {
                     unsafe { apply(t.key[s], t.sum[s]) };
                 }
-                t.key[s] = 0;
+                t.key[s] = open(s);
             }
         }
     });
@@ -274,7 +307,7 @@ pub fn flush(discard: bool) {
         // SAFETY: only this thread touches its log.
         let l = unsafe { &mut (*t.get()).log };
         drain(l, discard);
-        l.last = 0;
+        l.last = NO_LAST;
     });
 }
 
@@ -290,20 +323,40 @@ mod tests {
         let mut w = [0u64; 4];
         for i in 0..10_000usize {
             let k = (i * 7) % 1024;
-            unsafe { ptx2llvm_rt_red_add_u32(&mut a[k], 3 + i as u32) };
+            // SAFETY (here and below): the addresses are valid words of this test.
+            unsafe {
+                if ptx2llvm_rt_red_add_u32(&mut a[k], 3 + i as u32, 0) != 0 {
+                    ptx2llvm_rt_red_add_u32(&mut a[k], 3 + i as u32, 1);
+                }
+            }
             want[k] = want[k].wrapping_add(3 + i as u32);
-            unsafe { ptx2llvm_rt_red_add_u64(&mut w[i % 4], 1 << 33) };
+            unsafe { ptx2llvm_rt_red_add_u64(&mut w[i % 4], 1 << 33, 1) };
         }
         flush(false);
         assert_eq!(a, want);
         assert_eq!(w, [2500 << 33; 4]);
-        // Empty after the flush: nothing more is added; a discarded table adds nothing.
+        // Empty after the flush: nothing more is added; a discarded table adds nothing; an
+        // unchecked new address is not taken.
         flush(false);
         assert_eq!(a, want);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5) }, 1);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5) }, 0);
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 1);
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 1);
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 1) }, 0);
+        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 0);
         flush(true);
         assert_eq!(a, want);
+    }
+
+    #[test]
+    fn no_address_finds_an_open_slot() {
+        // Null (and every other address) is new to an empty table: kernel code checks it.
+        for s in 0..SLOTS {
+            assert_ne!(slot(open(s)), s);
+        }
+        for p in [0usize, 4, 8, 1024, 4096] {
+            assert_eq!(unsafe { add(p, 1, 0) }, 1, "{p:#x}");
+            assert_eq!(unsafe { add(p | 1, 1, 0) }, 1, "{p:#x} 64");
+        }
     }
 
     #[test]
@@ -353,6 +406,11 @@ mod tests {
         unsafe { ptx2llvm_rt_red_add_f32(&mut x[1] as *mut f32 as *mut u32, 1f32.to_bits(), 1) };
         flush(true);
         assert_eq!(x[1], 16_777_216f32);
+        // A null pointer is new to an empty log: kernel code checks it.
+        assert_eq!(
+            unsafe { ptx2llvm_rt_red_add_f32(std::ptr::null_mut(), 0, 0) },
+            1
+        );
     }
 
     #[test]
@@ -361,16 +419,21 @@ mod tests {
         // code's lookup finds them all).
         let mut a = vec![0u32; SLOTS + 3];
         let mut w = vec![0u64; SLOTS + 1];
-        for new in [1, 0] {
-            for x in &mut a[3..] {
-                assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1) }, new);
-            }
+        // SAFETY (both loops): the addresses are valid aligned words of this test.
+        for x in &mut a[3..] {
+            assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1, 0) }, 1);
+            assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1, 1) }, 0);
+        }
+        for x in &mut a[3..] {
+            assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1, 0) }, 0);
         }
         flush(false);
-        for new in [1, 0] {
-            for x in &mut w[1..] {
-                assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2) }, new);
-            }
+        for x in &mut w[1..] {
+            assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 0) }, 1);
+            assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 1) }, 0);
+        }
+        for x in &mut w[1..] {
+            assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 0) }, 0);
         }
         flush(false);
         assert!(a[3..].iter().all(|&x| x == 2) && a[..3] == [0; 3]);

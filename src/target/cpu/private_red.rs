@@ -27,10 +27,13 @@ use crate::runtime::red;
 use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
 
 /// `red.global.add` of `v` to `ptr` summed in the worker's table (`Thread::reserved[1]` of the
-/// thread context `t`): an address already there adds to its entry here; anything else calls
-/// `ptx2llvm_rt_red_add_u32/u64`, and a location new in the table is checked with a volatile
-/// atomic addition of 0, in kernel code, where an invalid address faults as any access of the
-/// kernel does (`runtime/red.rs`).
+/// thread context `t`): an address already there adds to its entry here; any other is checked
+/// with a volatile atomic addition of 0, in kernel code, where an invalid address faults as
+/// any access of the kernel does, before `ptx2llvm_rt_red_add_u32/u64(ptr, v, 1)` makes its
+/// entry (`runtime/red.rs`: an unchecked address never enters the table, so a faulting one
+/// cannot reach the runtime's own atomic when the CTA is replayed). Without a table (the
+/// coroutine engine) the call `(ptr, v, 0)` looks up the entry and returns 1 for an address
+/// not there, which is then checked the same way.
 pub fn emit_add<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -77,7 +80,8 @@ pub fn emit_add<'c, 'a>(
     let hit = b
         .build_int_compare(IntPredicate::EQ, have, key, "")
         .unwrap();
-    b.build_conditional_branch(hit, fast, slow).unwrap();
+    // Not there: the runtime would not find it either.
+    b.build_conditional_branch(hit, fast, check).unwrap();
     b.position_at_end(fast);
     let si = b.build_int_add(slot, c(slots), "").unwrap();
     let sp = unsafe { b.build_gep(i64t, tbl, &[si], "").unwrap() };
@@ -86,7 +90,7 @@ pub fn emit_add<'c, 'a>(
     b.build_store(sp, b.build_int_add(sum, v64, "").unwrap())
         .unwrap();
     b.build_unconditional_branch(done).unwrap();
-    // Not there: the runtime makes the entry.
+    // No table at hand: the runtime looks the entry up.
     b.position_at_end(slow);
     let f = if wide {
         "ptx2llvm_rt_red_add_u64"
@@ -94,7 +98,11 @@ pub fn emit_add<'c, 'a>(
         "ptx2llvm_rt_red_add_u32"
     };
     let fresh = l
-        .call(f, Some(l.i32().into()), &[ptr.into(), v.into()])
+        .call(
+            f,
+            Some(l.i32().into()),
+            &[ptr.into(), v.into(), l.c32(0).into()],
+        )
         .expect("a call with a result")
         .into_int_value();
     let new = b
@@ -108,6 +116,11 @@ pub fn emit_add<'c, 'a>(
     if let Some(i) = probe.as_instruction_value() {
         let _ = i.set_volatile(true);
     }
+    l.call(
+        f,
+        Some(l.i32().into()),
+        &[ptr.into(), v.into(), l.c32(1).into()],
+    );
     b.build_unconditional_branch(done).unwrap();
     b.position_at_end(done);
 }
