@@ -73,6 +73,15 @@
 //! load does: its misses were about a third of layernorm's time at full size. A kernel
 //! without barriers gets them where its stores outside loops write each warp a page or more
 //! (softmax_warp's row), as its loads.
+//!
+//! *Rows of a 2-D CTA* (also `insert_next_cta`): a kernel without barriers whose load address
+//! outside loops holds `%tid.y` or `%tid.z` as well as `%ctaid.x` has its CTA's warps in
+//! different rows (a 5-point stencil's `in[(y ± 1) * w + x]` for `y = %ctaid.y * 8 + %tid.y`:
+//! 10 rows, 128 bytes of each per CTA). Each load instruction then jumps from row to row,
+//! which the CPU's per-instruction stride prefetcher cannot follow, and each row's stream
+//! moves only 128 bytes per CTA. Its loads and stores outside loops get the address
+//! `ROWS_AHEAD` CTAs on, though a warp reads far less than a page (stencil at full size, CPU
+//! time per launch, 4 alternated runs of 15 launches: x0.94 two ahead, x0.96 one, x0.96 four).
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -102,6 +111,11 @@ const LINE: u64 = 64;
 /// x0.72 on two workers, x0.83 on one). A few vector loads per warp (vecadd: 256 bytes) are
 /// streams the hardware follows.
 const PAGE: u64 = 4096;
+
+/// How many CTAs ahead the loads and stores of a kernel without barriers whose CTA's warps
+/// are in different rows are prefetched (`insert_next_cta`, module comment): a CTA of such a
+/// kernel is short (a stencil's 8 warps of 32 points), one ahead is too close.
+const ROWS_AHEAD: u64 = 2;
 
 /// How many CTAs ahead a tile loop's loads are prefetched (`insert_next_cta`). A tile with a
 /// halo overlaps its neighbour's: the 18-float rows of a 3x3 convolution's 16x16 CTA share
@@ -647,6 +661,23 @@ unsafe fn ctaid_tree_with(
     Some(any)
 }
 
+/// Whether `v`, a pointer operand's tree that `ctaid_tree` accepts, reads `%tid.y` or
+/// `%tid.z` from the thread context: the warps of a 2-D CTA address different rows.
+unsafe fn rows_tree(td: llvm_sys::target::LLVMTargetDataRef, v: LLVMValueRef, depth: u32) -> bool {
+    use crate::runtime::abi::offset::TID;
+    if !ir::is_instruction(v) || depth > 24 {
+        return false;
+    }
+    if ir::opcode(v) == O::LLVMLoad {
+        let off = ir::ctx_offset(td, c::LLVMGetOperand(v, 0));
+        return off == Some(TID + 4) || off == Some(TID + 8);
+    }
+    pure_op(ir::opcode(v))
+        && ir::operands(v)
+            .into_iter()
+            .any(|o| rows_tree(td, o, depth + 1))
+}
+
 /// A copy of `v`'s tree (`ctaid_tree_with` said yes, `leaves` kept as they are) before the
 /// builder's position, with each `%ctaid.x` load replaced by it plus `ahead` and no wrap flags (the next CTA's address may
 /// wrap where this one's does not: a prefetch of it is still only a hint). `added` collects
@@ -900,7 +931,7 @@ unsafe fn uses_any(v: LLVMValueRef, leaves: &[LLVMValueRef], depth: u32) -> bool
 }
 
 /// In a kernel with CTA barriers (`barriers`), or one whose warp loads at least a page
-/// (`PAGE`) by them, puts a prefetch of the next CTA's address before every global load
+/// (`PAGE`) by them or whose CTA's warps load different rows (`rows_tree`), puts a prefetch of the next CTA's address before every global load
 /// outside loops whose address is built from `%ctaid.x` and (with barriers) tile loops' loads
 /// (see the module comment), and, with barriers, one for writing before such global stores
 /// outside loops; returns the instructions it added, for `remove`, how many loads got one and
@@ -926,16 +957,23 @@ pub unsafe fn insert_next_cta(
         .iter()
         .map(|&(_, i, _)| 32 * llvm_sys::target::LLVMABISizeOfType(td, c::LLVMTypeOf(i)))
         .sum();
-    if !barriers && warp_bytes < PAGE {
+    // Without barriers, a warp's page or more, or a CTA's warps in different rows.
+    let rows = !barriers && outside.iter().any(|&(_, _, p)| rows_tree(td, p, 0));
+    if !barriers && warp_bytes < PAGE && !rows {
         return (added, 0, 0);
     }
+    let ahead = if rows && warp_bytes < PAGE {
+        ROWS_AHEAD
+    } else {
+        1
+    };
     let cx = c::LLVMGetModuleContext(m);
     let pf = Prefetch::declare(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut loads = 0;
     for (_, i, p) in outside {
         c::LLVMPositionBuilderBefore(b, i);
-        let q = ahead_address(td, b, p, (&[], 1), &mut added);
+        let q = ahead_address(td, b, p, (&[], ahead), &mut added);
         added.push(pf.call(b, q));
         loads += 1;
     }
@@ -967,7 +1005,7 @@ pub unsafe fn insert_next_cta(
                 32 * llvm_sys::target::LLVMABISizeOfType(td, t)
             })
             .sum();
-        bytes >= PAGE
+        bytes >= PAGE || rows
     };
     for (bi, i, p) in global_stores(cfg) {
         if !write_page || !barriers && cfg.loop_of[bi].is_some() {
@@ -986,7 +1024,7 @@ pub unsafe fn insert_next_cta(
             continue;
         }
         c::LLVMPositionBuilderBefore(b, i);
-        let q = ahead_address(td, b, p, (&leaves, 1), &mut added);
+        let q = ahead_address(td, b, p, (&leaves, ahead), &mut added);
         added.push(pf.call_for(b, q, Use::Write));
         stores += 1;
     }
