@@ -81,7 +81,8 @@
 //! which the CPU's per-instruction stride prefetcher cannot follow, and each row's stream
 //! moves only 128 bytes per CTA. Its loads and stores outside loops get the address
 //! `ROWS_AHEAD` CTAs on, though a warp reads far less than a page (stencil at full size, CPU
-//! time per launch, 4 alternated runs of 15 launches: x0.94 two ahead, x0.96 one, x0.96 four).
+//! time per launch, 4 alternated runs of 15 launches: x0.94 two ahead, x0.96 one, x0.96 four),
+//! the loads' into the nearest cache (`Use::ReadSoon`: a further x0.94).
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -543,6 +544,10 @@ unsafe fn tid_x_coefficient(
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Use {
     Read,
+    /// For reading into the nearest cache (locality 3, `prefetcht0`): the line is used a few
+    /// hundred nanoseconds later, by the CTA `ROWS_AHEAD` on (stencil: x0.93-0.96 CPU time
+    /// per launch against locality 2, 4 alternated pairs).
+    ReadSoon,
     Write,
 }
 
@@ -575,12 +580,14 @@ impl Prefetch {
         self.call_for(b, q, Use::Read)
     }
 
-    /// A prefetch of `q` at `b` for reading or writing (`use_`), locality 2, data.
+    /// A prefetch of `q` at `b` for reading or writing (`use_`), locality 2 (3 for
+    /// `ReadSoon`), data.
     unsafe fn call_for(self, b: LLVMBuilderRef, q: LLVMValueRef, use_: Use) -> LLVMValueRef {
+        let locality = if use_ == Use::ReadSoon { 3 } else { 2 };
         let mut args = [
             q,
             c::LLVMConstInt(self.i32t, (use_ == Use::Write) as u64, 0),
-            c::LLVMConstInt(self.i32t, 2, 0),
+            c::LLVMConstInt(self.i32t, locality, 0),
             c::LLVMConstInt(self.i32t, 1, 0),
         ];
         c::LLVMBuildCall2(b, self.ty, self.f, args.as_mut_ptr(), 4, c"".as_ptr())
@@ -974,7 +981,12 @@ pub unsafe fn insert_next_cta(
     for (_, i, p) in outside {
         c::LLVMPositionBuilderBefore(b, i);
         let q = ahead_address(td, b, p, (&[], ahead), &mut added);
-        added.push(pf.call(b, q));
+        let use_ = if ahead == ROWS_AHEAD {
+            Use::ReadSoon
+        } else {
+            Use::Read
+        };
+        added.push(pf.call_for(b, q, use_));
         loads += 1;
     }
     // In loops without barriers (a CTA's tile loaded by a loop over `k = %tid + i * %ntid`
