@@ -73,6 +73,16 @@
 //! load does: its misses were about a third of layernorm's time at full size. A kernel
 //! without barriers gets them where its stores outside loops write each warp a page or more
 //! (softmax_warp's row), as its loads.
+//!
+//! *Rows of a 2-D CTA* (also `insert_next_cta`): a kernel without barriers whose load address
+//! outside loops holds `%tid.y` or `%tid.z` as well as `%ctaid.x` has its CTA's warps in
+//! different rows (a 5-point stencil's `in[(y ± 1) * w + x]` for `y = %ctaid.y * 8 + %tid.y`:
+//! 10 rows, 128 bytes of each per CTA). Each load instruction then jumps from row to row,
+//! which the CPU's per-instruction stride prefetcher cannot follow, and each row's stream
+//! moves only 128 bytes per CTA. Its loads and stores outside loops get the address
+//! `ROWS_AHEAD` CTAs on, though a warp reads far less than a page (stencil at full size, CPU
+//! time per launch, 4 alternated runs of 15 launches: x0.94 two ahead, x0.96 one, x0.96 four),
+//! the loads' into the nearest cache (`Use::ReadSoon`: a further x0.94).
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -102,6 +112,11 @@ const LINE: u64 = 64;
 /// x0.72 on two workers, x0.83 on one). A few vector loads per warp (vecadd: 256 bytes) are
 /// streams the hardware follows.
 const PAGE: u64 = 4096;
+
+/// How many CTAs ahead the loads and stores of a kernel without barriers whose CTA's warps
+/// are in different rows are prefetched (`insert_next_cta`, module comment): a CTA of such a
+/// kernel is short (a stencil's 8 warps of 32 points), one ahead is too close.
+const ROWS_AHEAD: u64 = 2;
 
 /// How many CTAs ahead a tile loop's loads are prefetched (`insert_next_cta`). A tile with a
 /// halo overlaps its neighbour's: the 18-float rows of a 3x3 convolution's 16x16 CTA share
@@ -529,6 +544,10 @@ unsafe fn tid_x_coefficient(
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Use {
     Read,
+    /// For reading into the nearest cache (locality 3, `prefetcht0`): the line is used a few
+    /// hundred nanoseconds later, by the CTA `ROWS_AHEAD` on (stencil: x0.93-0.96 CPU time
+    /// per launch against locality 2, 4 alternated pairs).
+    ReadSoon,
     Write,
 }
 
@@ -561,12 +580,14 @@ impl Prefetch {
         self.call_for(b, q, Use::Read)
     }
 
-    /// A prefetch of `q` at `b` for reading or writing (`use_`), locality 2, data.
+    /// A prefetch of `q` at `b` for reading or writing (`use_`), locality 2 (3 for
+    /// `ReadSoon`), data.
     unsafe fn call_for(self, b: LLVMBuilderRef, q: LLVMValueRef, use_: Use) -> LLVMValueRef {
+        let locality = if use_ == Use::ReadSoon { 3 } else { 2 };
         let mut args = [
             q,
             c::LLVMConstInt(self.i32t, (use_ == Use::Write) as u64, 0),
-            c::LLVMConstInt(self.i32t, 2, 0),
+            c::LLVMConstInt(self.i32t, locality, 0),
             c::LLVMConstInt(self.i32t, 1, 0),
         ];
         c::LLVMBuildCall2(b, self.ty, self.f, args.as_mut_ptr(), 4, c"".as_ptr())
@@ -645,6 +666,23 @@ unsafe fn ctaid_tree_with(
         any |= ctaid_tree_with(td, o, depth + 1, leaves)?;
     }
     Some(any)
+}
+
+/// Whether `v`, a pointer operand's tree that `ctaid_tree` accepts, reads `%tid.y` or
+/// `%tid.z` from the thread context: the warps of a 2-D CTA address different rows.
+unsafe fn rows_tree(td: llvm_sys::target::LLVMTargetDataRef, v: LLVMValueRef, depth: u32) -> bool {
+    use crate::runtime::abi::offset::TID;
+    if !ir::is_instruction(v) || depth > 24 {
+        return false;
+    }
+    if ir::opcode(v) == O::LLVMLoad {
+        let off = ir::ctx_offset(td, c::LLVMGetOperand(v, 0));
+        return off == Some(TID + 4) || off == Some(TID + 8);
+    }
+    pure_op(ir::opcode(v))
+        && ir::operands(v)
+            .into_iter()
+            .any(|o| rows_tree(td, o, depth + 1))
 }
 
 /// A copy of `v`'s tree (`ctaid_tree_with` said yes, `leaves` kept as they are) before the
@@ -900,7 +938,7 @@ unsafe fn uses_any(v: LLVMValueRef, leaves: &[LLVMValueRef], depth: u32) -> bool
 }
 
 /// In a kernel with CTA barriers (`barriers`), or one whose warp loads at least a page
-/// (`PAGE`) by them, puts a prefetch of the next CTA's address before every global load
+/// (`PAGE`) by them or whose CTA's warps load different rows (`rows_tree`), puts a prefetch of the next CTA's address before every global load
 /// outside loops whose address is built from `%ctaid.x` and (with barriers) tile loops' loads
 /// (see the module comment), and, with barriers, one for writing before such global stores
 /// outside loops; returns the instructions it added, for `remove`, how many loads got one and
@@ -926,17 +964,29 @@ pub unsafe fn insert_next_cta(
         .iter()
         .map(|&(_, i, _)| 32 * llvm_sys::target::LLVMABISizeOfType(td, c::LLVMTypeOf(i)))
         .sum();
-    if !barriers && warp_bytes < PAGE {
+    // Without barriers, a warp's page or more, or a CTA's warps in different rows.
+    let rows = !barriers && outside.iter().any(|&(_, _, p)| rows_tree(td, p, 0));
+    if !barriers && warp_bytes < PAGE && !rows {
         return (added, 0, 0);
     }
+    let ahead = if rows && warp_bytes < PAGE {
+        ROWS_AHEAD
+    } else {
+        1
+    };
     let cx = c::LLVMGetModuleContext(m);
     let pf = Prefetch::declare(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut loads = 0;
     for (_, i, p) in outside {
         c::LLVMPositionBuilderBefore(b, i);
-        let q = ahead_address(td, b, p, (&[], 1), &mut added);
-        added.push(pf.call(b, q));
+        let q = ahead_address(td, b, p, (&[], ahead), &mut added);
+        let use_ = if ahead == ROWS_AHEAD {
+            Use::ReadSoon
+        } else {
+            Use::Read
+        };
+        added.push(pf.call_for(b, q, use_));
         loads += 1;
     }
     // In loops without barriers (a CTA's tile loaded by a loop over `k = %tid + i * %ntid`
@@ -967,7 +1017,7 @@ pub unsafe fn insert_next_cta(
                 32 * llvm_sys::target::LLVMABISizeOfType(td, t)
             })
             .sum();
-        bytes >= PAGE
+        bytes >= PAGE || rows
     };
     for (bi, i, p) in global_stores(cfg) {
         if !write_page || !barriers && cfg.loop_of[bi].is_some() {
@@ -986,7 +1036,7 @@ pub unsafe fn insert_next_cta(
             continue;
         }
         c::LLVMPositionBuilderBefore(b, i);
-        let q = ahead_address(td, b, p, (&leaves, 1), &mut added);
+        let q = ahead_address(td, b, p, (&leaves, ahead), &mut added);
         added.push(pf.call_for(b, q, Use::Write));
         stores += 1;
     }

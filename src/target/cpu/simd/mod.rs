@@ -177,7 +177,8 @@ impl WarpPlan {
         }
         if r.cta_prefetches > 0 {
             let why = if r.barriers.is_empty() {
-                "that bring each warp a page or more, in a kernel without CTA barriers"
+                "that bring each warp a page or more or the CTA's warps different rows \
+                 (%tid.y), in a kernel without CTA barriers"
             } else {
                 "in a kernel with CTA barriers"
             };
@@ -190,7 +191,8 @@ impl WarpPlan {
         }
         if r.cta_store_prefetches > 0 {
             let why = if r.barriers.is_empty() {
-                "that write each warp a page or more, in a kernel without CTA barriers"
+                "that write each warp a page or more or follow such loads of the CTA's \
+                 rows, in a kernel without CTA barriers"
             } else {
                 "in a kernel with CTA barriers"
             };
