@@ -339,6 +339,7 @@ mod tests {
         // unchecked new address is not taken.
         flush(false);
         assert_eq!(a, want);
+        // SAFETY (these four): `a[0]` is a valid aligned word of this test.
         assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 1);
         assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 1);
         assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 1) }, 0);
@@ -354,6 +355,7 @@ mod tests {
             assert_ne!(slot(open(s)), s);
         }
         for p in [0usize, 4, 8, 1024, 4096] {
+            // SAFETY: not `checked` and not in the table: `add` returns 1 without touching `p`.
             assert_eq!(unsafe { add(p, 1, 0) }, 1, "{p:#x}");
             assert_eq!(unsafe { add(p | 1, 1, 0) }, 1, "{p:#x} 64");
         }
@@ -398,6 +400,7 @@ mod tests {
         // A NaN value gives the canonical one; a discarded log adds nothing.
         let nan = 0x7fff_ffffu32;
         let p0 = x.as_mut_ptr() as *mut u32;
+        // SAFETY (to the end): `x`'s words are valid; null is not `checked`, so not touched.
         assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, nan, 0) }, 1);
         assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, nan, 1) }, 0);
         assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 0) }, 0);
@@ -429,6 +432,7 @@ mod tests {
         }
         flush(false);
         for x in &mut w[1..] {
+            // SAFETY (both loops): valid aligned words of this test.
             assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 0) }, 1);
             assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 1) }, 0);
         }
