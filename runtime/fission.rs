@@ -462,7 +462,9 @@ impl FisMem {
         m.f.state = m.state.as_mut_ptr();
         // 64-byte alignment for the register arrays.
         let fp = m.frame.as_mut_ptr() as *mut u8;
+        // SAFETY: `frame` has 8 spare words (see `frame_words`) and is 8-byte aligned, so the offset (at most 56) stays inside it.
         m.f.frame = unsafe { fp.add(fp.align_offset(64).min(63)) };
+        // SAFETY: `opa` holds more than `WARP_SIZE` entries; the pointer stays inside it.
         m.f.opa = unsafe { m.opa.as_mut_ptr().add(WARP_SIZE as usize) };
         m.f.opa_hi = m.opa_hi.as_mut_ptr();
         m.f.opb = m.opb.as_mut_ptr();

@@ -998,7 +998,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
 ) {
     let (m, wa, wb, wc) = mma_kind(t, kind);
     let lanes = WARP_SIZE as usize;
-    // SAFETY (both closures): the arrays hold 32 lanes of the fragments' words.
+    // SAFETY: the arrays hold 32 lanes of the fragments' words.
     let word = |l: usize, k: usize| unsafe {
         match k {
             0..4 => *a.add(k * lanes + l),
@@ -1006,6 +1006,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_warp_mma(
             _ => *c.add((k - 6) * lanes + l),
         }
     };
+    // SAFETY: `d` holds 32 lanes of the result fragment's words.
     if product_16816(&m, word, |l, k, x| unsafe { *d.add(k * lanes + l) = x }) {
         return;
     }

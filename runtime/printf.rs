@@ -267,6 +267,7 @@ mod tests {
         } else {
             args.as_ptr()
         };
+        // SAFETY: `p` is null (no arguments) or points at `args`, packed as `format_args_buffer` reads them.
         String::from_utf8(unsafe { format_args_buffer(f.as_bytes(), p) }).unwrap()
     }
 

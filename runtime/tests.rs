@@ -38,6 +38,7 @@ fn run(
     out: &mut [u32],
 ) -> Result<(), LaunchError> {
     let p = out_params(out);
+    // SAFETY: `k` is a kernel of this file written for `p`'s parameter layout (the output buffer), which outlives the launch.
     unsafe { launch("k", k, &p, &cfg(grid, block)) }
 }
 
@@ -88,6 +89,7 @@ fn barrier_in_a_loop_reduces_a_block() {
         dynamic_shared: 1024,
         ..LaunchConfig::default()
     };
+    // SAFETY: `k_reduce` reads its parameters as laid out in `p`; `out` outlives the launch.
     unsafe { launch("reduce", k_reduce, &p, &c) }.unwrap();
     for (b, &v) in out.iter().enumerate() {
         let lo = b as u32 * 256;
@@ -121,6 +123,7 @@ fn barriers_wait_only_for_non_exited_threads() {
         dynamic_shared: 512,
         ..LaunchConfig::default()
     };
+    // SAFETY: `k_exit_early` reads its parameters as laid out in `p`; `out` outlives the launch.
     unsafe { launch("exit_early", k_exit_early, &p, &c) }.unwrap();
     assert!(out.iter().enumerate().all(|(i, &v)| v == 39 - i as u32));
 }
@@ -448,6 +451,7 @@ fn trap_stops_the_launch_and_names_block_and_thread() {
         workers: Some(1),
         ..LaunchConfig::default()
     };
+    // SAFETY: `k_trap` reads nothing through `p`; the launch fails by design.
     let e = unsafe { launch("trapper", k_trap, &p, &c) }.unwrap_err();
     assert_eq!(
         e,
@@ -527,6 +531,7 @@ fn producer_consumer_with_bar_arrive() {
         dynamic_shared: 256,
         ..LaunchConfig::default()
     };
+    // SAFETY: `k_producer_consumer` reads its parameters as laid out in `p`; the buffers outlive the launch.
     unsafe { launch("pc", k_producer_consumer, &p, &c) }.unwrap();
     for round in 0..4u32 {
         for i in 0..64u32 {
@@ -598,6 +603,7 @@ fn launch_limits_are_checked() {
         dynamic_shared: 1 << 20,
         ..LaunchConfig::default()
     };
+    // SAFETY: the launch is refused (too much dynamic shared memory) before `k_ids` runs.
     let e = unsafe { launch("k", k_ids, &[0; 8], &c) }.unwrap_err();
     assert!(e.to_string().contains("at most 232448 bytes"), "{e}");
 }

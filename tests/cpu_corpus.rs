@@ -542,6 +542,7 @@ fn mathfns(file: &str) {
     let want: Vec<f32> = x
         .iter()
         .map(|&v| {
+            // SAFETY: `tanhf` from the C math library is a pure function of its argument.
             let a = v.sin() + v.cos() + v.exp() + v.ln() + v.powf(2.5) + unsafe { tanhf(v) };
             let b = v.sin() + v.cos() + v.exp() + v.ln() + v / 3.0 + v.powf(1.5);
             let c = v.sqrt() + 1.0 / v.sqrt() + 1.0 / v.sqrt() + v.sqrt() + 1.0 / v + 1.0 / v;
@@ -567,6 +568,7 @@ fn mathfns(file: &str) {
                 + e as f32
                 + u as f32
                 + f32::from_bits(e as u32 & 0x3f80_0000)
+                // SAFETY: `erff` from the C math library is a pure function of its argument.
                 + unsafe { erff(v) }
                 + v.exp2()
                 + v.log2()
@@ -1193,6 +1195,7 @@ fn numba_math_f64_on(arch: &str) {
                 + v.sqrt()
                 + v.powf(2.5)
                 + v.tanh()
+                // SAFETY: `erf` from the C math library is a pure function of its argument.
                 + unsafe { erf(v) }
                 + v.floor()
                 + v.atan2(1.0)
@@ -1228,6 +1231,7 @@ fn numba_math_fastmath_f32_on(arch: &str) {
                 + v64.sqrt()
                 + v64.powf(2.5)
                 + v64.tanh()
+                // SAFETY: `erf` from the C math library is a pure function of its argument.
                 + unsafe { erf(v64) }
                 + v64.floor()
                 + v64.atan2(1.0)

@@ -215,24 +215,31 @@ impl Jit<'_> {
             .unwrap_or_else(|| panic!("no function {name}"))
     }
     fn f1_32(&self, name: &str) -> extern "C" fn(u32) -> u32 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
     fn f2_32(&self, name: &str) -> extern "C" fn(u32, u32) -> u32 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
     fn f3_32(&self, name: &str) -> extern "C" fn(u32, u32, u32) -> u32 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
     fn f4_32(&self, name: &str) -> extern "C" fn(u32, u32, u32, u32) -> u32 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
     fn f1_64(&self, name: &str) -> extern "C" fn(u64) -> u64 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
     fn f_64_32_32(&self, name: &str) -> extern "C" fn(u64, u32, u32) -> u64 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
     fn f4_64_32(&self, name: &str) -> extern "C" fn(u64, u64, u32, u32) -> u64 {
+        // SAFETY: `name`'s function in this test's IR has this signature (each caller names one it declares so).
         unsafe { std::mem::transmute(self.addr(name)) }
     }
 }
@@ -686,9 +693,12 @@ fn f32_rounding_modes_and_ftz() {
                         {
                             let c = vals[(k * 31 + m * 7) % vals.len()];
                             let got = match n {
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 1 => (unsafe { std::mem::transmute::<usize, F1u32>(addr) })(a),
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 2 => (unsafe { std::mem::transmute::<usize, F2u32>(addr) })(a, b),
                                 _ => {
+                                    // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                     (unsafe { std::mem::transmute::<usize, F3u32>(addr) })(a, b, c)
                                 }
                             };
@@ -774,8 +784,11 @@ fn f64_rounding_modes() {
                     {
                         let c = vals[(k * 31 + m * 7) % vals.len()];
                         let got = match n {
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             1 => (unsafe { std::mem::transmute::<usize, F1u64>(addr) })(a),
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             2 => (unsafe { std::mem::transmute::<usize, F2u64>(addr) })(a, b),
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             _ => (unsafe { std::mem::transmute::<usize, F3u64>(addr) })(a, b, c),
                         };
                         let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
@@ -863,14 +876,18 @@ fn cvt_int_int() {
                     // The function returns the destination register (sign- or zero-extended).
                     let call = |a: usize| -> i128 {
                         let r: u64 = match (s.ends_with("64"), d.ends_with("64")) {
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (true, true) => (unsafe { std::mem::transmute::<usize, F1u64>(a) })(v),
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (true, false) => (unsafe {
                                 std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a)
                             })(v) as u64,
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (false, true) => (unsafe {
                                 std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a)
                             })(v as u32),
                             _ => {
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 (unsafe { std::mem::transmute::<usize, F1u32>(a) })(v as u32) as u64
                             }
                         };
@@ -957,14 +974,18 @@ fn cvt_float_int() {
                         let a = j.addr(&format!("c_{d}_{s}_{r}"));
                         let got: u64 = match (s == "f64", db == 64) {
                             (true, true) => {
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits)
                             }
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (true, false) => (unsafe {
                                 std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a)
                             })(bits) as u64,
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (false, true) => (unsafe {
                                 std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a)
                             })(bits as u32),
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32)
                                 as u64,
                         };
@@ -1076,14 +1097,18 @@ fn cvt_to_float() {
                     for (bits, xf, xi) in inputs {
                         let got: u64 = match (wide_in, wide_out) {
                             (true, true) => {
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 (unsafe { std::mem::transmute::<usize, F1u64>(a) })(bits)
                             }
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (true, false) => (unsafe {
                                 std::mem::transmute::<usize, extern "C" fn(u64) -> u32>(a)
                             })(bits) as u64,
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             (false, true) => (unsafe {
                                 std::mem::transmute::<usize, extern "C" fn(u32) -> u64>(a)
                             })(bits as u32),
+                            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                             _ => (unsafe { std::mem::transmute::<usize, F1u32>(a) })(bits as u32)
                                 as u64,
                         };
@@ -1161,6 +1186,7 @@ fn cvt_to_float() {
             j.f1_32("satfinite_bf16_f32"),
         );
         let f_ftz: extern "C" fn(u64) -> u32 =
+            // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
             unsafe { std::mem::transmute(j.addr("ftz_f32_f64")) };
         for &b in &fvals32 {
             let x = f32::from_bits(b);
@@ -1356,6 +1382,7 @@ fn minmax_testp_copysign() {
         ] {
             let f = j.f1_32(&format!("testp_{c}"));
             let fd: extern "C" fn(u64) -> u32 =
+                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                 unsafe { std::mem::transmute(j.addr(&format!("testpd_{c}"))) };
             let class = |fin: bool, inf: bool, nan: bool, norm: bool, sub: bool| match c {
                 "finite" => fin,
@@ -1512,8 +1539,10 @@ fn half_arith() {
                             let want1 = finish(exact1, ftz, sat, relu);
                             let (pa, pb, pc) = (a | (b << 16), b | (a << 16), c | (c << 16));
                             let got = if op == "fma" {
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 (unsafe { std::mem::transmute::<usize, F3u32>(a3) })(pa, pb, pc)
                             } else {
+                                // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
                                 (unsafe { std::mem::transmute::<usize, F2u32>(a3) })(pa, pb)
                             };
                             assert!(
@@ -1691,6 +1720,7 @@ fn carry_chains() {
         #[repr(C)]
         struct Pair(u64, u64);
         type F = extern "C" fn(u64, u64, u64, u64) -> Pair;
+        // SAFETY: the function at this JIT address was compiled from this test's IR with this signature.
         let (add, sub, mac): (F, F, F) = unsafe {
             (
                 std::mem::transmute::<usize, F>(j.addr("add128")),

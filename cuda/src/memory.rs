@@ -631,7 +631,7 @@ pub unsafe fn pointer_attribute(data: *mut c_void, a: c_int, p: CUdeviceptr) -> 
     let a = PointerAttr::from_raw(a).ok_or(CUresult::ErrorInvalidValue)?;
     let f = find(p).ok_or(CUresult::ErrorInvalidValue)?;
     use PointerAttr as P;
-    // SAFETY (all writes below): `data` is writable for the attribute's type by contract.
+    // SAFETY: (all writes below) `data` is writable for the attribute's type by contract.
     unsafe {
         let flag = |v: bool| *(data as *mut u8) = v as u8;
         let word = |v: u32| (data as *mut u32).write_unaligned(v);

@@ -241,7 +241,7 @@ unsafe fn read_fatbin(p: *const u8) -> Image {
     const ZSTD: u64 = 0x8000;
     const LZ4: u64 = 0x2000;
     let mut lz4 = false;
-    // SAFETY (reads below): inside the fatbin, whose header gives its size.
+    // SAFETY: (reads below) inside the fatbin, whose header gives its size.
     unsafe {
         let rd16 = |o: usize| (p.add(o) as *const u16).read_unaligned();
         let rd32 = |o: usize| (p.add(o) as *const u32).read_unaligned();

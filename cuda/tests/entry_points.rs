@@ -212,8 +212,8 @@ fn device_attributes_describe_compute_capability_8_9() {
     setup();
     let attr = |a: DeviceAttr| {
         let mut v = -1;
-        // SAFETY: valid out-pointer.
         assert_eq!(
+            // SAFETY: `v` is a valid out-pointer for one `c_int`.
             unsafe { cu::cuDeviceGetAttribute(&mut v, a as c_int, 0) },
             CUresult::Success
         );

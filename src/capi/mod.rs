@@ -622,6 +622,7 @@ mod tests {
     fn non_utf8_source_has_a_position() {
         let src = b".version 8.0\n// caf\xe9\n";
         let mut e: *mut c_char = std::ptr::null_mut();
+        // SAFETY: `src` is valid for `src.len()` bytes and `e` a valid out-pointer; the message is freed once with the API's own free.
         unsafe {
             let m = ptx2llvm_module_from_ptx(src.as_ptr() as *const c_char, src.len(), &mut e);
             assert!(m.is_null());
@@ -637,6 +638,7 @@ mod tests {
     #[test]
     fn errors_are_c_strings() {
         let mut e: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the sources are a 7-byte C string and null (which the API reports); `e` is a valid out-pointer, each message freed once with the API's own free.
         unsafe {
             let m = ptx2llvm_module_from_ptx(c"garbage".as_ptr(), 7, &mut e);
             assert!(m.is_null());

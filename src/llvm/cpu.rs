@@ -253,6 +253,7 @@ impl HostMachine {
 }
 
 fn name_of(v: LLVMValueRef) -> String {
+    // SAFETY: `v` is a live value (the callers pass values of a module being compiled); LLVM returns a pointer to `len` bytes it owns, copied before anything changes the name.
     unsafe {
         let mut len = 0usize;
         let p = c::LLVMGetValueName2(v, &mut len);
@@ -264,11 +265,13 @@ fn name_of(v: LLVMValueRef) -> String {
 }
 
 fn set_name(v: LLVMValueRef, n: &str) {
+    // SAFETY: `v` is a live value; `n` is passed with its length (no NUL needed).
     unsafe { c::LLVMSetValueName2(v, n.as_ptr() as *const c_char, n.len()) }
 }
 
 fn functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
     let mut out = Vec::new();
+    // SAFETY: `m` is a live module; the walk only reads its function list.
     unsafe {
         let mut f = c::LLVMGetFirstFunction(m);
         while !f.is_null() {
@@ -281,6 +284,7 @@ fn functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
 
 fn instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
     let mut out = Vec::new();
+    // SAFETY: `f` is a function of a live module; the walk only reads its blocks and instructions.
     unsafe {
         let mut bb = c::LLVMGetFirstBasicBlock(f);
         while !bb.is_null() {
@@ -555,6 +559,7 @@ pub fn prepare_module(
     let _ = std::marker::PhantomData::<_M>;
     let m = module.as_mut_ptr();
     let mut errors = Vec::new();
+    // SAFETY: `module` is live for the call and every handle below is taken from it or its context; the names are C strings.
     unsafe {
         let ctx = c::LLVMGetModuleContext(m);
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
@@ -851,6 +856,7 @@ pub fn prepare_module(
 pub fn undefined_functions(module: &Module) -> Vec<String> {
     let m = module.as_mut_ptr();
     let mut out = Vec::new();
+    // SAFETY: `m` is the live module behind `module`; the walk only reads it.
     unsafe {
         for f in functions(m) {
             if c::LLVMIsDeclaration(f) != 0 && !c::LLVMGetFirstUse(f).is_null() {
@@ -871,6 +877,7 @@ pub fn undefined_functions(module: &Module) -> Vec<String> {
 pub fn expose_globals(module: &Module) -> Vec<(String, u64)> {
     let m = module.as_mut_ptr();
     let mut out = Vec::new();
+    // SAFETY: `m` is the live module behind `module`; only its globals' linkage and constness change.
     unsafe {
         let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
         let mut g = c::LLVMGetFirstGlobal(m);
@@ -899,6 +906,7 @@ pub fn expose_globals(module: &Module) -> Vec<(String, u64)> {
 /// library, which exports the `ptx2llvm_rt_*` entry points but not the arithmetic helpers.
 pub fn add_lookup_stubs(module: &Module, needs_lookup: &dyn Fn(&str) -> bool) {
     let m = module.as_mut_ptr();
+    // SAFETY: `m` is the live module behind `module`; every type, value and block below is made in its context; the names are C strings.
     unsafe {
         let ctx = c::LLVMGetModuleContext(m);
         let ptr0 = c::LLVMPointerTypeInContext(ctx, 0);
@@ -988,6 +996,7 @@ impl<'c> Jit<'c> {
         LTarget::initialize_native(&InitializationConfig::default())?;
         for (name, addr) in symbols {
             let cn = CString::new(*name).map_err(|e| e.to_string())?;
+            // SAFETY: `cn` is a NUL-terminated name LLVM copies; `addr` is only recorded (JIT code calls it).
             unsafe {
                 llvm_sys::support::LLVMAddSymbol(cn.as_ptr(), *addr as *mut std::ffi::c_void)
             };
@@ -1103,6 +1112,7 @@ impl<'c> Jit<'c> {
     /// The address of global variable `name`.
     pub fn global_address(&self, name: &str) -> Option<usize> {
         let cn = CString::new(name).ok()?;
+        // SAFETY: `self.ee` is this JIT's live execution engine; `cn` is NUL-terminated.
         let a = unsafe {
             llvm_sys::execution_engine::LLVMGetGlobalValueAddress(self.ee.as_mut_ptr(), cn.as_ptr())
         };

@@ -88,6 +88,7 @@ pub enum RmwOp {
 
 /// The sync-scope id for `name` ("" = system).
 pub fn sync_scope(ctx: &Context, name: &str) -> u32 {
+    // SAFETY: `name` is valid for `name.len()` bytes (the C API takes a length, no NUL); `ctx` is a live context.
     unsafe { c::LLVMGetSyncScopeID(ctx_ref(ctx), name.as_ptr() as *const c_char, name.len()) }
 }
 
@@ -141,6 +142,7 @@ pub fn atomic_rmw<'c>(
         RmwOp::UDecWrap => LLVMAtomicRMWBinOpUDecWrap,
     };
     let ss = sync_scope(ctx, scope);
+    // SAFETY: the builder is positioned in a function of `ctx`, and `ptr`/`val` are values of it of matching types (the callers' contract).
     unsafe {
         let v = c::LLVMBuildAtomicRMWSyncScope(
             b_ref(b),
@@ -170,6 +172,7 @@ pub fn atomic_cmpxchg<'c>(
         Ordering::AcqRel => Ordering::Acquire,
         o => o,
     };
+    // SAFETY: the builder is positioned in a function of `ctx`, and `ptr`/`cmp`/`new` are values of it of matching types; the name is a C string.
     unsafe {
         let v = c::LLVMBuildAtomicCmpXchgSyncScope(
             b_ref(b),
@@ -193,6 +196,7 @@ pub fn atomic_cmpxchg<'c>(
 /// `fence [syncscope(scope)] ord`.
 pub fn fence(ctx: &Context, b: &Builder, ord: Ordering, scope: &str) {
     let ss = sync_scope(ctx, scope);
+    // SAFETY: the builder is positioned in a function of `ctx`; the name is a C string.
     unsafe {
         c::LLVMBuildFenceSyncScope(b_ref(b), sys_order(ord), ss, c"".as_ptr());
     }
@@ -201,6 +205,7 @@ pub fn fence(ctx: &Context, b: &Builder, ord: Ordering, scope: &str) {
 /// Makes a load or store instruction atomic (or volatile).
 pub fn set_atomic(ctx: &Context, inst: LLVMValueRef, ord: Ordering, scope: &str) {
     let ss = sync_scope(ctx, scope);
+    // SAFETY: `inst` is a load or store (the callers' contract), which takes an ordering and sync scope.
     unsafe {
         c::LLVMSetOrdering(inst, sys_order(ord));
         c::LLVMSetAtomicSyncScopeID(inst, ss);
@@ -208,10 +213,12 @@ pub fn set_atomic(ctx: &Context, inst: LLVMValueRef, ord: Ordering, scope: &str)
 }
 
 pub fn set_volatile(inst: LLVMValueRef) {
+    // SAFETY: `inst` is a load or store (the callers' contract).
     unsafe { c::LLVMSetVolatile(inst, 1) }
 }
 
 pub fn set_alignment(inst: LLVMValueRef, align: u32) {
+    // SAFETY: `inst` is a load, store or alloca (the callers' contract).
     unsafe { c::LLVMSetAlignment(inst, align) }
 }
 
@@ -225,6 +232,7 @@ pub fn raw<'c>(v: impl AnyValue<'c>) -> LLVMValueRef {
 /// inkwell has no alias API.
 pub fn alias_function<'c>(m: &Module<'c>, decl: FunctionValue<'c>, target: FunctionValue<'c>) {
     let name = std::ffi::CString::new(decl.get_name().to_bytes()).unwrap_or_default();
+    // SAFETY: `decl` and `target` are functions of module `m`; the name is a NUL-terminated copy.
     unsafe {
         let d = raw(decl);
         let t = raw(target);
@@ -245,6 +253,7 @@ pub fn loop_unroll_disable(ctx: &Context) -> llvm_sys::prelude::LLVMMetadataRef 
 
 /// A fresh loop ID with the given hints: `!0 = !{!0, !{!"key"}, !{!"key", i32 v}, ...}`.
 pub fn loop_id(ctx: &Context, hints: &[(&str, Option<u32>)]) -> llvm_sys::prelude::LLVMMetadataRef {
+    // SAFETY: only creates metadata in the live context `ctx`; the strings are passed with their lengths.
     unsafe {
         let cx = ctx_ref(ctx);
         let tmp = llvm_sys::debuginfo::LLVMTemporaryMDNode(cx, std::ptr::null_mut(), 0);
@@ -290,6 +299,7 @@ pub const SCOPE_NC: usize = 3;
 
 impl SpaceScopes {
     pub fn new(ctx: &Context) -> SpaceScopes {
+        // SAFETY: only creates metadata in the live context `ctx`; the strings are passed with their lengths.
         unsafe {
             let cx = ctx_ref(ctx);
             // Distinct (self-referential) nodes: `!d = !{!d, !"name"}`, `!s = !{!s, !d, !"name"}`.
@@ -325,6 +335,7 @@ impl SpaceScopes {
 
     /// Marks a load or store as an access of space `which` (`SCOPE_*`).
     pub fn mark(&self, ctx: &Context, inst: inkwell::values::InstructionValue<'_>, which: usize) {
+        // SAFETY: `inst` is an instruction of a module of `ctx`; the metadata nodes were made in `ctx` by `new`.
         unsafe {
             let cx = ctx_ref(ctx);
             let (own, others) = self.lists[which];
@@ -342,6 +353,7 @@ pub fn set_loop_metadata(
     branch: inkwell::values::InstructionValue<'_>,
     id: llvm_sys::prelude::LLVMMetadataRef,
 ) {
+    // SAFETY: `branch` is an instruction of a module of `ctx` and `id` a loop ID made in `ctx`.
     unsafe {
         let cx = ctx_ref(ctx);
         let kind = "llvm.loop";
@@ -580,11 +592,13 @@ impl<'c> HostJit<'c> {
 /// runtime functions such as `__truncsfhf2`.
 pub fn add_host_symbol(name: &str, addr: usize) {
     let c = std::ffi::CString::new(name).expect("symbol name without NUL");
+    // SAFETY: `c` is a NUL-terminated name; LLVM copies it, and `addr` is only recorded (JIT code calls it).
     unsafe { llvm_sys::support::LLVMAddSymbol(c.as_ptr(), addr as *mut std::ffi::c_void) }
 }
 
 /// The address of host symbol `name` as JIT-compiled code would resolve it (null if none).
 pub fn host_symbol(name: &str) -> usize {
     let c = std::ffi::CString::new(name).expect("symbol name without NUL");
+    // SAFETY: `c` is a NUL-terminated name; the lookup only reads it.
     unsafe { llvm_sys::support::LLVMSearchForAddressOfSymbol(c.as_ptr()) as usize }
 }

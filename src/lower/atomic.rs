@@ -156,6 +156,7 @@ pub fn lower<'c, 'a>(
             base
         } else {
             let off = l.i64().const_int((k as u32 * et.bits / 8) as u64, false);
+            // SAFETY: `build_gep` only builds IR (a byte offset from `base`); nothing is dereferenced here.
             unsafe { l.b.build_gep(l.ctx.i8_type(), base, &[off], "").unwrap() }
         };
         let old: BasicValueEnum<'c> = if opname == Mod::Cas {

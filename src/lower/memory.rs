@@ -142,6 +142,7 @@ pub fn lower<'c, 'a>(
                     m
                 } else {
                     let off = l.i64().const_int(a.offset as u64, true);
+                    // SAFETY: `build_gep` only builds IR (a byte offset from `m`); nothing is dereferenced here.
                     unsafe { l.b.build_gep(l.ctx.i8_type(), m, &[off], "").unwrap() }
                 }
             }
@@ -187,6 +188,7 @@ pub fn lower<'c, 'a>(
             };
             for (k, it) in items.iter().enumerate() {
                 let off = l.i64().const_int(k as u64, false);
+                // SAFETY: `build_gep` only builds IR (element `k` after `ptr`); nothing is dereferenced here.
                 let p = unsafe { l.b.build_gep(ety, ptr, &[off], "").unwrap() };
                 let v = l.b.build_load(ety, p, "").unwrap();
                 let inst = raw(v);
@@ -265,6 +267,7 @@ pub fn lower<'c, 'a>(
                 let idx = l.i32().const_int(k as u64, false);
                 let e = l.b.build_extract_element(vv, idx, "").unwrap();
                 let off = l.i64().const_int(k as u64, false);
+                // SAFETY: `build_gep` only builds IR (element `k` after `ptr`); nothing is dereferenced here.
                 let p = unsafe { l.b.build_gep(ety, ptr, &[off], "").unwrap() };
                 let st = l.b.build_store(p, e).unwrap();
                 let inst = raw(st);

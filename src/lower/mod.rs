@@ -1032,6 +1032,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             return Ok(base);
         }
         let off = self.i64().const_int(a.offset as u64, true);
+        // SAFETY: `build_gep` only builds IR (a byte offset from `base`); nothing is dereferenced here.
         Ok(unsafe {
             self.b
                 .build_gep(self.ctx.i8_type(), base, &[off], "")

@@ -97,6 +97,7 @@ fn const_elem<'c>(
                 _ => return Err(invalid(*sp, "unsupported initializer expression")),
             };
             let base = const_elem(l, s, l.i64().into())?.into_int_value();
+            // SAFETY: a constant `inttoptr` and constant `getelementptr` only build IR; nothing is dereferenced.
             let p = unsafe {
                 base.const_to_pointer(l.ptr(Space::Generic))
                     .const_gep(l.ctx.i8_type(), &[l.i64().const_int(off, false)])

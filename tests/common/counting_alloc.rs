@@ -21,14 +21,17 @@ pub fn live() -> isize {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged from our own `alloc`, whose caller upholds `GlobalAlloc`'s contract.
         unsafe { MiMalloc.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged from our own `dealloc`: `p` came from `MiMalloc` with layout `l`.
         unsafe { MiMalloc.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged from our own `realloc`: `p` came from `MiMalloc` with layout `l`.
         unsafe { MiMalloc.realloc(p, l, n) }
     }
 }

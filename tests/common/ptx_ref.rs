@@ -23,8 +23,10 @@ pub fn bb<T>(x: T) -> T {
 
 /// Runs `f` with the host FPU rounding mode `mode` (x86 `FE_*` values).
 pub fn with_mode<T>(mode: i32, f: impl FnOnce() -> T) -> T {
+    // SAFETY: `fesetround` only changes this thread's FPU rounding mode; restored below.
     unsafe { fesetround(mode) };
     let r = bb(f());
+    // SAFETY: restores round-to-nearest, the Rust default.
     unsafe { fesetround(RN) };
     r
 }
