@@ -17,10 +17,12 @@
 #   --quick     small sizes, 1 pass, 2 launches: a smoke test (scripts/test.sh runs it): every
 #               output is still checked, the times mean nothing
 #   --runs R    full passes over the suite (default 3; quick: 1)
-#   --reps N    timed launches per measurement (default 5; quick: 2). C and PoCL run one untimed
-#               warm-up, then N. ptx2llvm runs N+1 launches and reports their median: `run` has
-#               no warm-up flag, so the first launch (the warm-up, usually the slowest) is among
-#               them and moves the median by at most half a rank.
+#   --reps N    timed launches per measurement (default 5; quick: 2). C, PoCL and ptx2llvm
+#               (`run --warmup 1`) run one untimed warm-up, then N, and report their median: a
+#               warm-up among the timed launches (its page faults on fresh buffers make it the
+#               slowest) moved ptx2llvm's median of N+1 by half a rank, so that one launch slowed
+#               by another process (a vCPU taken for its whole length: twice the time) moved it
+#               to the mean of a fast and a slow launch, which C's median of N did not see.
 #   --only L    comma-separated kernel names (see KERNELS below; `--only list` prints them)
 #   --no-pocl   skip the PoCL column
 #   --report    measure nothing: print the table again from the mode's last times.tsv (rows of
@@ -486,7 +488,7 @@ run_kernel() {
     mkdir -p "$d"
     note "bench.sh: pass $pass/$RUNS: $k ($SIZE)"
     local t_p="-" t_c="-" t_o="-" comp="-" cached="-" status="ok"
-    local launches="${LAUNCHES:-$((REPS + 1))}" creps="${LAUNCHES:-$REPS}"
+    local launches="${LAUNCHES:-$REPS}" creps="${LAUNCHES:-$REPS}"
 
     # C with OpenMP: the reference output.
     local cout=()
@@ -506,7 +508,7 @@ run_kernel() {
     # a second run (one launch) loads the module from the cache: its compile time is the
     # "cached" column.
     XDG_CACHE_HOME="$d/cache" "${PFX[@]}" "$TIMEOUT" "$P2L" run "$PTX" --kernel "$KNAME" --grid "$GRID" --block "$BLOCK" \
-        "-O$OPT" --repeat "$launches" "${pargs[@]}" >"$d/ptx2llvm.log" 2>&1
+        "-O$OPT" --warmup 1 --repeat "$launches" "${pargs[@]}" >"$d/ptx2llvm.log" 2>&1
     rc=$?
     if [ "$rc" = 0 ]; then
         t_p=$(median_of "$d/ptx2llvm.log")
@@ -520,7 +522,7 @@ run_kernel() {
             cached=$(sed -n 's/^compile time: \([0-9.]*\) ms (compile: cached.*/\1/p' "$d/ptx2llvm.cached.log" | head -n 1)
             [ -n "$cached" ] || cached="-"
         fi
-        if [ "${#PDUMP[@]}" -gt 0 ] && [ "$status" = ok ] && ! msg=$(check_outputs ptx2llvm "$launches"); then
+        if [ "${#PDUMP[@]}" -gt 0 ] && [ "$status" = ok ] && ! msg=$(check_outputs ptx2llvm "$((launches + 1))"); then
             status="WRONG: $msg"
         fi
     elif [ "$rc" = 124 ]; then
@@ -591,7 +593,7 @@ fi
     if [ "$REPORT" = 1 ]; then
         echo "re-made from $WORK/times.tsv ($RUNS pass(es)); launch counts as in the runs that wrote it. Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
     else
-        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: $((REPS + 1)) launches, the first one the warm-up; empty: $EMPTY_REPS launches). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
+        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: the same; empty: $EMPTY_REPS launches after a warm-up). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
     fi
     echo
     echo "| kernel | size | ptx2llvm ms | C ms | PoCL ms | ptx2llvm/C | ptx2llvm/PoCL | compile ms | cached ms | check |"

@@ -147,6 +147,41 @@ fn nvrtc_atomics() {
     assert_eq!(i32::from_le_bytes(fl[4..].try_into().unwrap()), 1);
 }
 
+/// `--warmup N` launches N times before the `--repeat` ones, untimed: the atomics kernel's
+/// integer counter (100 per launch) counts all five launches, the times only three.
+#[test]
+fn run_warmup_launches_untimed() {
+    let d = tempfile::tempdir().unwrap();
+    let x: Vec<f32> = (0..100).map(|i| i as f32 * 0.5).collect();
+    std::fs::write(d.path().join("x"), f32s(&x)).unwrap();
+    std::fs::write(d.path().join("umin"), u32::MAX.to_le_bytes()).unwrap();
+    let p = |k: &str| d.path().join(k);
+    let (code, _, err) = run(&[
+        s(corpus("nvrtc/atomics.ptx").to_string_lossy()),
+        s("--kernel"),
+        s("atomics"),
+        s("--grid"),
+        s("2"),
+        s("--block"),
+        s("64"),
+        format!("--arg=@{}", p("x").display()),
+        s("--arg=zeros:4"),
+        s("--arg=zeros:4"),
+        s("--arg=zeros:16"),
+        format!("--arg=@{}", p("umin").display()),
+        s("--arg=zeros:8"),
+        s("--arg=s32:100"),
+        format!("--dump=2={}", p("is").display()),
+        s("--warmup"),
+        s("2"),
+        s("--repeat"),
+        s("3"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("over 3 launches"), "{err}");
+    assert_eq!(std::fs::read(p("is")).unwrap(), 500i32.to_le_bytes());
+}
+
 #[test]
 fn nvrtc_printf() {
     let (code, out, err) = run(&[

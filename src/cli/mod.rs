@@ -71,7 +71,7 @@ pub struct CheckArgs {
 }
 
 /// `ptx2llvm run FILE.ptx --kernel NAME [--grid X[,Y[,Z]]] [--block X[,Y[,Z]]]
-/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--serial] [--cooperative]
+/// [--shared-mem BYTES] [--arg SPEC]... [--dump INDEX=PATH]... [--repeat N] [--warmup N] [--serial] [--cooperative]
 /// [--dump-plan]`
 #[derive(Args, Debug)]
 #[command(
@@ -112,6 +112,11 @@ pub struct RunArgs {
     /// Launch N times (buffers are not reset) and print the kernel time to stderr.
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    /// Launch N times more before the timed launches, untimed (the same buffers): a benchmark's
+    /// warm-up, as its C baseline's, so that the first launch's page faults on fresh buffers
+    /// are not one of the timed launches whose median is printed.
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub warmup: u32,
     /// Optimization level (-O0 … -O3).
     #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt: u8,

@@ -1,6 +1,6 @@
 //! `ptx2llvm run`: compiles a PTX file for this CPU, builds the kernel's arguments from
 //! `--arg` SPECs (scalars, file-backed and zero-filled buffers, raw bytes), launches it
-//! (`--repeat` times, timing each launch) and writes buffers back with `--dump`. Every error
+//! (`--repeat` times, timing each launch, after `--warmup` untimed ones) and writes buffers back with `--dump`. Every error
 //! says what was expected and exits 1 (2 for malformed options).
 
 use std::time::Instant;
@@ -217,7 +217,7 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
     ptx2llvm::runtime::fault::set_kernel(&a.kernel);
     let mut times = Vec::with_capacity(repeat as usize);
     let mut cpu_times = Vec::with_capacity(repeat as usize);
-    for n in 0..repeat {
+    for n in 0..a.warmup.saturating_add(repeat) {
         // With PTX2LLVM_RECORD set, the first launch is recorded for replay on a GPU.
         let recording = (n == 0)
             .then(|| {
@@ -239,8 +239,10 @@ fn run_inner(a: &RunArgs) -> Result<(), (i32, String)> {
         // SAFETY: `code` is the JIT-compiled kernel; `params` was built from its layout and
         // the buffers it points to live in `args` until the end of this function.
         let r = unsafe { ptx2llvm::runtime::launch_code(&a.kernel, &code, &params, &cfg) };
-        times.push(t0.elapsed().as_secs_f64() * 1e3);
-        cpu_times.push(process_cpu_ms() - c0);
+        if n >= a.warmup {
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+            cpu_times.push(process_cpu_ms() - c0);
+        }
         if let Some(rec) = recording {
             rec.finish(r.as_ref().map(|_| ()).map_err(|e| e.to_string()));
         }
