@@ -944,16 +944,29 @@ impl Warp<'_> {
             && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) == SHARED_AS
     }
 
+    /// Whether the kernel has skip guards (`barrier::Skips`): rounds that warps none of
+    /// whose lanes run them skip, such as a halving tree's one-warp steps.
+    fn few_warp_rounds(&self) -> bool {
+        self.regions
+            .as_ref()
+            .and_then(|r| r.skips.as_ref())
+            .is_some_and(|s| !s.guards.is_empty())
+    }
+
     /// Whether the 128 bytes from shared offset `off` (lane 0's of a consecutive access, `i32`)
     /// lie in the CTA's shared block, whole 256-byte blocks private to the worker thread that
     /// runs the CTA and all its warps (`runtime::shared`; a cluster is one CTA here): plain
     /// vector accesses there touch no other thread's memory and cannot fault.
     ///
     /// `floor`: let LLVM see that the block holds the static variables (below), so that the
-    /// test of an access ending inside them folds. Loads only: with a store's test folded,
-    /// LLVM makes the store's plain path load and blend as its partial path does (one path),
-    /// and a block whose warps mostly run whole (transpose's tile rows) then pays that at
-    /// every store (transpose 3% slower).
+    /// test of an access ending inside them folds. Loads, and the stores of a kernel with
+    /// skip guards (`Warp::few_warp_rounds`): the halving tree's one-warp steps (warp 0
+    /// peeled, constant offsets) are then straight-line code, and the GVN after `default<On>`
+    /// (`target::cpu::build`) hands each step's stored vector to the next step's loads
+    /// (reduce_block ×0.79). Not other stores: with a store's test folded, LLVM makes the
+    /// store's plain path load and blend as its partial path does (one path), and a block
+    /// whose warps mostly run whole (transpose's tile rows) then pays that at every store
+    /// (transpose 3–5% slower, sessions 26 and 28).
     unsafe fn in_shared_block(&self, off: LLVMValueRef, floor: bool) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
@@ -1139,7 +1152,12 @@ impl Warp<'_> {
 
         c::LLVMPositionBuilderAtEnd(b, part_bb);
         let off = self.first_offset(sp);
-        c::LLVMBuildCondBr(b, self.in_shared_block(off, false), priv_bb, masked_bb);
+        c::LLVMBuildCondBr(
+            b,
+            self.in_shared_block(off, self.few_warp_rounds()),
+            priv_bb,
+            masked_bb,
+        );
 
         c::LLVMPositionBuilderAtEnd(b, priv_bb);
         let p0 = self.run_base(p, 0);

@@ -87,6 +87,10 @@ pub struct Report {
     pub barriers: Vec<String>,
     /// How warps meet at the barriers (`barrier::Scheme`), for the plan.
     pub barrier_scheme: Option<String>,
+    /// Some barrier region is skipped by warps none of whose lanes run it (`barrier::skips`):
+    /// consecutive rounds of few warps, whose shared stores the post-pipeline GVN forwards
+    /// (`target::cpu::build`).
+    pub skip_guards: bool,
     /// Varying loads and stores of the warp function, then of the aligned-warp function:
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
     /// tested at run time, else a gather or scatter), and of the other ones the `.shared`
@@ -414,6 +418,7 @@ unsafe fn build(
         )?;
         let pairs = driver::paired_states(dr, slot);
         report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &rows_facts, &pairs);
+        report.skip_guards = slot.skip.is_some() && !slot.red;
         driver::cta_fn(m, fr, dr, Some(dr), name, params, slot, block);
         report.rows = Some((report.uniform, report.varying));
         // The only warp function is the aligned one: its accesses are the kernel's.
@@ -501,6 +506,7 @@ unsafe fn build(
         ));
         let pairs = driver::paired_states(dst, slot);
         report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts, &pairs);
+        report.skip_guards = slot.skip.is_some() && !slot.red;
         driver::cta_fn(m, fr, dst, None, name, params, slot, Some(seg.block));
         return Ok((report, true));
     }
@@ -546,6 +552,7 @@ unsafe fn build(
     }
     let pairs = driver::paired_states(rows.unwrap_or(dst), slot);
     report.barrier_scheme = scheme_note(scheme, slot, fr, cfg, &facts, &pairs);
+    report.skip_guards = slot.skip.is_some() && !slot.red;
     driver::cta_fn(m, fr, dst, rows, name, params, slot, None);
     Ok((report, false))
 }

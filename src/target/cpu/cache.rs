@@ -36,7 +36,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 36;
+const FORMAT_VERSION: u32 = 37;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -437,6 +437,8 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     memory,
                     rows_memory,
                     barrier_scheme,
+                    // Read by the compile's pipeline only, which a cached module skips.
+                    skip_guards: false,
                     segments,
                     aligned_only,
                     nan_selects,

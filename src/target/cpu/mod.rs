@@ -567,13 +567,29 @@ fn build<'c, 'a>(
         // A uniform branch's mask tested as bits (`llvm::simd::fold_mask_bits`): the tests
         // become the branch's condition once InstCombine and EarlyCSE see a scalar select, and the
         // paths a taken branch never runs (masked accesses) go.
-        let again = if crate::llvm::simd::fold_mask_bits(&m) > 0 {
-            "function(instcombine<no-verify-fixpoint>,early-cse,simplifycfg,loop(loop-deletion))"
+        // GVN, in kernels with skip guards (rounds that some warps skip: a halving tree's
+        // one-warp steps): a step's shared store reaches the next step's loads once peeling
+        // and unrolling have made the steps straight-line code, after `default<On>`'s own
+        // GVN ran, and the steps pass their sums in registers instead of through a store and
+        // a reload each (reduce_block ×0.79). Not in every warp kernel: matmul ×1.013.
+        let forward = kernels.iter().any(|k| match &k.path {
+            fission::KernelPath::Warp(p) => p.report.skip_guards,
+            _ => false,
+        });
+        let gvn = if forward {
+            "gvn,instcombine<no-verify-fixpoint>,"
         } else {
-            "function(loop(loop-deletion))"
+            ""
+        };
+        let again = if crate::llvm::simd::fold_mask_bits(&m) > 0 {
+            format!(
+                "function({gvn}instcombine<no-verify-fixpoint>,early-cse,simplifycfg,loop(loop-deletion))"
+            )
+        } else {
+            format!("function({gvn}loop(loop-deletion))")
         };
         machine
-            .run_pipeline(&m, again)
+            .run_pipeline(&m, &again)
             .map_err(CompileError::Llvm)?;
         crate::llvm::simd::fold_load_defaults(&m);
         if crate::llvm::cpu::host_has("+avx512f") {
