@@ -28,12 +28,61 @@ use super::ir;
 /// How deep `lane` rebuilds a lane from its operands' lanes.
 const LANE_DEPTH: u32 = 16;
 
+/// The most scalar instructions a lane read is rebuilt with from its vector's whole
+/// computation (`lane` deep); a costlier one extracts from the operands that stay vectors.
+/// Why: a short scalar chain puts a vector load's address a few instructions after the
+/// values it comes from instead of behind the vector arithmetic and a cross-lane extract
+/// (stencil's lane 0 and 31 of `in + 4 i`: 5 instructions each; ×0.88 against ×1.0 with
+/// extracts), while conv3x3's halo pointers (`k / 18`, `k % 18`, about 23 instructions a
+/// lane, four lanes) ran 2–15% slower rebuilt.
+const LANE_BUDGET: usize = 8;
+
+/// The scalar instructions `lane(_, v, k, depth, true)` would build.
+unsafe fn lane_cost(v: LLVMValueRef, k: u32, depth: u32) -> usize {
+    if c::LLVMGetTypeKind(c::LLVMTypeOf(v)) != LLVMTypeKind::LLVMVectorTypeKind
+        || !c::LLVMIsAConstant(v).is_null()
+    {
+        return 0;
+    }
+    if depth == 0 || !ir::is_instruction(v) {
+        return 1;
+    }
+    let opnd = |j: u32| lane_cost(c::LLVMGetOperand(v, j), k, depth - 1);
+    match ir::opcode(v) {
+        op if ir::int_binop(op) => 1 + opnd(0) + opnd(1),
+        O::LLVMTrunc | O::LLVMZExt | O::LLVMSExt | O::LLVMPtrToInt | O::LLVMIntToPtr => 1 + opnd(0),
+        O::LLVMInsertElement => match ir::const_u64(c::LLVMGetOperand(v, 2)) {
+            Some(i) if i == u64::from(k) => 0,
+            Some(_) => opnd(0),
+            None => 1,
+        },
+        O::LLVMShuffleVector => {
+            let m = c::LLVMGetMaskValue(v, k);
+            let a = c::LLVMGetOperand(v, 0);
+            let w = c::LLVMGetVectorSize(c::LLVMTypeOf(a)) as i32;
+            if m == c::LLVMGetUndefMaskElem() || m < 0 {
+                1
+            } else if m < w {
+                lane_cost(a, m as u32, depth - 1)
+            } else {
+                lane_cost(c::LLVMGetOperand(v, 1), (m - w) as u32, depth - 1)
+            }
+        }
+        O::LLVMGetElementPtr => {
+            1 + (0..c::LLVMGetNumOperands(v) as u32)
+                .map(opnd)
+                .sum::<usize>()
+        }
+        _ => 1,
+    }
+}
+
 /// Lane `k` of lane-wise vector `v` as scalar instructions at `b`'s position (as
 /// `Warp::lane_of` does while the warp function is built): the lanes of its operands through
 /// arithmetic, casts, GEPs, shuffles and inserts, an `extractelement` below `depth` or at
 /// anything else. Wrap flags are dropped: the scalar is lane `k`'s value whether or not
 /// another lane overflowed.
-unsafe fn lane(b: LLVMBuilderRef, v: LLVMValueRef, k: u32, depth: u32) -> LLVMValueRef {
+unsafe fn lane(b: LLVMBuilderRef, v: LLVMValueRef, k: u32, depth: u32, deep: bool) -> LLVMValueRef {
     let n = c"".as_ptr();
     let t = c::LLVMTypeOf(v);
     if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMVectorTypeKind {
@@ -49,7 +98,19 @@ unsafe fn lane(b: LLVMBuilderRef, v: LLVMValueRef, k: u32, depth: u32) -> LLVMVa
         return extract();
     }
     let et = c::LLVMGetElementType(t);
-    let opnd = |j: u32| lane(b, c::LLVMGetOperand(v, j), k, depth - 1);
+    // Shallow (`deep` false): an operand that other instructions use stays a vector, its lane
+    // one extract, where copying its computation would do the vector's work again.
+    let down = |o: LLVMValueRef| {
+        if !deep && ir::is_instruction(o) && ir::users(o).len() > 1 {
+            0
+        } else {
+            depth - 1
+        }
+    };
+    let opnd = |j: u32| {
+        let o = c::LLVMGetOperand(v, j);
+        lane(b, o, k, down(o), deep)
+    };
     match ir::opcode(v) {
         op if ir::int_binop(op) => c::LLVMBuildBinOp(b, op, opnd(0), opnd(1), n),
         op @ (O::LLVMTrunc | O::LLVMZExt | O::LLVMSExt | O::LLVMPtrToInt | O::LLVMIntToPtr) => {
@@ -66,10 +127,13 @@ unsafe fn lane(b: LLVMBuilderRef, v: LLVMValueRef, k: u32, depth: u32) -> LLVMVa
             let w = c::LLVMGetVectorSize(c::LLVMTypeOf(a)) as i32;
             if m == c::LLVMGetUndefMaskElem() || m < 0 {
                 extract()
-            } else if m < w {
-                lane(b, a, m as u32, depth - 1)
             } else {
-                lane(b, c::LLVMGetOperand(v, 1), (m - w) as u32, depth - 1)
+                let (o, i) = if m < w {
+                    (a, m as u32)
+                } else {
+                    (c::LLVMGetOperand(v, 1), (m - w) as u32)
+                };
+                lane(b, o, i, down(o), deep)
             }
         }
         O::LLVMGetElementPtr => {
@@ -254,7 +318,8 @@ unsafe fn sink_function(f: LLVMValueRef) -> usize {
         for &e in &extracts {
             c::LLVMPositionBuilderBefore(b, e);
             let k = ir::const_u64(c::LLVMGetOperand(e, 1)).unwrap_or(0) as u32;
-            let v = lane(b, x, k, LANE_DEPTH);
+            let deep = lane_cost(x, k, LANE_DEPTH) <= LANE_BUDGET;
+            let v = lane(b, x, k, LANE_DEPTH, deep);
             c::LLVMReplaceAllUsesWith(e, v);
             c::LLVMInstructionEraseFromParent(e);
             erased.insert(e);
