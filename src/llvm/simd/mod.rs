@@ -11,6 +11,7 @@
 mod barrier;
 mod bounds;
 mod cfg;
+mod coldsink;
 mod ctxscope;
 mod driver;
 pub use driver::{drop_replays, seal_replay};
@@ -131,6 +132,14 @@ pub struct Report {
 pub fn fold_load_defaults(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { passthru::fold(m.as_mut_ptr()) }
+}
+
+/// Moves lane pointer vectors used only by cold gathers and scatters into their blocks
+/// (`coldsink.rs`), in the optimized module `m` before code generation; returns how many
+/// instructions moved.
+pub fn sink_cold_lanes(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the pass moves instructions within its functions only.
+    unsafe { coldsink::sink(m.as_mut_ptr()) }
 }
 
 /// Folds the bits of a mask after a uniform branch (`bitcast` of a `select` on a scalar

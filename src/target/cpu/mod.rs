@@ -592,6 +592,7 @@ fn build<'c, 'a>(
             .run_pipeline(&m, &again)
             .map_err(CompileError::Llvm)?;
         crate::llvm::simd::fold_load_defaults(&m);
+        crate::llvm::simd::sink_cold_lanes(&m);
         if crate::llvm::cpu::host_has("+avx512f") {
             crate::llvm::simd::fold_scalef(&m);
         }
