@@ -587,10 +587,47 @@ impl Warp<'_> {
         if self.narrow(vt) {
             self.gather_loop(vt, p, m)
         } else {
+            let p = self.uniform_base(p);
             let mut tys = [vt, c::LLVMTypeOf(p)];
             let mut args = [p, m, c::LLVMGetPoison(vt)];
             self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args)
         }
+    }
+
+    /// Pointers `inttoptr (add w, splat u)` (a uniform address plus per-lane offsets, as
+    /// `x[col[k]]` lowers) as `getelementptr i8, ptr u, w`, built next to the gather.
+    /// Code generation matches a gather's base and index only inside the gather's block: the
+    /// splat, hoisted out of the loop by LICM, is then an opaque vector, and `w`'s
+    /// `sext i32 << 2` stays four `vpmovsxdq`/`vpsllq`/`vpaddq` steps feeding 8-lane
+    /// `vgatherqps` on 64-bit pointers. With a scalar base the selector folds the shift into
+    /// the scale and the extension into 32-bit indices: two 16-lane `vgatherdps`, cheaper on
+    /// Zen 5 also with empty lanes (3.9 against 5.4 ns per 16 slots).
+    unsafe fn uniform_base(&self, p: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        if c::LLVMIsAIntToPtrInst(p).is_null() {
+            return p;
+        }
+        let a = c::LLVMGetOperand(p, 0);
+        if ir::opcode(a) != O::LLVMAdd {
+            return p;
+        }
+        let (x, y) = (c::LLVMGetOperand(a, 0), c::LLVMGetOperand(a, 1));
+        let (u, w) = match (splat_scalar(x), splat_scalar(y)) {
+            (_, Some(u)) => (u, x),
+            (Some(u), None) => (u, y),
+            (None, None) => return p,
+        };
+        let base = c::LLVMBuildIntToPtr(b, u, self.ptr, n);
+        let mut idx = [w];
+        c::LLVMBuildGEP2(
+            b,
+            c::LLVMInt8TypeInContext(self.cx),
+            base,
+            idx.as_mut_ptr(),
+            1,
+            n,
+        )
     }
 
     /// Lanes per run of consecutive accesses: 32, or a row segment's width
@@ -2652,4 +2689,23 @@ unsafe fn varying_term(p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Opti
     let wt = c::LLVMTypeOf(w);
     let full = wt == c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(t)) || wt == t;
     (full && ir::is_instruction(w) && c::LLVMIsAPHINode(w).is_null()).then_some(w)
+}
+
+/// The scalar `u` of a splat `shufflevector (insertelement _, u, 0), _, zeroinitializer`
+/// (`Warp::splat`'s form).
+unsafe fn splat_scalar(v: LLVMValueRef) -> Option<LLVMValueRef> {
+    if c::LLVMIsAShuffleVectorInst(v).is_null() {
+        return None;
+    }
+    let k = c::LLVMGetNumMaskElements(v);
+    if (0..k).any(|e| c::LLVMGetMaskValue(v, e) != 0) {
+        return None;
+    }
+    let ins = c::LLVMGetOperand(v, 0);
+    if c::LLVMIsAInsertElementInst(ins).is_null()
+        || ir::const_u64(c::LLVMGetOperand(ins, 2)) != Some(0)
+    {
+        return None;
+    }
+    Some(c::LLVMGetOperand(ins, 1))
 }

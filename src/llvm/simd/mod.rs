@@ -13,6 +13,7 @@ mod bounds;
 mod cfg;
 mod coldsink;
 mod ctxscope;
+mod demand;
 mod driver;
 pub use driver::{drop_replays, seal_replay};
 mod emit;
@@ -140,6 +141,13 @@ pub fn fold_load_defaults(m: &Module) -> usize {
 pub fn sink_cold_lanes(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the pass moves instructions within its functions only.
     unsafe { coldsink::sink(m.as_mut_ptr()) }
+}
+
+/// Gives the lanes of shuffles and phis that no use reads poison (`demand.rs`), in the
+/// optimized module `m` as code generation gets it; returns how many changed.
+pub fn fold_unread_lanes(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { demand::fold(m.as_mut_ptr()) }
 }
 
 /// Folds the bits of a mask after a uniform branch (`bitcast` of a `select` on a scalar

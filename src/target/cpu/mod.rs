@@ -599,6 +599,8 @@ fn build<'c, 'a>(
         if crate::llvm::cpu::host_has("+avx512dq") {
             crate::llvm::simd::fold_range(&m);
         }
+        // Last: InstCombine would take the phis' lane-keeping shuffles back out.
+        crate::llvm::simd::fold_unread_lanes(&m);
     }
     if let Some(p) = std::env::var_os("PTX2LLVM_OPT_DUMP") {
         // The module as code generation gets it: lit tests check the warp engine's folds
