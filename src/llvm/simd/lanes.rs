@@ -3,7 +3,8 @@
 //! lane 0's pointer where the lane strides prove the lanes consecutive (`stride.rs`), else
 //! masked gathers and scatters behind a run-time test of the addresses (`.shared` 32-bit
 //! loads: also a test for a window of 64 elements, served by two vector loads and a lane
-//! permutation; stores: a test for increasing offsets in one 256-byte block, rewritten whole),
+//! permutation; stores: a test for a compare-exchange stage's pair pattern, a row of constant
+//! tables, then for increasing offsets in one 256-byte block, rewritten whole),
 //! LLVM intrinsics by their vector forms, and everything else (calls, atomics)
 //! once per active lane in lane order.
 
@@ -2803,4 +2804,36 @@ fn pair_elements(row: u32) -> [u32; LANES as usize] {
         let l = l as u32;
         2 * l - (l & (j - 1)) + (row % 2) * j
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row's elements increase strictly in lane order within the 64 (so `pdep` of the
+    /// mask into the set puts lane l's bit at its element), and its two end lanes name it as
+    /// `pair_pattern` computes (lane 0's element `s j`, lane 31's `63 - j + s j`).
+    #[test]
+    fn pair_rows_increase_and_are_named_by_their_ends() {
+        for row in 0..PAIR_ROWS {
+            let e = pair_elements(row);
+            assert!(e.windows(2).all(|w| w[0] < w[1]), "row {row}");
+            assert!(e[31] < 64, "row {row}");
+            let (i0, i31) = (4 * e[0], 4 * e[31]);
+            let j4 = i0 + 252 - i31;
+            assert!(j4.is_power_of_two() && (4..=64).contains(&j4), "row {row}");
+            let named = 2 * (j4.trailing_zeros() - 2) + u32::from(i0 != 0);
+            assert_eq!(named, row);
+        }
+        // The two sides of a distance cover the 64 elements once.
+        for d in 0..PAIR_ROWS / 2 {
+            let mut seen = [0u8; 64];
+            for row in [2 * d, 2 * d + 1] {
+                pair_elements(row)
+                    .iter()
+                    .for_each(|&e| seen[e as usize] += 1);
+            }
+            assert!(seen.iter().all(|&n| n == 1), "distance {}", 1 << d);
+        }
+    }
 }
