@@ -3,7 +3,8 @@
 //! lane 0's pointer where the lane strides prove the lanes consecutive (`stride.rs`), else
 //! masked gathers and scatters behind a run-time test of the addresses (`.shared` 32-bit
 //! loads: also a test for a window of 64 elements, served by two vector loads and a lane
-//! permutation; stores: a test for increasing offsets in one 256-byte block, rewritten whole),
+//! permutation; stores: a test for a compare-exchange stage's pair pattern, a row of constant
+//! tables, then for increasing offsets in one 256-byte block, rewritten whole),
 //! LLVM intrinsics by their vector forms, and everything else (calls, atomics)
 //! once per active lane in lane order.
 
@@ -2035,6 +2036,15 @@ impl Warp<'_> {
             _ => (c::LLVMBuildFreeze(b, off, n), None),
         };
         let first = c::LLVMBuildExtractElement(b, frozen, self.c32(0), n);
+        // A compare-exchange stage's pairs first (`pair_pattern`): no set to build.
+        let pairs_bb = self.append("st.pairs");
+        let gen_bb = self.append("st.block.any");
+        let (pairs, row) = self.pair_pattern(frozen, first);
+        c::LLVMBuildCondBr(b, pairs, pairs_bb, gen_bb);
+        c::LLVMPositionBuilderAtEnd(b, pairs_bb);
+        self.store_pairs(v, first, row);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gen_bb);
         let in_block = in_block.unwrap_or_else(|| self.in_block(frozen, first));
         let ok = c::LLVMBuildAnd(b, in_block, self.increasing(frozen), n);
         let blk_bb = self.append("st.block");
@@ -2045,6 +2055,8 @@ impl Warp<'_> {
         if !block {
             // Nothing branches to the test.
             c::LLVMDeleteBasicBlock(test_bb);
+            c::LLVMDeleteBasicBlock(pairs_bb);
+            c::LLVMDeleteBasicBlock(gen_bb);
             c::LLVMDeleteBasicBlock(blk_bb);
         }
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
@@ -2053,6 +2065,151 @@ impl Warp<'_> {
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// The tables of the compare-exchange pair patterns (`pair_pattern`), one row per pattern
+    /// (`2 log2 j + s` for distance `j` and side `s`): the 32 lanes' byte offsets in the
+    /// 256-byte block, the lane that owns each of the 64 elements (0 for the other elements),
+    /// and the 64-bit set of the lanes' elements. Private constants of the module, made once.
+    unsafe fn pair_tables(&self) -> [LLVMValueRef; 3] {
+        let names = [
+            c"ptx2llvm.pairs.offsets",
+            c"ptx2llvm.pairs.lanes",
+            c"ptx2llvm.pairs.sets",
+        ];
+        if !c::LLVMGetNamedGlobal(self.m, names[0].as_ptr()).is_null() {
+            return names.map(|nm| c::LLVMGetNamedGlobal(self.m, nm.as_ptr()));
+        }
+        let (mut offs, mut owners, mut sets) = (Vec::new(), Vec::new(), Vec::new());
+        for row in 0..PAIR_ROWS {
+            let elems = pair_elements(row);
+            let mut owner = [0u64; 64];
+            let mut set = 0u64;
+            for (l, &e) in elems.iter().enumerate() {
+                offs.push(self.c32(4 * u64::from(e)));
+                owner[e as usize] = l as u64;
+                set |= 1 << e;
+            }
+            owners.extend(owner.iter().map(|&l| self.c32(l)));
+            sets.push(c::LLVMConstInt(self.i64, set, 0));
+        }
+        [
+            (offs, self.i32, names[0]),
+            (owners, self.i32, names[1]),
+            (sets, self.i64, names[2]),
+        ]
+        .map(|(mut vals, et, nm)| {
+            let init = c::LLVMConstArray2(et, vals.as_mut_ptr(), vals.len() as u64);
+            let g = c::LLVMAddGlobal(self.m, c::LLVMTypeOf(init), nm.as_ptr());
+            c::LLVMSetInitializer(g, init);
+            c::LLVMSetGlobalConstant(g, 1);
+            c::LLVMSetLinkage(g, llvm_sys::LLVMLinkage::LLVMPrivateLinkage);
+            c::LLVMSetUnnamedAddress(g, llvm_sys::LLVMUnnamedAddr::LLVMGlobalUnnamedAddr);
+            c::LLVMSetAlignment(g, 64);
+            g
+        })
+    }
+
+    /// Whether the 32 lanes' shared offsets `off` (lane 0's: `first`) are the elements of one
+    /// side of a compare-exchange stage of distance `j` in {1, 2, 4, 8, 16} over the 64
+    /// elements of a 256-byte-aligned block: the lower elements of the pairs `(e, e + j)`
+    /// (`2l - (l & (j - 1))`, a sorting network's lanes `l`) or the upper ones (`+ j`), in
+    /// lane order; and the pattern's row in `pair_tables` (0 when not). A test of the vector
+    /// against the row the two end lanes name (lane 0's element is `s j`, lane 31's
+    /// `63 - j + s j`): no reduction.
+    unsafe fn pair_pattern(
+        &self,
+        off: LLVMValueRef,
+        first: LLVMValueRef,
+    ) -> (LLVMValueRef, LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        use llvm_sys::LLVMIntPredicate::{LLVMIntEQ, LLVMIntNE, LLVMIntULT};
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let rel = c::LLVMBuildSub(b, off, self.splat(start), n);
+        let i0 = c::LLVMBuildAnd(b, first, self.c32(255), n);
+        let last = c::LLVMBuildExtractElement(b, off, self.c32(u64::from(LANES - 1)), n);
+        let i31 = c::LLVMBuildSub(b, last, start, n);
+        // `4 j` (wrapping: anything when the lanes are no such pattern).
+        let j4 = c::LLVMBuildSub(b, c::LLVMBuildAdd(b, i0, self.c32(252), n), i31, n);
+        let below = c::LLVMBuildAnd(b, j4, c::LLVMBuildSub(b, j4, self.c32(1), n), n);
+        let pow2 = c::LLVMBuildICmp(b, LLVMIntEQ, below, self.c32(0), n);
+        let near = c::LLVMBuildICmp(
+            b,
+            LLVMIntULT,
+            c::LLVMBuildSub(b, j4, self.c32(4), n),
+            self.c32(61),
+            n,
+        );
+        let valid = c::LLVMBuildAnd(b, pow2, near, n);
+        let mut tys = [self.i32];
+        let mut args = [j4, c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0)];
+        let tz = self.call_intrinsic("llvm.cttz", &mut tys, &mut args);
+        let side = c::LLVMBuildZExt(
+            b,
+            c::LLVMBuildICmp(b, LLVMIntNE, i0, self.c32(0), n),
+            self.i32,
+            n,
+        );
+        let row = c::LLVMBuildAdd(
+            b,
+            c::LLVMBuildShl(b, c::LLVMBuildSub(b, tz, self.c32(2), n), self.c32(1), n),
+            side,
+            n,
+        );
+        let row = c::LLVMBuildSelect(b, valid, row, self.c32(0), n);
+        let [offs, _, _] = self.pair_tables();
+        let mut at = [c::LLVMBuildMul(b, row, self.c32(u64::from(LANES)), n)];
+        let p = c::LLVMBuildGEP2(b, self.i32, offs, at.as_mut_ptr(), 1, n);
+        let want = c::LLVMBuildLoad2(b, c::LLVMVectorType(self.i32, LANES), p, n);
+        c::LLVMSetAlignment(want, 64);
+        let eq = self.bits(c::LLVMBuildICmp(b, LLVMIntEQ, rel, want, n));
+        let eq = c::LLVMBuildICmp(b, LLVMIntEQ, eq, c::LLVMConstAllOnes(self.i32), n);
+        (c::LLVMBuildAnd(b, valid, eq, n), row)
+    }
+
+    /// The store of `v` (32-bit values) at the elements of pattern `row` (`pair_pattern`) of
+    /// the 256-byte-aligned block of lane 0's offset `first`: per 16 elements, the owning
+    /// lanes' values (`vpermi2d` by the row's constant owners) and a masked store of the
+    /// running lanes' elements (`pdep` of the execution mask into the row's set). The same
+    /// bytes as `store_block` writes, without building the set from the offsets (a reduction,
+    /// `vpexpandd`s: about half of a bitonic stage's instructions).
+    unsafe fn store_pairs(&mut self, v: LLVMValueRef, first: LLVMValueRef, row: LLVMValueRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        let v16 = c::LLVMVectorType(self.i32, 16);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let vi = c::LLVMBuildBitCast(b, v, v32, n);
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let mut k = [c::LLVMBuildZExt(b, start, self.i64, n)];
+        let at = c::LLVMBuildGEP2(b, i8t, self.shared_base(), k.as_mut_ptr(), 1, n);
+        let [_, owners, sets] = self.pair_tables();
+        let mut r = [row];
+        let sp = c::LLVMBuildGEP2(b, self.i64, sets, r.as_mut_ptr(), 1, n);
+        let set = c::LLVMBuildLoad2(b, self.i64, sp, n);
+        let running = c::LLVMBuildZExt(b, self.bits(self.mask), self.i64, n);
+        let mut args = [running, set];
+        let written = self.call_intrinsic("llvm.x86.bmi.pdep.64", &mut [], &mut args);
+        let written_m = c::LLVMBuildBitCast(b, written, c::LLVMVectorType(self.i1, 64), n);
+        let (perm, pt) = self.vpermi2d();
+        let (lo, hi) = (self.slice(vi, 0, 16), self.slice(vi, 16, 16));
+        let base = c::LLVMBuildMul(b, row, self.c32(64), n);
+        for part in 0..4u32 {
+            let mut at_k = [c::LLVMBuildAdd(b, base, self.c32(16 * u64::from(part)), n)];
+            let q = c::LLVMBuildGEP2(b, self.i32, owners, at_k.as_mut_ptr(), 1, n);
+            let idx = c::LLVMBuildLoad2(b, v16, q, n);
+            c::LLVMSetAlignment(idx, 64);
+            let mut args = [lo, idx, hi];
+            let e = c::LLVMBuildCall2(b, pt, perm, args.as_mut_ptr(), 3, n);
+            let pick: Vec<u32> = (16 * part..16 * part + 16).collect();
+            let m = self.shuffle(written_m, None, &pick);
+            let mut k64 = [c::LLVMConstInt(self.i64, 64 * u64::from(part), 0)];
+            let q = c::LLVMBuildGEP2(b, i8t, at, k64.as_mut_ptr(), 1, n);
+            let mut tys = [v16, self.ptr];
+            let mut args = [e, q, m];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        }
     }
 
     /// The store of `v` (32-bit values) at shared offsets `off` whose 32 lanes increase
@@ -2708,4 +2865,49 @@ unsafe fn splat_scalar(v: LLVMValueRef) -> Option<LLVMValueRef> {
         return None;
     }
     Some(c::LLVMGetOperand(ins, 1))
+}
+
+/// The rows of `pair_tables`: distances 1, 2, 4, 8, 16, each with its two sides.
+const PAIR_ROWS: u32 = 10;
+
+/// Row `row`'s 32 elements of the 64 (lane order): for distance `j = 2^(row / 2)`, lane `l`'s
+/// pair is `(2l - (l & (j - 1)), + j)`, and side `row % 2` picks the lower or the upper one.
+fn pair_elements(row: u32) -> [u32; LANES as usize] {
+    let j = 1u32 << (row / 2);
+    std::array::from_fn(|l| {
+        let l = l as u32;
+        2 * l - (l & (j - 1)) + (row % 2) * j
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row's elements increase strictly in lane order within the 64 (so `pdep` of the
+    /// mask into the set puts lane l's bit at its element), and its two end lanes name it as
+    /// `pair_pattern` computes (lane 0's element `s j`, lane 31's `63 - j + s j`).
+    #[test]
+    fn pair_rows_increase_and_are_named_by_their_ends() {
+        for row in 0..PAIR_ROWS {
+            let e = pair_elements(row);
+            assert!(e.windows(2).all(|w| w[0] < w[1]), "row {row}");
+            assert!(e[31] < 64, "row {row}");
+            let (i0, i31) = (4 * e[0], 4 * e[31]);
+            let j4 = i0 + 252 - i31;
+            assert!(j4.is_power_of_two() && (4..=64).contains(&j4), "row {row}");
+            let named = 2 * (j4.trailing_zeros() - 2) + u32::from(i0 != 0);
+            assert_eq!(named, row);
+        }
+        // The two sides of a distance cover the 64 elements once.
+        for d in 0..PAIR_ROWS / 2 {
+            let mut seen = [0u8; 64];
+            for row in [2 * d, 2 * d + 1] {
+                pair_elements(row)
+                    .iter()
+                    .for_each(|&e| seen[e as usize] += 1);
+            }
+            assert!(seen.iter().all(|&n| n == 1), "distance {}", 1 << d);
+        }
+    }
 }

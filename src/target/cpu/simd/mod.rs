@@ -103,7 +103,7 @@ impl WarpPlan {
             }
             if m[5] > 0 {
                 tested.push(format!(
-                    "{} .shared store{} tested for increasing offsets in one 256-byte block",
+                    "{} .shared store{} tested for a compare-exchange pair pattern or increasing offsets in one 256-byte block",
                     m[5],
                     if m[5] == 1 { "" } else { "s" }
                 ));
