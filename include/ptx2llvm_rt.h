@@ -94,6 +94,11 @@ uint32_t ptx2llvm_rt_red_add_f64(uint64_t *p, uint64_t v, uint32_t checked);
 /* Thread end, failure, output, time. */
 void ptx2llvm_rt_exit(ptx2llvm_thread *t) __attribute__((noreturn));
 void ptx2llvm_rt_trap(ptx2llvm_thread *t, const char *msg /* nullable */) __attribute__((noreturn));
+/* A load, store or atomic at `addr`, not a multiple of its size: fails the launch as a fault
+ * does ("misaligned address: ..."); `code` is the access's kind (bits 0-1: read, write,
+ * atomic), bit 2 a .shared offset, bits 3- its size in bytes. Generated code calls it after
+ * testing the address. */
+void ptx2llvm_rt_misaligned(uint64_t addr, uint64_t code) __attribute__((noreturn));
 void ptx2llvm_rt_assertfail(ptx2llvm_thread *t, const char *msg, const char *file, uint32_t line,
                             const char *function, uint64_t char_size) __attribute__((noreturn));
 int32_t ptx2llvm_rt_vprintf(ptx2llvm_thread *t, const char *format, const void *args);

@@ -495,6 +495,10 @@ pub fn symbols() -> Vec<(&'static str, *const c_void)> {
         ("ptx2llvm_rt_exit", ptx2llvm_rt_exit as *const c_void),
         ("ptx2llvm_rt_trap", ptx2llvm_rt_trap as *const c_void),
         (
+            "ptx2llvm_rt_misaligned",
+            super::fault::ptx2llvm_rt_misaligned as *const c_void,
+        ),
+        (
             "ptx2llvm_rt_assertfail",
             ptx2llvm_rt_assertfail as *const c_void,
         ),

@@ -461,6 +461,70 @@ fn kernel_name(m: &mut Msg) {
     }
 }
 
+/// The signal number `fault_trap` takes for a misaligned access found by kernel code
+/// (`ptx2llvm_rt_misaligned`), which no signal reports: no signal has this number.
+const MISALIGNED: usize = 0xff;
+
+/// What kind of access a misaligned address was given to, as generated code tells
+/// `ptx2llvm_rt_misaligned` (`misaligned_code`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MisalignedAccess {
+    Read,
+    Write,
+    /// `atom`/`red`.
+    Atomic,
+}
+
+/// The `code` argument of `ptx2llvm_rt_misaligned` for an access of `bytes` bytes of `kind`;
+/// `shared`: the address is an offset in the CTA's shared memory (a `.shared` access).
+pub fn misaligned_code(kind: MisalignedAccess, bytes: u32, shared: bool) -> u64 {
+    let k = match kind {
+        MisalignedAccess::Read => 0,
+        MisalignedAccess::Write => 1,
+        MisalignedAccess::Atomic => 2,
+    };
+    k | (shared as u64) << 2 | u64::from(bytes) << 3
+}
+
+/// "misaligned address: read of 4 bytes at 0x1002", for `misaligned_code(..)` `code`.
+fn describe_misaligned(m: &mut Msg, addr: usize, code: usize) {
+    m.s(b"misaligned address: ");
+    m.s(match code & 3 {
+        0 => b"read of ".as_slice(),
+        1 => b"write of ",
+        _ => b"atomic access of ",
+    });
+    m.dec((code >> 3) as u64).s(b" bytes at ");
+    if code & 4 != 0 {
+        m.s(b"shared address ");
+    }
+    m.hex(addr as u64);
+}
+
+/// A load, store or atomic of kernel code whose address `addr` is not a multiple of its size:
+/// fails the launch as a fault there would (`fault_trap`: a thread-loop CTA is replayed to
+/// name the thread), with "misaligned address: …" (`code`: `misaligned_code`). Generated code
+/// calls it on a cold branch after testing the address's low bits.
+///
+/// # Safety
+/// Called by kernel code only, on a CUDA thread.
+#[no_mangle]
+pub unsafe extern "C" fn ptx2llvm_rt_misaligned(addr: u64, code: u64) -> ! {
+    let t = super::nvvm::ptx2llvm_rt_self();
+    fault_trap(t, addr as usize, MISALIGNED | (code as usize) << 8)
+}
+
+/// The message of a fault `fault_trap` was given (after "kernel K failed in …: ").
+fn fault_text(m: &mut Msg, addr: usize, sig_and_access: usize) {
+    if sig_and_access & 0xff == MISALIGNED {
+        return describe_misaligned(m, addr, sig_and_access >> 8);
+    }
+    let access = Access::from_code(sig_and_access >> 8);
+    describe(m, (sig_and_access & 0xff) as i32, addr, access);
+    shared_note(m, addr);
+    local_note(m, addr);
+}
+
 /// Where a redirected thread resumes: fails the launch with the message, like `trap`.
 extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> ! {
     // A whole-warp matrix call of the warp engine knows whose row faulted: name that lane's
@@ -477,10 +541,7 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
         _ => unsafe { super::fission::fault_before_replay(t, addr, sig_and_access) },
     }
     let mut m = Msg::new();
-    let access = Access::from_code(sig_and_access >> 8);
-    describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
-    shared_note(&mut m, addr);
-    local_note(&mut m, addr);
+    fault_text(&mut m, addr, sig_and_access);
     // A warp matrix instruction reads other lanes' rows: say whose address it was, since the
     // thread named is the one that happened to read it.
     if let Some(lane) = ROW.with(|r| {
@@ -503,10 +564,7 @@ extern "C" fn fault_trap(t: *mut Thread, addr: usize, sig_and_access: usize) -> 
 /// The text of a fault's message (`sig_and_access` as `fault_trap` takes it).
 pub(crate) fn message(addr: usize, sig_and_access: usize) -> String {
     let mut m = Msg::new();
-    let access = Access::from_code(sig_and_access >> 8);
-    describe(&mut m, (sig_and_access & 0xff) as i32, addr, access);
-    shared_note(&mut m, addr);
-    local_note(&mut m, addr);
+    fault_text(&mut m, addr, sig_and_access);
     String::from_utf8_lossy(m.bytes()).into_owned()
 }
 

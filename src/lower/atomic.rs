@@ -125,6 +125,12 @@ pub fn lower<'c, 'a>(
         _ => (t, 1),
     };
     let n = nvec * lanes;
+    memory::check_aligned(
+        l,
+        base,
+        n * et.bits / 8,
+        crate::runtime::fault::MisalignedAccess::Atomic,
+    );
     // Source values, element by element.
     let items: Vec<&Operand<'a>> = match &rest[0] {
         Operand::Vec(v, _) => v.iter().collect(),

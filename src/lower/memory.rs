@@ -7,6 +7,150 @@
 
 use super::*;
 
+/// Tests `ptr` for the natural alignment of an access of `bytes` bytes (a power of two) where
+/// the target asks for it (`Target::checks_alignment`): PTX requires every `ld`/`st`/`atom`/
+/// `red` address to be a multiple of the access's size (a vector's whole size), the GPU stops
+/// the kernel with "misaligned address" where it is not, and the host would perform the
+/// access. A misaligned address goes to `ptx2llvm_rt_misaligned` (cold, never returns, through
+/// `misaligned_if`), which fails the launch naming the thread. A `.shared` pointer is tested
+/// as its offset in the CTA's block (address space 3 holds offsets on the cpu target), which
+/// is what the GPU's window aligns. Most tests cost nothing at run time: the address is
+/// usually a base plus multiples of the size, and InstCombine reduces `(base + 4 i) & 3` to
+/// `base & 3`, which the thread loops test once before their loops (unswitched).
+pub fn check_aligned<'c>(
+    l: &Lowerer<'c, '_>,
+    ptr: PointerValue<'c>,
+    bytes: u32,
+    kind: crate::runtime::fault::MisalignedAccess,
+) {
+    if bytes <= 1 || !bytes.is_power_of_two() || !l.target.checks_alignment() {
+        return;
+    }
+    let shared = ptr.get_type().get_address_space() == l.ptr(Space::Shared).get_address_space()
+        && l.ptr(Space::Shared) != l.ptr(Space::Generic);
+    let i64t = l.i64();
+    let a = int_address(l, ptr);
+    let low =
+        l.b.build_and(a, i64t.const_int(u64::from(bytes - 1), false), "")
+            .unwrap();
+    let bad =
+        l.b.build_int_compare(IntPredicate::NE, low, i64t.const_zero(), "")
+            .unwrap();
+    let code = crate::runtime::fault::misaligned_code(kind, bytes, shared);
+    let f = misaligned_if(l);
+    l.b.build_call(
+        f,
+        &[bad.into(), a.into(), i64t.const_int(code, false).into()],
+        "",
+    )
+    .unwrap();
+}
+
+/// The name of `misaligned_if`'s function.
+pub const MISALIGNED_IF: &str = "ptx2llvm.misaligned_if";
+
+/// `void ptx2llvm.misaligned_if(i1 bad, i64 address, i64 code)`: `if (bad)
+/// ptx2llvm_rt_misaligned(address, code)` (cold, never returns), defined once per module,
+/// internal and always inlined. A call rather than the branch itself, so that the lowered
+/// code keeps its blocks (the warp engine's NaN and barrier analyses read them; it takes the
+/// calls out, `llvm::simd::misaligned`), and the thread loops' and coroutines' optimization
+/// inlines the branch, where a test whose address has known low bits folds away and one of
+/// a loop-invariant base leaves the loop (unswitched: its failing side leaves the loop).
+fn misaligned_if<'c>(l: &Lowerer<'c, '_>) -> FunctionValue<'c> {
+    if let Some(f) = l.module.get_function(MISALIGNED_IF) {
+        return f;
+    }
+    let i64t = l.i64();
+    let fty = l
+        .ctx
+        .void_type()
+        .fn_type(&[l.i1().into(), i64t.into(), i64t.into()], false);
+    let f = l
+        .module
+        .add_function(MISALIGNED_IF, fty, Some(inkwell::module::Linkage::Internal));
+    let attr = |name| crate::llvm::enum_attr(l.ctx, name, 0);
+    for name in ["alwaysinline", "nounwind"] {
+        f.add_attribute(inkwell::attributes::AttributeLoc::Function, attr(name));
+    }
+    let fail_ty = l
+        .ctx
+        .void_type()
+        .fn_type(&[i64t.into(), i64t.into()], false);
+    let fail = l
+        .module
+        .get_function("ptx2llvm_rt_misaligned")
+        .unwrap_or_else(|| {
+            l.module
+                .add_function("ptx2llvm_rt_misaligned", fail_ty, None)
+        });
+    for name in ["noreturn", "nounwind", "cold"] {
+        fail.add_attribute(inkwell::attributes::AttributeLoc::Function, attr(name));
+    }
+    let b = l.ctx.create_builder();
+    let entry = l.ctx.append_basic_block(f, "entry");
+    let mis = l.ctx.append_basic_block(f, "misaligned");
+    let ok = l.ctx.append_basic_block(f, "aligned");
+    b.position_at_end(entry);
+    let bad = f.get_nth_param(0).unwrap().into_int_value();
+    let br = b.build_conditional_branch(bad, mis, ok).unwrap();
+    let weights = l.ctx.metadata_node(&[
+        l.ctx.metadata_string("branch_weights").into(),
+        l.i32().const_int(1, false).into(),
+        l.i32().const_int(1 << 20, false).into(),
+    ]);
+    br.set_metadata(weights, l.ctx.get_kind_id("prof")).unwrap();
+    b.position_at_end(mis);
+    let args = [
+        f.get_nth_param(1).unwrap().into(),
+        f.get_nth_param(2).unwrap().into(),
+    ];
+    b.build_call(fail, &args, "").unwrap();
+    b.build_unreachable().unwrap();
+    b.position_at_end(ok);
+    b.build_return(None).unwrap();
+    f
+}
+
+/// `ptr` as an integer for `check_aligned`, built from the integer it was made of where the
+/// lowering made it so (`Lowerer::address`: `inttoptr` of a register, then a constant byte
+/// offset): InstCombine does not look through `ptrtoint (getelementptr (inttoptr x), c)`,
+/// whose low bits then stay unknown (a varying test per access in the warp engine), but
+/// reduces `(x + c) & m` by the known bits of `x` and `c`.
+fn int_address<'c>(l: &Lowerer<'c, '_>, ptr: PointerValue<'c>) -> IntValue<'c> {
+    use inkwell::values::InstructionOpcode as Op;
+    let i64t = l.i64();
+    if let Some(i) = ptr.as_instruction() {
+        match i.get_opcode() {
+            Op::GetElementPtr if i.get_num_operands() == 2 => {
+                let base = i.get_operand(0).and_then(|o| o.value());
+                let off = i.get_operand(1).and_then(|o| o.value());
+                let i8_gep = i
+                    .get_gep_source_element_type()
+                    .is_ok_and(|t| t == l.ctx.i8_type().into());
+                if let (Some(BasicValueEnum::PointerValue(b)), Some(BasicValueEnum::IntValue(o))) =
+                    (base, off)
+                {
+                    if i8_gep && o.is_const() {
+                        let b = int_address(l, b);
+                        let o = l.b.build_int_s_extend_or_bit_cast(o, i64t, "").unwrap();
+                        return l.b.build_int_add(b, o, "").unwrap();
+                    }
+                }
+            }
+            Op::IntToPtr => {
+                if let Some(BasicValueEnum::IntValue(x)) = i.get_operand(0).and_then(|o| o.value())
+                {
+                    if x.get_type().get_bit_width() <= 64 {
+                        return l.b.build_int_z_extend_or_bit_cast(x, i64t, "").unwrap();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    l.b.build_ptr_to_int(ptr, i64t, "").unwrap()
+}
+
 /// The LLVM sync-scope name of a PTX scope modifier (default `.gpu`).
 pub fn scope_name(ins: &Ins) -> &'static str {
     match ins.scope() {
@@ -157,6 +301,11 @@ pub fn lower<'c, 'a>(
         ety
     };
     let align = (elem_t.bits / 8).max(1) * vec;
+    if ptr_space != Space::Param {
+        use crate::runtime::fault::MisalignedAccess as M;
+        let kind = if is_load { M::Read } else { M::Write };
+        check_aligned(l, ptr, align, kind);
+    }
     let ordering = match ins.sem() {
         Some(Mod::Relaxed) => Some(Ordering::Monotonic),
         Some(Mod::Acquire) => Some(Ordering::Acquire),

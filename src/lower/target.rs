@@ -144,6 +144,13 @@ pub trait Target {
     fn disjoint_spaces(&self) -> bool {
         false
     }
+    /// Whether `ld`/`st`/`atom`/`red` test their address for the natural alignment of the
+    /// access (`memory::check_aligned`): the GPU stops a kernel at a misaligned access
+    /// ("misaligned address"), the host would perform it. The nvptx target leaves it to the
+    /// hardware.
+    fn checks_alignment(&self) -> bool {
+        false
+    }
     /// Reads a special register (`%tid.x` → name `tid`, component `Some('x')`).
     fn sreg<'c>(
         &self,

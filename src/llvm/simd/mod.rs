@@ -22,6 +22,7 @@ mod lanes;
 mod linear;
 mod maskbits;
 mod matrix;
+mod misaligned;
 mod nan;
 mod narrow;
 mod passthru;
@@ -266,6 +267,8 @@ pub fn vectorize(
     constant_splats();
     machine.run_function_pipeline(f, "sroa")?;
     let fr = f.as_value_ref();
+    // SAFETY: `fr` is a defined function.
+    unsafe { misaligned::strip(fr) };
     // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
     let nans = unsafe { nan::drop_unseen(fr) };
     // SAFETY: as above; the selects between a min/max chain's links are gone now.

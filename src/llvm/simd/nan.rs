@@ -298,6 +298,8 @@ unsafe fn shared_private(insts: &[LLVMValueRef]) -> bool {
                 let known = f.starts_with("llvm.")
                     || f == "ptx2llvm_rt_self"
                     || f.starts_with("ptx2llvm_rt_barrier_")
+                    // An alignment test (an address and a code; the thread loops' `K.step`).
+                    || f == super::misaligned::CHECK
                     // A privatized float addition (`runtime/red.rs`): a global address and a
                     // value, no shared memory or context.
                     || crate::runtime::red::FLOAT_ADD.contains(&f.as_str())

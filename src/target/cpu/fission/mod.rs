@@ -526,6 +526,10 @@ impl Target for FisTarget {
         true
     }
 
+    fn checks_alignment(&self) -> bool {
+        true
+    }
+
     fn private_reductions(&self, f: &ast::Function) -> bool {
         CPU.private_reductions(f)
     }
