@@ -297,6 +297,7 @@ pub fn flush(discard: bool) {
         for s in 0..SLOTS {
             if t.key[s] != open(s) {
                 if !discard {
+                    // SAFETY: every key in the table is an address kernel code probed with an atomic addition of 0 before it entered (`checked`), valid for an atomic access of its width.
                     unsafe { apply(t.key[s], t.sum[s]) };
                 }
                 t.key[s] = open(s);
@@ -315,6 +316,25 @@ pub fn flush(discard: bool) {
 mod tests {
     use super::*;
 
+    // Safe forms of the entry points for this module's references: a `&mut` word is valid
+    // and aligned for an atomic access of its width, for as long as the tests keep the arrays.
+    fn add_u32(x: &mut u32, v: u32, checked: u32) -> u32 {
+        // SAFETY: `x` is a valid aligned word (see above).
+        unsafe { ptx2llvm_rt_red_add_u32(x, v, checked) }
+    }
+    fn add_u64(x: &mut u64, v: u64, checked: u32) -> u32 {
+        // SAFETY: `x` is a valid aligned word (see above).
+        unsafe { ptx2llvm_rt_red_add_u64(x, v, checked) }
+    }
+    fn add_f32(x: &mut f32, v: u32, checked: u32) -> u32 {
+        // SAFETY: `x` is a valid aligned word (see above).
+        unsafe { ptx2llvm_rt_red_add_f32(x as *mut f32 as *mut u32, v, checked) }
+    }
+    fn add_f64(x: &mut f64, v: u64, checked: u32) -> u32 {
+        // SAFETY: `x` is a valid aligned word (see above).
+        unsafe { ptx2llvm_rt_red_add_f64(x as *mut f64 as *mut u64, v, checked) }
+    }
+
     #[test]
     fn sums_reach_memory_at_the_flush() {
         // More locations than slots: evictions add to memory on the way.
@@ -323,14 +343,11 @@ mod tests {
         let mut w = [0u64; 4];
         for i in 0..10_000usize {
             let k = (i * 7) % 1024;
-            // SAFETY (here and below): the addresses are valid words of this test.
-            unsafe {
-                if ptx2llvm_rt_red_add_u32(&mut a[k], 3 + i as u32, 0) != 0 {
-                    ptx2llvm_rt_red_add_u32(&mut a[k], 3 + i as u32, 1);
-                }
+            if add_u32(&mut a[k], 3 + i as u32, 0) != 0 {
+                add_u32(&mut a[k], 3 + i as u32, 1);
             }
             want[k] = want[k].wrapping_add(3 + i as u32);
-            unsafe { ptx2llvm_rt_red_add_u64(&mut w[i % 4], 1 << 33, 1) };
+            add_u64(&mut w[i % 4], 1 << 33, 1);
         }
         flush(false);
         assert_eq!(a, want);
@@ -339,11 +356,10 @@ mod tests {
         // unchecked new address is not taken.
         flush(false);
         assert_eq!(a, want);
-        // SAFETY (these four): `a[0]` is a valid aligned word of this test.
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 1);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 1);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 1) }, 0);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(&mut a[0], 5, 0) }, 0);
+        assert_eq!(add_u32(&mut a[0], 5, 0), 1);
+        assert_eq!(add_u32(&mut a[0], 5, 0), 1);
+        assert_eq!(add_u32(&mut a[0], 5, 1), 0);
+        assert_eq!(add_u32(&mut a[0], 5, 0), 0);
         flush(true);
         assert_eq!(a, want);
     }
@@ -357,6 +373,7 @@ mod tests {
         for p in [0usize, 4, 8, 1024, 4096] {
             // SAFETY: not `checked` and not in the table: `add` returns 1 without touching `p`.
             assert_eq!(unsafe { add(p, 1, 0) }, 1, "{p:#x}");
+            // SAFETY: as above.
             assert_eq!(unsafe { add(p | 1, 1, 0) }, 1, "{p:#x} 64");
         }
     }
@@ -380,16 +397,10 @@ mod tests {
         let mut d = [0f64; 1];
         let mut first = 0;
         for i in 0..5000 {
-            // SAFETY (here and below): the addresses are valid words of this test.
-            unsafe {
-                let p0 = x.as_mut_ptr() as *mut u32;
-                let p1 = &mut x[1] as *mut f32 as *mut u32;
-                let pd = d.as_mut_ptr() as *mut u64;
-                first += ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 0);
-                ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 1);
-                ptx2llvm_rt_red_add_f32(p1, 0.5f32.to_bits(), 1);
-                ptx2llvm_rt_red_add_f64(pd, (i as f64).to_bits(), 1);
-            }
+            first += add_f32(&mut x[0], 1f32.to_bits(), 0);
+            add_f32(&mut x[0], 1f32.to_bits(), 1);
+            add_f32(&mut x[1], 0.5f32.to_bits(), 1);
+            add_f64(&mut d[0], (i as f64).to_bits(), 1);
         }
         // Every addition follows one to another address: each is new, logged when checked.
         assert_eq!(first, 5000);
@@ -399,18 +410,17 @@ mod tests {
         assert_eq!(d[0], (0..5000).sum::<i64>() as f64);
         // A NaN value gives the canonical one; a discarded log adds nothing.
         let nan = 0x7fff_ffffu32;
-        let p0 = x.as_mut_ptr() as *mut u32;
-        // SAFETY (to the end): `x`'s words are valid; null is not `checked`, so not touched.
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, nan, 0) }, 1);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, nan, 1) }, 0);
-        assert_eq!(unsafe { ptx2llvm_rt_red_add_f32(p0, 1f32.to_bits(), 0) }, 0);
+        assert_eq!(add_f32(&mut x[0], nan, 0), 1);
+        assert_eq!(add_f32(&mut x[0], nan, 1), 0);
+        assert_eq!(add_f32(&mut x[0], 1f32.to_bits(), 0), 0);
         flush(false);
         assert_eq!(x[0].to_bits(), nan);
-        unsafe { ptx2llvm_rt_red_add_f32(&mut x[1] as *mut f32 as *mut u32, 1f32.to_bits(), 1) };
+        add_f32(&mut x[1], 1f32.to_bits(), 1);
         flush(true);
         assert_eq!(x[1], 16_777_216f32);
         // A null pointer is new to an empty log: kernel code checks it.
         assert_eq!(
+            // SAFETY: null is not `checked`: the entry point returns 1 without touching it.
             unsafe { ptx2llvm_rt_red_add_f32(std::ptr::null_mut(), 0, 0) },
             1
         );
@@ -422,22 +432,20 @@ mod tests {
         // code's lookup finds them all).
         let mut a = vec![0u32; SLOTS + 3];
         let mut w = vec![0u64; SLOTS + 1];
-        // SAFETY (both loops): the addresses are valid aligned words of this test.
         for x in &mut a[3..] {
-            assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1, 0) }, 1);
-            assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1, 1) }, 0);
+            assert_eq!(add_u32(x, 1, 0), 1);
+            assert_eq!(add_u32(x, 1, 1), 0);
         }
         for x in &mut a[3..] {
-            assert_eq!(unsafe { ptx2llvm_rt_red_add_u32(x, 1, 0) }, 0);
+            assert_eq!(add_u32(x, 1, 0), 0);
         }
         flush(false);
         for x in &mut w[1..] {
-            // SAFETY (both loops): valid aligned words of this test.
-            assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 0) }, 1);
-            assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 1) }, 0);
+            assert_eq!(add_u64(x, 2, 0), 1);
+            assert_eq!(add_u64(x, 2, 1), 0);
         }
         for x in &mut w[1..] {
-            assert_eq!(unsafe { ptx2llvm_rt_red_add_u64(x, 2, 0) }, 0);
+            assert_eq!(add_u64(x, 2, 0), 0);
         }
         flush(false);
         assert!(a[3..].iter().all(|&x| x == 2) && a[..3] == [0; 3]);

@@ -68,6 +68,7 @@ pub fn drop_terminator(bb: BasicBlock) {
 
 /// The function of a module rewrite's raw function value.
 pub fn raw_shared_arg(f: llvm_sys::prelude::LLVMValueRef) -> Option<u32> {
+    // SAFETY: `f` is a live function; the attribute key is passed with its length.
     unsafe {
         let key = SHARED_ARG_ATTR;
         let a = c::LLVMGetStringAttributeAtIndex(
@@ -143,6 +144,7 @@ unsafe fn base_rank(v: llvm_sys::prelude::LLVMValueRef) -> u32 {
 /// arithmetic, and loop analyses (vectorization across threads) understand a loop-invariant
 /// base pointer plus an offset, not an integer converted to a pointer.
 pub fn gep_addresses(ctx: &Context, f: FunctionValue) {
+    // SAFETY: `f` is a live function of a module of `ctx`; the rewrite replaces instructions inside it with equivalent GEPs made in the same context.
     unsafe {
         let cx = ctx.raw();
         let i8t = c::LLVMInt8TypeInContext(cx);
@@ -274,6 +276,7 @@ unsafe fn signed_offset(
 /// step function `f` whose parameter `shared` is the base, every `gep base, zext(x)` (plus
 /// constants) becomes `gep base, sext(x)` with the arithmetic of `x` marked `nsw`.
 pub fn shared_offsets(f: FunctionValue, shared: u32) {
+    // SAFETY: `f` is a live function and `shared` one of its parameters (the callers' contract); only its instructions' operands and flags change.
     unsafe {
         let fv = f.as_value_ref();
         let base = c::LLVMGetParam(fv, shared);

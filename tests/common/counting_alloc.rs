@@ -18,6 +18,8 @@ pub fn live() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
+// SAFETY: every call is forwarded unchanged to mimalloc, a correct `GlobalAlloc`; the count
+// is a side record.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);

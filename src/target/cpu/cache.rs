@@ -956,6 +956,7 @@ mod tests {
                             memory: [2, 1, 0, 0, 1, 0],
                             rows_memory: Some([3, 0, 0, 1, 0, 1]),
                             barrier_scheme: Some("static regions".into()),
+                            skip_guards: false,
                             segments: Some("blocks of (16, 16, 1) threads".into()),
                             aligned_only: Some("a large kernel".into()),
                             nan_selects: (16, 15, 4, 2),

@@ -59,6 +59,7 @@ fn pack<'c, 'a>(
 /// Word `k` of the array `arr`.
 fn word<'c>(l: &Lowerer<'c, '_>, arr: PointerValue<'c>, k: u32) -> PointerValue<'c> {
     let at = l.i64().const_int(k as u64, false);
+    // SAFETY: `build_gep` only builds IR (word `k` of `arr`); nothing is dereferenced here.
     unsafe { l.b.build_gep(l.i32(), arr, &[at], "").unwrap() }
 }
 

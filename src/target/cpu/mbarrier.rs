@@ -327,6 +327,7 @@ fn async_store<'c, 'a>(
     for (k, it) in items.iter().enumerate() {
         let v = l.operand(fs, it, t)?;
         let off = l.i64().const_int(k as u64 * (t.bits / 8) as u64, false);
+        // SAFETY: `build_gep` only builds IR (element `k`'s byte offset from `base`); nothing is dereferenced here.
         let p = unsafe { l.b.build_gep(l.ctx.i8_type(), base, &[off], "").unwrap() };
         if ins.op == "st" {
             let s = l.b.build_store(p, v).unwrap();

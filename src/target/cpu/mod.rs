@@ -116,6 +116,7 @@ impl Target for Cpu {
         let field = |off: u32, wide: bool| -> BasicValueEnum<'c> {
             let t = sync::self_ptr(l).into_pointer_value();
             let idx = i64t.const_int(off as u64, false);
+            // SAFETY: `build_gep` only builds IR (a field of the context block); nothing is dereferenced here.
             let p = unsafe { l.b.build_gep(l.ctx.i8_type(), t, &[idx], "").unwrap() };
             let ty: BasicTypeEnum = if wide { i64t.into() } else { i32t.into() };
             l.b.build_load(ty, p, name).unwrap()

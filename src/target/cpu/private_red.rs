@@ -51,6 +51,7 @@ pub fn emit_add<'c, 'a>(
     let c = |v: u64| i64t.const_int(v, false);
     let wide = v.get_type().get_bit_width() == 64;
     let at = c(offset::RED_TABLE as u64);
+    // SAFETY: `build_gep` only builds IR (the worker's table in the context); nothing is dereferenced here.
     let tp = unsafe { b.build_gep(l.ctx.i8_type(), t, &[at], "").unwrap() };
     let tbl = b
         .build_load(l.ptr(Space::Generic), tp, "red.table")
@@ -75,6 +76,7 @@ pub fn emit_add<'c, 'a>(
         .unwrap();
     let slots = red::SLOTS as u64;
     let slot = b.build_and(h, c(slots - 1), "").unwrap();
+    // SAFETY: `build_gep` only builds IR (a key slot of the table); nothing is dereferenced here.
     let kp = unsafe { b.build_gep(i64t, tbl, &[slot], "").unwrap() };
     let have = b.build_load(i64t, kp, "").unwrap().into_int_value();
     let hit = b
@@ -84,6 +86,7 @@ pub fn emit_add<'c, 'a>(
     b.build_conditional_branch(hit, fast, check).unwrap();
     b.position_at_end(fast);
     let si = b.build_int_add(slot, c(slots), "").unwrap();
+    // SAFETY: `build_gep` only builds IR (a sum slot of the table); nothing is dereferenced here.
     let sp = unsafe { b.build_gep(i64t, tbl, &[si], "").unwrap() };
     let sum = b.build_load(i64t, sp, "").unwrap().into_int_value();
     let v64 = b.build_int_z_extend_or_bit_cast(v, i64t, "").unwrap();

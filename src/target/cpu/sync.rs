@@ -285,6 +285,7 @@ pub fn lower<'c, 'a>(
                 let t = self_ptr(l).into_pointer_value();
                 let field = |off: u32, ty: BasicTypeEnum<'c>| {
                     let idx = i64t.const_int(off as u64, false);
+                    // SAFETY: `build_gep` only builds IR (a field of the context block); nothing is dereferenced here.
                     let p = unsafe { l.b.build_gep(l.ctx.i8_type(), t, &[idx], "").unwrap() };
                     l.b.build_load(ty, p, "").unwrap()
                 };

@@ -94,6 +94,7 @@ impl<'c> Gen<'c, '_, '_> {
         let l = self.l;
         let fis = self.p(extra::FIS).into_pointer_value();
         let at = l.i64().const_int(o as u64, false);
+        // SAFETY: `build_gep` only builds IR (a byte offset into the fission block); nothing is dereferenced here.
         unsafe { l.b.build_gep(l.ctx.i8_type(), fis, &[at], "").unwrap() }
     }
     fn load32(&self, p: PointerValue<'c>) -> IntValue<'c> {
@@ -166,6 +167,7 @@ impl<'c> Gen<'c, '_, '_> {
             .unwrap();
         let t = b.build_int_add(row, x, "t").unwrap();
         let t64 = b.build_int_z_extend(t, i64t, "").unwrap();
+        // SAFETY: `build_gep` only builds IR (thread `t`'s state entry); nothing is dereferenced here.
         let sp = unsafe {
             b.build_gep(i16t, self.p(extra::STATE).into_pointer_value(), &[t64], "")
                 .unwrap()
@@ -225,6 +227,7 @@ impl<'c> Gen<'c, '_, '_> {
                 // The running thread's ids, for device functions, runtime calls and fault reports.
                 let cx = self.p(extra::CTX).into_pointer_value();
                 let put = |o: u32, v: IntValue<'c>| {
+                    // SAFETY: `build_gep` only builds IR (a field of the context block); nothing is dereferenced here.
                     let q = unsafe {
                         b.build_gep(i8t, cx, &[i64t.const_int(o as u64, false)], "")
                             .unwrap()
@@ -358,6 +361,7 @@ impl<'c> Gen<'c, '_, '_> {
     fn pbuf_at(&self, t64: IntValue<'c>) -> PointerValue<'c> {
         let i8t = self.l.ctx.i8_type();
         let pbuf = self.p(extra::PBUF).into_pointer_value();
+        // SAFETY: `build_gep` only builds IR (an entry of the parameter buffer); nothing is dereferenced here.
         unsafe { self.l.b.build_gep(i8t, pbuf, &[t64], "").unwrap() }
     }
 
@@ -991,6 +995,7 @@ pub fn emit_kernel<'c>(
     let cx = entry_fn.get_nth_param(1).unwrap().into_pointer_value();
     let fisp = entry_fn.get_nth_param(2).unwrap().into_pointer_value();
     let at = |base: PointerValue<'c>, o: u32| -> PointerValue<'c> {
+        // SAFETY: `build_gep` only builds IR (a byte offset from `base`); nothing is dereferenced here.
         unsafe {
             b.build_gep(i8t, base, &[i64t.const_int(o as u64, false)], "")
                 .unwrap()
@@ -1210,6 +1215,7 @@ fn chain_rounds<'c>(
     let i8t = ctx.i8_type();
     let i32t = l.i32();
     let i64t = l.i64();
+    // SAFETY: `build_gep` only builds IR (a byte offset into the fission block); nothing is dereferenced here.
     let at = |o: u32| unsafe {
         b.build_gep(i8t, fisp, &[i64t.const_int(o as u64, false)], "")
             .unwrap()
@@ -1487,6 +1493,7 @@ fn start_next_cta<'c>(
     let i8t = l.ctx.i8_type();
     let (i32t, i64t) = (l.i32(), l.i64());
     let c32 = |v: u64| i32t.const_int(v, false);
+    // SAFETY: `build_gep` only builds IR (a byte offset from `base`); nothing is dereferenced here.
     let field = |base: PointerValue<'c>, o: u32| unsafe {
         b.build_gep(i8t, base, &[i64t.const_int(o as u64, false)], "")
             .unwrap()

@@ -196,6 +196,7 @@ fn elem<'c>(
     ty: BasicTypeEnum<'c>,
     idx: IntValue<'c>,
 ) -> PointerValue<'c> {
+    // SAFETY: `build_gep` only builds IR (element `idx` after `base`); nothing is dereferenced here.
     unsafe {
         l.b.build_gep(ty, base.into_pointer_value(), &[idx], "")
             .unwrap()
@@ -469,6 +470,7 @@ fn restore_regs<'c, 'a>(
 fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
     let ctx = arg(l, f, extra::CTX).into_pointer_value();
     let put = |off: u32, v: IntValue<'c>| {
+        // SAFETY: `build_gep` only builds IR (a field of the context block); nothing is dereferenced here.
         let p = unsafe {
             l.b.build_gep(
                 l.ctx.i8_type(),
@@ -503,6 +505,7 @@ fn store_ids<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
 fn trap_tail<'c>(l: &Lowerer<'c, '_>, f: FunctionValue<'c>) {
     set_state(l, f, ST_TRAP);
     let fis = arg(l, f, extra::FIS).into_pointer_value();
+    // SAFETY: `build_gep` only builds IR (a byte offset into the fission block); nothing is dereferenced here.
     let p = unsafe {
         l.b.build_gep(
             l.ctx.i8_type(),
@@ -894,6 +897,7 @@ pub fn lower_step<'c, 'a>(
         .map(|c| *c)
         .unwrap_or_default();
     if let Err(e) = r {
+        // SAFETY: `step` was created by this function for this lowering and nothing refers to it yet (the failed lowering's callers do not see it).
         unsafe { step.delete() };
         return Err(e);
     }
@@ -1155,6 +1159,7 @@ pub fn lower_kernels<'c, 'a>(
                                 .get_first_use()
                                 .is_none()
                             {
+                                // SAFETY: the coroutine kernel `k` has no use left (checked just above), so deleting it leaves no dangling reference.
                                 unsafe { k.delete() };
                             }
                         }

@@ -159,6 +159,7 @@ impl<'c> Gen<'c, '_, '_> {
             }
         };
         let at = |which: u32, t: IntValue<'c>| -> IntValue<'c> {
+            // SAFETY: `build_gep` only builds IR (thread `t`'s entry of an operand array); nothing is dereferenced here.
             let p = unsafe {
                 b.build_gep(i32t, self.p(which).into_pointer_value(), &[t], "")
                     .unwrap()
@@ -336,6 +337,7 @@ impl<'c> Gen<'c, '_, '_> {
         // A trap ends the launch: no further iterations.
         b.position_at_end(klatch);
         let fis = self.p(extra::FIS).into_pointer_value();
+        // SAFETY: `build_gep` only builds IR (a byte offset into the fission block); nothing is dereferenced here.
         let st = unsafe {
             b.build_gep(
                 ctx.i8_type(),
@@ -366,6 +368,7 @@ impl<'c> Gen<'c, '_, '_> {
         let ft = b.build_phi(i64t, "t").unwrap();
         ft.add_incoming(&[(&x0, kend)]);
         let fv = ft.as_basic_value().into_int_value();
+        // SAFETY: `build_gep` only builds IR (thread `fv`'s state entry); nothing is dereferenced here.
         let sp = unsafe {
             b.build_gep(i16t, self.p(extra::STATE).into_pointer_value(), &[fv], "")
                 .unwrap()

@@ -228,6 +228,7 @@ impl<'c> Gen<'c, '_, '_> {
             .iter()
             .map(|_| {
                 let a = b.build_alloca(arr, "opl").unwrap();
+                // SAFETY: `build_gep` only builds IR (word 32 of the 64-word alloca `a`); nothing is dereferenced here.
                 unsafe {
                     b.build_gep(i32t, a, &[l.i64().const_int(32, false)], "")
                         .unwrap()
