@@ -25,6 +25,10 @@
 #               to the mean of a fast and a slow launch, which C's median of N did not see.
 #   --only L    comma-separated kernel names (see KERNELS below; `--only list` prints them)
 #   --no-pocl   skip the PoCL column
+#   --set S     suite (default) or variants: held-out kernels (benches/suite/variants/) written in
+#               other common CUDA styles that compute what a suite kernel computes, so each reuses
+#               that kernel's C baseline, input and check; their ratio shows whether the engine's
+#               speed carries over to code it was not tuned on (no PoCL version: n/a)
 #   --report    measure nothing: print the table again from the mode's last times.tsv (rows of
 #               several invocations, e.g. an --only run appended to it, are summarized together)
 # Environment: PTX2LLVM (binary to use; default: build target/release/ptx2llvm with cargo),
@@ -44,6 +48,7 @@ SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
+VARIANTS=(vecadd_f4 reduce_cub)
 
 QUICK=0
 REPS=""
@@ -51,6 +56,7 @@ RUNS=""
 ONLY=""
 USE_POCL=1
 REPORT=0
+SET=suite
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
@@ -61,12 +67,19 @@ while [ $# -gt 0 ]; do
         --only) ONLY="${2:?--only needs a list}"; shift ;;
         --only=*) ONLY="${1#--only=}" ;;
         --no-pocl) USE_POCL=0 ;;
+        --set) SET="${2:?--set needs suite or variants}"; shift ;;
+        --set=*) SET="${1#--set=}" ;;
         --report) REPORT=1 ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
+case "$SET" in
+    suite) ;;
+    variants) KERNELS=("${VARIANTS[@]}") ;;
+    *) echo "bench.sh: --set takes suite or variants" >&2; exit 2 ;;
+esac
 if [ "$ONLY" = list ]; then
     printf '%s\n' "${KERNELS[@]}"
     exit 0
@@ -138,6 +151,7 @@ CC_BENCH="${BENCH_CC:-gcc}"
 # keeps a scalar branch to set errno (no value changes).
 CFLAGS_BENCH=(-O3 -march=native -mprefer-vector-width=512 -fno-math-errno -fopenmp)
 WORK="$ROOT/target/bench-suite/$MODE"
+[ "$SET" = variants ] && WORK="$WORK-variants"
 BIN="$ROOT/target/bench-suite/bin"
 mkdir -p "$WORK" "$BIN"
 LOG="$WORK/log.txt"
@@ -444,6 +458,18 @@ case_bitonic() {
     CCMD=("$BIN/c_segsort" "$NS" 1024 "$a")
     OGLOBAL=$((NS / 2)); OLOCAL=512; OARGS=("${PARGS[@]}" local:4096); ODUMP=(1)
     CHECK=(f32 0 0)
+}
+# Held-out variants (--set variants): each reuses its sibling's input, C baseline and check.
+case_vecadd_f4() { # sibling: vecadd; a grid-stride loop over float4, 1024 blocks of 256
+    case_vecadd
+    PTX="$SUITE/variants/vecadd_f4.ptx"; KNAME=vecadd_f4; GRID=$((N / 1024 < 1024 ? N / 1024 : 1024))
+    OKNAME=none
+}
+case_reduce_cub() { # sibling: reduce_halving; 1024 threads, grid-stride, one atomicAdd per block
+    case_reduce_halving
+    PTX="$SUITE/variants/reduce_cub.ptx"; KNAME=reduce_cub; BLOCK=1024; SHMEM=0
+    GRID=$((N2 / 1024 / 16 > 0 ? N2 / 1024 / 16 : 1))
+    OKNAME=none
 }
 case_empty() {
     SIZE="1x1 thread"; PTX="$SUITE/kernels/empty.ptx"; KNAME=empty; GRID=1; BLOCK=1
