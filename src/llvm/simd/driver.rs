@@ -141,6 +141,10 @@ const SPECIALIZE_MAX: u32 = 8;
 /// compile time where it was without lockstep rounds (2.0 s instead of 0.73 s otherwise).
 pub const LOCKSTEP_MAX: u32 = 16;
 
+/// The state a lockstep round passes for its warps when several states share that round's
+/// loop: each warp's call gets the state its mailbox holds (see the lockstep switch).
+const SHARED_STATE: u32 = u32::MAX;
+
 /// Makes the block `[x, y, z]` a constant in warp function `f`, which runs only in CTAs of
 /// that shape (the runtime refuses other launches of such a kernel): its reads of `%ntid`
 /// from the context become the numbers, so that what is built from them folds (the lanes
@@ -1075,7 +1079,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                     if rows == Some(f) {
                         store_tid_yz(first);
                     }
-                    call_at(f, c32(k as u64))
+                    call_at(f, if k == SHARED_STATE { st } else { c32(k as u64) })
                 }
                 (None, Some(r)) if r != w => {
                     let rb = bb(&format!("{tag}.rows"));
@@ -1300,9 +1304,36 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
             let general = bb(&format!("{tag}.mixed"));
             let ran = bb(&format!("{tag}.ran"));
             let sw = c::LLVMBuildSwitch(b, key, general, states + 1);
+            // Lockstep rounds after a barrier (states 1 and up) that neither run in pairs nor
+            // take skip guards share one loop whose warp function is inlined with the state
+            // read at run time, not one copy per state: a barrier in a loop makes the round
+            // after the loop's entry barrier and the round after its own barrier run the same
+            // loop body, which the copies emitted twice (bitonic: its compare-exchange and
+            // `.shared` pair stores twice, compile CPU 106 -> 78 ms, run unchanged). The
+            // state's switch at the inlined function's entry is taken the same way by every
+            // warp of the round. Kernels with paired rounds keep a copy per state (matmul ran
+            // 1.13x slower without its pairs, 1.07x with only its unpaired states shared), as
+            // do kernels with skip guards, whose guard code is per state.
+            let share = |k: u32| {
+                k >= 1 && region_slot.skip.is_none() && pairs_w.is_empty() && pairs_r.is_empty()
+            };
+            let mut shared_blk: Option<LLVMBasicBlockRef> = None;
             for k in 0..=states {
+                if share(k) {
+                    if let Some(sb) = shared_blk {
+                        c::LLVMAddCase(sw, c32(k as u64), sb);
+                        continue;
+                    }
+                }
                 let blk = bb(&format!("{tag}.lockstep{k}"));
                 c::LLVMAddCase(sw, c32(k as u64), blk);
+                let k = if share(k) {
+                    shared_blk = Some(blk);
+                    // `run_one`'s mark for a round whose state is each warp's own.
+                    SHARED_STATE
+                } else {
+                    k
+                };
                 c::LLVMPositionBuilderAtEnd(b, blk);
                 // No guard published yet this round.
                 let skip = region_slot.skip.map(|_| k);
