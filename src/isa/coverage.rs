@@ -270,6 +270,20 @@ model. Beyond the table:
   (guard pages around each CTA's shared block and around each thread's stack and `.local`
   memory); accesses past the end of a buffer into other valid memory, or past a `.local` array
   into the thread's own stack or another thread's, are not detected.
+- Misaligned addresses: an `ld`, `st`, `atom` or `red` (vector forms: the whole vector's size;
+  `.shared` as its offset in the CTA's block; global, shared, local, const and generic
+  addresses) whose address is not a multiple of the access's size fails the launch as on the
+  GPU (`CUDA_ERROR_MISALIGNED_ADDRESS`), naming the first faulting thread: `kernel k failed in
+  block (1, 0, 0), thread (35, 0, 0): misaligned address: read of 4 bytes at 0x7f..c2`
+  (`lower::memory::check_aligned`, `runtime/fault.rs` `ptx2llvm_rt_misaligned`;
+  `lit/cpu/run-misaligned.ptx`), on the thread loops (`K.step`, privatized `red.add`
+  included) and the coroutines. Gaps: **the warp engine** (the default engine of most
+  kernels) does not test alignment yet, so a kernel it runs performs a misaligned access as
+  the host does (`PTX2LLVM_CPU_MODE=fission` or `coroutine` reports it), and neither does a
+  kernel the warp engine refused that then runs as coroutines in the default mode (its code
+  is the warp engine's cleaned copy); accesses made by runtime calls (`ldmatrix`/`stmatrix`
+  rows are checked there already, not `wmma.load/store`, `cp.async`, bulk copies, `mbarrier`
+  objects, `st.async`/`red.async`) and `ld.param`/`st.param` (compiler-placed) are not tested.
 - Objects (`--emit obj`) refuse `.shared` variables aligned to more than 4096 bytes
   (`ptx2llvm_rt_launch` aligns blocks to 4096); `run` and the APIs honour any alignment.
 - External functions a module declares but does not define (e.g. numba's fp16 shims) are a

@@ -530,6 +530,23 @@ pub fn set_location<'c>(b: &Builder<'c>, loc: Option<Md<'c>>) {
     }
 }
 
+/// Line 0 (code of no source line) in `loc`'s scope and inlining: for checks the compiler adds
+/// to an instruction, so that a debugger's line breakpoint does not land on them once an
+/// optimization has moved them (a loop-invariant alignment test hoisted out of a thread loop
+/// would otherwise take the line's first address and stop once per CTA, not per thread).
+pub fn line_zero<'c>(ctx: &'c Context, loc: Md<'c>) -> Md<'c> {
+    // SAFETY: `loc` is a live `DILocation` of `ctx`; its scope and inlined-at are too.
+    Md::new(unsafe {
+        d::LLVMDIBuilderCreateDebugLocation(
+            ctx.raw(),
+            0,
+            0,
+            d::LLVMDILocationGetScope(loc.raw),
+            d::LLVMDILocationGetInlinedAt(loc.raw),
+        )
+    })
+}
+
 /// The location the builder gives the instructions it builds next.
 pub fn current_location<'c>(b: &Builder<'c>) -> Option<Md<'c>> {
     // SAFETY: a live builder.

@@ -26,6 +26,10 @@ pub fn check_aligned<'c>(
     if bytes <= 1 || !bytes.is_power_of_two() || !l.target.checks_alignment() {
         return;
     }
+    let saved = crate::llvm::debug::current_location(&l.b);
+    if let Some(loc) = saved {
+        crate::llvm::debug::set_location(&l.b, Some(crate::llvm::debug::line_zero(l.ctx, loc)));
+    }
     let shared = ptr.get_type().get_address_space() == l.ptr(Space::Shared).get_address_space()
         && l.ptr(Space::Shared) != l.ptr(Space::Generic);
     let i64t = l.i64();
@@ -44,6 +48,7 @@ pub fn check_aligned<'c>(
         "",
     )
     .unwrap();
+    crate::llvm::debug::set_location(&l.b, saved);
 }
 
 /// The name of `misaligned_if`'s function.
