@@ -136,19 +136,7 @@ unsafe fn lane(b: LLVMBuilderRef, v: LLVMValueRef, k: u32, depth: u32, deep: boo
                 lane(b, o, i, down(o), deep)
             }
         }
-        O::LLVMGetElementPtr => {
-            let base = opnd(0);
-            let mut idx: Vec<LLVMValueRef> =
-                (1..c::LLVMGetNumOperands(v) as u32).map(opnd).collect();
-            c::LLVMBuildGEP2(
-                b,
-                c::LLVMGetGEPSourceElementType(v),
-                base,
-                idx.as_mut_ptr(),
-                idx.len() as u32,
-                n,
-            )
-        }
+        O::LLVMGetElementPtr => ir::rebuild_gep(b, v, opnd, n),
         _ => extract(),
     }
 }

@@ -1343,10 +1343,14 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                 // The alignment is the CTA's: a kernel with a warp function for aligned warps
                 // has lockstep rounds for those (one copy per state, not two); other blocks
                 // take the general round.
-                let name = format!("lockstep{k}.run");
+                let name = if k == SHARED_STATE {
+                    "lockstep.shared.run".to_string()
+                } else {
+                    format!("lockstep{k}.run")
+                };
                 match rows {
                     Some(r) if r != w => {
-                        let rb = bb(&format!("{tag}.lockstep{k}.rows"));
+                        let rb = bb(&format!("{tag}.{}.rows", &name[..name.len() - 4]));
                         c::LLVMBuildCondBr(b, aligned, rb, general);
                         c::LLVMPositionBuilderAtEnd(b, rb);
                         lockstep_loop(&name, r, k, skip);

@@ -13,6 +13,26 @@ pub unsafe fn opcode(i: LLVMValueRef) -> LLVMOpcode {
     c::LLVMGetInstructionOpcode(i)
 }
 
+/// A copy of the GEP `gep` at the builder's position, its base and indices replaced by
+/// `opnd(k)` for operand `k` (a lane's scalars, or operands rebuilt elsewhere).
+///
+/// # Safety
+/// `gep` must be a GEP instruction and `b` positioned in a live function; `opnd` must return
+/// values whose types fit the GEP's operands.
+pub unsafe fn rebuild_gep(
+    b: LLVMBuilderRef,
+    gep: LLVMValueRef,
+    mut opnd: impl FnMut(u32) -> LLVMValueRef,
+    name: *const std::ffi::c_char,
+) -> LLVMValueRef {
+    let base = opnd(0);
+    let mut idx: Vec<LLVMValueRef> = (1..c::LLVMGetNumOperands(gep) as u32)
+        .map(&mut opnd)
+        .collect();
+    let ty = c::LLVMGetGEPSourceElementType(gep);
+    c::LLVMBuildGEP2(b, ty, base, idx.as_mut_ptr(), idx.len() as u32, name)
+}
+
 /// Integer arithmetic and bitwise binary opcodes that cannot trap (no division): the ones a
 /// lane of a vector instruction can be rebuilt with on scalars (`Warp::lane_of`).
 pub fn int_binop(op: LLVMOpcode) -> bool {

@@ -130,13 +130,7 @@ impl Warp<'_> {
                 c::LLVMBuildCast(b, op, x, vt, n)
             }
             O::LLVMGetElementPtr => {
-                let base = self.get(c::LLVMGetOperand(i, 0), false);
-                let k = c::LLVMGetNumOperands(i) as u32;
-                let mut idx: Vec<LLVMValueRef> = (1..k)
-                    .map(|j| self.get(c::LLVMGetOperand(i, j), false))
-                    .collect();
-                let ty = c::LLVMGetGEPSourceElementType(i);
-                let g = c::LLVMBuildGEP2(b, ty, base, idx.as_mut_ptr(), idx.len() as u32, n);
+                let g = ir::rebuild_gep(b, i, |j| self.get(c::LLVMGetOperand(i, j), false), n);
                 let g = if self.is_vec(g) { g } else { self.splat(g) };
                 return Ok(g);
             }
@@ -710,19 +704,7 @@ impl Warp<'_> {
                     self.lane_of(c::LLVMGetOperand(v, 1), (m - w) as u32, depth - 1)
                 }
             }
-            O::LLVMGetElementPtr => {
-                let base = opnd(0);
-                let mut idx: Vec<LLVMValueRef> =
-                    (1..c::LLVMGetNumOperands(v) as u32).map(opnd).collect();
-                c::LLVMBuildGEP2(
-                    b,
-                    c::LLVMGetGEPSourceElementType(v),
-                    base,
-                    idx.as_mut_ptr(),
-                    idx.len() as u32,
-                    n,
-                )
-            }
+            O::LLVMGetElementPtr => ir::rebuild_gep(b, v, opnd, n),
             _ => extract(),
         }
     }

@@ -182,7 +182,7 @@ fn key(req: &Request) -> Key {
     field(req.debug.ptx_path().as_bytes());
     field(req.name.as_bytes());
     // Switches that change what the compiler does.
-    for v in ["PTX2LLVM_LLVM_OPTS", "PTX2LLVM_FIS_PIPELINE", "FISVERIFY"] {
+    for v in ["PTX2LLVM_LLVM_OPTS", "PTX2LLVM_FIS_PIPELINE"] {
         field(format!("{v}={:?}", std::env::var_os(v)).as_bytes());
     }
     field(req.src.as_bytes());

@@ -1141,17 +1141,7 @@ pub fn lower_kernels<'c, 'a>(
                     Err(e) => KernelPath::Coroutine { why: e.to_string() },
                     Ok(so) => {
                         let kblock = req_ntid(f).or(block);
-                        let kf = emit_kernel(l, f.name, &super::layout(f), &so, kblock);
-                        if std::env::var_os("FISVERIFY").is_some() {
-                            if let Some(lf_) =
-                                l.module.get_function(&format!("{}.fis.loops", f.name))
-                            {
-                                if !lf_.verify(true) {
-                                    lf_.print_to_stderr();
-                                }
-                            }
-                            let _ = kf;
-                        }
+                        emit_kernel(l, f.name, &super::layout(f), &so, kblock);
                         if let Some(k) = l.module.get_function(f.name).filter(|_| !keep_coroutines)
                         {
                             if k.as_global_value()
