@@ -678,6 +678,7 @@ impl Warp<'_> {
         };
         self.map.retain(|v, _| !ir::is_instruction(*v));
         self.window_tests.clear();
+        self.pair_stores.clear();
     }
 }
 

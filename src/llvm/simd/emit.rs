@@ -62,6 +62,11 @@ pub struct Warp<'a> {
     /// rest of the block's visit and, past a threaded guard (`Warp::threads_past`), the next
     /// block's; dropped where the new values of instructions are.
     pub(super) window_tests: HashMap<LLVMValueRef, (LLVMValueRef, LLVMValueRef)>,
+    /// The `.shared` stores' pair-pattern answers (`lanes::PairStore`) by the stored offsets'
+    /// key (`lanes::offset_key`), valid in the store's join block alone: a store at those
+    /// offsets plus a uniform step that follows in that block reads them instead of testing
+    /// its own offsets. Dropped with `window_tests`.
+    pub(super) pair_stores: HashMap<LLVMValueRef, super::lanes::PairStore>,
     /// The operands inline `mma`s built (`matrix::Operand`), by the block they were built in.
     pub(super) mma_operands: HashMap<(LLVMBasicBlockRef, super::matrix::Operand), LLVMValueRef>,
     /// The shared varying terms `w` of stores at `u + w` (`lanes::varying_term`) and an `i8`
@@ -193,6 +198,7 @@ impl<'a> Warp<'a> {
             unguarded: false,
             threaded: None,
             window_tests: HashMap::new(),
+            pair_stores: HashMap::new(),
             mma_operands: HashMap::new(),
             term_tests: HashMap::new(),
             term_sizes: HashMap::new(),
@@ -795,6 +801,7 @@ impl<'a> Warp<'a> {
         self.cur = h;
         self.map.retain(|k, _| !ir::is_instruction(*k));
         self.window_tests.clear();
+        self.pair_stores.clear();
         self.unguarded = false;
         self.mask = c::LLVMConstAllOnes(mt);
         for i in ir::instructions(bb) {
@@ -899,6 +906,7 @@ impl<'a> Warp<'a> {
         self.map.retain(|k, _| !ir::is_instruction(*k));
         if self.threaded.is_none() {
             self.window_tests.clear();
+            self.pair_stores.clear();
         }
         let mt = self.mask_ty();
         let m = if x == 0 {

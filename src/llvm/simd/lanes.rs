@@ -1977,7 +1977,9 @@ impl Warp<'_> {
     /// consecutive; else, for a non-volatile store with a lane running on a host with BMI2
     /// (`Strides::window_stores`), when all 32 lanes' offsets increase strictly in lane order and lie in one 256-byte-aligned block (a
     /// bitonic sort's pairs `2t - (t & (j - 1))` and that plus `j`, `j < 32`), the block
-    /// rewritten whole (`store_block`); else a scatter with 32-bit offsets.
+    /// rewritten whole (`store_block`); else a scatter with 32-bit offsets. Before all that, a
+    /// store at an earlier pair store's offsets plus `4 j` in the same block stores the upper
+    /// side of that store's pairs (`pair_step`), with one scalar test.
     ///
     /// Why: two scatters per store were a third of a bitonic sort's time on Zen 4, and the
     /// next stage's window loads waited for them to reach the cache (a load is forwarded
@@ -1993,17 +1995,44 @@ impl Warp<'_> {
     ) {
         let b = self.b;
         let n = c"".as_ptr();
+        let block = !volatile && self.facts.strides.window_stores();
+        let join = self.append("st");
+        // (matched, row, lane 0's offset) of each edge into `join` (`PairStore`).
+        let mut edges: Vec<[LLVMValueRef; 3]> = Vec::new();
+        let mut into: Vec<LLVMBasicBlockRef> = Vec::new();
+        // The other side of the pairs an earlier store in this block wrote: one scalar test.
+        if let Some(prev) = block.then(|| self.pair_step(ptr)).flatten() {
+            let ok = self.pair_step_test(&prev);
+            let step_bb = self.append("st.pairs.step");
+            let rest_bb = self.append("st.test");
+            c::LLVMBuildCondBr(b, ok, step_bb, rest_bb);
+            c::LLVMPositionBuilderAtEnd(b, step_bb);
+            let row = c::LLVMBuildAdd(b, prev.row, self.c32(1), n);
+            self.store_pairs(v, prev.first, row);
+            c::LLVMBuildBr(b, join);
+            into.push(c::LLVMGetInsertBlock(b));
+            edges.push([
+                c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 1, 0),
+                row,
+                prev.first,
+            ]);
+            c::LLVMPositionBuilderAtEnd(b, rest_bb);
+        }
         let off = self.offsets(p);
         let contig = self.consecutive_offsets(off, 4);
         let vec_bb = self.append("st.vector");
         let test_bb = self.append("st.block.test");
         let sc_bb = self.append("st.scatter");
-        let join = self.append("st");
-        let block = !volatile && self.facts.strides.window_stores();
         c::LLVMBuildCondBr(b, contig, vec_bb, if block { test_bb } else { sc_bb });
         c::LLVMPositionBuilderAtEnd(b, vec_bb);
         self.store_runs(v, self.shared_ptrs(off), t);
         c::LLVMBuildBr(b, join);
+        into.push(c::LLVMGetInsertBlock(b));
+        edges.push([
+            c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0),
+            self.c32(0),
+            self.c32(0),
+        ]);
         c::LLVMPositionBuilderAtEnd(b, test_bb);
         // The test and the store see one frozen vector: two freezes of a lane's undefined
         // offset may differ. Both tests are of the vector as a whole, no reduction; a warp
@@ -2026,6 +2055,14 @@ impl Warp<'_> {
         c::LLVMPositionBuilderAtEnd(b, pairs_bb);
         self.store_pairs(v, first, row);
         c::LLVMBuildBr(b, join);
+        if block {
+            into.push(c::LLVMGetInsertBlock(b));
+            edges.push([
+                c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 1, 0),
+                row,
+                first,
+            ]);
+        }
         c::LLVMPositionBuilderAtEnd(b, gen_bb);
         let in_block = in_block.unwrap_or_else(|| self.in_block(frozen, first));
         let ok = c::LLVMBuildAnd(b, in_block, self.increasing(frozen), n);
@@ -2034,7 +2071,14 @@ impl Warp<'_> {
         c::LLVMPositionBuilderAtEnd(b, blk_bb);
         self.store_block(v, frozen, first);
         c::LLVMBuildBr(b, join);
-        if !block {
+        if block {
+            into.push(c::LLVMGetInsertBlock(b));
+            edges.push([
+                c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0),
+                self.c32(0),
+                self.c32(0),
+            ]);
+        } else {
             // Nothing branches to the test.
             c::LLVMDeleteBasicBlock(test_bb);
             c::LLVMDeleteBasicBlock(pairs_bb);
@@ -2046,7 +2090,100 @@ impl Warp<'_> {
         let mut args = [v, self.shared_ptrs(off), self.mask];
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         c::LLVMBuildBr(b, join);
+        into.push(c::LLVMGetInsertBlock(b));
+        edges.push([
+            c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0),
+            self.c32(0),
+            self.c32(0),
+        ]);
         c::LLVMPositionBuilderAtEnd(b, join);
+        if block {
+            let tys = [c::LLVMInt1TypeInContext(self.cx), self.i32, self.i32];
+            let [matched, row, first] = [0, 1, 2].map(|k| {
+                let phi = c::LLVMBuildPhi(b, tys[k], n);
+                let mut vals: Vec<LLVMValueRef> = edges.iter().map(|e| e[k]).collect();
+                let mut bbs = into.clone();
+                c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), vals.len() as u32);
+                phi
+            });
+            let key = offset_key(ptr);
+            let ps = PairStore {
+                join,
+                matched,
+                row,
+                first,
+            };
+            self.pair_stores.insert(key, ps);
+        }
+    }
+
+    /// The pair answer of an earlier `.shared` store in the block being built whose offsets
+    /// this store's `ptr` adds uniform terms to (`linear`: the same root), and their sum (32 bits).
+    unsafe fn pair_step(&mut self, ptr: LLVMValueRef) -> Option<PairStep> {
+        let x2 = offset_key(ptr);
+        let (root, shift, terms) = linear(x2, &self.facts.varying)?;
+        let here = c::LLVMGetInsertBlock(self.b);
+        // The earlier store whose offsets have the same varying root and a subset of the
+        // uniform terms: the rest is the step.
+        let (prev, rest) = self.pair_stores.iter().find_map(|(&k, &ps)| {
+            if ps.join != here || k == x2 {
+                return None;
+            }
+            let (r1, s1, t1) = linear(k, &self.facts.varying)?;
+            if r1 != root || s1 != shift {
+                return None;
+            }
+            let mut rest = terms.clone();
+            for t in t1 {
+                let at = rest.iter().position(|&u| u == t)?;
+                rest.swap_remove(at);
+            }
+            (!rest.is_empty()).then_some((ps, rest))
+        })?;
+        let n = c"".as_ptr();
+        let mut step = self.c32(0);
+        for (t, sh) in rest {
+            let u = self.get(t, false);
+            if c::LLVMTypeOf(u) != self.i32 {
+                return None;
+            }
+            let u = c::LLVMBuildShl(self.b, u, self.c32(u64::from(sh)), n);
+            step = c::LLVMBuildAdd(self.b, step, u, n);
+        }
+        let u = step;
+        let ut = c::LLVMTypeOf(u);
+        if c::LLVMGetTypeKind(ut) != LLVMTypeKind::LLVMIntegerTypeKind {
+            return None;
+        }
+        let u = match c::LLVMGetIntTypeWidth(ut) {
+            32 => u,
+            w if w > 32 => c::LLVMBuildTrunc(self.b, u, self.i32, n),
+            _ => return None,
+        };
+        Some(PairStep {
+            matched: prev.matched,
+            row: prev.row,
+            first: prev.first,
+            step: u,
+        })
+    }
+
+    /// Whether the earlier store wrote the lower side of its compare-exchange pairs (an even
+    /// row `2 log2 j`) and the step is `4 j`: then every lane's offset here is its offset
+    /// there plus `4 j`, the upper side of the same pairs in the same 256-byte block (row + 1),
+    /// as the earlier store's test of its offsets as a whole proved (a running lane's offset
+    /// is defined there, since this one is computed from it).
+    unsafe fn pair_step_test(&self, s: &PairStep) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        use llvm_sys::LLVMIntPredicate::LLVMIntEQ;
+        let side = c::LLVMBuildAnd(b, s.row, self.c32(1), n);
+        let lower = c::LLVMBuildICmp(b, LLVMIntEQ, side, self.c32(0), n);
+        let log = c::LLVMBuildLShr(b, s.row, self.c32(1), n);
+        let j4 = c::LLVMBuildShl(b, self.c32(4), log, n);
+        let step = c::LLVMBuildICmp(b, LLVMIntEQ, s.step, j4, n);
+        let ok = c::LLVMBuildAnd(b, lower, step, n);
+        c::LLVMBuildAnd(b, s.matched, ok, n)
     }
 
     /// The tables of the compare-exchange pair patterns (`pair_pattern`), one row per pattern
@@ -2828,6 +2965,85 @@ unsafe fn varying_term(p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Opti
     let wt = c::LLVMTypeOf(w);
     let full = wt == c::LLVMInt64TypeInContext(c::LLVMGetTypeContext(t)) || wt == t;
     (full && ir::is_instruction(w) && c::LLVMIsAPHINode(w).is_null()).then_some(w)
+}
+
+/// A `.shared` store's pair-pattern answer (`Warp::store_shared`), as phis in its join
+/// block: whether it took the pairs path, the pattern's row (`pair_pattern`) and lane 0's
+/// offset (which names the 256-byte block).
+#[derive(Clone, Copy)]
+pub(super) struct PairStore {
+    join: LLVMBasicBlockRef,
+    matched: LLVMValueRef,
+    row: LLVMValueRef,
+    first: LLVMValueRef,
+}
+
+/// A later store's view of a `PairStore`, with its own uniform step (`i32`).
+struct PairStep {
+    matched: LLVMValueRef,
+    row: LLVMValueRef,
+    first: LLVMValueRef,
+    step: LLVMValueRef,
+}
+
+/// What names a `.shared` pointer's lane offsets for `Warp::pair_step`: `x` of
+/// `inttoptr (zext i32 x)` (the 32-bit shared address the lowering makes), else the pointer.
+unsafe fn offset_key(p: LLVMValueRef) -> LLVMValueRef {
+    if ir::is_instruction(p) && ir::opcode(p) == O::LLVMIntToPtr {
+        let z = c::LLVMGetOperand(p, 0);
+        if ir::is_instruction(z) && ir::opcode(z) == O::LLVMZExt {
+            return c::LLVMGetOperand(z, 0);
+        }
+    }
+    p
+}
+
+/// A uniform term of `linear`'s sum and its shift.
+type Term = (LLVMValueRef, u32);
+
+/// A 32-bit offset `x` as `(root << shift) + Σ (term << its shift)` over `add`s with one
+/// uniform operand (a term) and `shl`s by constants (modulo 2^32, as the offsets are): the
+/// root is the first value that is neither; terms are uniform (constants included).
+unsafe fn linear(
+    x: LLVMValueRef,
+    varying: &HashSet<LLVMValueRef>,
+) -> Option<(LLVMValueRef, u32, Vec<Term>)> {
+    let i32t = c::LLVMInt32TypeInContext(c::LLVMGetTypeContext(c::LLVMTypeOf(x)));
+    if c::LLVMTypeOf(x) != i32t {
+        return None;
+    }
+    let (mut x, mut shift, mut terms) = (x, 0u32, Vec::new());
+    while ir::is_instruction(x) && terms.len() < 8 {
+        let op = ir::opcode(x);
+        if !matches!(op, O::LLVMAdd | O::LLVMShl) {
+            break;
+        }
+        let (a, b) = (c::LLVMGetOperand(x, 0), c::LLVMGetOperand(x, 1));
+        match op {
+            O::LLVMAdd => match (varying.contains(&a), varying.contains(&b)) {
+                (true, false) => {
+                    terms.push((b, shift));
+                    x = a;
+                }
+                (false, true) => {
+                    terms.push((a, shift));
+                    x = b;
+                }
+                _ => break,
+            },
+            O::LLVMShl if c::LLVMIsAConstantInt(b).is_null() => break,
+            O::LLVMShl => {
+                let k = c::LLVMConstIntGetZExtValue(b);
+                if k >= 32 || shift + k as u32 >= 32 {
+                    break;
+                }
+                shift += k as u32;
+                x = a;
+            }
+            _ => break,
+        }
+    }
+    Some((x, shift, terms))
 }
 
 /// The scalar `u` of a splat `shufflevector (insertelement _, u, 0), _, zeroinitializer`
