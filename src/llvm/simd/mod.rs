@@ -997,7 +997,11 @@ fn loops_win(r: &Report, block: Option<[u32; 3]>, per_row: usize) -> Option<Stri
 /// thread loops: each thread's iterations one after the other, its loads independent of the
 /// other threads', where the warp function waits on a chain of gathers per iteration while
 /// any lane is active. CSR SpMV with a row per thread (`benches/suite`, 524288 rows, loaded
-/// machine): 400-455 ms on the warp engine, 148 ms on thread loops.
+/// machine): 400-455 ms on the warp engine, 148 ms on thread loops. Accesses strided but for
+/// a join phi (`Strides::likely_strided`) are not counted: their run-time test passes in
+/// every warp whose lanes came the same way (vecadd_f4, float4 over a grid-stride loop at
+/// 2^25 floats: 70 ms of CPU per launch as thread loops, 57 on the warp engine with its loads'
+/// prefetches, `prefetch::invariant_op`; 72 without them).
 unsafe fn gathering_loops(
     cfg: &cfg::Cfg,
     facts: &uniform::Facts,
@@ -1020,6 +1024,7 @@ unsafe fn gathering_loops(
                 if plain
                     && facts.varying.contains(&p)
                     && facts.strides.access(p, t, &facts.varying, td) == stride::Access::Unknown
+                    && !facts.strides.likely_strided(i)
                     && !(op_is_store(i) && facts.strides.same_address(i, &facts.varying))
                 {
                     n += 1;

@@ -361,12 +361,22 @@ unsafe fn index_step(cfg: &Cfg, l: usize, phi: LLVMValueRef) -> Option<LLVMValue
         } else {
             return None;
         };
-        if !invariant(cfg, l, s) || ir::const_u64(s).is_some() || found.is_some_and(|f| f != s) {
+        if !invariant_op(cfg, l, s) || ir::const_u64(s).is_some() || found.is_some_and(|f| f != s) {
             return None;
         }
         found = Some(s);
     }
     found
+}
+
+/// Whether `v` is loop `l`'s invariant or an operation of such values that the loop computes
+/// (instcombine folds nvcc's unrolled `i + s + s + s + s` into `i + (s << 2)`, the shift in
+/// the loop after the loads: `index_prefetch` copies it).
+unsafe fn invariant_op(cfg: &Cfg, l: usize, v: LLVMValueRef) -> bool {
+    invariant(cfg, l, v)
+        || ir::is_instruction(v)
+            && pure_op(ir::opcode(v))
+            && ir::operands(v).into_iter().all(|o| invariant(cfg, l, o))
 }
 
 /// A copy of `v`'s tree before the builder's position with `phi` replaced by `to`, without
@@ -448,6 +458,15 @@ unsafe fn index_prefetch(
     };
     let t = c::LLVMTypeOf(phi);
     c::LLVMPositionBuilderBefore(b, i);
+    let s = if invariant(cfg, l, s) {
+        s
+    } else {
+        // An operation of invariants in the loop, maybe after `i` (`invariant_op`).
+        let copy = c::LLVMInstructionClone(s);
+        c::LLVMInsertIntoBuilder(b, copy);
+        added.push(copy);
+        copy
+    };
     let ahead = c::LLVMBuildMul(b, s, c::LLVMConstInt(t, distance(cfg, l), 0), c"".as_ptr());
     let to = c::LLVMBuildAdd(b, phi, ahead, c"".as_ptr());
     added.push(ahead);

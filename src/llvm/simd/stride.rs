@@ -176,6 +176,9 @@ pub struct Strides {
     pub counts: [usize; 6],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
+    /// Unknown accesses (`Access::Unknown`) that would be consecutive or checked if join phis
+    /// took the stride their incoming values share (`likely_strided`).
+    likely: HashSet<LLVMValueRef>,
     /// Lanes over which strides run: 32, or a row segment's `S`.
     run: i64,
     /// The largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the block's warps
@@ -312,67 +315,7 @@ impl Strides {
         // that steps the same but whose lane 0 is not known to be aligned (`%tid.x` plus a
         // `%ntid.x` the function loads: block loops `for (c = tid; c < n; c += blockDim.x)`)
         // only makes the phi unaligned.
-        let mut barred: HashSet<LLVMValueRef> = HashSet::new();
-        let mut unaligned: HashSet<LLVMValueRef> = HashSet::new();
-        loop {
-            s.map.clear();
-            // Operands come before their users except through phis: a few passes reach the
-            // fixed point whatever the block order.
-            loop {
-                let mut changed = false;
-                for &i in &insts {
-                    if !varying.contains(&i) || s.map.contains_key(&i) {
-                        continue;
-                    }
-                    let st = if ir::opcode(i) == O::LLVMPHI {
-                        if barred.contains(&i) {
-                            None
-                        } else {
-                            s.header_phi(cfg, i)
-                                .and_then(|(pre, _)| s.of(pre, varying))
-                                .map(|st| Stride {
-                                    aligned: st.aligned && !unaligned.contains(&i),
-                                    ..st
-                                })
-                        }
-                    } else {
-                        s.rule(i, varying, aligned, td)
-                    };
-                    if let Some(st) = st {
-                        s.map.insert(i, st);
-                        changed = true;
-                    }
-                }
-                if !changed {
-                    break;
-                }
-            }
-            let mut again = false;
-            for (&i, st) in &s.map {
-                if ir::opcode(i) != O::LLVMPHI {
-                    continue;
-                }
-                let latch = s
-                    .header_phi(cfg, i)
-                    .and_then(|(_, latch)| s.of(latch, varying));
-                match latch {
-                    // An unaligned phi may take an aligned value.
-                    Some(l)
-                        if l == *st
-                            || Stride {
-                                aligned: false,
-                                ..l
-                            } == *st => {}
-                    Some(l) if Stride { aligned: true, ..l } == *st => {
-                        again |= unaligned.insert(i);
-                    }
-                    _ => again |= barred.insert(i),
-                }
-            }
-            if !again {
-                break;
-            }
-        }
+        s.solve(cfg, &insts, varying, aligned, td, false);
         s.whole = s
             .map
             .keys()
@@ -413,7 +356,137 @@ impl Strides {
                 }
             }
         }
+        let unknown: Vec<LLVMValueRef> = insts
+            .iter()
+            .copied()
+            .filter(|&i| {
+                ir::access(i).is_some_and(|(p, t)| {
+                    varying.contains(&p)
+                        && s.plain(i)
+                        && s.access(p, t, varying, td) == Access::Unknown
+                })
+            })
+            .collect();
+        if !unknown.is_empty() {
+            let exact = std::mem::take(&mut s.map);
+            s.solve(cfg, &insts, varying, aligned, td, true);
+            for i in unknown {
+                let Some((p, t)) = ir::access(i) else {
+                    continue;
+                };
+                if matches!(
+                    s.access(p, t, varying, td),
+                    Access::Consecutive | Access::Checked
+                ) {
+                    s.likely.insert(i);
+                }
+            }
+            s.map = exact;
+        }
         s
+    }
+
+    /// The strides of `insts` (the fixed point `new` describes), join phis followed when
+    /// `joins` (`likely_strided`).
+    unsafe fn solve(
+        &mut self,
+        cfg: &Cfg,
+        insts: &[LLVMValueRef],
+        varying: &HashSet<LLVMValueRef>,
+        aligned: bool,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        joins: bool,
+    ) {
+        let s = self;
+        let mut barred: HashSet<LLVMValueRef> = HashSet::new();
+        let mut unaligned: HashSet<LLVMValueRef> = HashSet::new();
+        loop {
+            s.map.clear();
+            // Operands come before their users except through phis: a few passes reach the
+            // fixed point whatever the block order.
+            loop {
+                let mut changed = false;
+                for &i in insts {
+                    if !varying.contains(&i) || s.map.contains_key(&i) {
+                        continue;
+                    }
+                    let st = if ir::opcode(i) == O::LLVMPHI {
+                        if joins && s.header_phi(cfg, i).is_none() {
+                            s.join_phi(i, varying)
+                        } else if barred.contains(&i) {
+                            None
+                        } else {
+                            s.header_phi(cfg, i)
+                                .and_then(|(pre, _)| s.of(pre, varying))
+                                .map(|st| Stride {
+                                    aligned: st.aligned && !unaligned.contains(&i),
+                                    ..st
+                                })
+                        }
+                    } else {
+                        s.rule(i, varying, aligned, td)
+                    };
+                    if let Some(st) = st {
+                        s.map.insert(i, st);
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+            let mut again = false;
+            for (&i, st) in &s.map {
+                if ir::opcode(i) != O::LLVMPHI {
+                    continue;
+                }
+                let Some((_, latch)) = s.header_phi(cfg, i) else {
+                    continue;
+                };
+                let latch = s.of(latch, varying);
+                match latch {
+                    // An unaligned phi may take an aligned value.
+                    Some(l)
+                        if l == *st
+                            || Stride {
+                                aligned: false,
+                                ..l
+                            } == *st => {}
+                    Some(l) if Stride { aligned: true, ..l } == *st => {
+                        again |= unaligned.insert(i);
+                    }
+                    _ => again |= barred.insert(i),
+                }
+            }
+            if !again {
+                break;
+            }
+        }
+    }
+
+    /// A phi that is no loop header's whose incoming values all have one stride, that stride:
+    /// exact where every lane came by the same edge, the common case of grid-stride loops
+    /// whose remainder loop (`n % 4` iterations first, then four per iteration) joins the
+    /// main one, where only a tail warp's lanes split.
+    unsafe fn join_phi(&self, i: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<Stride> {
+        let mut st = None;
+        for k in 0..c::LLVMCountIncoming(i) {
+            let v = self.of(c::LLVMGetIncomingValue(i, k), varying)?;
+            if st.is_some_and(|s| s != v) {
+                return None;
+            }
+            st = Some(v);
+        }
+        st
+    }
+
+    /// Whether access `i` (an `Access::Unknown` one) would be consecutive or checked if join
+    /// phis took their incoming values' common stride: its lanes' addresses then step by the
+    /// access's size whenever the warp's lanes came the same way, and its run-time test
+    /// (`lanes.rs`) nearly always finds a vector access. `mod::gathering_loops` does not
+    /// count it as a gather.
+    pub fn likely_strided(&self, i: LLVMValueRef) -> bool {
+        self.likely.contains(&i)
     }
 
     /// The values a loop-header phi takes from the preheader and from the latch.
