@@ -48,7 +48,7 @@ SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
-VARIANTS=(vecadd_f4 reduce_cub)
+VARIANTS=(vecadd_f4 reduce_cub histogram_global)
 
 QUICK=0
 REPS=""
@@ -469,6 +469,11 @@ case_reduce_cub() { # sibling: reduce_halving; 1024 threads, grid-stride, one at
     case_reduce_halving
     PTX="$SUITE/variants/reduce_cub.ptx"; KNAME=reduce_cub; BLOCK=1024; SHMEM=0
     GRID=$((N2 / 1024 / 16 > 0 ? N2 / 1024 / 16 : 1))
+    OKNAME=none
+}
+case_histogram_global() { # sibling: histogram; no shared memory, one global atomicAdd per byte
+    case_histogram
+    PTX="$SUITE/variants/histogram_global.ptx"; KNAME=histogram_global
     OKNAME=none
 }
 case_empty() {
