@@ -48,7 +48,7 @@ SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
-VARIANTS=(vecadd_f4 reduce_cub histogram_global)
+VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp)
 
 QUICK=0
 REPS=""
@@ -474,6 +474,11 @@ case_reduce_cub() { # sibling: reduce_halving; 1024 threads, grid-stride, one at
 case_histogram_global() { # sibling: histogram; no shared memory, one global atomicAdd per byte
     case_histogram
     PTX="$SUITE/variants/histogram_global.ptx"; KNAME=histogram_global
+    OKNAME=none
+}
+case_layernorm_warp() { # sibling: layernorm; one warp per row, butterfly shuffles, 8 rows a block
+    case_layernorm
+    PTX="$SUITE/variants/layernorm_warp.ptx"; KNAME=layernorm_warp; GRID=$((LN_ROWS / 8))
     OKNAME=none
 }
 case_empty() {
