@@ -1343,14 +1343,15 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                 // The alignment is the CTA's: a kernel with a warp function for aligned warps
                 // has lockstep rounds for those (one copy per state, not two); other blocks
                 // take the general round.
-                let name = if k == SHARED_STATE {
-                    "lockstep.shared.run".to_string()
+                let stem = if k == SHARED_STATE {
+                    "lockstep.shared".to_string()
                 } else {
-                    format!("lockstep{k}.run")
+                    format!("lockstep{k}")
                 };
+                let name = format!("{stem}.run");
                 match rows {
                     Some(r) if r != w => {
-                        let rb = bb(&format!("{tag}.{}.rows", &name[..name.len() - 4]));
+                        let rb = bb(&format!("{tag}.{stem}.rows"));
                         c::LLVMBuildCondBr(b, aligned, rb, general);
                         c::LLVMPositionBuilderAtEnd(b, rb);
                         lockstep_loop(&name, r, k, skip);

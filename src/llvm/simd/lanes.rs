@@ -2013,6 +2013,10 @@ impl Warp<'_> {
         // (matched, row, lane 0's offset) of each edge into `join` (`PairStore`).
         let mut edges: Vec<[LLVMValueRef; 3]> = Vec::new();
         let mut into: Vec<LLVMBasicBlockRef> = Vec::new();
+        let i1t = c::LLVMInt1TypeInContext(self.cx);
+        let yes = c::LLVMConstInt(i1t, 1, 0);
+        // The edge of a path that did not store by the pair table.
+        let no_pairs = [c::LLVMConstInt(i1t, 0, 0), self.c32(0), self.c32(0)];
         // The other side of the pairs an earlier store in this block wrote: one scalar test.
         if let Some(prev) = block.then(|| self.pair_step(ptr)).flatten() {
             let ok = self.pair_step_test(&prev);
@@ -2024,11 +2028,7 @@ impl Warp<'_> {
             self.store_pairs(v, prev.first, row);
             c::LLVMBuildBr(b, join);
             into.push(c::LLVMGetInsertBlock(b));
-            edges.push([
-                c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 1, 0),
-                row,
-                prev.first,
-            ]);
+            edges.push([yes, row, prev.first]);
             c::LLVMPositionBuilderAtEnd(b, rest_bb);
         }
         let off = self.offsets(p);
@@ -2041,11 +2041,7 @@ impl Warp<'_> {
         self.store_runs(v, self.shared_ptrs(off), t);
         c::LLVMBuildBr(b, join);
         into.push(c::LLVMGetInsertBlock(b));
-        edges.push([
-            c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0),
-            self.c32(0),
-            self.c32(0),
-        ]);
+        edges.push(no_pairs);
         c::LLVMPositionBuilderAtEnd(b, test_bb);
         // The test and the store see one frozen vector: two freezes of a lane's undefined
         // offset may differ. Both tests are of the vector as a whole, no reduction; a warp
@@ -2070,11 +2066,7 @@ impl Warp<'_> {
         c::LLVMBuildBr(b, join);
         if block {
             into.push(c::LLVMGetInsertBlock(b));
-            edges.push([
-                c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 1, 0),
-                row,
-                first,
-            ]);
+            edges.push([yes, row, first]);
         }
         c::LLVMPositionBuilderAtEnd(b, gen_bb);
         let in_block = in_block.unwrap_or_else(|| self.in_block(frozen, first));
@@ -2086,11 +2078,7 @@ impl Warp<'_> {
         c::LLVMBuildBr(b, join);
         if block {
             into.push(c::LLVMGetInsertBlock(b));
-            edges.push([
-                c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0),
-                self.c32(0),
-                self.c32(0),
-            ]);
+            edges.push(no_pairs);
         } else {
             // Nothing branches to the test.
             c::LLVMDeleteBasicBlock(test_bb);
@@ -2104,11 +2092,7 @@ impl Warp<'_> {
         self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         c::LLVMBuildBr(b, join);
         into.push(c::LLVMGetInsertBlock(b));
-        edges.push([
-            c::LLVMConstInt(c::LLVMInt1TypeInContext(self.cx), 0, 0),
-            self.c32(0),
-            self.c32(0),
-        ]);
+        edges.push(no_pairs);
         c::LLVMPositionBuilderAtEnd(b, join);
         if block {
             let tys = [c::LLVMInt1TypeInContext(self.cx), self.i32, self.i32];
@@ -2163,21 +2147,11 @@ impl Warp<'_> {
             let u = c::LLVMBuildShl(self.b, u, self.c32(u64::from(sh)), n);
             step = c::LLVMBuildAdd(self.b, step, u, n);
         }
-        let u = step;
-        let ut = c::LLVMTypeOf(u);
-        if c::LLVMGetTypeKind(ut) != LLVMTypeKind::LLVMIntegerTypeKind {
-            return None;
-        }
-        let u = match c::LLVMGetIntTypeWidth(ut) {
-            32 => u,
-            w if w > 32 => c::LLVMBuildTrunc(self.b, u, self.i32, n),
-            _ => return None,
-        };
         Some(PairStep {
             matched: prev.matched,
             row: prev.row,
             first: prev.first,
-            step: u,
+            step,
         })
     }
 

@@ -463,14 +463,8 @@ unsafe fn index_prefetch(
     };
     let t = c::LLVMTypeOf(phi);
     c::LLVMPositionBuilderBefore(b, i);
-    // The next warp's lines in this iteration, when its index is this one's plus 32 times the
-    // coefficient of `%tid.x` in the start (the start and the step are `%tid.x` times a
-    // constant plus values every warp of the CTA shares; see the module comment). The next
-    // warp runs after this one's whole loop, so those lines are a loop's length ahead already,
-    // and in range; the index `distance` on is not prefetched then: in a short loop it lies
-    // past the end (a 16-iteration grid-stride loop, 23 ahead: every one missed the buffer),
-    // and in a long one it only added prefetches (CPU time per launch, 3 alternated pairs:
-    // reduce_cub x0.84, reduce_gridstride x0.92 without it).
+    // The next warp's line in this iteration in place of the index `distance` on (why: the
+    // module comment, *The next warp's lines*).
     if let Some(k) = warp_offset(cfg, l, phi) {
         let next = c::LLVMBuildAdd(b, phi, c::LLVMConstInt(t, k as u64, 1), c"".as_ptr());
         added.push(next);

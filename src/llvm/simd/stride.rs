@@ -325,6 +325,8 @@ impl Strides {
         // Accesses through pointers that differ between lanes (a varying value loaded at a
         // uniform pointer is a context field or a warp operation's predicate, not memory of the
         // kernel), and stores of varying values to one address.
+        // The unknown accesses, for `likely_strided` below.
+        let mut unknown: Vec<LLVMValueRef> = Vec::new();
         for &i in &insts {
             let Some((p, t)) = ir::access(i) else {
                 continue;
@@ -352,21 +354,15 @@ impl Strides {
                         s.counts[Access::Unknown as usize] += 1;
                         s.counts[3] += 1;
                     }
-                    a => s.counts[a as usize] += 1,
+                    a => {
+                        if a == Access::Unknown {
+                            unknown.push(i);
+                        }
+                        s.counts[a as usize] += 1
+                    }
                 }
             }
         }
-        let unknown: Vec<LLVMValueRef> = insts
-            .iter()
-            .copied()
-            .filter(|&i| {
-                ir::access(i).is_some_and(|(p, t)| {
-                    varying.contains(&p)
-                        && s.plain(i)
-                        && s.access(p, t, varying, td) == Access::Unknown
-                })
-            })
-            .collect();
         if !unknown.is_empty() {
             let exact = std::mem::take(&mut s.map);
             s.solve(cfg, &insts, varying, aligned, td, true);
