@@ -362,6 +362,7 @@ pub unsafe extern "C" fn ptx2llvm_rt_register_fis(
                 entry: fis,
                 info: Arc::new(info),
                 replay: None,
+                aligned: None,
             },
         ));
     }
@@ -378,6 +379,58 @@ pub struct FisKernel {
     /// Where a fault's replay (`replay_cta`) gets its code when `entry` was compiled without
     /// one (the JIT's warp-engine kernels); `None`: `entry` replays itself.
     pub replay: Option<Arc<dyn LazyReplay>>,
+    /// The warp engine's alignment tests, taken out of `entry` and made once per launch on
+    /// its parameters (`llvm::simd::misaligned`); `None`: nothing to test.
+    pub aligned: Option<Arc<AlignGuard>>,
+}
+
+/// A warp-engine kernel's alignment tests at launch: its code tests no address (a test per
+/// access split its straight-line code, `llvm::simd::misaligned`), but every address the
+/// kernel tests is a sum of parameters and multiples of the access's size, so each test
+/// passes in every thread when the parameters in `tests` have their low bits clear. A launch
+/// where one does not runs on `fallback`, the engine the kernel gets without the warp engine
+/// (thread loops or coroutines), which tests each access and names the faulting thread — or
+/// runs to the end, when no thread reaches the misaligned access.
+pub struct AlignGuard {
+    pub tests: Vec<ParamAlign>,
+    pub fallback: Arc<dyn LazyCode>,
+}
+
+/// Parameter bytes `offset..offset + bytes` (little-endian) must have the bits of `mask` clear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamAlign {
+    pub offset: u32,
+    pub bytes: u32,
+    pub mask: u64,
+}
+
+impl ParamAlign {
+    /// Whether the parameter in `params` passes (bytes past the buffer's end read as zero).
+    pub fn holds(&self, params: &[u8]) -> bool {
+        let mut v = 0u64;
+        for k in 0..self.bytes.min(8) {
+            let b = params
+                .get(self.offset as usize + k as usize)
+                .copied()
+                .unwrap_or(0);
+            v |= u64::from(b) << (8 * k);
+        }
+        v & self.mask == 0
+    }
+}
+
+impl AlignGuard {
+    /// Whether every test passes for the parameter buffer `params`.
+    pub fn holds(&self, params: &[u8]) -> bool {
+        self.tests.iter().all(|t| t.holds(params))
+    }
+}
+
+/// Code of a kernel compiled when a launch first needs it (`AlignGuard::fallback`:
+/// `target::cpu` builds the module again without the warp engine).
+pub trait LazyCode: Send + Sync {
+    /// The kernel's code in that build, or why there is none.
+    fn code(&self) -> Result<super::KernelCode, String>;
 }
 
 /// The code of a kernel's fault replay, compiled when a fault first needs it: `K.simd` of a

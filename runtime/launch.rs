@@ -225,6 +225,17 @@ pub unsafe fn launch_code(
 ) -> Result<(), LaunchError> {
     cfg.validate()?;
     if let KernelCode::Fission(k) = code {
+        // A warp-engine kernel whose alignment tests would fail for these parameters runs on
+        // the engine that makes them (`AlignGuard`).
+        if let Some(g) = k.aligned.as_ref().filter(|g| !g.holds(params)) {
+            let other = g.fallback.code().map_err(|e| {
+                LaunchError::Resource(format!(
+                    "kernel {kernel}: a parameter is not aligned for its accesses, and the \
+                     code that tests them could not be built: {e}"
+                ))
+            })?;
+            return launch_code(kernel, &other, params, cfg);
+        }
         if let Some(b) = k.info.block.filter(|&b| b != cfg.block) {
             return Err(LaunchError::Config(format!(
                 "kernel {kernel} was compiled for blocks of ({}, {}, {}) threads (its \
@@ -633,6 +644,7 @@ impl FisWork {
                         entry,
                         info: k.info.clone(),
                         replay: None,
+                        aligned: None,
                     };
                     &lazy
                 }

@@ -277,11 +277,18 @@ model. Beyond the table:
   block (1, 0, 0), thread (35, 0, 0): misaligned address: read of 4 bytes at 0x7f..c2`
   (`lower::memory::check_aligned`, `runtime/fault.rs` `ptx2llvm_rt_misaligned`;
   `lit/cpu/run-misaligned.ptx`), on the thread loops (`K.step`, privatized `red.add`
-  included) and the coroutines. Gaps: **the warp engine** (the default engine of most
-  kernels) does not test alignment yet, so a kernel it runs performs a misaligned access as
-  the host does (`PTX2LLVM_CPU_MODE=fission` or `coroutine` reports it), and neither does a
-  kernel the warp engine refused that then runs as coroutines in the default mode (its code
-  is the warp engine's cleaned copy); accesses made by runtime calls (`ldmatrix`/`stmatrix`
+  included) and the coroutines. The warp engine tests at launch: where every address a
+  kernel tests is a sum of its parameters, variables aligned enough and multiples of the
+  access's size (`a + 4 * i`; every benchmark kernel), the launch tests those parameters'
+  low bits once, and a launch where one is not clear runs on thread loops or coroutines,
+  built then, which test each access (`llvm::simd::misaligned`, `--dump-plan`: `misaligned
+  addresses`; `lit/cpu/run-simd-misaligned-launch.ptx`). Gaps: a warp-engine kernel with
+  an address from loaded data (a pointer read from memory) or of another shape (the plan
+  says `misaligned addresses: not tested`), and warp-engine kernels in objects (`--emit
+  obj`, no second build to fall back to), perform a misaligned access as the host does
+  (`PTX2LLVM_CPU_MODE=fission` or `coroutine` reports it), and so does a kernel the warp
+  engine refused that then runs as coroutines in the default mode (its code is the warp
+  engine's cleaned copy); accesses made by runtime calls (`ldmatrix`/`stmatrix`
   rows are checked there already, not `wmma.load/store`, `cp.async`, bulk copies, `mbarrier`
   objects, `st.async`/`red.async`) and `ld.param`/`st.param` (compiler-placed) are not tested.
 - Objects (`--emit obj`) refuse `.shared` variables aligned to more than 4096 bytes

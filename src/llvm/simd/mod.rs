@@ -23,6 +23,7 @@ mod linear;
 mod maskbits;
 mod matrix;
 mod misaligned;
+pub use misaligned::Alignment;
 mod nan;
 mod narrow;
 mod passthru;
@@ -126,6 +127,8 @@ pub struct Report {
     /// Global stores outside loops addressed from `%ctaid.x` in a kernel with CTA barriers
     /// that get a prefetch for writing of the next CTA's line (`prefetch::insert_next_cta`).
     pub cta_store_prefetches: usize,
+    /// How the kernel's accesses are tested for alignment (`misaligned::classify`).
+    pub misaligned: Alignment,
 }
 
 /// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
@@ -267,8 +270,13 @@ pub fn vectorize(
     constant_splats();
     machine.run_function_pipeline(f, "sroa")?;
     let fr = f.as_value_ref();
-    // SAFETY: `fr` is a defined function.
-    unsafe { misaligned::strip(fr) };
+    // SAFETY: `fr` is a defined function in SSA form (after `sroa`), its tests as the
+    // lowering wrote them; then it is a defined function.
+    let aligned = unsafe {
+        let a = misaligned::classify(fr, params);
+        misaligned::strip(fr);
+        a
+    };
     // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
     let nans = unsafe { nan::drop_unseen(fr) };
     // SAFETY: as above; the selects between a min/max chain's links are gone now.
@@ -331,6 +339,7 @@ pub fn vectorize(
                 report.warp_prefetches = prep.warp_prefetches;
                 report.cta_prefetches = prep.cta_prefetches;
                 report.cta_store_prefetches = prep.cta_store_prefetches;
+                report.misaligned = aligned;
                 Ok((report, only))
             }
             Err(why) => {

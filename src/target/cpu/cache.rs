@@ -30,13 +30,14 @@ use super::{build, check_defined, CompileError, Engine, KernelInfo, Program, Pur
 use super::{ParamInfo, ParamLayout};
 use crate::check::ModuleInfo;
 use crate::llvm::cpu::{HostMachine, SharedLayout};
+use crate::llvm::simd::Alignment;
 use crate::llvm::{Context, EmitKind};
 use crate::lower::debug::DebugOptions;
 use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 44;
+const FORMAT_VERSION: u32 = 45;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -337,6 +338,22 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.warp_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
             w.u32(r.cta_store_prefetches as u32);
+            match &r.misaligned {
+                Alignment::NoTests => w.u8(0),
+                Alignment::Launch(tests) => {
+                    w.u8(1);
+                    w.u32(tests.len() as u32);
+                    for t in tests {
+                        w.u32(t.offset);
+                        w.u32(t.bytes);
+                        w.u64(t.mask);
+                    }
+                }
+                Alignment::Unchecked(why) => {
+                    w.u8(2);
+                    w.str(why);
+                }
+            }
         }
     }
 }
@@ -422,6 +439,25 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let warp_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
             let cta_store_prefetches = r.u32()? as usize;
+            let misaligned = match r.u8()? {
+                0 => Alignment::NoTests,
+                1 => {
+                    let n = r.count(16)?;
+                    Alignment::Launch(
+                        (0..n)
+                            .map(|_| {
+                                Some(crate::runtime::fission::ParamAlign {
+                                    offset: r.u32()?,
+                                    bytes: r.u32()?,
+                                    mask: r.u64()?,
+                                })
+                            })
+                            .collect::<Option<_>>()?,
+                    )
+                }
+                2 => Alignment::Unchecked(r.str()?),
+                _ => return None,
+            };
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -447,6 +483,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     warp_prefetches,
                     cta_prefetches,
                     cta_store_prefetches,
+                    misaligned,
                 },
             }))
         }
@@ -811,6 +848,7 @@ fn instantiate(e: &Entry) -> Result<Program, String> {
         static_shared: e.manifest.shared,
         globals: e.manifest.globals.clone(),
         replays: Vec::new(),
+        aligned: Vec::new(),
     })
 }
 
@@ -965,6 +1003,13 @@ mod tests {
                             cta_store_prefetches: 4,
                             stream_prefetches: 3,
                             warp_prefetches: 5,
+                            misaligned: Alignment::Launch(vec![
+                                crate::runtime::fission::ParamAlign {
+                                    offset: 8,
+                                    bytes: 8,
+                                    mask: 15,
+                                },
+                            ]),
                         },
                     })),
                     warp_refused: None,

@@ -775,6 +775,9 @@ pub struct Program {
         String,
         std::sync::Arc<dyn crate::runtime::fission::LazyReplay>,
     )>,
+    /// The launch tests of the warp-engine kernels whose alignment tests it makes
+    /// (`llvm::simd::Alignment::Launch`), with the build they fall back to (`KernelFallback`).
+    aligned: Vec<(String, std::sync::Arc<crate::runtime::fission::AlignGuard>)>,
 }
 
 /// The fault replays of a program built without them (`Purpose::lazy_replay`): after a fault
@@ -809,13 +812,14 @@ unsafe impl Send for ReplayProgram {}
 unsafe impl Sync for ReplayProgram {}
 
 impl ReplayBuild {
-    /// The replay of `p`, built as `req` built `p`.
-    fn new(req: &cache::Request, p: &Program) -> ReplayBuild {
+    /// The replay of `p`, built as `req` built `p` in `mode` (`req.mode` for the replays; the
+    /// thread-loop mode for `KernelFallback`, which leaves the warp engine out).
+    fn new(req: &cache::Request, p: &Program, mode: fission::CpuMode) -> ReplayBuild {
         ReplayBuild {
             src: req.src.to_string(),
             name: req.name.to_string(),
             opt: req.opt,
-            mode: req.mode,
+            mode,
             block: req.block,
             kernel: req.kernel.map(str::to_string),
             debug: req.debug.clone(),
@@ -895,6 +899,25 @@ impl crate::runtime::fission::LazyReplay for KernelReplay {
         // SAFETY: the replay's build compiled `symbol` with the thread-loop CTA ABI, as the
         // program's own.
         Ok(unsafe { std::mem::transmute::<usize, crate::runtime::fission::FisEntry>(a) })
+    }
+}
+
+/// A warp-engine kernel's code without the warp engine (thread loops or coroutines, which test
+/// each access's alignment), for the launches whose parameters fail its launch test
+/// (`runtime::fission::AlignGuard`): `kernel` of a second build of the program's source in
+/// the thread-loop mode, made when such a launch first comes, as a fault's replay is, so that
+/// compile time stays what it was.
+struct KernelFallback {
+    build: std::sync::Arc<ReplayBuild>,
+    kernel: String,
+}
+
+impl crate::runtime::fission::LazyCode for KernelFallback {
+    fn code(&self) -> Result<crate::runtime::KernelCode, String> {
+        self.build
+            .program()?
+            .code(&self.kernel)
+            .ok_or_else(|| format!("the build without the warp engine has no `{}`", self.kernel))
     }
 }
 
@@ -1061,7 +1084,28 @@ impl Program {
     /// `self`, whose warp-engine kernels were built without their replays, with the means to
     /// build them (`ReplayBuild`) as `req` built `self`.
     pub(crate) fn with_replay(mut self, req: &cache::Request) -> Program {
-        let build = std::sync::Arc::new(ReplayBuild::new(req, &self));
+        let build = std::sync::Arc::new(ReplayBuild::new(req, &self, req.mode));
+        let loops = std::sync::Arc::new(ReplayBuild::new(req, &self, fission::CpuMode::Fission));
+        self.aligned = self
+            .kernels
+            .iter()
+            .filter_map(|k| match &k.path {
+                fission::KernelPath::Warp(p) => match &p.report.misaligned {
+                    crate::llvm::simd::Alignment::Launch(tests) if !tests.is_empty() => {
+                        let guard = crate::runtime::fission::AlignGuard {
+                            tests: tests.clone(),
+                            fallback: std::sync::Arc::new(KernelFallback {
+                                build: loops.clone(),
+                                kernel: k.name.clone(),
+                            }),
+                        };
+                        Some((k.name.clone(), std::sync::Arc::new(guard)))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
         self.replays = self
             .kernels
             .iter()
@@ -1123,6 +1167,7 @@ impl Program {
             static_shared,
             globals,
             replays: Vec::new(),
+            aligned: Vec::new(),
         })
     }
 
@@ -1171,6 +1216,11 @@ impl Program {
                         .iter()
                         .find(|(n, _)| n == name)
                         .map(|r| r.1.clone());
+                    k.aligned = self
+                        .aligned
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|a| a.1.clone());
                 }
                 Some(code)
             }
@@ -1194,6 +1244,7 @@ impl Program {
                 entry,
                 info: info.clone(),
                 replay: None,
+                aligned: None,
             },
         ))
     }

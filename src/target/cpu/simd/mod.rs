@@ -206,6 +206,31 @@ impl WarpPlan {
         if let Some(m) = r.rows_memory {
             let _ = writeln!(s, "  loads and stores of aligned warps: {}", memory(m));
         }
+        match &r.misaligned {
+            crate::llvm::simd::Alignment::NoTests => {}
+            crate::llvm::simd::Alignment::Launch(tests) if tests.is_empty() => {
+                let _ = writeln!(
+                    s,
+                    "  misaligned addresses: none possible (multiples of the access sizes from \
+                     aligned variables)"
+                );
+            }
+            crate::llvm::simd::Alignment::Launch(tests) => {
+                let each: Vec<String> = tests
+                    .iter()
+                    .map(|t| format!("+{} & {:#x}", t.offset, t.mask))
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "  misaligned addresses: tested at launch on the parameters at {} (else the \
+                     launch runs on thread loops or coroutines, which test each access)",
+                    each.join(", ")
+                );
+            }
+            crate::llvm::simd::Alignment::Unchecked(why) => {
+                let _ = writeln!(s, "  misaligned addresses: not tested ({why})");
+            }
+        }
         s
     }
 }
