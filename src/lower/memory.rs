@@ -57,8 +57,8 @@ pub const MISALIGNED_IF: &str = "ptx2llvm.misaligned_if";
 /// `void ptx2llvm.misaligned_if(i1 bad, i64 address, i64 code)`: `if (bad)
 /// ptx2llvm_rt_misaligned(address, code)` (cold, never returns), defined once per module,
 /// internal and always inlined. A call rather than the branch itself, so that the lowered
-/// code keeps its blocks (the warp engine's NaN and barrier analyses read them; it takes the
-/// calls out, `llvm::simd::misaligned`), and the thread loops' and coroutines' optimization
+/// code keeps its blocks (the warp engine's NaN and barrier analyses read them; it reads the
+/// calls' addresses for its launch test and takes the calls out, `llvm::simd::misaligned`), and the thread loops' and coroutines' optimization
 /// inlines the branch, where a test whose address has known low bits folds away and one of
 /// a loop-invariant base leaves the loop (unswitched: its failing side leaves the loop).
 fn misaligned_if<'c>(l: &Lowerer<'c, '_>) -> FunctionValue<'c> {
