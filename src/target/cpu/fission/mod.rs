@@ -1121,9 +1121,15 @@ pub fn lower_kernels<'c, 'a>(
                 },
                 r => (f, r),
             };
-            // Stride loops of kernels with stops: a yield at each header (`stride.rs`).
+            // Stride loops: a yield at each header (`stride.rs`). Interchanged rounds take
+            // one-dimensional CTAs only (`cta/interchange.rs`): a kernel without stops known
+            // to run others keeps its batched CTA loop.
+            let flat = match req_ntid(f).or(block) {
+                Some([_, y, z]) => y * z == 1,
+                None => true,
+            };
             let (f, planned) = match planned {
-                Ok(plan) if plan.has_stops() => match stride::insert_yields(f, scratch) {
+                Ok(plan) if plan.has_stops() || flat => match stride::insert_yields(f, scratch) {
                     Some((g, yields)) => match analyse(module, g) {
                         Ok(mut p) => {
                             p.yields = yields;
