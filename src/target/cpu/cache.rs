@@ -36,7 +36,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 44;
+const FORMAT_VERSION: u32 = 45;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -333,6 +333,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.nan_selects.2 as u32);
             w.u32(r.nan_selects.3 as u32);
             w.u32(r.prefetches as u32);
+            w.u32(r.tile_prefetches as u32);
             w.u32(r.stream_prefetches as u32);
             w.u32(r.warp_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
@@ -418,6 +419,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 r.u32()? as usize,
             );
             let prefetches = r.u32()? as usize;
+            let tile_prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
             let warp_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
@@ -443,6 +445,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     aligned_only,
                     nan_selects,
                     prefetches,
+                    tile_prefetches,
                     stream_prefetches,
                     warp_prefetches,
                     cta_prefetches,
@@ -961,6 +964,7 @@ mod tests {
                             aligned_only: Some("a large kernel".into()),
                             nan_selects: (16, 15, 4, 2),
                             prefetches: 1,
+                            tile_prefetches: 1,
                             cta_prefetches: 2,
                             cta_store_prefetches: 4,
                             stream_prefetches: 3,
