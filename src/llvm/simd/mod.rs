@@ -28,6 +28,7 @@ mod nan;
 mod narrow;
 mod passthru;
 mod prefetch;
+pub use prefetch::BARRIER_AHEAD;
 mod range;
 mod rebase;
 mod scalef;
@@ -115,6 +116,9 @@ pub struct Report {
     /// Global loads that stride with a loop and get a prefetch of the next iteration's line
     /// (`prefetch.rs`).
     pub prefetches: usize,
+    /// Of `prefetches`, those in a loop that holds a CTA barrier, prefetched
+    /// `prefetch::BARRIER_AHEAD` iterations on instead of one.
+    pub tile_prefetches: usize,
     /// Global loads that stream by a short constant step and get a prefetch 1 KiB ahead
     /// (`prefetch.rs`, `AHEAD`).
     pub stream_prefetches: usize,
@@ -301,7 +305,8 @@ pub fn vectorize(
         };
         // Before the analyses, which read lane strides off the sums' trees.
         linear::cancel(fr);
-        let (mut hints, stream_prefetches, warp_prefetches) = prefetch::insert(fr, &cfg);
+        let (mut hints, stream_prefetches, warp_prefetches, tile_prefetches) =
+            prefetch::insert(fr, &cfg);
         let prefetches = hints
             .iter()
             .filter(|&&i| !c::LLVMIsACallInst(i).is_null())
@@ -324,6 +329,7 @@ pub fn vectorize(
         let prep = Prepared {
             nan_selects: (nans.found, nans.dropped, nans.raw, nans.never),
             prefetches,
+            tile_prefetches,
             stream_prefetches,
             warp_prefetches,
             cta_prefetches,
@@ -335,6 +341,7 @@ pub fn vectorize(
                 let only = only || unrolled;
                 report.nan_selects = prep.nan_selects;
                 report.prefetches = prep.prefetches;
+                report.tile_prefetches = prep.tile_prefetches;
                 report.stream_prefetches = prep.stream_prefetches;
                 report.warp_prefetches = prep.warp_prefetches;
                 report.cta_prefetches = prep.cta_prefetches;
@@ -392,8 +399,10 @@ struct Prepared {
     /// NaN-canonicalizing selects found and dropped, and raw operands (`nan.rs`).
     nan_selects: (usize, usize, usize, usize),
     /// Prefetches put before strided global loads (`prefetch.rs`): of the next iteration's
-    /// line, and 1 KiB ahead of a short constant step.
+    /// line (`BARRIER_AHEAD` lines on for `tile_prefetches` of them), and 1 KiB ahead of a
+    /// short constant step.
     prefetches: usize,
+    tile_prefetches: usize,
     stream_prefetches: usize,
     /// Of the next warp's lines beside an index prefetch (`prefetch::warp_offset`).
     warp_prefetches: usize,

@@ -334,6 +334,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.nan_selects.2 as u32);
             w.u32(r.nan_selects.3 as u32);
             w.u32(r.prefetches as u32);
+            w.u32(r.tile_prefetches as u32);
             w.u32(r.stream_prefetches as u32);
             w.u32(r.warp_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
@@ -435,6 +436,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 r.u32()? as usize,
             );
             let prefetches = r.u32()? as usize;
+            let tile_prefetches = r.u32()? as usize;
             let stream_prefetches = r.u32()? as usize;
             let warp_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
@@ -479,6 +481,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     aligned_only,
                     nan_selects,
                     prefetches,
+                    tile_prefetches,
                     stream_prefetches,
                     warp_prefetches,
                     cta_prefetches,
@@ -999,6 +1002,7 @@ mod tests {
                             aligned_only: Some("a large kernel".into()),
                             nan_selects: (16, 15, 4, 2),
                             prefetches: 1,
+                            tile_prefetches: 1,
                             cta_prefetches: 2,
                             cta_store_prefetches: 4,
                             stream_prefetches: 3,

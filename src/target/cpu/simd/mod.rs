@@ -159,6 +159,15 @@ impl WarpPlan {
                 r.prefetches
             );
         }
+        if r.tile_prefetches > 0 {
+            let _ = writeln!(
+                s,
+                "  prefetches {} iterations ahead: {} of them (in a loop that holds a CTA \
+                 barrier: an iteration is one round of the CTA's tile loads)",
+                crate::llvm::simd::BARRIER_AHEAD,
+                r.tile_prefetches
+            );
+        }
         if r.stream_prefetches > 0 {
             let _ = writeln!(
                 s,
