@@ -742,15 +742,33 @@ impl<'a> Warp<'a> {
                 Node::Loop(l) => {
                     let top = self.append("loop");
                     let after = self.append("loop.end");
-                    if full_copy(self.cfg, self.facts, l) && !self.skip_guard_in(l) {
-                        self.full_warp_loop(l, top)?;
+                    let h = self.cfg.loops[l].header;
+                    // An unguarded header (`unguarded`) runs its masked accesses even when no
+                    // lane is in the loop, at pointers no lane computed: the header phis of a
+                    // loop no lane entered hold whatever their slots held (undefined), and a
+                    // masked load with an empty mask at an unmapped address is a fault
+                    // suppressed by a microcode assist on AMD Zen. NVRTC's remainder loops,
+                    // which a warp with a row length that is a multiple of 128 never enters,
+                    // took a quarter of layernorm_warp's samples there. Such a loop is
+                    // entered only with some lane, from outside and from its full-warp copy.
+                    let entry = if self.unguarded(h) {
+                        self.append("loop.any")
                     } else {
-                        c::LLVMBuildBr(self.b, top);
+                        top
+                    };
+                    if full_copy(self.cfg, self.facts, l) && !self.skip_guard_in(l) {
+                        self.full_warp_loop(l, entry)?;
+                    } else {
+                        c::LLVMBuildBr(self.b, entry);
+                    }
+                    let mt = self.mask_ty();
+                    if entry != top {
+                        c::LLVMPositionBuilderAtEnd(self.b, entry);
+                        let m = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
+                        c::LLVMBuildCondBr(self.b, self.any(m), top, after);
                     }
                     c::LLVMPositionBuilderAtEnd(self.b, top);
                     self.region(Some(l))?;
-                    let h = self.cfg.loops[l].header;
-                    let mt = self.mask_ty();
                     let again = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
                     let any = self.any(again);
                     c::LLVMBuildCondBr(self.b, any, top, after);
