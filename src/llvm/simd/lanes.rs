@@ -415,7 +415,7 @@ impl Warp<'_> {
                 && stride::rows_alike(ptr, &self.facts.varying, self.td, ROWS_ALIKE_DEPTH);
             return self.load_runs(p, et, alike);
         }
-        if let Some(ok) = self.entry_flag(i) {
+        if let Some(ok) = self.entry_flag(i, p, et) {
             let vec_bb = self.append("ld.entry_tested");
             let other_bb = self.append("ld.entry_other");
             let join = self.append("ld.entry_join");
@@ -1460,13 +1460,19 @@ impl Warp<'_> {
         )
     }
 
-    /// For an entry-tested access `i` (`stride::Strides::entry_tested`): whether all of its
-    /// phis' entry tests passed.
-    unsafe fn entry_flag(&self, i: LLVMValueRef) -> Option<LLVMValueRef> {
-        let phis = self.facts.strides.entry_tested(i)?;
-        let mut ok = None;
-        for p in phis {
-            let s = *self.entry_flags.get(p)?;
+    /// For an entry-tested access `i` (`stride::Strides::entry_tested`) of type `t` at host
+    /// lane pointers `p`: whether all of its phis' entry tests passed and, for a checked one,
+    /// its lane-31 test (`lane31_test`).
+    unsafe fn entry_flag(
+        &self,
+        i: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> Option<LLVMValueRef> {
+        let (phis, checked) = self.facts.strides.entry_tested(i)?;
+        let mut ok = checked.then(|| self.lane31_test(p, t));
+        for phi in phis {
+            let s = *self.entry_flags.get(phi)?;
             let f = c::LLVMBuildLoad2(self.b, self.i1, s, c"".as_ptr());
             ok = Some(match ok {
                 Some(a) => c::LLVMBuildAnd(self.b, a, f, c"".as_ptr()),
@@ -1632,7 +1638,7 @@ impl Warp<'_> {
             }
             return;
         }
-        let entry_join = self.entry_flag(i).map(|ok| {
+        let entry_join = self.entry_flag(i, p, et).map(|ok| {
             let vec_bb = self.append("st.entry_tested");
             let other_bb = self.append("st.entry_other");
             let join = self.append("st.entry_join");

@@ -184,8 +184,9 @@ pub struct Strides {
     /// Loop-header phis whose lanes are tested where their loop is entered, and the step the
     /// test checks (`entry_tested`).
     entry: HashMap<LLVMValueRef, i64>,
-    /// Unknown accesses that are consecutive when the entry tests of these phis passed.
-    entry_accesses: HashMap<LLVMValueRef, Vec<LLVMValueRef>>,
+    /// Unknown accesses that are consecutive (or checked: `true`) when the entry tests of
+    /// these phis passed.
+    entry_accesses: HashMap<LLVMValueRef, (Vec<LLVMValueRef>, bool)>,
     /// Lanes over which strides run: 32, or a row segment's `S`.
     run: i64,
     /// The largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the block's warps
@@ -402,9 +403,10 @@ impl Strides {
     /// know but the join-following ones (`likely_strided`) do, an integer or a host pointer,
     /// is assumed to step by that stride in every lane, with no widening cast behind it (what
     /// its test at the loop's entry checks); the strides are worked out again with only that
-    /// assumption, and an unknown access whose pointer is then consecutive, built from such
-    /// phis and from values whose strides the assumption did not change, is consecutive
-    /// whenever its phis' tests passed. A phi whose value from the latch does not keep the
+    /// assumption, and an unknown access whose pointer is then consecutive or checked, built
+    /// from such phis and from values whose strides the assumption did not change, is so
+    /// whenever its phis' tests passed (nvcc's float4 grid-stride loops: `i32` index phis
+    /// from the remainder's join, widened in the address). A phi whose value from the latch does not keep the
     /// assumed stride is barred, as in `solve`. Row segments: none (a test per row).
     #[allow(clippy::too_many_arguments)]
     unsafe fn entry_tests(
@@ -457,9 +459,12 @@ impl Strides {
             let Some((p, t)) = ir::access(i) else {
                 continue;
             };
-            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == super::lanes::SHARED_AS
-                || self.access(p, t, varying, td) != Access::Consecutive
-            {
+            let checked = match self.access(p, t, varying, td) {
+                Access::Consecutive => false,
+                Access::Checked => true,
+                _ => continue,
+            };
+            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == super::lanes::SHARED_AS {
                 continue;
             }
             let mut phis = Vec::new();
@@ -469,7 +474,7 @@ impl Strides {
                 for &phi in &phis {
                     self.entry.insert(phi, seeds[&phi].step);
                 }
-                self.entry_accesses.insert(i, phis);
+                self.entry_accesses.insert(i, (phis, checked));
             }
         }
     }
@@ -506,11 +511,15 @@ impl Strides {
     }
 
     /// The loop-header phis access `i` reads its pointer through that are tested where their
-    /// loops are entered: `i` is one vector access when every test passed (the phi's lanes
-    /// stepped by its stride then, and its value from the latch keeps the stride in every
-    /// lane, `whole`), the unknown access's way otherwise.
-    pub fn entry_tested(&self, i: LLVMValueRef) -> Option<&[LLVMValueRef]> {
-        self.entry_accesses.get(&i).map(Vec::as_slice)
+    /// loops are entered, and whether it is checked then: `i` is one vector access when every
+    /// test passed (the phi's lanes stepped by its stride then, and its value from the latch
+    /// keeps the stride in every lane, `whole`) and, if checked, its one widening cast did
+    /// not wrap between lanes 0 and 31 (`Access::Checked`); the unknown access's way
+    /// otherwise.
+    pub fn entry_tested(&self, i: LLVMValueRef) -> Option<(&[LLVMValueRef], bool)> {
+        self.entry_accesses
+            .get(&i)
+            .map(|(phis, checked)| (phis.as_slice(), *checked))
     }
 
     /// The lane step an entry-tested phi's test checks (`entry_tested`).

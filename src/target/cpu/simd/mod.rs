@@ -97,7 +97,7 @@ impl WarpPlan {
             let mut tested = Vec::new();
             if m[6] > 0 {
                 tested.push(format!(
-                    "{} of them consecutive when their loop's pointer phis step by one element from lane to lane, tested where the loop is entered",
+                    "{} of them consecutive or checked when their loop's phis step by their stride from lane to lane, tested where the loop is entered",
                     m[6]
                 ));
             }
