@@ -75,6 +75,9 @@ pub struct Warp<'a> {
     pub(super) term_tests: HashMap<LLVMValueRef, LLVMValueRef>,
     /// The stored values' size by varying term (0: stores of two sizes share it).
     pub(super) term_sizes: HashMap<LLVMValueRef, u64>,
+    /// An `i1` slot per entry-tested loop-header phi (`stride::Strides::entry_tested`):
+    /// whether its lanes stepped by its stride where its loop was last entered (`edge`).
+    pub(super) entry_flags: HashMap<LLVMValueRef, LLVMValueRef>,
     pub(super) allocas: LLVMBuilderRef,
     pub ctx: LLVMValueRef,
     pub launched: LLVMValueRef,
@@ -202,6 +205,7 @@ impl<'a> Warp<'a> {
             mma_operands: HashMap::new(),
             term_tests: HashMap::new(),
             term_sizes: HashMap::new(),
+            entry_flags: HashMap::new(),
             allocas,
             ctx: c::LLVMGetParam(dst, 0),
             launched: std::ptr::null_mut(),
@@ -226,6 +230,7 @@ impl<'a> Warp<'a> {
             _ => {}
         }
         w.term_test_slots();
+        w.entry_flag_slots();
         w.preamble();
         // The region scheme enters at its state: the start, or after a barrier.
         w.dispatch();
@@ -737,15 +742,33 @@ impl<'a> Warp<'a> {
                 Node::Loop(l) => {
                     let top = self.append("loop");
                     let after = self.append("loop.end");
-                    if full_copy(self.cfg, self.facts, l) && !self.skip_guard_in(l) {
-                        self.full_warp_loop(l, top)?;
+                    let h = self.cfg.loops[l].header;
+                    // An unguarded header (`unguarded`) runs its masked accesses even when no
+                    // lane is in the loop, at pointers no lane computed: the header phis of a
+                    // loop no lane entered hold whatever their slots held (undefined), and a
+                    // masked load with an empty mask at an unmapped address is a fault
+                    // suppressed by a microcode assist on AMD Zen. NVRTC's remainder loops,
+                    // which a warp with a row length that is a multiple of 128 never enters,
+                    // took a quarter of layernorm_warp's samples there. Such a loop is
+                    // entered only with some lane, from outside and from its full-warp copy.
+                    let entry = if self.unguarded(h) {
+                        self.append("loop.any")
                     } else {
-                        c::LLVMBuildBr(self.b, top);
+                        top
+                    };
+                    if full_copy(self.cfg, self.facts, l) && !self.skip_guard_in(l) {
+                        self.full_warp_loop(l, entry)?;
+                    } else {
+                        c::LLVMBuildBr(self.b, entry);
+                    }
+                    let mt = self.mask_ty();
+                    if entry != top {
+                        c::LLVMPositionBuilderAtEnd(self.b, entry);
+                        let m = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
+                        c::LLVMBuildCondBr(self.b, self.any(m), top, after);
                     }
                     c::LLVMPositionBuilderAtEnd(self.b, top);
                     self.region(Some(l))?;
-                    let h = self.cfg.loops[l].header;
-                    let mt = self.mask_ty();
                     let again = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
                     let any = self.any(again);
                     c::LLVMBuildCondBr(self.b, any, top, after);
@@ -1206,6 +1229,14 @@ impl<'a> Warp<'a> {
         // another phi of the same block (a loop header's `a, b = b, a + b`), whose slot holds
         // the value of the previous iteration only until it is written here.
         let mut incoming = Vec::new();
+        // Entering a loop: the entry tests of its header's phis (`entry_test`).
+        let entering = self
+            .cfg
+            .loops
+            .iter()
+            .find(|l| l.header == to)
+            .is_some_and(|l| !l.blocks[from]);
+        let mut tests = Vec::new();
         for p in ir::instructions(self.cfg.blocks[to]) {
             if c::LLVMIsAPHINode(p).is_null() {
                 break;
@@ -1217,7 +1248,15 @@ impl<'a> Warp<'a> {
             };
             let inc = c::LLVMGetIncomingValue(p, k);
             let vary = self.facts.is_varying(p);
-            incoming.push((p, vary, self.get(inc, vary)));
+            let v = self.get(inc, vary);
+            incoming.push((p, vary, v));
+            if entering {
+                if let (Some(&s), Some(step)) =
+                    (self.entry_flags.get(&p), self.facts.strides.entry_step(p))
+                {
+                    tests.push((s, self.entry_test(v, step)));
+                }
+            }
         }
         // The incoming values are built above, before the branch, so that what `get` builds
         // and remembers dominates the rest of the visit.
@@ -1237,6 +1276,13 @@ impl<'a> Warp<'a> {
                 self.any(em)
             };
             let v = c::LLVMBuildSelect(self.b, cond, v, old, c"".as_ptr());
+            c::LLVMBuildStore(self.b, v, s);
+        }
+        // The phis took every lane (`Strides::whole`) where any lane entered: so do their
+        // tests.
+        for (s, ok) in tests {
+            let old = c::LLVMBuildLoad2(self.b, self.i1, s, c"".as_ptr());
+            let v = c::LLVMBuildSelect(self.b, self.any(em), ok, old, c"".as_ptr());
             c::LLVMBuildStore(self.b, v, s);
         }
         if let Some(join) = join {

@@ -415,6 +415,37 @@ impl Warp<'_> {
                 && stride::rows_alike(ptr, &self.facts.varying, self.td, ROWS_ALIKE_DEPTH);
             return self.load_runs(p, et, alike);
         }
+        if let Some(ok) = self.entry_flag(i, p, et) {
+            let vec_bb = self.append("ld.entry_tested");
+            let other_bb = self.append("ld.entry_other");
+            let join = self.append("ld.entry_join");
+            c::LLVMBuildCondBr(b, ok, vec_bb, other_bb);
+            c::LLVMPositionBuilderAtEnd(b, vec_bb);
+            let lv = self.load_runs(p, et, false);
+            let vec_bb = c::LLVMGetInsertBlock(b);
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, other_bb);
+            let ov = self.load_tested(ptr, p, et, access);
+            let other_bb = c::LLVMGetInsertBlock(b);
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, join);
+            return ir::phi(b, vt, c"".as_ptr(), &[(lv, vec_bb), (ov, other_bb)]);
+        }
+        self.load_tested(ptr, p, et, access)
+    }
+
+    /// A load of type `et` at host lane pointers `p` (source pointer `ptr`) that are neither
+    /// consecutive nor of one address per row: a checked or run-time test of the lanes'
+    /// addresses, else a gather (`load`).
+    unsafe fn load_tested(
+        &mut self,
+        ptr: LLVMValueRef,
+        p: LLVMValueRef,
+        et: LLVMTypeRef,
+        access: Access,
+    ) -> LLVMValueRef {
+        let vt = self.vty(et);
+        let b = self.b;
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
@@ -1371,6 +1402,86 @@ impl Warp<'_> {
         }
     }
 
+    /// An `i1` slot per loop-header phi tested where its loop is entered
+    /// (`stride::Strides::entry_tested`), "not consecutive" until the first test: the entry
+    /// of every call sets it (after a barrier, the region scheme's phis come back from the
+    /// frame untested, and their accesses take their run-time tests).
+    pub(super) unsafe fn entry_flag_slots(&mut self) {
+        // In the order the phis are met: one module, one text.
+        for &bb in &self.cfg.blocks {
+            for i in ir::instructions(bb) {
+                if c::LLVMIsAPHINode(i).is_null() {
+                    break;
+                }
+                if self.facts.strides.entry_step(i).is_some() {
+                    let s = self.alloca(self.i1);
+                    c::LLVMBuildStore(self.allocas, c::LLVMConstInt(self.i1, 0, 0), s);
+                    self.entry_flags.insert(i, s);
+                }
+            }
+        }
+    }
+
+    /// Whether the lanes of `v` (a loop-header phi's value on entry, every lane: integers or
+    /// host pointers) step by `step` from lane 0's, modulo the width: the phi then does in
+    /// every iteration (`Strides::whole`, `Strides::entry_tested`).
+    pub(super) unsafe fn entry_test(&mut self, v: LLVMValueRef, step: i64) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v = if self.is_vec(v) { v } else { self.splat(v) };
+        let e = c::LLVMGetElementType(c::LLVMTypeOf(v));
+        let v = if c::LLVMGetTypeKind(e) == LLVMTypeKind::LLVMPointerTypeKind {
+            c::LLVMBuildPtrToInt(b, v, c::LLVMVectorType(self.i64, LANES), n)
+        } else {
+            v
+        };
+        let it = c::LLVMGetElementType(c::LLVMTypeOf(v));
+        let w = c::LLVMGetIntTypeWidth(it);
+        let low = |x: i64| {
+            if w >= 64 {
+                x as u64
+            } else {
+                (x as u64) & ((1u64 << w) - 1)
+            }
+        };
+        let first = self.shuffle(v, None, &[0; LANES as usize]);
+        let d = c::LLVMBuildSub(b, v, first, n);
+        let mut want: Vec<LLVMValueRef> = (0..LANES)
+            .map(|q| c::LLVMConstInt(it, low(step.wrapping_mul(i64::from(q))), 0))
+            .collect();
+        let want = c::LLVMConstVector(want.as_mut_ptr(), LANES);
+        let eq = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, d, want, n);
+        c::LLVMBuildICmp(
+            b,
+            LLVMIntPredicate::LLVMIntEQ,
+            self.bits(eq),
+            c::LLVMConstAllOnes(self.i32),
+            n,
+        )
+    }
+
+    /// For an entry-tested access `i` (`stride::Strides::entry_tested`) of type `t` at host
+    /// lane pointers `p`: whether all of its phis' entry tests passed and, for a checked one,
+    /// its lane-31 test (`lane31_test`).
+    unsafe fn entry_flag(
+        &self,
+        i: LLVMValueRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> Option<LLVMValueRef> {
+        let (phis, checked) = self.facts.strides.entry_tested(i)?;
+        let mut ok = checked.then(|| self.lane31_test(p, t));
+        for phi in phis {
+            let s = *self.entry_flags.get(phi)?;
+            let f = c::LLVMBuildLoad2(self.b, self.i1, s, c"".as_ptr());
+            ok = Some(match ok {
+                Some(a) => c::LLVMBuildAnd(self.b, a, f, c"".as_ptr()),
+                None => f,
+            });
+        }
+        ok
+    }
+
     /// The pointer and type of load or store `i` when it takes the consecutive test of its
     /// lanes' pointers (`load`, `store`: no other path, such as a window, a known stride, a
     /// gather of indices from memory or a global scalar load's halves, comes first).
@@ -1395,7 +1506,8 @@ impl Warp<'_> {
         if matches!(
             access,
             Access::PerRow | Access::Window | Access::Consecutive | Access::Checked
-        ) {
+        ) || self.facts.strides.entry_tested(i).is_some()
+        {
             return None;
         }
         if !store {
@@ -1526,6 +1638,36 @@ impl Warp<'_> {
             }
             return;
         }
+        let entry_join = self.entry_flag(i, p, et).map(|ok| {
+            let vec_bb = self.append("st.entry_tested");
+            let other_bb = self.append("st.entry_other");
+            let join = self.append("st.entry_join");
+            c::LLVMBuildCondBr(b, ok, vec_bb, other_bb);
+            c::LLVMPositionBuilderAtEnd(b, vec_bb);
+            self.store_runs(v, p, et);
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, other_bb);
+            join
+        });
+        self.store_tested(ptr, v, p, et, access);
+        if let Some(join) = entry_join {
+            c::LLVMBuildBr(b, join);
+            c::LLVMPositionBuilderAtEnd(b, join);
+        }
+    }
+
+    /// A store of `v` (type `et` per lane) at host lane pointers `p` (source pointer `ptr`)
+    /// that are not known to be consecutive: a checked or run-time test of the lanes'
+    /// addresses, else a scatter (`store`).
+    unsafe fn store_tested(
+        &mut self,
+        ptr: LLVMValueRef,
+        v: LLVMValueRef,
+        p: LLVMValueRef,
+        et: LLVMTypeRef,
+        access: Access,
+    ) {
+        let b = self.b;
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
         let term = checked
             .is_none()

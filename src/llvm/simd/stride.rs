@@ -165,20 +165,28 @@ pub unsafe fn rows_alike(
 #[derive(Default)]
 pub struct Strides {
     map: HashMap<LLVMValueRef, Stride>,
-    /// Loop-header phis that step like their inputs: the warp function sets all their lanes
-    /// on each edge (`Warp::edge`) so that lane 0 stays a base (see `new`).
+    /// Loop-header phis that step like their inputs, and those tested at their loop's entry
+    /// (`entry_tested`): the warp function sets all their lanes on each edge (`Warp::edge`)
+    /// so that lane 0 stays a base (see `new`).
     whole: HashSet<LLVMValueRef>,
     /// Non-atomic loads and stores through varying pointers by kind: consecutive, checked,
     /// unknown (per row and consecutive within rows under row segments), of the unknown
     /// ones the loads tested for a window (`Access::Window`), stores of one address in
     /// every lane (`Strides::same_address`, [`SAME_ADDRESS`]), and of the unknown ones the
-    /// stores tested for a window ([`WINDOW_STORES`]).
-    pub counts: [usize; 6],
+    /// stores tested for a window ([`WINDOW_STORES`]), and of the unknown ones those
+    /// consecutive when their loops' entry tests pass ([`ENTRY_TESTED`]).
+    pub counts: [usize; 7],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
     /// Unknown accesses (`Access::Unknown`) that would be consecutive or checked if join phis
     /// took the stride their incoming values share (`likely_strided`).
     likely: HashSet<LLVMValueRef>,
+    /// Loop-header phis whose lanes are tested where their loop is entered, and the step the
+    /// test checks (`entry_tested`).
+    entry: HashMap<LLVMValueRef, i64>,
+    /// Unknown accesses that are consecutive (or checked: `true`) when the entry tests of
+    /// these phis passed.
+    entry_accesses: HashMap<LLVMValueRef, (Vec<LLVMValueRef>, bool)>,
     /// Lanes over which strides run: 32, or a row segment's `S`.
     run: i64,
     /// The largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the block's warps
@@ -202,6 +210,10 @@ pub const SAME_ADDRESS: usize = 4;
 
 /// The index in `Strides::counts` of the `.shared` stores tested for a window.
 pub const WINDOW_STORES: usize = 5;
+
+/// The index in `Strides::counts` of the unknown accesses that are consecutive when their
+/// loops' entry tests pass (`Strides::entry_tested`).
+pub const ENTRY_TESTED: usize = 6;
 
 const UNIFORM: Stride = Stride {
     step: 0,
@@ -315,7 +327,8 @@ impl Strides {
         // that steps the same but whose lane 0 is not known to be aligned (`%tid.x` plus a
         // `%ntid.x` the function loads: block loops `for (c = tid; c < n; c += blockDim.x)`)
         // only makes the phi unaligned.
-        s.solve(cfg, &insts, varying, aligned, td, false);
+        let none = HashMap::new();
+        s.solve(cfg, &insts, varying, aligned, td, false, &none);
         s.whole = s
             .map
             .keys()
@@ -365,8 +378,8 @@ impl Strides {
         }
         if !unknown.is_empty() {
             let exact = std::mem::take(&mut s.map);
-            s.solve(cfg, &insts, varying, aligned, td, true);
-            for i in unknown {
+            s.solve(cfg, &insts, varying, aligned, td, true, &none);
+            for &i in &unknown {
                 let Some((p, t)) = ir::access(i) else {
                     continue;
                 };
@@ -377,13 +390,147 @@ impl Strides {
                     s.likely.insert(i);
                 }
             }
+            let joined = std::mem::take(&mut s.map);
+            s.entry_tests(cfg, &insts, varying, aligned, td, &exact, &joined, &unknown);
             s.map = exact;
+            s.whole.extend(s.entry.keys().copied());
+            s.counts[ENTRY_TESTED] = s.entry_accesses.len();
         }
         s
     }
 
+    /// The entry tests (`entry_tested`): a loop-header phi that the exact strides do not
+    /// know but the join-following ones (`likely_strided`) do, an integer or a host pointer,
+    /// is assumed to step by that stride in every lane, with no widening cast behind it (what
+    /// its test at the loop's entry checks); the strides are worked out again with only that
+    /// assumption, and an unknown access whose pointer is then consecutive or checked, built
+    /// from such phis and from values whose strides the assumption did not change, is so
+    /// whenever its phis' tests passed (nvcc's float4 grid-stride loops: `i32` index phis
+    /// from the remainder's join, widened in the address). A phi whose value from the latch does not keep the
+    /// assumed stride is barred, as in `solve`. Row segments: none (a test per row).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn entry_tests(
+        &mut self,
+        cfg: &Cfg,
+        insts: &[LLVMValueRef],
+        varying: &HashSet<LLVMValueRef>,
+        aligned: bool,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        exact: &HashMap<LLVMValueRef, Stride>,
+        joined: &HashMap<LLVMValueRef, Stride>,
+        unknown: &[LLVMValueRef],
+    ) {
+        if self.run != 32 {
+            return;
+        }
+        let mut seeds: HashMap<LLVMValueRef, Stride> = HashMap::new();
+        for &i in insts {
+            if ir::opcode(i) != O::LLVMPHI
+                || !varying.contains(&i)
+                || exact.contains_key(&i)
+                || self.header_phi(cfg, i).is_none()
+            {
+                continue;
+            }
+            let t = c::LLVMTypeOf(i);
+            let fits = match c::LLVMGetTypeKind(t) {
+                LLVMTypeKind::LLVMIntegerTypeKind => c::LLVMGetIntTypeWidth(t) <= 64,
+                LLVMTypeKind::LLVMPointerTypeKind => c::LLVMGetPointerAddressSpace(t) == 0,
+                _ => false,
+            };
+            match joined.get(&i) {
+                Some(st) if fits && st.step != 0 => {
+                    seeds.insert(
+                        i,
+                        Stride {
+                            step: st.step,
+                            ..UNIFORM
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        if seeds.is_empty() {
+            return;
+        }
+        self.solve(cfg, insts, varying, aligned, td, false, &seeds);
+        for &i in unknown {
+            let Some((p, t)) = ir::access(i) else {
+                continue;
+            };
+            let checked = match self.access(p, t, varying, td) {
+                Access::Consecutive => false,
+                Access::Checked => true,
+                _ => continue,
+            };
+            if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == super::lanes::SHARED_AS {
+                continue;
+            }
+            let mut phis = Vec::new();
+            let mut seen = HashSet::new();
+            if self.entry_deps(p, varying, exact, &seeds, &mut phis, &mut seen) && !phis.is_empty()
+            {
+                for &phi in &phis {
+                    self.entry.insert(phi, seeds[&phi].step);
+                }
+                self.entry_accesses.insert(i, (phis, checked));
+            }
+        }
+    }
+
+    /// Whether the stride of `v` (in the map of the entry tests' solve) follows from entry
+    /// tested phis (`seeds`, collected into `phis`) and from values whose exact stride it is.
+    unsafe fn entry_deps(
+        &self,
+        v: LLVMValueRef,
+        varying: &HashSet<LLVMValueRef>,
+        exact: &HashMap<LLVMValueRef, Stride>,
+        seeds: &HashMap<LLVMValueRef, Stride>,
+        phis: &mut Vec<LLVMValueRef>,
+        seen: &mut HashSet<LLVMValueRef>,
+    ) -> bool {
+        if !varying.contains(&v) || !seen.insert(v) {
+            return true;
+        }
+        let Some(st) = self.map.get(&v) else {
+            return false;
+        };
+        if exact.get(&v) == Some(st) {
+            return true;
+        }
+        if seeds.contains_key(&v) {
+            phis.push(v);
+            return true;
+        }
+        ir::is_instruction(v)
+            && ir::opcode(v) != O::LLVMPHI
+            && ir::operands(v)
+                .into_iter()
+                .all(|o| self.entry_deps(o, varying, exact, seeds, phis, seen))
+    }
+
+    /// The loop-header phis access `i` reads its pointer through that are tested where their
+    /// loops are entered, and whether it is checked then: `i` is one vector access when every
+    /// test passed (the phi's lanes stepped by its stride then, and its value from the latch
+    /// keeps the stride in every lane, `whole`) and, if checked, its one widening cast did
+    /// not wrap between lanes 0 and 31 (`Access::Checked`); the unknown access's way
+    /// otherwise.
+    pub fn entry_tested(&self, i: LLVMValueRef) -> Option<(&[LLVMValueRef], bool)> {
+        self.entry_accesses
+            .get(&i)
+            .map(|(phis, checked)| (phis.as_slice(), *checked))
+    }
+
+    /// The lane step an entry-tested phi's test checks (`entry_tested`).
+    pub fn entry_step(&self, phi: LLVMValueRef) -> Option<i64> {
+        self.entry.get(&phi).copied()
+    }
+
     /// The strides of `insts` (the fixed point `new` describes), join phis followed when
-    /// `joins` (`likely_strided`).
+    /// `joins` (`likely_strided`), the loop-header phis of `seeds` taking that stride instead
+    /// of their preheader value's (`entry_tests`).
+    #[allow(clippy::too_many_arguments)]
     unsafe fn solve(
         &mut self,
         cfg: &Cfg,
@@ -392,6 +539,7 @@ impl Strides {
         aligned: bool,
         td: llvm_sys::target::LLVMTargetDataRef,
         joins: bool,
+        seeds: &HashMap<LLVMValueRef, Stride>,
     ) {
         let s = self;
         let mut barred: HashSet<LLVMValueRef> = HashSet::new();
@@ -411,6 +559,8 @@ impl Strides {
                             s.join_phi(i, varying)
                         } else if barred.contains(&i) {
                             None
+                        } else if let Some(&st) = seeds.get(&i) {
+                            Some(st)
                         } else {
                             s.header_phi(cfg, i)
                                 .and_then(|(pre, _)| s.of(pre, varying))

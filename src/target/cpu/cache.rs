@@ -406,14 +406,14 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 _ => Some((r.u32()? as usize, r.u32()? as usize)),
             };
             let barriers = read_strs(r)?;
-            let mut memory = [0; 6];
+            let mut memory = [0; 7];
             for k in &mut memory {
                 *k = r.u32()? as usize;
             }
             let rows_memory = match r.u8()? {
                 0 => None,
                 _ => {
-                    let mut m = [0; 6];
+                    let mut m = [0; 7];
                     for k in &mut m {
                         *k = r.u32()? as usize;
                     }
@@ -994,8 +994,8 @@ mod tests {
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
                             barriers: vec!["bar.sync 0 in L2".into()],
-                            memory: [2, 1, 0, 0, 1, 0],
-                            rows_memory: Some([3, 0, 0, 1, 0, 1]),
+                            memory: [2, 1, 0, 0, 1, 0, 1],
+                            rows_memory: Some([3, 0, 0, 1, 0, 1, 0]),
                             barrier_scheme: Some("static regions".into()),
                             skip_guards: false,
                             segments: Some("blocks of (16, 16, 1) threads".into()),

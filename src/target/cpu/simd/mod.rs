@@ -93,8 +93,14 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory = |m: [usize; 6]| {
+        let memory = |m: [usize; 7]| {
             let mut tested = Vec::new();
+            if m[6] > 0 {
+                tested.push(format!(
+                    "{} of them consecutive or checked when their loop's phis step by their stride from lane to lane, tested where the loop is entered",
+                    m[6]
+                ));
+            }
             if m[3] > 0 {
                 tested.push(format!(
                     "{} of them .shared loads tested for a 64-element window",
