@@ -98,9 +98,10 @@ pub struct Report {
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
     /// tested at run time, else a gather or scatter), and of the other ones the `.shared`
     /// loads tested for a window (`stride::Access::Window`), stores of one address, and of
-    /// the other ones the `.shared` stores tested for a window; `stride.rs`.
-    pub memory: [usize; 6],
-    pub rows_memory: Option<[usize; 6]>,
+    /// the other ones the `.shared` stores tested for a window and the global loads of at
+    /// most two runs per half-warp (`stride::ROWS`); `stride.rs`.
+    pub memory: [usize; 7],
+    pub rows_memory: Option<[usize; 7]>,
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,
