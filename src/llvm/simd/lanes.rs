@@ -32,19 +32,6 @@ use super::uniform::{call_kind, CallKind};
 /// The shared-memory address space of the lowering (`llvm::cpu`).
 pub(super) const SHARED_AS: u32 = 3;
 
-/// Whether instruction `v` has a user in block `bb`.
-unsafe fn used_in(v: LLVMValueRef, bb: LLVMBasicBlockRef) -> bool {
-    let mut u = c::LLVMGetFirstUse(v);
-    while !u.is_null() {
-        let user = c::LLVMGetUser(u);
-        if !c::LLVMIsAInstruction(user).is_null() && c::LLVMGetInstructionParent(user) == bb {
-            return true;
-        }
-        u = c::LLVMGetNextUse(u);
-    }
-    false
-}
-
 /// Whether scalar divisor `d` of division or remainder `op` is a constant that cannot trap in
 /// any lane: not zero, nor all ones when signed (`MIN / -1` overflows).
 unsafe fn safe_divisor(d: LLVMValueRef, op: O) -> bool {
@@ -459,13 +446,14 @@ impl Warp<'_> {
         }
         let global = c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) != SHARED_AS;
         if checked.is_none() && global && self.per(et) == 1 && !self.narrow(vt) {
-            if let Some(rows) = self
-                .facts
-                .strides
-                .rows(ptr, et, &self.facts.varying, self.td)
-            {
-                let bb = c::LLVMGetInstructionParent(i);
-                return self.load_rows(vt, lanes, et, &rows, bb);
+            if let Some(rows) = self.facts.strides.rows(
+                ptr,
+                et,
+                &self.facts.varying,
+                self.td,
+                c::LLVMGetInstructionParent(i),
+            ) {
+                return self.load_rows(vt, lanes, et, &rows);
             }
             return self.runs_or_gather(vt, lanes, et);
         }
@@ -591,7 +579,6 @@ impl Warp<'_> {
         p: LLVMValueRef,
         t: LLVMTypeRef,
         rows: &stride::Rows,
-        bb: LLVMBasicBlockRef,
     ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
@@ -642,15 +629,9 @@ impl Warp<'_> {
         // narrowest this block has (defined or used here: a value of another block that this
         // one does not use has no slot), an integer compare where the pointers took 64-bit
         // subtractions and compares; else from the pointers.
-        let known = rows
-            .witnesses
-            .iter()
-            .filter(|&&(v, _)| {
-                !ir::is_instruction(v) || c::LLVMGetInstructionParent(v) == bb || used_in(v, bb)
-            })
-            .min_by_key(|&&(v, _)| {
-                llvm_sys::target::LLVMSizeOfTypeInBits(self.td, c::LLVMTypeOf(v))
-            });
+        let known = rows.witnesses.iter().min_by_key(|&&(v, _)| {
+            llvm_sys::target::LLVMSizeOfTypeInBits(self.td, c::LLVMTypeOf(v))
+        });
         let int = |v: LLVMValueRef| {
             c::LLVMGetTypeKind(c::LLVMTypeOf(v)) == LLVMTypeKind::LLVMIntegerTypeKind
         };

@@ -214,13 +214,34 @@ const ROWS_DEPTH: u32 = 24;
 /// A widening cast on the way of a two-run load (`Strides::rows`) whose narrow operand `x`
 /// steps by `step` (a signed number of its `width`) within each piece: the cast is exact
 /// there unless `x` crosses its type's limit between two lanes, which the load tests in
-/// every lane before it (`lanes.rs`: no lane's `x` within `step` of the limit).
+/// every lane before it (`lanes.rs`: no lane's `x` within `step` of the limit). `x` may be
+/// the cast's result instead (`cast`), which has the same value: the test reads whichever
+/// the load's block has.
 #[derive(Clone, Copy, Debug)]
 pub struct WrapTest {
     pub x: LLVMValueRef,
     pub step: i64,
     pub signed: bool,
     pub width: u32,
+    /// The cast instruction, when there is one (a GEP extends its indices implicitly).
+    cast: Option<LLVMValueRef>,
+}
+
+/// Whether the warp function has value `v` in block `bb`: not an instruction, or one of
+/// `bb`, or one that `bb` uses (a value of another block has a slot only where it is used).
+pub unsafe fn available(v: LLVMValueRef, bb: LLVMBasicBlockRef) -> bool {
+    if !ir::is_instruction(v) || c::LLVMGetInstructionParent(v) == bb {
+        return true;
+    }
+    let mut u = c::LLVMGetFirstUse(v);
+    while !u.is_null() {
+        let user = c::LLVMGetUser(u);
+        if !c::LLVMIsAInstruction(user).is_null() && c::LLVMGetInstructionParent(user) == bb {
+            return true;
+        }
+        u = c::LLVMGetNextUse(u);
+    }
+    false
 }
 
 /// The lanes where `k / r` changes, `k` lane-consecutive with aligned half-warps and `r` a
@@ -483,7 +504,8 @@ impl Strides {
                             if ir::opcode(i) == O::LLVMLoad
                                 && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p))
                                     != super::lanes::SHARED_AS
-                                && s.rows(p, t, varying, td).is_some()
+                                && s.rows(p, t, varying, td, c::LLVMGetInstructionParent(i))
+                                    .is_some()
                             {
                                 s.counts[ROWS] += 1;
                             }
@@ -791,12 +813,16 @@ impl Strides {
     /// its first lane's pointer and the run ending at its last lane's, in every lane, the
     /// masked-off ones too (pure arithmetic on a header phi that keeps all its lanes,
     /// `whole`): `lanes.rs` loads the two runs without testing the lanes' addresses.
+    ///
+    /// `bb` is the load's block: the wrap tests and the witnesses are values it has
+    /// (`available`), the tests else the load is not one of these.
     pub unsafe fn rows(
         &self,
         p: LLVMValueRef,
         t: LLVMTypeRef,
         varying: &HashSet<LLVMValueRef>,
         td: llvm_sys::target::LLVMTargetDataRef,
+        bb: LLVMBasicBlockRef,
     ) -> Option<Rows> {
         if self.run < HALF || c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
             return None;
@@ -807,10 +833,24 @@ impl Strides {
             return None;
         }
         let pc = self.piece(p, varying, td, ROWS_DEPTH)?;
-        (pc.split.is_some() && pc.step == size as i64).then_some(Rows {
-            tests: pc.tests,
-            witnesses: pc.witnesses,
-        })
+        if pc.split.is_none() || pc.step != size as i64 {
+            return None;
+        }
+        let tests = pc
+            .tests
+            .into_iter()
+            .map(|w| match w.cast {
+                _ if available(w.x, bb) => Some(w),
+                Some(cv) if available(cv, bb) => Some(WrapTest { x: cv, ..w }),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let witnesses = pc
+            .witnesses
+            .into_iter()
+            .filter(|&(v, _)| available(v, bb))
+            .collect();
+        Some(Rows { tests, witnesses })
     }
 
     /// How `v`'s lanes go within each half-warp (`Piece`), if the rules know: strides
@@ -953,7 +993,7 @@ impl Strides {
                 join(a, b, 0)
             }
             O::LLVMZExt | O::LLVMSExt => {
-                told(self.piece_cast(sub(0)?, opnd(0), op == O::LLVMSExt, td)?)
+                told(self.piece_cast(sub(0)?, opnd(0), Some(v), op == O::LLVMSExt, td)?)
             }
             O::LLVMTrunc
             | O::LLVMFreeze
@@ -971,7 +1011,7 @@ impl Strides {
                 let a = sub(0)?;
                 if w > from {
                     // `inttoptr`/`ptrtoint` to a wider type extends with zeros.
-                    return told(self.piece_cast(a, opnd(0), false, td)?);
+                    return told(self.piece_cast(a, opnd(0), Some(v), false, td)?);
                 }
                 let mut r = scaled(a, 1);
                 r.tells &= w == from;
@@ -1002,7 +1042,7 @@ impl Strides {
                     let mut x = self.piece(idx, varying, td, depth)?;
                     // Indices narrower than the pointer are sign-extended.
                     if c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx)) < w {
-                        x = self.piece_cast(x, idx, true, td)?;
+                        x = self.piece_cast(x, idx, None, true, td)?;
                     }
                     let size = llvm_sys::target::LLVMABISizeOfType(td, elem);
                     let x = scaled(x, i64::try_from(size).ok()?);
@@ -1022,6 +1062,7 @@ impl Strides {
         &self,
         a: Piece,
         x: LLVMValueRef,
+        cast: Option<LLVMValueRef>,
         signed: bool,
         td: llvm_sys::target::LLVMTargetDataRef,
     ) -> Option<Piece> {
@@ -1039,6 +1080,7 @@ impl Strides {
             step: a.step,
             signed,
             width,
+            cast,
         });
         Some(a)
     }
