@@ -23,12 +23,24 @@ const ROWS_ALIKE_DEPTH: u32 = 12;
 const MEMORY_INDEXED_DEPTH: u32 = 8;
 /// How deep `Warp::lane_of` rebuilds a lane's pointer from its operands' lanes.
 const LANE_OF_DEPTH: u32 = 16;
+/// Lanes of a half-warp: the two-run loads' unit (`stride::HALF`).
+const HALF: u32 = stride::HALF as u32;
 use super::ir;
 use super::stride::{self, Access};
 use super::uniform::{call_kind, CallKind};
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
 pub(super) const SHARED_AS: u32 = 3;
+
+/// Whether scalar divisor `d` of division or remainder `op` is a constant that cannot trap in
+/// any lane: not zero, nor all ones when signed (`MIN / -1` overflows).
+unsafe fn safe_divisor(d: LLVMValueRef, op: O) -> bool {
+    if c::LLVMIsAConstantInt(d).is_null() {
+        return false;
+    }
+    let signed = matches!(op, O::LLVMSDiv | O::LLVMSRem);
+    c::LLVMConstIntGetZExtValue(d) != 0 && !(signed && c::LLVMConstIntGetSExtValue(d) == -1)
+}
 
 impl Warp<'_> {
     /// The vector form of varying instruction `i`.
@@ -78,12 +90,21 @@ impl Warp<'_> {
                 }
                 v
             }
-            O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem => {
+            O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem
+                if !safe_divisor(c::LLVMGetOperand(i, 1), op) =>
+            {
                 // Lanes not running may hold anything: divide them by one.
                 let (x, y) = (operand(self, 0), operand(self, 1));
                 let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));
                 let m = self.widen(self.mask, self.per_new(y));
                 let y = c::LLVMBuildSelect(b, m, y, one, n);
+                c::LLVMBuildBinOp(b, op, x, y, n)
+            }
+            O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem => {
+                // A constant that cannot trap divides every lane: `k / 18`'s lanes then hold
+                // the quotient also where they do not run (`stride::Strides::rows` relies on
+                // it), and code generation multiplies instead of dividing lane by lane.
+                let (x, y) = (operand(self, 0), operand(self, 1));
                 c::LLVMBuildBinOp(b, op, x, y, n)
             }
             O::LLVMFNeg => {
@@ -456,6 +477,15 @@ impl Warp<'_> {
         }
         let global = c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) != SHARED_AS;
         if checked.is_none() && global && self.per(et) == 1 && !self.narrow(vt) {
+            if let Some(rows) = self.facts.strides.rows(
+                ptr,
+                et,
+                &self.facts.varying,
+                self.td,
+                c::LLVMGetInstructionParent(i),
+            ) {
+                return self.load_rows(vt, lanes, et, &rows);
+            }
             return self.runs_or_gather(vt, lanes, et);
         }
         let term = checked
@@ -500,29 +530,10 @@ impl Warp<'_> {
         p: LLVMValueRef,
         t: LLVMTypeRef,
     ) -> LLVMValueRef {
-        const HALF: u32 = 16;
         let b = self.b;
         let n = c"".as_ptr();
-        let s = llvm_sys::target::LLVMABISizeOfType(self.td, t) as i64;
         let v64 = c::LLVMVectorType(self.i64, LANES);
         let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
-        // Lanes whose pointer is the one at lane `from` of their half plus `lane - from` values.
-        let from = |from: u32| {
-            let idx: Vec<u32> = (0..LANES).map(|q| q / HALF * HALF + from).collect();
-            let base = self.shuffle(pi, None, &idx);
-            let d = c::LLVMBuildSub(b, pi, base, n);
-            let mut want: Vec<LLVMValueRef> = (0..LANES)
-                .map(|q| {
-                    c::LLVMConstInt(
-                        self.i64,
-                        ((i64::from(q % HALF) - i64::from(from)) * s) as u64,
-                        1,
-                    )
-                })
-                .collect();
-            let want = c::LLVMConstVector(want.as_mut_ptr(), LANES);
-            c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, d, want, n)
-        };
         let covers = |runs: LLVMValueRef| {
             let left = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, runs, n), n);
             c::LLVMBuildICmp(
@@ -535,13 +546,7 @@ impl Warp<'_> {
         };
         let ht = c::LLVMVectorType(t, HALF);
         let align = self.elem_align(t);
-        let i8t = c::LLVMInt8TypeInContext(self.cx);
-        let masked = |base: LLVMValueRef, m: LLVMValueRef, h: u32, pass: LLVMValueRef| {
-            let mut tys = [ht, self.ptr];
-            let mut args = [base, self.slice(m, h * HALF, HALF), pass];
-            self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
-        };
-        let in_first = from(0);
+        let in_first = self.half_run(pi, t, 0);
         let one_bb = self.append("ld.halves");
         let test_bb = self.append("ld.two_runs_test");
         let join = self.append("ld.pieces");
@@ -562,7 +567,7 @@ impl Warp<'_> {
                         c::LLVMSetAlignment(v, align);
                         v
                     } else {
-                        masked(base, self.mask, h, c::LLVMGetPoison(ht))
+                        self.masked_half(t, base, self.mask, h, c::LLVMGetPoison(ht))
                     }
                 })
                 .collect();
@@ -571,7 +576,7 @@ impl Warp<'_> {
             c::LLVMBuildBr(b, join);
         }
         c::LLVMPositionBuilderAtEnd(b, test_bb);
-        let in_last = from(HALF - 1);
+        let in_last = self.half_run(pi, t, HALF - 1);
         let runs_bb = self.append("ld.two_runs");
         let gat_bb = self.append("ld.gather");
         c::LLVMBuildCondBr(
@@ -581,6 +586,186 @@ impl Warp<'_> {
             gat_bb,
         );
         c::LLVMPositionBuilderAtEnd(b, runs_bb);
+        let v = self.two_runs(pi, t, in_first);
+        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let v = self.gather(vt, p, self.mask);
+        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &incoming)
+    }
+
+    /// A load of a scalar of type `t` per lane at global lane pointers `p` that the strides
+    /// prove to be at most two runs in each 16-lane half (`stride::Strides::rows`: a halo
+    /// tile's rows `k / r`, `r >= 16`): `two_runs`' four masked loads with no test of the
+    /// lanes' addresses and no gather, unless a cast on the way may wrap in some lane (the
+    /// proof's `WrapTest`s, one vector compare each, false unless an index comes within a
+    /// step of its type's limit), which gathers instead. Why: the run-time tests
+    /// (`runs_or_gather`: one run per half?, two?) were most of conv3x3's halo loop.
+    unsafe fn load_rows(
+        &mut self,
+        vt: LLVMTypeRef,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+        rows: &stride::Rows,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v64 = c::LLVMVectorType(self.i64, LANES);
+        let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+        // A block run without its guard may read slots no lane wrote: the masks and the
+        // test below must be values even then (an empty mask loads nothing).
+        let pi = if self.unguarded {
+            c::LLVMBuildFreeze(b, pi, n)
+        } else {
+            pi
+        };
+        let mut wraps: Option<LLVMValueRef> = None;
+        for w in &rows.tests {
+            let x = self.get(w.x, true);
+            let x = if self.unguarded {
+                c::LLVMBuildFreeze(b, x, n)
+            } else {
+                x
+            };
+            // Lane `j + 1` of a piece is `x_j + step`: no wrap unless some `x_j` lies within
+            // `step` of the limit in the step's direction.
+            let bits = w.width;
+            let (pred, limit): (LLVMIntPredicate, i128) = match (w.signed, w.step > 0) {
+                (true, true) => (
+                    LLVMIntPredicate::LLVMIntSGT,
+                    (1i128 << (bits - 1)) - 1 - i128::from(w.step),
+                ),
+                (true, false) => (
+                    LLVMIntPredicate::LLVMIntSLT,
+                    -(1i128 << (bits - 1)) - i128::from(w.step),
+                ),
+                (false, true) => (
+                    LLVMIntPredicate::LLVMIntUGT,
+                    (1i128 << bits) - 1 - i128::from(w.step),
+                ),
+                (false, false) => (LLVMIntPredicate::LLVMIntULT, -i128::from(w.step)),
+            };
+            let et = c::LLVMGetElementType(c::LLVMTypeOf(x));
+            let lim = self.splat(c::LLVMConstInt(et, limit as u64, 1));
+            let near = c::LLVMBuildICmp(b, pred, x, lim, n);
+            wraps = Some(match wraps {
+                Some(o) => c::LLVMBuildOr(b, o, near, n),
+                None => near,
+            });
+        }
+        // The lanes of each half's first piece: from a value that tells the pieces apart, the
+        // narrowest this block has (defined or used here: a value of another block that this
+        // one does not use has no slot), an integer compare where the pointers took 64-bit
+        // subtractions and compares; else from the pointers.
+        let known = rows.witnesses.iter().min_by_key(|&&(v, _)| {
+            llvm_sys::target::LLVMSizeOfTypeInBits(self.td, c::LLVMTypeOf(v))
+        });
+        let int = |v: LLVMValueRef| {
+            c::LLVMGetTypeKind(c::LLVMTypeOf(v)) == LLVMTypeKind::LLVMIntegerTypeKind
+        };
+        let in_first = match known {
+            Some(&(wv, step)) if int(wv) => {
+                let wv = self.get(wv, true);
+                let wv = if self.unguarded {
+                    c::LLVMBuildFreeze(b, wv, n)
+                } else {
+                    wv
+                };
+                let idx: Vec<u32> = (0..LANES).map(|q| q / HALF * HALF).collect();
+                let first = self.shuffle(wv, None, &idx);
+                let et = c::LLVMGetElementType(c::LLVMTypeOf(wv));
+                let mut want: Vec<LLVMValueRef> = (0..LANES)
+                    .map(|q| c::LLVMConstInt(et, (i64::from(q % HALF) * step) as u64, 1))
+                    .collect();
+                let want = c::LLVMConstVector(want.as_mut_ptr(), LANES);
+                let d = c::LLVMBuildSub(b, wv, first, n);
+                c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, d, want, n)
+            }
+            _ => self.half_run(pi, t, 0),
+        };
+        let Some(wraps) = wraps else {
+            return self.two_runs(pi, t, in_first);
+        };
+        let any = c::LLVMBuildICmp(
+            b,
+            LLVMIntPredicate::LLVMIntNE,
+            self.bits(wraps),
+            self.c32(0),
+            n,
+        );
+        let rows_bb = self.append("ld.rows");
+        let wrap_bb = self.append("ld.rows.wrap");
+        let join = self.append("ld.rows.join");
+        c::LLVMBuildCondBr(b, any, wrap_bb, rows_bb);
+        c::LLVMPositionBuilderAtEnd(b, rows_bb);
+        let rv = self.two_runs(pi, t, in_first);
+        let rows_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, wrap_bb);
+        let gv = self.gather(vt, p, self.mask);
+        let wrap_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &[(rv, rows_bb), (gv, wrap_bb)])
+    }
+
+    /// Lanes whose pointer (`pi`, as integers) is the one at lane `from` of their 16-lane half
+    /// plus `lane - from` elements of type `t`.
+    unsafe fn half_run(&self, pi: LLVMValueRef, t: LLVMTypeRef, from: u32) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let s = llvm_sys::target::LLVMABISizeOfType(self.td, t) as i64;
+        let idx: Vec<u32> = (0..LANES).map(|q| q / HALF * HALF + from).collect();
+        let base = self.shuffle(pi, None, &idx);
+        let d = c::LLVMBuildSub(b, pi, base, n);
+        let mut want: Vec<LLVMValueRef> = (0..LANES)
+            .map(|q| {
+                c::LLVMConstInt(
+                    self.i64,
+                    ((i64::from(q % HALF) - i64::from(from)) * s) as u64,
+                    1,
+                )
+            })
+            .collect();
+        let want = c::LLVMConstVector(want.as_mut_ptr(), LANES);
+        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, d, want, n)
+    }
+
+    /// A masked load of 16 `t` at `base` under half `h` of mask `m`, `pass` in the others.
+    unsafe fn masked_half(
+        &self,
+        t: LLVMTypeRef,
+        base: LLVMValueRef,
+        m: LLVMValueRef,
+        h: u32,
+        pass: LLVMValueRef,
+    ) -> LLVMValueRef {
+        let ht = c::LLVMVectorType(t, HALF);
+        let mut tys = [ht, self.ptr];
+        let mut args = [base, self.slice(m, h * HALF, HALF), pass];
+        self.call_intrinsic("llvm.masked.load", &mut tys, &mut args)
+    }
+
+    /// Two runs per 16-lane half of lane pointers `pi` (as integers) to `t`: the running
+    /// lanes of `in_first` (`half_run` from lane 0) from their half's first lane's pointer,
+    /// the others from its last lane's minus the lanes between. Four masked loads, each
+    /// from a run's pointer moved back to the first lane of its half so that lane `j` reads
+    /// exactly lane `j`'s pointer; masked-off lanes are not accessed, so the same bytes as
+    /// the gather and the same faults.
+    unsafe fn two_runs(
+        &self,
+        pi: LLVMValueRef,
+        t: LLVMTypeRef,
+        in_first: LLVMValueRef,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let s = llvm_sys::target::LLVMABISizeOfType(self.td, t) as i64;
+        let ht = c::LLVMVectorType(t, HALF);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
         let first_m = c::LLVMBuildAnd(b, self.mask, in_first, n);
         let last_m = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, in_first, n), n);
         let halves = (0..LANES / HALF)
@@ -606,19 +791,11 @@ impl Warp<'_> {
                     1,
                 )];
                 let p_last = c::LLVMBuildGEP2(b, i8t, p_last, back.as_mut_ptr(), 1, n);
-                let v = masked(p_first, first_m, h, c::LLVMGetPoison(ht));
-                masked(p_last, last_m, h, v)
+                let v = self.masked_half(t, p_first, first_m, h, c::LLVMGetPoison(ht));
+                self.masked_half(t, p_last, last_m, h, v)
             })
             .collect();
-        let v = self.concat(halves);
-        incoming.push((v, c::LLVMGetInsertBlock(b)));
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let v = self.gather(vt, p, self.mask);
-        incoming.push((v, c::LLVMGetInsertBlock(b)));
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
-        ir::phi(b, vt, n, &incoming)
+        self.concat(halves)
     }
 
     /// A masked gather of `vt` at pointers `p` (a loop of scalar loads for narrow elements).

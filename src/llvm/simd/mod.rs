@@ -100,10 +100,11 @@ pub struct Report {
     /// consecutive (one vector access), checked (one scalar test), other (all addresses
     /// tested at run time, else a gather or scatter), and of the other ones the `.shared`
     /// loads tested for a window (`stride::Access::Window`), stores of one address, and of
-    /// the other ones the `.shared` stores tested for a window and the accesses consecutive
-    /// when their loops' entry tests pass (`stride::ENTRY_TESTED`); `stride.rs`.
-    pub memory: [usize; 7],
-    pub rows_memory: Option<[usize; 7]>,
+    /// the other ones the `.shared` stores tested for a window, the global loads of at most
+    /// two runs per half-warp (`stride::ROWS`) and the accesses consecutive when their
+    /// loops' entry tests pass (`stride::ENTRY_TESTED`); `stride.rs`.
+    pub memory: [usize; 8],
+    pub rows_memory: Option<[usize; 8]>,
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,

@@ -173,9 +173,10 @@ pub struct Strides {
     /// unknown (per row and consecutive within rows under row segments), of the unknown
     /// ones the loads tested for a window (`Access::Window`), stores of one address in
     /// every lane (`Strides::same_address`, [`SAME_ADDRESS`]), and of the unknown ones the
-    /// stores tested for a window ([`WINDOW_STORES`]), and of the unknown ones those
+    /// stores tested for a window ([`WINDOW_STORES`]), of the unknown ones the global loads
+    /// of at most two runs per half-warp ([`ROWS`]), and of the unknown ones those
     /// consecutive when their loops' entry tests pass ([`ENTRY_TESTED`]).
-    pub counts: [usize; 7],
+    pub counts: [usize; 8],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
     /// Unknown accesses (`Access::Unknown`) that would be consecutive or checked if join phis
@@ -208,12 +209,86 @@ pub struct Strides {
 /// The index in `Strides::counts` of the stores of one address in every lane.
 pub const SAME_ADDRESS: usize = 4;
 
+/// The index in `Strides::counts` of the global loads of unknown stride proven to read at
+/// most two runs in each half-warp (`Strides::rows`; counted among the unknown ones).
+pub const ROWS: usize = 6;
+
+/// Lanes of a half-warp, the unit of the two-run loads (`Strides::rows`, `lanes.rs`).
+pub const HALF: i64 = 16;
+
+/// How deep `Strides::rows` looks into a pointer's computation.
+const ROWS_DEPTH: u32 = 24;
+
+/// A widening cast on the way of a two-run load (`Strides::rows`) whose narrow operand `x`
+/// steps by `step` (a signed number of its `width`) within each piece: the cast is exact
+/// there unless `x` crosses its type's limit between two lanes, which the load tests in
+/// every lane before it (`lanes.rs`: no lane's `x` within `step` of the limit). `x` may be
+/// the cast's result instead (`cast`), which has the same value: the test reads whichever
+/// the load's block has.
+#[derive(Clone, Copy, Debug)]
+pub struct WrapTest {
+    pub x: LLVMValueRef,
+    pub step: i64,
+    pub signed: bool,
+    pub width: u32,
+    /// The cast instruction, when there is one (a GEP extends its indices implicitly).
+    cast: Option<LLVMValueRef>,
+}
+
+/// Whether the warp function has value `v` in block `bb`: not an instruction, or one of
+/// `bb`, or one that `bb` uses (a value of another block has a slot only where it is used).
+pub unsafe fn available(v: LLVMValueRef, bb: LLVMBasicBlockRef) -> bool {
+    if !ir::is_instruction(v) || c::LLVMGetInstructionParent(v) == bb {
+        return true;
+    }
+    let mut u = c::LLVMGetFirstUse(v);
+    while !u.is_null() {
+        let user = c::LLVMGetUser(u);
+        if !c::LLVMIsAInstruction(user).is_null() && c::LLVMGetInstructionParent(user) == bb {
+            return true;
+        }
+        u = c::LLVMGetNextUse(u);
+    }
+    false
+}
+
+/// The lanes where `k / r` changes, `k` lane-consecutive with aligned half-warps and `r` a
+/// constant of at least `HALF`: `(k, r, signed division)`.
+type Split = (LLVMValueRef, u64, bool);
+
+/// How a value's lanes go within each half-warp (`Strides::piece`): lane `j` of a piece is
+/// the piece's first lane plus `(j - first) × step` (modulo the value's width), the pieces
+/// being the runs of lanes of one quotient of `split` (one piece without it).
+#[derive(Clone, Debug)]
+struct Piece {
+    step: i64,
+    split: Option<Split>,
+    tests: Vec<WrapTest>,
+    /// Whether the value tells the pieces apart: its second piece is not the first one's
+    /// continued (a quotient or remainder of the split, and what adding values of no split
+    /// or extending keeps of one, these being one-to-one).
+    tells: bool,
+    /// The values on the way that tell the pieces apart, and their steps (`Rows::witnesses`).
+    witnesses: Vec<(LLVMValueRef, i64)>,
+}
+
+/// What `Strides::rows` proves of a load: its casts to test (`WrapTest`) and the values
+/// `(v, step)` on its address's way that tell its pieces apart (a quotient of the split,
+/// step 0, its remainder, step 1, or one of them plus values of no split, extended): within
+/// a half, a lane is in the first lane's piece exactly when its `v` is the first lane's plus
+/// `step` per lane between (a quotient steps by one at the row's end, a remainder by
+/// `1 - r`, neither 0 modulo its width, nor after a one-to-one map).
+pub struct Rows {
+    pub tests: Vec<WrapTest>,
+    pub witnesses: Vec<(LLVMValueRef, i64)>,
+}
+
 /// The index in `Strides::counts` of the `.shared` stores tested for a window.
 pub const WINDOW_STORES: usize = 5;
 
 /// The index in `Strides::counts` of the unknown accesses that are consecutive when their
 /// loops' entry tests pass (`Strides::entry_tested`).
-pub const ENTRY_TESTED: usize = 6;
+pub const ENTRY_TESTED: usize = 7;
 
 const UNIFORM: Stride = Stride {
     step: 0,
@@ -249,6 +324,75 @@ fn signed_low(v: i64, bits: u32) -> i64 {
     } else {
         (v << (64 - bits)) >> (64 - bits)
     }
+}
+
+/// `q = a + b` as a signed 32-bit division `k / r` by a constant (`Strides::split`): `a` is
+/// `t >> s` (or `t`) for `t = trunc((sext(k) × m) >> 32)` (a 64-bit product, arithmetic or
+/// logical shift: its bits 32-63 either way), `b` is the sign bit of `t` or of `a` (`k < 0`,
+/// as `m > 0`). Then `q = floor(k × m / 2^S) + (k < 0)`, `S = 32 + s`, which is `k / r`
+/// rounded to zero for every 32-bit `k` when `e = m × r - 2^S` has `0 < e` and
+/// `e × 2^31 < 2^S`: for `k >= 0`, `k × m / 2^S` is `k / r` plus less than `1 / r`; for
+/// `k = -a < 0` it is `-(a / r)` minus more than 0 and less than `1 / r`, whose floor plus 1
+/// is `-floor(a / r)`.
+unsafe fn magic_quotient(a: LLVMValueRef, b: LLVMValueRef) -> Option<(LLVMValueRef, u64)> {
+    let is = |v: LLVMValueRef, op: O| ir::is_instruction(v) && ir::opcode(v) == op;
+    let konst = |v: LLVMValueRef| ir::const_u64(v);
+    let i32t = |v: LLVMValueRef| {
+        let t = c::LLVMTypeOf(v);
+        c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMIntegerTypeKind
+            && c::LLVMGetIntTypeWidth(t) == 32
+    };
+    if !i32t(a) {
+        return None;
+    }
+    // `a`: `t >> s` or `t`.
+    let (t, s) = if is(a, O::LLVMAShr) {
+        (c::LLVMGetOperand(a, 0), konst(c::LLVMGetOperand(a, 1))?)
+    } else {
+        (a, 0)
+    };
+    if s >= 31 || !is(t, O::LLVMTrunc) || !i32t(t) {
+        return None;
+    }
+    // `b`: the sign bit of `t` or of `a`.
+    if !is(b, O::LLVMLShr) || konst(c::LLVMGetOperand(b, 1)) != Some(31) {
+        return None;
+    }
+    let sign = c::LLVMGetOperand(b, 0);
+    if sign != t && sign != a {
+        return None;
+    }
+    let hi = c::LLVMGetOperand(t, 0);
+    if !(is(hi, O::LLVMLShr) || is(hi, O::LLVMAShr)) || konst(c::LLVMGetOperand(hi, 1)) != Some(32)
+    {
+        return None;
+    }
+    let prod = c::LLVMGetOperand(hi, 0);
+    if !is(prod, O::LLVMMul) || c::LLVMGetIntTypeWidth(c::LLVMTypeOf(prod)) != 64 {
+        return None;
+    }
+    let (x, m) = match (
+        konst(c::LLVMGetOperand(prod, 1)),
+        konst(c::LLVMGetOperand(prod, 0)),
+    ) {
+        (Some(m), _) => (c::LLVMGetOperand(prod, 0), m),
+        (None, Some(m)) => (c::LLVMGetOperand(prod, 1), m),
+        _ => return None,
+    };
+    if !is(x, O::LLVMSExt) || m == 0 || m >> 32 != 0 {
+        return None;
+    }
+    let k = c::LLVMGetOperand(x, 0);
+    if !i32t(k) {
+        return None;
+    }
+    let big = 1u128 << (32 + s);
+    let m = u128::from(m);
+    let r = (big / m..=big / m + 1).find(|&r| {
+        let e = m * r;
+        e > big && (e - big) << 31 < big
+    })?;
+    Some((k, u64::try_from(r).ok()?))
 }
 
 impl Strides {
@@ -370,6 +514,14 @@ impl Strides {
                     a => {
                         if a == Access::Unknown {
                             unknown.push(i);
+                            if ir::opcode(i) == O::LLVMLoad
+                                && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p))
+                                    != super::lanes::SHARED_AS
+                                && s.rows(p, t, varying, td, c::LLVMGetInstructionParent(i))
+                                    .is_some()
+                            {
+                                s.counts[ROWS] += 1;
+                            }
                         }
                         s.counts[a as usize] += 1
                     }
@@ -799,6 +951,324 @@ impl Strides {
             1 if st.factor <= MAX_FACTOR => Access::Checked,
             _ => self.window(p, t),
         }
+    }
+
+    /// Whether a load of a `t` at varying pointer `p` of unknown stride reads at most two
+    /// runs of consecutive elements in each half-warp, and the casts to test at run time for
+    /// it (`WrapTest`). The pointer must step by the element size in each piece of a split
+    /// `k / r` (`Split`): a tile row `r` elements wide at a row pitch of its own, as a halo
+    /// tile's load `in[(y0 + k / 18) * w + x0 + k % 18]`. A half-warp's 16 consecutive `k`
+    /// (aligned: no wrap between them) cross at most one multiple of `r >= 16` (a signed
+    /// quotient's pieces around zero are longer, `2r - 1`), so its lanes are the run from
+    /// its first lane's pointer and the run ending at its last lane's, in every lane, the
+    /// masked-off ones too (pure arithmetic on a header phi that keeps all its lanes,
+    /// `whole`): `lanes.rs` loads the two runs without testing the lanes' addresses.
+    ///
+    /// `bb` is the load's block: the wrap tests and the witnesses are values it has
+    /// (`available`), the tests else the load is not one of these.
+    pub unsafe fn rows(
+        &self,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+        varying: &HashSet<LLVMValueRef>,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        bb: LLVMBasicBlockRef,
+    ) -> Option<Rows> {
+        if self.run < HALF || c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMVectorTypeKind {
+            return None;
+        }
+        let size = llvm_sys::target::LLVMABISizeOfType(td, t);
+        let bits = llvm_sys::target::LLVMSizeOfTypeInBits(td, t);
+        if bits != 8 * size || bits < 32 {
+            return None;
+        }
+        let pc = self.piece(p, varying, td, ROWS_DEPTH)?;
+        if pc.split.is_none() || pc.step != size as i64 {
+            return None;
+        }
+        let tests = pc
+            .tests
+            .into_iter()
+            .map(|w| match w.cast {
+                _ if available(w.x, bb) => Some(w),
+                Some(cv) if available(cv, bb) => Some(WrapTest { x: cv, ..w }),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let witnesses = pc
+            .witnesses
+            .into_iter()
+            .filter(|&(v, _)| available(v, bb))
+            .collect();
+        Some(Rows { tests, witnesses })
+    }
+
+    /// How `v`'s lanes go within each half-warp (`Piece`), if the rules know: strides
+    /// without casts (one piece), a split quotient (`split`), a remainder by a constant,
+    /// sums, constant multiples and casts of pieces of one split, and any integer operation
+    /// on values constant in each piece.
+    unsafe fn piece(
+        &self,
+        v: LLVMValueRef,
+        varying: &HashSet<LLVMValueRef>,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        depth: u32,
+    ) -> Option<Piece> {
+        let whole = |step: i64| {
+            Some(Piece {
+                step,
+                split: None,
+                tests: Vec::new(),
+                tells: false,
+                witnesses: Vec::new(),
+            })
+        };
+        if !varying.contains(&v) {
+            return whole(0);
+        }
+        if let Some(st) = self.map.get(&v).filter(|st| st.casts == 0) {
+            return whole(st.step);
+        }
+        if !ir::is_instruction(v) {
+            return None;
+        }
+        let depth = depth.checked_sub(1)?;
+        let t = c::LLVMTypeOf(v);
+        let w = match c::LLVMGetTypeKind(t) {
+            LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind => {
+                self.width(t, td)
+            }
+            _ => return None,
+        };
+        if let Some(split) = self.split(v, varying) {
+            return Some(Piece {
+                step: 0,
+                split: Some(split),
+                tests: Vec::new(),
+                tells: true,
+                witnesses: vec![(v, 0)],
+            });
+        }
+        let op = ir::opcode(v);
+        let opnd = |k: u32| c::LLVMGetOperand(v, k);
+        let sub = |k: u32| self.piece(opnd(k), varying, td, depth);
+        let konst = |x: LLVMValueRef| {
+            (!c::LLVMIsAConstantInt(x).is_null()).then(|| c::LLVMConstIntGetSExtValue(x))
+        };
+        // Two pieces of one split (or none) and the step of their combination.
+        let join = |a: Piece, b: Piece, step: i64| -> Option<Piece> {
+            let split = match (a.split, b.split) {
+                (Some(x), Some(y)) if x != y => return None,
+                (x, y) => x.or(y),
+            };
+            let mut tests = a.tests;
+            tests.extend(b.tests);
+            let mut witnesses = a.witnesses;
+            witnesses.extend(b.witnesses);
+            Some(Piece {
+                step: signed_low(step, w),
+                split,
+                tests,
+                tells: false,
+                witnesses,
+            })
+        };
+        let scaled = |a: Piece, f: i64| Piece {
+            step: signed_low(a.step.wrapping_mul(f), w),
+            ..a
+        };
+        // `v` itself among the values that tell the pieces apart, if it does.
+        let told = |mut r: Piece| {
+            if r.tells {
+                r.witnesses.push((v, r.step));
+            }
+            Some(r)
+        };
+        match op {
+            O::LLVMSRem | O::LLVMURem => {
+                // `k - (k / r) * r`: the quotient is constant in each piece.
+                let (k, r) = (opnd(0), ir::const_u64(opnd(1))?);
+                let split = self.split_of(k, r, op == O::LLVMSRem, varying)?;
+                Some(Piece {
+                    step: 1,
+                    split: Some(split),
+                    tests: Vec::new(),
+                    tells: true,
+                    witnesses: vec![(v, 1)],
+                })
+            }
+            O::LLVMAdd | O::LLVMSub | O::LLVMOr
+                if op != O::LLVMOr || c::LLVMGetIsDisjoint(v) != 0 =>
+            {
+                let (a, b) = (sub(0)?, sub(1)?);
+                let step = if op == O::LLVMSub {
+                    a.step.wrapping_sub(b.step)
+                } else {
+                    a.step.wrapping_add(b.step)
+                };
+                // Plus or minus a value of no split: one-to-one on the split side.
+                let tells = a.tells && b.split.is_none() || b.tells && a.split.is_none();
+                let mut r = join(a, b, step)?;
+                r.tells = tells;
+                told(r)
+            }
+            O::LLVMMul if konst(opnd(1)).is_some() || konst(opnd(0)).is_some() => {
+                let (k, x) = match konst(opnd(1)) {
+                    Some(k) => (k, 0),
+                    None => (konst(opnd(0))?, 1),
+                };
+                let a = sub(x)?;
+                // An odd factor is one-to-one modulo 2^w.
+                let tells = a.tells && k % 2 != 0;
+                let mut r = scaled(a, k);
+                r.tells = tells;
+                told(r)
+            }
+            O::LLVMShl if konst(opnd(1)).is_some_and(|k| (0..i64::from(w)).contains(&k)) => {
+                let k = konst(opnd(1))?;
+                let mut r = scaled(sub(0)?, 1i64.wrapping_shl(k as u32));
+                r.tells &= k == 0;
+                told(r)
+            }
+            op if ir::int_binop(op) => {
+                // Any other operation of values constant in each piece is one too (shifts by
+                // less than the width: no poison in any lane).
+                if matches!(op, O::LLVMShl | O::LLVMLShr | O::LLVMAShr)
+                    && !konst(opnd(1)).is_some_and(|k| (0..i64::from(w)).contains(&k))
+                {
+                    return None;
+                }
+                let (a, b) = (sub(0)?, sub(1)?);
+                (a.step == 0 && b.step == 0).then_some(())?;
+                join(a, b, 0)
+            }
+            O::LLVMZExt | O::LLVMSExt => {
+                told(self.piece_cast(sub(0)?, opnd(0), Some(v), op == O::LLVMSExt, td)?)
+            }
+            O::LLVMTrunc
+            | O::LLVMFreeze
+            | O::LLVMPtrToInt
+            | O::LLVMIntToPtr
+            | O::LLVMAddrSpaceCast
+            | O::LLVMBitCast => {
+                let ot = c::LLVMTypeOf(opnd(0));
+                let from = match c::LLVMGetTypeKind(ot) {
+                    LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind => {
+                        self.width(ot, td)
+                    }
+                    _ => return None,
+                };
+                let a = sub(0)?;
+                if w > from {
+                    // `inttoptr`/`ptrtoint` to a wider type extends with zeros.
+                    return told(self.piece_cast(a, opnd(0), Some(v), false, td)?);
+                }
+                let mut r = scaled(a, 1);
+                r.tells &= w == from;
+                told(r)
+            }
+            O::LLVMGetElementPtr => {
+                let mut pc = sub(0)?;
+                let mut ty = c::LLVMGetGEPSourceElementType(v);
+                for k in 1..c::LLVMGetNumOperands(v) as u32 {
+                    let idx = opnd(k);
+                    let elem = if k == 1 {
+                        ty
+                    } else {
+                        match c::LLVMGetTypeKind(ty) {
+                            LLVMTypeKind::LLVMStructTypeKind => {
+                                // Field offsets are the same in every lane.
+                                let f = ir::const_u64(idx)? as u32;
+                                ty = c::LLVMStructGetTypeAtIndex(ty, f);
+                                continue;
+                            }
+                            LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+                                ty = c::LLVMGetElementType(ty);
+                                ty
+                            }
+                            _ => return None,
+                        }
+                    };
+                    let mut x = self.piece(idx, varying, td, depth)?;
+                    // Indices narrower than the pointer are sign-extended.
+                    if c::LLVMGetIntTypeWidth(c::LLVMTypeOf(idx)) < w {
+                        x = self.piece_cast(x, idx, None, true, td)?;
+                    }
+                    let size = llvm_sys::target::LLVMABISizeOfType(td, elem);
+                    let x = scaled(x, i64::try_from(size).ok()?);
+                    let step = pc.step.wrapping_add(x.step);
+                    pc = join(pc, x, step)?;
+                }
+                Some(pc)
+            }
+            _ => None,
+        }
+    }
+
+    /// Piece `a` of narrow value `x` widened (sign- or zero-extended): a value constant in
+    /// each piece stays so; a stepping one is exact within each piece where `x` does not
+    /// cross its type's limit, known from its range (`below`) or tested (`WrapTest`).
+    unsafe fn piece_cast(
+        &self,
+        a: Piece,
+        x: LLVMValueRef,
+        cast: Option<LLVMValueRef>,
+        signed: bool,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> Option<Piece> {
+        let xt = c::LLVMTypeOf(x);
+        if c::LLVMGetTypeKind(xt) != LLVMTypeKind::LLVMIntegerTypeKind {
+            return None;
+        }
+        let width = c::LLVMGetIntTypeWidth(xt);
+        if a.step == 0 || self.below(x, width - u32::from(signed), td) {
+            return Some(a);
+        }
+        let mut a = a;
+        a.tests.push(WrapTest {
+            x,
+            step: a.step,
+            signed,
+            width,
+            cast,
+        });
+        Some(a)
+    }
+
+    /// The split of quotient `v` (`Split`): `sdiv`/`udiv` by a constant, or the multiply-high
+    /// form a compiler gives a signed 32-bit division by a constant, `q = (hi(k × m) >> s) +
+    /// (k < 0)` (`mul.hi.s32`, `shr.s32`, and the sign bit added: NVVM's `k / 18`), whose
+    /// divisor `r` is found from `m` and `s` and checked to give `k / r` for every `k`.
+    unsafe fn split(&self, v: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<Split> {
+        let op = ir::opcode(v);
+        let opnd = |k: u32| c::LLVMGetOperand(v, k);
+        match op {
+            O::LLVMSDiv | O::LLVMUDiv => {
+                self.split_of(opnd(0), ir::const_u64(opnd(1))?, op == O::LLVMSDiv, varying)
+            }
+            O::LLVMAdd => {
+                let (k, r) = magic_quotient(opnd(0), opnd(1))
+                    .or_else(|| magic_quotient(opnd(1), opnd(0)))?;
+                self.split_of(k, r, true, varying)
+            }
+            _ => None,
+        }
+    }
+
+    /// `Split` `(k, r, signed)` when `k` steps by 1 in every half-warp from an aligned lane
+    /// (no wrap inside one) and `r >= HALF` (a signed divisor also below the sign bit).
+    unsafe fn split_of(
+        &self,
+        k: LLVMValueRef,
+        r: u64,
+        signed: bool,
+        varying: &HashSet<LLVMValueRef>,
+    ) -> Option<Split> {
+        let st = self.map.get(&k).filter(|_| varying.contains(&k))?;
+        let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(k));
+        let fits = w <= 64 && (w == 64 || r >> (w - u32::from(signed)) == 0);
+        (st.step == 1 && st.casts == 0 && st.aligned && r >= HALF as u64 && fits)
+            .then_some((k, r, signed))
     }
 
     /// `Access::Window` for a `.shared` pointer `p` to 32-bit integers or floats on a host

@@ -37,7 +37,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 45;
+const FORMAT_VERSION: u32 = 46;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -406,14 +406,14 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 _ => Some((r.u32()? as usize, r.u32()? as usize)),
             };
             let barriers = read_strs(r)?;
-            let mut memory = [0; 7];
+            let mut memory = [0; 8];
             for k in &mut memory {
                 *k = r.u32()? as usize;
             }
             let rows_memory = match r.u8()? {
                 0 => None,
                 _ => {
-                    let mut m = [0; 7];
+                    let mut m = [0; 8];
                     for k in &mut m {
                         *k = r.u32()? as usize;
                     }

@@ -93,18 +93,25 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory = |m: [usize; 7]| {
+        let memory = |m: [usize; 8]| {
             let mut tested = Vec::new();
-            if m[6] > 0 {
+            if m[7] > 0 {
                 tested.push(format!(
                     "{} of them consecutive or checked when their loop's phis step by their stride from lane to lane, tested where the loop is entered",
-                    m[6]
+                    m[7]
                 ));
             }
             if m[3] > 0 {
                 tested.push(format!(
                     "{} of them .shared loads tested for a 64-element window",
                     m[3]
+                ));
+            }
+            if m[6] > 0 {
+                tested.push(format!(
+                    "{} global load{} proven to read at most two runs per 16 lanes (rows of k / r, r >= 16)",
+                    m[6],
+                    if m[6] == 1 { "" } else { "s" }
                 ));
             }
             if m[5] > 0 {
