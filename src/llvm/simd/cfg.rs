@@ -77,7 +77,7 @@ fn dominators(n: usize, root: usize, rpo: &[usize], pred: &[Vec<usize>]) -> Vec<
 }
 
 /// Reverse post-order from `root` following `succ`.
-fn rpo(n: usize, root: usize, succ: &[Vec<usize>]) -> Vec<usize> {
+pub(super) fn rpo(n: usize, root: usize, succ: &[Vec<usize>]) -> Vec<usize> {
     let mut seen = vec![false; n];
     let mut post = Vec::with_capacity(n);
     let mut stack = vec![(root, 0usize)];

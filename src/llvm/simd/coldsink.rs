@@ -157,7 +157,7 @@ pub unsafe fn sink(m: LLVMModuleRef) -> usize {
 }
 
 /// The pointer operand of a masked gather or scatter call, if `i` is one.
-unsafe fn gathered_ptrs(i: LLVMValueRef) -> Option<LLVMValueRef> {
+pub(super) unsafe fn gathered_ptrs(i: LLVMValueRef) -> Option<LLVMValueRef> {
     if ir::opcode(i) != O::LLVMCall {
         return None;
     }
@@ -205,7 +205,7 @@ unsafe fn lanewise(i: LLVMValueRef) -> bool {
     }
 }
 
-unsafe fn successors(bb: LLVMBasicBlockRef) -> Vec<LLVMBasicBlockRef> {
+pub(super) unsafe fn successors(bb: LLVMBasicBlockRef) -> Vec<LLVMBasicBlockRef> {
     let t = c::LLVMGetBasicBlockTerminator(bb);
     if t.is_null() {
         return Vec::new();

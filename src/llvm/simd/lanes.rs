@@ -446,20 +446,22 @@ impl Warp<'_> {
             let vec_bb = c::LLVMGetInsertBlock(b);
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, other_bb);
-            let ov = self.load_tested(ptr, p, et, access);
+            let ov = self.load_tested(i, ptr, p, et, access);
             let other_bb = c::LLVMGetInsertBlock(b);
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
             return ir::phi(b, vt, c"".as_ptr(), &[(lv, vec_bb), (ov, other_bb)]);
         }
-        self.load_tested(ptr, p, et, access)
+        self.load_tested(i, ptr, p, et, access)
     }
 
     /// A load of type `et` at host lane pointers `p` (source pointer `ptr`) that are neither
     /// consecutive nor of one address per row: a checked or run-time test of the lanes'
-    /// addresses, else a gather (`load`).
+    /// addresses, else a gather (`load`). `i` is the source load (its block bounds the
+    /// values a two-run proof may read, `Strides::rows`).
     unsafe fn load_tested(
         &mut self,
+        i: LLVMValueRef,
         ptr: LLVMValueRef,
         p: LLVMValueRef,
         et: LLVMTypeRef,

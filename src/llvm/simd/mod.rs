@@ -18,6 +18,7 @@ mod driver;
 pub use driver::{drop_replays, seal_replay};
 mod emit;
 mod ir;
+mod laneoff;
 mod lanes;
 mod linear;
 mod maskbits;
@@ -151,6 +152,14 @@ pub fn fold_load_defaults(m: &Module) -> usize {
 pub fn sink_cold_lanes(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the pass moves instructions within its functions only.
     unsafe { coldsink::sink(m.as_mut_ptr()) }
+}
+
+/// Keeps the vector phis that a loop steps by one scalar in every lane as lane 0's scalar
+/// plus loop-invariant lane offsets (`laneoff.rs`), in the optimized module `m`; returns how
+/// many (when any, InstCombine, EarlyCSE and LICM are to run again).
+pub fn fold_lane_offsets(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { laneoff::fold(m.as_mut_ptr()) }
 }
 
 /// Gives the lanes of shuffles and phis that no use reads poison (`demand.rs`), in the

@@ -597,6 +597,18 @@ fn build<'c, 'a>(
         } else {
             ""
         };
+        // Vector phis a loop steps by one scalar in every lane, as lane 0's scalar plus
+        // offsets (`llvm::simd::fold_lane_offsets`): InstCombine folds the lane tests to the
+        // offsets, and LICM takes them out of the loop.
+        if std::env::var_os("SPMV18_NOLO").is_none() && crate::llvm::simd::fold_lane_offsets(&m) > 0
+        {
+            machine
+                .run_pipeline(
+                    &m,
+                    "function(instcombine<no-verify-fixpoint>,early-cse,loop-mssa(licm),adce)",
+                )
+                .map_err(CompileError::Llvm)?;
+        }
         let again = if crate::llvm::simd::fold_mask_bits(&m) > 0 {
             format!(
                 "function({gvn}instcombine<no-verify-fixpoint>,early-cse,simplifycfg,loop(loop-deletion))"
