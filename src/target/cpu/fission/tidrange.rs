@@ -72,6 +72,8 @@ pub struct Facts<'x, 'a> {
     /// followed through the one definition reaching its use (`stride::reaching`).
     flow: Vec<(&'x Instruction<'a>, usize)>,
     succ: Vec<Vec<usize>>,
+    /// Registers some instruction writes with others (vectors, `%p|%q`): not followed.
+    wide: std::collections::HashSet<&'a str>,
 }
 
 /// Collects the registers defined exactly once, unguarded, by the instructions of a kernel
@@ -84,6 +86,7 @@ pub fn facts<'x, 'a>(
     let mut count: HashMap<&'a str, u32> = HashMap::new();
     let mut defs = HashMap::new();
     let mut at = HashMap::new();
+    let mut wide = std::collections::HashSet::new();
     for (k, &i) in ins.iter().enumerate() {
         let Some(Operand::Name {
             name, comp: None, ..
@@ -96,6 +99,7 @@ pub fn facts<'x, 'a>(
             }
             for n in names {
                 *count.entry(n).or_default() += 2;
+                wide.insert(n);
             }
             continue;
         };
@@ -126,6 +130,7 @@ pub fn facts<'x, 'a>(
         params,
         flow,
         succ,
+        wide,
     }
 }
 
@@ -141,7 +146,7 @@ fn collect_names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
     }
 }
 
-impl<'a> Facts<'_, 'a> {
+impl<'x, 'a> Facts<'x, 'a> {
     /// The value of operand `o` as read by flat node `at` (`None`: anywhere, registers
     /// defined once only).
     fn value(&self, o: &Operand<'a>, depth: u32, at: Option<usize>) -> Option<Val<'a>> {
@@ -156,6 +161,24 @@ impl<'a> Facts<'_, 'a> {
         }
     }
 
+    /// The one definition of `name` reaching node `at`, when it is unguarded and writes
+    /// `name` alone, and its node.
+    fn reaching_def(&self, name: &str, at: usize) -> Option<(&'x Instruction<'a>, usize)> {
+        if at >= self.flow.len() || self.wide.contains(name) {
+            return None;
+        }
+        let k = match super::stride::reaching(&self.flow, &self.succ, name, at)?[..] {
+            [k] if k < self.flow.len() => k,
+            _ => return None,
+        };
+        let i = self.flow[k].0;
+        let single = matches!(
+            i.operands.first(),
+            Some(Operand::Name { name: n, comp: None, .. }) if *n == name
+        );
+        (i.guard.is_none() && single).then_some((i, k))
+    }
+
     fn reg(&self, name: &str, depth: u32, at: Option<usize>) -> Option<Val<'a>> {
         if depth > 8 {
             return None;
@@ -165,17 +188,8 @@ impl<'a> Facts<'_, 'a> {
         let (i, at) = match self.defs.get(name) {
             Some(i) => (*i, self.at.get(name).copied()),
             None => {
-                let at = at.filter(|&k| k < self.flow.len())?;
-                let k = match super::stride::reaching(&self.flow, &self.succ, name, at)?[..] {
-                    [k] if k < self.flow.len() => k,
-                    _ => return None,
-                };
-                let i = self.flow[k].0;
-                let single = matches!(
-                    i.operands.first(),
-                    Some(Operand::Name { name: n, comp: None, .. }) if *n == name
-                );
-                (i.guard.is_none() && single).then_some((i, Some(k)))?
+                let (i, k) = self.reaching_def(name, at?)?;
+                (i, Some(k))
             }
         };
         let op = i.opcode.spelling();
@@ -453,8 +467,19 @@ pub fn range<'a>(
     start: usize,
     uniform: &dyn Fn(&str) -> bool,
 ) -> Option<(TidRange, Option<&'a str>)> {
-    let (g, body, i, at) = guard_setp(region)?;
-    let node = Some(start + at);
+    // The `setp` in the region, or before it (a predicate kept across the stop the region
+    // starts at): the one definition reaching the branch, its operands read where it runs.
+    let (g, body, i, at, node) = match guard_setp(region) {
+        Some((g, body, i, at)) => (g, body, i, at, start + at),
+        None => {
+            let (bra, body) = region.split_last()?;
+            let g = bra.guard?;
+            let (i, k) = facts.reaching_def(g.pred, start + body.len())?;
+            let plain = i.opcode.spelling() == "setp" && i.operands.len() == 3;
+            (plain && k < start).then_some((g, &[][..], i, usize::MAX, k))?
+        }
+    };
+    let node = Some(node);
     let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
     let signed = match mods.as_slice() {
         [_, ".u32"] => false,
@@ -494,6 +519,10 @@ pub fn range<'a>(
     }
     let plus = regs.first().is_some_and(|r| r.1);
     let reg = regs.first().map(|r| r.0);
+    // A register read before the region may hold another value at the branch.
+    if reg.is_some() && at == usize::MAX {
+        return None;
+    }
     if let Some(r) = reg {
         let written = body[at + 1..].iter().any(|w| {
             let mut names = Vec::new();
