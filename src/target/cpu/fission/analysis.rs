@@ -421,6 +421,11 @@ fn all_ins<'x, 'a>(flat: &Flat<'x, 'a>) -> Vec<&'x Instruction<'a>> {
     flat.nodes.iter().map(|n| n.ins).collect()
 }
 
+/// Each node's successors.
+fn all_succ(flat: &Flat<'_, '_>) -> Vec<Vec<usize>> {
+    flat.nodes.iter().map(|n| n.succ.clone()).collect()
+}
+
 /// The instructions of nodes `start..=end`.
 fn region_ins<'x, 'a>(flat: &Flat<'x, 'a>, start: usize, end: usize) -> Vec<&'x Instruction<'a>> {
     flat.nodes[start..=end].iter().map(|n| n.ins).collect()
@@ -559,9 +564,9 @@ pub fn analyse<'x, 'a>(
         let probe = find_probe(&flat, 0);
         let mut analytic = HashMap::new();
         if let Some(b) = probe {
-            let kernel_facts = tidrange::facts(f, &all_ins(&flat));
+            let kernel_facts = tidrange::facts(f, &all_ins(&flat), all_succ(&flat));
             if let Some((r, None)) =
-                tidrange::range(&kernel_facts, &region_ins(&flat, 0, b), &|_| false)
+                tidrange::range(&kernel_facts, &region_ins(&flat, 0, b), 0, &|_| false)
             {
                 analytic.insert(0, r);
             }
@@ -868,7 +873,7 @@ pub fn analyse<'x, 'a>(
     let mut lanes = HashMap::new();
     let mut probe_regs = HashMap::new();
     let mut exit_paths = HashMap::new();
-    let kernel_facts = tidrange::facts(f, &all_ins(&flat));
+    let kernel_facts = tidrange::facts(f, &all_ins(&flat), all_succ(&flat));
     let unodes: Vec<uniform::UNode> = flat
         .nodes
         .iter()
@@ -948,13 +953,13 @@ pub fn analyse<'x, 'a>(
             }
             let uniform = |n: &str| top.contains(n) && !divergent.contains(n);
             let prefix = region_ins(&flat, start, b);
-            if let Some((r, reg)) = tidrange::range(&kernel_facts, &prefix, &uniform) {
+            if let Some((r, reg)) = tidrange::range(&kernel_facts, &prefix, start, &uniform) {
                 analytic.insert(key, r);
                 if let Some(reg) = reg {
                     probe_regs.insert(key, reg);
                 }
             }
-            if let Some(r) = tidrange::lanes(&kernel_facts, &region_ins(&flat, start, b)) {
+            if let Some(r) = tidrange::lanes(&kernel_facts, &region_ins(&flat, start, b), start) {
                 lanes.insert(key, r);
             }
             // A direction that goes straight to an unguarded `ret`/`exit` (the code before

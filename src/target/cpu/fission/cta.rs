@@ -74,6 +74,8 @@ struct Gen<'c, 'l, 'a> {
     iv: Option<IntValue<'c>>,
     /// Bytes of a thread's saved registers (`StepOut::frame_bytes`).
     frame_bytes: u32,
+    /// The kernel is specialized for a one-dimensional CTA shape (`%ntid.y = %ntid.z = 1`).
+    one_d: bool,
 }
 
 impl<'c> Gen<'c, '_, '_> {
@@ -699,19 +701,32 @@ impl<'c> Gen<'c, '_, '_> {
                 return entry;
             }
         }
+        // Whether the threads' directions can interleave only in rare rounds: a uniform probe
+        // branch never splits the threads (the decision finds none or all taken), and a
+        // `%tid.x` interval in a CTA known to be one-dimensional leaves one range for each
+        // direction (`tid_probe`), so only its fallback — the probe pass, where the global
+        // index could wrap in the CTA — can find them mixed. There the region then runs
+        // through the out-of-line `K.step` rather than an inlined copy of its own, which the
+        // optimizer and code generation would otherwise widen and allocate for nothing (a
+        // thread-loop kernel's compile is spent on its copies of each region).
+        let cold_mixed = uniform || (analytic.is_some() && self.one_d);
         let entry = self.block(&format!("r{r}.probe"));
         let decide = self.block(&format!("r{r}.decide"));
-        let probe = self.nest(
-            &format!("probe{r}"),
-            Kind::Probe,
-            kr,
-            1,
-            range,
-            cids,
-            decide,
-            true,
-            1,
-        );
+        let probe_pass = || {
+            self.nest(
+                &format!("probe{r}"),
+                Kind::Probe,
+                kr,
+                1,
+                range,
+                cids,
+                decide,
+                true,
+                1,
+            )
+        };
+        // The probe pass, unless the interval's fallback runs the region as a mixed round.
+        let early = (!cold_mixed || analytic.is_none()).then(probe_pass);
         // A uniform branch: the first thread's condition, for every thread.
         let one = uniform.then(|| self.probe_first(kr, range, cids, decide));
         // Range slots of the two specialized nests and the phase of a split run.
@@ -764,19 +779,15 @@ impl<'c> Gen<'c, '_, '_> {
         // Probing: a pass over the threads, or the interval the analysis found (which falls
         // back to the pass when it cannot be computed here).
         let pass = self.block(&format!("r{r}.pass"));
-        b.position_at_end(pass);
-        b.build_store(self.pcnt, self.c32(0)).unwrap();
-        b.build_store(self.plo, xhi).unwrap();
-        b.build_store(self.phi, self.c32(0)).unwrap();
-        b.build_unconditional_branch(probe).unwrap();
         b.position_at_end(entry);
-        match analytic {
-            Some(t) if self.tid_probe(kr, t, range, decide, pass, cids) => {}
+        let fallback = match analytic {
+            Some(t) if self.tid_probe(kr, t, range, decide, pass, cids) => true,
             _ => {
                 b.position_at_end(entry);
                 b.build_unconditional_branch(one.unwrap_or(pass)).unwrap();
+                false
             }
-        }
+        };
         // Decision: phase 0 none taken, 1 all taken, 2/3/4 split (taken, not taken, taken).
         b.position_at_end(decide);
         let cnt = self.load32(self.pcnt);
@@ -877,9 +888,43 @@ impl<'c> Gen<'c, '_, '_> {
         // thread taking its own direction inside the loop, over the whole range (every thread
         // there is at `want`). The probe pass ran only side-effect-free code, so running the
         // region from its start again is exact.
-        let mixed = unspecialized(&format!("mixed{r}"));
+        let mixed = if cold_mixed {
+            // Rare here (see `cold_mixed`): the out-of-line `K.step` for every thread of the
+            // range (`fmode` 0) instead of another inlined copy of the region.
+            let nest = self.nest(
+                &format!("mixed{r}"),
+                Kind::Outline,
+                kr,
+                0,
+                range,
+                cids,
+                done,
+                false,
+                1,
+            );
+            let pre = self.block(&format!("r{r}.outline"));
+            b.position_at_end(pre);
+            b.build_store(self.fmode, self.c32(0)).unwrap();
+            b.build_unconditional_branch(nest).unwrap();
+            pre
+        } else {
+            unspecialized(&format!("mixed{r}"))
+        };
         b.position_at_end(d_mixed);
         b.build_unconditional_branch(mixed).unwrap();
+        b.position_at_end(pass);
+        if fallback && cold_mixed {
+            // The interval's fallback runs the region as a mixed round: the threads take their
+            // own directions there, and the probe pass, a thread loop of its own, is left out.
+            b.build_unconditional_branch(d_mixed).unwrap();
+        } else {
+            b.build_store(self.pcnt, self.c32(0)).unwrap();
+            b.build_store(self.plo, xhi).unwrap();
+            b.build_store(self.phi, self.c32(0)).unwrap();
+            let probe = early.unwrap_or_else(probe_pass);
+            b.position_at_end(pass);
+            b.build_unconditional_branch(probe).unwrap();
+        }
         // After the taken nest: phase 2 goes on with the not-taken range, else done.
         b.position_at_end(after_t);
         let ph = self.load32(phase);
@@ -1092,6 +1137,7 @@ pub fn emit_kernel<'c>(
         phi: slot("phi"),
         iv: None,
         frame_bytes: so.frame_bytes,
+        one_d: block.is_some_and(|[_, y, z]| y == 1 && z == 1),
     };
     b.build_store(seen, i64t.const_zero()).unwrap();
     let done = g.block("done");

@@ -380,7 +380,7 @@ fn linear_start<'a>(
 /// The definitions of register `r` that reach node `at` (before it runs), `usize::MAX`
 /// standing for the kernel's start (no definition); `None` when there are too many to
 /// follow.
-fn reaching(
+pub(super) fn reaching(
     nodes: &[(&Instruction<'_>, usize)],
     succ: &[Vec<usize>],
     r: &str,

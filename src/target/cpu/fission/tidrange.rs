@@ -64,14 +64,30 @@ enum Val<'a> {
 /// The single-definition registers of a kernel, by name.
 pub struct Facts<'x, 'a> {
     defs: HashMap<&'a str, &'x Instruction<'a>>,
+    /// The node of each of `defs`.
+    at: HashMap<&'a str, usize>,
     params: HashMap<&'a str, u32>,
+    /// The kernel's instructions in flat order and each one's successors: a register written
+    /// more than once (NVCC reuses `%r30 = %tid.x` as a loop's counter further down) is
+    /// followed through the one definition reaching its use (`stride::reaching`).
+    flow: Vec<(&'x Instruction<'a>, usize)>,
+    succ: Vec<Vec<usize>>,
+    /// Registers some instruction writes with others (vectors, `%p|%q`): not followed.
+    wide: std::collections::HashSet<&'a str>,
 }
 
-/// Collects the registers defined exactly once, unguarded, by the instructions of a kernel.
-pub fn facts<'x, 'a>(f: &'x Function<'a>, ins: &[&'x Instruction<'a>]) -> Facts<'x, 'a> {
+/// Collects the registers defined exactly once, unguarded, by the instructions of a kernel
+/// (`ins`, in flat order, with their successors `succ`).
+pub fn facts<'x, 'a>(
+    f: &'x Function<'a>,
+    ins: &[&'x Instruction<'a>],
+    succ: Vec<Vec<usize>>,
+) -> Facts<'x, 'a> {
     let mut count: HashMap<&'a str, u32> = HashMap::new();
     let mut defs = HashMap::new();
-    for &i in ins {
+    let mut at = HashMap::new();
+    let mut wide = std::collections::HashSet::new();
+    for (k, &i) in ins.iter().enumerate() {
         let Some(Operand::Name {
             name, comp: None, ..
         }) = i.operands.first()
@@ -83,22 +99,39 @@ pub fn facts<'x, 'a>(f: &'x Function<'a>, ins: &[&'x Instruction<'a>]) -> Facts<
             }
             for n in names {
                 *count.entry(n).or_default() += 2;
+                wide.insert(n);
             }
             continue;
         };
         *count.entry(name).or_default() += 1;
         if i.guard.is_none() {
             defs.insert(*name, i);
+            at.insert(*name, k);
         }
     }
     defs.retain(|n, _| count.get(n) == Some(&1));
+    at.retain(|n, _| defs.contains_key(n));
     let params = f
         .params
         .iter()
         .enumerate()
         .map(|(k, p)| (p.name, k as u32))
         .collect();
-    Facts { defs, params }
+    // A `call` may write registers through its result list, which `reaching` does not see:
+    // no flow then.
+    let (flow, succ) = if ins.iter().any(|i| i.opcode.spelling() == "call") {
+        (Vec::new(), Vec::new())
+    } else {
+        (ins.iter().map(|&i| (i, 0)).collect(), succ)
+    };
+    Facts {
+        defs,
+        at,
+        params,
+        flow,
+        succ,
+        wide,
+    }
 }
 
 fn collect_names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
@@ -113,28 +146,56 @@ fn collect_names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
     }
 }
 
-impl<'a> Facts<'_, 'a> {
-    fn value(&self, o: &Operand<'a>, depth: u32) -> Option<Val<'a>> {
+impl<'x, 'a> Facts<'x, 'a> {
+    /// The value of operand `o` as read by flat node `at` (`None`: anywhere, registers
+    /// defined once only).
+    fn value(&self, o: &Operand<'a>, depth: u32, at: Option<usize>) -> Option<Val<'a>> {
         match o {
             Operand::Imm(e) if !matches!(e, Expr::F32(..) | Expr::F64(..)) => {
                 crate::syntax::consteval::eval(e).map(|c| Val::Const(c.bits as i64))
             }
             Operand::Name {
                 name, comp: None, ..
-            } => self.reg(name, depth),
+            } => self.reg(name, depth, at),
             _ => None,
         }
     }
 
-    fn reg(&self, name: &str, depth: u32) -> Option<Val<'a>> {
+    /// The one definition of `name` reaching node `at`, when it is unguarded and writes
+    /// `name` alone, and its node.
+    fn reaching_def(&self, name: &str, at: usize) -> Option<(&'x Instruction<'a>, usize)> {
+        if at >= self.flow.len() || self.wide.contains(name) {
+            return None;
+        }
+        let k = match super::stride::reaching(&self.flow, &self.succ, name, at)?[..] {
+            [k] if k < self.flow.len() => k,
+            _ => return None,
+        };
+        let i = self.flow[k].0;
+        let single = matches!(
+            i.operands.first(),
+            Some(Operand::Name { name: n, comp: None, .. }) if *n == name
+        );
+        (i.guard.is_none() && single).then_some((i, k))
+    }
+
+    fn reg(&self, name: &str, depth: u32, at: Option<usize>) -> Option<Val<'a>> {
         if depth > 8 {
             return None;
         }
-        let i = self.defs.get(name)?;
+        // Defined once: that definition. Else the one unguarded definition reaching node
+        // `at`. Its operands are read where it runs.
+        let (i, at) = match self.defs.get(name) {
+            Some(i) => (*i, self.at.get(name).copied()),
+            None => {
+                let (i, k) = self.reaching_def(name, at?)?;
+                (i, Some(k))
+            }
+        };
         let op = i.opcode.spelling();
         let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
         let int32 = mods.iter().any(|m| matches!(*m, ".u32" | ".s32" | ".b32"));
-        let arg = |k: usize| self.value(i.operands.get(k)?, depth + 1);
+        let arg = |k: usize| self.value(i.operands.get(k)?, depth + 1, at);
         match (op, i.operands.len()) {
             ("mov", 2) => match &i.operands[1] {
                 Operand::Name {
@@ -266,7 +327,7 @@ impl<'a> Facts<'_, 'a> {
     /// Whether operand `o` is equal in every thread: a constant, a parameter, `%ctaid.x`,
     /// `%ntid.x` or products of them as `value` follows them, or a register `uniform` says so.
     fn uniform_op(&self, o: &Operand<'a>, uniform: &dyn Fn(&str) -> bool) -> bool {
-        match self.value(o, 1) {
+        match self.value(o, 1, None) {
             Some(Val::Const(_) | Val::Param(_) | Val::CtaidX | Val::NtidX | Val::Base) => true,
             Some(_) => false,
             None => {
@@ -284,7 +345,7 @@ impl<'a> Facts<'_, 'a> {
         let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
         let int32 = mods.iter().any(|m| matches!(*m, ".u32" | ".s32" | ".b32"));
         let tid = |o: &Operand<'a>| {
-            self.value(o, 1)
+            self.value(o, 1, None)
                 == Some(Val::Tid {
                     shift: 0,
                     base: false,
@@ -341,11 +402,15 @@ pub struct TidLanes {
 }
 
 /// The `TidLanes` of the probe branch that ends `region`, as `range` finds intervals.
-pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<TidLanes> {
+pub fn lanes<'a>(
+    facts: &Facts<'_, 'a>,
+    region: &[&Instruction<'a>],
+    start: usize,
+) -> Option<TidLanes> {
     // The `setp` may come before the region (the predicate kept across stops) when it is the
     // predicate's only definition: a function of `%tid.x` alone, it still holds at the branch.
-    let (g, i) = match guard_setp(region) {
-        Some((g, _, i, _)) => (g, i),
+    let (g, i, at) = match guard_setp(region) {
+        Some((g, _, i, at)) => (g, i, Some(start + at)),
         None => {
             let (bra, body) = region.split_last()?;
             let g = bra.guard?;
@@ -362,7 +427,7 @@ pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
             let i = *facts.defs.get(g.pred)?;
             let single = matches!(i.operands.first(), Some(Operand::Name { comp: None, .. }));
             (i.opcode.spelling() == "setp" && i.operands.len() == 3 && single).then_some(())?;
-            (g, i)
+            (g, i, None)
         }
     };
     let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
@@ -372,8 +437,8 @@ pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
         _ => return None,
     };
     let (x, y) = (
-        facts.value(&i.operands[1], 0)?,
-        facts.value(&i.operands[2], 0)?,
+        facts.value(&i.operands[1], 0, at)?,
+        facts.value(&i.operands[2], 0, at)?,
     );
     let (mask, c) = match (x, y) {
         (Val::Lane(m), Val::Const(c)) | (Val::Const(c), Val::Lane(m)) => (m, c as u32),
@@ -395,12 +460,26 @@ pub fn lanes<'a>(facts: &Facts<'_, 'a>, region: &[&Instruction<'a>]) -> Option<T
 /// `C, R`, or `eq`/`ne` with `C = 0`) with `R` a thread index (see the module) and `C` a
 /// constant, a parameter or a register `uniform` says is equal in every thread (returned; not
 /// written between the `setp` and the branch), and nothing else in the region writes `%p`.
+/// `region` is the kernel's flat nodes from `start` on.
 pub fn range<'a>(
     facts: &Facts<'_, 'a>,
     region: &[&Instruction<'a>],
+    start: usize,
     uniform: &dyn Fn(&str) -> bool,
 ) -> Option<(TidRange, Option<&'a str>)> {
-    let (g, body, i, at) = guard_setp(region)?;
+    // The `setp` in the region, or before it (a predicate kept across the stop the region
+    // starts at): the one definition reaching the branch, its operands read where it runs.
+    let (g, body, i, at, node) = match guard_setp(region) {
+        Some((g, body, i, at)) => (g, body, i, at, start + at),
+        None => {
+            let (bra, body) = region.split_last()?;
+            let g = bra.guard?;
+            let (i, k) = facts.reaching_def(g.pred, start + body.len())?;
+            let plain = i.opcode.spelling() == "setp" && i.operands.len() == 3;
+            (plain && k < start).then_some((g, &[][..], i, usize::MAX, k))?
+        }
+    };
+    let node = Some(node);
     let mods: Vec<&str> = i.mods.iter().map(|m| m.spelling()).collect();
     let signed = match mods.as_slice() {
         [_, ".u32"] => false,
@@ -408,7 +487,7 @@ pub fn range<'a>(
         _ => return None,
     };
     let value = |o: &Operand<'a>| {
-        facts.value(o, 0).or_else(|| match o {
+        facts.value(o, 0, node).or_else(|| match o {
             Operand::Name {
                 name, comp: None, ..
             } => facts
@@ -440,6 +519,10 @@ pub fn range<'a>(
     }
     let plus = regs.first().is_some_and(|r| r.1);
     let reg = regs.first().map(|r| r.0);
+    // A register read before the region may hold another value at the branch.
+    if reg.is_some() && at == usize::MAX {
+        return None;
+    }
     if let Some(r) = reg {
         let written = body[at + 1..].iter().any(|w| {
             let mut names = Vec::new();
