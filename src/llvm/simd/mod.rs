@@ -19,6 +19,7 @@ pub use driver::{drop_replays, seal_replay};
 mod emit;
 mod ir;
 mod lanes;
+mod lanetab;
 mod linear;
 mod maskbits;
 mod matrix;
@@ -33,6 +34,7 @@ mod scalef;
 mod stride;
 mod tree;
 mod uniform;
+mod version;
 mod warp;
 
 use llvm_sys::core as c;
@@ -126,6 +128,8 @@ pub struct Report {
     /// Global stores outside loops addressed from `%ctaid.x` in a kernel with CTA barriers
     /// that get a prefetch for writing of the next CTA's line (`prefetch::insert_next_cta`).
     pub cta_store_prefetches: usize,
+    /// A loop body copied for the halving distances below a warp (`version.rs`).
+    pub versioned: bool,
 }
 
 /// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
@@ -291,6 +295,13 @@ pub fn vectorize(
             }
             _ => false,
         };
+        // Copies of a halving distance's body, before the analyses see it (`version.rs`);
+        // InstCombine folds the constant distances into the copies' masks.
+        let versioned = version::version(fr, &cfg);
+        if versioned {
+            machine.run_function_pipeline(f, "instcombine<no-verify-fixpoint>")?;
+            cfg = cfg::Cfg::new(fr)?;
+        }
         // Before the analyses, which read lane strides off the sums' trees.
         linear::cancel(fr);
         let (mut hints, stream_prefetches, warp_prefetches) = prefetch::insert(fr, &cfg);
@@ -331,6 +342,7 @@ pub fn vectorize(
                 report.warp_prefetches = prep.warp_prefetches;
                 report.cta_prefetches = prep.cta_prefetches;
                 report.cta_store_prefetches = prep.cta_store_prefetches;
+                report.versioned = versioned;
                 Ok((report, only))
             }
             Err(why) => {

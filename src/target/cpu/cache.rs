@@ -36,7 +36,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 44;
+const FORMAT_VERSION: u32 = 45;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -337,6 +337,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
             w.u32(r.warp_prefetches as u32);
             w.u32(r.cta_prefetches as u32);
             w.u32(r.cta_store_prefetches as u32);
+            w.u32(u32::from(r.versioned));
         }
     }
 }
@@ -422,6 +423,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let warp_prefetches = r.u32()? as usize;
             let cta_prefetches = r.u32()? as usize;
             let cta_store_prefetches = r.u32()? as usize;
+            let versioned = r.u32()? != 0;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -447,6 +449,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     warp_prefetches,
                     cta_prefetches,
                     cta_store_prefetches,
+                    versioned,
                 },
             }))
         }
@@ -965,6 +968,7 @@ mod tests {
                             cta_store_prefetches: 4,
                             stream_prefetches: 3,
                             warp_prefetches: 5,
+                            versioned: true,
                         },
                     })),
                     warp_refused: None,
