@@ -402,6 +402,9 @@ impl Warp<'_> {
         }
         let p = self.get(ptr, true);
         if access == Access::Window {
+            if versioned_generic(i) {
+                return self.load_offsets(p, et);
+            }
             return self.load_window(ptr, p, et);
         }
         let sp = p;
@@ -1513,7 +1516,11 @@ impl Warp<'_> {
         let v = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.get(ptr, true);
         if access == Access::Window {
-            self.store_shared(ptr, v, p, et, c::LLVMGetVolatile(i) != 0);
+            if versioned_generic(i) {
+                self.store_offsets(v, p, et);
+            } else {
+                self.store_shared(ptr, v, p, et, c::LLVMGetVolatile(i) != 0);
+            }
             return;
         }
         let sp = p;
@@ -1866,6 +1873,54 @@ impl Warp<'_> {
         }
         c::LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), vals.len() as u32);
         phi
+    }
+
+    /// A window load in the original body of a loop versioned on its distance
+    /// (`version::GENERIC`): the 32-bit offsets' consecutive test, a vector load, else a
+    /// gather; none of the window's code for in-warp permutations, which run in the copies.
+    unsafe fn load_offsets(&mut self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let vt = self.vty(t);
+        let off = self.offsets(p);
+        let contig = self.consecutive_offsets(off, 4);
+        let vec_bb = self.append("ld.vector");
+        let gat_bb = self.append("ld.gather");
+        let join = self.append("ld");
+        c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let lv = self.load_runs(self.shared_ptrs(off), t, false);
+        let vec_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let mut tys = [vt, c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [self.shared_ptrs(off), self.mask, c::LLVMGetPoison(vt)];
+        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        let gat_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &[(lv, vec_bb), (gv, gat_bb)])
+    }
+
+    /// A window store in the original body of a versioned loop (`load_offsets`): the
+    /// consecutive test, a vector store, else a scatter.
+    unsafe fn store_offsets(&mut self, v: LLVMValueRef, p: LLVMValueRef, t: LLVMTypeRef) {
+        let b = self.b;
+        let off = self.offsets(p);
+        let contig = self.consecutive_offsets(off, 4);
+        let vec_bb = self.append("st.vector");
+        let sc_bb = self.append("st.scatter");
+        let join = self.append("st");
+        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        self.store_runs(v, self.shared_ptrs(off), t);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, sc_bb);
+        let mut tys = [c::LLVMTypeOf(v), c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [v, self.shared_ptrs(off), self.mask];
+        self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
     }
 
     /// The host pointer of the 256-byte-aligned `.shared` block that holds lane 0's offset of
@@ -3150,6 +3205,15 @@ fn distinct_owners(pos: &[u32; LANES as usize]) -> Option<[Option<u32>; 2 * LANE
         *slot = Some(l as u32);
     }
     Some(inv)
+}
+
+/// Whether access `i` is in the original body of a loop versioned on its distance
+/// (`version::GENERIC`): no window or pair code there.
+unsafe fn versioned_generic(i: LLVMValueRef) -> bool {
+    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(i));
+    let g = super::version::GENERIC;
+    let kind = c::LLVMGetMDKindIDInContext(cx, g.as_ptr(), g.count_bytes() as u32);
+    !c::LLVMGetMetadata(i, kind).is_null()
 }
 
 /// The scalar a splat vector `v` repeats (`lanetab`).

@@ -12,8 +12,8 @@
 //! Only a body that is a closed piece between the header and the barrier's block is copied:
 //! no phi but the header's, every edge out of it into the barrier's block (which has no
 //! phi), and no value of it used outside it; the copies then join where the original did.
-//! Bitonic sort (`benches/suite`): CPU per launch x0.82 (4 pairs, 0.80-0.84), compile CPU
-//! about +15 ms (the five copies).
+//! Bitonic sort (`benches/suite`): CPU per launch x0.80 (3 pairs, 0.76-0.80), compile CPU
+//! level (the original body loses its window code, `GENERIC`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -27,6 +27,13 @@ use super::uniform::{call_kind, CallKind};
 
 /// The distances that get a copy: those below a warp, whose partners are other lanes of it.
 const DISTANCES: [u64; 5] = [1, 2, 4, 8, 16];
+
+/// Metadata on the original body's `.shared` accesses: a halving power of two below 32 runs
+/// a copy, so the original sees distances of 32 and more (consecutive partners) or values
+/// that are no power of two; its window accesses skip the tests and code for in-warp
+/// permutations (`lanes.rs`: a consecutive test, else a gather or scatter), which were a
+/// third of its compile time for nothing.
+pub const GENERIC: &std::ffi::CStr = c"ptx2llvm.version.generic";
 
 /// Instructions a body may have to be copied (compile time: five copies).
 const MAX_BODY: usize = 80;
@@ -173,6 +180,17 @@ unsafe fn apply(f: LLVMValueRef, plan: &Plan) {
     let body: Vec<LLVMBasicBlockRef> = std::iter::once(any)
         .chain(plan.body.iter().skip(1).copied())
         .collect();
+    // The original body's accesses are marked before the copies are made (which keep no
+    // mark): the distances below a warp never reach it (`GENERIC`).
+    let kind = c::LLVMGetMDKindIDInContext(cx, GENERIC.as_ptr(), GENERIC.count_bytes() as u32);
+    let empty = c::LLVMMDNodeInContext2(cx, std::ptr::null_mut(), 0);
+    for &bb in &body {
+        for i in ir::instructions(bb) {
+            if !c::LLVMIsALoadInst(i).is_null() || !c::LLVMIsAStoreInst(i).is_null() {
+                c::LLVMSetMetadata(i, kind, c::LLVMMetadataAsValue(cx, empty));
+            }
+        }
+    }
     let ty = c::LLVMTypeOf(plan.j);
     let mut entries = Vec::new();
     for &d in &DISTANCES {
@@ -188,6 +206,7 @@ unsafe fn apply(f: LLVMValueRef, plan: &Plan) {
             c::LLVMPositionBuilderAtEnd(b, nb);
             for i in ir::instructions(bb) {
                 let x = c::LLVMInstructionClone(i);
+                c::LLVMSetMetadata(x, kind, std::ptr::null_mut());
                 c::LLVMInsertIntoBuilder(b, x);
                 map.insert(i, x);
                 made.push(x);
