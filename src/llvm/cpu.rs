@@ -549,6 +549,72 @@ pub struct SharedLayout {
     pub align: u32,
 }
 
+/// Where `prepare_module` puts each `.shared` variable of module `m`: (variable, offset) in
+/// the CTA's block, the static bytes, and the largest alignment asked for. The warp engine
+/// reads a variable's offset before that (`simd::lanetab`: a lane table's block).
+///
+/// # Safety
+/// `m` is a live module and `td` its data layout.
+pub unsafe fn shared_placement(
+    m: LLVMModuleRef,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> (Vec<(LLVMValueRef, u64)>, u64, u64) {
+    let mut statics = Vec::new();
+    let mut dynamics = Vec::new();
+    let mut g = c::LLVMGetFirstGlobal(m);
+    while !g.is_null() {
+        if addr_space_of(g) == Some(SHARED_AS) {
+            if c::LLVMIsDeclaration(g) != 0 {
+                dynamics.push(g);
+            } else {
+                statics.push(g);
+            }
+        }
+        g = c::LLVMGetNextGlobal(g);
+    }
+    let mut off: u64 = 0;
+    let mut replace = Vec::new();
+    let mut max_align: u64 = 16;
+    for &g in &statics {
+        let ty = c::LLVMGlobalGetValueType(g);
+        let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
+        let align = (c::LLVMGetAlignment(g) as u64).max(1);
+        max_align = max_align.max(align);
+        off = off.div_ceil(align) * align;
+        replace.push((g, off));
+        off += size;
+    }
+    // The dynamic arrays start at a multiple of the largest alignment one asks for (and
+    // of 16, where the runtime puts them: `LaunchConfig::dynamic_offset`); the static size
+    // reported then includes the padding before them.
+    let dyn_align = dynamics
+        .iter()
+        .map(|&g| (c::LLVMGetAlignment(g) as u64).max(16))
+        .max()
+        .unwrap_or(16);
+    max_align = max_align.max(dyn_align);
+    let dyn_off = off.div_ceil(dyn_align) * dyn_align;
+    let static_bytes = if dynamics.is_empty() { off } else { dyn_off };
+    for &g in &dynamics {
+        replace.push((g, dyn_off));
+    }
+    (replace, static_bytes, max_align)
+}
+
+/// The offset `prepare_module` gives `.shared` variable `g` (`shared_placement`).
+///
+/// # Safety
+/// `g` is a global of a live module.
+pub unsafe fn shared_offset_of(g: LLVMValueRef) -> Option<u64> {
+    let m = c::LLVMGetGlobalParent(g);
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    shared_placement(m, td)
+        .0
+        .into_iter()
+        .find(|&(x, _)| x == g)
+        .map(|(_, o)| o)
+}
+
 /// Rewrites a lowered module for the host (see the module doc). Returns the layout of static
 /// shared memory. Errors name what cannot run on the cpu target.
 pub fn prepare_module(
@@ -582,45 +648,7 @@ pub fn prepare_module(
         let self_fn = declare("ptx2llvm_rt_self", self_ty);
 
         // 1. Shared variables → offsets.
-        let mut statics = Vec::new();
-        let mut dynamics = Vec::new();
-        let mut g = c::LLVMGetFirstGlobal(m);
-        while !g.is_null() {
-            if addr_space_of(g) == Some(SHARED_AS) {
-                if c::LLVMIsDeclaration(g) != 0 {
-                    dynamics.push(g);
-                } else {
-                    statics.push(g);
-                }
-            }
-            g = c::LLVMGetNextGlobal(g);
-        }
-        let mut off: u64 = 0;
-        let mut replace = Vec::new();
-        let mut max_align: u64 = 16;
-        for &g in &statics {
-            let ty = c::LLVMGlobalGetValueType(g);
-            let size = llvm_sys::target::LLVMABISizeOfType(td, ty);
-            let align = (c::LLVMGetAlignment(g) as u64).max(1);
-            max_align = max_align.max(align);
-            off = off.div_ceil(align) * align;
-            replace.push((g, off));
-            off += size;
-        }
-        // The dynamic arrays start at a multiple of the largest alignment one asks for (and
-        // of 16, where the runtime puts them: `LaunchConfig::dynamic_offset`); the static size
-        // reported then includes the padding before them.
-        let dyn_align = dynamics
-            .iter()
-            .map(|&g| (c::LLVMGetAlignment(g) as u64).max(16))
-            .max()
-            .unwrap_or(16);
-        max_align = max_align.max(dyn_align);
-        let dyn_off = off.div_ceil(dyn_align) * dyn_align;
-        let static_bytes = if dynamics.is_empty() { off } else { dyn_off };
-        for &g in &dynamics {
-            replace.push((g, dyn_off));
-        }
+        let (replace, static_bytes, max_align) = shared_placement(m, td);
         for (g, o) in replace {
             let k = c::LLVMConstIntToPtr(c::LLVMConstInt(i64t, o, 0), ptr3);
             c::LLVMReplaceAllUsesWith(g, k);

@@ -84,6 +84,9 @@ pub struct Warp<'a> {
     pub iota: LLVMValueRef,
     pub tid: [LLVMValueRef; 3],
     pub flat: LLVMValueRef,
+    /// Scalars the preamble builds that are multiples of 32 (aligned warps' first `%tid.x`,
+    /// a `urem` by a `%ntid.x` that is one): lane tables read their low bits (`lanetab`).
+    pub(super) aligned_bases: Vec<LLVMValueRef>,
     pub ret_block: Option<usize>,
     /// The coroutine of a kernel with CTA barriers (`barrier.rs`).
     pub coro: Option<super::barrier::Coro>,
@@ -212,6 +215,7 @@ impl<'a> Warp<'a> {
             iota: std::ptr::null_mut(),
             tid: [std::ptr::null_mut(); 3],
             flat: std::ptr::null_mut(),
+            aligned_bases: Vec::new(),
             ret_block: (0..cfg.blocks.len()).find(|&x| cfg.succ[x].is_empty()),
             coro: None,
             regions: None,
@@ -661,6 +665,7 @@ impl<'a> Warp<'a> {
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
             let x0 = ir::phi(b, self.i32, c"".as_ptr(), &[(base, here), (x0r, rem)]);
+            self.aligned_bases.push(x0);
             let tx = c::LLVMBuildAdd(b, self.splat(x0), self.iota, c"".as_ptr());
             let (_, ty) = field(self, crate::runtime::abi::offset::TID as u64 + 4);
             let (_, tz) = field(self, crate::runtime::abi::offset::TID as u64 + 8);

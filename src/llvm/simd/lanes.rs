@@ -26,6 +26,7 @@ const LANE_OF_DEPTH: u32 = 16;
 /// Lanes of a half-warp: the two-run loads' unit (`stride::HALF`).
 const HALF: u32 = stride::HALF as u32;
 use super::ir;
+use super::lanetab;
 use super::stride::{self, Access};
 use super::uniform::{call_kind, CallKind};
 
@@ -422,6 +423,9 @@ impl Warp<'_> {
         }
         let p = self.get(ptr, true);
         if access == Access::Window {
+            if versioned_generic(i) {
+                return self.load_offsets(p, et);
+            }
             return self.load_window(ptr, p, et);
         }
         let sp = p;
@@ -1803,7 +1807,11 @@ impl Warp<'_> {
         let v = self.get(c::LLVMGetOperand(i, 0), true);
         let p = self.get(ptr, true);
         if access == Access::Window {
-            self.store_shared(ptr, v, p, et, c::LLVMGetVolatile(i) != 0);
+            if versioned_generic(i) {
+                self.store_offsets(v, p, et);
+            } else {
+                self.store_shared(ptr, v, p, et, c::LLVMGetVolatile(i) != 0);
+            }
             return;
         }
         let sp = p;
@@ -2034,6 +2042,9 @@ impl Warp<'_> {
         let v32 = c::LLVMVectorType(self.i32, LANES);
         let vt = self.vty(t);
         let off = self.offsets(p);
+        if let Some(pos) = lanetab::Table::of(off, &self.aligned_bases).and_then(|x| x.block(4)) {
+            return self.load_table(off, &pos, vt);
+        }
         let contig = self.consecutive_offsets(off, 4);
         let vec_bb = self.append("ld.vector");
         let test_bb = self.append("ld.window.test");
@@ -2185,6 +2196,144 @@ impl Warp<'_> {
         phi
     }
 
+    /// A window load in the original body of a loop versioned on its distance
+    /// (`version::GENERIC`): the 32-bit offsets' consecutive test, a vector load, else a
+    /// gather; none of the window's code for in-warp permutations, which run in the copies.
+    unsafe fn load_offsets(&mut self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let vt = self.vty(t);
+        let off = self.offsets(p);
+        let contig = self.consecutive_offsets(off, 4);
+        let vec_bb = self.append("ld.vector");
+        let gat_bb = self.append("ld.gather");
+        let join = self.append("ld");
+        c::LLVMBuildCondBr(b, contig, vec_bb, gat_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        let lv = self.load_runs(self.shared_ptrs(off), t, false);
+        let vec_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let mut tys = [vt, c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [self.shared_ptrs(off), self.mask, c::LLVMGetPoison(vt)];
+        let gv = self.call_intrinsic("llvm.masked.gather", &mut tys, &mut args);
+        let gat_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &[(lv, vec_bb), (gv, gat_bb)])
+    }
+
+    /// A window store in the original body of a versioned loop (`load_offsets`): the
+    /// consecutive test, a vector store, else a scatter.
+    unsafe fn store_offsets(&mut self, v: LLVMValueRef, p: LLVMValueRef, t: LLVMTypeRef) {
+        let b = self.b;
+        let off = self.offsets(p);
+        let contig = self.consecutive_offsets(off, 4);
+        let vec_bb = self.append("st.vector");
+        let sc_bb = self.append("st.scatter");
+        let join = self.append("st");
+        c::LLVMBuildCondBr(b, contig, vec_bb, sc_bb);
+        c::LLVMPositionBuilderAtEnd(b, vec_bb);
+        self.store_runs(v, self.shared_ptrs(off), t);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, sc_bb);
+        let mut tys = [c::LLVMTypeOf(v), c::LLVMVectorType(self.ptr, LANES)];
+        let mut args = [v, self.shared_ptrs(off), self.mask];
+        self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// The host pointer of the 256-byte-aligned `.shared` block that holds lane 0's offset of
+    /// `off`, whose lanes are a table in that block (`lanetab::Table::block`). With a lane
+    /// running, its offset, which the kernel accesses, is in the block, so the whole block is
+    /// mapped (the CTA's block starts at a multiple of 256 and ends at a page boundary,
+    /// `runtime::shared`). A warp with no lane running may hold any offsets: block 0 then,
+    /// which its masked stores do not touch.
+    unsafe fn table_block(&self, off: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let first = c::LLVMBuildExtractElement(b, c::LLVMBuildFreeze(b, off, n), self.c32(0), n);
+        let start = c::LLVMBuildAnd(b, first, self.c32(!255u32 as u64), n);
+        let start = c::LLVMBuildSelect(b, self.any(self.mask), start, self.c32(0), n);
+        let mut k = [c::LLVMBuildZExt(b, start, self.i64, n)];
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        c::LLVMBuildGEP2(b, i8t, self.shared_base(), k.as_mut_ptr(), 1, n)
+    }
+
+    /// A `.shared` load of 32-bit values at offsets `off` that are a table of constant
+    /// positions `pos` in one 256-byte block (`lanetab`: a partner at a constant distance,
+    /// `t ^ 4`, `2t - (t & 15)`): the block's halves that hold a lane's element by plain
+    /// vector loads (forwarded from the stores that wrote them whole), and one constant
+    /// permutation; no run-time test of the offsets.
+    unsafe fn load_table(
+        &self,
+        off: LLVMValueRef,
+        pos: &[u32; LANES as usize],
+        vt: LLVMTypeRef,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let v32 = c::LLVMVectorType(self.i32, LANES);
+        // No lane running: no load (the block of a kernel with no shared bytes is not mapped).
+        let here = c::LLVMGetInsertBlock(b);
+        let go = self.append("ld.table");
+        let join = self.append("ld.table.join");
+        c::LLVMBuildCondBr(b, self.any(self.mask), go, join);
+        c::LLVMPositionBuilderAtEnd(b, go);
+        let at = self.table_block(off);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let half = |h: u32| {
+            if !pos.iter().any(|&p| p / LANES == h) {
+                return c::LLVMGetPoison(v32);
+            }
+            let mut k = [c::LLVMConstInt(self.i64, 128 * u64::from(h), 0)];
+            let q = c::LLVMBuildGEP2(b, i8t, at, k.as_mut_ptr(), 1, n);
+            let l = c::LLVMBuildLoad2(b, v32, q, n);
+            c::LLVMSetAlignment(l, 64);
+            l
+        };
+        let (w0, w1) = (half(0), half(1));
+        let v = c::LLVMBuildBitCast(b, self.shuffle(w0, Some(w1), pos), vt, n);
+        let go = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &[(v, go), (c::LLVMGetPoison(vt), here)])
+    }
+
+    /// A `.shared` store of 32-bit values `v` at offsets `off` that are a table in one
+    /// 256-byte block whose 64 elements lanes `inv` own (each element at most one lane's):
+    /// per half of the block a lane holds an element of, the lanes' values and execution
+    /// mask moved to their elements by constant permutations and one masked store; no
+    /// run-time test of the offsets.
+    unsafe fn store_table(
+        &self,
+        v: LLVMValueRef,
+        off: LLVMValueRef,
+        inv: &[Option<u32>; 2 * LANES as usize],
+    ) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let at = self.table_block(off);
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let none = c::LLVMConstNull(c::LLVMTypeOf(self.mask));
+        for h in 0..2usize {
+            let part = &inv[h * LANES as usize..(h + 1) * LANES as usize];
+            if part.iter().all(Option::is_none) {
+                continue;
+            }
+            let vals: Vec<u32> = part.iter().map(|o| o.unwrap_or(0)).collect();
+            let bits: Vec<u32> = part.iter().map(|o| o.unwrap_or(LANES)).collect();
+            let e = self.shuffle(v, None, &vals);
+            let m = self.shuffle(self.mask, Some(none), &bits);
+            let mut k = [c::LLVMConstInt(self.i64, 128 * h as u64, 0)];
+            let q = c::LLVMBuildGEP2(b, i8t, at, k.as_mut_ptr(), 1, n);
+            let mut tys = [c::LLVMTypeOf(e), self.ptr];
+            let mut args = [e, q, m];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        }
+    }
+
     /// Lane `l`'s element of the 64 in `w0` (the first 32) and `w1` (`<32 x i32>` each),
     /// `idx` (`0..64`) its position: two `vpermi2d` per 16 lanes and a select.
     unsafe fn pick_window(
@@ -2329,6 +2478,14 @@ impl Warp<'_> {
     ) {
         let b = self.b;
         let n = c"".as_ptr();
+        if !volatile {
+            let off = self.offsets(p);
+            let table = lanetab::Table::of(off, &self.aligned_bases).and_then(|x| x.block(4));
+            if let Some(inv) = table.as_ref().and_then(distinct_owners) {
+                self.store_table(v, off, &inv);
+                return;
+            }
+        }
         let block = !volatile && self.facts.strides.window_stores();
         let join = self.append("st");
         // (matched, row, lane 0's offset) of each edge into `join` (`PairStore`).
@@ -3356,6 +3513,35 @@ unsafe fn linear(
 
 /// The scalar `u` of a splat `shufflevector (insertelement _, u, 0), _, zeroinitializer`
 /// (`Warp::splat`'s form).
+/// The lane that owns each of a block's 64 elements, lane `l` at `pos[l]`, when no two lanes
+/// share one (a store's lanes then write distinct elements, and no order between them is
+/// needed).
+fn distinct_owners(pos: &[u32; LANES as usize]) -> Option<[Option<u32>; 2 * LANES as usize]> {
+    let mut inv = [None; 2 * LANES as usize];
+    for (l, &p) in pos.iter().enumerate() {
+        let slot = inv.get_mut(p as usize)?;
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(l as u32);
+    }
+    Some(inv)
+}
+
+/// Whether access `i` is in the original body of a loop versioned on its distance
+/// (`version::GENERIC`): no window or pair code there.
+unsafe fn versioned_generic(i: LLVMValueRef) -> bool {
+    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(i));
+    let g = super::version::GENERIC;
+    let kind = c::LLVMGetMDKindIDInContext(cx, g.as_ptr(), g.count_bytes() as u32);
+    !c::LLVMGetMetadata(i, kind).is_null()
+}
+
+/// The scalar a splat vector `v` repeats (`lanetab`).
+pub(super) unsafe fn splat_of(v: LLVMValueRef) -> Option<LLVMValueRef> {
+    splat_scalar(v)
+}
+
 unsafe fn splat_scalar(v: LLVMValueRef) -> Option<LLVMValueRef> {
     if c::LLVMIsAShuffleVectorInst(v).is_null() {
         return None;

@@ -20,6 +20,7 @@ mod emit;
 mod ir;
 mod laneoff;
 mod lanes;
+mod lanetab;
 mod linear;
 mod maskbits;
 mod matrix;
@@ -36,6 +37,7 @@ mod scalef;
 mod stride;
 mod tree;
 mod uniform;
+mod version;
 mod warp;
 
 use llvm_sys::core as c;
@@ -136,6 +138,8 @@ pub struct Report {
     pub cta_store_prefetches: usize,
     /// How the kernel's accesses are tested for alignment (`misaligned::classify`).
     pub misaligned: Alignment,
+    /// A loop body copied for the halving distances below a warp (`version.rs`).
+    pub versioned: bool,
 }
 
 /// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
@@ -314,6 +318,13 @@ pub fn vectorize(
             }
             _ => false,
         };
+        // Copies of a halving distance's body, before the analyses see it (`version.rs`);
+        // InstCombine folds the constant distances into the copies' masks.
+        let versioned = version::version(fr, &cfg);
+        if versioned {
+            machine.run_function_pipeline(f, "instcombine<no-verify-fixpoint>")?;
+            cfg = cfg::Cfg::new(fr)?;
+        }
         // Before the analyses, which read lane strides off the sums' trees.
         linear::cancel(fr);
         let (mut hints, stream_prefetches, warp_prefetches, tile_prefetches) =
@@ -358,6 +369,7 @@ pub fn vectorize(
                 report.cta_prefetches = prep.cta_prefetches;
                 report.cta_store_prefetches = prep.cta_store_prefetches;
                 report.misaligned = aligned;
+                report.versioned = versioned;
                 Ok((report, only))
             }
             Err(why) => {

@@ -37,7 +37,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 46;
+const FORMAT_VERSION: u32 = 47;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -355,6 +355,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                     w.str(why);
                 }
             }
+            w.u32(u32::from(r.versioned));
         }
     }
 }
@@ -460,6 +461,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 2 => Alignment::Unchecked(r.str()?),
                 _ => return None,
             };
+            let versioned = r.u32()? != 0;
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -487,6 +489,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     cta_prefetches,
                     cta_store_prefetches,
                     misaligned,
+                    versioned,
                 },
             }))
         }
@@ -1014,6 +1017,7 @@ mod tests {
                                     mask: 15,
                                 },
                             ]),
+                            versioned: true,
                         },
                     })),
                     warp_refused: None,

@@ -211,6 +211,13 @@ impl WarpPlan {
                 r.cta_prefetches
             );
         }
+        if r.versioned {
+            let _ = writeln!(
+                s,
+                "  versions: a halving distance's loop body copied for distances 1, 2, 4, 8, 16 \
+                 (partners a constant permutation of the warp's lanes)"
+            );
+        }
         if r.cta_store_prefetches > 0 {
             let why = if r.barriers.is_empty() {
                 "that write each warp a page or more or follow such loads of the CTA's \
