@@ -286,9 +286,8 @@ model. Beyond the table:
   an address from loaded data (a pointer read from memory) or of another shape (the plan
   says `misaligned addresses: not tested`), and warp-engine kernels in objects (`--emit
   obj`, no second build to fall back to), perform a misaligned access as the host does
-  (`PTX2LLVM_CPU_MODE=fission` or `coroutine` reports it), and so does a kernel the warp
-  engine refused that then runs as coroutines in the default mode (its code is the warp
-  engine's cleaned copy); accesses made by runtime calls (`ldmatrix`/`stmatrix`
+  (`PTX2LLVM_CPU_MODE=fission` or `coroutine` reports it; a kernel the warp engine refuses
+  gets its tests back, `lit/cpu/run-simd-misaligned-refused.ptx`); accesses made by runtime calls (`ldmatrix`/`stmatrix`
   rows are checked there already, not `wmma.load/store`, `cp.async`, bulk copies, `mbarrier`
   objects, `st.async`/`red.async`) and `ld.param`/`st.param` (compiler-placed) are not tested.
 - Objects (`--emit obj`) refuse `.shared` variables aligned to more than 4096 bytes

@@ -19,6 +19,8 @@
 //! the branches split its straight-line code: 13 lit IR and plan snapshots changed, not
 //! measured in time). That version is in `/work/notes/s28/fid18-warp-checks.patch`.
 
+use std::collections::HashMap;
+
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode as O, LLVMTypeKind};
@@ -59,6 +61,119 @@ pub unsafe fn strip(f: LLVMValueRef) -> usize {
         }
     }
     n
+}
+
+/// A copy of kernel `f`'s body with its tests, taken before `strip`, for a kernel the warp
+/// engine may still refuse (its refusals come after the cleanup): `restore` gives the copy
+/// back to `f`, so the thread loops or coroutines that run a refused kernel test each access
+/// as they do without the warp engine; `discard` drops it when the warp code is built, which
+/// leaves the warp engine's code as it was without the copy. The copy is a function of its
+/// own (internal, next to `f`) whose blocks move back into `f`: `f` keeps its identity,
+/// attributes and name for the engines that look it up.
+///
+/// # Safety
+/// `f` must be a defined function (no `blockaddress`, no debug records: `-g` kernels never
+/// reach the warp engine).
+pub unsafe fn keep(f: LLVMValueRef) -> LLVMValueRef {
+    let m = c::LLVMGetGlobalParent(f);
+    let ctx = c::LLVMGetModuleContext(m);
+    let g = c::LLVMAddFunction(
+        m,
+        c"ptx2llvm.unstripped".as_ptr(),
+        c::LLVMGlobalGetValueType(f),
+    );
+    c::LLVMSetLinkage(g, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+    let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
+    for k in 0..c::LLVMCountParams(f) {
+        map.insert(c::LLVMGetParam(f, k), c::LLVMGetParam(g, k));
+    }
+    let b = c::LLVMCreateBuilderInContext(ctx);
+    let mut copies = Vec::new();
+    let mut phis = Vec::new();
+    for bb in ir::blocks(f) {
+        let nb = c::LLVMAppendBasicBlockInContext(ctx, g, c::LLVMGetBasicBlockName(bb));
+        map.insert(c::LLVMBasicBlockAsValue(bb), c::LLVMBasicBlockAsValue(nb));
+        c::LLVMPositionBuilderAtEnd(b, nb);
+        for i in ir::instructions(bb) {
+            // A phi's incoming blocks are not operands: a new phi takes them (below).
+            let n = if ir::opcode(i) == O::LLVMPHI {
+                let n = c::LLVMBuildPhi(b, c::LLVMTypeOf(i), c"".as_ptr());
+                llvm_sys::debuginfo::LLVMInstructionSetDebugLoc(
+                    n,
+                    llvm_sys::debuginfo::LLVMInstructionGetDebugLoc(i),
+                );
+                phis.push((i, n));
+                n
+            } else {
+                let n = c::LLVMInstructionClone(i);
+                c::LLVMInsertIntoBuilder(b, n);
+                copies.push(n);
+                n
+            };
+            let mut len = 0;
+            let name = c::LLVMGetValueName2(i, &mut len);
+            c::LLVMSetValueName2(n, name, len);
+            map.insert(i, n);
+        }
+    }
+    c::LLVMDisposeBuilder(b);
+    for n in copies {
+        for k in 0..c::LLVMGetNumOperands(n) as u32 {
+            if let Some(&v) = map.get(&c::LLVMGetOperand(n, k)) {
+                c::LLVMSetOperand(n, k, v);
+            }
+        }
+    }
+    for (i, n) in phis {
+        for k in 0..c::LLVMCountIncoming(i) {
+            let v = c::LLVMGetIncomingValue(i, k);
+            let mut v = map.get(&v).copied().unwrap_or(v);
+            let bb = c::LLVMBasicBlockAsValue(c::LLVMGetIncomingBlock(i, k));
+            let mut nb = c::LLVMValueAsBasicBlock(map[&bb]);
+            c::LLVMAddIncoming(n, &mut v, &mut nb, 1);
+        }
+    }
+    g
+}
+
+/// Gives `f` back the body `keep` copied (`copy`), in place of what the warp engine's
+/// preparation made of it.
+///
+/// # Safety
+/// `copy` is `keep(f)`'s result; nothing outside `f` uses `f`'s instructions.
+pub unsafe fn restore(f: LLVMValueRef, copy: LLVMValueRef) {
+    let old = ir::blocks(f);
+    for &bb in &old {
+        for i in ir::instructions(bb) {
+            if c::LLVMGetTypeKind(c::LLVMTypeOf(i)) != LLVMTypeKind::LLVMVoidTypeKind {
+                c::LLVMReplaceAllUsesWith(i, c::LLVMGetPoison(c::LLVMTypeOf(i)));
+            }
+        }
+    }
+    for &bb in &old {
+        for i in ir::instructions(bb) {
+            c::LLVMInstructionEraseFromParent(i);
+        }
+    }
+    for bb in old {
+        c::LLVMDeleteBasicBlock(bb);
+    }
+    for k in 0..c::LLVMCountParams(f) {
+        c::LLVMReplaceAllUsesWith(c::LLVMGetParam(copy, k), c::LLVMGetParam(f, k));
+    }
+    for bb in ir::blocks(copy) {
+        c::LLVMRemoveBasicBlockFromParent(bb);
+        c::LLVMAppendExistingBasicBlock(f, bb);
+    }
+    c::LLVMDeleteFunction(copy);
+}
+
+/// Drops `keep`'s copy: the warp code is built.
+///
+/// # Safety
+/// `copy` is `keep`'s result, not used since.
+pub unsafe fn discard(copy: LLVMValueRef) {
+    c::LLVMDeleteFunction(copy);
 }
 
 /// The launch test that makes every alignment test of kernel function `f` (parameters

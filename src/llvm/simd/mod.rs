@@ -291,11 +291,38 @@ pub fn vectorize(
     let fr = f.as_value_ref();
     // SAFETY: `fr` is a defined function in SSA form (after `sroa`), its tests as the
     // lowering wrote them; then it is a defined function.
-    let aligned = unsafe {
+    let (aligned, unstripped) = unsafe {
         let a = misaligned::classify(fr, params);
+        let copy = (a != Alignment::NoTests).then(|| misaligned::keep(fr));
         misaligned::strip(fr);
-        a
+        (a, copy)
     };
+    let res = prepare_and_build(machine, f, name, params, block, prefer_loops, aligned);
+    if let Some(copy) = unstripped {
+        // SAFETY: `copy` is `keep(fr)`'s; a refused kernel's body is used by nothing else
+        // (`build` leaves nothing behind).
+        unsafe {
+            match res {
+                Ok(_) => misaligned::discard(copy),
+                Err(_) => misaligned::restore(fr, copy),
+            }
+        }
+    }
+    res
+}
+
+/// `vectorize` after the alignment tests are out of kernel `f`: its cleanup, the analyses'
+/// preparation and the warp functions.
+fn prepare_and_build(
+    machine: &HostMachine,
+    f: inkwell::values::FunctionValue<'_>,
+    name: &str,
+    params: &[ParamPlace],
+    block: Option<[u32; 3]>,
+    prefer_loops: bool,
+    aligned: Alignment,
+) -> Result<(Report, bool), String> {
+    let fr = f.as_value_ref();
     // SAFETY: `fr` is a defined function, in SSA form after `sroa`.
     let nans = unsafe { nan::drop_unseen(fr) };
     // SAFETY: as above; the selects between a min/max chain's links are gone now.
@@ -373,7 +400,8 @@ pub fn vectorize(
                 Ok((report, only))
             }
             Err(why) => {
-                // The kernel goes to another engine as the cleanup left it.
+                // The kernel goes to another engine as the cleanup left it, or, if it has
+                // alignment tests, as it was before, tests included (`vectorize`).
                 prefetch::remove(&hints);
                 Err(why)
             }
