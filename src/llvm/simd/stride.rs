@@ -1172,22 +1172,8 @@ impl Strides {
                 let mut ty = c::LLVMGetGEPSourceElementType(v);
                 for k in 1..c::LLVMGetNumOperands(v) as u32 {
                     let idx = opnd(k);
-                    let elem = if k == 1 {
-                        ty
-                    } else {
-                        match c::LLVMGetTypeKind(ty) {
-                            LLVMTypeKind::LLVMStructTypeKind => {
-                                // Field offsets are the same in every lane.
-                                let f = ir::const_u64(idx)? as u32;
-                                ty = c::LLVMStructGetTypeAtIndex(ty, f);
-                                continue;
-                            }
-                            LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
-                                ty = c::LLVMGetElementType(ty);
-                                ty
-                            }
-                            _ => return None,
-                        }
+                    let Some(elem) = gep_step(&mut ty, k, idx)? else {
+                        continue;
                     };
                     let mut x = self.piece(idx, varying, td, depth)?;
                     // Indices narrower than the pointer are sign-extended.
@@ -1441,22 +1427,8 @@ impl Strides {
                 let n = c::LLVMGetNumOperands(i) as u32;
                 for k in 1..n {
                     let idx = opnd(k);
-                    let elem = if k == 1 {
-                        ty
-                    } else {
-                        match c::LLVMGetTypeKind(ty) {
-                            LLVMTypeKind::LLVMStructTypeKind => {
-                                // Field offsets are the same in every lane.
-                                let f = ir::const_u64(idx)? as u32;
-                                ty = c::LLVMStructGetTypeAtIndex(ty, f);
-                                continue;
-                            }
-                            LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
-                                ty = c::LLVMGetElementType(ty);
-                                ty
-                            }
-                            _ => return None,
-                        }
+                    let Some(elem) = gep_step(&mut ty, k, idx)? else {
+                        continue;
                     };
                     let mut s = self.of(idx, varying)?;
                     if s.step == 0 && s.casts == 0 {
@@ -1693,5 +1665,27 @@ impl Strides {
             factor: if s.casts == 0 { 1 } else { s.factor },
             aligned: false,
         })
+    }
+}
+
+/// The element type that index `k` (≥ 1) of a GEP scales by, `ty` being the type indexed
+/// so far (updated to the next level): the source type for the first index, the element
+/// of an array or vector; `Some(None)` for a struct field, whose offset is the same in every
+/// lane (nothing to scale); `None` for an index the lane rules do not follow.
+unsafe fn gep_step(ty: &mut LLVMTypeRef, k: u32, idx: LLVMValueRef) -> Option<Option<LLVMTypeRef>> {
+    if k == 1 {
+        return Some(Some(*ty));
+    }
+    match c::LLVMGetTypeKind(*ty) {
+        LLVMTypeKind::LLVMStructTypeKind => {
+            let f = ir::const_u64(idx)? as u32;
+            *ty = c::LLVMStructGetTypeAtIndex(*ty, f);
+            Some(None)
+        }
+        LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+            *ty = c::LLVMGetElementType(*ty);
+            Some(Some(*ty))
+        }
+        _ => None,
     }
 }
