@@ -44,6 +44,63 @@ unsafe fn safe_divisor(d: LLVMValueRef, op: O) -> bool {
 }
 
 impl Warp<'_> {
+    /// Division or remainder `op` of lanes of at most 32 bits by divisors `y` that are not zero
+    /// in any lane (nor -1 where the dividend may be the signed minimum: the lowering of PTX's
+    /// `div`/`rem` selects 1 there, and this warp's off lanes divide by 1), in double precision.
+    /// x86 has no vector integer division: LLVM divides such a vector lane by lane, 32 `div`s
+    /// (a grid-stride loop's trip count `(n - i + stride - 1) / stride` took 60% of a float4
+    /// vector add's time when each thread ran one iteration). The quotient is exact: both
+    /// operands are exact doubles, and a quotient that is not an integer lies at least `1/|y|`
+    /// from the next integer, a relative distance of at least `1/|x| >= 2^-32`, far more than
+    /// the division's rounding error (`2^-53` relative), so truncating the correctly rounded
+    /// quotient gives the integer quotient. None for wider lanes or a non-vector type.
+    unsafe fn div_by_double(
+        &self,
+        op: O,
+        x: LLVMValueRef,
+        y: LLVMValueRef,
+        vt: LLVMTypeRef,
+    ) -> Option<LLVMValueRef> {
+        if c::LLVMGetTypeKind(vt) != LLVMTypeKind::LLVMVectorTypeKind {
+            return None;
+        }
+        let et = c::LLVMGetElementType(vt);
+        if c::LLVMGetTypeKind(et) != LLVMTypeKind::LLVMIntegerTypeKind
+            || c::LLVMGetIntTypeWidth(et) > 32
+        {
+            return None;
+        }
+        let b = self.b;
+        let n = c"".as_ptr();
+        let signed = matches!(op, O::LLVMSDiv | O::LLVMSRem);
+        let dt = c::LLVMVectorType(
+            c::LLVMDoubleTypeInContext(c::LLVMGetTypeContext(vt)),
+            c::LLVMGetVectorSize(vt),
+        );
+        let (fx, fy) = if signed {
+            (
+                c::LLVMBuildSIToFP(b, x, dt, n),
+                c::LLVMBuildSIToFP(b, y, dt, n),
+            )
+        } else {
+            (
+                c::LLVMBuildUIToFP(b, x, dt, n),
+                c::LLVMBuildUIToFP(b, y, dt, n),
+            )
+        };
+        let fq = c::LLVMBuildFDiv(b, fx, fy, n);
+        // fptosi/fptoui truncate toward zero, as PTX's integer division does.
+        let q = if signed {
+            c::LLVMBuildFPToSI(b, fq, vt, n)
+        } else {
+            c::LLVMBuildFPToUI(b, fq, vt, n)
+        };
+        Some(match op {
+            O::LLVMUDiv | O::LLVMSDiv => q,
+            _ => c::LLVMBuildSub(b, x, c::LLVMBuildMul(b, q, y, n), n),
+        })
+    }
+
     /// The vector form of varying instruction `i`.
     pub(super) unsafe fn vector_inst(
         &mut self,
@@ -99,7 +156,8 @@ impl Warp<'_> {
                 let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));
                 let m = self.widen(self.mask, self.per_new(y));
                 let y = c::LLVMBuildSelect(b, m, y, one, n);
-                c::LLVMBuildBinOp(b, op, x, y, n)
+                self.div_by_double(op, x, y, vt)
+                    .unwrap_or_else(|| c::LLVMBuildBinOp(b, op, x, y, n))
             }
             O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem => {
                 // A constant that cannot trap divides every lane: `k / 18`'s lanes then hold
