@@ -3004,18 +3004,36 @@ impl Warp<'_> {
             };
             let p = self.host_ptrs(p);
             let run = self.run();
+            let elem = match gathered {
+                Some(_) => None,
+                None => self.consecutive_elem(ptr),
+            };
+            let n = c"".as_ptr();
+            let i8t = c::LLVMInt8TypeInContext(self.cx);
             for r in 0..LANES / run {
                 for l in [r * run, r * run + run - 1] {
-                    at.push(match gathered {
-                        Some((_, off)) => {
-                            let n = c"".as_ptr();
+                    at.push(match (gathered, elem) {
+                        (Some((_, off)), _) => {
                             let x =
                                 c::LLVMBuildExtractElement(self.b, p, self.c32(u64::from(l)), n);
-                            let i8t = c::LLVMInt8TypeInContext(self.cx);
                             let mut idx = [off];
                             c::LLVMBuildGEP2(self.b, i8t, x, idx.as_mut_ptr(), 1, n)
                         }
-                        None => self.lane_of(p, l, LANE_OF_DEPTH),
+                        // The run's last lane from its first (pushed just before): the load
+                        // the prefetch is for takes its lanes as consecutive elements, and
+                        // where a narrow index wrapped between them, the line prefetched is
+                        // only another hint (matmul's `B` rows: the last lane's copy of the
+                        // 32-bit index arithmetic, about four instructions per row and tile).
+                        (None, Some(size)) if l != r * run => {
+                            let first = *at.last().expect("the run's first lane");
+                            let mut idx = [c::LLVMConstInt(
+                                c::LLVMInt64TypeInContext(self.cx),
+                                u64::from(run - 1) * size,
+                                0,
+                            )];
+                            c::LLVMBuildGEP2(self.b, i8t, first, idx.as_mut_ptr(), 1, n)
+                        }
+                        _ => self.lane_of(p, l, LANE_OF_DEPTH),
                     });
                 }
             }
@@ -3032,6 +3050,35 @@ impl Warp<'_> {
             ];
             self.call_intrinsic("llvm.prefetch", &mut tys, &mut args);
         }
+    }
+
+    /// The element size of the loads that prefetch pointer `q` is for, when they take their
+    /// lanes as consecutive elements (`Access::Consecutive`, or `Checked`: consecutive unless
+    /// a narrow index wrapped): `q` is such a load's pointer or a GEP of it by a uniform
+    /// number of bytes (`prefetch.rs`: the address some iterations on, `p + D × step`). A run's
+    /// last lane is then its first plus `run - 1` elements.
+    unsafe fn consecutive_elem(&self, q: LLVMValueRef) -> Option<u64> {
+        let base = if !c::LLVMIsAGetElementPtrInst(q).is_null()
+            && c::LLVMGetNumOperands(q) == 2
+            && !self.facts.is_varying(c::LLVMGetOperand(q, 1))
+        {
+            c::LLVMGetOperand(q, 0)
+        } else {
+            q
+        };
+        ir::users(base).into_iter().find_map(|u| {
+            let t = c::LLVMTypeOf(u);
+            let consecutive = ir::opcode(u) == O::LLVMLoad
+                && c::LLVMGetOperand(u, 0) == base
+                && !self.is_atomic(u)
+                && matches!(
+                    self.facts
+                        .strides
+                        .access(base, t, &self.facts.varying, self.td),
+                    Access::Consecutive | Access::Checked
+                );
+            consecutive.then(|| llvm_sys::target::LLVMABISizeOfType(self.td, t))
+        })
     }
 
     /// The pointer and offset when prefetch pointer `q` is a constant number of bytes from the
