@@ -33,7 +33,8 @@ use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
 /// entry (`runtime/red.rs`: an unchecked address never enters the table, so a faulting one
 /// cannot reach the runtime's own atomic when the CTA is replayed). Without a table (the
 /// coroutine engine) the call `(ptr, v, 0)` looks up the entry and returns 1 for an address
-/// not there, which is then checked the same way.
+/// not there, which is then checked the same way. A 32-bit `ptr` comes untested for alignment
+/// (`lower/atomic.rs`): it is tested on that way in only.
 pub fn emit_add<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -61,7 +62,10 @@ pub fn emit_add<'c, 'a>(
     // (`runtime/launch.rs`): invariant, so a loop of additions loads it once instead of after
     // every addition's store to the table, which may alias the context as far as LLVM knows.
     if let Some(i) = tbl.as_instruction_value() {
-        let _ = i.set_metadata(l.ctx.metadata_node(&[]), l.ctx.get_kind_id("invariant.load"));
+        let _ = i.set_metadata(
+            l.ctx.metadata_node(&[]),
+            l.ctx.get_kind_id("invariant.load"),
+        );
     }
     let (lookup, fast, slow, check, done) = (
         l.new_block(fs, "red.lookup"),
