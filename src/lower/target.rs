@@ -212,7 +212,9 @@ pub trait Target {
         false
     }
     /// `red.global.add` of `v` (`u32`/`u64`, or `f32`/`f64` already the GPU's NaN when a NaN) to
-    /// `ptr` in such a kernel, the old value unused. The default is the atomic addition itself.
+    /// `ptr` in such a kernel, the old value unused. A 32-bit integer addition comes with its
+    /// address not yet tested for alignment (`memory::check_aligned`): the target tests it
+    /// where it must. The default is the atomic addition itself, tested first.
     fn private_red_add<'c, 'a>(
         &self,
         l: &Lowerer<'c, 'a>,
@@ -224,6 +226,14 @@ pub trait Target {
         let op = if v.is_float_value() {
             RmwOp::FAdd
         } else {
+            if v.into_int_value().get_type().get_bit_width() == 32 {
+                super::memory::check_aligned(
+                    l,
+                    ptr,
+                    4,
+                    crate::runtime::fault::MisalignedAccess::Atomic,
+                );
+            }
             RmwOp::Add
         };
         atomic_rmw(l.ctx, &l.b, op, ptr, v, ord, scope);

@@ -33,7 +33,8 @@ use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
 /// entry (`runtime/red.rs`: an unchecked address never enters the table, so a faulting one
 /// cannot reach the runtime's own atomic when the CTA is replayed). Without a table (the
 /// coroutine engine) the call `(ptr, v, 0)` looks up the entry and returns 1 for an address
-/// not there, which is then checked the same way.
+/// not there, which is then checked the same way. A 32-bit `ptr` comes untested for alignment
+/// (`lower/atomic.rs`): it is tested on that way in only.
 pub fn emit_add<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -57,6 +58,15 @@ pub fn emit_add<'c, 'a>(
         .build_load(l.ptr(Space::Generic), tp, "red.table")
         .unwrap()
         .into_pointer_value();
+    // The runtime sets a context's table before its first kernel call and never changes it
+    // (`runtime/launch.rs`): invariant, so a loop of additions loads it once instead of after
+    // every addition's store to the table, which may alias the context as far as LLVM knows.
+    if let Some(i) = tbl.as_instruction_value() {
+        let _ = i.set_metadata(
+            l.ctx.metadata_node(&[]),
+            l.ctx.get_kind_id("invariant.load"),
+        );
+    }
     let (lookup, fast, slow, check, done) = (
         l.new_block(fs, "red.lookup"),
         l.new_block(fs, "red.fast"),
@@ -115,6 +125,20 @@ pub fn emit_add<'c, 'a>(
         .unwrap();
     b.build_conditional_branch(new, check, done).unwrap();
     b.position_at_end(check);
+    // A 32-bit addition's alignment is tested here, on the way into the table, and not before
+    // the lookup (`lower/atomic.rs` leaves it to this function): a found key was tested when
+    // it entered, and no misaligned address is a key (entries are tested 4-byte aligned
+    // addresses, open slots hold 4-byte aligned keys), so it costs the common case nothing.
+    // A 64-bit key is the address with bit 0 set, which an address one byte past an entry's
+    // would find too: those are tested before the lookup.
+    if !wide {
+        crate::lower::memory::check_aligned(
+            l,
+            ptr,
+            4,
+            crate::runtime::fault::MisalignedAccess::Atomic,
+        );
+    }
     // Volatile: an idempotent atomic whose result is unused would be optimized away.
     let zero = v.get_type().const_zero();
     let probe = atomic_rmw(l.ctx, b, RmwOp::Add, ptr, zero.into(), ord, scope);
