@@ -1464,15 +1464,24 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
     let cta = bb("cta");
     let exit = bb("exit");
     let nonempty = c::LLVMBuildICmp(b, P::LLVMIntULT, first, end, n);
-    c::LLVMBuildCondBr(b, nonempty, cta, exit);
-    c::LLVMPositionBuilderAtEnd(b, cta);
-    let ci = c::LLVMBuildPhi(b, i64t, n);
+    let pre = bb("cta.pre");
+    c::LLVMBuildCondBr(b, nonempty, pre, exit);
+    // The batch's first CTA's coordinates by division, the next ones' by a carry: the
+    // divisions by the run-time grid were two `div`s a CTA on the path to everything the CTA
+    // computes from `%ctaid`.
+    c::LLVMPositionBuilderAtEnd(b, pre);
     let gx64 = c::LLVMBuildZExt(b, gx, i64t, n);
     let gy64 = c::LLVMBuildZExt(b, gy, i64t, n);
-    let cx_ = c::LLVMBuildURem(b, ci, gx64, n);
-    let q = c::LLVMBuildUDiv(b, ci, gx64, n);
-    let cy = c::LLVMBuildURem(b, q, gy64, n);
-    let cz = c::LLVMBuildUDiv(b, q, gy64, n);
+    let x0 = c::LLVMBuildURem(b, first, gx64, n);
+    let q0 = c::LLVMBuildUDiv(b, first, gx64, n);
+    let y0 = c::LLVMBuildURem(b, q0, gy64, n);
+    let z0 = c::LLVMBuildUDiv(b, q0, gy64, n);
+    c::LLVMBuildBr(b, cta);
+    c::LLVMPositionBuilderAtEnd(b, cta);
+    let ci = c::LLVMBuildPhi(b, i64t, n);
+    let cx_ = c::LLVMBuildPhi(b, i64t, n);
+    let cy = c::LLVMBuildPhi(b, i64t, n);
+    let cz = c::LLVMBuildPhi(b, i64t, n);
     for (k, v) in [cx_, cy, cz].into_iter().enumerate() {
         let v = c::LLVMBuildTrunc(b, v, i32t, n);
         c::LLVMBuildStore(b, v, at(ctx, offset::CTAID + 4 * k as u32));
@@ -1484,12 +1493,29 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
     } else {
         warps(cta, "cta", false)
     };
-    let cnext = c::LLVMBuildAdd(b, ci, c::LLVMConstInt(i64t, 1, 0), n);
+    let one = c::LLVMConstInt(i64t, 1, 0);
+    let zero = c::LLVMConstInt(i64t, 0, 0);
+    let cnext = c::LLVMBuildAdd(b, ci, one, n);
+    // `cnext`'s coordinates: x + 1, carried into y at `%nctaid.x`, and y's into z.
+    let xn = c::LLVMBuildAdd(b, cx_, one, n);
+    let wrap_x = c::LLVMBuildICmp(b, P::LLVMIntEQ, xn, gx64, n);
+    let xnext = c::LLVMBuildSelect(b, wrap_x, zero, xn, n);
+    let yn = c::LLVMBuildAdd(b, cy, c::LLVMBuildZExt(b, wrap_x, i64t, n), n);
+    let wrap_y = c::LLVMBuildICmp(b, P::LLVMIntEQ, yn, gy64, n);
+    let ynext = c::LLVMBuildSelect(b, wrap_y, zero, yn, n);
+    let znext = c::LLVMBuildAdd(b, cz, c::LLVMBuildZExt(b, wrap_y, i64t, n), n);
     let more = c::LLVMBuildICmp(b, P::LLVMIntULT, cnext, end, n);
     c::LLVMBuildCondBr(b, more, cta, exit);
-    let mut v = [first, cnext];
-    let mut bbs = [batch, done];
-    c::LLVMAddIncoming(ci, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+    for (phi, init, next) in [
+        (ci, first, cnext),
+        (cx_, x0, xnext),
+        (cy, y0, ynext),
+        (cz, z0, znext),
+    ] {
+        let mut v = [init, next];
+        let mut bbs = [pre, done];
+        c::LLVMAddIncoming(phi, v.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+    }
 
     c::LLVMPositionBuilderAtEnd(b, replay);
     if let Part::Batch(r) = part {

@@ -650,7 +650,7 @@ impl Warp<'_> {
             gat_bb,
         );
         c::LLVMPositionBuilderAtEnd(b, runs_bb);
-        let v = self.two_runs(pi, t, in_first);
+        let v = self.two_runs(pi, t, in_first, None);
         incoming.push((v, c::LLVMGetInsertBlock(b)));
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
@@ -751,7 +751,7 @@ impl Warp<'_> {
             _ => self.half_run(pi, t, 0),
         };
         let Some(wraps) = wraps else {
-            return self.two_runs(pi, t, in_first);
+            return self.two_runs(pi, t, in_first, Some(p));
         };
         let any = c::LLVMBuildICmp(
             b,
@@ -765,7 +765,7 @@ impl Warp<'_> {
         let join = self.append("ld.rows.join");
         c::LLVMBuildCondBr(b, any, wrap_bb, rows_bb);
         c::LLVMPositionBuilderAtEnd(b, rows_bb);
-        let rv = self.two_runs(pi, t, in_first);
+        let rv = self.two_runs(pi, t, in_first, Some(p));
         let rows_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, wrap_bb);
@@ -818,12 +818,14 @@ impl Warp<'_> {
     /// the others from its last lane's minus the lanes between. Four masked loads, each
     /// from a run's pointer moved back to the first lane of its half so that lane `j` reads
     /// exactly lane `j`'s pointer; masked-off lanes are not accessed, so the same bytes as
-    /// the gather and the same faults.
+    /// the gather and the same faults. With `lanes_of` (the lane pointers `pi` came from),
+    /// the run pointers are `run_base` copies of its arithmetic, not lanes of `pi`.
     unsafe fn two_runs(
         &self,
         pi: LLVMValueRef,
         t: LLVMTypeRef,
         in_first: LLVMValueRef,
+        lanes_of: Option<LLVMValueRef>,
     ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
@@ -834,17 +836,24 @@ impl Warp<'_> {
         let last_m = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, in_first, n), n);
         let halves = (0..LANES / HALF)
             .map(|h| {
-                // The runs' first and last pointers come out of `pi`, which the tests above
-                // built anyway: `run_base` rebuilt each from the address's scalar operands
-                // (a 3x3 convolution's halo tile: sign extensions and a 64-bit multiply per
-                // base, four bases a warp; extracting them: conv3x3 CPU time x0.975).
-                let at = |q: u32| {
-                    let x = c::LLVMBuildExtractElement(b, pi, self.c32(u64::from(q)), n);
-                    let p0 = c::LLVMBuildIntToPtr(b, x, self.ptr, n);
-                    if self.unguarded {
-                        c::LLVMBuildFreeze(b, p0, n)
-                    } else {
-                        p0
+                // The runs' first and last pointers: lanes of `pi` where the tests built it
+                // anyway (`runs_or_gather`), scalar copies of the address arithmetic for a
+                // load proven two runs (`lanes_of`, `load_rows`). Its vector of 64-bit
+                // addresses then feeds only the cold gather, as its prefetch takes such
+                // copies too (`gathered_base`): conv3x3 CPU time x0.93, the sign extensions,
+                // multiplies and shifts of 32 lanes (four zmm registers a step) off the hot
+                // path. Copies for the loads alone, with the prefetch extracting lanes of the
+                // vector, had cost x1.025.
+                let at = |q: u32| match lanes_of {
+                    Some(p) => self.run_base(p, q),
+                    None => {
+                        let x = c::LLVMBuildExtractElement(b, pi, self.c32(u64::from(q)), n);
+                        let p0 = c::LLVMBuildIntToPtr(b, x, self.ptr, n);
+                        if self.unguarded {
+                            c::LLVMBuildFreeze(b, p0, n)
+                        } else {
+                            p0
+                        }
                     }
                 };
                 let p_first = at(h * HALF);
@@ -2999,7 +3008,7 @@ impl Warp<'_> {
         if self.facts.is_varying(ptr) {
             let gathered = self.gathered_base(ptr);
             let p = match gathered {
-                Some((base, _)) => self.get(base, true),
+                Some((base, _, _)) => self.get(base, true),
                 None => self.get(ptr, true),
             };
             let p = self.host_ptrs(p);
@@ -3013,9 +3022,12 @@ impl Warp<'_> {
             for r in 0..LANES / run {
                 for l in [r * run, r * run + run - 1] {
                     at.push(match (gathered, elem) {
-                        (Some((_, off)), _) => {
-                            let x =
-                                c::LLVMBuildExtractElement(self.b, p, self.c32(u64::from(l)), n);
+                        (Some((_, off, rows)), _) => {
+                            let x = if rows {
+                                self.lane_of(p, l, LANE_OF_DEPTH)
+                            } else {
+                                c::LLVMBuildExtractElement(self.b, p, self.c32(u64::from(l)), n)
+                            };
                             let mut idx = [off];
                             c::LLVMBuildGEP2(self.b, i8t, x, idx.as_mut_ptr(), 1, n)
                         }
@@ -3088,7 +3100,11 @@ impl Warp<'_> {
     /// prefetched lanes are that vector's lanes plus the constant (an extract each), not
     /// scalar copies of the address arithmetic (`lane_of`: ~8 instructions a lane, for which
     /// the vector's lanes are already there).
-    unsafe fn gathered_base(&self, q: LLVMValueRef) -> Option<(LLVMValueRef, LLVMValueRef)> {
+    ///
+    /// The third value: whether such a load is one `load_rows` reads (`rows_load`), whose run
+    /// pointers are scalar copies (`two_runs`): its vector of addresses then feeds only the
+    /// cold gather, and the prefetch takes scalar copies too, which leave it there.
+    unsafe fn gathered_base(&self, q: LLVMValueRef) -> Option<(LLVMValueRef, LLVMValueRef, bool)> {
         if c::LLVMIsAGetElementPtrInst(q).is_null()
             || c::LLVMGetNumOperands(q) != 2
             || ir::const_u64(c::LLVMGetOperand(q, 1)).is_none()
@@ -3096,17 +3112,47 @@ impl Warp<'_> {
             return None;
         }
         let base = c::LLVMGetOperand(q, 0);
-        let gathered = ir::users(base).into_iter().any(|u| {
-            ir::opcode(u) == O::LLVMLoad
-                && c::LLVMGetOperand(u, 0) == base
-                && !self.is_atomic(u)
-                && self
-                    .facts
-                    .strides
-                    .access(base, c::LLVMTypeOf(u), &self.facts.varying, self.td)
-                    == Access::Unknown
-        });
-        gathered.then(|| (base, c::LLVMGetOperand(q, 1)))
+        let loads: Vec<LLVMValueRef> = ir::users(base)
+            .into_iter()
+            .filter(|&u| {
+                ir::opcode(u) == O::LLVMLoad
+                    && c::LLVMGetOperand(u, 0) == base
+                    && !self.is_atomic(u)
+                    && self.facts.strides.access(
+                        base,
+                        c::LLVMTypeOf(u),
+                        &self.facts.varying,
+                        self.td,
+                    ) == Access::Unknown
+            })
+            .collect();
+        if loads.is_empty() {
+            return None;
+        }
+        let rows = loads.iter().any(|&u| self.rows_load(u, base));
+        Some((base, c::LLVMGetOperand(q, 1), rows))
+    }
+
+    /// Whether `load_tested` reads load `i` (at source pointer `ptr`, `Access::Unknown`) with
+    /// `load_rows`: the same conditions, in the same order.
+    unsafe fn rows_load(&self, i: LLVMValueRef, ptr: LLVMValueRef) -> bool {
+        let et = c::LLVMTypeOf(i);
+        let global = c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) != SHARED_AS;
+        !stride::memory_indexed(ptr, &self.facts.varying, MEMORY_INDEXED_DEPTH)
+            && global
+            && self.per(et) == 1
+            && !self.narrow(self.vty(et))
+            && self
+                .facts
+                .strides
+                .rows(
+                    ptr,
+                    et,
+                    &self.facts.varying,
+                    self.td,
+                    c::LLVMGetInstructionParent(i),
+                )
+                .is_some()
     }
 
     /// An LLVM intrinsic through its vector form: the overloaded types (the name's trailing
