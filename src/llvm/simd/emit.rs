@@ -1125,17 +1125,24 @@ impl<'a> Warp<'a> {
     }
 
     /// Whether block `x` is the one way into a loop (its one successor is the header of a loop
-    /// that `x` is not in, and no other block outside that loop branches to the header): a
-    /// warp whose mask is empty in `x` then skips the loop too. Such a block keeps its guard,
-    /// so that what the way in builds (the header phis' vectors, the entry tests) and what
-    /// LICM hoists to it runs only when some lane enters: spmv_warp's unrolled loop, which
-    /// NVRTC emits for rows of 128 or more entries and which no lane enters at 4 to 60 per
-    /// row, had its pointer vectors and entry tests (~100 instructions with their spills)
-    /// built for every row.
+    /// that `x` is not in, and no other block outside that loop branches to the header) and
+    /// computes something: a warp whose mask is empty in `x` then skips the loop too. Such a
+    /// block keeps its guard, so that what the way in builds (its values, the header phis'
+    /// vectors, the entry tests) and what LICM hoists to it runs only when some lane enters:
+    /// spmv_warp's unrolled loop, which NVRTC emits for rows of 128 or more entries and which
+    /// no lane enters at 4 to 60 per row, had its pointer vectors and entry tests (~100
+    /// instructions with their spills) built for every row. An empty one (mandelbrot's loop
+    /// preheader) stays unguarded: its guard would only add a branch.
     unsafe fn enters_loop(&self, x: usize) -> bool {
         let [h] = self.cfg.succ[x][..] else {
             return false;
         };
+        let computes = ir::instructions(self.cfg.blocks[x])
+            .into_iter()
+            .any(|i| c::LLVMIsAPHINode(i).is_null() && c::LLVMIsATerminatorInst(i).is_null());
+        if !computes {
+            return false;
+        }
         let Some(l) = self.cfg.loops.iter().find(|l| l.header == h) else {
             return false;
         };
