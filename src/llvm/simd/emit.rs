@@ -1124,6 +1124,34 @@ impl<'a> Warp<'a> {
         (preds.next().is_none() && p != x && self.cfg.succ[p].contains(&j)).then_some(j)
     }
 
+    /// Whether block `x` is the one way into a loop (its one successor is the header of a loop
+    /// that `x` is not in, and no other block outside that loop branches to the header) and
+    /// computes something: a warp whose mask is empty in `x` then skips the loop too. Such a
+    /// block keeps its guard, so that what the way in builds (its values, the header phis'
+    /// vectors, the entry tests) and what LICM hoists to it runs only when some lane enters:
+    /// spmv_warp's unrolled loop, which NVRTC emits for rows of 128 or more entries and which
+    /// no lane enters at 4 to 60 per row, had its pointer vectors and entry tests (~100
+    /// instructions with their spills) built for every row. An empty one (mandelbrot's loop
+    /// preheader) stays unguarded: its guard would only add a branch.
+    unsafe fn enters_loop(&self, x: usize) -> bool {
+        let [h] = self.cfg.succ[x][..] else {
+            return false;
+        };
+        let computes = ir::instructions(self.cfg.blocks[x])
+            .into_iter()
+            .any(|i| c::LLVMIsAPHINode(i).is_null() && c::LLVMIsATerminatorInst(i).is_null());
+        if !computes {
+            return false;
+        }
+        let Some(l) = self.cfg.loops.iter().find(|l| l.header == h) else {
+            return false;
+        };
+        !l.blocks[x]
+            && (0..self.cfg.succ.len())
+                .filter(|&p| self.cfg.succ[p].contains(&h))
+                .all(|p| p == x || l.blocks[p])
+    }
+
     /// Whether block `x` can run with no lane at all, so that it needs no guard: a small
     /// block of varying instructions only, whose memory accesses are consecutive loads and
     /// stores (a masked vector access touches no memory for lanes that are off, so an empty
@@ -1141,7 +1169,7 @@ impl<'a> Warp<'a> {
     ///   unguarded blocks made scan x1.36 slower (per launch CPU 27 -> 37 ms, not narrowed
     ///   down; the skip guards and rounds look at which blocks a warp's region runs).
     unsafe fn unguarded(&self, x: usize) -> bool {
-        if self.regions.is_some() || self.coro.is_some() {
+        if self.regions.is_some() || self.coro.is_some() || self.enters_loop(x) {
             return false;
         }
         let mut count = 0;
