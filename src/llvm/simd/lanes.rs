@@ -508,19 +508,22 @@ impl Warp<'_> {
             let vec_bb = c::LLVMGetInsertBlock(b);
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, other_bb);
-            let ov = self.load_tested(i, ptr, p, et, access);
+            let scattered = self.untested_scattered();
+            let ov = self.load_tested(i, ptr, p, et, access, scattered);
             let other_bb = c::LLVMGetInsertBlock(b);
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
             return ir::phi(b, vt, c"".as_ptr(), &[(lv, vec_bb), (ov, other_bb)]);
         }
-        self.load_tested(i, ptr, p, et, access)
+        self.load_tested(i, ptr, p, et, access, false)
     }
 
     /// A load of type `et` at host lane pointers `p` (source pointer `ptr`) that are neither
     /// consecutive nor of one address per row: a checked or run-time test of the lanes'
     /// addresses, else a gather (`load`). `i` is the source load (its block bounds the
-    /// values a two-run proof may read, `Strides::rows`).
+    /// values a two-run proof may read, `Strides::rows`). `scattered`: the lanes are known
+    /// not to be consecutive (`untested_scattered`), and the run-time test of the whole
+    /// warp's addresses is left out (the other paths stay).
     unsafe fn load_tested(
         &mut self,
         i: LLVMValueRef,
@@ -528,6 +531,7 @@ impl Warp<'_> {
         p: LLVMValueRef,
         et: LLVMTypeRef,
         access: Access,
+        scattered: bool,
     ) -> LLVMValueRef {
         let vt = self.vty(et);
         let b = self.b;
@@ -557,6 +561,9 @@ impl Warp<'_> {
             .then(|| self.shared_term(ptr, et))
             .flatten();
         let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
+        if checked.is_none() && scattered {
+            return self.gather(vt, p, m);
+        }
         let contig = checked.unwrap_or_else(|| self.consecutive(p, vt));
         let vec_bb = self.append("ld.vector");
         let gat_bb = self.append("ld.gather");
@@ -1710,6 +1717,26 @@ impl Warp<'_> {
         )
     }
 
+    /// Whether an entry-tested access (`entry_flag`) whose flag is off has lanes that are not
+    /// consecutive, so that its other side needs no run-time test of the whole warp's
+    /// addresses. So in a kernel without CTA barriers: the access is dominated by its phis'
+    /// loop headers, which the warp function's one entry reaches only through their loops'
+    /// entries, where the tests run; a failed test means the phis' lanes did not step by
+    /// their stride then, and the phis keep their lanes' differences in every iteration
+    /// (`Strides::whole`, the latch adds one step to every lane), as the pointer, built from
+    /// them by the steps the stride analysis follows, keeps its own: never the consecutive
+    /// ones (but where a widening wraps, when the gather is still right). A failed lane-31
+    /// test of a checked access (`lane31_test`) rules them out too. (With barriers a region
+    /// or a coroutine resumes inside the loop with its flags off, and the test finds the
+    /// consecutive warps there.) The other tests stay: two runs per half (`runs_or_gather`,
+    /// lanes that took a remainder step and lanes that did not), checked and shared-term
+    /// ones. Why: the test and its second vector path were a third of vecadd_f4's code (8
+    /// float4 loads and 4 stores in an unrolled grid-stride loop), for a test that failed
+    /// whenever it ran: compile CPU ×0.77 (208 -> 160 ms).
+    pub(super) fn untested_scattered(&self) -> bool {
+        self.regions.is_none() && self.coro.is_none()
+    }
+
     /// For an entry-tested access `i` (`stride::Strides::entry_tested`) of type `t` at host
     /// lane pointers `p`: whether all of its phis' entry tests passed and, for a checked one,
     /// its lane-31 test (`lane31_test`).
@@ -1903,7 +1930,8 @@ impl Warp<'_> {
             c::LLVMPositionBuilderAtEnd(b, other_bb);
             join
         });
-        self.store_tested(ptr, v, p, et, access);
+        let scattered = entry_join.is_some() && self.untested_scattered();
+        self.store_tested(ptr, v, p, et, access, scattered);
         if let Some(join) = entry_join {
             c::LLVMBuildBr(b, join);
             c::LLVMPositionBuilderAtEnd(b, join);
@@ -1912,7 +1940,8 @@ impl Warp<'_> {
 
     /// A store of `v` (type `et` per lane) at host lane pointers `p` (source pointer `ptr`)
     /// that are not known to be consecutive: a checked or run-time test of the lanes'
-    /// addresses, else a scatter (`store`).
+    /// addresses, else a scatter (`store`); without the run-time test when `scattered`
+    /// (`load_tested`).
     unsafe fn store_tested(
         &mut self,
         ptr: LLVMValueRef,
@@ -1920,6 +1949,7 @@ impl Warp<'_> {
         p: LLVMValueRef,
         et: LLVMTypeRef,
         access: Access,
+        scattered: bool,
     ) {
         let b = self.b;
         let checked = (access == Access::Checked).then(|| self.checked_test(ptr, p, et));
@@ -1930,6 +1960,10 @@ impl Warp<'_> {
         let checked = checked.or_else(|| term.map(|s| self.term_test(s)));
         let lanes = p;
         let (p, m) = self.element_ptrs(p, et);
+        if checked.is_none() && scattered {
+            self.scatter(v, p, m);
+            return;
+        }
         let contig = checked.unwrap_or_else(|| self.consecutive(p, c::LLVMTypeOf(v)));
         let vec_bb = self.append("st.vector");
         let sc_bb = self.append("st.scatter");
@@ -1939,6 +1973,13 @@ impl Warp<'_> {
         self.store_runs(v, lanes, et);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
+        self.scatter(v, p, m);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// A scatter of `v` to element pointers `p` under mask `m` (`element_ptrs`).
+    unsafe fn scatter(&mut self, v: LLVMValueRef, p: LLVMValueRef, m: LLVMValueRef) {
         if self.narrow(c::LLVMTypeOf(v)) {
             self.scatter_loop(v, p, m);
         } else {
@@ -1946,8 +1987,6 @@ impl Warp<'_> {
             let mut args = [v, p, m];
             self.call_intrinsic("llvm.masked.scatter", &mut tys, &mut args);
         }
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
     }
 
     /// A store of `v` (a scalar per lane) whose lanes' pointers `p` are all one

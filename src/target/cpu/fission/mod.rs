@@ -1128,17 +1128,20 @@ pub fn lower_kernels<'c, 'a>(
                 Some([_, y, z]) => y * z == 1,
                 None => true,
             };
+            let ntid_x = req_ntid(f).or(block).map(|b| b[0]);
             let (f, planned) = match planned {
-                Ok(plan) if plan.has_stops() || flat => match stride::insert_yields(f, scratch) {
-                    Some((g, yields)) => match analyse(module, g) {
-                        Ok(mut p) => {
-                            p.yields = yields;
-                            (g, Ok(p))
-                        }
-                        Err(_) => (f, Ok(plan)),
-                    },
-                    None => (f, Ok(plan)),
-                },
+                Ok(plan) if plan.has_stops() || flat => {
+                    match stride::insert_yields(f, scratch, ntid_x) {
+                        Some((g, yields)) => match analyse(module, g) {
+                            Ok(mut p) => {
+                                p.yields = yields;
+                                (g, Ok(p))
+                            }
+                            Err(_) => (f, Ok(plan)),
+                        },
+                        None => (f, Ok(plan)),
+                    }
+                }
                 r => (f, r),
             };
             match planned {
