@@ -10,7 +10,10 @@
 //! `runtime/matrix.rs`'s `product` (whose layouts, `Mma::frag_pos`, it reads), so both engines
 //! give the same bits. A runtime call there would spill every live vector around it: Triton's
 //! matmul keeps 128 accumulator vectors live across 64 of them, which took LLVM's register
-//! allocation about 45 s. `ldmatrix` of a whole warp whose rows all lie in shared memory is
+//! allocation about 45 s. Every shape's steps have one form, so the chains are a loop over
+//! `k` (`Roll`, `Warp::mma_rolled`) that reads the operands from per-fragment tables, shared
+//! by the next independent `mma` of the block with the same A fragment (`Warp::mma_partner`).
+//! `ldmatrix` of a whole warp whose rows all lie in shared memory is
 //! vector loads of the rows and a permutation (`ldmatrix_rows`). The other forms (integers),
 //! `ldmatrix` otherwise, `stmatrix` and `movmatrix` are one whole-warp runtime call each, on component-major stack arrays (`<32 x i32>` per
 //! word) with the lanes' row addresses beside them (`ptx2llvm_rt_warp_mma`, `_ldmatrix`, …):
@@ -543,16 +546,8 @@ impl Warp<'_> {
                         return None;
                     }
                 }
-                O::LLVMStore | O::LLVMGetElementPtr => {
-                    if !self.frag_access(x) {
-                        return None;
-                    }
-                }
-                O::LLVMLoad => {
-                    if !is_frag_ptr(c::LLVMGetOperand(x, 0)) {
-                        return None;
-                    }
-                }
+                O::LLVMStore | O::LLVMGetElementPtr if !self.frag_access(x) => return None,
+                O::LLVMLoad if !is_frag_ptr(c::LLVMGetOperand(x, 0)) => return None,
                 O::LLVMAtomicRMW
                 | O::LLVMAtomicCmpXchg
                 | O::LLVMFence
