@@ -253,9 +253,21 @@ pub fn loop_unroll_disable(ctx: &Context) -> llvm_sys::prelude::LLVMMetadataRef 
 
 /// A fresh loop ID with the given hints: `!0 = !{!0, !{!"key"}, !{!"key", i32 v}, ...}`.
 pub fn loop_id(ctx: &Context, hints: &[(&str, Option<u32>)]) -> llvm_sys::prelude::LLVMMetadataRef {
-    // SAFETY: only creates metadata in the live context `ctx`; the strings are passed with their lengths.
+    // SAFETY: `ctx` is a live context.
+    unsafe { loop_id_raw(ctx_ref(ctx), hints) }
+}
+
+/// [`loop_id`] in a raw context (the warp engine builds with llvm-sys).
+///
+/// # Safety
+/// `cx` must be a live context.
+pub unsafe fn loop_id_raw(
+    cx: llvm_sys::prelude::LLVMContextRef,
+    hints: &[(&str, Option<u32>)],
+) -> llvm_sys::prelude::LLVMMetadataRef {
+    // SAFETY: only creates metadata in the live context `cx` (the caller's promise); the
+    // strings are passed with their lengths.
     unsafe {
-        let cx = ctx_ref(ctx);
         let tmp = llvm_sys::debuginfo::LLVMTemporaryMDNode(cx, std::ptr::null_mut(), 0);
         let mut items = vec![tmp];
         for &(key, value) in hints {

@@ -69,6 +69,12 @@ pub struct Warp<'a> {
     pub(super) pair_stores: HashMap<LLVMValueRef, super::lanes::PairStore>,
     /// The operands inline `mma`s built (`matrix::Operand`), by the block they were built in.
     pub(super) mma_operands: HashMap<(LLVMBasicBlockRef, super::matrix::Operand), LLVMValueRef>,
+    /// The block whose `mma_operands` an `mma`'s k loop exit block (`matrix::Roll`) shares:
+    /// the block the loop was entered from (or the one that block shares), which dominates it.
+    pub(super) mma_roots: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>,
+    /// `mma` calls already computed with an earlier one of their block, whose A fragment
+    /// they share (`matrix::Warp::mma_partner`): their own visit only passes.
+    pub(super) mma_fused: std::collections::HashSet<LLVMValueRef>,
     /// The shared varying terms `w` of stores at `u + w` (`lanes::varying_term`) and an `i8`
     /// slot each for their lanes' consecutive test (`lanes::TestState`), tested where the
     /// function is entered and where `w` is defined: the stores read one answer.
@@ -206,6 +212,8 @@ impl<'a> Warp<'a> {
             window_tests: HashMap::new(),
             pair_stores: HashMap::new(),
             mma_operands: HashMap::new(),
+            mma_roots: HashMap::new(),
+            mma_fused: std::collections::HashSet::new(),
             term_tests: HashMap::new(),
             term_sizes: HashMap::new(),
             entry_flags: HashMap::new(),

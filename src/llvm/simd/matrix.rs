@@ -10,7 +10,10 @@
 //! `runtime/matrix.rs`'s `product` (whose layouts, `Mma::frag_pos`, it reads), so both engines
 //! give the same bits. A runtime call there would spill every live vector around it: Triton's
 //! matmul keeps 128 accumulator vectors live across 64 of them, which took LLVM's register
-//! allocation about 45 s. `ldmatrix` of a whole warp whose rows all lie in shared memory is
+//! allocation about 45 s. Every shape's steps have one form, so the chains are a loop over
+//! `k` (`Roll`, `Warp::mma_rolled`) that reads the operands from per-fragment tables, shared
+//! by the next independent `mma` of the block with the same A fragment (`Warp::mma_partner`).
+//! `ldmatrix` of a whole warp whose rows all lie in shared memory is
 //! vector loads of the rows and a permutation (`ldmatrix_rows`). The other forms (integers),
 //! `ldmatrix` otherwise, `stmatrix` and `movmatrix` are one whole-warp runtime call each, on component-major stack arrays (`<32 x i32>` per
 //! word) with the lanes' row addresses beside them (`ptx2llvm_rt_warp_mma`, `_ldmatrix`, …):
@@ -56,13 +59,76 @@ pub(super) enum Operand {
         of: LLVMValueRef,
         lanes: Vec<u32>,
     },
+    /// The operand table (`Roll`) of side `which` (0: A, 1: B) of `mma` kind `kind` over the
+    /// fragment elements `of`.
+    Table {
+        kind: u32,
+        which: usize,
+        of: Vec<LLVMValueRef>,
+    },
 }
 
 /// An `mma.sync` built as vector code: `steps[k][e]` are the A and B operands that element
 /// `e` of every lane's D takes at step `k` of its chain.
 struct Inline {
+    kind: u32,
     m: Mma,
     steps: Vec<Vec<[Source; 2]>>,
+    roll: Option<Roll>,
+}
+
+/// The `k` steps of an inline `mma` as a loop (`Warp::mma_rolled`), for the shapes whose
+/// steps all have one form: step `k` of D element `e` reads the A operand in slot
+/// `slot[e][0]` and the B operand in slot `slot[e][1]` of the step's distinct operands, the
+/// same slots at every step. The loop reads the operands from a table per fragment
+/// (`tables[w][k * width[w] + j]`: slot `j` of step `k`), built once per block like the
+/// shuffles of the unrolled form. Unrolled, Triton's matmul had 4,096 `<32 x float>` FMAs
+/// and their operands in one block of its loop (64 `mma.sync` of 16 steps x 4 elements),
+/// where instruction selection and register allocation (128 accumulators live, 4x the
+/// vector registers) took most of its 3.5 s of compile CPU time.
+struct Roll {
+    slot: Vec<[usize; 2]>,
+    width: [usize; 2],
+    tables: [Vec<Source>; 2],
+}
+
+impl Roll {
+    fn of(steps: &[Vec<[Source; 2]>]) -> Option<Roll> {
+        let n = steps.first()?.len();
+        let mut slot = vec![[0; 2]; n];
+        let mut width = [0; 2];
+        let mut tables = [Vec::new(), Vec::new()];
+        for (k, step) in steps.iter().enumerate() {
+            for w in 0..2 {
+                let mut seen: Vec<&Source> = Vec::new();
+                for (e, pair) in step.iter().enumerate() {
+                    let j = match seen.iter().position(|s| **s == pair[w]) {
+                        Some(j) => j,
+                        None => {
+                            seen.push(&pair[w]);
+                            seen.len() - 1
+                        }
+                    };
+                    if k == 0 {
+                        slot[e][w] = j;
+                    } else if slot[e][w] != j {
+                        return None;
+                    }
+                }
+                if k == 0 {
+                    width[w] = seen.len();
+                } else if width[w] != seen.len() {
+                    return None;
+                }
+                tables[w].extend(seen.into_iter().cloned());
+            }
+        }
+        Some(Roll {
+            slot,
+            width,
+            tables,
+        })
+    }
 }
 
 impl Inline {
@@ -118,9 +184,22 @@ impl Inline {
             }
             steps.push(row);
         }
-        Some(Inline { m, steps })
+        // Two steps per trip: the loop's own instructions are less per FMA, and `depth` is
+        // even for every shape.
+        let roll = (depth % ROLL_STEPS == 0)
+            .then(|| Roll::of(&steps))
+            .flatten();
+        Some(Inline {
+            kind,
+            m,
+            steps,
+            roll,
+        })
     }
 }
+
+/// The `k` steps of one trip of a rolled `mma`'s loop (`Roll`).
+const ROLL_STEPS: usize = 2;
 
 /// The byte offset of `p` into alloca `a`: `a` itself, or a GEP of it by a constant.
 pub unsafe fn frag_offset(
@@ -232,13 +311,32 @@ impl Warp<'_> {
         };
         // The lowering has checked the kind and the fragments' sizes.
         let need = crate::runtime::matrix::fragment_words(kind as u32).unwrap_or([0; 4]);
+        if self.mma_fused.remove(&i) {
+            return Ok(());
+        }
         if let Some(plan) = Inline::of(kind as u32) {
             schedule_without_pressure();
             let a = self.store_words(args[3], need[0]);
             let b = self.store_words(args[4], need[1]);
             let c = self.store_words(args[5], need[2]);
-            let d = self.mma_inline(&plan, &a, &b, &c);
-            self.serve_loads(args[6], &d);
+            if plan.roll.is_none() {
+                let d = self.mma_inline(&plan, &a, &b, &c);
+                self.serve_loads(args[6], &d);
+                return Ok(());
+            }
+            let mut members = vec![(b, c, args[6])];
+            if let Some(p) = self.mma_partner(i, kind) {
+                let pa = ir::args(p);
+                let b = self.store_words(pa[4], need[1]);
+                let c = self.store_words(pa[5], need[2]);
+                members.push((b, c, pa[6]));
+                self.mma_fused.insert(p);
+            }
+            let bc: Vec<_> = members.iter().map(|(b, c, _)| (&b[..], &c[..])).collect();
+            let ds = self.mma_rolled(&plan, &a, &bc);
+            for ((_, _, out), d) in members.iter().zip(ds) {
+                self.serve_loads(*out, &d);
+            }
             return Ok(());
         }
         let mut arrays = Vec::new();
@@ -314,6 +412,228 @@ impl Warp<'_> {
         self.pack(&acc, m.d)
     }
 
+    /// The block whose `mma_operands` the current one shares (`Warp::mma_roots`).
+    unsafe fn operand_block(&self) -> LLVMBasicBlockRef {
+        let bb = c::LLVMGetInsertBlock(self.b);
+        self.mma_roots.get(&bb).copied().unwrap_or(bb)
+    }
+
+    /// `mma_inline` as a loop over `k` (`Roll`) for one `mma` or several that share the A
+    /// fragment `a` (`members`: each one's B and C words): the same FMA chains in the same
+    /// order, so the same bits, with each step's operands loaded from the fragments' tables.
+    /// One A operand load serves every member's FMAs: with two members a step of
+    /// m16n8k16 loads 12 vector registers for 16 FMAs (one member: 8 for 8, which made the
+    /// loop load-bound and Triton's matmul 1.25x slower than the unrolled form), and the 16
+    /// accumulators and 12 operands still fit the 32 vector registers.
+    unsafe fn mma_rolled(
+        &mut self,
+        plan: &Inline,
+        a: &[LLVMValueRef],
+        members: &[(&[LLVMValueRef], &[LLVMValueRef])],
+    ) -> Vec<Vec<LLVMValueRef>> {
+        let m = &plan.m;
+        let roll = plan.roll.as_ref().expect("a rolled plan");
+        let ft = if m.d == code::F64 {
+            c::LLVMDoubleTypeInContext(self.cx)
+        } else {
+            c::LLVMFloatTypeInContext(self.cx)
+        };
+        let vt = c::LLVMVectorType(ft, LANES);
+        let ae = self.shared_elements(a, m.a, m.count(Frag::A), vt);
+        let ta = self.operand_table(plan.kind, 0, &ae, &roll.tables[0], vt);
+        let mut tbs = Vec::new();
+        let mut acc0 = Vec::new();
+        for &(b, c) in members {
+            let be = self.shared_elements(b, m.b, m.count(Frag::B), vt);
+            tbs.push(self.operand_table(plan.kind, 1, &be, &roll.tables[1], vt));
+            acc0.push(self.elements(c, m.c, m.count(Frag::C), vt));
+        }
+        let n = c"".as_ptr();
+        let root = self.operand_block();
+        let pre = c::LLVMGetInsertBlock(self.b);
+        let head = self.append("mma.k");
+        let done = self.append("mma.done");
+        c::LLVMBuildBr(self.b, head);
+        c::LLVMPositionBuilderAtEnd(self.b, head);
+        let k = c::LLVMBuildPhi(self.b, self.i32, n);
+        let phis: Vec<Vec<LLVMValueRef>> = acc0
+            .iter()
+            .map(|a| a.iter().map(|_| c::LLVMBuildPhi(self.b, vt, n)).collect())
+            .collect();
+        let mut acc = phis.clone();
+        let load = |w: &Self, (t, len): (LLVMValueRef, u64), width: usize, step: LLVMValueRef| {
+            let at = c::LLVMArrayType2(vt, len);
+            let base = c::LLVMBuildMul(w.b, step, w.c32(width as u64), n);
+            (0..width)
+                .map(|j| {
+                    let i = c::LLVMBuildAdd(w.b, base, w.c32(j as u64), n);
+                    let mut idx = [w.c32(0), i];
+                    let p = c::LLVMBuildInBoundsGEP2(w.b, at, t, idx.as_mut_ptr(), 2, n);
+                    let v = c::LLVMBuildLoad2(w.b, vt, p, n);
+                    c::LLVMSetAlignment(v, c::LLVMGetAlignment(t));
+                    v
+                })
+                .collect::<Vec<_>>()
+        };
+        for u in 0..ROLL_STEPS {
+            let step = c::LLVMBuildAdd(self.b, k, self.c32(u as u64), n);
+            let xa = load(self, ta, roll.width[0], step);
+            for (tb, acc) in tbs.iter().zip(acc.iter_mut()) {
+                let xb = load(self, *tb, roll.width[1], step);
+                for (e, s) in roll.slot.iter().enumerate() {
+                    let mut xy = [xa[s[0]], xb[s[1]], acc[e]];
+                    let mut tys = [vt];
+                    acc[e] = self.call_intrinsic("llvm.fma", &mut tys, &mut xy);
+                }
+            }
+        }
+        let next = c::LLVMBuildAdd(self.b, k, self.c32(ROLL_STEPS as u64), n);
+        let more = c::LLVMBuildICmp(
+            self.b,
+            llvm_sys::LLVMIntPredicate::LLVMIntULT,
+            next,
+            self.c32(plan.steps.len() as u64),
+            n,
+        );
+        let br = c::LLVMBuildCondBr(self.b, more, head, done);
+        // Unrolled again, the loop would be the code it replaces.
+        let id = crate::llvm::loop_id_raw(self.cx, &[("llvm.loop.unroll.disable", None)]);
+        let kind = "llvm.loop";
+        let kid = c::LLVMGetMDKindIDInContext(self.cx, kind.as_ptr().cast(), kind.len() as u32);
+        c::LLVMSetMetadata(br, kid, c::LLVMMetadataAsValue(self.cx, id));
+        let mut blocks = [pre, head];
+        let mut from = [self.c32(0), next];
+        c::LLVMAddIncoming(k, from.as_mut_ptr(), blocks.as_mut_ptr(), 2);
+        for ((ps, x0s), xs) in phis.iter().zip(&acc0).zip(&acc) {
+            for ((&p, &x0), &x) in ps.iter().zip(x0s).zip(xs) {
+                let mut from = [x0, x];
+                c::LLVMAddIncoming(p, from.as_mut_ptr(), blocks.as_mut_ptr(), 2);
+            }
+        }
+        c::LLVMPositionBuilderAtEnd(self.b, done);
+        self.mma_roots.insert(done, root);
+        acc.iter().map(|d| self.pack(d, m.d)).collect()
+    }
+
+    /// The next `mma` of `i`'s block, of the same kind `kind` and A fragment, that `i`'s
+    /// visit can compute as well (`mma_rolled`): between the two only the fragment arrays'
+    /// addresses, stores and loads and instructions that touch no memory, and every value
+    /// its B and C fragments store defined before `i` (so not `i`'s result).
+    unsafe fn mma_partner(&self, i: LLVMValueRef, kind: u64) -> Option<LLVMValueRef> {
+        let bb = c::LLVMGetInstructionParent(i);
+        let mut before = std::collections::HashSet::new();
+        let mut x = c::LLVMGetFirstInstruction(bb);
+        while x != i {
+            before.insert(x);
+            x = c::LLVMGetNextInstruction(x);
+        }
+        let mut x = c::LLVMGetNextInstruction(i);
+        let p = loop {
+            if x.is_null() {
+                return None;
+            }
+            match ir::opcode(x) {
+                O::LLVMCall => {
+                    if call_kind(x) == CallKind::Warp(WarpCall::Mma) {
+                        break x;
+                    }
+                    let name = ir::callee(x);
+                    // `ptx2llvm_rt_self`: the thread pointer an `mma` call passes.
+                    if !name.starts_with("llvm.lifetime")
+                        && !name.starts_with("llvm.dbg")
+                        && name != "ptx2llvm_rt_self"
+                    {
+                        return None;
+                    }
+                }
+                O::LLVMStore | O::LLVMGetElementPtr if !self.frag_access(x) => return None,
+                O::LLVMLoad if !is_frag_ptr(c::LLVMGetOperand(x, 0)) => return None,
+                O::LLVMAtomicRMW
+                | O::LLVMAtomicCmpXchg
+                | O::LLVMFence
+                | O::LLVMVAArg
+                | O::LLVMInvoke
+                | O::LLVMBr
+                | O::LLVMSwitch
+                | O::LLVMRet
+                | O::LLVMUnreachable
+                | O::LLVMPHI => return None,
+                _ => {}
+            }
+            x = c::LLVMGetNextInstruction(x);
+        };
+        let (ia, pa) = (ir::args(i), ir::args(p));
+        if ir::const_u64(pa[2]) != Some(kind) {
+            return None;
+        }
+        let stored = |arr: LLVMValueRef| -> Option<Vec<(u64, LLVMValueRef)>> {
+            let mut v = Vec::new();
+            for (ptr, st) in frag_users(arr, O::LLVMStore) {
+                v.push((frag_offset(self.td, arr, ptr)?, c::LLVMGetOperand(st, 0)));
+            }
+            v.sort_by_key(|&(o, _)| o);
+            Some(v)
+        };
+        let a = stored(ia[3])?;
+        if a.is_empty() || stored(pa[3])? != a {
+            return None;
+        }
+        let early = |v: LLVMValueRef| {
+            c::LLVMIsAInstruction(v).is_null()
+                || c::LLVMGetInstructionParent(v) != bb
+                || before.contains(&v)
+        };
+        for arr in [pa[4], pa[5]] {
+            if !stored(arr)?.into_iter().all(|(_, v)| early(v)) {
+                return None;
+            }
+        }
+        Some(p)
+    }
+
+    /// The operand table of side `which` of `mma` kind `kind` over fragment elements `from`
+    /// (`Roll::tables`): a stack array of `<32 x T>` filled where first built in a block and
+    /// shared by the block's `mma`s of the same fragment. Returns it and its length.
+    unsafe fn operand_table(
+        &mut self,
+        kind: u32,
+        which: usize,
+        from: &[LLVMValueRef],
+        sources: &[Source],
+        vt: LLVMTypeRef,
+    ) -> (LLVMValueRef, u64) {
+        let len = sources.len() as u64;
+        let key = (
+            self.operand_block(),
+            Operand::Table {
+                kind,
+                which,
+                of: from.to_vec(),
+            },
+        );
+        if let Some(&t) = self.mma_operands.get(&key) {
+            return (t, len);
+        }
+        let at = c::LLVMArrayType2(vt, len);
+        let t = self.alloca(at);
+        let align = llvm_sys::target::LLVMABIAlignmentOfType(self.td, vt);
+        c::LLVMSetAlignment(t, align);
+        let identity: Vec<u32> = (0..LANES).collect();
+        for (j, s) in sources.iter().enumerate() {
+            let v = if s.lanes == identity {
+                from[s.elem]
+            } else {
+                self.shared_shuffle(from[s.elem], &s.lanes)
+            };
+            let mut idx = [self.c32(0), self.c32(j as u64)];
+            let p = c::LLVMBuildInBoundsGEP2(self.b, at, t, idx.as_mut_ptr(), 2, c"".as_ptr());
+            let st = c::LLVMBuildStore(self.b, v, p);
+            c::LLVMSetAlignment(st, align);
+        }
+        self.mma_operands.insert(key, t);
+        (t, len)
+    }
+
     /// `elements` of A or B fragment words, each built once in the current block.
     unsafe fn shared_elements(
         &mut self,
@@ -322,7 +642,7 @@ impl Warp<'_> {
         count: usize,
         vt: LLVMTypeRef,
     ) -> Vec<LLVMValueRef> {
-        let bb = c::LLVMGetInsertBlock(self.b);
+        let bb = self.operand_block();
         (0..count)
             .map(|i| {
                 // The words an element reads: `elements` takes element `i` from word
@@ -354,7 +674,7 @@ impl Warp<'_> {
     /// `shuffle(of, lanes)`, built once in the current block.
     unsafe fn shared_shuffle(&mut self, of: LLVMValueRef, lanes: &[u32]) -> LLVMValueRef {
         let key = (
-            c::LLVMGetInsertBlock(self.b),
+            self.operand_block(),
             Operand::Shuffle {
                 of,
                 lanes: lanes.to_vec(),
@@ -564,10 +884,7 @@ impl Warp<'_> {
     /// `lane_words(v)`, a one-word value's built once per block and mask (the `mma`s of a
     /// block pass the same fragment registers).
     unsafe fn shared_lane_words(&mut self, v: LLVMValueRef) -> Vec<LLVMValueRef> {
-        let key = (
-            c::LLVMGetInsertBlock(self.b),
-            Operand::Word { v, mask: self.mask },
-        );
+        let key = (self.operand_block(), Operand::Word { v, mask: self.mask });
         if let Some(&w) = self.mma_operands.get(&key) {
             return vec![w];
         }
