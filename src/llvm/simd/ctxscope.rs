@@ -187,3 +187,74 @@ pub unsafe fn mark(f: LLVMValueRef) -> Option<(usize, usize)> {
     }
     Some((own, others))
 }
+
+/// Replaces the loads of the CTA's shared-memory size (`%total_smem_size`, the context field
+/// `in_shared_block`'s tests read) in each CTA function `K.simd` of the optimized module `m`
+/// by one load in its entry block; returns how many loads went (when any, jump threading and
+/// GVN are to run: every test is then one value).
+///
+/// The size is the launch's, and nothing in `K.simd` writes it (its context stores are the
+/// warps' ids), so one load at the start reads what every test read. `default<On>` could not
+/// see that: LICM takes a test's load out of a loop over warps (the region runs under a skip
+/// guard) and drops its TBAA type and `!invariant.load` there, as it does for any load it
+/// speculates, so each one-warp step of a halving tree loaded the size again after the step
+/// before's masked store and branched on it anew; no step's plain store reached the next
+/// step's loads (reduce_halving, whose `s[]` is dynamic: no static floor folds the tests).
+pub unsafe fn hoist_smem_size(m: LLVMModuleRef) -> usize {
+    use crate::runtime::abi::offset::TOTAL_SMEM_SIZE;
+    let cx = c::LLVMGetModuleContext(m);
+    let b = c::LLVMCreateBuilderInContext(cx);
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let i8t = c::LLVMInt8TypeInContext(cx);
+    let mut gone = 0;
+    let mut f = c::LLVMGetFirstFunction(m);
+    while !f.is_null() {
+        let next = c::LLVMGetNextFunction(f);
+        let name = ir::name(f);
+        if c::LLVMIsDeclaration(f) != 0 || !name.ends_with(".simd") || c::LLVMCountParams(f) != 3 {
+            f = next;
+            continue;
+        }
+        let ctx = c::LLVMGetParam(f, 1);
+        let size_field = |p: LLVMValueRef| {
+            let gep = !c::LLVMIsAGetElementPtrInst(p).is_null()
+                || (!c::LLVMIsAConstantExpr(p).is_null()
+                    && c::LLVMGetConstOpcode(p) == O::LLVMGetElementPtr);
+            gep && c::LLVMGetNumOperands(p) == 2
+                && c::LLVMGetOperand(p, 0) == ctx
+                && c::LLVMGetGEPSourceElementType(p) == i8t
+                && ir::const_u64(c::LLVMGetOperand(p, 1)) == Some(u64::from(TOTAL_SMEM_SIZE))
+        };
+        let loads: Vec<LLVMValueRef> = ir::function_instructions(f)
+            .into_iter()
+            .filter(|&i| {
+                ir::opcode(i) == O::LLVMLoad
+                    && c::LLVMTypeOf(i) == i32t
+                    && c::LLVMGetVolatile(i) == 0
+                    && c::LLVMGetOrdering(i)
+                        == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                    && size_field(c::LLVMGetOperand(i, 0))
+            })
+            .collect();
+        if loads.len() > 1 {
+            let entry = c::LLVMGetEntryBasicBlock(f);
+            c::LLVMPositionBuilderBefore(b, c::LLVMGetFirstInstruction(entry));
+            let mut idx = [c::LLVMConstInt(
+                c::LLVMInt64TypeInContext(cx),
+                u64::from(TOTAL_SMEM_SIZE),
+                0,
+            )];
+            let at = c::LLVMBuildGEP2(b, i8t, ctx, idx.as_mut_ptr(), 1, c"".as_ptr());
+            let one = c::LLVMBuildLoad2(b, i32t, at, c"".as_ptr());
+            c::LLVMSetAlignment(one, 4);
+            for l in loads {
+                c::LLVMReplaceAllUsesWith(l, one);
+                c::LLVMInstructionEraseFromParent(l);
+                gone += 1;
+            }
+        }
+        f = next;
+    }
+    c::LLVMDisposeBuilder(b);
+    gone
+}

@@ -35,6 +35,7 @@ mod range;
 mod rebase;
 mod scalef;
 mod stride;
+mod subvec;
 mod tree;
 mod uniform;
 mod version;
@@ -158,12 +159,27 @@ pub fn sink_cold_lanes(m: &Module) -> usize {
     unsafe { coldsink::sink(m.as_mut_ptr()) }
 }
 
+/// Loads the CTA's shared-memory size once in each CTA function of the optimized module `m`
+/// (`ctxscope::hoist_smem_size`); returns how many loads went (when any, jump threading and
+/// GVN are to run).
+pub fn hoist_smem_size(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the rewrite replaces loads of its functions only.
+    unsafe { ctxscope::hoist_smem_size(m.as_mut_ptr()) }
+}
+
 /// Keeps the vector phis that a loop steps by one scalar in every lane as lane 0's scalar
 /// plus loop-invariant lane offsets (`laneoff.rs`), in the optimized module `m`; returns how
 /// many (when any, InstCombine, EarlyCSE and LICM are to run again).
 pub fn fold_lane_offsets(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { laneoff::fold(m.as_mut_ptr()) }
+}
+
+/// Turns the wide-integer pieces of vectors that GVN's forwarding makes back into shuffles
+/// (`subvec.rs`), in the optimized module `m` after its last InstCombine; returns how many.
+pub fn fold_wide_pieces(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { subvec::fold(m.as_mut_ptr()) }
 }
 
 /// Gives the lanes of shuffles and phis that no use reads poison (`demand.rs`), in the

@@ -592,10 +592,15 @@ fn build<'c, 'a>(
             fission::KernelPath::Warp(p) => p.report.skip_guards,
             _ => false,
         });
-        let gvn = if forward {
-            "gvn,instcombine<no-verify-fixpoint>,"
-        } else {
-            ""
+        // With the shared-memory size loaded once (`llvm::simd::hoist_smem_size`), every
+        // in-block test of the one-warp steps is one value: jump threading makes the steps'
+        // plain path one straight line, whose stores GVN then hands to the next step's loads
+        // (reduce_halving, whose `s[]` is dynamic and has no static floor to fold the tests).
+        let thread = forward && crate::llvm::simd::hoist_smem_size(&m) > 0;
+        let gvn = match (forward, thread) {
+            (true, true) => "jump-threading,gvn,instcombine<no-verify-fixpoint>,",
+            (true, false) => "gvn,instcombine<no-verify-fixpoint>,",
+            _ => "",
         };
         // Vector phis a loop steps by one scalar in every lane, as lane 0's scalar plus
         // offsets (`llvm::simd::fold_lane_offsets`): InstCombine folds the lane tests to the
@@ -627,6 +632,8 @@ fn build<'c, 'a>(
         if crate::llvm::cpu::host_has("+avx512dq") {
             crate::llvm::simd::fold_range(&m);
         }
+        // After the last InstCombine, which would make the shuffles wide integers again.
+        crate::llvm::simd::fold_wide_pieces(&m);
         // Last: InstCombine would take the phis' lane-keeping shuffles back out.
         crate::llvm::simd::fold_unread_lanes(&m);
     }
