@@ -115,7 +115,12 @@ pub unsafe fn widen(f: LLVMValueRef, v: &Versioned) -> bool {
         .into_iter()
         .filter(|&i| c::LLVMIsAPHINode(i).is_null())
         .collect();
-    if dispatch.is_empty() {
+    let header_only = |i: LLVMValueRef| {
+        ir::users(i)
+            .into_iter()
+            .all(|u| c::LLVMGetInstructionParent(u) == v.header)
+    };
+    if dispatch.is_empty() || !dispatch.iter().all(|&i| header_only(i)) {
         return false;
     }
     let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(f));
