@@ -141,6 +141,8 @@ pub struct Report {
     pub misaligned: Alignment,
     /// A loop body copied for the halving distances below a warp (`version.rs`).
     pub versioned: bool,
+    /// And one more copy for the multiples of 32 (`version::widen`).
+    pub versioned_wide: bool,
 }
 
 /// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
@@ -363,9 +365,13 @@ fn prepare_and_build(
         };
         // Copies of a halving distance's body, before the analyses see it (`version.rs`);
         // InstCombine folds the constant distances into the copies' masks.
-        let versioned = version::version(fr, &cfg);
-        if versioned {
+        let copied = version::version(fr, &cfg);
+        let versioned = copied.is_some();
+        let mut versioned_wide = false;
+        if let Some(v) = copied {
             machine.run_function_pipeline(f, "instcombine<no-verify-fixpoint>")?;
+            // After InstCombine, which would fold the wide copy's `j & -32` back to `j`.
+            versioned_wide = version::widen(fr, &v);
             cfg = cfg::Cfg::new(fr)?;
         }
         // Before the analyses, which read lane strides off the sums' trees.
@@ -413,6 +419,7 @@ fn prepare_and_build(
                 report.cta_store_prefetches = prep.cta_store_prefetches;
                 report.misaligned = aligned;
                 report.versioned = versioned;
+                report.versioned_wide = versioned_wide;
                 Ok((report, only))
             }
             Err(why) => {

@@ -1370,6 +1370,25 @@ impl Strides {
                     scaled(of(1)?, konst(opnd(0))?)
                 }
             }
+            O::LLVMAnd if konst(opnd(1)).is_none() => {
+                // `x & m` of an aligned `x` and a uniform `m` (`version::widen`'s
+                // `t & (j - 1)` for `j & 31 == 0`): lane `l` of `x` is lane 0's (a multiple of
+                // `run × step`, whose bits below that are zero) with bits
+                // `[log2 step, log2 (run × step))` set to `l`; if `m` has all those bits set,
+                // the lanes keep them and `m` acts on lane 0's alone, which stays such a
+                // multiple.
+                let (x, m) = match (of(0)?, of(1)?) {
+                    (x, UNIFORM) if x != UNIFORM => (x, opnd(1)),
+                    (UNIFORM, x) => (x, opnd(0)),
+                    _ => return None,
+                };
+                let block = run.checked_mul(x.step)?;
+                if !x.aligned || x.casts > 0 || block <= 0 || !(block as u64).is_power_of_two() {
+                    return None;
+                }
+                let bits = (block as u64).trailing_zeros();
+                (self.low_ones(m, td, 8) >= bits).then_some(x)
+            }
             O::LLVMAnd => {
                 // `x & (2^w - 1)`: the zero extension of `x`'s low `w` bits (what `cvt.u16`
                 // and the like become).
@@ -1516,6 +1535,46 @@ impl Strides {
                     _ => 0,
                 }
             }
+            _ => 0,
+        };
+        z.min(w)
+    }
+
+    /// How many low bits of `v` are known to be ones in every lane (`j - 1` of a `j` with
+    /// `low_zeros`, `m | 31`); `depth` limits the search.
+    unsafe fn low_ones(
+        &self,
+        v: LLVMValueRef,
+        td: llvm_sys::target::LLVMTargetDataRef,
+        depth: u32,
+    ) -> u32 {
+        let t = c::LLVMTypeOf(v);
+        if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMIntegerTypeKind {
+            return 0;
+        }
+        let w = c::LLVMGetIntTypeWidth(t);
+        if let Some(k) = ir::const_u64(v) {
+            return if w > 64 { 0 } else { k.trailing_ones().min(w) };
+        }
+        let Some(depth) = depth.checked_sub(1) else {
+            return 0;
+        };
+        if !ir::is_instruction(v) {
+            return 0;
+        }
+        let opnd = |k: u32| c::LLVMGetOperand(v, k);
+        let all = |x: LLVMValueRef| w <= 64 && ir::const_u64(x) == Some(u64::MAX >> (64 - w));
+        let z = match ir::opcode(v) {
+            // `y - 1` and `!y`: `y`'s low zeros turn into ones (no borrow out of them).
+            O::LLVMAdd if all(opnd(1)) => self.low_zeros(opnd(0), td, depth),
+            O::LLVMXor if all(opnd(1)) => self.low_zeros(opnd(0), td, depth),
+            O::LLVMOr => self
+                .low_ones(opnd(0), td, depth)
+                .max(self.low_ones(opnd(1), td, depth)),
+            O::LLVMAnd => self
+                .low_ones(opnd(0), td, depth)
+                .min(self.low_ones(opnd(1), td, depth)),
+            O::LLVMFreeze | O::LLVMTrunc => self.low_ones(opnd(0), td, depth),
             _ => 0,
         };
         z.min(w)

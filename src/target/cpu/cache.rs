@@ -37,7 +37,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 56;
+const FORMAT_VERSION: u32 = 57;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -355,7 +355,7 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                     w.str(why);
                 }
             }
-            w.u32(u32::from(r.versioned));
+            w.u32(u32::from(r.versioned) | u32::from(r.versioned_wide) << 1);
         }
     }
 }
@@ -461,7 +461,8 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 2 => Alignment::Unchecked(r.str()?),
                 _ => return None,
             };
-            let versioned = r.u32()? != 0;
+            let versions = r.u32()?;
+            let (versioned, versioned_wide) = (versions & 1 != 0, versions & 2 != 0);
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -490,6 +491,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     cta_store_prefetches,
                     misaligned,
                     versioned,
+                    versioned_wide,
                 },
             }))
         }
@@ -1018,6 +1020,7 @@ mod tests {
                                 },
                             ]),
                             versioned: true,
+                            versioned_wide: true,
                         },
                     })),
                     warp_refused: None,

@@ -212,10 +212,15 @@ impl WarpPlan {
             );
         }
         if r.versioned {
+            let wide = if r.versioned_wide {
+                "; and for multiples of 32 (partners consecutive lanes)"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 s,
                 "  versions: a halving distance's loop body copied for distances 1, 2, 4, 8, 16 \
-                 (partners a constant permutation of the warp's lanes)"
+                 (partners a constant permutation of the warp's lanes){wide}"
             );
         }
         if r.cta_store_prefetches > 0 {
