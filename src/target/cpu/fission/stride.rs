@@ -393,17 +393,9 @@ fn linear_start<'a>(
     if !uniform(&l.step) || !uniform(&l.bound) {
         return false;
     }
-    // The one definition of `iv` reaching the header from outside the loop.
-    let Some(outside) = reaching(nodes, succ, l.iv, q) else {
+    let Some(k) = start_def(nodes, succ, l.iv, q, p) else {
         return false;
     };
-    let outside: Vec<usize> = outside.into_iter().filter(|&k| k != p - 2).collect();
-    let [k] = outside[..] else {
-        return false;
-    };
-    if k == usize::MAX || (q..=p).contains(&k) {
-        return false;
-    }
     let i = nodes[k].0;
     if i.guard.is_some() {
         return false;
@@ -489,21 +481,34 @@ fn one_trip<'a>(
     if !fits || !step {
         return false;
     }
-    let Some(outside) = reaching(nodes, succ, l.iv, q) else {
+    let Some(k) = start_def(nodes, succ, l.iv, q, p) else {
         return false;
     };
-    let outside: Vec<usize> = outside.into_iter().filter(|&k| k != p - 2).collect();
-    let [k] = outside[..] else {
-        return false;
-    };
-    if k == usize::MAX || (q..=p).contains(&k) {
-        return false;
-    }
     let i = nodes[k].0;
     i.opcode.spelling() == "mov"
         && i.guard.is_none()
         && i.operands.len() == 2
         && moved_x(nodes, succ, &i.operands[1], k, "%tid")
+}
+
+/// The one definition of induction register `iv` that reaches the header `q` of the loop
+/// ending at node `p` from outside the loop (the step at `p - 2` left out); None when there
+/// are several, none (the kernel's start), or it lies in the loop.
+fn start_def(
+    nodes: &[(&Instruction<'_>, usize)],
+    succ: &[Vec<usize>],
+    iv: &str,
+    q: usize,
+    p: usize,
+) -> Option<usize> {
+    let outside: Vec<usize> = reaching(nodes, succ, iv, q)?
+        .into_iter()
+        .filter(|&k| k != p - 2)
+        .collect();
+    match outside[..] {
+        [k] if k != usize::MAX && !(q..=p).contains(&k) => Some(k),
+        _ => None,
+    }
 }
 
 /// The definitions of register `r` that reach node `at` (before it runs), `usize::MAX`
