@@ -395,6 +395,29 @@ unsafe fn magic_quotient(a: LLVMValueRef, b: LLVMValueRef) -> Option<(LLVMValueR
     Some((k, u64::try_from(r).ok()?))
 }
 
+/// The start that `Strides::low_zeros` and `low_ones` share: `Err` with the answer for a
+/// value that is not an integer (0), a constant (`count` of its bits, at most its width), or
+/// not an instruction or past `depth` (0); else `Ok` with its width and the depth left for
+/// its operands.
+unsafe fn low_bits_walk(
+    v: LLVMValueRef,
+    depth: u32,
+    count: fn(u64) -> u32,
+) -> Result<(u32, u32), u32> {
+    let t = c::LLVMTypeOf(v);
+    if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMIntegerTypeKind {
+        return Err(0);
+    }
+    let w = c::LLVMGetIntTypeWidth(t);
+    if let Some(k) = ir::const_u64(v) {
+        return Err(if w > 64 { 0 } else { count(k).min(w) });
+    }
+    match depth.checked_sub(1) {
+        Some(depth) if ir::is_instruction(v) => Ok((w, depth)),
+        _ => Err(0),
+    }
+}
+
 impl Strides {
     /// # Safety
     /// `cfg` must describe a cleaned kernel function, `varying` be its varying values and
@@ -1501,20 +1524,10 @@ impl Strides {
         td: llvm_sys::target::LLVMTargetDataRef,
         depth: u32,
     ) -> u32 {
-        let t = c::LLVMTypeOf(v);
-        if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMIntegerTypeKind {
-            return 0;
-        }
-        let w = c::LLVMGetIntTypeWidth(t);
-        if let Some(k) = ir::const_u64(v) {
-            return if w > 64 { 0 } else { k.trailing_zeros().min(w) };
-        }
-        let Some(depth) = depth.checked_sub(1) else {
-            return 0;
+        let (w, depth) = match low_bits_walk(v, depth, u64::trailing_zeros) {
+            Ok(walk) => walk,
+            Err(known) => return known,
         };
-        if !ir::is_instruction(v) {
-            return 0;
-        }
         let opnd = |k: u32| self.low_zeros(c::LLVMGetOperand(v, k), td, depth);
         let z = match ir::opcode(v) {
             O::LLVMShl => match ir::const_u64(c::LLVMGetOperand(v, 1)) {
@@ -1548,20 +1561,10 @@ impl Strides {
         td: llvm_sys::target::LLVMTargetDataRef,
         depth: u32,
     ) -> u32 {
-        let t = c::LLVMTypeOf(v);
-        if c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMIntegerTypeKind {
-            return 0;
-        }
-        let w = c::LLVMGetIntTypeWidth(t);
-        if let Some(k) = ir::const_u64(v) {
-            return if w > 64 { 0 } else { k.trailing_ones().min(w) };
-        }
-        let Some(depth) = depth.checked_sub(1) else {
-            return 0;
+        let (w, depth) = match low_bits_walk(v, depth, u64::trailing_ones) {
+            Ok(walk) => walk,
+            Err(known) => return known,
         };
-        if !ir::is_instruction(v) {
-            return 0;
-        }
         let opnd = |k: u32| c::LLVMGetOperand(v, k);
         let all = |x: LLVMValueRef| w <= 64 && ir::const_u64(x) == Some(u64::MAX >> (64 - w));
         let z = match ir::opcode(v) {

@@ -731,33 +731,9 @@ mod tests {
         loops_for_block(body, None)
     }
 
-    /// The branches left in the kernel of `body` (as `loops_of`) after `insert_yields` for
-    /// CTAs of `ntid_x` threads in x.
-    fn branches(body: &str, ntid_x: Option<u32>) -> usize {
-        let src = format!(
-            ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out, .param .u32 n)\n{{\n  .reg .pred %p<4>;\n  .reg .b32 %r<20>;\n  .reg .b64 %rd<8>;\n  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [n];\n  mov.u32 %r2, %tid.x;\n  mov.u32 %r3, %ntid.x;\n{body}\n}}"
-        );
-        let (m, d) = crate::syntax::parse(&src);
-        assert!(d.is_empty(), "{d:?}");
-        let f = m
-            .items
-            .iter()
-            .find_map(|i| match i {
-                crate::syntax::ast::Item::Function(f) => Some(&**f),
-                _ => None,
-            })
-            .expect("a kernel");
-        let scratch = crate::target::cpu::fission::Scratch::default();
-        let g = insert_yields(f, &scratch, ntid_x).map_or(f, |(g, _)| g);
-        let ins = g.body.as_ref().unwrap().instructions();
-        ins.iter().filter(|i| i.opcode.spelling() == "bra").count()
-    }
-
-    /// `loops_of_linear` for a kernel compiled for CTAs of `ntid_x` threads in x.
-    fn loops_for_block(
-        body: &str,
-        ntid_x: Option<u32>,
-    ) -> Vec<((String, bool, bool, String), bool)> {
+    /// Runs `f` on the kernel made of `body` after a prologue that loads the parameters into
+    /// `%rd1` (`out`) and `%r1` (`n`) and `%tid.x`, `%ntid.x` into `%r2`, `%r3`.
+    fn with_kernel<R>(body: &str, f: impl FnOnce(&crate::syntax::ast::Function<'_>) -> R) -> R {
         let src = format!(
             ".version 7.0
 .target sm_80
@@ -776,7 +752,7 @@ mod tests {
         );
         let (m, d) = crate::syntax::parse(&src);
         assert!(d.is_empty(), "{d:?}");
-        let f = m
+        let k = m
             .items
             .iter()
             .find_map(|i| match i {
@@ -784,33 +760,54 @@ mod tests {
                 _ => None,
             })
             .expect("a kernel");
-        let scratch = crate::target::cpu::fission::Scratch::default();
-        let Some((g, loops)) = insert_yields(f, &scratch, ntid_x) else {
-            return Vec::new();
-        };
-        let yields = g
-            .body
-            .as_ref()
-            .unwrap()
-            .stmts
-            .iter()
-            .filter(|s| matches!(s, Statement::Instr(i) if i.opcode.spelling() == "nanosleep"))
-            .count();
-        assert_eq!(yields, loops.len(), "one yield per loop");
-        let ins = g.body.as_ref().unwrap().instructions();
-        let mut out: Vec<_> = loops
-            .iter()
-            .map(|(y, l)| {
-                assert_eq!(ins[y.0 as usize].opcode.spelling(), "nanosleep");
-                let exit = l.exit.map_or("end".to_string(), |e| {
-                    ins[e.0 as usize].opcode.spelling().into()
-                });
-                assert_eq!(ins[l.latch.0 as usize].opcode.spelling(), "bra");
-                ((l.iv.to_string(), l.le, l.signed, exit), l.linear)
-            })
-            .collect();
-        out.sort();
-        out
+        f(k)
+    }
+
+    /// The branches left in the kernel of `body` (as `loops_of`) after `insert_yields` for
+    /// CTAs of `ntid_x` threads in x.
+    fn branches(body: &str, ntid_x: Option<u32>) -> usize {
+        with_kernel(body, |f| {
+            let scratch = crate::target::cpu::fission::Scratch::default();
+            let g = insert_yields(f, &scratch, ntid_x).map_or(f, |(g, _)| g);
+            let ins = g.body.as_ref().unwrap().instructions();
+            ins.iter().filter(|i| i.opcode.spelling() == "bra").count()
+        })
+    }
+
+    /// `loops_of_linear` for a kernel compiled for CTAs of `ntid_x` threads in x.
+    fn loops_for_block(
+        body: &str,
+        ntid_x: Option<u32>,
+    ) -> Vec<((String, bool, bool, String), bool)> {
+        with_kernel(body, |f| {
+            let scratch = crate::target::cpu::fission::Scratch::default();
+            let Some((g, loops)) = insert_yields(f, &scratch, ntid_x) else {
+                return Vec::new();
+            };
+            let yields = g
+                .body
+                .as_ref()
+                .unwrap()
+                .stmts
+                .iter()
+                .filter(|s| matches!(s, Statement::Instr(i) if i.opcode.spelling() == "nanosleep"))
+                .count();
+            assert_eq!(yields, loops.len(), "one yield per loop");
+            let ins = g.body.as_ref().unwrap().instructions();
+            let mut out: Vec<_> = loops
+                .iter()
+                .map(|(y, l)| {
+                    assert_eq!(ins[y.0 as usize].opcode.spelling(), "nanosleep");
+                    let exit = l.exit.map_or("end".to_string(), |e| {
+                        ins[e.0 as usize].opcode.spelling().into()
+                    });
+                    assert_eq!(ins[l.latch.0 as usize].opcode.spelling(), "bra");
+                    ((l.iv.to_string(), l.le, l.signed, exit), l.linear)
+                })
+                .collect();
+            out.sort();
+            out
+        })
     }
 
     /// A grid-stride loop `for (i = tid; i < n; i += ntid) { out[i] = i; }` with `extra` at
