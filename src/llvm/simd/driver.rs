@@ -201,7 +201,10 @@ pub unsafe fn pin_ntid(f: LLVMValueRef, ctx: impl Fn(LLVMValueRef) -> bool, [x, 
 /// (`ids_unread`), those whose region loads memory the warps share (not its frame or the
 /// context) and stores to none of it, the only regions in which two warps' loads can be one
 /// (a store between them may write what the second warp reads); other regions run one warp at
-/// a time, each a single inlined copy, as the pairs cost two more.
+/// a time, each a single inlined copy, as the pairs cost two more. Measured on matmul at
+/// 1536³ (CPU per launch, 4 alternated pairs): its storing tile round in pairs too, x1.05
+/// slower and compile 76 -> 144 ms; groups of four or eight warps instead of pairs in its
+/// k-loop round, x1.05 and x1.02 slower.
 pub unsafe fn paired_states(f: LLVMValueRef, slot: RegionSlot) -> Vec<u32> {
     if slot.red || !(1..=LOCKSTEP_MAX).contains(&slot.states) || !ids_unread(f) {
         return Vec::new();
@@ -946,6 +949,38 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
         // the guard names.
         // With `ordered` (ordered rounds, `how` given), the warp is at that state and runs
         // on: no state is read or kept, and none is tested for the end or for a barrier.
+        // Lockstep rounds in a kernel that never takes the general round (every warp meets
+        // the same barriers, `barrier::alike`, all of one warp function), with no round that
+        // reads a warp's state as its region's (`SHARED_STATE`: rounds of states 1 and up
+        // without pairs or skip guards share one copy): every live warp is at the round's
+        // state, which the CTA function knows from the states the warps returned, so a warp's
+        // slot is only ever tested for `DONE` and is stored only when the warp finishes. Its
+        // other value is the last state stored (0 at the start), which is live. Each store
+        // was one more per warp and round (matmul's tile and k-loop rounds); see `store_state`.
+        let done_only = lockstep
+            && region_slot.alike
+            && rows.is_none_or(|r| r == w)
+            && region_slot.skip.is_none()
+            && (region_slot.states == 0
+                || !paired_states(w, region_slot).is_empty()
+                || rows.is_some_and(|r| !paired_states(r, region_slot).is_empty()));
+        // The warp's state after its region (`ns`) into its slot: with `done_only` only when
+        // it finished (a branch that LLVM folds away where `ns` is a constant: on the paths
+        // through an inlined region).
+        let store_state = |x: LLVMValueRef, ns: LLVMValueRef| {
+            if !done_only {
+                c::LLVMBuildStore(b, ns, mail(x, barrier::field::STATE));
+                return;
+            }
+            let fin = c::LLVMBuildICmp(b, P::LLVMIntEQ, ns, c32(barrier::DONE as u64), n);
+            let yes = bb(&format!("{tag}.finished"));
+            let on = bb(&format!("{tag}.finished.join"));
+            c::LLVMBuildCondBr(b, fin, yes, on);
+            c::LLVMPositionBuilderAtEnd(b, yes);
+            c::LLVMBuildStore(b, ns, mail(x, barrier::field::STATE));
+            c::LLVMBuildBr(b, on);
+            c::LLVMPositionBuilderAtEnd(b, on);
+        };
         let run_one = |i: LLVMValueRef,
                        how: Option<(LLVMValueRef, u32)>,
                        skip: Option<u32>,
@@ -1118,7 +1153,13 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                 c::LLVMPositionBuilderAtEnd(b, join);
                 return;
             }
-            c::LLVMBuildStore(b, ns, mail(i, barrier::field::STATE));
+            // Lockstep rounds only (`how`): the general round and replays read each warp's
+            // state as its region's.
+            if how.is_some() {
+                store_state(i, ns);
+            } else {
+                c::LLVMBuildStore(b, ns, mail(i, barrier::field::STATE));
+            }
             let waits = c::LLVMBuildICmp(b, P::LLVMIntNE, ns, c32(barrier::DONE as u64), n);
             let wb = bb(&format!("{tag}.waits"));
             c::LLVMBuildCondBr(b, waits, wb, join);
@@ -1199,7 +1240,7 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
                 a.extend(args.iter().copied());
                 a.extend([slot(x), c32(k as u64), results, shared]);
                 let ns = c::LLVMBuildCall2(b, wt, f, a.as_mut_ptr(), a.len() as u32, n);
-                c::LLVMBuildStore(b, ns, mail(x, barrier::field::STATE));
+                store_state(x, ns);
                 // As `run_one`, without a branch: a warp that stopped at a barrier is waiting
                 // and moves the round's smallest and largest state.
                 let waits = c::LLVMBuildICmp(b, P::LLVMIntNE, ns, c32(barrier::DONE as u64), n);

@@ -114,7 +114,12 @@ const LINE: u64 = 64;
 /// rows, 16 lines from 16 pages per tile), too short to hide a miss to memory behind: matmul
 /// at 1536³ spent 15% of its samples on those loads with the next iteration's prefetch. CPU
 /// time per launch, 3 alternated runs of 11 launches each against one ahead: x0.97 two
-/// ahead, x0.94 three, x0.95 four.
+/// ahead, x0.94 three, x0.95 four. Measured again against three (matmul 1536³, CPU per
+/// launch, 3-4 alternated pairs of 5 launches): one, two, six and twelve ahead and locality
+/// 0, 1 or 3 instead of 2 all within the noise (+-3%); none at all (the load's own line)
+/// x1.1-1.3. Tried and slower: a second prefetch of the next tile into L1, issued after the
+/// first barrier (in the round before the loads': x1.14; its address kept in the frame), and
+/// the `A` rows' short stream prefetched one or two tiles ahead (x1.05-1.13).
 pub const BARRIER_AHEAD: u64 = 3;
 
 /// A page (bytes): a kernel without CTA barriers whose warp loads this much by `%ctaid.x`
