@@ -1051,8 +1051,32 @@ impl<'a> Warp<'a> {
                                 c::LLVMBuildSelect(self.b, cv, zero, m, c"".as_ptr()),
                             )
                         };
-                        self.edge(x, self.cfg.index[&t], mt_, ut);
-                        self.edge(x, self.cfg.index[&f], mf, uf);
+                        // A divergent loop's back edge last where its header has `whole`
+                        // phis: the edge writes them in every lane (`edge`), the lanes leaving
+                        // by the other edge too, whose exit phis read them again from their
+                        // slots (`get` in another block than the phi's): taken first, a loop
+                        // `do { r = i; i += 32; } while (i < n)` with `r` read after it gave
+                        // the lanes that left the next iteration's `i` (lit
+                        // `run-simd-whole-exit`). A uniform branch sends every lane one way.
+                        // Elsewhere the order stays: LLVM folds the uniform edges' code
+                        // better in it (matmul's tile round).
+                        let (ti, fi) = (self.cfg.index[&t], self.cfg.index[&f]);
+                        let whole_header = |y: usize| {
+                            self.cfg.loops.iter().any(|l| l.header == y)
+                                && ir::instructions(self.cfg.blocks[y])
+                                    .into_iter()
+                                    .take_while(|&p| !c::LLVMIsAPHINode(p).is_null())
+                                    .any(|p| {
+                                        self.facts.is_varying(p) && self.facts.strides.whole(p)
+                                    })
+                        };
+                        if uniform.is_none() && whole_header(ti) {
+                            self.edge(x, fi, mf, uf);
+                            self.edge(x, ti, mt_, ut);
+                        } else {
+                            self.edge(x, ti, mt_, ut);
+                            self.edge(x, fi, mf, uf);
+                        }
                     } else {
                         let t = c::LLVMGetSuccessor(i, 0);
                         self.edge(x, self.cfg.index[&t], m, None);

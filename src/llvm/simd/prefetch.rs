@@ -62,9 +62,10 @@
 //! k % 18]`, a 3x3 convolution's halo tile) has its loads in a loop without barriers, their
 //! addresses built from `%ctaid.x` and the loop's header phis, each phi fed by values that do
 //! not depend on `%ctaid.x` (`loop_leaves`). The same expression with the phis as they are and
-//! `%ctaid.x + TILE_AHEAD` is the address that CTA loads in the same iteration. Loops with
-//! barriers in them are left to `insert` (a tiled matmul's loads are spread over its rounds),
-//! and an address with no phi in it would be one line fetched in every iteration.
+//! `%ctaid.x + TILE_AHEAD` is the address that CTA loads in the same iteration, prefetched
+//! into the nearest cache (`Use::ReadSoon`). Loops with barriers in them are left to
+//! `insert` (a tiled matmul's loads are spread over its rounds), and an address with no phi
+//! in it would be one line fetched in every iteration.
 //!
 //! *The next CTA's stores* (also `insert_next_cta`): a global store outside loops whose
 //! address is built from `%ctaid.x` the same way (a tile kernel's `out[y * w + x]` after its
@@ -143,6 +144,7 @@ const ROWS_AHEAD: u64 = 2;
 /// size on the (heavily loaded) development machine: CPU time of 21 launches 2600-2750 ms two
 /// ahead, 3050-4500 without, 3270-4000 one ahead, three and four ahead as two; median launch
 /// of 25, four alternated pairs against the build without: ratio 0.45-0.95, median 0.75.
+/// Into the nearest cache (`Use::ReadSoon`): two CTAs are about half a microsecond.
 const TILE_AHEAD: u64 = 2;
 
 /// `v` less constant offsets: through `inttoptr`, `add` of a constant and `getelementptr`
@@ -592,7 +594,10 @@ enum Use {
     Read,
     /// For reading into the nearest cache (locality 3, `prefetcht0`): the line is used a few
     /// hundred nanoseconds later, by the CTA `ROWS_AHEAD` on (stencil: x0.93-0.96 CPU time
-    /// per launch against locality 2, 4 alternated pairs).
+    /// per launch against locality 2, 4 alternated pairs), or by the CTA `TILE_AHEAD` on
+    /// (conv3x3's halo rows: x0.90-0.92 at 8192x6144, whose 32 KiB row pitch puts the 18 rows
+    /// in one L1 set, and x0.95-0.97 at 8256x6096; 3 alternated pairs each). The halo loads
+    /// waited on the L2 (27% of the kernel's samples right after its four masked loads).
     ReadSoon,
     Write,
 }
@@ -1052,7 +1057,7 @@ pub unsafe fn insert_next_cta(
         }
         c::LLVMPositionBuilderBefore(b, i);
         let q = ahead_address(td, b, p, (&leaves, TILE_AHEAD), &mut added);
-        added.push(pf.call(b, q));
+        added.push(pf.call_for(b, q, Use::ReadSoon));
         loads += 1;
     }
     let mut stores = 0;

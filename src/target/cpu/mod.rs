@@ -614,12 +614,17 @@ fn build<'c, 'a>(
                 )
                 .map_err(CompileError::Llvm)?;
         }
+        // ADCE last: a divergent loop's mask of the lanes that left it is a phi cycle
+        // (`Warp::edge`) that nothing reads once the loop ends its region (a halo tile's load
+        // loop before the barrier); InstCombine keeps such cycles, and `default<On>`'s ADCE
+        // ran before inlining and the late passes made it dead (conv3x3: five mask
+        // instructions per warp and iteration).
         let again = if crate::llvm::simd::fold_mask_bits(&m) > 0 {
             format!(
-                "function({gvn}instcombine<no-verify-fixpoint>,early-cse,simplifycfg,loop(loop-deletion))"
+                "function({gvn}instcombine<no-verify-fixpoint>,early-cse,simplifycfg,loop(loop-deletion),adce)"
             )
         } else {
-            format!("function({gvn}loop(loop-deletion))")
+            format!("function({gvn}loop(loop-deletion),adce)")
         };
         machine
             .run_pipeline(&m, &again)

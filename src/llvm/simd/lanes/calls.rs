@@ -67,15 +67,19 @@ impl Warp<'_> {
             };
             let p = self.host_ptrs(p);
             let run = self.run();
-            let elem = match gathered {
+            let step = match gathered {
                 Some(_) => None,
-                None => self.consecutive_elem(ptr),
+                None => self.lane_step(ptr),
             };
             let n = c"".as_ptr();
             let i8t = c::LLVMInt8TypeInContext(self.cx);
             for r in 0..LANES / run {
                 for l in [r * run, r * run + run - 1] {
-                    at.push(match (gathered, elem) {
+                    // A run whose lanes share one address: its first lane's line is all.
+                    if step == Some(0) && l != r * run {
+                        continue;
+                    }
+                    at.push(match (gathered, step) {
                         (Some((_, off, rows)), _) => {
                             let x = if rows {
                                 self.lane_of(p, l, LANE_OF_DEPTH)
@@ -85,17 +89,18 @@ impl Warp<'_> {
                             let mut idx = [off];
                             c::LLVMBuildGEP2(self.b, i8t, x, idx.as_mut_ptr(), 1, n)
                         }
-                        // The run's last lane from its first (pushed just before): the load
-                        // the prefetch is for takes its lanes as consecutive elements, and
-                        // where a narrow index wrapped between them, the line prefetched is
-                        // only another hint (matmul's `B` rows: the last lane's copy of the
-                        // 32-bit index arithmetic, about four instructions per row and tile).
-                        (None, Some(size)) if l != r * run => {
+                        // The run's last lane from its first (pushed just before): the lanes
+                        // step by `step` bytes, and where a narrow index wrapped between them,
+                        // the line prefetched is only another hint (matmul's `B` rows: the
+                        // last lane's copy of the 32-bit index arithmetic, about four
+                        // instructions per row and tile; a tile kernel's next-CTA store
+                        // prefetch: an extraction, sign extension, multiply and add a row).
+                        (None, Some(step)) if l != r * run => {
                             let first = *at.last().expect("the run's first lane");
                             let mut idx = [c::LLVMConstInt(
                                 c::LLVMInt64TypeInContext(self.cx),
-                                u64::from(run - 1) * size,
-                                0,
+                                (i64::from(run - 1)).wrapping_mul(step) as u64,
+                                1,
                             )];
                             c::LLVMBuildGEP2(self.b, i8t, first, idx.as_mut_ptr(), 1, n)
                         }
@@ -116,6 +121,22 @@ impl Warp<'_> {
             ];
             self.call_intrinsic("llvm.prefetch", &mut tys, &mut args);
         }
+    }
+
+    /// The bytes from one lane's prefetch pointer `q` to the next lane's within a run: the
+    /// element size of the loads it is for when they take their lanes as consecutive elements
+    /// (`consecutive_elem`), else `q`'s own lane stride when known (`Strides::of`: the next
+    /// CTA's copy of a store's address, `prefetch::insert_next_cta`). A stride through a
+    /// widening cast may break where the narrow value wraps; the prefetch is a hint then.
+    unsafe fn lane_step(&self, q: LLVMValueRef) -> Option<i64> {
+        self.consecutive_elem(q)
+            .and_then(|size| i64::try_from(size).ok())
+            .or_else(|| {
+                self.facts
+                    .strides
+                    .of(q, &self.facts.varying)
+                    .map(|st| st.step)
+            })
     }
 
     /// The element size of the loads that prefetch pointer `q` is for, when they take their
