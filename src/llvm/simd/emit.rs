@@ -57,6 +57,12 @@ pub struct Warp<'a> {
     /// The open end of the previous block's path with no lane (`Warp::threads_past`), for
     /// the next block to send past its own guard.
     threaded: Option<LLVMBasicBlockRef>,
+    /// The previous block's uniform branch when that block threads (`threaded`): its block,
+    /// its scalar condition, and its successors on true and false (`Warp::side_hint`).
+    threaded_branch: Option<ThreadedBranch>,
+    /// By block: a flag that its one predecessor's deferred edge (`Warp::defer_edge`) was
+    /// written since the block's last visit, which its guard tests with its pending mask.
+    taken: HashMap<usize, LLVMValueRef>,
     /// The window loads' block tests by source pointer (`lanes::load_window`): the frozen
     /// offsets and whether all lie in lane 0's 256-byte block, built where they dominate the
     /// rest of the block's visit and, past a threaded guard (`Warp::threads_past`), the next
@@ -103,6 +109,24 @@ pub struct Warp<'a> {
     pub i32: LLVMTypeRef,
     pub i64: LLVMTypeRef,
     pub ptr: LLVMTypeRef,
+}
+
+/// A uniform branch of a block that threads past the next block's guard (`Warp::threads_past`),
+/// for that guard (`Warp::side_hint`).
+#[derive(Clone, Copy)]
+struct ThreadedBranch {
+    /// The branch's block.
+    x: usize,
+    /// Its scalar condition.
+    c: LLVMValueRef,
+    /// The mask it branched with.
+    m: LLVMValueRef,
+    /// Its successors on true and false.
+    t: usize,
+    f: usize,
+    /// The edge to the other successor than the next block, not yet written: that block and
+    /// the edge's mask (`Warp::defer_edge`).
+    deferred: Option<(usize, LLVMValueRef)>,
 }
 
 /// How a block's mask follows from a uniform branch before it (`Warp::inherited_mask`).
@@ -209,6 +233,8 @@ impl<'a> Warp<'a> {
             uniform_masks: vec![None; cfg.blocks.len()],
             unguarded: false,
             threaded: None,
+            threaded_branch: None,
+            taken: HashMap::new(),
             window_tests: HashMap::new(),
             pair_stores: HashMap::new(),
             mma_operands: HashMap::new(),
@@ -749,7 +775,10 @@ impl<'a> Warp<'a> {
         for (k, &node) in order.iter().enumerate() {
             match node {
                 Node::Block(x) => {
-                    let thread = matches!(order.get(k + 1), Some(&Node::Block(y)) if self.threads_past(x, y));
+                    let thread = match order.get(k + 1) {
+                        Some(&Node::Block(y)) if self.threads_past(x, y) => Some(y),
+                        _ => None,
+                    };
                     self.block(x, thread)?
                 }
                 Node::Loop(l) => {
@@ -935,9 +964,9 @@ impl<'a> Warp<'a> {
             && !self.facts.divergent.contains(&y)
     }
 
-    /// One block under its guard; `thread`: its path with no lane goes past the next block's
-    /// guard (`threads_past`).
-    unsafe fn block(&mut self, x: usize, thread: bool) -> Result<(), String> {
+    /// One block under its guard; `thread`: the next block, when this block's path with no
+    /// lane goes past its guard (`threads_past`).
+    unsafe fn block(&mut self, x: usize, thread: Option<usize>) -> Result<(), String> {
         self.cur = x;
         self.map.retain(|k, _| !ir::is_instruction(*k));
         if self.threaded.is_none() {
@@ -952,6 +981,11 @@ impl<'a> Warp<'a> {
             c::LLVMBuildStore(self.b, c::LLVMConstNull(mt), self.pending[x]);
             m
         };
+        let taken = self.taken.get(&x).map(|&s| {
+            let v = c::LLVMBuildLoad2(self.b, self.i1, s, c"".as_ptr());
+            c::LLVMBuildStore(self.b, c::LLVMConstInt(self.i1, 0, 0), s);
+            v
+        });
         let inherited = self.inherited_mask(x);
         let name = ir::name(c::LLVMBasicBlockAsValue(self.cfg.blocks[x]));
         // What the warp function builds for a source instruction has its location (moved into
@@ -962,13 +996,14 @@ impl<'a> Warp<'a> {
         let body = self.append(&format!("b{x}.{name}"));
         let next = self.append(&format!("b{x}.done"));
         let before = self.threaded.take();
+        let branch = self.threaded_branch.take();
         self.unguarded = x != 0 && self.unguarded(x);
         // A join's pending mask is the branch's mask itself: its guard tests that.
         let m = match inherited {
             Some(Inherited::Join(mb)) => mb,
             _ => m,
         };
-        let empty = if thread && !self.unguarded {
+        let empty = if thread.is_some() && !self.unguarded {
             let none = self.append(&format!("b{x}.none"));
             self.threaded = Some(none);
             none
@@ -984,37 +1019,77 @@ impl<'a> Warp<'a> {
             c::LLVMBuildBr(self.b, empty);
             c::LLVMPositionBuilderAtEnd(self.b, here);
         }
+        // The previous block's uniform branch's mask, when this block runs with all of it
+        // (`side_hint`).
+        let mut side_mask = None;
         if self.unguarded {
             c::LLVMBuildBr(self.b, body);
         } else {
-            let any = self.any(m);
+            let mut any = self.any(m);
+            if let Some(t) = taken {
+                // The same test (the flag is set wherever the mask gets lanes, and both are
+                // cleared together): a scalar phi, constant on the paths where the edge was
+                // not taken, which LLVM jump-threads past this guard (it does not see
+                // through a mask's bitcast).
+                any = t;
+            }
+            let mut deferred = None;
+            if let (Some(_), Some(h)) = (before, branch) {
+                deferred = h.deferred.map(|(o, em)| (h.x, o, em));
+                if inherited.is_none() {
+                    if let Some(side) = self.side_hint(x, &h) {
+                        any = side;
+                        side_mask = Some(h.m);
+                    }
+                }
+            }
             // The `then` block of an `if` without `else` that no lane runs: its join gets
             // its mask all the same, empty here, so that the join's mask has one form on
             // both ways, `(m & !c) | (m & c)`, which LLVM folds to `m` (a whole warp stays
             // whole past a guarded load, and the code after it loses its test of the warp
             // being whole). Only there: the same for every block's successors made LLVM
             // duplicate code (conv3x3 1.35x larger, 1.15x slower).
-            match self.triangle_join(x) {
+            let fail = match self.triangle_join(x) {
                 Some(j) => {
+                    let here = c::LLVMGetInsertBlock(self.b);
                     let skip = self.append(&format!("b{x}.skip"));
-                    c::LLVMBuildCondBr(self.b, any, body, skip);
                     c::LLVMPositionBuilderAtEnd(self.b, skip);
                     let old = c::LLVMBuildLoad2(self.b, mt, self.pending[j], c"".as_ptr());
                     let new = c::LLVMBuildOr(self.b, old, m, c"".as_ptr());
                     c::LLVMBuildStore(self.b, new, self.pending[j]);
                     c::LLVMBuildBr(self.b, empty);
+                    c::LLVMPositionBuilderAtEnd(self.b, here);
+                    skip
                 }
-                None => {
-                    c::LLVMBuildCondBr(self.b, any, body, empty);
+                None => empty,
+            };
+            // The previous block's deferred edge (`defer_edge`) is written where this
+            // block's guard fails: there the previous block's branch went the other way.
+            let fail = match deferred {
+                Some((from, o, em)) => {
+                    let here = c::LLVMGetInsertBlock(self.b);
+                    let other = self.append(&format!("b{x}.other"));
+                    c::LLVMPositionBuilderAtEnd(self.b, other);
+                    // The flag first: the edge sets it from its mask (no lane where the
+                    // branch's mask was empty).
+                    self.taken_flag(from, o);
+                    self.edge(from, o, em, None);
+                    c::LLVMBuildBr(self.b, fail);
+                    c::LLVMPositionBuilderAtEnd(self.b, here);
+                    other
                 }
-            }
+                None => fail,
+            };
+            c::LLVMBuildCondBr(self.b, any, body, fail);
         }
         c::LLVMPositionBuilderAtEnd(self.b, body);
         self.mask = match inherited {
             // A side that runs (its guard passed: an unguarded one may run with no lane)
             // runs with all of the branch's lanes.
             Some(Inherited::Side(mb)) if !self.unguarded => mb,
-            _ => m,
+            // The same lanes as the pending mask (`side_hint`), in a form whose lanes LLVM
+            // knows are there (the branch's block's guard tested it).
+            _ => side_mask.unwrap_or(m),
         };
         for i in ir::instructions(self.cfg.blocks[x]) {
             c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
@@ -1074,8 +1149,28 @@ impl<'a> Warp<'a> {
                             self.edge(x, fi, mf, uf);
                             self.edge(x, ti, mt_, ut);
                         } else {
-                            self.edge(x, ti, mt_, ut);
-                            self.edge(x, fi, mf, uf);
+                            let threads =
+                                uniform.is_some() && self.threaded.is_some() && !self.unguarded;
+                            let deferred = thread
+                                .filter(|_| threads)
+                                .and_then(|y| self.defer_edge(i, y, ti, fi))
+                                .map(|o| (o, if o == ti { mt_ } else { mf }));
+                            if deferred.is_none_or(|(o, _)| o != ti) {
+                                self.edge(x, ti, mt_, ut);
+                            }
+                            if deferred.is_none_or(|(o, _)| o != fi) {
+                                self.edge(x, fi, mf, uf);
+                            }
+                            if threads {
+                                self.threaded_branch = Some(ThreadedBranch {
+                                    x,
+                                    c: cv,
+                                    m,
+                                    t: ti,
+                                    f: fi,
+                                    deferred,
+                                });
+                            }
                         }
                     } else {
                         let t = c::LLVMGetSuccessor(i, 0);
@@ -1089,6 +1184,95 @@ impl<'a> Warp<'a> {
         c::LLVMBuildBr(self.b, next);
         c::LLVMPositionBuilderAtEnd(self.b, next);
         Ok(())
+    }
+
+    /// The uniform condition under which block `y` has lanes when the block before it, `x`
+    /// (`h`: its uniform branch, its condition, its successors), threads past `y`'s guard
+    /// (`threads_past`): `y`'s pending mask there is exactly the mask of `x`'s edge to it,
+    /// `select(c, m, 0)` (or on the false side `select(c, 0, m)`), with `m` the mask `x` ran
+    /// with, not empty (its guard passed; a barrier in `x` reloads the same lanes). So
+    /// `any(pending) == c` (`!c`), and the guard tests `c`: LLVM then knows `c` in `y`'s
+    /// visit and after it (the other side's mask, `select(c, 0, m)`, folds to no lane), and
+    /// the guard costs no mask test (the chain of uniform tests the halving-distance
+    /// versions dispatch by, `version.rs`, tested each mask twice).
+    unsafe fn side_hint(&self, y: usize, h: &ThreadedBranch) -> Option<LLVMValueRef> {
+        let (x, c, t, f) = (h.x, h.c, h.t, h.f);
+        // `x`'s edge to `y` is its only one when the two successors differ.
+        if t == f || x == y {
+            return None;
+        }
+        if y == t {
+            Some(c)
+        } else if y == f {
+            Some(c::LLVMBuildNot(self.b, c, c"".as_ptr()))
+        } else {
+            None
+        }
+    }
+
+    /// The successor of uniform branch `br` (to `t` and `f`, of a block that threads past
+    /// the guard of `y`, the next block) whose edge may wait until `y`'s guard fails
+    /// (`Warp::block`): the other one than `y`, when that edge writes nothing but its
+    /// pending mask (it has no phi) and nothing reads that mask before `y`'s guard (it comes
+    /// later in the order: `y` is next). `y`'s guard fails exactly when the branch goes the
+    /// other way (`side_hint`), so where `y` runs, the edge, which had no lane, is not
+    /// written at all: LLVM sees the other side's pending mask unchanged there (no lane,
+    /// from its last visit), and the guards after `y` down that side, the chain of uniform
+    /// tests the halving-distance versions dispatch by (`version.rs`), fold or jump-thread.
+    unsafe fn defer_edge(&self, br: LLVMValueRef, y: usize, t: usize, f: usize) -> Option<usize> {
+        if t == f || (y != t && y != f) {
+            return None;
+        }
+        let o = if y == t { f } else { t };
+        let skip_guard = self
+            .regions
+            .as_ref()
+            .is_some_and(|r| r.skips.as_ref().is_some_and(|s| s.guards.contains_key(&br)));
+        let phis = ir::instructions(self.cfg.blocks[o])
+            .into_iter()
+            .any(|p| !c::LLVMIsAPHINode(p).is_null());
+        // `o`'s mask is read at its visit, or for the header of `y`'s loop at the loop's end,
+        // or for an exit of that loop after it: after `y`'s guard unless `o` (or the loop
+        // holding it) comes before `y` in the loop's order.
+        let cfg = self.cfg;
+        let r = cfg.loop_of[y];
+        let later = if r.is_some_and(|l| !cfg.loops[l].blocks[o] || cfg.loops[l].header == o) {
+            true
+        } else {
+            let order = cfg.order(r);
+            let holds = |n: &Node| match *n {
+                Node::Block(b) => b == o,
+                Node::Loop(l) => cfg.loops[l].blocks[o],
+            };
+            match (
+                order.iter().position(holds),
+                order.iter().position(|n| *n == Node::Block(y)),
+            ) {
+                (Some(po), Some(py)) => po > py,
+                _ => false,
+            }
+        };
+        (!skip_guard && !phis && later && Some(o) != self.ret_block).then_some(o)
+    }
+
+    /// The flag of block `o` (`taken`) when its one predecessor is `x`, whose edge to it is
+    /// deferred (`defer_edge`): that edge then writes its pending mask alone.
+    unsafe fn taken_flag(&mut self, x: usize, o: usize) -> Option<LLVMValueRef> {
+        let cfg = self.cfg;
+        let mut preds = (0..cfg.succ.len()).filter(|&p| cfg.succ[p].contains(&o));
+        // Not in a coroutine, whose entry block runs before its frame exists.
+        if preds.next() != Some(x) || preds.next().is_some() || x == o || self.coro.is_some() {
+            return None;
+        }
+        if let Some(&s) = self.taken.get(&o) {
+            return Some(s);
+        }
+        // Cleared wherever the function is entered (start and resumptions: its pending
+        // mask is empty there, and the flag must not be undefined).
+        let s = self.alloca(self.i1);
+        c::LLVMBuildStore(self.allocas, c::LLVMConstInt(self.i1, 0, 0), s);
+        self.taken.insert(o, s);
+        Some(s)
     }
 
     /// The mask block `x` runs with because a uniform branch leads to it: all lanes running
@@ -1288,6 +1472,11 @@ impl<'a> Warp<'a> {
         let old = c::LLVMBuildLoad2(self.b, mt, self.pending[to], c"".as_ptr());
         let new = c::LLVMBuildOr(self.b, old, em, c"".as_ptr());
         c::LLVMBuildStore(self.b, new, self.pending[to]);
+        if let Some(&s) = self.taken.get(&to) {
+            let old = c::LLVMBuildLoad2(self.b, self.i1, s, c"".as_ptr());
+            let new = c::LLVMBuildOr(self.b, old, self.any(em), c"".as_ptr());
+            c::LLVMBuildStore(self.b, new, s);
+        }
         let fb = self.cfg.blocks[from];
         // The phis of `to` take their incoming values at once (a parallel copy): read every
         // incoming value before any phi slot is written, since one phi's incoming value may be

@@ -17,7 +17,10 @@
 //! lanes' offsets. The copy is made after InstCombine, which would drop the `and` under the
 //! dominating test. Its test comes first: a stage that fails a test pays for it (a mask
 //! select per test in the warp function), and the wide stages are the most (bitonic sort of
-//! 1024: 15 of 55). The original body is left for distances of no power of two.
+//! 1024: 15 of 55). The original body is left for distances of no power of two. In the warp
+//! function each copy's guard is its test's condition and the next test's edge is written
+//! only where that guard fails (`emit.rs`: `Warp::side_hint`, `Warp::defer_edge`), so the
+//! tests after the wide one become one switch on `cttz(j)` (lit run-simd-version-switch).
 //!
 //! Only a body that is a closed piece between the header and the barrier's block is copied:
 //! no phi but the header's, every edge out of it into the barrier's block (which has no
