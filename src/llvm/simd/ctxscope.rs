@@ -268,10 +268,10 @@ pub unsafe fn hoist_smem_size(m: LLVMModuleRef) -> usize {
 /// An untyped load may alias the context's (typed) stores between it and the step before's
 /// store, so GVN forwarded nothing to it, and nothing to the step's typed load of the whole
 /// vector either (GVN stops at the narrower load of the same address before it): the step
-/// reloaded what the step before had just stored, a store-forwarding stall per CTA, and the
-/// block's atomic step another (reduce_halving). The types name disjoint memory (the
-/// context, kernel memory): the bytes a typed access covers are memory of its type, and a
-/// load of some of those bytes (the same address, no wider) reads memory of that type.
+/// reloaded what the step before had just stored, a store-forwarding stall per CTA
+/// (reduce_halving). The types name disjoint memory (the context, kernel memory), and `mark`
+/// gave them by pointer value: a pointer value points into one kind in every execution, so a
+/// load through it that reads no more bytes than a typed access reads memory of that type.
 pub unsafe fn retype_loads(m: LLVMModuleRef) -> usize {
     let cx = c::LLVMGetModuleContext(m);
     let kind = c::LLVMGetMDKindIDInContext(cx, c"tbaa".as_ptr(), 4);
