@@ -258,3 +258,62 @@ pub unsafe fn hoist_smem_size(m: LLVMModuleRef) -> usize {
     c::LLVMDisposeBuilder(b);
     gone
 }
+
+/// Gives each untyped plain load of the optimized module `m` the TBAA type of a typed load or
+/// store of the same function through the same pointer value that reads or writes at least as
+/// many bytes; returns how many loads it typed (when any, GVN is to run again).
+///
+/// `default<On>` makes such loads and drops the type on the way: a halving tree's last
+/// one-warp step (`s[t] += s[t + 1]`) loads its two floats as one `<16 x float>` without it.
+/// An untyped load may alias the context's (typed) stores between it and the step before's
+/// store, so GVN forwarded nothing to it, and nothing to the step's typed load of the whole
+/// vector either (GVN stops at the narrower load of the same address before it): the step
+/// reloaded what the step before had just stored, a store-forwarding stall per CTA
+/// (reduce_halving). The types name disjoint memory (the context, kernel memory), and `mark`
+/// gave them by pointer value: a pointer value points into one kind in every execution, so a
+/// load through it that reads no more bytes than a typed access reads memory of that type.
+pub unsafe fn retype_loads(m: LLVMModuleRef) -> usize {
+    let cx = c::LLVMGetModuleContext(m);
+    let kind = c::LLVMGetMDKindIDInContext(cx, c"tbaa".as_ptr(), 4);
+    let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
+    let bytes = |t: LLVMTypeRef| llvm_sys::target::LLVMStoreSizeOfType(td, t);
+    let plain = |i: LLVMValueRef| {
+        c::LLVMGetVolatile(i) == 0
+            && c::LLVMGetOrdering(i) == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+    };
+    let mut typed = 0;
+    let mut f = c::LLVMGetFirstFunction(m);
+    while !f.is_null() {
+        // Per pointer value: the typed accesses' types and widths.
+        let mut by_ptr: std::collections::HashMap<LLVMValueRef, Vec<(LLVMValueRef, u64)>> =
+            std::collections::HashMap::new();
+        let mut untyped = Vec::new();
+        for i in ir::function_instructions(f) {
+            let Some((p, t)) = ir::access(i) else {
+                continue;
+            };
+            if !plain(i) {
+                continue;
+            }
+            let tag = c::LLVMGetMetadata(i, kind);
+            if !tag.is_null() {
+                by_ptr.entry(p).or_default().push((tag, bytes(t)));
+            } else if ir::opcode(i) == O::LLVMLoad {
+                untyped.push((i, p, bytes(t)));
+            }
+        }
+        for (i, p, n) in untyped {
+            let Some(seen) = by_ptr.get(&p) else {
+                continue;
+            };
+            // One type only: a pointer typed two ways (never made so) is left alone.
+            let tag = seen[0].0;
+            if seen.iter().all(|&(t, _)| t == tag) && seen.iter().any(|&(_, w)| w >= n) {
+                c::LLVMSetMetadata(i, kind, tag);
+                typed += 1;
+            }
+        }
+        f = c::LLVMGetNextFunction(f);
+    }
+    typed
+}

@@ -1276,8 +1276,13 @@ unsafe fn cta_part(inputs: &CtaInputs, part: Part) -> (LLVMValueRef, Vec<LLVMVal
         // the warp (`if (warp == 0)` before a block's last reduction step) is decided in
         // both copies: the other warps' region was a loop of the whole region's tests
         // (reduce_warp: 40% of its kernel samples in the round after its barrier).
+        // The last round under a skip guard too (a block reduction's `if (t == 0)
+        // atomicAdd(sum, s[0])`): the warps that skip it leave an empty loop, and warp 0's copy
+        // follows the round before in straight-line code, whose store of `s[0]` GVN then hands
+        // to its load (a loop over warps, whose body calls the runtime, kept it a reload).
         let rows_round = |name: &str, r: LLVMValueRef, k: u32, skip: Option<u32>| {
-            if k < 64 && region_slot.peel >> k & 1 != 0 {
+            let last_skipped = skip.is_some() && k == region_slot.states;
+            if k < 64 && region_slot.peel >> k & 1 != 0 || last_skipped {
                 run_one(c32(0), Some((r, k)), skip, true);
                 each_from(name, c32(1), &|i| run_one(i, Some((r, k)), skip, true));
             } else {

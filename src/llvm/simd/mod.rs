@@ -169,6 +169,14 @@ pub fn hoist_smem_size(m: &Module) -> usize {
     unsafe { ctxscope::hoist_smem_size(m.as_mut_ptr()) }
 }
 
+/// Types the untyped loads of the optimized module `m` that read through the pointer of a
+/// typed access no narrower (`ctxscope::retype_loads`); returns how many (when any, GVN is to
+/// run again).
+pub fn retype_loads(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the pass sets metadata on its loads only.
+    unsafe { ctxscope::retype_loads(m.as_mut_ptr()) }
+}
+
 /// Keeps the vector phis that a loop steps by one scalar in every lane as lane 0's scalar
 /// plus loop-invariant lane offsets (`laneoff.rs`), in the optimized module `m`; returns how
 /// many (when any, InstCombine, EarlyCSE and LICM are to run again).

@@ -629,6 +629,13 @@ fn build<'c, 'a>(
         machine
             .run_pipeline(&m, &again)
             .map_err(CompileError::Llvm)?;
+        // Loads `default<On>` made without a memory type (a halving tree's last step) block
+        // GVN's forwarding of the step before's store; typed, GVN forwards it.
+        if forward && crate::llvm::simd::retype_loads(&m) > 0 {
+            machine
+                .run_pipeline(&m, "function(gvn,instcombine<no-verify-fixpoint>)")
+                .map_err(CompileError::Llvm)?;
+        }
         crate::llvm::simd::fold_load_defaults(&m);
         crate::llvm::simd::sink_cold_lanes(&m);
         if crate::llvm::cpu::host_has("+avx512f") {
