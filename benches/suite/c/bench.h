@@ -12,24 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-/* Buffers of 2 MB and more start on a 2 MB boundary and ask for transparent huge pages, as
- * ptx2llvm's runtime asks for its buffers (src/api/mod.rs): both sides of the benchmark use one
- * page policy. Measured on the benchmark VM (CPU time per run, 4 processes each, 4K pages vs
- * huge pages): vecadd x0.89, the float sum x0.87, softmax x0.96 for C; ptx2llvm's vecadd x0.83
- * and Triton's softmax x0.93 with its huge pages against without. */
-static inline void *bench_mem(size_t bytes) {
-    size_t huge = (size_t)2 << 20;
-    if (bytes < huge) return aligned_alloc(64, (bytes + 63) / 64 * 64);
-    size_t n = (bytes + huge - 1) / huge * huge;
-    void *p = aligned_alloc(huge, n);
-    if (p) madvise(p, n, MADV_HUGEPAGE); /* advice: failure leaves 4K pages */
-    return p;
-}
 
 static inline void *bench_read(const char *path, size_t bytes) {
-    void *p = bench_mem(bytes);
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
     FILE *f = fopen(path, "rb");
     if (!p || !f || fread(p, 1, bytes, f) != bytes) {
         fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
@@ -40,7 +25,7 @@ static inline void *bench_read(const char *path, size_t bytes) {
 }
 
 static inline void *bench_alloc(size_t bytes) {
-    void *p = bench_mem(bytes);
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!p) {
         fprintf(stderr, "out of memory\n");
         exit(1);
