@@ -106,9 +106,10 @@ impl Buffer {
             )));
         }
         let map = map as *mut u8;
-        // Large buffers in transparent huge pages where the system offers them on request
-        // (as the heap's large allocations get them): streaming kernels miss the TLB less.
-        if pages >= 2 << 20 {
+        // The system's page policy by default, as the heap's allocations (and so a C program's
+        // buffers) get it: asking for transparent huge pages made some processes' buffers 1.5x
+        // to 3x slower on hosts that back them badly (docs/ARCHITECTURE.md, `api`).
+        if pages >= 2 << 20 && huge_pages_asked() {
             // SAFETY: advice on this process's own mapping; failure is harmless.
             unsafe {
                 libc::madvise(map as *mut libc::c_void, pages, libc::MADV_HUGEPAGE);
@@ -175,6 +176,13 @@ impl Drop for Buffer {
             libc::munmap(self.map as *mut libc::c_void, self.map_len);
         }
     }
+}
+
+/// `PTX2LLVM_HUGEPAGES=1`: buffers of 2 MiB and more ask for transparent huge pages
+/// (`MADV_HUGEPAGE`), for hosts where they are reliably fast.
+fn huge_pages_asked() -> bool {
+    static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ASKED.get_or_init(|| std::env::var("PTX2LLVM_HUGEPAGES").as_deref() == Ok("1"))
 }
 
 /// A kernel argument.
