@@ -672,20 +672,20 @@ fi
             }' "$WORK/times.tsv"
     done
 } >"$WORK/table.md"
-rm -f "$WORK/ratios_c.txt" "$WORK/ratios_o.txt"
+rm -f "$WORK/ratios_c.txt" "$WORK/ratios_o.txt" "$WORK/ratios_u.txt"
 for k in "${SELECTED[@]}"; do
     [ "$k" = empty ] && continue
-    awk -F'\t' -v k="$k" -v out_c="$WORK/ratios_c.txt" -v out_o="$WORK/ratios_o.txt" '
+    awk -F'\t' -v k="$k" -v out_c="$WORK/ratios_c.txt" -v out_o="$WORK/ratios_o.txt" -v out_u="$WORK/ratios_u.txt" '
         function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
         function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-        $1 == k { if (num($3) && num($4)) rc[++nrc] = $3 / $4; if (num($3) && num($5)) ro[++nro] = $3 / $5 }
-        END { if (nrc) print med(rc, nrc) >> out_c; if (nro) print med(ro, nro) >> out_o }' "$WORK/times.tsv"
+        $1 == k { if (num($3) && num($4)) rc[++nrc] = $3 / $4; if (num($3) && num($5)) ro[++nro] = $3 / $5; if (num($9) && num($10)) ru[++nru] = $9 / $10 }
+        END { if (nrc) print med(rc, nrc) >> out_c; if (nro) print med(ro, nro) >> out_o; if (nru) print med(ru, nru) >> out_u }' "$WORK/times.tsv"
 done
 geo() { [ -s "$1" ] && awk '{ s += log($1); n++ } END { printf "%.2f (%d kernels)", exp(s / n), n }' "$1" || printf -- '-'; }
 {
     cat "$WORK/table.md"
     echo
-    echo "geometric mean of the median ratios (empty left out): ptx2llvm/C $(geo "$WORK/ratios_c.txt"), ptx2llvm/PoCL $(geo "$WORK/ratios_o.txt")"
+    echo "geometric mean of the median ratios (empty left out): ptx2llvm/C $(geo "$WORK/ratios_c.txt"), ptx2llvm/C CPU $(geo "$WORK/ratios_u.txt"), ptx2llvm/PoCL $(geo "$WORK/ratios_o.txt")"
 } | tee "$WORK/results.md"
 
 FAILED=()
