@@ -587,4 +587,35 @@ mod tests {
         // The C API answers null.
         assert!(crate::capi::ptx2llvm_buffer_alloc(1 << 50).is_null());
     }
+
+    /// A large buffer takes the system's page policy: its mapping carries no `hg`
+    /// (`MADV_HUGEPAGE`) flag unless `PTX2LLVM_HUGEPAGES=1` asks for it, so that C's heap
+    /// buffers and ours are compared under one policy.
+    #[test]
+    fn large_buffers_follow_the_system_page_policy() {
+        let b = Buffer::try_zeroed(8 << 20).unwrap();
+        let at = b.address();
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        let mut flags = None;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((lo, hi)) = range.split_once('-') {
+                    if let (Ok(lo), Ok(hi)) =
+                        (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16))
+                    {
+                        inside = (lo..hi).contains(&at);
+                        continue;
+                    }
+                }
+            }
+            if inside {
+                if let Some(f) = line.strip_prefix("VmFlags:") {
+                    flags = Some(f.split_whitespace().any(|f| f == "hg"));
+                    break;
+                }
+            }
+        }
+        assert_eq!(flags, Some(huge_pages_asked()), "{smaps}");
+    }
 }
