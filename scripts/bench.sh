@@ -10,7 +10,12 @@
 # checks ptx2llvm's and PoCL's output buffers against the C output (a mismatch fails the run),
 # and repeats the whole pass --runs times. Each ratio is taken within one pass (the three
 # programs run back to back), and the table gives per kernel the median ratio over the passes
-# with its spread (min-max), then the geometric mean of the median ratios.
+# with its spread (min-max), then the geometric mean of the median ratios. A second ratio,
+# ptx2llvm/C CPU, divides the two programs' process CPU time per launch (C's bench.h and
+# `run --repeat` print it): the machine is shared, and a program that loses a core for a while
+# loses wall time but not CPU time, so that ratio is the steadier one under load (idle threads
+# sleep in both programs: OMP_WAIT_POLICY is passive by default, the runtime's pool waits on a
+# condition variable).
 #
 #   bash scripts/bench.sh [--quick] [--runs R] [--reps N] [--only K1,K2,...] [--no-pocl] [--report]
 #
@@ -488,6 +493,9 @@ case_empty() {
 
 # median_of FILE: the median from a "... median X ms ..." line.
 median_of() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' "$1" | head -n1; }
+# cpu_of FILE: the process CPU time per launch, from C's "cpu: median X ms" or ptx2llvm's
+# "kernel CPU time: median X ms" line; "-" when there is none.
+cpu_of() { local x; x=$(sed -n 's/^\(kernel CPU time\|cpu\): median \([0-9.]*\) ms.*/\2/p' "$1" | head -n1); echo "${x:--}"; }
 # brief FILE: the first error line, without the file name, at most 60 characters.
 brief() {
     local l
@@ -523,7 +531,7 @@ run_kernel() {
     rm -rf "$d"
     mkdir -p "$d"
     note "bench.sh: pass $pass/$RUNS: $k ($SIZE)"
-    local t_p="-" t_c="-" t_o="-" comp="-" cached="-" status="ok"
+    local t_p="-" t_c="-" t_o="-" comp="-" cached="-" status="ok" u_p="-" u_c="-"
     local launches="${LAUNCHES:-$REPS}" creps="${LAUNCHES:-$REPS}"
 
     # C with OpenMP: the reference output.
@@ -531,6 +539,7 @@ run_kernel() {
     for i in "${!PDUMP[@]}"; do cout+=("$d/c.out.$i"); done
     if "${PFX[@]}" "$TIMEOUT" "${CCMD[0]}" "$creps" "${CCMD[@]:1}" "${cout[@]}" >"$d/c.log" 2>&1; then
         t_c=$(median_of "$d/c.log")
+        u_c=$(cpu_of "$d/c.log")
     else
         status="C baseline failed: $(brief "$d/c.log")"
     fi
@@ -548,6 +557,7 @@ run_kernel() {
     rc=$?
     if [ "$rc" = 0 ]; then
         t_p=$(median_of "$d/ptx2llvm.log")
+        u_p=$(cpu_of "$d/ptx2llvm.log")
         comp=$(sed -n 's/^compile time: \([0-9.]*\) ms.*/\1/p' "$d/ptx2llvm.log" | head -n 1)
         [ -n "$comp" ] || comp="-"
         local cargs=()
@@ -588,7 +598,7 @@ run_kernel() {
     status=${status//|//}
     status=${status//$'\t'/ }
     status=${status//$'\n'/ }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$k" "$pass" "$t_p" "$t_c" "$t_o" "$comp" "$status" "$cached" >>"$WORK/times.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$k" "$pass" "$t_p" "$t_c" "$t_o" "$comp" "$status" "$cached" "$u_p" "$u_c" >>"$WORK/times.tsv"
 }
 
 declare -A SIZES
@@ -627,13 +637,13 @@ fi
     echo "ptx2llvm benchmark suite ($MODE): $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -n1)), load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "ptx2llvm -O$OPT${BENCH_NICE:+ (nice $BENCH_NICE)} $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo '+dirty'); C: $CC_BENCH ${CFLAGS_BENCH[*]}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY; PoCL: $([ "$POCL" = 1 ] && dpkg-query -W -f='${Version}' pocl-opencl-icd 2>/dev/null || echo "$POCL_WHY")"
     if [ "$REPORT" = 1 ]; then
-        echo "re-made from $WORK/times.tsv ($RUNS pass(es)); launch counts as in the runs that wrote it. Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
+        echo "re-made from $WORK/times.tsv ($RUNS pass(es)); launch counts as in the runs that wrote it. Ratios: median over the passes of the ratio within a pass, (min-max); ptx2llvm/C CPU: the same for the two programs' process CPU time per launch (all threads), which waits for other processes do not inflate. compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
     else
-        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: the same; empty: $EMPTY_REPS launches after a warm-up). Ratios: median over the passes of the ratio within a pass, (min-max). compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
+        echo "$RUNS pass(es); in each, times are medians in ms (C, PoCL: $REPS launches after a warm-up; ptx2llvm: the same; empty: $EMPTY_REPS launches after a warm-up). Ratios: median over the passes of the ratio within a pass, (min-max); ptx2llvm/C CPU: the same for the two programs' process CPU time per launch (all threads), which waits for other processes do not inflate. compile: ms from the parsed module to JIT-compiled code at -O$OPT, median over the passes; cached: the same for a second run, which loads the module from the kernel cache"
     fi
     echo
-    echo "| kernel | size | ptx2llvm ms | C ms | PoCL ms | ptx2llvm/C | ptx2llvm/PoCL | compile ms | cached ms | check |"
-    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    echo "| kernel | size | ptx2llvm ms | C ms | PoCL ms | ptx2llvm/C | ptx2llvm/C CPU | ptx2llvm/PoCL | compile ms | cached ms | check |"
+    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     for k in "${SELECTED[@]}"; do
         name=$k
         [ "$k" = empty ] && name="empty (launch overhead)"
@@ -651,30 +661,31 @@ fi
                 if (num($6)) cm[++ncm] = $6
                 if (num($8)) ca[++nca] = $8
                 if (num($3) && num($4)) rc[++nrc] = $3 / $4
+                if (num($9) && num($10)) ru[++nru] = $9 / $10
                 if (num($3) && num($5)) ro[++nro] = $3 / $5
                 if (st == "" || (st == "ok" && $7 != "ok")) st = $7
             }
             END {
-                printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, size, cell(tp, np),
-                    cell(tc, nc), no ? cell(to, no) : "n/a", rcell(rc, nrc), rcell(ro, nro),
+                printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, size, cell(tp, np),
+                    cell(tc, nc), no ? cell(to, no) : "n/a", rcell(rc, nrc), rcell(ru, nru), rcell(ro, nro),
                     ncm ? sprintf("%.0f", med(cm, ncm)) : "-", nca ? sprintf("%.1f", med(ca, nca)) : "-", st
             }' "$WORK/times.tsv"
     done
 } >"$WORK/table.md"
-rm -f "$WORK/ratios_c.txt" "$WORK/ratios_o.txt"
+rm -f "$WORK/ratios_c.txt" "$WORK/ratios_o.txt" "$WORK/ratios_u.txt"
 for k in "${SELECTED[@]}"; do
     [ "$k" = empty ] && continue
-    awk -F'\t' -v k="$k" -v out_c="$WORK/ratios_c.txt" -v out_o="$WORK/ratios_o.txt" '
+    awk -F'\t' -v k="$k" -v out_c="$WORK/ratios_c.txt" -v out_o="$WORK/ratios_o.txt" -v out_u="$WORK/ratios_u.txt" '
         function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
         function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-        $1 == k { if (num($3) && num($4)) rc[++nrc] = $3 / $4; if (num($3) && num($5)) ro[++nro] = $3 / $5 }
-        END { if (nrc) print med(rc, nrc) >> out_c; if (nro) print med(ro, nro) >> out_o }' "$WORK/times.tsv"
+        $1 == k { if (num($3) && num($4)) rc[++nrc] = $3 / $4; if (num($3) && num($5)) ro[++nro] = $3 / $5; if (num($9) && num($10)) ru[++nru] = $9 / $10 }
+        END { if (nrc) print med(rc, nrc) >> out_c; if (nro) print med(ro, nro) >> out_o; if (nru) print med(ru, nru) >> out_u }' "$WORK/times.tsv"
 done
 geo() { [ -s "$1" ] && awk '{ s += log($1); n++ } END { printf "%.2f (%d kernels)", exp(s / n), n }' "$1" || printf -- '-'; }
 {
     cat "$WORK/table.md"
     echo
-    echo "geometric mean of the median ratios (empty left out): ptx2llvm/C $(geo "$WORK/ratios_c.txt"), ptx2llvm/PoCL $(geo "$WORK/ratios_o.txt")"
+    echo "geometric mean of the median ratios (empty left out): ptx2llvm/C $(geo "$WORK/ratios_c.txt"), ptx2llvm/C CPU $(geo "$WORK/ratios_u.txt"), ptx2llvm/PoCL $(geo "$WORK/ratios_o.txt")"
 } | tee "$WORK/results.md"
 
 FAILED=()

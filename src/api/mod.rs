@@ -106,9 +106,10 @@ impl Buffer {
             )));
         }
         let map = map as *mut u8;
-        // Large buffers in transparent huge pages where the system offers them on request
-        // (as the heap's large allocations get them): streaming kernels miss the TLB less.
-        if pages >= 2 << 20 {
+        // The system's page policy by default, as the heap's allocations (and so a C program's
+        // buffers) get it: asking for transparent huge pages made some processes' buffers 1.5x
+        // to 3x slower on hosts that back them badly (docs/ARCHITECTURE.md, `api`).
+        if pages >= 2 << 20 && huge_pages_asked() {
             // SAFETY: advice on this process's own mapping; failure is harmless.
             unsafe {
                 libc::madvise(map as *mut libc::c_void, pages, libc::MADV_HUGEPAGE);
@@ -175,6 +176,13 @@ impl Drop for Buffer {
             libc::munmap(self.map as *mut libc::c_void, self.map_len);
         }
     }
+}
+
+/// `PTX2LLVM_HUGEPAGES=1`: buffers of 2 MiB and more ask for transparent huge pages
+/// (`MADV_HUGEPAGE`), for hosts where they are reliably fast.
+fn huge_pages_asked() -> bool {
+    static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ASKED.get_or_init(|| std::env::var("PTX2LLVM_HUGEPAGES").as_deref() == Ok("1"))
 }
 
 /// A kernel argument.
@@ -578,5 +586,36 @@ mod tests {
         assert_eq!(b.address() % 256, 0);
         // The C API answers null.
         assert!(crate::capi::ptx2llvm_buffer_alloc(1 << 50).is_null());
+    }
+
+    /// A large buffer takes the system's page policy: its mapping carries no `hg`
+    /// (`MADV_HUGEPAGE`) flag unless `PTX2LLVM_HUGEPAGES=1` asks for it, so that C's heap
+    /// buffers and ours are compared under one policy.
+    #[test]
+    fn large_buffers_follow_the_system_page_policy() {
+        let b = Buffer::try_zeroed(8 << 20).unwrap();
+        let at = b.address();
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        let mut flags = None;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((lo, hi)) = range.split_once('-') {
+                    if let (Ok(lo), Ok(hi)) =
+                        (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16))
+                    {
+                        inside = (lo..hi).contains(&at);
+                        continue;
+                    }
+                }
+            }
+            if inside {
+                if let Some(f) = line.strip_prefix("VmFlags:") {
+                    flags = Some(f.split_whitespace().any(|f| f == "hg"));
+                    break;
+                }
+            }
+        }
+        assert_eq!(flags, Some(huge_pages_asked()), "{smaps}");
     }
 }

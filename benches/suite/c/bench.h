@@ -2,6 +2,10 @@
  * Every baseline is `PROG REPS SIZES... INPUTS... OUT`; it runs the computation once to warm up
  * (page faults, thread pool), then REPS timed times, writes OUT from the last run and prints
  *   time: median X ms (min Y, max Z) over REPS runs
+ *   cpu: median X ms (min Y, max Z) per run
+ * the second line the process's CPU time (all threads, user + system) per run: on a busy
+ * machine the wall time counts waits for other processes, the CPU time does not (ptx2llvm
+ * `run --repeat` prints its own as `kernel CPU time`; bench.sh puts the two side by side).
  * Parallel loops use schedule(dynamic, CHUNK) with chunks of many iterations: as fast as static
  * scheduling on an idle machine, and a thread that loses its core to another process (the
  * benchmark machine is shared) does not hold the others at the barrier. ptx2llvm's runtime and
@@ -12,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static inline void *bench_read(const char *path, size_t bytes) {
     void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -42,6 +47,13 @@ static inline void bench_write(const char *path, const void *p, size_t bytes) {
     }
 }
 
+static inline double bench_cpu_ms(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+           (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
 static inline int bench_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -52,17 +64,25 @@ static inline int bench_cmp(const void *a, const void *b) {
     do {                                                                                      \
         int reps_ = (REPS) < 1 ? 1 : (REPS);                                                  \
         double *t_ = malloc(sizeof(double) * reps_);                                          \
+        double *c_ = malloc(sizeof(double) * reps_);                                          \
         { BODY; }                                                                             \
         for (int r_ = 0; r_ < reps_; r_++) {                                                  \
+            double c0_ = bench_cpu_ms();                                                      \
             double t0_ = omp_get_wtime();                                                     \
             { BODY; }                                                                         \
             t_[r_] = (omp_get_wtime() - t0_) * 1e3;                                           \
+            c_[r_] = bench_cpu_ms() - c0_;                                                    \
         }                                                                                     \
         qsort(t_, reps_, sizeof(double), bench_cmp);                                          \
+        qsort(c_, reps_, sizeof(double), bench_cmp);                                          \
         double med_ = reps_ % 2 ? t_[reps_ / 2] : (t_[reps_ / 2 - 1] + t_[reps_ / 2]) / 2;    \
+        double cmed_ = reps_ % 2 ? c_[reps_ / 2] : (c_[reps_ / 2 - 1] + c_[reps_ / 2]) / 2;   \
         printf("time: median %.3f ms (min %.3f, max %.3f) over %d runs\n", med_, t_[0],        \
                t_[reps_ - 1], reps_);                                                         \
+        printf("cpu: median %.3f ms (min %.3f, max %.3f) per run\n", cmed_, c_[0],             \
+               c_[reps_ - 1]);                                                                \
         free(t_);                                                                             \
+        free(c_);                                                                             \
     } while (0)
 
 #define ARGC_CHECK(N, USAGE)                                                                  \
