@@ -112,14 +112,14 @@ fn flatten<'x, 'a>(body: &'x Block<'a>) -> Option<Flat<'x, 'a>> {
 ///
 /// `ntid_x`: the CTA's `%ntid.x` when the kernel is compiled for its block (`run --block`, a
 /// `.reqntid`): a loop `for (i = threadIdx.x; i < C; i += blockDim.x)` with `C` at most that
-/// runs at most one iteration a thread (`one_trip`); when no stop follows it (a CTA's
-/// closing loop, as histogram's flush of its 256 bins to global memory) it gets no yield,
-/// and loses its back edge (the latch's branch), which no thread takes, so that its body is
-/// straight code of the thread loop. Why: histogram's (CTAs of 256) compile CPU x0.72 (159
-/// -> 115 ms), kernel CPU time x1.01 (7 pairs, within the noise). Not before a stop:
-/// histogram's loop clearing its bins before the first barrier ran x1.035 slower without
-/// its yield (x1.07 both; measured, not understood: the region's thread loop then holds
-/// the stores and saves the loop's registers in the threads' frames).
+/// runs at most one iteration a thread (`one_trip`): it gets no yield, and loses its back
+/// edge (the latch's branch), which no thread takes, so that its body is straight code of
+/// the thread loop. Why: histogram (CTAs of 256) compile CPU x0.72 with the closing loop
+/// (its flush of 256 bins to global memory; 159 -> 115 ms), x0.83 more with the loop
+/// clearing the bins before the first barrier (117 -> 99 ms). The clearing loop's region
+/// had run x1.07 slower without its yield: the thread loop saved `%tid.x` to the threads'
+/// frames through a scatter (the frame index `zext` of the thread against the shared
+/// address's `sext`: see `t_i64` in `fission/mod.rs`); with that fixed, x1.02 (5 pairs).
 pub fn insert_yields<'a>(
     f: &'a Function<'a>,
     scratch: &'a super::Scratch<'a>,
@@ -166,24 +166,8 @@ pub fn insert_yields<'a>(
     let params: HashSet<&str> = f.params.iter().map(|p| p.name).collect();
     let divergent = uniform::divergent(&unodes, &|n| regs.contains(n), &|n| params.contains(n));
 
-    // Whether a stop follows latch `p` on some path (its back edge not taken).
-    let stop_after = |p: usize| {
-        let mut seen = vec![false; nn];
-        let mut work = vec![p + 1];
-        while let Some(k) = work.pop() {
-            if k >= nn || std::mem::replace(&mut seen[k], true) {
-                continue;
-            }
-            if stop(k) {
-                return true;
-            }
-            work.extend(succ[k].iter().copied());
-        }
-        false
-    };
     let mut loops: Vec<(usize, usize, StrideLoop<'a>)> = Vec::new();
-    // The latches of loops of one iteration a thread (`one_trip`) after which threads stop no
-    // more.
+    // The latches of loops of one iteration a thread (`one_trip`).
     let mut once: Vec<usize> = Vec::new();
     for (p, (i, _)) in nodes.iter().enumerate() {
         if i.opcode.spelling() != "bra" {
@@ -194,7 +178,7 @@ pub fn insert_yields<'a>(
             continue;
         }
         if let Some(mut l) = stride_loop(&nodes, &succ, q, p, &divergent) {
-            if ntid_x.is_some_and(|x| one_trip(&nodes, &succ, q, p, &l, x)) && !stop_after(p) {
+            if ntid_x.is_some_and(|x| one_trip(&nodes, &succ, q, p, &l, x)) {
                 once.push(p);
                 continue;
             }
@@ -909,9 +893,10 @@ L:
         assert_eq!(count(&block, None), 1);
         assert_eq!(branches(&block, Some(256)), 0, "the latch goes");
         assert_eq!(branches(&block, Some(128)), 1);
-        // A stop after it: the yield stays.
+        // A stop after it (a loop clearing shared memory before a barrier): no yield either.
         let stop = block.replace("  ret;", "  bar.sync 0;\n  ret;");
-        assert_eq!(count(&stop, Some(256)), 1);
+        assert_eq!(count(&stop, Some(256)), 0);
+        assert_eq!(count(&stop, Some(128)), 1);
         assert_eq!(count(&block, Some(256)), 0);
         assert_eq!(count(&block, Some(512)), 0);
         assert_eq!(count(&block, Some(128)), 1);
