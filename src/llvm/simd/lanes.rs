@@ -556,7 +556,7 @@ impl Warp<'_> {
             ) {
                 return self.load_rows(vt, lanes, et, &rows);
             }
-            return self.runs_or_gather(vt, lanes, et);
+            return self.runs_or_gather(vt, lanes, et, scattered);
         }
         let term = checked
             .is_none()
@@ -597,11 +597,20 @@ impl Warp<'_> {
     /// gather. `.shared` accesses keep their own paths (windows, blocks). Why: four 8-lane
     /// `vgatherqps` were ~37% of conv3x3's samples on the Zen 5 machine; conv3x3 ×0.93–0.95
     /// at full size.
+    ///
+    /// `scattered` (an entry-tested access's fallback, `untested_scattered`): the one-run
+    /// paths (two plain or two masked loads behind an all-running test) are left out, and
+    /// one run per half takes the two-run path (its second run's mask is empty, so its loads
+    /// read nothing: the same lanes' bytes). That fallback runs only when a loop's entry
+    /// test failed, a warp whose lanes are not consecutive, and the paths were ~a third of
+    /// its code: layernorm_warp has 40 such loads (20 in the masked loop, 20 in its
+    /// full-warp copy).
     unsafe fn runs_or_gather(
         &mut self,
         vt: LLVMTypeRef,
         p: LLVMValueRef,
         t: LLVMTypeRef,
+        scattered: bool,
     ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
@@ -620,6 +629,9 @@ impl Warp<'_> {
         let ht = c::LLVMVectorType(t, HALF);
         let align = self.elem_align(t);
         let in_first = self.half_run(pi, t, 0);
+        if scattered {
+            return self.two_runs_or_gather(vt, p, pi, t, in_first);
+        }
         let one_bb = self.append("ld.halves");
         let test_bb = self.append("ld.two_runs_test");
         let join = self.append("ld.pieces");
@@ -649,9 +661,40 @@ impl Warp<'_> {
             c::LLVMBuildBr(b, join);
         }
         c::LLVMPositionBuilderAtEnd(b, test_bb);
+        let v = self.two_runs_or_gather(vt, p, pi, t, in_first);
+        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &incoming)
+    }
+
+    /// `runs_or_gather`'s second test and its paths: two runs per half of lane pointers `p`
+    /// (`pi` as integers; `in_first`: the lanes in the run from their half's first lane),
+    /// else the gather.
+    unsafe fn two_runs_or_gather(
+        &mut self,
+        vt: LLVMTypeRef,
+        p: LLVMValueRef,
+        pi: LLVMValueRef,
+        t: LLVMTypeRef,
+        in_first: LLVMValueRef,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let covers = |runs: LLVMValueRef| {
+            let left = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, runs, n), n);
+            c::LLVMBuildICmp(
+                b,
+                LLVMIntPredicate::LLVMIntEQ,
+                self.bits(left),
+                self.c32(0),
+                n,
+            )
+        };
         let in_last = self.half_run(pi, t, HALF - 1);
         let runs_bb = self.append("ld.two_runs");
         let gat_bb = self.append("ld.gather");
+        let join = self.append("ld.pieces");
         c::LLVMBuildCondBr(
             b,
             covers(c::LLVMBuildOr(b, in_first, in_last, n)),
@@ -660,14 +703,14 @@ impl Warp<'_> {
         );
         c::LLVMPositionBuilderAtEnd(b, runs_bb);
         let v = self.two_runs(pi, t, in_first, None);
-        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        let runs_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let v = self.gather(vt, p, self.mask);
-        incoming.push((v, c::LLVMGetInsertBlock(b)));
+        let g = self.gather(vt, p, self.mask);
+        let gat_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        ir::phi(b, vt, n, &incoming)
+        ir::phi(b, vt, n, &[(v, runs_bb), (g, gat_bb)])
     }
 
     /// A load of a scalar of type `t` per lane at global lane pointers `p` that the strides
