@@ -616,16 +616,6 @@ impl Warp<'_> {
         let n = c"".as_ptr();
         let v64 = c::LLVMVectorType(self.i64, LANES);
         let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
-        let covers = |runs: LLVMValueRef| {
-            let left = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, runs, n), n);
-            c::LLVMBuildICmp(
-                b,
-                LLVMIntPredicate::LLVMIntEQ,
-                self.bits(left),
-                self.c32(0),
-                n,
-            )
-        };
         let ht = c::LLVMVectorType(t, HALF);
         let align = self.elem_align(t);
         let in_first = self.half_run(pi, t, 0);
@@ -635,7 +625,7 @@ impl Warp<'_> {
         let one_bb = self.append("ld.halves");
         let test_bb = self.append("ld.two_runs_test");
         let join = self.append("ld.pieces");
-        c::LLVMBuildCondBr(b, covers(in_first), one_bb, test_bb);
+        c::LLVMBuildCondBr(b, self.covers(in_first), one_bb, test_bb);
         let mut incoming = Vec::new();
         // One run per half: plain loads when every lane runs (see `all_running`), else masked.
         c::LLVMPositionBuilderAtEnd(b, one_bb);
@@ -668,6 +658,19 @@ impl Warp<'_> {
         ir::phi(b, vt, n, &incoming)
     }
 
+    /// Whether the lanes `runs` (a lane mask) hold every running lane.
+    unsafe fn covers(&self, runs: LLVMValueRef) -> LLVMValueRef {
+        let (b, n) = (self.b, c"".as_ptr());
+        let left = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, runs, n), n);
+        c::LLVMBuildICmp(
+            b,
+            LLVMIntPredicate::LLVMIntEQ,
+            self.bits(left),
+            self.c32(0),
+            n,
+        )
+    }
+
     /// `runs_or_gather`'s second test and its paths: two runs per half of lane pointers `p`
     /// (`pi` as integers; `in_first`: the lanes in the run from their half's first lane),
     /// else the gather.
@@ -681,23 +684,13 @@ impl Warp<'_> {
     ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
-        let covers = |runs: LLVMValueRef| {
-            let left = c::LLVMBuildAnd(b, self.mask, c::LLVMBuildNot(b, runs, n), n);
-            c::LLVMBuildICmp(
-                b,
-                LLVMIntPredicate::LLVMIntEQ,
-                self.bits(left),
-                self.c32(0),
-                n,
-            )
-        };
         let in_last = self.half_run(pi, t, HALF - 1);
         let runs_bb = self.append("ld.two_runs");
         let gat_bb = self.append("ld.gather");
         let join = self.append("ld.pieces");
         c::LLVMBuildCondBr(
             b,
-            covers(c::LLVMBuildOr(b, in_first, in_last, n)),
+            self.covers(c::LLVMBuildOr(b, in_first, in_last, n)),
             runs_bb,
             gat_bb,
         );
