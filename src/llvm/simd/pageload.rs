@@ -8,7 +8,8 @@
 //! pass-through value (poison: `passthru.rs` has given the loads with a default theirs), is
 //! split at run time: when some lane runs and the vector's bytes lie in one 4 KiB piece
 //! (lane 0's pointer at most `4096 - size` past a multiple of 4096), a plain load of the whole
-//! vector; else the masked load, as before.
+//! vector; else the masked load, as before. Only loads of a whole warp's 32 lanes of 4 bytes
+//! (`WARP`).
 //!
 //! Why it is exact: a running lane reads an address in that piece, hence in that page, which
 //! is mapped and readable (page protection is per page) unless that lane's read faults, and
@@ -21,11 +22,11 @@
 //! crosses about once in 32, and keeps the masked load there.
 //!
 //! spmv_warp (a warp per CSR row, the row's last iteration partial) loads `col[k]`, whose
-//! lanes index the `x[col[k]]` gather, and `val[k]` masked in every row. Plain there (the
-//! masked load's fault suppression and merge cost more on the AMD development machines, and
-//! the gather waits for its index), the kernel's CPU time per launch fell to x0.985 (6
-//! alternated pairs of a first version built while the warp function was emitted; that one
-//! changed the IR the passes over CTA memory match, hence this pass after them).
+//! lanes index the `x[col[k]]` gather, and `val[k]` masked in every row; plain there, the
+//! kernel's CPU time per launch fell to x0.983 (6 alternated pairs; x0.985 for a first
+//! version that split the loads as the warp function was emitted, which changed the IR that
+//! the passes over CTA memory and load defaults match, hence this pass after them). Output
+//! bit-identical; bitonic (its compare-exchange steps load masked) level (3 pairs).
 
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
@@ -35,6 +36,12 @@ use super::ir;
 
 /// The size of the pieces of a page that the test checks (the smallest page size).
 const PIECE: u64 = 4096;
+
+/// The loads split: lanes and bytes of a whole warp's run of 4-byte elements, the shape of
+/// a warp-strided loop's loads. Why not the 16-lane runs of 2D blocks (conv3x3's halo rows,
+/// matmul's tiles, loaded masked in their hot loops): split as well, conv3x3 ran x1.0 to
+/// x1.13 slower in CPU time per launch (3 pairs on a loaded machine).
+const WARP: (u32, u64) = (32, 128);
 
 /// Splits every such masked load of `m`; returns how many.
 ///
@@ -59,7 +66,7 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
 }
 
 /// The vector's size in bytes when `i` is a masked load to split: a mask that is not a
-/// constant, a poison or undefined pass-through, at most `PIECE` bytes.
+/// constant, a poison or undefined pass-through, one warp's 32 lanes of 4 bytes (`WARP`).
 unsafe fn candidate(td: llvm_sys::target::LLVMTargetDataRef, i: LLVMValueRef) -> Option<u64> {
     if c::LLVMIsACallInst(i).is_null() || !ir::callee(i).starts_with("llvm.masked.load.") {
         return None;
@@ -68,8 +75,9 @@ unsafe fn candidate(td: llvm_sys::target::LLVMTargetDataRef, i: LLVMValueRef) ->
     if !c::LLVMIsAConstant(mask).is_null() || c::LLVMIsUndef(pass) == 0 {
         return None;
     }
-    let bytes = llvm_sys::target::LLVMStoreSizeOfType(td, c::LLVMTypeOf(i));
-    (bytes > 0 && bytes <= PIECE).then_some(bytes)
+    let t = c::LLVMTypeOf(i);
+    let bytes = llvm_sys::target::LLVMStoreSizeOfType(td, t);
+    (c::LLVMGetVectorSize(t) == WARP.0 && bytes == WARP.1).then_some(bytes)
 }
 
 /// Moves the instructions after `at` into a new block placed after `at`'s, which the phis of
