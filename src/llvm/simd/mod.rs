@@ -28,6 +28,7 @@ mod misaligned;
 pub use misaligned::Alignment;
 mod nan;
 mod narrow;
+mod pageload;
 mod passthru;
 mod prefetch;
 pub use prefetch::BARRIER_AHEAD;
@@ -190,6 +191,14 @@ pub fn fold_lane_offsets(m: &Module) -> usize {
 pub fn fold_wide_pieces(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { subvec::fold(m.as_mut_ptr()) }
+}
+
+/// Masked loads without a pass-through value as plain loads when some lane runs and the
+/// vector lies in one 4 KiB piece of a page (`pageload.rs`), in the optimized module `m` as
+/// code generation gets it; returns how many.
+pub fn fold_page_loads(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { pageload::fold(m.as_mut_ptr()) }
 }
 
 /// Gives the lanes of shuffles and phis that no use reads poison (`demand.rs`), in the

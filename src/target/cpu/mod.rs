@@ -648,6 +648,8 @@ fn build<'c, 'a>(
         crate::llvm::simd::fold_wide_pieces(&m);
         // Last: InstCombine would take the phis' lane-keeping shuffles back out.
         crate::llvm::simd::fold_unread_lanes(&m);
+        // After the passes that match masked loads (`passthru`, `demand`).
+        crate::llvm::simd::fold_page_loads(&m);
     }
     if let Some(p) = std::env::var_os("PTX2LLVM_OPT_DUMP") {
         // The module as code generation gets it: lit tests check the warp engine's folds
