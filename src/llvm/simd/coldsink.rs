@@ -155,10 +155,8 @@ unsafe fn lane(b: LLVMBuilderRef, v: LLVMValueRef, k: u32, depth: u32, deep: boo
 /// `m` must be a live module.
 pub unsafe fn sink(m: LLVMModuleRef) -> usize {
     let mut moved = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         moved += sink_function(f);
-        f = c::LLVMGetNextFunction(f);
     }
     moved
 }

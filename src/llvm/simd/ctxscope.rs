@@ -207,12 +207,9 @@ pub unsafe fn hoist_smem_size(m: LLVMModuleRef) -> usize {
     let i32t = c::LLVMInt32TypeInContext(cx);
     let i8t = c::LLVMInt8TypeInContext(cx);
     let mut gone = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
-        let next = c::LLVMGetNextFunction(f);
+    for f in ir::functions(m) {
         let name = ir::name(f);
         if c::LLVMIsDeclaration(f) != 0 || !name.ends_with(".simd") || c::LLVMCountParams(f) != 3 {
-            f = next;
             continue;
         }
         let ctx = c::LLVMGetParam(f, 1);
@@ -253,7 +250,6 @@ pub unsafe fn hoist_smem_size(m: LLVMModuleRef) -> usize {
                 gone += 1;
             }
         }
-        f = next;
     }
     c::LLVMDisposeBuilder(b);
     gone
@@ -282,8 +278,7 @@ pub unsafe fn retype_loads(m: LLVMModuleRef) -> usize {
             && c::LLVMGetOrdering(i) == llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
     };
     let mut typed = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         // Per pointer value: the typed accesses' types and widths.
         let mut by_ptr: std::collections::HashMap<LLVMValueRef, Vec<(LLVMValueRef, u64)>> =
             std::collections::HashMap::new();
@@ -313,7 +308,6 @@ pub unsafe fn retype_loads(m: LLVMModuleRef) -> usize {
                 typed += 1;
             }
         }
-        f = c::LLVMGetNextFunction(f);
     }
     typed
 }

@@ -212,10 +212,8 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let b = c::LLVMCreateBuilderInContext(cx);
     let n = c"".as_ptr();
     let mut changed = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         if !ir::name(f).contains(".simd") || c::LLVMCountBasicBlocks(f) == 0 {
-            f = c::LLVMGetNextFunction(f);
             continue;
         }
         let read = read_lanes(f);
@@ -278,7 +276,6 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
                 changed += 1;
             }
         }
-        f = c::LLVMGetNextFunction(f);
     }
     c::LLVMDisposeBuilder(b);
     changed

@@ -151,6 +151,18 @@ pub unsafe fn blocks(f: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
     out
 }
 
+/// Every function of `m` (declarations too), in module order; a list, so a caller may change
+/// the module's instructions while it walks them.
+pub unsafe fn functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    let mut f = c::LLVMGetFirstFunction(m);
+    while !f.is_null() {
+        out.push(f);
+        f = c::LLVMGetNextFunction(f);
+    }
+    out
+}
+
 /// Every instruction of `f`, block by block in layout order.
 pub unsafe fn function_instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
     blocks(f)

@@ -56,8 +56,7 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let cx = c::LLVMGetModuleContext(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut n = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         let mut known = HashMap::new();
         let mut gone = HashSet::new();
         for p in header_phis(f) {
@@ -68,7 +67,6 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
                 }
             }
         }
-        f = c::LLVMGetNextFunction(f);
     }
     c::LLVMDisposeBuilder(b);
     n

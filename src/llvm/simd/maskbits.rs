@@ -28,8 +28,7 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let cx = c::LLVMGetModuleContext(m);
     let b = c::LLVMCreateBuilderInContext(cx);
     let mut n = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         for i in ir::function_instructions(f) {
             if ir::opcode(i) != O::LLVMBitCast {
                 continue;
@@ -61,7 +60,6 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
             c::LLVMInstructionEraseFromParent(i);
             n += 1;
         }
-        f = c::LLVMGetNextFunction(f);
     }
     c::LLVMDisposeBuilder(b);
     n

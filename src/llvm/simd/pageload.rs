@@ -50,8 +50,7 @@ const WARP: (u32, u64) = (32, 128);
 pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let td = llvm_sys::target::LLVMGetModuleDataLayout(m);
     let mut done = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         let loads: Vec<(LLVMValueRef, u64)> = ir::function_instructions(f)
             .into_iter()
             .filter_map(|i| candidate(td, i).map(|bytes| (i, bytes)))
@@ -60,7 +59,6 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
             split(ld, bytes);
             done += 1;
         }
-        f = c::LLVMGetNextFunction(f);
     }
     done
 }

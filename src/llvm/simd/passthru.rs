@@ -39,14 +39,12 @@ use super::ir;
 /// `m` must be a live module.
 pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let mut folded = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         for i in ir::function_instructions(f) {
             if ir::opcode(i) == O::LLVMSelect && fold_select(i) {
                 folded += 1;
             }
         }
-        f = c::LLVMGetNextFunction(f);
     }
     folded
 }

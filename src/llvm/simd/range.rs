@@ -180,8 +180,7 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let mut params = [v16, v16, i32t, v16, i16t, i32t];
     let fty = c::LLVMFunctionType(v16, params.as_mut_ptr(), 6, 0);
     let mut n = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         let found: Vec<(LLVMValueRef, u64)> = ir::function_instructions(f)
             .into_iter()
             .filter_map(|i| {
@@ -228,7 +227,6 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
             }
             c::LLVMDisposeBuilder(fold.b);
         }
-        f = c::LLVMGetNextFunction(f);
     }
     n
 }

@@ -123,8 +123,7 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
     let mut params = [v16, v16, v16, i16t, i32t];
     let fty = c::LLVMFunctionType(v16, params.as_mut_ptr(), 5, 0);
     let mut n = 0;
-    let mut f = c::LLVMGetFirstFunction(m);
-    while !f.is_null() {
+    for f in ir::functions(m) {
         let mut found = Vec::new();
         for i in ir::function_instructions(f) {
             if ir::opcode(i) != O::LLVMCall || !ir::callee(i).starts_with("llvm.ldexp.v") {
@@ -197,7 +196,6 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
             }
             c::LLVMDisposeBuilder(b);
         }
-        f = c::LLVMGetNextFunction(f);
     }
     n
 }
