@@ -30,19 +30,9 @@ impl Warp<'_> {
         p: LLVMValueRef,
         m: LLVMValueRef,
     ) -> LLVMValueRef {
-        let e = c::LLVMGetElementType(vt);
-        let count = c::LLVMGetVectorSize(vt);
         let ptrs = self.spill(p);
         let out = self.alloca(vt);
-        self.lane_loop(m, count, |w, idx| {
-            let b = w.b;
-            let n = c"".as_ptr();
-            let pl = w.element(ptrs, c::LLVMTypeOf(p), idx);
-            let v = c::LLVMBuildLoad2(b, e, pl, n);
-            let mut gi = [idx];
-            let q = c::LLVMBuildGEP2(b, e, out, gi.as_mut_ptr(), 1, n);
-            c::LLVMBuildStore(b, v, q);
-        });
+        self.call_lanes(LaneCopy::Gather, vt, ptrs, out, m);
         c::LLVMBuildLoad2(self.b, vt, out, c"".as_ptr())
     }
 
@@ -54,20 +44,130 @@ impl Warp<'_> {
         p: LLVMValueRef,
         m: LLVMValueRef,
     ) {
-        let vt = c::LLVMTypeOf(v);
-        let e = c::LLVMGetElementType(vt);
-        let count = c::LLVMGetVectorSize(vt);
         let ptrs = self.spill(p);
         let vals = self.spill(v);
-        self.lane_loop(m, count, |w, idx| {
-            let b = w.b;
-            let n = c"".as_ptr();
-            let pl = w.element(ptrs, c::LLVMTypeOf(p), idx);
-            let mut gi = [idx];
-            let q = c::LLVMBuildGEP2(b, e, vals, gi.as_mut_ptr(), 1, n);
-            let x = c::LLVMBuildLoad2(b, e, q, n);
-            c::LLVMBuildStore(b, x, pl);
-        });
+        self.call_lanes(LaneCopy::Scatter, c::LLVMTypeOf(v), ptrs, vals, m);
+    }
+
+    /// Calls the module's lane loop of `kind` for vectors of type `vt` (`lanes_fn`) on the
+    /// pointer slot `ptrs`, the value slot `vals` and mask `m`.
+    unsafe fn call_lanes(
+        &mut self,
+        kind: LaneCopy,
+        vt: LLVMTypeRef,
+        ptrs: LLVMValueRef,
+        vals: LLVMValueRef,
+        m: LLVMValueRef,
+    ) {
+        let count = c::LLVMGetVectorSize(vt);
+        let bits = llvm_sys::target::LLVMSizeOfTypeInBits(self.td, c::LLVMGetElementType(vt));
+        let it = c::LLVMIntTypeInContext(self.cx, count);
+        let (f, ft) = self.lanes_fn(kind, bits as u32, count);
+        let mut args = [ptrs, vals, c::LLVMBuildBitCast(self.b, m, it, c"".as_ptr())];
+        c::LLVMBuildCall2(self.b, ft, f, args.as_mut_ptr(), 3, c"".as_ptr());
+    }
+
+    /// The module's function (made once) `void(ptr ptrs, ptr vals, iC mask)` that copies, for
+    /// each lane `l` set in `mask`, lowest first, `bits`-bit element `l` between the pointer
+    /// `ptrs[l]` and `vals[l]`: loads (`Gather`) or stores (`Scatter`). One out-of-line loop
+    /// per module instead of one inline loop per access: an fp16 kernel has hundreds of these
+    /// fallbacks (Triton's matmul: 252), and each inline loop was blocks and a loop for the
+    /// optimizer and instruction selection to work through, on a path that consecutive lanes
+    /// never take.
+    unsafe fn lanes_fn(
+        &self,
+        kind: LaneCopy,
+        bits: u32,
+        count: u32,
+    ) -> (LLVMValueRef, LLVMTypeRef) {
+        let cx = self.cx;
+        let it = c::LLVMIntTypeInContext(cx, count);
+        let mut pt = [self.ptr, self.ptr, it];
+        let ft = c::LLVMFunctionType(c::LLVMVoidTypeInContext(cx), pt.as_mut_ptr(), 3, 0);
+        let what = match kind {
+            LaneCopy::Gather => "gather",
+            LaneCopy::Scatter => "scatter",
+        };
+        let name = std::ffi::CString::new(format!("ptx2llvm.lanes.{what}.i{bits}x{count}"))
+            .expect("no NUL in the name");
+        let f = c::LLVMGetNamedFunction(self.m, name.as_ptr());
+        if !f.is_null() {
+            return (f, ft);
+        }
+        let f = c::LLVMAddFunction(self.m, name.as_ptr(), ft);
+        c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+        for a in [
+            c"noinline",
+            c"nounwind",
+            c"nosync",
+            c"willreturn",
+            c"nofree",
+        ] {
+            let k = c::LLVMGetEnumAttributeKindForName(a.as_ptr(), a.to_bytes().len());
+            let attr = c::LLVMCreateEnumAttribute(cx, k, 0);
+            c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, attr);
+        }
+        let e = c::LLVMIntTypeInContext(cx, bits);
+        let b = c::LLVMCreateBuilderInContext(cx);
+        let n = c"".as_ptr();
+        let entry = c::LLVMAppendBasicBlockInContext(cx, f, c"entry".as_ptr());
+        let head = c::LLVMAppendBasicBlockInContext(cx, f, c"lanes.loop".as_ptr());
+        let step = c::LLVMAppendBasicBlockInContext(cx, f, c"lanes.step".as_ptr());
+        let done = c::LLVMAppendBasicBlockInContext(cx, f, c"lanes.done".as_ptr());
+        let (ptrs, vals, mask) = (
+            c::LLVMGetParam(f, 0),
+            c::LLVMGetParam(f, 1),
+            c::LLVMGetParam(f, 2),
+        );
+        c::LLVMPositionBuilderAtEnd(b, entry);
+        c::LLVMBuildBr(b, head);
+        c::LLVMPositionBuilderAtEnd(b, head);
+        let left = c::LLVMBuildPhi(b, it, n);
+        let none = c::LLVMBuildICmp(b, P::LLVMIntEQ, left, c::LLVMConstNull(it), n);
+        c::LLVMBuildCondBr(b, none, done, step);
+        c::LLVMPositionBuilderAtEnd(b, step);
+        let cttz = c"llvm.cttz";
+        let id = c::LLVMLookupIntrinsicID(cttz.as_ptr(), cttz.to_bytes().len());
+        let mut tys = [it];
+        let cf = c::LLVMGetIntrinsicDeclaration(self.m, id, tys.as_mut_ptr(), 1);
+        let mut args = [left, c::LLVMConstInt(self.i1, 1, 0)];
+        let lane = c::LLVMBuildCall2(
+            b,
+            c::LLVMGlobalGetValueType(cf),
+            cf,
+            args.as_mut_ptr(),
+            2,
+            n,
+        );
+        let idx = match count.cmp(&64) {
+            std::cmp::Ordering::Equal => lane,
+            std::cmp::Ordering::Greater => c::LLVMBuildTrunc(b, lane, self.i64, n),
+            std::cmp::Ordering::Less => c::LLVMBuildZExt(b, lane, self.i64, n),
+        };
+        let mut gi = [idx];
+        let pp = c::LLVMBuildGEP2(b, self.ptr, ptrs, gi.as_mut_ptr(), 1, n);
+        let pl = c::LLVMBuildLoad2(b, self.ptr, pp, n);
+        let q = c::LLVMBuildGEP2(b, e, vals, gi.as_mut_ptr(), 1, n);
+        match kind {
+            LaneCopy::Gather => {
+                let v = c::LLVMBuildLoad2(b, e, pl, n);
+                c::LLVMBuildStore(b, v, q);
+            }
+            LaneCopy::Scatter => {
+                let v = c::LLVMBuildLoad2(b, e, q, n);
+                c::LLVMBuildStore(b, v, pl);
+            }
+        }
+        let minus = c::LLVMBuildSub(b, left, c::LLVMConstInt(it, 1, 0), n);
+        let rest = c::LLVMBuildAnd(b, left, minus, n);
+        c::LLVMBuildBr(b, head);
+        let mut vs = [mask, rest];
+        let mut bbs = [entry, step];
+        c::LLVMAddIncoming(left, vs.as_mut_ptr(), bbs.as_mut_ptr(), 2);
+        c::LLVMPositionBuilderAtEnd(b, done);
+        c::LLVMBuildRetVoid(b);
+        c::LLVMDisposeBuilder(b);
+        (f, ft)
     }
 
     /// Vector `v` stored in a stack slot of its own, whose elements the loop reads one by one
@@ -77,55 +177,11 @@ impl Warp<'_> {
         c::LLVMBuildStore(self.b, v, s);
         s
     }
+}
 
-    /// Element `idx` (an `i64`) of the vector of type `vt` stored at `s`.
-    unsafe fn element(&self, s: LLVMValueRef, vt: LLVMTypeRef, idx: LLVMValueRef) -> LLVMValueRef {
-        let e = c::LLVMGetElementType(vt);
-        let mut gi = [idx];
-        let q = c::LLVMBuildGEP2(self.b, e, s, gi.as_mut_ptr(), 1, c"".as_ptr());
-        c::LLVMBuildLoad2(self.b, e, q, c"".as_ptr())
-    }
-
-    /// Runs `body(idx)` for each lane set in mask `m` (`<count x i1>`), lowest first, the
-    /// builder left after the loop.
-    unsafe fn lane_loop(
-        &mut self,
-        m: LLVMValueRef,
-        count: u32,
-        mut body: impl FnMut(&mut Self, LLVMValueRef),
-    ) {
-        let b = self.b;
-        let n = c"".as_ptr();
-        let it = c::LLVMIntTypeInContext(self.cx, count);
-        let bits = c::LLVMBuildBitCast(b, m, it, n);
-        let from = c::LLVMGetInsertBlock(b);
-        let head = self.append("lanes.loop");
-        let step = self.append("lanes.step");
-        let done = self.append("lanes.done");
-        c::LLVMBuildBr(b, head);
-        c::LLVMPositionBuilderAtEnd(b, head);
-        let left = c::LLVMBuildPhi(b, it, n);
-        let none = c::LLVMBuildICmp(b, P::LLVMIntEQ, left, c::LLVMConstNull(it), n);
-        c::LLVMBuildCondBr(b, none, done, step);
-        c::LLVMPositionBuilderAtEnd(b, step);
-        let mut tys = [it];
-        let mut args = [left, c::LLVMConstInt(self.i1, 1, 0)];
-        let lane = self.call_intrinsic("llvm.cttz", &mut tys, &mut args);
-        let idx = if count == 64 {
-            lane
-        } else if count > 64 {
-            c::LLVMBuildTrunc(b, lane, self.i64, n)
-        } else {
-            c::LLVMBuildZExt(b, lane, self.i64, n)
-        };
-        body(self, idx);
-        let minus = c::LLVMBuildSub(b, left, c::LLVMConstInt(it, 1, 0), n);
-        let rest = c::LLVMBuildAnd(b, left, minus, n);
-        let end = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, head);
-        let mut vals = [bits, rest];
-        let mut bbs = [from, end];
-        c::LLVMAddIncoming(left, vals.as_mut_ptr(), bbs.as_mut_ptr(), 2);
-        c::LLVMPositionBuilderAtEnd(b, done);
-    }
+/// Which way `Warp::lanes_fn`'s loop copies.
+#[derive(Clone, Copy)]
+enum LaneCopy {
+    Gather,
+    Scatter,
 }
