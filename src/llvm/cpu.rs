@@ -130,7 +130,7 @@ impl HostMachine {
     }
 
     /// Gives every function defined in `m` the host's `target-cpu` and `target-features`
-    /// attributes: the JIT generates code for the subtarget a function names (without them
+    /// attributes (and `null_pointer_is_valid`): the JIT generates code for the subtarget a function names (without them
     /// it targets baseline x86-64, which turns vector operations the optimizer chose for the
     /// host — `fma`, 256-bit vectors — into libm calls and narrower code).
     pub fn mark_functions(&self, m: &Module) {
@@ -140,7 +140,7 @@ impl HostMachine {
         let mut f = m.get_first_function();
         while let Some(func) = f {
             if func.count_basic_blocks() > 0 {
-                use inkwell::attributes::AttributeLoc;
+                use inkwell::attributes::{Attribute, AttributeLoc};
                 func.add_attribute(
                     AttributeLoc::Function,
                     ctx.create_string_attribute("target-cpu", &cpu),
@@ -148,6 +148,15 @@ impl HostMachine {
                 func.add_attribute(
                     AttributeLoc::Function,
                     ctx.create_string_attribute("target-features", &features),
+                );
+                // Also on the functions built after the lowering (warp functions, drivers):
+                // a null access stays a fault (`lower::Target::null_is_valid`).
+                func.add_attribute(
+                    AttributeLoc::Function,
+                    ctx.create_enum_attribute(
+                        Attribute::get_named_enum_kind_id("null_pointer_is_valid"),
+                        0,
+                    ),
                 );
             }
             f = func.get_next_function();

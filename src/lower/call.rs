@@ -73,6 +73,10 @@ pub fn declare_fn<'c, 'a>(
         None => {
             let sig = signature(l, &f.rets, &f.params, kernel);
             let func = l.module.add_function(f.name, sig.fn_ty, None);
+            if l.target.null_is_valid() {
+                let nv = enum_attr(l.ctx, "null_pointer_is_valid", 0);
+                func.add_attribute(AttributeLoc::Function, nv);
+            }
             for (i, k) in sig.params.iter().enumerate() {
                 if let ParamKind::Bytes { size, align } = k {
                     let bv = type_attr(l.ctx, "byval", l.ctx.i8_type().array_type(*size).into());

@@ -144,6 +144,14 @@ pub trait Target {
     fn disjoint_spaces(&self) -> bool {
         false
     }
+    /// Whether address 0 is memory like any other for the optimizer (LLVM's
+    /// `null_pointer_is_valid` on every function): on the cpu target an access through a null
+    /// pointer must stay in the program, where it faults and the launch fails naming the
+    /// thread. Otherwise LLVM treats it as undefined and folds `ld [p ? 0 : q]` into `ld [q]`:
+    /// the faulting thread read or wrote another thread's element and the launch succeeded.
+    fn null_is_valid(&self) -> bool {
+        false
+    }
     /// Whether `ld`/`st`/`atom`/`red` test their address for the natural alignment of the
     /// access (`memory::check_aligned`): the GPU stops a kernel at a misaligned access
     /// ("misaligned address"), the host would perform it. The nvptx target leaves it to the

@@ -43,6 +43,10 @@ impl Target for Cpu {
         true
     }
 
+    fn null_is_valid(&self) -> bool {
+        true
+    }
+
     /// `add`/`sub`/`mul`/`fma` of `.f32`/`.f64` with `.rz/.rm/.rp` as one AVX-512 `vfmadd`
     /// with embedded (static) rounding where the host has AVX-512F: the default emulation in
     /// `double` costs some 30 operations per `fma.rm.f32`, and NVRTC's `expf` has one. Other

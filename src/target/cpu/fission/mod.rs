@@ -543,6 +543,10 @@ impl Target for FisTarget {
         true
     }
 
+    fn null_is_valid(&self) -> bool {
+        true
+    }
+
     fn private_reductions(&self, f: &ast::Function) -> bool {
         CPU.private_reductions(f)
     }
