@@ -408,7 +408,7 @@ fn prepare_and_build(
             })
         });
         let (next, cta_prefetches, cta_store_prefetches) =
-            prefetch::insert_next_cta(fr, &cfg, barriers);
+            prefetch::insert_next_cta(fr, &cfg, barriers, block);
         hints.extend(next);
         // After the prefetches, which find a pointer's step on its phi.
         if barriers {
