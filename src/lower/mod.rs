@@ -1234,7 +1234,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             }
         }
         let saved_vars = fs.local_vars.clone();
-        for st in &blk.stmts {
+        let mut k = 0;
+        while k < blk.stmts.len() {
+            let st = &blk.stmts[k];
+            if let Some(end) = guarded_run(&blk.stmts, k) {
+                self.guarded_run(fs, &blk.stmts[k..end])?;
+                k = end;
+                continue;
+            }
+            k += 1;
             match st {
                 ast::Statement::Label(name, _) => {
                     let bb = fs.labels[name];
@@ -1278,6 +1286,88 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         fs.reg_decls = saved_decls;
         fs.labels = saved_labels;
         fs.local_vars = saved_vars;
+        Ok(())
+    }
+
+    /// Lowers a run of statements found by [`guarded_run`]: its guarded loads, stores and
+    /// moves under one test of their shared guard, the unguarded moves between them on both
+    /// sides (in order, between the guarded ones, where the guard holds; alone where it does
+    /// not). Why: Triton guards each element of a tile load with the same predicate
+    /// (`mov.u16 %rs3, %rs2; @%p2 ld.global.b16 {%rs3}, [..]`, 32 times per K step of its fp16
+    /// matmul), and one conditional block per instruction became one divergent `if` per load
+    /// in the warp engine: a mask merge, a join and a vector/gather choice each.
+    fn guarded_run(
+        &self,
+        fs: &mut FnState<'c, 'a>,
+        run: &'a [ast::Statement<'a>],
+    ) -> Result<(), Error> {
+        if self.terminated() {
+            let bb = self.new_block(fs, "dead");
+            self.b.position_at_end(bb);
+        }
+        let mut first = None;
+        let mut movs = Vec::new();
+        let mut node = fs.next_node;
+        for st in run {
+            if let ast::Statement::Instr(i) = st {
+                if i.guard.is_some() {
+                    first.get_or_insert((i, ast::NodeId(node)));
+                } else {
+                    movs.push(ast::NodeId(node));
+                }
+                node += 1;
+            }
+        }
+        let (i0, n0) = first.expect("a guarded run starts with a guarded instruction");
+        let g = i0.guard.unwrap();
+        fs.node = n0;
+        if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
+            d.instruction(fd, &self.b, i0.span);
+        }
+        let c = self.pred(fs, g.pred, g.negated, g.span)?;
+        let then_bb = self.new_block(fs, "if");
+        let else_bb = self.new_block(fs, "else");
+        let cont = self.new_block(fs, "endif");
+        self.b
+            .build_conditional_branch(c, then_bb, else_bb)
+            .unwrap();
+        self.b.position_at_end(then_bb);
+        for st in run {
+            match st {
+                ast::Statement::Instr(i) => {
+                    if self.terminated() {
+                        let bb = self.new_block(fs, "dead");
+                        self.b.position_at_end(bb);
+                    }
+                    fs.node = ast::NodeId(fs.next_node);
+                    fs.next_node += 1;
+                    debug_assert!(std::ptr::eq(fs.nodes[fs.node.0 as usize], i));
+                    if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
+                        d.instruction(fd, &self.b, i.span);
+                    }
+                    let ins = self.ins(i)?;
+                    self.dispatch(fs, &ins)?;
+                }
+                ast::Statement::Loc(loc) => {
+                    fs.loc = Some((loc.file, loc.line, loc.col));
+                    if let (Some(d), Some(fd)) = (&self.debug, fs.dbg.as_mut()) {
+                        d.loc(fd, loc);
+                    }
+                }
+                _ => unreachable!("a guarded run holds instructions and positions only"),
+            }
+        }
+        if !self.terminated() {
+            self.b.build_unconditional_branch(cont).unwrap();
+        }
+        self.b.position_at_end(else_bb);
+        for k in movs {
+            self.lower_node(fs, k)?;
+        }
+        if !self.terminated() {
+            self.b.build_unconditional_branch(cont).unwrap();
+        }
+        self.b.position_at_end(cont);
         Ok(())
     }
 
@@ -1479,4 +1569,53 @@ fn collect_labels<'c, 'a>(fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) {
             _ => {}
         }
     }
+}
+
+/// The end of a run of statements from `k` that may share one test of a guard
+/// (`Lowerer::guarded_run`): at least two loads, stores or moves guarded by the same predicate
+/// (same negation), with only unguarded moves and `.loc` positions between them, where no
+/// instruction of the run writes the predicate. Asynchronous stores and reductions (the
+/// target's own lowering) and everything with control flow or side effects beyond its
+/// destination end a run. The unguarded moves are lowered on both sides of the test, so
+/// their order relative to the guarded instructions is kept whatever they read or write.
+fn guarded_run(stmts: &[ast::Statement<'_>], k: usize) -> Option<usize> {
+    let ast::Statement::Instr(i0) = &stmts[k] else {
+        return None;
+    };
+    let g = i0.guard?;
+    let fits = |i: &Instruction| {
+        matches!(i.opcode, Opcode::Ld | Opcode::St | Opcode::Mov) && !i.mods.contains(&Mod::Async)
+    };
+    let writes_guard = |i: &Instruction| {
+        i.opcode != Opcode::St
+            && match i.operands.first() {
+                Some(Operand::Name { name, .. }) => *name == g.pred,
+                Some(Operand::Vec(v, _)) => v
+                    .iter()
+                    .any(|x| matches!(x, Operand::Name { name, .. } if *name == g.pred)),
+                Some(Operand::Pair(..)) => true,
+                _ => false,
+            }
+    };
+    if !fits(i0) || writes_guard(i0) {
+        return None;
+    }
+    let (mut guarded, mut end) = (1, k + 1);
+    for (j, st) in stmts.iter().enumerate().skip(k + 1) {
+        match st {
+            ast::Statement::Loc(_) => {}
+            ast::Statement::Instr(i) if writes_guard(i) => break,
+            ast::Statement::Instr(i) if i.opcode == Opcode::Mov && i.guard.is_none() => {}
+            ast::Statement::Instr(i)
+                if fits(i)
+                    && i.guard
+                        .is_some_and(|h| h.pred == g.pred && h.negated == g.negated) =>
+            {
+                guarded += 1;
+                end = j + 1;
+            }
+            _ => break,
+        }
+    }
+    (guarded >= 2).then_some(end)
 }

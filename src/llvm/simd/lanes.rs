@@ -1875,8 +1875,27 @@ impl Warp<'_> {
         let size = self.term_sizes.get(&w).copied().unwrap_or(0);
         let ok = self.consecutive_ints(wi, LANES, self.run(), size);
         let yes = c::LLVMConstInt(i8t, TestState::Consecutive as u64, 0);
-        let no = c::LLVMConstInt(i8t, TestState::Scattered as u64, 0);
+        let mut no = c::LLVMConstInt(i8t, TestState::Scattered as u64, 0);
+        if (1..=2).contains(&size) && self.run() == LANES {
+            // Once here rather than at each store that falls back (the fp16 matmul's 28
+            // swizzled tile stores share 8 terms).
+            let piece = (16 / size) as u32;
+            let pieces = self.consecutive_ints(wi, LANES, piece, size);
+            let yes = c::LLVMConstInt(i8t, TestState::Pieces as u64, 0);
+            no = c::LLVMBuildSelect(b, pieces, yes, no, n);
+        }
         c::LLVMBuildStore(b, c::LLVMBuildSelect(b, ok, yes, no, n), s);
+    }
+
+    /// Whether shared varying term `w`'s slot `s` says its lanes are 16-byte pieces
+    /// (`TestState::Pieces`, `test_term`).
+    unsafe fn piece_test(&mut self, s: LLVMValueRef) -> LLVMValueRef {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let i8t = c::LLVMInt8TypeInContext(self.cx);
+        let state = c::LLVMBuildLoad2(b, i8t, s, n);
+        let yes = c::LLVMConstInt(i8t, TestState::Pieces as u64, 0);
+        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, state, yes, n)
     }
 
     /// Whether the lanes of shared varying term `w` (slot `s`) step by the stored values'
@@ -2011,6 +2030,71 @@ impl Warp<'_> {
         self.store_runs(v, lanes, et);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, sc_bb);
+        if self.piece_stores(ptr, v) {
+            let known = term.map(|s| self.piece_test(s));
+            self.pieces_or_scatter(v, p, m, known);
+        } else {
+            self.scatter(v, p, m);
+        }
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+    }
+
+    /// Whether a `.shared` store of `v` (one 8- or 16-bit element per lane, 32 lanes in a
+    /// run) whose lanes are not consecutive tests for 16-byte pieces before its lane loop
+    /// (`pieces_or_scatter`). Shared tiles are swizzled in 16-byte units (Triton's and
+    /// CUTLASS's XOR layouts: `(2 * tid) ^ 16`, `^ 144`): each piece of 16 bytes is a run of
+    /// lanes, the pieces permuted. Global stores keep the plain fallback: their scattered
+    /// lanes are rarely pieces, and each test is code on every such store (compile time).
+    unsafe fn piece_stores(&self, ptr: LLVMValueRef, v: LLVMValueRef) -> bool {
+        let vt = c::LLVMTypeOf(v);
+        c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(ptr)) == SHARED_AS
+            && self.run() == LANES
+            && c::LLVMGetVectorSize(vt) == LANES
+            && self.narrow(vt)
+    }
+
+    /// A store of `v` (a narrow element per lane) at host lane pointers `p` under mask `m`:
+    /// where every 16-byte piece of lanes (8 lanes of 16 bits, 16 of 8 bits) is consecutive
+    /// from its first lane's pointer, one masked store per piece, in lane order; else the
+    /// lane loop. The same bytes as the loop: masked-off lanes are not written, and where
+    /// pieces overlap the later piece's lanes are stored last, as the loop's later lanes.
+    /// `known`: the answer of the store's shared term (`piece_test`), else tested here.
+    /// Why: Triton's fp16 matmul stores its A and B tiles to swizzled shared memory, 56 of 64
+    /// `st.shared.b16` per warp per K step went lane by lane (the lane loop was ~15% of the
+    /// kernel's samples).
+    unsafe fn pieces_or_scatter(
+        &mut self,
+        v: LLVMValueRef,
+        p: LLVMValueRef,
+        m: LLVMValueRef,
+        known: Option<LLVMValueRef>,
+    ) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let vt = c::LLVMTypeOf(v);
+        let et = c::LLVMGetElementType(vt);
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, et);
+        let piece = (16 / size) as u32;
+        let ok = known.unwrap_or_else(|| {
+            let v64 = c::LLVMVectorType(self.i64, LANES);
+            let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
+            self.consecutive_ints(pi, LANES, piece, size)
+        });
+        let pieces_bb = self.append("st.pieces");
+        let lanes_bb = self.append("st.lanes");
+        let join = self.append("st.pieces.join");
+        c::LLVMBuildCondBr(b, ok, pieces_bb, lanes_bb);
+        c::LLVMPositionBuilderAtEnd(b, pieces_bb);
+        for r in 0..LANES / piece {
+            let p0 = self.run_base(p, r * piece);
+            let part = self.slice(v, r * piece, piece);
+            let mut tys = [c::LLVMTypeOf(part), self.ptr];
+            let mut args = [part, p0, self.slice(m, r * piece, piece)];
+            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+        }
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, lanes_bb);
         self.scatter(v, p, m);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
@@ -3121,6 +3205,9 @@ unsafe fn static_shared_bytes(m: LLVMModuleRef) -> u64 {
 enum TestState {
     Scattered = 0,
     Consecutive = 1,
+    /// Not consecutive, but each 16-byte piece of lanes is (`pieces_or_scatter`): tested
+    /// for the terms of 8- and 16-bit accesses only.
+    Pieces = 2,
 }
 
 /// The varying term `w` of a pointer `u + w` whose other term `u` is the same in every
