@@ -1220,6 +1220,18 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
     }
 
+    /// Makes instruction `i` the current node (`FnState::node`, the next `NodeId`), in a
+    /// fresh block when the current one has ended (code after a branch).
+    fn enter_node(&self, fs: &mut FnState<'c, 'a>, i: &'a ast::Instruction<'a>) {
+        if self.terminated() {
+            let bb = self.new_block(fs, "dead");
+            self.b.position_at_end(bb);
+        }
+        fs.node = ast::NodeId(fs.next_node);
+        fs.next_node += 1;
+        debug_assert!(std::ptr::eq(fs.nodes[fs.node.0 as usize], i));
+    }
+
     fn block(&self, fs: &mut FnState<'c, 'a>, blk: &'a ast::Block<'a>) -> Result<(), Error> {
         // Scoping: registers declared in a nested block shadow outer ones until its end.
         let saved_decls = fs.reg_decls.clone();
@@ -1252,13 +1264,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     self.b.position_at_end(bb);
                 }
                 ast::Statement::Instr(i) => {
-                    if self.terminated() {
-                        let bb = self.new_block(fs, "dead");
-                        self.b.position_at_end(bb);
-                    }
-                    fs.node = ast::NodeId(fs.next_node);
-                    fs.next_node += 1;
-                    debug_assert!(std::ptr::eq(fs.nodes[fs.node.0 as usize], i));
+                    self.enter_node(fs, i);
                     self.instruction(fs, i)?;
                 }
                 ast::Statement::Var(v) => module::local_var(self, fs, v)?,
@@ -1335,13 +1341,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         for st in run {
             match st {
                 ast::Statement::Instr(i) => {
-                    if self.terminated() {
-                        let bb = self.new_block(fs, "dead");
-                        self.b.position_at_end(bb);
-                    }
-                    fs.node = ast::NodeId(fs.next_node);
-                    fs.next_node += 1;
-                    debug_assert!(std::ptr::eq(fs.nodes[fs.node.0 as usize], i));
+                    self.enter_node(fs, i);
                     if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
                         d.instruction(fd, &self.b, i.span);
                     }

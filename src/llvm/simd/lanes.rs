@@ -1890,12 +1890,7 @@ impl Warp<'_> {
     /// Whether shared varying term `w`'s slot `s` says its lanes are 16-byte pieces
     /// (`TestState::Pieces`, `test_term`).
     unsafe fn piece_test(&mut self, s: LLVMValueRef) -> LLVMValueRef {
-        let b = self.b;
-        let n = c"".as_ptr();
-        let i8t = c::LLVMInt8TypeInContext(self.cx);
-        let state = c::LLVMBuildLoad2(b, i8t, s, n);
-        let yes = c::LLVMConstInt(i8t, TestState::Pieces as u64, 0);
-        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, state, yes, n)
+        self.test_state_is(s, TestState::Pieces)
     }
 
     /// Whether the lanes of shared varying term `w` (slot `s`) step by the stored values'
@@ -1905,12 +1900,17 @@ impl Warp<'_> {
     /// no test dominates the next, so LLVM kept 128 copies of the 32-lane test (1,688
     /// `vpsubq`); now each reads the one answer.
     unsafe fn term_test(&mut self, s: LLVMValueRef) -> LLVMValueRef {
+        self.test_state_is(s, TestState::Consecutive)
+    }
+
+    /// Whether a term's test slot `s` holds `state`.
+    unsafe fn test_state_is(&mut self, s: LLVMValueRef, state: TestState) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let i8t = c::LLVMInt8TypeInContext(self.cx);
-        let state = c::LLVMBuildLoad2(b, i8t, s, n);
-        let yes = c::LLVMConstInt(i8t, TestState::Consecutive as u64, 0);
-        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, state, yes, n)
+        let got = c::LLVMBuildLoad2(b, i8t, s, n);
+        let want = c::LLVMConstInt(i8t, state as u64, 0);
+        c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, got, want, n)
     }
 
     /// For a PTX vector `<k x E>` at each lane's pointer: a pointer per element (lane-major)
