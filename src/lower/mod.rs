@@ -1220,13 +1220,26 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
     }
 
-    /// Makes instruction `i` the current node (`FnState::node`, the next `NodeId`), in a
-    /// fresh block when the current one has ended (code after a branch).
-    fn enter_node(&self, fs: &mut FnState<'c, 'a>, i: &'a ast::Instruction<'a>) {
+    /// A fresh block for code that follows a branch (the current block has ended).
+    fn reopen(&self, fs: &mut FnState<'c, 'a>) {
         if self.terminated() {
             let bb = self.new_block(fs, "dead");
             self.b.position_at_end(bb);
         }
+    }
+
+    /// Takes `.loc` position `loc` for the instructions that follow.
+    fn set_loc(&self, fs: &mut FnState<'c, 'a>, loc: &ast::Loc) {
+        fs.loc = Some((loc.file, loc.line, loc.col));
+        if let (Some(d), Some(fd)) = (&self.debug, fs.dbg.as_mut()) {
+            d.loc(fd, loc);
+        }
+    }
+
+    /// Makes instruction `i` the current node (`FnState::node`, the next `NodeId`), in a
+    /// fresh block when the current one has ended (code after a branch).
+    fn enter_node(&self, fs: &mut FnState<'c, 'a>, i: &'a ast::Instruction<'a>) {
+        self.reopen(fs);
         fs.node = ast::NodeId(fs.next_node);
         fs.next_node += 1;
         debug_assert!(std::ptr::eq(fs.nodes[fs.node.0 as usize], i));
@@ -1272,12 +1285,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 ast::Statement::CallPrototype(p) => {
                     fs.prototypes.insert(p.name, p);
                 }
-                ast::Statement::Loc(loc) => {
-                    fs.loc = Some((loc.file, loc.line, loc.col));
-                    if let (Some(d), Some(fd)) = (&self.debug, fs.dbg.as_mut()) {
-                        d.loc(fd, loc);
-                    }
-                }
+                ast::Statement::Loc(loc) => self.set_loc(fs, loc),
                 ast::Statement::Pragma(strings, _) if has_nounroll(strings) => {
                     if let Some(bb) = self.b.get_insert_block() {
                         fs.nounroll.push(bb);
@@ -1307,10 +1315,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         fs: &mut FnState<'c, 'a>,
         run: &'a [ast::Statement<'a>],
     ) -> Result<(), Error> {
-        if self.terminated() {
-            let bb = self.new_block(fs, "dead");
-            self.b.position_at_end(bb);
-        }
+        self.reopen(fs);
         let mut first = None;
         let mut movs = Vec::new();
         let mut node = fs.next_node;
@@ -1342,18 +1347,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             match st {
                 ast::Statement::Instr(i) => {
                     self.enter_node(fs, i);
-                    if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
-                        d.instruction(fd, &self.b, i.span);
-                    }
-                    let ins = self.ins(i)?;
+                    let ins = self.decoded(fs, i)?;
                     self.dispatch(fs, &ins)?;
                 }
-                ast::Statement::Loc(loc) => {
-                    fs.loc = Some((loc.file, loc.line, loc.col));
-                    if let (Some(d), Some(fd)) = (&self.debug, fs.dbg.as_mut()) {
-                        d.loc(fd, loc);
-                    }
-                }
+                ast::Statement::Loc(loc) => self.set_loc(fs, loc),
                 _ => unreachable!("a guarded run holds instructions and positions only"),
             }
         }
@@ -1386,15 +1383,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         fs: &mut FnState<'c, 'a>,
         i: &'a Instruction<'a>,
     ) -> Result<(), Error> {
-        if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
-            d.instruction(fd, &self.b, i.span);
-        }
-        let ins = self.ins(i)?;
+        let ins = self.decoded(fs, i)?;
         // Branches take their guard as the condition.
-        if matches!(i.opcode, Opcode::Bra | Opcode::Ret | Opcode::Exit) || i.guard.is_none() {
-            return self.dispatch(fs, &ins);
-        }
-        let g = i.guard.unwrap();
+        let g = match i.guard {
+            Some(g) if !matches!(i.opcode, Opcode::Bra | Opcode::Ret | Opcode::Exit) => g,
+            _ => return self.dispatch(fs, &ins),
+        };
         let c = self.pred(fs, g.pred, g.negated, g.span)?;
         let then_bb = self.new_block(fs, "if");
         let cont = self.new_block(fs, "endif");
@@ -1406,6 +1400,19 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         self.b.position_at_end(cont);
         Ok(())
+    }
+
+    /// Instruction `i` decoded for lowering, the debugger's line set to it first (so the
+    /// code of its guard and operands has its line).
+    fn decoded<'i>(
+        &'i self,
+        fs: &FnState<'c, 'a>,
+        i: &'i Instruction<'a>,
+    ) -> Result<Ins<'i, 'a>, Error> {
+        if let (Some(d), Some(fd)) = (&self.debug, &fs.dbg) {
+            d.instruction(fd, &self.b, i.span);
+        }
+        self.ins(i)
     }
 
     fn dispatch(&self, fs: &mut FnState<'c, 'a>, ins: &Ins<'_, 'a>) -> Result<(), Error> {

@@ -194,12 +194,7 @@ impl Warp<'_> {
         let n = c"".as_ptr();
         let i64t = self.i64;
         let i8t = c::LLVMInt8TypeInContext(self.cx);
-        let kind = c"presplitcoroutine";
-        let a = c::LLVMCreateEnumAttribute(
-            self.cx,
-            c::LLVMGetEnumAttributeKindForName(kind.as_ptr(), kind.to_bytes().len()),
-            0,
-        );
+        let a = c::LLVMCreateEnumAttribute(self.cx, ir::attr_kind(c"presplitcoroutine"), 0);
         c::LLVMAddAttributeAtIndex(self.dst, llvm_sys::LLVMAttributeFunctionIndex, a);
         let mailbox = c::LLVMGetParam(self.dst, c::LLVMCountParams(self.dst) - 1);
         let null = c::LLVMConstNull(self.ptr);

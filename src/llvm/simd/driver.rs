@@ -10,6 +10,7 @@ use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate as P;
 
 use super::barrier::{self, guard, Scheme, HEAD, SLOT};
+use super::ir;
 use crate::llvm::cpu::ParamPlace;
 use crate::runtime::abi::offset;
 use crate::runtime::fission::{off, MODE_ALL, ST_EXIT};
@@ -1593,7 +1594,7 @@ unsafe fn cold_replay(replays: &[LLVMValueRef]) {
     callees.dedup();
     let fi = llvm_sys::LLVMAttributeFunctionIndex;
     for g in callees {
-        if c::LLVMGetEnumAttributeAtIndex(g, fi, attr_kind(c"alwaysinline")).is_null() {
+        if c::LLVMGetEnumAttributeAtIndex(g, fi, ir::attr_kind(c"alwaysinline")).is_null() {
             continue;
         }
         // Its other calls: all of them inlined (none a `noinline` fallback), and no other use.
@@ -1605,7 +1606,8 @@ unsafe fn cold_replay(replays: &[LLVMValueRef]) {
             if c::LLVMIsACallInst(user).is_null() || c::LLVMGetCalledValue(user) != g {
                 ok = false;
             } else if !replays.contains(&user) {
-                ok &= c::LLVMGetCallSiteEnumAttribute(user, fi, attr_kind(c"noinline")).is_null();
+                ok &=
+                    c::LLVMGetCallSiteEnumAttribute(user, fi, ir::attr_kind(c"noinline")).is_null();
                 hot.push(user);
             }
             u = c::LLVMGetNextUse(u);
@@ -1615,10 +1617,10 @@ unsafe fn cold_replay(replays: &[LLVMValueRef]) {
         }
         let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
         for call in hot {
-            let a = c::LLVMCreateEnumAttribute(cx, attr_kind(c"alwaysinline"), 0);
+            let a = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(c"alwaysinline"), 0);
             c::LLVMAddCallSiteAttribute(call, fi, a);
         }
-        c::LLVMRemoveEnumAttributeAtIndex(g, fi, attr_kind(c"alwaysinline"));
+        c::LLVMRemoveEnumAttributeAtIndex(g, fi, ir::attr_kind(c"alwaysinline"));
         let a = c::LLVMCreateStringAttribute(
             cx,
             REPLAY_ONLY.as_ptr() as *const _,
@@ -1671,7 +1673,7 @@ pub fn drop_replays(m: &crate::llvm::Module) -> usize {
             }
             clear_replay_only(g);
             let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
-            let a = c::LLVMCreateEnumAttribute(cx, attr_kind(c"alwaysinline"), 0);
+            let a = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(c"alwaysinline"), 0);
             c::LLVMAddAttributeAtIndex(g, fi, a);
         }
     }
@@ -1747,16 +1749,10 @@ pub fn seal_replay(
             clear_replay_only(g);
             let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(g));
             for name in [c"noinline", c"optnone"] {
-                let a = c::LLVMCreateEnumAttribute(cx, attr_kind(name), 0);
+                let a = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(name), 0);
                 c::LLVMAddAttributeAtIndex(g, fi, a);
             }
         }
     }
     Ok(())
-}
-
-/// The kind of the enum attribute `name`.
-fn attr_kind(name: &std::ffi::CStr) -> u32 {
-    // SAFETY: `name` is a NUL-terminated string that outlives the call.
-    unsafe { c::LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len()) }
 }

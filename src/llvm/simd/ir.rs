@@ -9,6 +9,12 @@ use llvm_sys::LLVMOpcode;
 
 use crate::runtime::abi::offset;
 
+/// The kind of the enum attribute `name` (`noinline`, …).
+pub fn attr_kind(name: &CStr) -> u32 {
+    // SAFETY: `name` is a NUL-terminated string that outlives the call.
+    unsafe { c::LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len()) }
+}
+
 pub unsafe fn opcode(i: LLVMValueRef) -> LLVMOpcode {
     c::LLVMGetInstructionOpcode(i)
 }

@@ -438,7 +438,11 @@ impl Warp<'_> {
         self.space_cast(p, vt)
     }
 
-    unsafe fn intrinsic(&self, name: &str, tys: &mut [LLVMTypeRef]) -> (LLVMValueRef, LLVMTypeRef) {
+    pub(super) unsafe fn intrinsic(
+        &self,
+        name: &str,
+        tys: &mut [LLVMTypeRef],
+    ) -> (LLVMValueRef, LLVMTypeRef) {
         let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
         let f = c::LLVMGetIntrinsicDeclaration(self.m, id, tys.as_mut_ptr(), tys.len());
         (f, c::LLVMGlobalGetValueType(f))

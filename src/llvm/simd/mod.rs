@@ -907,15 +907,12 @@ unsafe fn build_warp(
 /// One call per warp and round costs nothing beside such a region.
 unsafe fn out_of_line(f: LLVMValueRef) {
     let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f));
-    let kind = |name: &std::ffi::CStr| {
-        c::LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len())
-    };
     c::LLVMRemoveEnumAttributeAtIndex(
         f,
         llvm_sys::LLVMAttributeFunctionIndex,
-        kind(c"alwaysinline"),
+        ir::attr_kind(c"alwaysinline"),
     );
-    let a = c::LLVMCreateEnumAttribute(cx, kind(c"noinline"), 0);
+    let a = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(c"noinline"), 0);
     c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, a);
 }
 

@@ -13,6 +13,7 @@ use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate as P;
 
 use super::emit::Warp;
+use super::ir;
 
 impl Warp<'_> {
     /// Whether a gather or scatter of vector type `vt` takes the lane loop (elements narrower
@@ -103,8 +104,7 @@ impl Warp<'_> {
             c"willreturn",
             c"nofree",
         ] {
-            let k = c::LLVMGetEnumAttributeKindForName(a.as_ptr(), a.to_bytes().len());
-            let attr = c::LLVMCreateEnumAttribute(cx, k, 0);
+            let attr = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(a), 0);
             c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, attr);
         }
         let e = c::LLVMIntTypeInContext(cx, bits);
@@ -126,19 +126,9 @@ impl Warp<'_> {
         let none = c::LLVMBuildICmp(b, P::LLVMIntEQ, left, c::LLVMConstNull(it), n);
         c::LLVMBuildCondBr(b, none, done, step);
         c::LLVMPositionBuilderAtEnd(b, step);
-        let cttz = c"llvm.cttz";
-        let id = c::LLVMLookupIntrinsicID(cttz.as_ptr(), cttz.to_bytes().len());
-        let mut tys = [it];
-        let cf = c::LLVMGetIntrinsicDeclaration(self.m, id, tys.as_mut_ptr(), 1);
+        let (cf, cft) = self.intrinsic("llvm.cttz", &mut [it]);
         let mut args = [left, c::LLVMConstInt(self.i1, 1, 0)];
-        let lane = c::LLVMBuildCall2(
-            b,
-            c::LLVMGlobalGetValueType(cf),
-            cf,
-            args.as_mut_ptr(),
-            2,
-            n,
-        );
+        let lane = c::LLVMBuildCall2(b, cft, cf, args.as_mut_ptr(), 2, n);
         let idx = match count.cmp(&64) {
             std::cmp::Ordering::Equal => lane,
             std::cmp::Ordering::Greater => c::LLVMBuildTrunc(b, lane, self.i64, n),
