@@ -27,6 +27,7 @@ mod matrix;
 mod misaligned;
 pub use misaligned::Alignment;
 mod nan;
+mod nanshuf;
 mod narrow;
 mod pageload;
 mod passthru;
@@ -215,6 +216,14 @@ pub fn fold_unread_lanes(m: &Module) -> usize {
 pub fn fold_mask_bits(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { maskbits::fold(m.as_mut_ptr()) }
+}
+
+/// Moves the GPU-NaN selects of shuffled float vectors (a vector load's members) above
+/// their shuffles (`nanshuf.rs`), in the optimized module `m`; returns how many (when any,
+/// EarlyCSE and InstCombine are to run again).
+pub fn fold_nan_shuffles(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
+    unsafe { nanshuf::fold(m.as_mut_ptr()) }
 }
 
 /// Folds the warp functions' f32 `min`/`max` (`llvm.minimumnum`/`llvm.maximumnum` of 16k

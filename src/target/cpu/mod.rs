@@ -606,6 +606,14 @@ fn build<'c, 'a>(
             (true, false) => "gvn,instcombine<no-verify-fixpoint>,",
             _ => "",
         };
+        // A vector load's members blended to the GPU's NaN one by one, then interleaved
+        // again for a vector store: one select of the whole vector, the shuffles gone
+        // (`llvm::simd::fold_nan_shuffles`; vecadd_f4).
+        if crate::llvm::simd::fold_nan_shuffles(&m) > 0 {
+            machine
+                .run_pipeline(&m, "function(early-cse,instcombine<no-verify-fixpoint>)")
+                .map_err(CompileError::Llvm)?;
+        }
         // Vector phis a loop steps by one scalar in every lane, as lane 0's scalar plus
         // offsets (`llvm::simd::fold_lane_offsets`): InstCombine folds the lane tests to the
         // offsets, and LICM takes them out of the loop.
