@@ -508,7 +508,7 @@ impl Warp<'_> {
             let vec_bb = self.append("ld.entry_tested");
             let other_bb = self.append("ld.entry_other");
             let join = self.append("ld.entry_join");
-            c::LLVMBuildCondBr(b, ok, vec_bb, other_bb);
+            super::chain::mark(c::LLVMBuildCondBr(b, ok, vec_bb, other_bb));
             c::LLVMPositionBuilderAtEnd(b, vec_bb);
             let lv = self.load_runs(p, et, false);
             let vec_bb = c::LLVMGetInsertBlock(b);
@@ -1984,7 +1984,7 @@ impl Warp<'_> {
             let vec_bb = self.append("st.entry_tested");
             let other_bb = self.append("st.entry_other");
             let join = self.append("st.entry_join");
-            c::LLVMBuildCondBr(b, ok, vec_bb, other_bb);
+            super::chain::mark(c::LLVMBuildCondBr(b, ok, vec_bb, other_bb));
             c::LLVMPositionBuilderAtEnd(b, vec_bb);
             self.store_runs(v, p, et);
             c::LLVMBuildBr(b, join);

@@ -11,6 +11,7 @@
 mod barrier;
 mod bounds;
 mod cfg;
+mod chain;
 mod coldsink;
 mod ctxscope;
 mod demand;
@@ -216,6 +217,15 @@ pub fn fold_unread_lanes(m: &Module) -> usize {
 pub fn fold_mask_bits(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { maskbits::fold(m.as_mut_ptr()) }
+}
+
+/// Rewrites chains of diamonds that branch on one condition (an iteration's accesses, each
+/// tested on the same index or mask) into a path of their `true` sides and one of their
+/// `false` sides (`chain.rs`), in the optimized module `m`; returns how many chains (when any,
+/// SimplifyCFG and EarlyCSE are to run again).
+pub fn fold_diamond_chains(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites blocks of its functions only.
+    unsafe { chain::fold(m.as_mut_ptr()) }
 }
 
 /// Moves the GPU-NaN selects of shuffled float vectors (a vector load's members) above

@@ -614,6 +614,13 @@ fn build<'c, 'a>(
                 .run_pipeline(&m, "function(early-cse,instcombine<no-verify-fixpoint>)")
                 .map_err(CompileError::Llvm)?;
         }
+        // An iteration's tested accesses, each a diamond on the same condition: one path of
+        // their fast sides, one of their slow sides (`llvm::simd::fold_diamond_chains`).
+        if crate::llvm::simd::fold_diamond_chains(&m) > 0 {
+            machine
+                .run_pipeline(&m, "function(simplifycfg,early-cse)")
+                .map_err(CompileError::Llvm)?;
+        }
         // Vector phis a loop steps by one scalar in every lane, as lane 0's scalar plus
         // offsets (`llvm::simd::fold_lane_offsets`): InstCombine folds the lane tests to the
         // offsets, and LICM takes them out of the loop.
