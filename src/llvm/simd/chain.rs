@@ -87,20 +87,10 @@ unsafe fn cond_br(bb: Bb) -> Option<(LLVMValueRef, Bb, Bb)> {
     ))
 }
 
-unsafe fn succs(bb: Bb) -> Vec<Bb> {
-    let t = c::LLVMGetBasicBlockTerminator(bb);
-    if t.is_null() {
-        return Vec::new();
-    }
-    (0..c::LLVMGetNumSuccessors(t))
-        .map(|k| c::LLVMGetSuccessor(t, k))
-        .collect()
-}
-
 unsafe fn preds(f: LLVMValueRef) -> HashMap<Bb, Vec<Bb>> {
     let mut p: HashMap<Bb, Vec<Bb>> = HashMap::new();
     for bb in ir::blocks(f) {
-        for s in succs(bb) {
+        for s in ir::successors(bb) {
             let v = p.entry(s).or_default();
             if !v.contains(&bb) {
                 v.push(bb);
@@ -125,7 +115,7 @@ unsafe fn side(entry: Bb, head: Bb, preds: &HashMap<Bb, Vec<Bb>>) -> Option<(Sid
     let mut inside: HashSet<Bb> = HashSet::from([entry]);
     let mut k = 0;
     while k < blocks.len() {
-        for s in succs(blocks[k]) {
+        for s in ir::successors(blocks[k]) {
             if inside.contains(&s) || s == head {
                 continue;
             }
@@ -144,7 +134,7 @@ unsafe fn side(entry: Bb, head: Bb, preds: &HashMap<Bb, Vec<Bb>>) -> Option<(Sid
     }
     let mut out: Vec<Bb> = Vec::new();
     for &bb in &blocks {
-        for s in succs(bb) {
+        for s in ir::successors(bb) {
             if !inside.contains(&s) && !out.contains(&s) {
                 out.push(s);
             }
@@ -156,7 +146,7 @@ unsafe fn side(entry: Bb, head: Bb, preds: &HashMap<Bb, Vec<Bb>>) -> Option<(Sid
     let exits = blocks
         .iter()
         .copied()
-        .filter(|&bb| succs(bb).contains(&join))
+        .filter(|&bb| ir::successors(bb).contains(&join))
         .collect();
     Some((Side { blocks, exits }, join))
 }

@@ -219,20 +219,10 @@ unsafe fn lanewise(i: LLVMValueRef) -> bool {
     }
 }
 
-pub(super) unsafe fn successors(bb: LLVMBasicBlockRef) -> Vec<LLVMBasicBlockRef> {
-    let t = c::LLVMGetBasicBlockTerminator(bb);
-    if t.is_null() {
-        return Vec::new();
-    }
-    (0..c::LLVMGetNumSuccessors(t))
-        .map(|k| c::LLVMGetSuccessor(t, k))
-        .collect()
-}
-
 /// Whether `to` lies on a cycle that does not pass through `avoid`.
 unsafe fn cycles_without(to: LLVMBasicBlockRef, avoid: LLVMBasicBlockRef) -> bool {
     let mut seen = HashSet::new();
-    let mut stack = successors(to);
+    let mut stack = ir::successors(to);
     while let Some(bb) = stack.pop() {
         if bb == to {
             return true;
@@ -240,7 +230,7 @@ unsafe fn cycles_without(to: LLVMBasicBlockRef, avoid: LLVMBasicBlockRef) -> boo
         if bb == avoid || !seen.insert(bb) {
             continue;
         }
-        stack.extend(successors(bb));
+        stack.extend(ir::successors(bb));
     }
     false
 }
@@ -251,7 +241,7 @@ unsafe fn sink_function(f: LLVMValueRef) -> usize {
     let mut cold = HashSet::new();
     let blocks = ir::blocks(f);
     for &bb in &blocks {
-        for s in successors(bb) {
+        for s in ir::successors(bb) {
             preds.entry(s).or_default().push(bb);
         }
     }

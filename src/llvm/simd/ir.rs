@@ -157,6 +157,17 @@ pub unsafe fn blocks(f: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
     out
 }
 
+/// The successors of `bb`'s terminator (none while it has none).
+pub unsafe fn successors(bb: LLVMBasicBlockRef) -> Vec<LLVMBasicBlockRef> {
+    let t = c::LLVMGetBasicBlockTerminator(bb);
+    if t.is_null() {
+        return Vec::new();
+    }
+    (0..c::LLVMGetNumSuccessors(t))
+        .map(|k| c::LLVMGetSuccessor(t, k))
+        .collect()
+}
+
 /// Every function of `m` (declarations too), in module order; a list, so a caller may change
 /// the module's instructions while it walks them.
 pub unsafe fn functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {

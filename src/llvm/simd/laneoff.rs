@@ -83,12 +83,7 @@ unsafe fn header_phis(f: LLVMValueRef) -> Vec<LLVMValueRef> {
     let index: HashMap<_, _> = blocks.iter().enumerate().map(|(k, &bb)| (bb, k)).collect();
     let succ: Vec<Vec<usize>> = blocks
         .iter()
-        .map(|&bb| {
-            super::coldsink::successors(bb)
-                .iter()
-                .map(|s| index[s])
-                .collect()
-        })
+        .map(|&bb| ir::successors(bb).iter().map(|s| index[s]).collect())
         .collect();
     super::cfg::rpo(blocks.len(), 0, &succ)
         .into_iter()
