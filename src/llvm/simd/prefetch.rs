@@ -123,6 +123,12 @@ const LINE: u64 = 64;
 /// x1.1-1.3. Tried and slower: a second prefetch of the next tile into L1, issued after the
 /// first barrier (in the round before the loads': x1.14; its address kept in the frame), and
 /// the `A` rows' short stream prefetched one or two tiles ahead (x1.05-1.13).
+/// Not the pages' cost either: with all buffers in 2 MiB pages (`PTX2LLVM_HUGEPAGES=1`,
+/// checked in smaps) matmul's time is level (3 alternated rounds, 68.8/68.8, 69.0/72.1,
+/// 74.6/69.6 ms), as it is on one worker (`--serial`: no contention between the workers).
+/// Also slower: a locality-3 prefetch one iteration ahead beside this one, both in the
+/// loads' round (7 alternated rounds: 68.2/68.1/71.1/68.8/70.4/69.3/70.6 ms against
+/// 70.9/65.9/66.8/67.2/66.8/67.0/69.3).
 pub const BARRIER_AHEAD: u64 = 3;
 
 /// A page (bytes): a kernel without CTA barriers whose warp loads this much by `%ctaid.x`
