@@ -38,17 +38,18 @@ const ENTRY_TEST: &std::ffi::CStr = c"ptx2llvm.entry_test";
 /// `br` is a live branch instruction.
 pub unsafe fn mark(br: LLVMValueRef) {
     let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(br));
-    let kind =
-        c::LLVMGetMDKindIDInContext(cx, ENTRY_TEST.as_ptr(), ENTRY_TEST.count_bytes() as u32);
     let node = c::LLVMMDNodeInContext2(cx, std::ptr::null_mut(), 0);
-    c::LLVMSetMetadata(br, kind, c::LLVMMetadataAsValue(cx, node));
+    c::LLVMSetMetadata(br, entry_test_kind(br), c::LLVMMetadataAsValue(cx, node));
 }
 
 unsafe fn marked(br: LLVMValueRef) -> bool {
-    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(br));
-    let kind =
-        c::LLVMGetMDKindIDInContext(cx, ENTRY_TEST.as_ptr(), ENTRY_TEST.count_bytes() as u32);
-    !c::LLVMGetMetadata(br, kind).is_null()
+    !c::LLVMGetMetadata(br, entry_test_kind(br)).is_null()
+}
+
+/// The metadata kind of `ENTRY_TEST` in the context of instruction `i`.
+unsafe fn entry_test_kind(i: LLVMValueRef) -> u32 {
+    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(i));
+    c::LLVMGetMDKindIDInContext(cx, ENTRY_TEST.as_ptr(), ENTRY_TEST.count_bytes() as u32)
 }
 
 /// The most instructions of joins a function's chains may copy.
@@ -98,6 +99,14 @@ unsafe fn preds(f: LLVMValueRef) -> HashMap<Bb, Vec<Bb>> {
         }
     }
     p
+}
+
+/// The first instruction of `bb` that is not a phi (its terminator at the latest).
+unsafe fn first_non_phi(bb: Bb) -> LLVMValueRef {
+    ir::instructions(bb)
+        .into_iter()
+        .find(|&i| ir::opcode(i) != O::LLVMPHI)
+        .expect("a block ends in a terminator")
 }
 
 unsafe fn has_phi(bb: Bb) -> bool {
@@ -166,10 +175,9 @@ unsafe fn chain(head: Bb, preds: &HashMap<Bb, Vec<Bb>>) -> Vec<Diamond> {
         let (Some((ts, tj)), Some((es, ej))) = (side(t, cur, preds), side(e, cur, preds)) else {
             break;
         };
-        let mut from = ts.exits.clone();
-        from.extend(&es.exits);
+        // The join has no predecessor but the two sides' exits.
         let jp = preds.get(&tj).map_or(0, Vec::len);
-        if tj != ej || seen.contains(&tj) || jp != from.len() {
+        if tj != ej || seen.contains(&tj) || jp != ts.exits.len() + es.exits.len() {
             break;
         }
         seen.insert(tj);
@@ -243,10 +251,7 @@ unsafe fn rewrite(f: LLVMValueRef, ch: &[Diamond]) -> usize {
         let js = c::LLVMAppendBasicBlockInContext(cx, f, c"chain.false".as_ptr());
         c::LLVMPositionBuilderAtEnd(b, js);
         let term = c::LLVMGetBasicBlockTerminator(j);
-        let first = ir::instructions(j)
-            .into_iter()
-            .find(|&i| ir::opcode(i) != O::LLVMPHI)
-            .expect("a join ends in a branch");
+        let first = first_non_phi(j);
         for i in ir::instructions(j) {
             if i == term {
                 break;
@@ -297,10 +302,7 @@ unsafe fn rewrite(f: LLVMValueRef, ch: &[Diamond]) -> usize {
             }
         }
     }
-    let first_n = ir::instructions(jn)
-        .into_iter()
-        .find(|&i| ir::opcode(i) != O::LLVMPHI)
-        .expect("a join ends in a terminator");
+    let first_n = first_non_phi(jn);
     for (v, t, s) in values {
         let mut merged = None;
         for u in ir::users(v) {

@@ -219,10 +219,10 @@ pub fn fold_mask_bits(m: &Module) -> usize {
     unsafe { maskbits::fold(m.as_mut_ptr()) }
 }
 
-/// Rewrites chains of diamonds that branch on one condition (an iteration's accesses, each
-/// tested on the same index or mask) into a path of their `true` sides and one of their
-/// `false` sides (`chain.rs`), in the optimized module `m`; returns how many chains (when any,
-/// SimplifyCFG and EarlyCSE are to run again).
+/// Rewrites chains of entry-tested accesses' diamonds that branch on one condition (an
+/// iteration's accesses through one index, marked by `lanes.rs`) into a path of their `true`
+/// sides and one of their `false` sides (`chain.rs`), in the optimized module `m`; returns how
+/// many chains (when any, SimplifyCFG and EarlyCSE are to run again).
 pub fn fold_diamond_chains(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites blocks of its functions only.
     unsafe { chain::fold(m.as_mut_ptr()) }

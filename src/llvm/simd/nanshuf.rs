@@ -22,9 +22,9 @@ use llvm_sys::{LLVMOpcode as O, LLVMRealPredicate, LLVMTypeKind};
 
 use super::ir;
 
-/// The NaN element of a constant whose every element is that NaN or undefined (at least one
-/// defined), with the vector's width; `None` for anything else.
-unsafe fn nan_lanes(k: LLVMValueRef) -> Option<(LLVMValueRef, u32)> {
+/// The NaN element of a constant vector whose every element is that NaN or undefined (at
+/// least one defined); `None` for anything else.
+unsafe fn nan_lanes(k: LLVMValueRef) -> Option<LLVMValueRef> {
     let t = c::LLVMTypeOf(k);
     if c::LLVMIsAConstant(k).is_null() || c::LLVMGetTypeKind(t) != LLVMTypeKind::LLVMVectorTypeKind
     {
@@ -54,7 +54,14 @@ unsafe fn nan_lanes(k: LLVMValueRef) -> Option<(LLVMValueRef, u32)> {
             Some(_) => {}
         }
     }
-    nan.map(|x| (x, n))
+    nan
+}
+
+/// How many elements of constant vector `k` are defined (not undef or poison).
+unsafe fn defined_lanes(k: LLVMValueRef) -> u32 {
+    (0..c::LLVMGetVectorSize(c::LLVMTypeOf(k)))
+        .filter(|&e| c::LLVMIsUndef(c::LLVMGetAggregateElement(k, e)) == 0)
+        .count() as u32
 }
 
 /// `(x, NaN element)` when `i` is `select (fcmp uno x, x|zero), NaN…, x` on a float vector.
@@ -77,7 +84,7 @@ unsafe fn nan_select(i: LLVMValueRef) -> Option<(LLVMValueRef, LLVMValueRef)> {
     if other != x && c::LLVMIsNull(other) == 0 {
         return None;
     }
-    nan_lanes(k).map(|(nan, _)| (x, nan))
+    nan_lanes(k).map(|nan| (x, nan))
 }
 
 /// Whether the GPU-NaN selects of shuffles of `v` (one source) take at least as many lanes
@@ -101,12 +108,7 @@ unsafe fn covered(v: LLVMValueRef) -> bool {
     let own: u32 = ir::users(v)
         .into_iter()
         .filter(|&s| nan_select(s).is_some_and(|(x, _)| x == v))
-        .map(|s| {
-            let k = c::LLVMGetOperand(s, 1);
-            (0..c::LLVMGetVectorSize(c::LLVMTypeOf(k)))
-                .filter(|&e| c::LLVMIsUndef(c::LLVMGetAggregateElement(k, e)) == 0)
-                .count() as u32
-        })
+        .map(|s| defined_lanes(c::LLVMGetOperand(s, 1)))
         .sum();
     lanes + own >= c::LLVMGetVectorSize(c::LLVMTypeOf(v))
 }
@@ -189,10 +191,8 @@ pub unsafe fn fold(m: LLVMModuleRef) -> usize {
             })
             .collect();
         for (i, x, nan, shuffled) in found {
-            let full = c::LLVMGetVectorSize(c::LLVMTypeOf(i));
-            let poison_lanes = (0..full).any(|e| {
-                c::LLVMIsUndef(c::LLVMGetAggregateElement(c::LLVMGetOperand(i, 1), e)) != 0
-            });
+            let poison_lanes =
+                defined_lanes(c::LLVMGetOperand(i, 1)) < c::LLVMGetVectorSize(c::LLVMTypeOf(i));
             if !shuffled && !poison_lanes {
                 continue;
             }

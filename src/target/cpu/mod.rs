@@ -614,8 +614,8 @@ fn build<'c, 'a>(
                 .run_pipeline(&m, "function(early-cse,instcombine<no-verify-fixpoint>)")
                 .map_err(CompileError::Llvm)?;
         }
-        // An iteration's tested accesses, each a diamond on the same condition: one path of
-        // their fast sides, one of their slow sides (`llvm::simd::fold_diamond_chains`).
+        // An iteration's entry-tested accesses, each a diamond on the same condition: one
+        // path of their vector sides, one of their gathers (`llvm::simd::fold_diamond_chains`).
         if crate::llvm::simd::fold_diamond_chains(&m) > 0 {
             machine
                 .run_pipeline(&m, "function(simplifycfg,early-cse)")
