@@ -27,7 +27,7 @@ const LANE_OF_DEPTH: u32 = 16;
 const HALF: u32 = stride::HALF as u32;
 use super::ir;
 use super::lanetab;
-use super::stride::{self, Access};
+use super::stride::{self, Access, EntryCheck};
 use super::uniform::{call_kind, CallKind};
 
 mod calls;
@@ -1065,8 +1065,18 @@ impl Warp<'_> {
         p: LLVMValueRef,
         t: LLVMTypeRef,
     ) -> LLVMValueRef {
-        let run = self.run();
         let cast = self.facts.strides.wrap_cast(ptr, &self.facts.varying);
+        self.cast_test(cast, p, t)
+    }
+
+    /// `checked_test` for the widening cast `cast` (`stride::WrapCast`), if one was found.
+    unsafe fn cast_test(
+        &mut self,
+        cast: Option<stride::WrapCast>,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> LLVMValueRef {
+        let run = self.run();
         let Some((x, signed, step, w)) = cast.filter(|&(_, _, step, w)| {
             step != 0
                 && (2..=32).contains(&w)
@@ -1781,16 +1791,22 @@ impl Warp<'_> {
 
     /// For an entry-tested access `i` (`stride::Strides::entry_tested`) of type `t` at host
     /// lane pointers `p`: whether all of its phis' entry tests passed and, for a checked one,
-    /// its lane-31 test (`lane31_test`).
+    /// its cast's test (`cast_test`, the same value for every access through that cast) or
+    /// else its lane-31 test (`lane31_test`).
     unsafe fn entry_flag(
-        &self,
+        &mut self,
         i: LLVMValueRef,
         p: LLVMValueRef,
         t: LLVMTypeRef,
     ) -> Option<LLVMValueRef> {
-        let (phis, checked) = self.facts.strides.entry_tested(i)?;
-        let mut ok = checked.then(|| self.lane31_test(p, t));
-        for phi in phis {
+        let (phis, check) = self.facts.strides.entry_tested(i)?;
+        let phis = phis.to_vec();
+        let mut ok = match check {
+            EntryCheck::Nothing => None,
+            EntryCheck::Cast(cast) => Some(self.cast_test(Some(cast), p, t)),
+            EntryCheck::Lanes => Some(self.lane31_test(p, t)),
+        };
+        for phi in &phis {
             let s = *self.entry_flags.get(phi)?;
             let f = c::LLVMBuildLoad2(self.b, self.i1, s, c"".as_ptr());
             ok = Some(match ok {

@@ -93,6 +93,26 @@ pub enum Access {
     Window,
 }
 
+/// The one widening cast of a `Checked` pointer (`Strides::wrap_cast`): its narrow operand,
+/// whether it is a sign extension, the operand's lane step (a signed number of its width) and
+/// that width.
+pub type WrapCast = (LLVMValueRef, bool, i64, u32);
+
+/// What an entry-tested access (`Strides::entry_tested`) checks besides its phis' tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryCheck {
+    /// Nothing: consecutive whenever the tests passed.
+    Nothing,
+    /// Its widening cast, found under the tests' assumption: whether the narrow operand's
+    /// first lane stays far enough from its type's limit (`lanes.rs`, `checked_test`).
+    /// Accesses through one index (an unrolled grid-stride loop's) share the operand, so
+    /// their checks are one value and their diamonds one chain (`chain.rs`); the lanes'
+    /// pointers differ per access (phis at each diamond's join), and so did their tests.
+    Cast(WrapCast),
+    /// Its cast was not found: lanes 0 and 31's pointers are compared (`lane31_test`).
+    Lanes,
+}
+
 /// Whether pointer `v` is indexed by memory: its tree of varying address arithmetic (`depth`
 /// deep) holds a load at per-lane pointers (`x[col[k]]`, a gather through an index array).
 /// Such lanes' addresses are data: the run-time test for consecutive lanes before a gather
@@ -185,9 +205,9 @@ pub struct Strides {
     /// Loop-header phis whose lanes are tested where their loop is entered, and the step the
     /// test checks (`entry_tested`).
     entry: HashMap<LLVMValueRef, i64>,
-    /// Unknown accesses that are consecutive (or checked: `true`) when the entry tests of
-    /// these phis passed.
-    entry_accesses: HashMap<LLVMValueRef, (Vec<LLVMValueRef>, bool)>,
+    /// Unknown accesses that are consecutive (or checked, `EntryCheck`) when the entry
+    /// tests of these phis passed.
+    entry_accesses: HashMap<LLVMValueRef, (Vec<LLVMValueRef>, EntryCheck)>,
     /// Lanes over which strides run: 32, or a row segment's `S`.
     run: i64,
     /// The largest `%tid.x/y/z`, `%laneid` and flat index of any lane of the block's warps
@@ -634,9 +654,13 @@ impl Strides {
             let Some((p, t)) = ir::access(i) else {
                 continue;
             };
-            let checked = match self.access(p, t, varying, td) {
-                Access::Consecutive => false,
-                Access::Checked => true,
+            // The map holds the strides under the tests' assumption here, which is what the
+            // cast's narrow operand steps by when the tests passed.
+            let check = match self.access(p, t, varying, td) {
+                Access::Consecutive => EntryCheck::Nothing,
+                Access::Checked => self
+                    .wrap_cast(p, varying)
+                    .map_or(EntryCheck::Lanes, EntryCheck::Cast),
                 _ => continue,
             };
             if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == super::lanes::SHARED_AS {
@@ -649,7 +673,7 @@ impl Strides {
                 for &phi in &phis {
                     self.entry.insert(phi, seeds[&phi].step);
                 }
-                self.entry_accesses.insert(i, (phis, checked));
+                self.entry_accesses.insert(i, (phis, check));
             }
         }
     }
@@ -688,13 +712,13 @@ impl Strides {
     /// The loop-header phis access `i` reads its pointer through that are tested where their
     /// loops are entered, and whether it is checked then: `i` is one vector access when every
     /// test passed (the phi's lanes stepped by its stride then, and its value from the latch
-    /// keeps the stride in every lane, `whole`) and, if checked, its one widening cast did
-    /// not wrap between lanes 0 and 31 (`Access::Checked`); the unknown access's way
-    /// otherwise.
-    pub fn entry_tested(&self, i: LLVMValueRef) -> Option<(&[LLVMValueRef], bool)> {
+    /// keeps the stride in every lane, `whole`) and, if checked (`EntryCheck`), its one
+    /// widening cast did not wrap between lanes 0 and 31 (`Access::Checked`); the unknown
+    /// access's way otherwise.
+    pub fn entry_tested(&self, i: LLVMValueRef) -> Option<(&[LLVMValueRef], EntryCheck)> {
         self.entry_accesses
             .get(&i)
-            .map(|(phis, checked)| (phis.as_slice(), *checked))
+            .map(|(phis, check)| (phis.as_slice(), *check))
     }
 
     /// The lane step an entry-tested phi's test checks (`entry_tested`).
@@ -874,7 +898,7 @@ impl Strides {
         &self,
         p: LLVMValueRef,
         varying: &HashSet<LLVMValueRef>,
-    ) -> Option<(LLVMValueRef, bool, i64, u32)> {
+    ) -> Option<WrapCast> {
         let mut v = p;
         for _ in 0..64 {
             if self.of(v, varying)?.casts != 1 || !ir::is_instruction(v) {
