@@ -624,8 +624,7 @@ fn build<'c, 'a>(
         // Vector phis a loop steps by one scalar in every lane, as lane 0's scalar plus
         // offsets (`llvm::simd::fold_lane_offsets`): InstCombine folds the lane tests to the
         // offsets, and LICM takes them out of the loop.
-        if std::env::var_os("SPMV18_NOLO").is_none() && crate::llvm::simd::fold_lane_offsets(&m) > 0
-        {
+        if crate::llvm::simd::fold_lane_offsets(&m) > 0 {
             machine
                 .run_pipeline(
                     &m,
