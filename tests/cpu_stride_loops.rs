@@ -28,6 +28,9 @@ struct Shape {
     bar_after: bool,
     /// The body skips its atomic addition when `i % 97 == 5` (a forward branch inside it).
     skip5: bool,
+    /// The count's increment between the induction's and the compare (clang's latch when
+    /// the loop also steps a pointer), else before both.
+    late_count: bool,
 }
 
 /// The kernel of a shape: `hits[i % 97] += 1` (atomic) for each `i` of each thread, its
@@ -66,6 +69,12 @@ fn ptx(name: &str, s: Shape) -> String {
         ""
     };
     let bar_after = if s.bar_after { "  bar.sync 0;" } else { "" };
+    let count = "  add.s32 %r11, %r11, 1;";
+    let (early_count, late_count) = if s.late_count {
+        ("", count)
+    } else {
+        (count, "")
+    };
     let skip = if s.skip5 {
         "  setp.eq.u32 %p4, %r13, 5;\n  @%p4 bra SKIP;"
     } else {
@@ -103,9 +112,10 @@ LOOP:
   add.s64 %rd5, %rd1, %rd4;
   red.global.add.u32 [%rd5], 1;
 SKIP:
-  add.s32 %r11, %r11, 1;
+{early_count}
   add.s32 %r12, %r12, %r10;
   add.s32 %r10, %r10, {step};
+{late_count}
   setp.{cmp} %p3, %r10, %r1;
   @%p3 bra LOOP;
 AFTER:
@@ -184,7 +194,7 @@ fn reference(
 fn stride_loops_of_every_shape_give_the_reference_results() {
     let mut r = Rng::new(2026);
     let mut shapes = Vec::new();
-    for bits in 0u32..1024 {
+    for bits in 0u32..2048 {
         shapes.push(Shape {
             start: bits & 3,
             step: (bits >> 2) & 3,
@@ -194,6 +204,7 @@ fn stride_loops_of_every_shape_give_the_reference_results() {
             guard: bits & 128 != 0,
             bar_after: bits & 256 != 0,
             skip5: bits & 512 != 0,
+            late_count: bits & 1024 != 0,
         });
     }
     // A deterministic third of the shapes, in one module.
