@@ -36,6 +36,12 @@
 #               speed carries over to code it was not tuned on (no PoCL version: n/a)
 #   --report    measure nothing: print the table again from the mode's last times.tsv (rows of
 #               several invocations, e.g. an --only run appended to it, are summarized together)
+#   --ptx C     nvcc (default): the checked-in PTX (NVRTC's); clang: the same CUDA sources
+#               compiled to PTX by clang (BENCH_CLANG, default clang-22; sm_80, -O3, libdevice
+#               from the .venv's nvidia-nvvm or BENCH_LIBDEVICE; benches/suite/tools/clang_cuda.h
+#               stands in for the CUDA headers), into $WORK/ptx: another compiler's shapes of the
+#               same kernels (Triton's two kernels keep Triton's PTX). Results go to
+#               target/bench-suite/MODE[-variants]-clang/, inputs are shared with the nvcc runs.
 # Environment: PTX2LLVM (binary to use; default: build target/release/ptx2llvm with cargo),
 # BENCH_CC (C compiler for the baselines, default gcc), OMP_WAIT_POLICY (for the baselines,
 # default passive), BENCH_OPT (ptx2llvm -O level, default 2, the `run` default), BENCH_TIMEOUT
@@ -62,6 +68,7 @@ ONLY=""
 USE_POCL=1
 REPORT=0
 SET=suite
+PTX_FROM=nvcc
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
@@ -75,11 +82,17 @@ while [ $# -gt 0 ]; do
         --set) SET="${2:?--set needs suite or variants}"; shift ;;
         --set=*) SET="${1#--set=}" ;;
         --report) REPORT=1 ;;
+        --ptx) PTX_FROM="${2:?--ptx needs nvcc or clang}"; shift ;;
+        --ptx=*) PTX_FROM="${1#--ptx=}" ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
+case "$PTX_FROM" in
+    nvcc | clang) ;;
+    *) echo "bench.sh: --ptx takes nvcc or clang" >&2; exit 2 ;;
+esac
 case "$SET" in
     suite) ;;
     variants) KERNELS=("${VARIANTS[@]}") ;;
@@ -157,6 +170,8 @@ CC_BENCH="${BENCH_CC:-gcc}"
 CFLAGS_BENCH=(-O3 -march=native -mprefer-vector-width=512 -fno-math-errno -fopenmp)
 WORK="$ROOT/target/bench-suite/$MODE"
 [ "$SET" = variants ] && WORK="$WORK-variants"
+IN_DIR="$WORK/in" # inputs: one set per mode and set, whichever compiler made the PTX
+[ "$PTX_FROM" = clang ] && WORK="$WORK-clang"
 BIN="$ROOT/target/bench-suite/bin"
 mkdir -p "$WORK" "$BIN"
 LOG="$WORK/log.txt"
@@ -167,6 +182,17 @@ note() { printf '%s\n' "$*" >&2; }
 read -r LOAD1 _ </proc/loadavg
 if [ "$MODE" = full ] && awk -v l="$LOAD1" 'BEGIN { exit !(l > 0.5) }'; then
     note "bench.sh: warning: load average $LOAD1: other work on this machine skews the timings"
+fi
+
+# ---- clang, for --ptx clang --------------------------------------------------------------------
+if [ "$PTX_FROM" = clang ] && [ "$REPORT" = 0 ]; then
+    CLANG="${BENCH_CLANG:-clang-22}"
+    command -v "$CLANG" >/dev/null ||
+        { note "bench.sh: --ptx clang needs $CLANG (apt install clang-22, or set BENCH_CLANG)"; exit 1; }
+    LIBDEVICE="${BENCH_LIBDEVICE:-$(ls "$ROOT"/.venv/lib/python3*/site-packages/nvidia/cu13/nvvm/libdevice/libdevice.10.bc 2>/dev/null | head -1)}"
+    [ -f "$LIBDEVICE" ] ||
+        { note "bench.sh: --ptx clang needs libdevice.10.bc (pip install nvidia-nvvm into .venv, or set BENCH_LIBDEVICE)"; exit 1; }
+    rm -rf "$WORK/ptx" # compiled again by this invocation's clang
 fi
 
 # ---- the ptx2llvm binary ---------------------------------------------------------------------
@@ -232,22 +258,22 @@ if [ "$USE_POCL" = 1 ] && [ "$REPORT" = 0 ]; then
 fi
 
 # ---- inputs ----------------------------------------------------------------------------------
-# input NAME TYPE COUNT SEED [LO HI]: $WORK/in/NAME.TYPE-COUNT-SEED[-LO-HI] (generated once).
+# input NAME TYPE COUNT SEED [LO HI]: $IN_DIR/NAME.TYPE-COUNT-SEED[-LO-HI] (generated once).
 input() {
     local name=$1 key
     shift
     # The file is named by everything that makes it, so a size changed in this script (or by
     # --quick) never reuses an input made for another size.
     key=$(printf '%s-' "$@"); key=${key%-}; key=${key//[^A-Za-z0-9._-]/_}
-    local f="$WORK/in/$name.$key"
-    mkdir -p "$WORK/in"
+    local f="$IN_DIR/$name.$key"
+    mkdir -p "$IN_DIR"
     if [ ! -f "$f" ]; then "$BIN/gen" "$1" "$2" "$3" "$f" "${@:4}" || { note "gen $name failed"; exit 1; }; fi
     printf '%s' "$f"
 }
-# csr_input NAME ROWS SEED: the prefix of $WORK/in/NAME.{rowptr,col,val}.
+# csr_input NAME ROWS SEED: the prefix of $IN_DIR/NAME.{rowptr,col,val}.
 csr_input() {
-    local f="$WORK/in/$1.$2.$3"
-    mkdir -p "$WORK/in"
+    local f="$IN_DIR/$1.$2.$3"
+    mkdir -p "$IN_DIR"
     if [ ! -f "$f.val" ]; then "$BIN/gen" csr "$2" "$3" "$f" || { note "gen $1 failed"; exit 1; }; fi
     printf '%s' "$f"
 }
@@ -519,12 +545,31 @@ check_outputs() {
     done
 }
 
+# clang_ptx: with --ptx clang, PTX (a suite or variant kernel's checked-in PTX) becomes clang's
+# PTX of the same .cu, compiled once per invocation into $WORK/ptx.
+clang_ptx() {
+    [ "$PTX_FROM" = clang ] || return 0
+    case "$PTX" in "$SUITE"/kernels/*.ptx | "$SUITE"/variants/*.ptx) ;; *) return 0 ;; esac
+    local cu="${PTX%.ptx}.cu" out
+    out="$WORK/ptx/$(basename "$PTX")"
+    if [ ! -f "$out" ]; then
+        mkdir -p "$WORK/ptx"
+        "$CLANG" -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_80 \
+            -Xclang -target-feature -Xclang +ptx75 -O3 -include "$SUITE/tools/clang_cuda.h" \
+            -Xclang -mlink-builtin-bitcode -Xclang "$LIBDEVICE" -S -o "$out" "$cu" \
+            >"$WORK/ptx/$(basename "$cu").log" 2>&1 ||
+            { note "bench.sh: clang failed on $cu (see $WORK/ptx/$(basename "$cu").log)"; exit 1; }
+    fi
+    PTX="$out"
+}
+
 # run_kernel K PASS: one kernel, one pass; appends "K PASS t_ptx2llvm t_c t_pocl compile status"
 # (tab-separated) to $WORK/times.tsv.
 run_kernel() {
     local k=$1 pass=$2 i
     case_common
     "case_$k"
+    clang_ptx
     OKNAME="${OKNAME:-$KNAME}"
     SIZES[$k]=$SIZE
     d="$WORK/pass$pass/$k"
