@@ -12,6 +12,8 @@
 #      libcuda.so.1 (cuda/tests/python/numba_kernels.py with LD_LIBRARY_PATH=target/release/cuda)
 #   8. triton kernels                          Triton tutorial kernels compiled and launched by
 #      Triton itself on that library (cuda/tests/python/triton_kernels.py, scripts/ptxas-standin)
+#   9. bench.sh --quick                        every benchmark kernel at small sizes, outputs
+#      checked against C (and PoCL), then again on clang's PTX of the same sources (--ptx clang)
 # Every step runs even when an earlier one failed (except lit, which needs the build), so one
 # run shows all the problems. Set FAIL_FAST=1 to stop at the first failure instead.
 # Exits non-zero when any step failed; the last lines summarize the steps and count the tests.
@@ -129,6 +131,9 @@ else
 fi
 # Smoke test of the benchmark suite: every kernel on ptx2llvm, C/OpenMP and PoCL at small sizes.
 step "bench --quick" bench-quick.log bash scripts/bench.sh --quick || true
+# The same kernels compiled by clang instead of NVRTC: another compiler's PTX, outputs checked.
+step "bench --quick --ptx clang" bench-quick-clang.log \
+    bash scripts/bench.sh --quick --ptx clang --no-pocl || true
 
 summary
 [ "${#failed_steps[@]}" -eq 0 ]
