@@ -63,7 +63,9 @@
 //! barrier (`for (k = %tid; k < 18 * 18; k += 256) tile[k] = in[(y0 + k / 18) * w + x0 +
 //! k % 18]`, a 3x3 convolution's halo tile) has its loads in a loop without barriers, their
 //! addresses built from `%ctaid.x` and the loop's header phis, each phi fed by values that do
-//! not depend on `%ctaid.x` (`loop_leaves`). The same expression with the phis as they are and
+//! not depend on `%ctaid.x` (`loop_leaves`), or a phi that starts from `%ctaid.x` and steps by a
+//! constant (clang's `x0 + k` beside `k`), which the next CTA's is plus its start's move. The
+//! same expression with the phis as they are (the latter moved) and
 //! `%ctaid.x + TILE_AHEAD` is the address that CTA loads in the same iteration, prefetched
 //! into the nearest cache (`Use::ReadSoon`). Loops with barriers in them are left to
 //! `insert` (a tiled matmul's loads are spread over its rounds), and an address with no phi
@@ -720,19 +722,22 @@ unsafe fn ctaid_tree(
     v: LLVMValueRef,
     depth: u32,
 ) -> Option<bool> {
-    ctaid_tree_with(td, v, depth, &[])
+    ctaid_tree_with(td, v, depth, &Leaves::default())
 }
 
-/// `ctaid_tree` with the phis of `leaves` taken as values that do not depend on `%ctaid.x`
-/// (`loop_leaves`).
+/// `ctaid_tree` with the fixed phis of `leaves` taken as values that do not depend on
+/// `%ctaid.x` and its shifted phis as their starts (`loop_leaves`).
 unsafe fn ctaid_tree_with(
     td: llvm_sys::target::LLVMTargetDataRef,
     v: LLVMValueRef,
     depth: u32,
-    leaves: &[LLVMValueRef],
+    leaves: &Leaves,
 ) -> Option<bool> {
-    if !ir::is_instruction(v) || leaves.contains(&v) {
+    if !ir::is_instruction(v) || leaves.fixed.contains(&v) {
         return Some(false);
+    }
+    if let Some(init) = leaves.shift_of(v) {
+        return ctaid_tree_with(td, init, depth + 1, leaves);
     }
     if depth > 24 {
         return None;
@@ -777,7 +782,7 @@ unsafe fn next_cta(
     td: llvm_sys::target::LLVMTargetDataRef,
     b: LLVMBuilderRef,
     v: LLVMValueRef,
-    (leaves, ahead): (&[LLVMValueRef], u64),
+    (leaves, ahead): (&Leaves, u64),
     done: &mut std::collections::HashMap<LLVMValueRef, LLVMValueRef>,
     added: &mut Vec<LLVMValueRef>,
 ) -> LLVMValueRef {
@@ -786,6 +791,13 @@ unsafe fn next_cta(
     }
     let out = if ctaid_tree_with(td, v, 0, leaves) != Some(true) {
         v
+    } else if let Some(init) = leaves.shift_of(v) {
+        // The phi plus its start's move (the loop adds the same to it in every CTA), or
+        // the phi itself when that move is not linear (a hint: a line fetched for nothing).
+        match moved(td, b, init, (leaves, ahead), &mut Moves::new(), added) {
+            Some(d) => shifted_by(b, v, d, added),
+            None => v,
+        }
     } else if ir::opcode(v) == O::LLVMLoad {
         let one = c::LLVMConstInt(c::LLVMTypeOf(v), ahead, 0);
         let x = c::LLVMBuildAdd(b, v, one, c"".as_ptr());
@@ -817,7 +829,7 @@ unsafe fn moved(
     td: llvm_sys::target::LLVMTargetDataRef,
     b: LLVMBuilderRef,
     v: LLVMValueRef,
-    (leaves, ahead): (&[LLVMValueRef], u64),
+    (leaves, ahead): (&Leaves, u64),
     done: &mut Moves,
     added: &mut Vec<LLVMValueRef>,
 ) -> Option<LLVMValueRef> {
@@ -837,7 +849,7 @@ unsafe fn move_of(
     td: llvm_sys::target::LLVMTargetDataRef,
     b: LLVMBuilderRef,
     v: LLVMValueRef,
-    (leaves, ahead): (&[LLVMValueRef], u64),
+    (leaves, ahead): (&Leaves, u64),
     done: &mut Moves,
     added: &mut Vec<LLVMValueRef>,
 ) -> Option<LLVMValueRef> {
@@ -852,6 +864,9 @@ unsafe fn move_of(
     let fixed = |x: LLVMValueRef| ctaid_tree_with(td, x, 0, leaves) == Some(false);
     if fixed(v) {
         return Some(c::LLVMConstNull(dt));
+    }
+    if let Some(init) = leaves.shift_of(v) {
+        return moved(td, b, init, (leaves, ahead), done, added);
     }
     let n = c"".as_ptr();
     let ops = ir::operands(v);
@@ -928,7 +943,7 @@ unsafe fn ahead_address(
     td: llvm_sys::target::LLVMTargetDataRef,
     b: LLVMBuilderRef,
     p: LLVMValueRef,
-    (leaves, ahead): (&[LLVMValueRef], u64),
+    (leaves, ahead): (&Leaves, u64),
     added: &mut Vec<LLVMValueRef>,
 ) -> LLVMValueRef {
     let mark = added.len();
@@ -976,17 +991,68 @@ unsafe fn holds_barrier(cfg: &Cfg, l: usize) -> bool {
     })
 }
 
+/// The leaves of a load's address tree in a loop (`loop_leaves`): values that hold the same
+/// in the next CTA's same iteration (`fixed`), and header phis that hold their start's move
+/// more (`shifted`, with that start).
+#[derive(Default)]
+struct Leaves {
+    fixed: Vec<LLVMValueRef>,
+    shifted: Vec<(LLVMValueRef, LLVMValueRef)>,
+}
+
+impl Leaves {
+    /// The start of `v` when it is a shifted phi.
+    fn shift_of(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
+        self.shifted.iter().find(|s| s.0 == v).map(|s| s.1)
+    }
+
+    fn all(&self) -> Vec<LLVMValueRef> {
+        self.fixed
+            .iter()
+            .copied()
+            .chain(self.shifted.iter().map(|s| s.0))
+            .collect()
+    }
+}
+
+/// `v` (an integer or a pointer) plus `d` (of `v`'s integer type, bytes for a pointer).
+unsafe fn shifted_by(
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    d: LLVMValueRef,
+    added: &mut Vec<LLVMValueRef>,
+) -> LLVMValueRef {
+    let t = c::LLVMTypeOf(v);
+    if c::LLVMGetTypeKind(t) == llvm_sys::LLVMTypeKind::LLVMPointerTypeKind {
+        let i8t = c::LLVMInt8TypeInContext(c::LLVMGetTypeContext(t));
+        let mut idx = [d];
+        keep(
+            added,
+            c::LLVMBuildGEP2(b, i8t, v, idx.as_mut_ptr(), 1, c"".as_ptr()),
+        )
+    } else {
+        keep(added, c::LLVMBuildAdd(b, v, d, c"".as_ptr()))
+    }
+}
+
 /// The header phis of the loops around block `bi` whose incoming values do not depend on
 /// `%ctaid.x` (through pure arithmetic and these same phis): leaves of a load's address tree
-/// that hold the same value in the next CTA's same iteration.
-unsafe fn loop_leaves(cfg: &Cfg, bi: usize) -> Vec<LLVMValueRef> {
+/// that hold the same value in the next CTA's same iteration (`Leaves::fixed`); and those
+/// whose one value from outside the loop does, while each value from inside is the phi plus
+/// a constant (`Leaves::shifted`): in the next CTA's same iteration the phi is this one's
+/// plus its start's move. A constant step: a tile loop walks the CTA's own tile; a
+/// grid-stride index (stepping by the grid's threads) has the next warp's prefetch
+/// (`warp_offset`), and the next CTA's same iteration would be a line its warps read anyway. Clang's halo-tile loop carries `x0 + k` as such a phi
+/// (`k` from `%tid`, `x0` from `%ctaid.x`), where NVCC's rebuilds it from `k` each iteration:
+/// without the shift its tile loads had no prefetch (conv3x3 from clang: 3.9x C).
+unsafe fn loop_leaves(cfg: &Cfg, bi: usize) -> Leaves {
     let mut phis = Vec::new();
     let mut l = cfg.loop_of[bi];
     while let Some(x) = l {
         let hb = cfg.blocks[cfg.loops[x].header];
         for i in ir::instructions(hb) {
             if ir::opcode(i) == O::LLVMPHI {
-                phis.push(i);
+                phis.push((i, x));
             }
         }
         l = cfg.loops[x].parent;
@@ -995,21 +1061,59 @@ unsafe fn loop_leaves(cfg: &Cfg, bi: usize) -> Vec<LLVMValueRef> {
         c::LLVMGetBasicBlockParent(cfg.blocks[bi]),
     ));
     // Drop phis fed by `%ctaid.x` (or by something `ctaid_tree` cannot follow) until none is.
+    let mut fixed: Vec<LLVMValueRef> = phis.iter().map(|p| p.0).collect();
     loop {
-        let keep: Vec<LLVMValueRef> = phis
+        let leaves = Leaves {
+            fixed: fixed.clone(),
+            shifted: Vec::new(),
+        };
+        let keep: Vec<LLVMValueRef> = fixed
             .iter()
             .copied()
             .filter(|&ph| {
                 (0..c::LLVMCountIncoming(ph)).all(|k| {
-                    ctaid_tree_with(td, c::LLVMGetIncomingValue(ph, k), 0, &phis) == Some(false)
+                    ctaid_tree_with(td, c::LLVMGetIncomingValue(ph, k), 0, &leaves) == Some(false)
                 })
             })
             .collect();
-        if keep.len() == phis.len() {
-            return keep;
+        if keep.len() == fixed.len() {
+            break;
         }
-        phis = keep;
+        fixed = keep;
     }
+    let mut leaves = Leaves {
+        fixed,
+        shifted: Vec::new(),
+    };
+    for &(ph, x) in &phis {
+        if leaves.fixed.contains(&ph) {
+            continue;
+        }
+        let mut start = None;
+        let mut steps = true;
+        for k in 0..c::LLVMCountIncoming(ph) {
+            let v = c::LLVMGetIncomingValue(ph, k);
+            let from = c::LLVMGetIncomingBlock(ph, k);
+            let inside = cfg
+                .index
+                .get(&from)
+                .is_some_and(|&j| cfg.loops[x].blocks[j]);
+            if !inside {
+                steps &= start.replace(v).is_none_or(|s| s == v);
+                continue;
+            }
+            let step = ir::is_instruction(v)
+                && matches!(ir::opcode(v), O::LLVMAdd | O::LLVMGetElementPtr)
+                && c::LLVMGetNumOperands(v) == 2
+                && c::LLVMGetOperand(v, 0) == ph
+                && !c::LLVMIsAConstantInt(c::LLVMGetOperand(v, 1)).is_null();
+            steps &= step;
+        }
+        if let Some(s) = start.filter(|&s| steps && ctaid_tree(td, s, 0) == Some(true)) {
+            leaves.shifted.push((ph, s));
+        }
+    }
+    leaves
 }
 
 /// Whether `v`'s tree (pure operations) uses one of `leaves`.
@@ -1069,7 +1173,7 @@ pub unsafe fn insert_next_cta(
     let mut loads = 0;
     for (_, i, p) in outside {
         c::LLVMPositionBuilderBefore(b, i);
-        let q = ahead_address(td, b, p, (&[], ahead), &mut added);
+        let q = ahead_address(td, b, p, (&Leaves::default(), ahead), &mut added);
         let use_ = if ahead == ROWS_AHEAD {
             Use::ReadSoon
         } else {
@@ -1086,7 +1190,7 @@ pub unsafe fn insert_next_cta(
             continue;
         }
         let leaves = loop_leaves(cfg, bi);
-        if ctaid_tree_with(td, p, 0, &leaves) != Some(true) || !uses_any(p, &leaves, 0) {
+        if ctaid_tree_with(td, p, 0, &leaves) != Some(true) || !uses_any(p, &leaves.all(), 0) {
             continue;
         }
         c::LLVMPositionBuilderBefore(b, i);
@@ -1115,12 +1219,12 @@ pub unsafe fn insert_next_cta(
         // In a loop without barriers (layernorm's `y[c] = …` for `c = %tid + i * %ntid`),
         // the loop's header phis as they are: the next CTA's store of the same iteration.
         let leaves = match cfg.loop_of[bi] {
-            None => Vec::new(),
+            None => Leaves::default(),
             Some(_) if barrier_loop(cfg, bi) => continue,
             Some(_) => loop_leaves(cfg, bi),
         };
         if ctaid_tree_with(td, p, 0, &leaves) != Some(true)
-            || !leaves.is_empty() && !uses_any(p, &leaves, 0)
+            || !leaves.all().is_empty() && !uses_any(p, &leaves.all(), 0)
         {
             continue;
         }
