@@ -37,24 +37,19 @@ extern "C" __device__ int __nv_float_as_int(float);
 #define fminf __nv_fminf
 #define __int_as_float __nv_int_as_float
 #define __float_as_int __nv_float_as_int
-static __device__ inline float __shfl_xor_sync(unsigned m, float v, int d) {
-    return __nvvm_shfl_sync_bfly_f32(m, v, d, 0x1f);
-}
-static __device__ inline float __shfl_down_sync(unsigned m, float v, int d) {
-    return __nvvm_shfl_sync_down_f32(m, v, d, 0x1f);
-}
-static __device__ inline float __shfl_up_sync(unsigned m, float v, int d) {
-    return __nvvm_shfl_sync_up_f32(m, v, d, 0);
-}
-static __device__ inline int __shfl_xor_sync(unsigned m, int v, int d) {
-    return __nvvm_shfl_sync_bfly_i32(m, v, d, 0x1f);
-}
-static __device__ inline int __shfl_down_sync(unsigned m, int v, int d) {
-    return __nvvm_shfl_sync_down_i32(m, v, d, 0x1f);
-}
-static __device__ inline int __shfl_up_sync(unsigned m, int v, int d) {
-    return __nvvm_shfl_sync_up_i32(m, v, d, 0);
-}
+// The shuffles of one type: `c` is the clamp operand of PTX's `shfl.sync` (0x1f, or 0 for up).
+#define SHUFFLES(T, tag)                                                                      \
+    static __device__ inline T __shfl_xor_sync(unsigned m, T v, int d) {                      \
+        return __nvvm_shfl_sync_bfly_##tag(m, v, d, 0x1f);                                    \
+    }                                                                                         \
+    static __device__ inline T __shfl_down_sync(unsigned m, T v, int d) {                     \
+        return __nvvm_shfl_sync_down_##tag(m, v, d, 0x1f);                                    \
+    }                                                                                         \
+    static __device__ inline T __shfl_up_sync(unsigned m, T v, int d) {                       \
+        return __nvvm_shfl_sync_up_##tag(m, v, d, 0);                                         \
+    }
+SHUFFLES(float, f32)
+SHUFFLES(int, i32)
 static __device__ inline float atomicAdd(float *p, float v) { return __nvvm_atom_add_gen_f(p, v); }
 static __device__ inline int atomicAdd(int *p, int v) { return __nvvm_atom_add_gen_i(p, v); }
 static __device__ inline unsigned atomicAdd(unsigned *p, unsigned v) {
