@@ -59,7 +59,7 @@ pub fn symbols() -> Vec<(String, usize)> {
             .into_iter()
             .map(|(n, p)| (n.to_string(), p as usize)),
     );
-    let more: [(&str, *const ()); 8] = [
+    let more: [(&str, *const ()); 9] = [
         ("ptx2llvm_rt_self", nvvm::ptx2llvm_rt_self as *const ()),
         (
             "ptx2llvm_rt_vprintf_dev",
@@ -80,6 +80,10 @@ pub fn symbols() -> Vec<(String, usize)> {
         (
             "ptx2llvm_rt_red_add_f32",
             red::ptx2llvm_rt_red_add_f32 as *const (),
+        ),
+        (
+            "ptx2llvm_rt_red_window",
+            red::ptx2llvm_rt_red_window as *const (),
         ),
         (
             "ptx2llvm_rt_red_add_f64",

@@ -15,6 +15,12 @@
 //! and an address left in the table would take the inline path then, unchecked, and reach
 //! `apply` (a crash in the runtime) when a colliding key evicted it.
 //!
+//! A worker's *window* takes the hot path of a byte histogram's `hist[data[i]] += 1`: 256
+//! 32-bit sums at one base, which kernel code adds to directly when an addition's base
+//! register holds that base (no key compare, no call in its loop: histogram_global x0.86),
+//! made once kernel code has checked a word in each page it covers (`ptx2llvm_rt_red_window`)
+//! and flushed with the table.
+//!
 //! Float additions (`.f32`, `.f64`) do not associate, so they are not summed: a worker logs
 //! them in order (`Log`) and later applies each address's run of values in one atomic step (a
 //! compare-and-swap around the run, refolded when another worker changed the word meanwhile).
@@ -49,7 +55,23 @@ pub struct Table {
     sum: [u64; SLOTS],
     /// The float additions (after the integer table, so that kernel code reaches both).
     log: Log,
+    /// The window: 32-bit sums of the `WINDOW` words from `wb` (0: none), which kernel code
+    /// adds to directly (`src/target/cpu/private_red.rs`) for an addition whose address is
+    /// its site's base register plus an offset, when that base is `wb`. Set at most once
+    /// between two flushes (kernel code may hold a snapshot of it), and only once kernel code
+    /// has checked a word in every page it covers (`ptx2llvm_rt_red_window`), so every word
+    /// of it is valid for the flush's atomic additions: none is probed that the kernel does
+    /// not touch (a GPU would not fault there), and page permissions are uniform in a page.
+    wb: usize,
+    w32: [u32; WINDOW],
+    /// The window being made: its base and the pages (bit 0: the first, bit 1: the next)
+    /// where kernel code checked a word in it.
+    cand: usize,
+    cand_pages: usize,
 }
+
+/// Words of the window (a histogram's 256 bins).
+pub const WINDOW: usize = 256;
 
 /// Byte offsets in `Table` that kernel code reads and writes (`private_red.rs`).
 pub mod at {
@@ -58,6 +80,9 @@ pub mod at {
     pub const LOG_LAST: u64 = LOG_LEN + 8;
     pub const LOG_KEY: u64 = LOG_LEN + 24;
     pub const LOG_VAL: u64 = LOG_KEY + 8 * super::LOG as u64;
+    /// `Table::wb` and `Table::w32`.
+    pub const WB: u64 = std::mem::offset_of!(super::Table, wb) as u64;
+    pub const W32: u64 = std::mem::offset_of!(super::Table, w32) as u64;
 }
 
 /// This thread's table (stable for the thread's lifetime).
@@ -87,6 +112,10 @@ thread_local! {
             key: OPEN,
             sum: [0; SLOTS],
             log: Log { len: 0, last: NO_LAST, mixed: 0, key: [0; LOG], val: [0; LOG] },
+            wb: 0,
+            w32: [0; WINDOW],
+            cand: 0,
+            cand_pages: 0,
         })
     };
 }
@@ -147,6 +176,39 @@ pub unsafe extern "C" fn ptx2llvm_rt_red_add_u32(p: *mut u32, v: u32, checked: u
 #[no_mangle]
 pub unsafe extern "C" fn ptx2llvm_rt_red_add_u64(p: *mut u64, v: u64, checked: u32) -> u32 {
     add(p as usize | 1, v, checked)
+}
+
+/// Kernel code checked address `p` (an atomic addition of zero) for a 32-bit integer addition
+/// whose site's base register holds `base`: the window of `base` (`Table::wb`) is made once a
+/// word in each page it covers has been checked this way. A base that is null, not 4-byte
+/// aligned or not below `p` by less than the window, or a window already made, changes
+/// nothing.
+#[no_mangle]
+pub extern "C" fn ptx2llvm_rt_red_window(base: usize, p: usize) {
+    const PAGE: usize = 12;
+    let bytes = 4 * WINDOW;
+    if base == 0 || base & 3 != 0 || p < base || p - base >= bytes {
+        return;
+    }
+    let Some(last) = base.checked_add(bytes - 1) else {
+        return;
+    };
+    TABLE.with(|t| {
+        // SAFETY: only this thread touches its table, and not reentrantly.
+        let t = unsafe { &mut *t.get() };
+        if t.wb != 0 {
+            return;
+        }
+        if t.cand != base {
+            t.cand = base;
+            t.cand_pages = 0;
+        }
+        t.cand_pages |= 1 << ((p >> PAGE) - (base >> PAGE));
+        let all = if last >> PAGE == base >> PAGE { 1 } else { 3 };
+        if t.cand_pages == all {
+            t.wb = base;
+        }
+    });
 }
 
 /// Float additions logged in a worker's order: keys as `Table`'s (bit 0: 64 bits), values as
@@ -310,6 +372,23 @@ pub fn flush(discard: bool) {
         drain(l, discard);
         l.last = NO_LAST;
     });
+    TABLE.with(|t| {
+        // SAFETY: only this thread touches its table.
+        let t = unsafe { &mut *t.get() };
+        if t.wb != 0 {
+            for (i, w) in t.w32.iter_mut().enumerate() {
+                if *w != 0 && !discard {
+                    // SAFETY: the window's words lie in pages where kernel code checked a
+                    // word with an atomic access (`ptx2llvm_rt_red_window`): valid for one.
+                    unsafe { apply(t.wb + 4 * i, u64::from(*w)) };
+                }
+                *w = 0;
+            }
+        }
+        t.wb = 0;
+        t.cand = 0;
+        t.cand_pages = 0;
+    });
 }
 
 #[cfg(test)]
@@ -424,6 +503,56 @@ mod tests {
             unsafe { ptx2llvm_rt_red_add_f32(std::ptr::null_mut(), 0, 0) },
             1
         );
+    }
+
+    /// The window's words as kernel code adds to them (`private_red.rs`).
+    fn window_add(i: usize, v: u32) {
+        TABLE.with(|t| {
+            // SAFETY: only this thread touches its table.
+            let t = unsafe { &mut *t.get() };
+            t.w32[i] = t.w32[i].wrapping_add(v);
+        });
+    }
+
+    fn window_base() -> usize {
+        // SAFETY: only this thread touches its table.
+        TABLE.with(|t| unsafe { (*t.get()).wb })
+    }
+
+    #[test]
+    fn the_window_opens_once_each_page_was_checked() {
+        // 2 KiB of words, page-aligned: bins from byte 3584 (4096 - 512) of a 2-page buffer
+        // cross into the second page.
+        let mut buf = vec![0u32; 4096];
+        let start = buf.as_ptr() as usize;
+        let skip = (4096 - start % 4096) % 4096 / 4;
+        let bins = &mut buf[skip + 896..];
+        let base = bins.as_ptr() as usize;
+        // Not 4-byte aligned, or the address outside the window: nothing.
+        ptx2llvm_rt_red_window(base + 1, base + 4);
+        ptx2llvm_rt_red_window(base, base + 1024);
+        ptx2llvm_rt_red_window(base, base - 4);
+        assert_eq!(window_base(), 0);
+        // A word in the first page only: not yet; one in the second: open.
+        ptx2llvm_rt_red_window(base, base + 8);
+        assert_eq!(window_base(), 0);
+        ptx2llvm_rt_red_window(base, base + 1020);
+        assert_eq!(window_base(), base);
+        // Set once: another base changes nothing until the flush.
+        ptx2llvm_rt_red_window(base + 4, base + 8);
+        assert_eq!(window_base(), base);
+        window_add(0, 3);
+        window_add(255, 5);
+        flush(false);
+        assert_eq!((bins[0], bins[255], bins[1]), (3, 5, 0));
+        assert_eq!(window_base(), 0);
+        // A discarded window adds nothing.
+        ptx2llvm_rt_red_window(base, base);
+        ptx2llvm_rt_red_window(base, base + 1020);
+        assert_eq!(window_base(), base);
+        window_add(1, 7);
+        flush(true);
+        assert_eq!(bins[1], 0);
     }
 
     #[test]

@@ -223,6 +223,10 @@ pub trait Target {
     /// `ptr` in such a kernel, the old value unused. A 32-bit integer addition comes with its
     /// address not yet tested for alignment (`memory::check_aligned`): the target tests it
     /// where it must. The default is the atomic addition itself, tested first.
+    ///
+    /// `base`: the value of the address's base register when the address register has one
+    /// definition `add R, B, O` (`lower/atomic.rs`), a hint that lets a target check a run of
+    /// additions against one base (the checks stay on `ptr` itself).
     fn private_red_add<'c, 'a>(
         &self,
         l: &Lowerer<'c, 'a>,
@@ -230,6 +234,7 @@ pub trait Target {
         ptr: PointerValue<'c>,
         v: BasicValueEnum<'c>,
         (ord, scope): (Ordering, &str),
+        _base: Option<PointerValue<'c>>,
     ) {
         let op = if v.is_float_value() {
             RmwOp::FAdd

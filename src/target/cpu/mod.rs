@@ -97,9 +97,10 @@ impl Target for Cpu {
         ptr: PointerValue<'c>,
         v: BasicValueEnum<'c>,
         order: (Ordering, &str),
+        base: Option<PointerValue<'c>>,
     ) {
         let t = sync::self_ptr(l).into_pointer_value();
-        private_red::emit_add(l, fs, t, ptr, v, order);
+        private_red::emit_add(l, fs, t, ptr, v, order, base);
     }
 
     fn addr_space(&self, s: Space) -> u16 {

@@ -26,6 +26,9 @@ use crate::runtime::abi::offset;
 use crate::runtime::red;
 use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
 
+/// A constant 0: the window's base where there is no table (`emit_add`).
+const NO_WINDOW: &str = "ptx2llvm.red.no_window";
+
 /// `red.global.add` of `v` to `ptr` summed in the worker's table (`Thread::reserved[1]` of the
 /// thread context `t`): an address already there adds to its entry here; any other is checked
 /// with a volatile atomic addition of 0, in kernel code, where an invalid address faults as
@@ -35,6 +38,16 @@ use crate::syntax::ast::{Block, Function, Instruction, Operand, Statement};
 /// coroutine engine) the call `(ptr, v, 0)` looks up the entry and returns 1 for an address
 /// not there, which is then checked the same way. A 32-bit `ptr` comes untested for alignment
 /// (`lower/atomic.rs`): it is tested on that way in only.
+///
+/// With `base` (`Target::private_red_add`'s hint) a 32-bit addition first tries the worker's
+/// window (`runtime::red::Table::wb`): when `base` is the window's and `ptr - base` a word
+/// of it, the sum goes to `w32` there, no key compared and no call (the miss path stays out
+/// of the run). In a loop `hist[data[i]] += 1` the compare of `base` is the same each
+/// iteration and the offset's range and alignment are known (`4 * zext(u8)`): the addition is
+/// a load, an add and a store, where the table's key compare on the loaded byte's address
+/// doubled it (histogram_global). A miss makes the window of `base` once kernel code has
+/// checked a word in each of its pages (`ptx2llvm_rt_red_window`).
+#[allow(clippy::too_many_arguments)]
 pub fn emit_add<'c, 'a>(
     l: &Lowerer<'c, 'a>,
     fs: &mut FnState<'c, 'a>,
@@ -42,6 +55,7 @@ pub fn emit_add<'c, 'a>(
     ptr: PointerValue<'c>,
     v: BasicValueEnum<'c>,
     (ord, scope): (Ordering, &str),
+    base: Option<PointerValue<'c>>,
 ) {
     let v = match v {
         BasicValueEnum::FloatValue(f) => return emit_fadd(l, fs, ptr, f, (ord, scope)),
@@ -75,8 +89,94 @@ pub fn emit_add<'c, 'a>(
         l.new_block(fs, "red.done"),
     );
     let null = b.build_is_null(tbl, "").unwrap();
+    let base = base.filter(|_| !wide);
+    // The window's base, loaded where every addition passes (a block that a loop of them
+    // runs each iteration, so that LICM takes the invariant load out of the loop): from the
+    // table, or from a constant 0 without one.
+    let bp_of = |p: Option<PointerValue<'c>>| p.expect("a base");
+    let wb = base.map(|_| {
+        let none = l.module.get_global(NO_WINDOW).unwrap_or_else(|| {
+            let g = l.module.add_global(i64t, None, NO_WINDOW);
+            g.set_initializer(&i64t.const_zero());
+            g.set_constant(true);
+            g.set_linkage(inkwell::module::Linkage::Private);
+            g
+        });
+        // SAFETY: `build_gep` only builds IR (the window's base in the table, a null table's
+        // address unused); nothing is dereferenced here.
+        let wbp = unsafe {
+            b.build_gep(l.ctx.i8_type(), tbl, &[c(red::at::WB)], "")
+                .unwrap()
+        };
+        let wbp = b
+            .build_select(null, none.as_pointer_value(), wbp, "")
+            .unwrap()
+            .into_pointer_value();
+        let wb = b.build_load(i64t, wbp, "red.wb").unwrap();
+        // Invariant as far as LLVM may know, so that a loop of additions compares its base
+        // with it once (the window's sum stores could alias it otherwise): the runtime sets
+        // it once, from 0 to a base, between two flushes (which run outside kernel code),
+        // and either value is right at any time: 0 sends the addition to the table, whose
+        // sums are added at the flush as the window's are.
+        if let Some(i) = wb.as_instruction_value() {
+            let _ = i.set_metadata(
+                l.ctx.metadata_node(&[]),
+                l.ctx.get_kind_id("invariant.load"),
+            );
+        }
+        let wb = wb.into_int_value();
+        // Compared here too, not in the window's block, where the load would sink to (and
+        // its pointer's select fold to the table's, which LICM may not load ahead).
+        let bi = b.build_ptr_to_int(bp_of(base), i64t, "").unwrap();
+        let same = b.build_int_compare(IntPredicate::EQ, bi, wb, "").unwrap();
+        let open = b.build_int_compare(IntPredicate::NE, wb, c(0), "").unwrap();
+        (bi, b.build_and(same, open, "red.inbase").unwrap())
+    });
+    let window = base.map(|_| (l.new_block(fs, "red.window"), l.new_block(fs, "red.inwin")));
+    // With a window: its base first (`inbase` implies a table: without one the base is 0),
+    // so that the compare stays here, in the block every addition passes, where LICM takes
+    // it out of a loop; in the window's block InstCombine would sink it, and the load's
+    // pointer select would fold to the table's, which LICM may not load ahead.
+    if let Some((_, inbase)) = wb {
+        let tables = l.new_block(fs, "red.tables");
+        let win = window.expect("a window block with a base").0;
+        let br = b.build_conditional_branch(inbase, win, tables).unwrap();
+        likely(l, br, true);
+        b.position_at_end(tables);
+    }
     let br = b.build_conditional_branch(null, slow, lookup).unwrap();
     likely(l, br, false);
+    if let (Some((bi, inbase)), Some((win, inwin))) = (wb, window) {
+        b.position_at_end(win);
+        let pi = b.build_ptr_to_int(ptr, i64t, "").unwrap();
+        let off = b.build_int_sub(pi, bi, "").unwrap();
+        let bytes = 4 * red::WINDOW as u64;
+        let inside = b
+            .build_int_compare(IntPredicate::ULT, off, c(bytes), "")
+            .unwrap();
+        let word = b
+            .build_int_compare(
+                IntPredicate::EQ,
+                b.build_and(off, c(3), "").unwrap(),
+                c(0),
+                "",
+            )
+            .unwrap();
+        let _ = inbase;
+        let ok = inside;
+        let ok = b.build_and(ok, word, "").unwrap();
+        let br = b.build_conditional_branch(ok, inwin, lookup).unwrap();
+        likely(l, br, true);
+        b.position_at_end(inwin);
+        let at = b.build_int_add(off, c(red::at::W32), "").unwrap();
+        // SAFETY: `build_gep` only builds IR (the word's sum in the window); nothing is dereferenced here.
+        let sp = unsafe { b.build_gep(l.ctx.i8_type(), tbl, &[at], "").unwrap() };
+        let i32t = l.i32();
+        let sum = b.build_load(i32t, sp, "").unwrap().into_int_value();
+        b.build_store(sp, b.build_int_add(sum, v, "").unwrap())
+            .unwrap();
+        b.build_unconditional_branch(done).unwrap();
+    }
     // The entry of the key (`runtime::red::Table`).
     b.position_at_end(lookup);
     let key = b.build_ptr_to_int(ptr, i64t, "").unwrap();
@@ -150,6 +250,11 @@ pub fn emit_add<'c, 'a>(
         Some(l.i32().into()),
         &[ptr.into(), v.into(), l.c32(1).into()],
     );
+    if let Some(bp) = base {
+        let bi = b.build_ptr_to_int(bp, i64t, "").unwrap();
+        let pi = b.build_ptr_to_int(ptr, i64t, "").unwrap();
+        l.call("ptx2llvm_rt_red_window", None, &[bi.into(), pi.into()]);
+    }
     b.build_unconditional_branch(done).unwrap();
     b.position_at_end(done);
 }

@@ -558,9 +558,10 @@ impl Target for FisTarget {
         ptr: PointerValue<'c>,
         v: BasicValueEnum<'c>,
         order: (Ordering, &str),
+        base: Option<PointerValue<'c>>,
     ) {
         let t = arg(l, fs.func, extra::CTX).into_pointer_value();
-        super::private_red::emit_add(l, fs, t, ptr, v, order);
+        super::private_red::emit_add(l, fs, t, ptr, v, order, base);
     }
 
     fn addr_space(&self, s: Space) -> u16 {
