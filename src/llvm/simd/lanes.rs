@@ -602,13 +602,14 @@ impl Warp<'_> {
     /// `vgatherqps` were ~37% of conv3x3's samples on the Zen 5 machine; conv3x3 ×0.93–0.95
     /// at full size.
     ///
-    /// `scattered` (an entry-tested access's fallback, `untested_scattered`): the one-run
-    /// paths (two plain or two masked loads behind an all-running test) are left out, and
-    /// one run per half takes the two-run path (its second run's mask is empty, so its loads
-    /// read nothing: the same lanes' bytes). That fallback runs only when a loop's entry
-    /// test failed, a warp whose lanes are not consecutive, and the paths were ~a third of
-    /// its code: layernorm_warp has 40 such loads (20 in the masked loop, 20 in its
-    /// full-warp copy).
+    /// `scattered` (an entry-tested access's fallback, `untested_scattered`): the gather at
+    /// once, no run-time test of the lanes' addresses (like `load_tested`'s other accesses
+    /// there). That fallback runs only when a loop's entry test failed, a warp whose lanes
+    /// are not consecutive, and its two-run test and four masked loads per load were most
+    /// of the warp function: layernorm_warp has 40 such loads (20 in the masked loop, 20 in
+    /// its full-warp copy); compile CPU 193 -> 130 ms. What it costs: such a warp (e.g. a
+    /// grid-stride loop's lanes one step apart after a remainder step) gathers where two
+    /// runs per half would have been four masked loads.
     unsafe fn runs_or_gather(
         &mut self,
         vt: LLVMTypeRef,
@@ -618,14 +619,14 @@ impl Warp<'_> {
     ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
+        if scattered {
+            return self.gather(vt, p, self.mask);
+        }
         let v64 = c::LLVMVectorType(self.i64, LANES);
         let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
         let ht = c::LLVMVectorType(t, HALF);
         let align = self.elem_align(t);
         let in_first = self.half_run(pi, t, 0);
-        if scattered {
-            return self.two_runs_or_gather(vt, p, pi, t, in_first);
-        }
         let one_bb = self.append("ld.halves");
         let test_bb = self.append("ld.two_runs_test");
         let join = self.append("ld.pieces");
