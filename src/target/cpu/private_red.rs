@@ -93,8 +93,7 @@ pub fn emit_add<'c, 'a>(
     // The window's base, loaded where every addition passes (a block that a loop of them
     // runs each iteration, so that LICM takes the invariant load out of the loop): from the
     // table, or from a constant 0 without one.
-    let bp_of = |p: Option<PointerValue<'c>>| p.expect("a base");
-    let wb = base.map(|_| {
+    let wb = base.map(|bp| {
         let none = l.module.get_global(NO_WINDOW).unwrap_or_else(|| {
             let g = l.module.add_global(i64t, None, NO_WINDOW);
             g.set_initializer(&i64t.const_zero());
@@ -127,7 +126,7 @@ pub fn emit_add<'c, 'a>(
         let wb = wb.into_int_value();
         // Compared here too, not in the window's block, where the load would sink to (and
         // its pointer's select fold to the table's, which LICM may not load ahead).
-        let bi = b.build_ptr_to_int(bp_of(base), i64t, "").unwrap();
+        let bi = b.build_ptr_to_int(bp, i64t, "").unwrap();
         let same = b.build_int_compare(IntPredicate::EQ, bi, wb, "").unwrap();
         let open = b.build_int_compare(IntPredicate::NE, wb, c(0), "").unwrap();
         (bi, b.build_and(same, open, "red.inbase").unwrap())
@@ -146,7 +145,7 @@ pub fn emit_add<'c, 'a>(
     }
     let br = b.build_conditional_branch(null, slow, lookup).unwrap();
     likely(l, br, false);
-    if let (Some((bi, inbase)), Some((win, inwin))) = (wb, window) {
+    if let (Some((bi, _)), Some((win, inwin))) = (wb, window) {
         b.position_at_end(win);
         let pi = b.build_ptr_to_int(ptr, i64t, "").unwrap();
         let off = b.build_int_sub(pi, bi, "").unwrap();
@@ -162,9 +161,7 @@ pub fn emit_add<'c, 'a>(
                 "",
             )
             .unwrap();
-        let _ = inbase;
-        let ok = inside;
-        let ok = b.build_and(ok, word, "").unwrap();
+        let ok = b.build_and(inside, word, "").unwrap();
         let br = b.build_conditional_branch(ok, inwin, lookup).unwrap();
         likely(l, br, true);
         b.position_at_end(inwin);
