@@ -70,6 +70,9 @@ pub struct Table {
     cand_pages: usize,
 }
 
+/// The entry point that makes a window (`ptx2llvm_rt_red_window`), as kernel code names it.
+pub const WINDOW_FN: &str = "ptx2llvm_rt_red_window";
+
 /// Words of the window (a histogram's 256 bins).
 pub const WINDOW: usize = 256;
 

@@ -250,7 +250,7 @@ pub fn emit_add<'c, 'a>(
     if let Some(bp) = base {
         let bi = b.build_ptr_to_int(bp, i64t, "").unwrap();
         let pi = b.build_ptr_to_int(ptr, i64t, "").unwrap();
-        l.call("ptx2llvm_rt_red_window", None, &[bi.into(), pi.into()]);
+        l.call(red::WINDOW_FN, None, &[bi.into(), pi.into()]);
     }
     b.build_unconditional_branch(done).unwrap();
     b.position_at_end(done);
