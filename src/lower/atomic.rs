@@ -257,66 +257,9 @@ pub fn lower<'c, 'a>(
     Ok(true)
 }
 
-/// Whether register `o` has one definition, `mul.wide.u32 o, x, 4`, where `x` is a byte:
-/// `cvt.u32.u8`, a `.u8`/`.b8` load (zero-extended into its register) or `and` with 255 (a
-/// bin index of a 256-bin histogram). Then `B + o` stays in a 1 KiB window, which only such
-/// sites use (`base_hint`): elsewhere (a histogram's merge loop, `if (s[b]) atomicAdd(&g[b],
-/// s[b])` over a signed index) the window's tests stayed in the loop and cost as much as the
-/// table's lookup they replaced.
-fn byte_offset(fs: &FnState<'_, '_>, o: &str) -> bool {
-    let def = |r: &str| {
-        let mut d = fs.nodes.iter().filter(
-            |i| matches!(i.operands.first(), Some(Operand::Name { name, .. }) if *name == r),
-        );
-        let first = d.next().copied();
-        first.filter(|i| d.next().is_none() && i.guard.is_none())
-    };
-    let has =
-        |i: &crate::syntax::ast::Instruction, m: &str| i.mods.iter().any(|x| x.spelling() == m);
-    let name = |op: Option<&Operand<'_>>| match op {
-        Some(Operand::Name {
-            name, comp: None, ..
-        }) => Some(name.to_string()),
-        _ => None,
-    };
-    let Some(m) = def(o) else { return false };
-    let four = matches!(
-        m.operands.get(2),
-        Some(Operand::Imm(crate::syntax::ast::Expr::Int { value: 4, .. }))
-    );
-    if m.opcode.spelling() != "mul" || !has(m, ".wide") || !has(m, ".u32") || !four {
-        return false;
-    }
-    let Some(x) = name(m.operands.get(1)) else {
-        return false;
-    };
-    let Some(xd) = def(&x) else { return false };
-    match xd.opcode.spelling() {
-        "cvt" => has(xd, ".u8"),
-        "ld" => has(xd, ".u8") || has(xd, ".b8"),
-        "and" => matches!(
-            xd.operands.get(2),
-            Some(Operand::Imm(crate::syntax::ast::Expr::Int {
-                value: 255,
-                ..
-            }))
-        ),
-        _ => false,
-    }
-}
-
-/// The value of the base register `B` of address `a` when its register `R` has one definition
-/// in the function, `add.{s64,u64,b64} R, B, X` (unguarded): `[R]` is `B` plus an offset, which
-/// a target's check of the additions at `B` (`Target::private_red_add`) sees through once the
-/// registers are SSA values (a histogram's `hist + 4 * bin`). `B`'s value is read here, at the
-/// addition: a wrong guess (`B` written between) only leaves that check unfolded.
-fn base_hint<'c, 'a>(
-    l: &Lowerer<'c, 'a>,
-    fs: &mut FnState<'c, 'a>,
-    a: &crate::syntax::ast::Address<'a>,
-) -> Option<PointerValue<'c>> {
-    let r = a.base?;
-    let reg = |o: Option<&Operand<'a>>| match o {
+/// The register an operand names, whole (no component, not negated).
+fn reg_name<'a>(o: Option<&Operand<'a>>) -> Option<&'a str> {
+    match o {
         Some(Operand::Name {
             name,
             comp: None,
@@ -324,24 +267,79 @@ fn base_hint<'c, 'a>(
             ..
         }) => Some(*name),
         _ => None,
-    };
+    }
+}
+
+/// The one instruction of the function whose destination is register `r`, unguarded; `None`
+/// when there are several (a register written in more than one place) or none.
+fn single_def<'x, 'a>(
+    fs: &'x FnState<'_, 'a>,
+    r: &str,
+) -> Option<&'x crate::syntax::ast::Instruction<'a>> {
     let mut defs = fs
         .nodes
         .iter()
-        .filter(|i| reg(i.operands.first()) == Some(r) && i.opcode.spelling() != "st");
-    let d = defs.next()?;
-    if defs.next().is_some()
-        || d.guard.is_some()
-        || d.opcode.spelling() != "add"
-        || !d
-            .mods
-            .iter()
-            .any(|m| matches!(m.spelling(), ".s64" | ".u64" | ".b64"))
+        .filter(|i| reg_name(i.operands.first()) == Some(r));
+    let d = *defs.next()?;
+    (defs.next().is_none() && d.guard.is_none()).then_some(d)
+}
+
+/// Whether instruction `i` carries modifier `m`.
+fn has_mod(i: &crate::syntax::ast::Instruction, m: &str) -> bool {
+    i.mods.iter().any(|x| x.spelling() == m)
+}
+
+/// Whether operand `o` is the integer constant `k`.
+fn is_int(o: Option<&Operand<'_>>, k: u64) -> bool {
+    matches!(o, Some(Operand::Imm(crate::syntax::ast::Expr::Int { value, .. })) if *value == k)
+}
+
+/// Whether register `o` has one definition, `mul.wide.u32 o, x, 4`, where `x` is a byte:
+/// `cvt.u32.u8`, a `.u8`/`.b8` load (zero-extended into its register) or `and` with 255 (a
+/// bin index of a 256-bin histogram). Then `B + o` stays in a 1 KiB window, which only such
+/// sites use (`base_hint`): elsewhere (a histogram's merge loop, `if (s[b]) atomicAdd(&g[b],
+/// s[b])` over a signed index) the window's tests stayed in the loop and cost as much as the
+/// table's lookup they replaced.
+fn byte_offset(fs: &FnState<'_, '_>, o: &str) -> bool {
+    let Some(m) = single_def(fs, o) else {
+        return false;
+    };
+    if m.opcode.spelling() != "mul"
+        || !has_mod(m, ".wide")
+        || !has_mod(m, ".u32")
+        || !is_int(m.operands.get(2), 4)
     {
+        return false;
+    }
+    let Some(x) = reg_name(m.operands.get(1)).and_then(|x| single_def(fs, x)) else {
+        return false;
+    };
+    match x.opcode.spelling() {
+        "cvt" => has_mod(x, ".u8"),
+        "ld" => has_mod(x, ".u8") || has_mod(x, ".b8"),
+        "and" => is_int(x.operands.get(2), 255),
+        _ => false,
+    }
+}
+
+/// The value of the base register `B` of address `a` when its register `R` has one definition
+/// in the function, `add.{s64,u64,b64} R, B, X` (unguarded) with `X` a byte's offset
+/// (`byte_offset`): `[R]` is `B` plus an offset, which a target's check of the additions at
+/// `B` (`Target::private_red_add`) sees through once the registers are SSA values (a
+/// histogram's `hist + 4 * bin`). `B`'s value is read here, at the addition: a wrong guess
+/// (`B` written between) only leaves that check unfolded.
+fn base_hint<'c, 'a>(
+    l: &Lowerer<'c, 'a>,
+    fs: &mut FnState<'c, 'a>,
+    a: &crate::syntax::ast::Address<'a>,
+) -> Option<PointerValue<'c>> {
+    let r = a.base?;
+    let d = single_def(fs, r)?;
+    if d.opcode.spelling() != "add" || ![".s64", ".u64", ".b64"].iter().any(|m| has_mod(d, m)) {
         return None;
     }
-    let b = reg(d.operands.get(1)).filter(|&b| b != r)?;
-    if !byte_offset(fs, reg(d.operands.get(2))?) {
+    let b = reg_name(d.operands.get(1)).filter(|&b| b != r)?;
+    if !byte_offset(fs, reg_name(d.operands.get(2))?) {
         return None;
     }
     let (slot, st, _) = l.reg(fs, b)?;

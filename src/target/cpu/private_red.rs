@@ -89,11 +89,12 @@ pub fn emit_add<'c, 'a>(
         l.new_block(fs, "red.done"),
     );
     let null = b.build_is_null(tbl, "").unwrap();
-    let base = base.filter(|_| !wide);
-    // The window's base, loaded where every addition passes (a block that a loop of them
-    // runs each iteration, so that LICM takes the invariant load out of the loop): from the
-    // table, or from a constant 0 without one.
-    let wb = base.map(|bp| {
+    // With a base hint (32-bit additions): the window, whose base is compared first, in the
+    // block every addition passes, so that LICM takes the invariant load and the compare out
+    // of a loop of them (in the window's own block InstCombine sank them, and folded the
+    // load's pointer select to the table's, which LICM may not load ahead). Without a table
+    // the base read is a constant 0, and `inbase` implies a table.
+    let base = base.filter(|_| !wide).map(|bp| {
         let none = l.module.get_global(NO_WINDOW).unwrap_or_else(|| {
             let g = l.module.add_global(i64t, None, NO_WINDOW);
             g.set_initializer(&i64t.const_zero());
@@ -112,11 +113,10 @@ pub fn emit_add<'c, 'a>(
             .unwrap()
             .into_pointer_value();
         let wb = b.build_load(i64t, wbp, "red.wb").unwrap();
-        // Invariant as far as LLVM may know, so that a loop of additions compares its base
-        // with it once (the window's sum stores could alias it otherwise): the runtime sets
-        // it once, from 0 to a base, between two flushes (which run outside kernel code),
-        // and either value is right at any time: 0 sends the addition to the table, whose
-        // sums are added at the flush as the window's are.
+        // Invariant as far as LLVM may know (the window's sum stores could alias it
+        // otherwise): the runtime sets it once, from 0 to a base, between two flushes (which
+        // run outside kernel code), and either value is right at any time: 0 sends the
+        // addition to the table, whose sums are added at the flush as the window's are.
         if let Some(i) = wb.as_instruction_value() {
             let _ = i.set_metadata(
                 l.ctx.metadata_node(&[]),
@@ -124,42 +124,27 @@ pub fn emit_add<'c, 'a>(
             );
         }
         let wb = wb.into_int_value();
-        // Compared here too, not in the window's block, where the load would sink to (and
-        // its pointer's select fold to the table's, which LICM may not load ahead).
         let bi = b.build_ptr_to_int(bp, i64t, "").unwrap();
         let same = b.build_int_compare(IntPredicate::EQ, bi, wb, "").unwrap();
         let open = b.build_int_compare(IntPredicate::NE, wb, c(0), "").unwrap();
-        (bi, b.build_and(same, open, "red.inbase").unwrap())
-    });
-    let window = base.map(|_| (l.new_block(fs, "red.window"), l.new_block(fs, "red.inwin")));
-    // With a window: its base first (`inbase` implies a table: without one the base is 0),
-    // so that the compare stays here, in the block every addition passes, where LICM takes
-    // it out of a loop; in the window's block InstCombine would sink it, and the load's
-    // pointer select would fold to the table's, which LICM may not load ahead.
-    if let Some((_, inbase)) = wb {
-        let tables = l.new_block(fs, "red.tables");
-        let win = window.expect("a window block with a base").0;
+        let inbase = b.build_and(same, open, "red.inbase").unwrap();
+        let (win, inwin, tables) = (
+            l.new_block(fs, "red.window"),
+            l.new_block(fs, "red.inwin"),
+            l.new_block(fs, "red.tables"),
+        );
         let br = b.build_conditional_branch(inbase, win, tables).unwrap();
         likely(l, br, true);
-        b.position_at_end(tables);
-    }
-    let br = b.build_conditional_branch(null, slow, lookup).unwrap();
-    likely(l, br, false);
-    if let (Some((bi, _)), Some((win, inwin))) = (wb, window) {
+        // The offset's range and alignment: known where the address is `base + 4 * byte`.
         b.position_at_end(win);
         let pi = b.build_ptr_to_int(ptr, i64t, "").unwrap();
         let off = b.build_int_sub(pi, bi, "").unwrap();
-        let bytes = 4 * red::WINDOW as u64;
         let inside = b
-            .build_int_compare(IntPredicate::ULT, off, c(bytes), "")
+            .build_int_compare(IntPredicate::ULT, off, c(4 * red::WINDOW as u64), "")
             .unwrap();
+        let low = b.build_and(off, c(3), "").unwrap();
         let word = b
-            .build_int_compare(
-                IntPredicate::EQ,
-                b.build_and(off, c(3), "").unwrap(),
-                c(0),
-                "",
-            )
+            .build_int_compare(IntPredicate::EQ, low, c(0), "")
             .unwrap();
         let ok = b.build_and(inside, word, "").unwrap();
         let br = b.build_conditional_branch(ok, inwin, lookup).unwrap();
@@ -168,12 +153,15 @@ pub fn emit_add<'c, 'a>(
         let at = b.build_int_add(off, c(red::at::W32), "").unwrap();
         // SAFETY: `build_gep` only builds IR (the word's sum in the window); nothing is dereferenced here.
         let sp = unsafe { b.build_gep(l.ctx.i8_type(), tbl, &[at], "").unwrap() };
-        let i32t = l.i32();
-        let sum = b.build_load(i32t, sp, "").unwrap().into_int_value();
+        let sum = b.build_load(l.i32(), sp, "").unwrap().into_int_value();
         b.build_store(sp, b.build_int_add(sum, v, "").unwrap())
             .unwrap();
         b.build_unconditional_branch(done).unwrap();
-    }
+        b.position_at_end(tables);
+        bi
+    });
+    let br = b.build_conditional_branch(null, slow, lookup).unwrap();
+    likely(l, br, false);
     // The entry of the key (`runtime::red::Table`).
     b.position_at_end(lookup);
     let key = b.build_ptr_to_int(ptr, i64t, "").unwrap();
@@ -247,8 +235,7 @@ pub fn emit_add<'c, 'a>(
         Some(l.i32().into()),
         &[ptr.into(), v.into(), l.c32(1).into()],
     );
-    if let Some(bp) = base {
-        let bi = b.build_ptr_to_int(bp, i64t, "").unwrap();
+    if let Some(bi) = base {
         let pi = b.build_ptr_to_int(ptr, i64t, "").unwrap();
         l.call(red::WINDOW_FN, None, &[bi.into(), pi.into()]);
     }
