@@ -2579,7 +2579,8 @@ impl Warp<'_> {
             let q = c::LLVMBuildGEP2(b, i8t, at, k.as_mut_ptr(), 1, n);
             let mut tys = [c::LLVMTypeOf(e), self.ptr];
             let mut args = [e, q, m];
-            self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+            let st = self.call_intrinsic("llvm.masked.store", &mut tys, &mut args);
+            super::blend::mark(st, h as u32);
         }
     }
 

@@ -9,6 +9,7 @@
 //! (`emit.rs`, `lanes.rs`, `warp.rs`) and the CTA function (`driver.rs`).
 
 mod barrier;
+mod blend;
 mod bounds;
 mod cfg;
 mod chain;
@@ -201,6 +202,14 @@ pub fn fold_wide_pieces(m: &Module) -> usize {
 pub fn fold_page_loads(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { pageload::fold(m.as_mut_ptr()) }
+}
+
+/// Runs of table stores into one `.shared` block (`lanes.rs` `store_table`) as one select
+/// and plain store per half when their blocks are one at run time (`blend.rs`), in the
+/// optimized module `m` as code generation gets it; returns how many runs.
+pub fn fold_table_blends(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites blocks of its functions only.
+    unsafe { blend::fold(m.as_mut_ptr()) }
 }
 
 /// Gives the lanes of shuffles and phis that no use reads poison (`demand.rs`), in the

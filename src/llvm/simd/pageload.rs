@@ -80,7 +80,7 @@ unsafe fn candidate(td: llvm_sys::target::LLVMTargetDataRef, i: LLVMValueRef) ->
 
 /// Moves the instructions after `at` into a new block placed after `at`'s, which the phis of
 /// its successors then name; returns it.
-unsafe fn split_after(at: LLVMValueRef) -> LLVMBasicBlockRef {
+pub(super) unsafe fn split_after(at: LLVMValueRef) -> LLVMBasicBlockRef {
     let bb = c::LLVMGetInstructionParent(at);
     let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(at));
     let f = c::LLVMGetBasicBlockParent(bb);
