@@ -1505,9 +1505,27 @@ impl<'a> Warp<'a> {
             let v = self.get(inc, vary);
             incoming.push((p, vary, v));
             if entering {
+                if let (Some(&s), Some(step)) = (
+                    self.entry_flags.get(&p),
+                    self.facts.strides.entry_header_step(p),
+                ) {
+                    tests.push((s, self.entry_test(v, step)));
+                }
+            }
+        }
+        // And the join phis that the loop's accesses use without the loop defining them.
+        if entering {
+            for &j in self
+                .facts
+                .strides
+                .entry_joins(self.cfg.blocks[to])
+                .to_vec()
+                .iter()
+            {
                 if let (Some(&s), Some(step)) =
-                    (self.entry_flags.get(&p), self.facts.strides.entry_step(p))
+                    (self.entry_flags.get(&j), self.facts.strides.entry_step(j))
                 {
+                    let v = self.get(j, true);
                     tests.push((s, self.entry_test(v, step)));
                 }
             }

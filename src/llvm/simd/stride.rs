@@ -205,6 +205,11 @@ pub struct Strides {
     /// Loop-header phis whose lanes are tested where their loop is entered, and the step the
     /// test checks (`entry_tested`).
     entry: HashMap<LLVMValueRef, i64>,
+    /// Join phis (no loop header's) tested where a loop that uses them without defining
+    /// them is entered, and the step the test checks; by that loop's header, the join phis
+    /// its entry tests (`entry_joins`).
+    entry_join: HashMap<LLVMValueRef, i64>,
+    entry_at: HashMap<LLVMBasicBlockRef, Vec<LLVMValueRef>>,
     /// Unknown accesses that are consecutive (or checked, `EntryCheck`) when the entry
     /// tests of these phis passed.
     entry_accesses: HashMap<LLVMValueRef, (Vec<LLVMValueRef>, EntryCheck)>,
@@ -620,11 +625,10 @@ impl Strides {
         }
         let mut seeds: HashMap<LLVMValueRef, Stride> = HashMap::new();
         for &i in insts {
-            if ir::opcode(i) != O::LLVMPHI
-                || !varying.contains(&i)
-                || exact.contains_key(&i)
-                || self.header_phi(cfg, i).is_none()
-            {
+            // Join phis too: nvcc's unrolled block-stride loop addresses its elements from
+            // the index that its remainder loop leaves (`i` or `i + k * 256`, a join phi of
+            // the loop's exit and its bypass), invariant in the main loop.
+            if ir::opcode(i) != O::LLVMPHI || !varying.contains(&i) || exact.contains_key(&i) {
                 continue;
             }
             let t = c::LLVMTypeOf(i);
@@ -668,13 +672,42 @@ impl Strides {
             }
             let mut phis = Vec::new();
             let mut seen = HashSet::new();
-            if self.entry_deps(p, varying, exact, &seeds, &mut phis, &mut seen) && !phis.is_empty()
+            if !self.entry_deps(p, varying, exact, &seeds, &mut phis, &mut seen) || phis.is_empty()
             {
-                for &phi in &phis {
+                continue;
+            }
+            // A join phi is tested where the access's innermost loop is entered, which it
+            // must then not be inside: it does not change while that loop runs.
+            let at = cfg.loop_of[cfg.index[&c::LLVMGetInstructionParent(i)]];
+            let joins: Vec<LLVMValueRef> = phis
+                .iter()
+                .copied()
+                .filter(|&phi| self.header_phi(cfg, phi).is_none())
+                .collect();
+            let header = match at {
+                Some(l) => cfg.blocks[cfg.loops[l].header],
+                None if joins.is_empty() => std::ptr::null_mut(),
+                None => continue,
+            };
+            if at.is_some_and(|l| {
+                joins
+                    .iter()
+                    .any(|&j| cfg.loops[l].blocks[cfg.index[&c::LLVMGetInstructionParent(j)]])
+            }) {
+                continue;
+            }
+            for &phi in &phis {
+                if joins.contains(&phi) {
+                    self.entry_join.insert(phi, seeds[&phi].step);
+                    let list = self.entry_at.entry(header).or_default();
+                    if !list.contains(&phi) {
+                        list.push(phi);
+                    }
+                } else {
                     self.entry.insert(phi, seeds[&phi].step);
                 }
-                self.entry_accesses.insert(i, (phis, check));
             }
+            self.entry_accesses.insert(i, (phis, check));
         }
     }
 
@@ -721,9 +754,22 @@ impl Strides {
             .map(|(phis, check)| (phis.as_slice(), *check))
     }
 
-    /// The lane step an entry-tested phi's test checks (`entry_tested`).
+    /// The lane step an entry-tested phi's test checks (`entry_tested`): a loop-header phi
+    /// or a join phi (`entry_joins`).
     pub fn entry_step(&self, phi: LLVMValueRef) -> Option<i64> {
+        self.entry.get(&phi).or(self.entry_join.get(&phi)).copied()
+    }
+
+    /// The lane step of an entry-tested loop-header phi (tested on its loop's entering
+    /// edges, from its incoming value there).
+    pub fn entry_header_step(&self, phi: LLVMValueRef) -> Option<i64> {
         self.entry.get(&phi).copied()
+    }
+
+    /// The join phis tested where the loop headed by `header` is entered (defined outside
+    /// that loop, used by its entry-tested accesses).
+    pub fn entry_joins(&self, header: LLVMBasicBlockRef) -> &[LLVMValueRef] {
+        self.entry_at.get(&header).map_or(&[], |v| v.as_slice())
     }
 
     /// The strides of `insts` (the fixed point `new` describes), join phis followed when
