@@ -59,7 +59,7 @@ SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
-VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp)
+VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp softmax_block)
 
 QUICK=0
 REPS=""
@@ -510,6 +510,13 @@ case_histogram_global() { # sibling: histogram; no shared memory, one global ato
 case_layernorm_warp() { # sibling: layernorm; one warp per row, butterfly shuffles, 8 rows a block
     case_layernorm
     PTX="$SUITE/variants/layernorm_warp.ptx"; KNAME=layernorm_warp; GRID=$((LN_ROWS / 8))
+    OKNAME=none
+}
+case_softmax_block() { # sibling: softmax (Triton's); a block of 256 per row, shared-memory trees
+    case_softmax
+    PTX="$SUITE/variants/softmax_block.ptx"; KNAME=softmax_block; BLOCK=256; SHMEM=0
+    local a; a=$(input sm f32 $((SM_ROWS * 1024)) 7)
+    PARGS=("@$a" "zeros:$((4 * SM_ROWS * 1024))" s32:1024); PDUMP=(1)
     OKNAME=none
 }
 case_empty() {

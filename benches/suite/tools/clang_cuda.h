@@ -20,6 +20,7 @@ static __device__ inline float4 make_float4(float x, float y, float z, float w) 
     return r;
 }
 extern "C" __device__ float __nv_expf(float);
+extern "C" __device__ float __nv_fast_expf(float);
 extern "C" __device__ float __nv_logf(float);
 extern "C" __device__ float __nv_sqrtf(float);
 extern "C" __device__ float __nv_rsqrtf(float);
@@ -29,6 +30,7 @@ extern "C" __device__ float __nv_fminf(float, float);
 extern "C" __device__ float __nv_int_as_float(int);
 extern "C" __device__ int __nv_float_as_int(float);
 #define expf __nv_expf
+#define __expf __nv_fast_expf
 #define logf __nv_logf
 #define sqrtf __nv_sqrtf
 #define rsqrtf __nv_rsqrtf
