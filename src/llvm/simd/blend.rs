@@ -221,7 +221,7 @@ unsafe fn merge(run: Vec<Store>) {
     let f = c::LLVMGetBasicBlockParent(bb);
     let i32t = c::LLVMInt32TypeInContext(cx);
     let v32 = c::LLVMVectorType(i32t, LANES);
-    let join = super::pageload::split_after(last);
+    let join = super::pageload::split_after(last, c"table.join");
     let blend_bb = c::LLVMAppendBasicBlockInContext(cx, f, c"table.blend".as_ptr());
     let masked_bb = c::LLVMAppendBasicBlockInContext(cx, f, c"table.masked".as_ptr());
     c::LLVMMoveBasicBlockAfter(blend_bb, bb);

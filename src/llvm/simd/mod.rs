@@ -29,6 +29,7 @@ mod matrix;
 mod misaligned;
 pub use misaligned::Alignment;
 mod nan;
+mod nan64;
 mod nanshuf;
 mod narrow;
 mod pageload;
@@ -202,6 +203,14 @@ pub fn fold_wide_pieces(m: &Module) -> usize {
 pub fn fold_page_loads(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites instructions of its functions only.
     unsafe { pageload::fold(m.as_mut_ptr()) }
+}
+
+/// The GPU's f64 NaN choice (`lower::fp::gpu_nan_f64`'s select chains) on a cold path taken
+/// where some lane of the host's result is a NaN (`nan64.rs`), in the optimized module `m`
+/// as code generation gets it; returns how many chains.
+pub fn fold_f64_nans(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold rewrites blocks of its functions only.
+    unsafe { nan64::fold(m.as_mut_ptr()) }
 }
 
 /// Runs of table stores into one `.shared` block (`lanes.rs` `store_table`) as one select

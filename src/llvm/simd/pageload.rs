@@ -78,13 +78,13 @@ unsafe fn candidate(td: llvm_sys::target::LLVMTargetDataRef, i: LLVMValueRef) ->
     (c::LLVMGetVectorSize(t) == WARP.0 && bytes == WARP.1).then_some(bytes)
 }
 
-/// Moves the instructions after `at` into a new block placed after `at`'s, which the phis of
-/// its successors then name; returns it.
-pub(super) unsafe fn split_after(at: LLVMValueRef) -> LLVMBasicBlockRef {
+/// Moves the instructions after `at` into a new block `name` placed after `at`'s, which the
+/// phis of its successors then name; returns it.
+pub(super) unsafe fn split_after(at: LLVMValueRef, name: &std::ffi::CStr) -> LLVMBasicBlockRef {
     let bb = c::LLVMGetInstructionParent(at);
     let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(at));
     let f = c::LLVMGetBasicBlockParent(bb);
-    let tail = c::LLVMAppendBasicBlockInContext(cx, f, c"page.join".as_ptr());
+    let tail = c::LLVMAppendBasicBlockInContext(cx, f, name.as_ptr());
     c::LLVMMoveBasicBlockAfter(tail, bb);
     let b = c::LLVMCreateBuilderInContext(cx);
     c::LLVMPositionBuilderAtEnd(b, tail);
@@ -138,7 +138,7 @@ unsafe fn split(ld: LLVMValueRef, bytes: u64) {
     let f = c::LLVMGetBasicBlockParent(bb);
     let (p, mask) = (c::LLVMGetOperand(ld, 0), c::LLVMGetOperand(ld, 1));
     let vt = c::LLVMTypeOf(ld);
-    let join = split_after(ld);
+    let join = split_after(ld, c"page.join");
     let plain_bb = c::LLVMAppendBasicBlockInContext(cx, f, c"page.plain".as_ptr());
     let masked_bb = c::LLVMAppendBasicBlockInContext(cx, f, c"page.masked".as_ptr());
     c::LLVMMoveBasicBlockAfter(plain_bb, bb);

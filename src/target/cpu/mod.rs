@@ -672,6 +672,9 @@ fn build<'c, 'a>(
         // A block's table stores (bitonic's `a[lo]`, `a[hi]`) as one blend and plain store per
         // half (`llvm::simd::fold_table_blends`): bitonic's kernel CPU time x0.85.
         crate::llvm::simd::fold_table_blends(&m);
+        // The f64 NaN selects off the dependence chains of f64 arithmetic
+        // (`llvm::simd::fold_f64_nans`).
+        crate::llvm::simd::fold_f64_nans(&m);
     }
     if let Some(p) = std::env::var_os("PTX2LLVM_OPT_DUMP") {
         // The module as code generation gets it: lit tests check the warp engine's folds
