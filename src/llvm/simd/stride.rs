@@ -1032,7 +1032,7 @@ impl Strides {
             (1, t)
         };
         let size = llvm_sys::target::LLVMABISizeOfType(td, e);
-        if self.run < 32 && st.step == 0 && st.casts == 0 && k == 1 {
+        if st.step == 0 && st.casts == 0 && k == 1 {
             return Access::PerRow;
         }
         // Vectors of sub-byte elements are bit-packed in memory, unlike the lanes' values.
@@ -1378,6 +1378,7 @@ impl Strides {
         let run = self.run;
         let opnd = |k: u32| c::LLVMGetOperand(i, k);
         let of = |k: u32| self.of(opnd(k), varying);
+        let of_v = |v: LLVMValueRef| self.of(v, varying);
         let konst = |v: LLVMValueRef| {
             if c::LLVMIsAConstantInt(v).is_null() {
                 None
@@ -1406,7 +1407,9 @@ impl Strides {
                 aligned: false,
             })
         };
-        if run < 32 && self.per_row(i, op, varying) {
+        // Values the same in every lane of a row (the whole warp without row segments: a
+        // load through a pointer the same in every lane, `idx[t / 64]`).
+        if self.per_row(i, op, varying) {
             return Some(UNIFORM);
         }
         match op {
@@ -1487,10 +1490,62 @@ impl Strides {
                 // and the like become).
                 let k = konst(opnd(1))?;
                 let w = 64 - (k as u64).leading_zeros();
-                if k <= 0 || (k as u64).count_ones() != w {
+                if k > 0 && (k as u64).count_ones() == w {
+                    return self.widen(of(0)?, w, false);
+                }
+                // `(x >> s) & m` of an aligned `x`: `x` is lane 0's value with the lanes'
+                // offsets in its bits below `run × step` (no carry), so `x >> s` is lane 0's
+                // shifted with theirs in its bits below `run × step >> s`; a mask that
+                // clears those leaves lane 0's alone (InstCombine's `(t >> 4) & ~3` for
+                // `4 * (t / 64)`).
+                let a = opnd(0);
+                if ir::is_instruction(a)
+                    && matches!(ir::opcode(a), O::LLVMLShr | O::LLVMAShr)
+                    && varying.contains(&a)
+                {
+                    if let (Some(s), Some(x)) = (
+                        konst(c::LLVMGetOperand(a, 1)),
+                        of_v(c::LLVMGetOperand(a, 0)),
+                    ) {
+                        let block = run.checked_mul(x.step)?;
+                        if x.aligned
+                            && x.casts == 0
+                            && block > 0
+                            && (block as u64).is_power_of_two()
+                            && (0..64).contains(&s)
+                        {
+                            let bits = (block as u64).trailing_zeros().saturating_sub(s as u32);
+                            let low = if bits >= 64 {
+                                u64::MAX
+                            } else {
+                                (1u64 << bits) - 1
+                            };
+                            if (k as u64) & low == 0 {
+                                return Some(UNIFORM);
+                            }
+                        }
+                    }
+                }
+                // A mask that keeps the bits in which an aligned `x`'s lanes differ (those of
+                // `[step, run × step)`; InstCombine's `(t << 2) & 252` for `4 * (t % 64)`):
+                // as the uniform mask above, it acts on lane 0's value alone; one that clears
+                // all of them leaves lane 0's (`t & -64`).
+                let x = of(0)?;
+                let block = run.checked_mul(x.step)?;
+                if !x.aligned
+                    || x.casts > 0
+                    || x.step <= 0
+                    || !(x.step as u64).is_power_of_two()
+                    || block <= 0
+                    || !(block as u64).is_power_of_two()
+                {
                     return None;
                 }
-                self.widen(of(0)?, w, false)
+                let lanes = (block as u64 - 1) & !(x.step as u64 - 1);
+                if (k as u64) & lanes == 0 {
+                    return Some(UNIFORM);
+                }
+                ((k as u64) & lanes == lanes).then_some(x)
             }
             O::LLVMShl => {
                 let k = konst(opnd(1))?;
@@ -1498,6 +1553,37 @@ impl Strides {
                     return None;
                 }
                 scaled(of(0)?, 1 << k)
+            }
+            // A right shift of an aligned value: its lanes lie in one block of `run × step`
+            // (lane 0 a multiple of it, the lanes' offsets below it, so no carry leaves the
+            // block's bits), so a shift by at least the block's bits leaves lane 0's high
+            // bits, the same in every lane (`t / 64` of a flat index: the row of an
+            // embedding gather); a shift by fewer that divides the step is exact in every
+            // lane. Arithmetic or logical alike: the sign bit is a high bit.
+            O::LLVMLShr | O::LLVMAShr => {
+                let k = konst(opnd(1))?;
+                let w = c::LLVMGetIntTypeWidth(c::LLVMTypeOf(i));
+                if !(0..i64::from(w)).contains(&k) {
+                    return None;
+                }
+                let x = of(0)?;
+                if x == UNIFORM {
+                    return Some(UNIFORM);
+                }
+                let block = run.checked_mul(x.step)?;
+                if !x.aligned || x.casts > 0 || block <= 0 || !(block as u64).is_power_of_two() {
+                    return None;
+                }
+                if k >= 62 || (1i64 << k) >= block {
+                    Some(UNIFORM)
+                } else if x.step % (1i64 << k) == 0 {
+                    Some(Stride {
+                        step: x.step >> k,
+                        ..x
+                    })
+                } else {
+                    None
+                }
             }
             O::LLVMTrunc
             | O::LLVMFreeze
