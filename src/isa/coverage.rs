@@ -246,7 +246,9 @@ model. Beyond the table:
   kernel that also reads global memory with plain loads (`ld.global`, not `.nc`) are not
   privatized and take one atomic compare-and-swap per lane (4M: 18.7 ms, several times an
   OpenMP version with per-thread arrays); a double-precision 16x16 tiled matmul runs about 2.9x
-  its f32 form (the f64 NaN choice is off the FMA chain: `llvm/simd/nan64.rs`).
+  its f32 form (the f64 NaN choice is off the FMA chain: `llvm/simd/nan64.rs`). Clamp-to-edge
+  indexing (`min(max(x + dx, 0), w - 1)`) costs a few scalar compares per access and warp
+  (`stride::Clamp`), where a GPU pays nothing.
 - Kernels without matrix instructions other than `mma.sync` (a whole-warp runtime call
   there, same results) run on the warp engine (one SIMD program per warp,
   lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running

@@ -1067,7 +1067,41 @@ impl Warp<'_> {
         t: LLVMTypeRef,
     ) -> LLVMValueRef {
         let cast = self.facts.strides.wrap_cast(ptr, &self.facts.varying);
-        self.cast_test(cast, p, t)
+        let clamps = self.facts.strides.clamps(ptr, &self.facts.varying);
+        let mut ok = self.cast_test(cast, p, t);
+        for k in clamps {
+            ok = c::LLVMBuildAnd(self.b, ok, self.clamp_test(k), c"".as_ptr());
+        }
+        ok
+    }
+
+    /// Whether clamp `k` (`stride::Clamp`) leaves every lane of its value as it is: lanes 0
+    /// and 31 within its bound, and lane 31 beyond lane 0 in the step's direction (a stepping
+    /// value between them then lies between them: no lane is clamped).
+    unsafe fn clamp_test(&mut self, k: stride::Clamp) -> LLVMValueRef {
+        use LLVMIntPredicate::*;
+        let xv = self.get(k.x, true);
+        let bound = self.get(k.bound, false);
+        let bound = if self.is_vec(bound) {
+            self.lane_of(bound, 0, LANE_OF_DEPTH)
+        } else {
+            bound
+        };
+        let first = self.lane_of(xv, 0, LANE_OF_DEPTH);
+        let last = self.lane_of(xv, LANES - 1, LANE_OF_DEPTH);
+        let (ge, le) = if k.signed {
+            (LLVMIntSGE, LLVMIntSLE)
+        } else {
+            (LLVMIntUGE, LLVMIntULE)
+        };
+        let b = self.b;
+        let n = c"".as_ptr();
+        let inside = if k.max { ge } else { le };
+        let a = c::LLVMBuildICmp(b, inside, first, bound, n);
+        let z = c::LLVMBuildICmp(b, inside, last, bound, n);
+        let order = c::LLVMBuildICmp(b, if k.rising { ge } else { le }, last, first, n);
+        let ok = c::LLVMBuildAnd(b, a, z, n);
+        c::LLVMBuildAnd(b, ok, order, n)
     }
 
     /// `checked_test` for the widening cast `cast` (`stride::WrapCast`), if one was found.

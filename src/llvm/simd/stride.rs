@@ -74,6 +74,37 @@ pub struct Stride {
     pub aligned: bool,
 }
 
+/// A clamp on the way to a tested access's pointer (`Strides::clamps`): `x` (a stepping
+/// value, `rising` when its step is positive) bounded below (`max`) or above by the uniform
+/// `bound`, signed or not. It is `x` in every lane when lanes 0 and 31 are within the bound
+/// and lane 31 lies beyond lane 0 in the step's direction (no wrap between them).
+#[derive(Clone, Copy, Debug)]
+pub struct Clamp {
+    pub x: LLVMValueRef,
+    pub bound: LLVMValueRef,
+    pub max: bool,
+    pub signed: bool,
+    pub rising: bool,
+}
+
+/// Whether `i` is a call of `llvm.smax`, `smin`, `umax` or `umin` on a scalar integer:
+/// (a lower bound, signed).
+unsafe fn clamp_of(i: LLVMValueRef) -> Option<(bool, bool)> {
+    if c::LLVMIsACallInst(i).is_null()
+        || c::LLVMGetTypeKind(c::LLVMTypeOf(i)) != LLVMTypeKind::LLVMIntegerTypeKind
+    {
+        return None;
+    }
+    let name = ir::callee(i);
+    Some(match name.split('.').nth(1)? {
+        "smax" => (true, true),
+        "smin" => (false, true),
+        "umax" => (true, false),
+        "umin" => (false, false),
+        _ => return None,
+    })
+}
+
 /// What a varying load or store needs to find out whether it is one vector access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -1039,11 +1070,56 @@ impl Strides {
         if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
             return self.window(p, t);
         }
-        match st.casts {
-            0 => Access::Consecutive,
-            1 if st.factor <= MAX_FACTOR => Access::Checked,
+        let clamps = self.clamps(p, varying).len() as u32;
+        match st.casts.checked_sub(clamps) {
+            Some(0) if clamps == 0 => Access::Consecutive,
+            Some(0) => Access::Checked,
+            Some(1) if st.factor <= MAX_FACTOR => Access::Checked,
             _ => self.window(p, t),
         }
+    }
+
+    /// The clamps (`Clamp`) whose step pointer `p` takes: calls of `llvm.smax/smin/umax/
+    /// umin` on the way from `p` through the operations whose strides the map holds.
+    pub unsafe fn clamps(&self, p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Vec<Clamp> {
+        let mut out = Vec::new();
+        let mut stack = vec![(p, 0u32)];
+        let mut seen = HashSet::new();
+        while let Some((v, depth)) = stack.pop() {
+            if depth > 24 || !varying.contains(&v) || !seen.insert(v) {
+                continue;
+            }
+            if !self.map.contains_key(&v) || !ir::is_instruction(v) {
+                continue;
+            }
+            if ir::opcode(v) == O::LLVMPHI {
+                continue;
+            }
+            if let Some((max, signed)) = clamp_of(v) {
+                let (a, b) = (c::LLVMGetOperand(v, 0), c::LLVMGetOperand(v, 1));
+                let (x, bound) = if varying.contains(&a) && self.of(b, varying) == Some(UNIFORM) {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                if let Some(st) = self.of(x, varying).filter(|s| s.step != 0) {
+                    out.push(Clamp {
+                        x,
+                        bound,
+                        max,
+                        signed,
+                        rising: st.step > 0,
+                    });
+                }
+                // A clamp of a clamp: both tested.
+                stack.push((x, depth + 1));
+                continue;
+            }
+            for o in ir::operands(v) {
+                stack.push((o, depth + 1));
+            }
+        }
+        out
     }
 
     /// Whether a load of a `t` at varying pointer `p` of unknown stride reads at most two
@@ -1617,6 +1693,33 @@ impl Strides {
                     return of(0);
                 }
                 self.widen(of(0)?, w, op == O::LLVMSExt)
+            }
+            // A clamp of a stepping value by a uniform bound (`min(max(x + dx, 0), w - 1)`,
+            // clamp-to-edge indexing): `x` in every lane where no lane is clamped, which an
+            // access's run-time test checks (`Clamp`, `lanes.rs` `checked_test`); counted as
+            // a cast, so that only such tested accesses take the step.
+            O::LLVMCall if clamp_of(i).is_some() && run == 32 => {
+                let (a, b) = (opnd(0), opnd(1));
+                match (of(0)?, of(1)?) {
+                    (UNIFORM, UNIFORM) => Some(UNIFORM),
+                    // Exact, or itself a clamp's (`min(max(..))`: tested together).
+                    (x, UNIFORM) | (UNIFORM, x)
+                        if x.step != 0
+                            && (x.casts == 0
+                                || x.casts == 1
+                                    && [a, b].iter().any(|&o| {
+                                        ir::is_instruction(o) && clamp_of(o).is_some()
+                                    })) =>
+                    {
+                        Some(Stride {
+                            step: x.step,
+                            casts: x.casts + 1,
+                            factor: 1,
+                            aligned: false,
+                        })
+                    }
+                    _ => None,
+                }
             }
             O::LLVMGetElementPtr => {
                 let mut st = of(0)?;
