@@ -1067,7 +1067,11 @@ impl Warp<'_> {
         t: LLVMTypeRef,
     ) -> LLVMValueRef {
         let cast = self.facts.strides.wrap_cast(ptr, &self.facts.varying);
-        let clamps = self.facts.strides.clamps(ptr, &self.facts.varying);
+        let clamps = self
+            .facts
+            .strides
+            .clamps(ptr, &self.facts.varying)
+            .unwrap_or_default();
         let mut ok = self.cast_test(cast, p, t);
         for k in clamps {
             ok = c::LLVMBuildAnd(self.b, ok, self.clamp_test(k), c"".as_ptr());

@@ -1070,7 +1070,9 @@ impl Strides {
         if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
             return self.window(p, t);
         }
-        let clamps = self.clamps(p, varying).len() as u32;
+        let Some(clamps) = self.clamps(p, varying).map(|k| k.len() as u32) else {
+            return self.window(p, t);
+        };
         match st.casts.checked_sub(clamps) {
             Some(0) if clamps == 0 => Access::Consecutive,
             Some(0) => Access::Checked,
@@ -1080,22 +1082,29 @@ impl Strides {
     }
 
     /// The clamps (`Clamp`) whose step pointer `p` takes: calls of `llvm.smax/smin/umax/
-    /// umin` on the way from `p` through the operations whose strides the map holds.
-    pub unsafe fn clamps(&self, p: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Vec<Clamp> {
+    /// umin` on the way from `p` through the operations whose strides the map holds; `None`
+    /// when one lies behind a phi (its value where the access runs is not at hand there: the
+    /// access is not tested as checked).
+    pub unsafe fn clamps(
+        &self,
+        p: LLVMValueRef,
+        varying: &HashSet<LLVMValueRef>,
+    ) -> Option<Vec<Clamp>> {
         let mut out = Vec::new();
-        let mut stack = vec![(p, 0u32)];
+        let mut stack = vec![(p, 0u32, false)];
         let mut seen = HashSet::new();
-        while let Some((v, depth)) = stack.pop() {
+        while let Some((v, depth, behind)) = stack.pop() {
             if depth > 24 || !varying.contains(&v) || !seen.insert(v) {
                 continue;
             }
             if !self.map.contains_key(&v) || !ir::is_instruction(v) {
                 continue;
             }
-            if ir::opcode(v) == O::LLVMPHI {
-                continue;
-            }
+            let behind = behind || ir::opcode(v) == O::LLVMPHI;
             if let Some((max, signed)) = clamp_of(v) {
+                if behind {
+                    return None;
+                }
                 let (a, b) = (c::LLVMGetOperand(v, 0), c::LLVMGetOperand(v, 1));
                 let (x, bound) = if varying.contains(&a) && self.of(b, varying) == Some(UNIFORM) {
                     (a, b)
@@ -1112,14 +1121,14 @@ impl Strides {
                     });
                 }
                 // A clamp of a clamp: both tested.
-                stack.push((x, depth + 1));
+                stack.push((x, depth + 1, false));
                 continue;
             }
             for o in ir::operands(v) {
-                stack.push((o, depth + 1));
+                stack.push((o, depth + 1, behind));
             }
         }
-        out
+        Some(out)
     }
 
     /// Whether a load of a `t` at varying pointer `p` of unknown stride reads at most two
