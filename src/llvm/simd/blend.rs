@@ -381,32 +381,28 @@ unsafe fn one_select(
             .collect();
         c::LLVMConstVector(k.as_mut_ptr(), LANES)
     };
-    let v = loaded
+    // The stores' values: one shuffle of the loaded halves or of their sources, else joined
+    // two at a time (element `e` from its owner's value).
+    let value = match loaded
         .and_then(|l| from_loads(b, part, &owner, l))
-        .or_else(|| composed(b, part, &owner));
-    if let Some(v) = v {
-        let m_t = c::LLVMTypeOf(src);
-        let mask = c::LLVMBuildShuffleVector(
-            b,
-            src,
-            c::LLVMConstNull(m_t),
-            idx(&|e| Some(owner[e].map_or(LANES, |(_, l)| l))),
-            n,
-        );
-        return Some(c::LLVMBuildSelect(b, mask, v, old, n));
-    }
-    // The stores' values joined two at a time: element `e` from its owner's value.
-    let mut value = c::LLVMBuildBitCast(b, part[0].value, v32, n);
-    for (k, s) in part.iter().enumerate().skip(1) {
-        let v = c::LLVMBuildBitCast(b, s.value, v32, n);
-        let sel = idx(&|e| {
-            Some(match owner[e] {
-                Some((o, _)) if o == k => LANES + e as u32,
-                _ => e as u32,
-            })
-        });
-        value = c::LLVMBuildShuffleVector(b, value, v, sel, n);
-    }
+        .or_else(|| composed(b, part, &owner))
+    {
+        Some(v) => v,
+        None => {
+            let mut value = c::LLVMBuildBitCast(b, part[0].value, v32, n);
+            for (k, s) in part.iter().enumerate().skip(1) {
+                let v = c::LLVMBuildBitCast(b, s.value, v32, n);
+                let sel = idx(&|e| {
+                    Some(match owner[e] {
+                        Some((o, _)) if o == k => LANES + e as u32,
+                        _ => e as u32,
+                    })
+                });
+                value = c::LLVMBuildShuffleVector(b, value, v, sel, n);
+            }
+            value
+        }
+    };
     let m_t = c::LLVMTypeOf(src);
     let mask = c::LLVMBuildShuffleVector(
         b,

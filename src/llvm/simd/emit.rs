@@ -1515,13 +1515,8 @@ impl<'a> Warp<'a> {
         }
         // And the join phis that the loop's accesses use without the loop defining them.
         if entering {
-            for &j in self
-                .facts
-                .strides
-                .entry_joins(self.cfg.blocks[to])
-                .to_vec()
-                .iter()
-            {
+            // A copy: `get` below borrows the warp mutably.
+            for j in self.facts.strides.entry_joins(self.cfg.blocks[to]).to_vec() {
                 if let (Some(&s), Some(step)) =
                     (self.entry_flags.get(&j), self.facts.strides.entry_step(j))
                 {

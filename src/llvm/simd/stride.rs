@@ -1070,8 +1070,14 @@ impl Strides {
         if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
             return self.window(p, t);
         }
-        let Some(clamps) = self.clamps(p, varying).map(|k| k.len() as u32) else {
-            return self.window(p, t);
+        // A clamp adds a cast: without one there is none to look for.
+        let clamps = if st.casts == 0 {
+            0
+        } else {
+            match self.clamps(p, varying) {
+                Some(k) => k.len() as u32,
+                None => return self.window(p, t),
+            }
         };
         match st.casts.checked_sub(clamps) {
             Some(0) if clamps == 0 => Access::Consecutive,
