@@ -393,7 +393,28 @@ pub struct FisKernel {
 /// runs to the end, when no thread reaches the misaligned access.
 pub struct AlignGuard {
     pub tests: Vec<ParamAlign>,
+    /// The code's flat x indices assume this of the launch (`llvm::simd::flatx`).
+    pub flat_x: Option<FlatX>,
     pub fallback: Arc<dyn LazyCode>,
+}
+
+/// The warp code's assumption that every thread's flat x index `%ctaid.x * S + %tid.x` (`S`
+/// being `%ntid.x` or a constant at most `scale`) is below 2^31, where the kernel computes it
+/// as an `int` (`llvm::simd::flatx`): the launch's grid is tested, as the parameters'
+/// alignment is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlatX {
+    pub scale: u32,
+}
+
+impl FlatX {
+    /// Whether every thread's index of a launch of `grid` CTAs of `block` threads, and the
+    /// warp code's lanes past the block's end (`%tid.x` below 1024), is below 2^31.
+    pub fn holds(&self, grid: [u32; 3], block: [u32; 3]) -> bool {
+        let s = u64::from(self.scale.max(block[0]));
+        let last = u64::from(grid[0].max(1)) - 1;
+        last * s + u64::from(super::abi::MAX_THREADS_PER_CTA) <= 1 << 31
+    }
 }
 
 /// Parameter bytes `offset..offset + bytes` (little-endian) must have the bits of `mask` clear.
@@ -420,9 +441,11 @@ impl ParamAlign {
 }
 
 impl AlignGuard {
-    /// Whether every test passes for the parameter buffer `params`.
-    pub fn holds(&self, params: &[u8]) -> bool {
+    /// Whether every test passes for the parameter buffer `params` and a launch of `grid`
+    /// CTAs of `block` threads.
+    pub fn holds(&self, params: &[u8], grid: [u32; 3], block: [u32; 3]) -> bool {
         self.tests.iter().all(|t| t.holds(params))
+            && self.flat_x.is_none_or(|f| f.holds(grid, block))
     }
 }
 
@@ -1020,7 +1043,27 @@ pub(crate) unsafe fn replay_cta(
 
 #[cfg(test)]
 mod tests {
-    use super::contiguous;
+    use super::{contiguous, FlatX};
+
+    /// The flat x test against every thread's index computed in 64 bits, the warp code's
+    /// lanes up to 1024 included, at the edge of 2^31 for `%ntid.x` and constant factors.
+    #[test]
+    fn flat_x_holds_exactly_below_2_31() {
+        let biggest = |grid: u64, s: u64| (grid - 1) * s + 1023;
+        for (scale, block) in [(0, 256), (0, 1000), (1024, 32), (64, 256), (0, 1)] {
+            let f = FlatX { scale };
+            let s = u64::from(scale.max(block));
+            let edge = ((1u64 << 31) - 1024) / s + 1;
+            for grid in [1, 2, edge - 1, edge, edge + 1, i32::MAX as u64] {
+                let grid = grid.max(1);
+                assert_eq!(
+                    f.holds([grid as u32, 1, 1], [block, 1, 1]),
+                    biggest(grid, s) < 1 << 31,
+                    "scale {scale}, block {block}, grid {grid}"
+                );
+            }
+        }
+    }
 
     /// The range search against a plain scan, on CTAs of 1..=100 threads with the wanted
     /// threads in every single range and with holes.

@@ -225,13 +225,19 @@ pub unsafe fn launch_code(
 ) -> Result<(), LaunchError> {
     cfg.validate()?;
     if let KernelCode::Fission(k) = code {
-        // A warp-engine kernel whose alignment tests would fail for these parameters runs on
-        // the engine that makes them (`AlignGuard`).
-        if let Some(g) = k.aligned.as_ref().filter(|g| !g.holds(params)) {
+        // A warp-engine kernel whose alignment tests would fail for these parameters, or
+        // whose flat x indices assume fewer threads in x, runs on the engine that tests each
+        // access and assumes nothing of the grid (`AlignGuard`).
+        if let Some(g) = k
+            .aligned
+            .as_ref()
+            .filter(|g| !g.holds(params, cfg.grid, cfg.block))
+        {
             let other = g.fallback.code().map_err(|e| {
                 LaunchError::Resource(format!(
-                    "kernel {kernel}: a parameter is not aligned for its accesses, and the \
-                     code that tests them could not be built: {e}"
+                    "kernel {kernel}: a parameter is not aligned for its accesses or the grid \
+                     has 2^31 threads in x, and the code without the warp engine, which \
+                     allows both, could not be built: {e}"
                 ))
             })?;
             return launch_code(kernel, &other, params, cfg);

@@ -238,17 +238,16 @@ model. Beyond the table:
   cannot tell elements `e` and `e + 256` apart, so their layout there follows the pattern of
   the others. Sub-byte and `.b1` `wmma` are not implemented.
 - Known speed gaps of the warp engine, measured on held-out kernels (not errors: the results
-  are exact): a signed `int` division of the flat index by a power of two (`(blockIdx.x *
-  blockDim.x + threadIdx.x) / 64`, NVRTC's sign-corrected shift) is not proven the same in
-  every lane, since nothing bounds `%ctaid.x * %ntid.x` below 2^31, so an embedding gather
-  written with `int` runs its accesses through run-time tests and gathers (16M elements: 38 ms,
-  the `unsigned` form 2.5-3.7 ms); float `atomicAdd` scatters (`out[idx[i]] += val[i]`) in a
+  are exact): float `atomicAdd` scatters (`out[idx[i]] += val[i]`) in a
   kernel that also reads global memory with plain loads (`ld.global`, not `.nc`) are not
   privatized and take one atomic compare-and-swap per lane (4M: 18.7 ms, several times an
   OpenMP version with per-thread arrays); a double-precision 16x16 tiled matmul runs about 2.9x
   its f32 form (the f64 NaN choice is off the FMA chain: `llvm/simd/nan64.rs`). Clamp-to-edge
   indexing (`min(max(x + dx, 0), w - 1)`) costs a few scalar compares per access and warp
-  (`stride::Clamp`), where a GPU pays nothing.
+  (`stride::Clamp`), where a GPU pays nothing. A launch with about 2^31 threads or more in x
+  (`(grid.x - 1) * block.x + 1024 > 2^31`) of a kernel whose flat x index the warp code
+  assumes to be a non-negative `int` (`llvm/simd/flatx.rs`, plan line `flat thread
+  indices`) runs on thread loops.
 - Kernels without matrix instructions other than `mma.sync` (a whole-warp runtime call
   there, same results) run on the warp engine (one SIMD program per warp,
   lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running

@@ -18,7 +18,9 @@ mod ctxscope;
 mod demand;
 mod driver;
 pub use driver::{drop_replays, seal_replay};
+pub use flatx::FlatMarks;
 mod emit;
+mod flatx;
 mod ir;
 mod laneoff;
 mod lanes;
@@ -148,6 +150,8 @@ pub struct Report {
     pub versioned: bool,
     /// And one more copy for the multiples of 32 (`version::widen`).
     pub versioned_wide: bool,
+    /// Flat thread indices marked non-negative (`flatx.rs`); those in x need a launch test.
+    pub flat: FlatMarks,
 }
 
 /// Folds the warp functions' guarded loads with a constant default (`v = c < n ? x[c] : K`)
@@ -347,6 +351,9 @@ pub unsafe fn drop_unseen_nans(f: llvm_sys::prelude::LLVMValueRef) -> usize {
 /// `prefer_loops` (the engine is the compiler's choice, `PTX2LLVM_CPU_MODE` unset): refuse
 /// a kernel whose known block splits warps across rows when the warp function would gain
 /// little over thread loops (`loops_win`).
+///
+/// `flat_x`: the program tests each launch's grid against the flat x indices' marks
+/// (`Report::flat`, `runtime::fission::FlatX`), so the kernel may assume them.
 pub fn vectorize(
     module: &Module,
     machine: &HostMachine,
@@ -354,6 +361,7 @@ pub fn vectorize(
     params: &[ParamPlace],
     block: Option<[u32; 3]>,
     prefer_loops: bool,
+    flat_x: bool,
 ) -> Result<(Report, bool), String> {
     let f = module
         .get_function(name)
@@ -363,13 +371,22 @@ pub fn vectorize(
     let fr = f.as_value_ref();
     // SAFETY: `fr` is a defined function in SSA form (after `sroa`), its tests as the
     // lowering wrote them; then it is a defined function.
-    let (aligned, unstripped) = unsafe {
+    // A refused kernel gets its body back without the marks of its flat x indices, which
+    // only the warp code's launch test makes true.
+    let (aligned, flat, unstripped) = unsafe {
         let a = misaligned::classify(fr, params);
-        let copy = (a != Alignment::NoTests).then(|| misaligned::keep(fr));
+        let sites = flatx::find(fr, flat_x);
+        let copy = (a != Alignment::NoTests || sites.iter().any(|s| s.dim == 0))
+            .then(|| misaligned::keep(fr));
         misaligned::strip(fr);
-        (a, copy)
+        (a, flatx::mark(&sites), copy)
     };
-    let res = prepare_and_build(machine, f, name, params, block, prefer_loops, aligned);
+    let res = prepare_and_build(machine, f, name, params, block, prefer_loops, aligned).map(
+        |(mut r, only)| {
+            r.flat = flat;
+            (r, only)
+        },
+    );
     if let Some(copy) = unstripped {
         // SAFETY: `copy` is `keep(fr)`'s; a refused kernel's body is used by nothing else
         // (`build` leaves nothing behind).

@@ -451,6 +451,56 @@ unsafe fn magic_quotient(a: LLVMValueRef, b: LLVMValueRef) -> Option<(LLVMValueR
     Some((k, u64::try_from(r).ok()?))
 }
 
+/// `q` as an unsigned 32-bit division `k / r` by a constant (`Strides::split`): `q =
+/// trunc((zext(k) × m) >> S)`, `S >= 32` (a logical shift), the form InstCombine leaves of
+/// the signed one (`magic_quotient`) once `k` is known non-negative (a flat index,
+/// `flatx.rs`). `q = floor(k × m / 2^S)` is `floor(k / r)` when `e = m × r - 2^S` has
+/// `0 <= e` and `e × k < 2^S` for every `k` (below 2^31 for `zext nneg`, else 2^32): the
+/// excess `k × e / (r × 2^S)` is then below `1 / r`.
+unsafe fn unsigned_quotient(q: LLVMValueRef) -> Option<(LLVMValueRef, u64)> {
+    let is = |v: LLVMValueRef, op: O| ir::is_instruction(v) && ir::opcode(v) == op;
+    let width = |v: LLVMValueRef| {
+        let t = c::LLVMTypeOf(v);
+        (c::LLVMGetTypeKind(t) == LLVMTypeKind::LLVMIntegerTypeKind)
+            .then(|| c::LLVMGetIntTypeWidth(t))
+    };
+    if !is(q, O::LLVMTrunc) || width(q) != Some(32) {
+        return None;
+    }
+    let hi = c::LLVMGetOperand(q, 0);
+    if !is(hi, O::LLVMLShr) || width(hi) != Some(64) {
+        return None;
+    }
+    let s = ir::const_u64(c::LLVMGetOperand(hi, 1)).filter(|s| (32..64).contains(s))?;
+    let prod = c::LLVMGetOperand(hi, 0);
+    if !is(prod, O::LLVMMul) {
+        return None;
+    }
+    let (x, m) = match (
+        ir::const_u64(c::LLVMGetOperand(prod, 1)),
+        ir::const_u64(c::LLVMGetOperand(prod, 0)),
+    ) {
+        (Some(m), _) => (c::LLVMGetOperand(prod, 0), m),
+        (None, Some(m)) => (c::LLVMGetOperand(prod, 1), m),
+        _ => return None,
+    };
+    if !is(x, O::LLVMZExt) || m == 0 || m >> 32 != 0 {
+        return None;
+    }
+    let k = c::LLVMGetOperand(x, 0);
+    if width(k) != Some(32) {
+        return None;
+    }
+    let kbits = if c::LLVMGetNNeg(x) != 0 { 31 } else { 32 };
+    let big = 1u128 << s;
+    let m = u128::from(m);
+    let r = (big.div_ceil(m)..=big / m + 1).find(|&r| {
+        let e = m * r;
+        e >= big && (e - big) << kbits < big
+    })?;
+    Some((k, u64::try_from(r).ok()?))
+}
+
 /// The start that `Strides::low_zeros` and `low_ones` share: `Err` with the answer for a
 /// value that is not an integer (0), a constant (`count` of its bits, at most its width), or
 /// not an instruction or past `depth` (0); else `Ok` with its width and the depth left for
@@ -1407,8 +1457,9 @@ impl Strides {
 
     /// The split of quotient `v` (`Split`): `sdiv`/`udiv` by a constant, or the multiply-high
     /// form a compiler gives a signed 32-bit division by a constant, `q = (hi(k × m) >> s) +
-    /// (k < 0)` (`mul.hi.s32`, `shr.s32`, and the sign bit added: NVVM's `k / 18`), whose
-    /// divisor `r` is found from `m` and `s` and checked to give `k / r` for every `k`.
+    /// (k < 0)` (`mul.hi.s32`, `shr.s32`, and the sign bit added: NVVM's `k / 18`), or its
+    /// unsigned form (`unsigned_quotient`), whose divisor `r` is found from `m` and `s` and
+    /// checked to give `k / r` for every `k`.
     unsafe fn split(&self, v: LLVMValueRef, varying: &HashSet<LLVMValueRef>) -> Option<Split> {
         let op = ir::opcode(v);
         let opnd = |k: u32| c::LLVMGetOperand(v, k);
@@ -1420,6 +1471,10 @@ impl Strides {
                 let (k, r) = magic_quotient(opnd(0), opnd(1))
                     .or_else(|| magic_quotient(opnd(1), opnd(0)))?;
                 self.split_of(k, r, true, varying)
+            }
+            O::LLVMTrunc => {
+                let (k, r) = unsigned_quotient(v)?;
+                self.split_of(k, r, false, varying)
             }
             _ => None,
         }

@@ -37,7 +37,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 82;
+const FORMAT_VERSION: u32 = 83;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -356,6 +356,9 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                 }
             }
             w.u32(u32::from(r.versioned) | u32::from(r.versioned_wide) << 1);
+            w.u32(r.flat.x as u32);
+            w.u32(r.flat.scale);
+            w.u32(r.flat.yz as u32);
         }
     }
 }
@@ -463,6 +466,11 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             };
             let versions = r.u32()?;
             let (versioned, versioned_wide) = (versions & 1 != 0, versions & 2 != 0);
+            let flat = crate::llvm::simd::FlatMarks {
+                x: r.u32()? as usize,
+                scale: r.u32()?,
+                yz: r.u32()? as usize,
+            };
             KernelPath::Warp(Arc::new(super::simd::WarpPlan {
                 info,
                 report: crate::llvm::simd::Report {
@@ -492,6 +500,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     misaligned,
                     versioned,
                     versioned_wide,
+                    flat,
                 },
             }))
         }
@@ -755,6 +764,7 @@ fn compile<'a>(
         block: req.block,
         debug: req.debug,
         lazy_replay: true,
+        flat_x: true,
     };
     let (m, kernels, shared, globals) =
         build(&ctx, module, info, req.name, req.opt, &machine, purpose)?;
@@ -1021,6 +1031,11 @@ mod tests {
                             ]),
                             versioned: true,
                             versioned_wide: true,
+                            flat: crate::llvm::simd::FlatMarks {
+                                x: 2,
+                                scale: 256,
+                                yz: 1,
+                            },
                         },
                     })),
                     warp_refused: None,

@@ -327,6 +327,10 @@ struct Purpose<'d> {
     /// Leave the warp engine's fault replays out (`llvm::simd::drop_replays`): the program
     /// compiles them when a fault needs one (`ReplayBuild`).
     lazy_replay: bool,
+    /// The program tests each launch's grid for the flat x indices the warp code marks
+    /// (`llvm::simd::flatx`; `Program::with_replay` makes the test): the builds that get
+    /// `with_replay`, and their replays (the same code).
+    flat_x: bool,
 }
 
 /// Lowers, rewrites for the runtime ABI and optimizes `module` into `ctx`.
@@ -343,6 +347,7 @@ fn build<'c, 'a>(
         block,
         debug,
         lazy_replay,
+        flat_x,
     }: Purpose,
 ) -> Result<Built<'c>, CompileError> {
     static CPU: Cpu = Cpu;
@@ -425,7 +430,7 @@ fn build<'c, 'a>(
                 // A kernel's `.reqntid` is the only block it may be launched with (as for
                 // thread loops): the warp code is specialized for it, not for the caller's.
                 let kblock = fission::req_ntid(f).or(block);
-                match simd::plan(&l.module, machine, f, &places, kblock, mode) {
+                match simd::plan(&l.module, machine, f, &places, kblock, mode, flat_x) {
                     Ok(p) => {
                         if let (Some(d), Some(kf)) = (&l.debug, l.module.get_function(f.name)) {
                             for w in [".simd.w", ".simd.rows"] {
@@ -734,6 +739,7 @@ pub fn compile_debug<'a>(
         block: None,
         debug,
         lazy_replay: false,
+        flat_x: false,
     };
     let (m, kernels, shared, _) = build(&ctx, module, info, name, opt, &machine, purpose)?;
     // `ptx2llvm_rt_launch` does not know the module's alignments and starts blocks at a page.
@@ -934,6 +940,7 @@ impl ReplayBuild {
                 block: self.block,
                 debug: &self.debug,
                 lazy_replay: false,
+                flat_x: true,
             },
             &self.bound,
         )
@@ -1110,6 +1117,7 @@ impl Program {
                 block,
                 debug,
                 lazy_replay: false,
+                flat_x: false,
             },
             &[],
         )
@@ -1133,6 +1141,7 @@ impl Program {
                 block: req.block,
                 debug: req.debug,
                 lazy_replay: true,
+                flat_x: true,
             },
             &[],
         )?;
@@ -1147,21 +1156,27 @@ impl Program {
         self.aligned = self
             .kernels
             .iter()
-            .filter_map(|k| match &k.path {
-                fission::KernelPath::Warp(p) => match &p.report.misaligned {
-                    crate::llvm::simd::Alignment::Launch(tests) if !tests.is_empty() => {
-                        let guard = crate::runtime::fission::AlignGuard {
-                            tests: tests.clone(),
-                            fallback: std::sync::Arc::new(KernelFallback {
-                                build: loops.clone(),
-                                kernel: k.name.clone(),
-                            }),
-                        };
-                        Some((k.name.clone(), std::sync::Arc::new(guard)))
-                    }
-                    _ => None,
-                },
-                _ => None,
+            .filter_map(|k| {
+                let fission::KernelPath::Warp(p) = &k.path else {
+                    return None;
+                };
+                let tests = match &p.report.misaligned {
+                    crate::llvm::simd::Alignment::Launch(tests) => tests.clone(),
+                    _ => Vec::new(),
+                };
+                let flat_x = p.report.flat.guard();
+                if tests.is_empty() && flat_x.is_none() {
+                    return None;
+                }
+                let guard = crate::runtime::fission::AlignGuard {
+                    tests,
+                    flat_x,
+                    fallback: std::sync::Arc::new(KernelFallback {
+                        build: loops.clone(),
+                        kernel: k.name.clone(),
+                    }),
+                };
+                Some((k.name.clone(), std::sync::Arc::new(guard)))
             })
             .collect();
         self.replays = self

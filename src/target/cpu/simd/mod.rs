@@ -265,6 +265,27 @@ impl WarpPlan {
                 let _ = writeln!(s, "  misaligned addresses: not tested ({why})");
             }
         }
+        let f = r.flat;
+        if f.x + f.yz > 0 {
+            let mut line = format!(
+                "  flat thread indices (%ctaid * %ntid + %tid) marked non-negative: {} in y/z",
+                f.yz
+            );
+            if f.x > 0 {
+                let scale = if f.scale > 0 {
+                    format!("max(block.x, {})", f.scale)
+                } else {
+                    "block.x".to_string()
+                };
+                let _ = write!(
+                    line,
+                    ", {} in x (tested at launch: (grid.x - 1) * {scale} + 1024 <= 2^31, else \
+                     the launch runs on thread loops)",
+                    f.x
+                );
+            }
+            let _ = writeln!(s, "{line}");
+        }
         s
     }
 }
@@ -315,6 +336,7 @@ pub fn plan(
     params: &[ParamPlace],
     block: Option<[u32; 3]>,
     mode: crate::target::cpu::fission::CpuMode,
+    flat_x: bool,
 ) -> Result<WarpPlan, String> {
     use crate::target::cpu::fission::CpuMode;
     let prefer_loops = mode == CpuMode::Auto;
@@ -322,7 +344,7 @@ pub fn plan(
         return Err(r);
     }
     let (report, only_block) =
-        crate::llvm::simd::vectorize(module, machine, f.name, params, block, prefer_loops)?;
+        crate::llvm::simd::vectorize(module, machine, f.name, params, block, prefer_loops, flat_x)?;
     Ok(WarpPlan {
         info: Arc::new(FisInfo {
             stops: Vec::new(),
