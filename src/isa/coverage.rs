@@ -247,7 +247,10 @@ model. Beyond the table:
   (`stride::Clamp`), where a GPU pays nothing. A launch with about 2^31 threads or more in x
   (`(grid.x - 1) * block.x + 1024 > 2^31`) of a kernel whose flat x index the warp code
   assumes to be a non-negative `int` (`llvm/simd/flatx.rs`, plan line `flat thread
-  indices`) runs on thread loops.
+  indices`) runs on thread loops. Fields of arrays of structs load and store as vector pieces
+  of the 32 structs (`llvm/simd/lanes/structs.rs`) only in global memory and for structs of
+  at most 32 bytes: in `.shared` memory (`s[2 * t]`) and for larger structs the lanes'
+  addresses are tested at run time, then gathered or scattered.
 - Kernels without matrix instructions other than `mma.sync` (a whole-warp runtime call
   there, same results) run on the warp engine (one SIMD program per warp,
   lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running

@@ -31,6 +31,7 @@ use super::stride::{self, Access, EntryCheck};
 use super::uniform::{call_kind, CallKind};
 
 mod calls;
+mod structs;
 
 /// The shared-memory address space of the lowering (`llvm::cpu`).
 pub(super) const SHARED_AS: u32 = 3;
@@ -494,6 +495,9 @@ impl Warp<'_> {
         }
         let sp = p;
         let p = self.host_ptrs(p);
+        if matches!(access, Access::Strided | Access::StridedChecked) {
+            return self.load_strided(i, ptr, p, et, access);
+        }
         let vt = self.vty(et);
         let b = self.b;
         if access == Access::Consecutive {
@@ -1072,7 +1076,10 @@ impl Warp<'_> {
             .strides
             .clamps(ptr, &self.facts.varying)
             .unwrap_or_default();
-        let mut ok = self.cast_test(cast, p, t);
+        let span = self
+            .strided_n(ptr, t)
+            .map(|n| u64::from(n) * llvm_sys::target::LLVMABISizeOfType(self.td, t));
+        let mut ok = self.cast_test(cast, p, t, span);
         for k in clamps {
             ok = c::LLVMBuildAnd(self.b, ok, self.clamp_test(k), c"".as_ptr());
         }
@@ -1114,6 +1121,7 @@ impl Warp<'_> {
         cast: Option<stride::WrapCast>,
         p: LLVMValueRef,
         t: LLVMTypeRef,
+        span: Option<u64>,
     ) -> LLVMValueRef {
         let run = self.run();
         let Some((x, signed, step, w)) = cast.filter(|&(_, _, step, w)| {
@@ -1121,7 +1129,7 @@ impl Warp<'_> {
                 && (2..=32).contains(&w)
                 && i128::from(run - 1) * i128::from(step).abs() < 1i128 << (w - 1)
         }) else {
-            return self.lane31_test(p, t);
+            return self.lane31_test(p, t, span);
         };
         let span = i128::from(run - 1) * i128::from(step).abs();
         let (pred, bound) = match (signed, step > 0) {
@@ -1144,11 +1152,17 @@ impl Warp<'_> {
         ok
     }
 
-    /// For lane pointers `p` to values of type `t` that step by the value's size unless one
-    /// widening cast wrapped (`Access::Checked`): whether the last lane's pointer of each run
-    /// (lane 31; the last of each row under row segments) is its first lane's plus that many
-    /// values (then no cast wrapped, see `stride.rs`).
-    unsafe fn lane31_test(&self, p: LLVMValueRef, t: LLVMTypeRef) -> LLVMValueRef {
+    /// For lane pointers `p` to values of type `t` that step by the value's size (or `span`
+    /// bytes: `Access::StridedChecked`) unless one widening cast wrapped (`Access::Checked`):
+    /// whether the last lane's pointer of each run (lane 31; the last of each row under row
+    /// segments) is its first lane's plus that many steps (then no cast wrapped, see
+    /// `stride.rs`).
+    unsafe fn lane31_test(
+        &self,
+        p: LLVMValueRef,
+        t: LLVMTypeRef,
+        span: Option<u64>,
+    ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let e = if self.per(t) > 1 {
@@ -1156,7 +1170,9 @@ impl Warp<'_> {
         } else {
             t
         };
-        let size = llvm_sys::target::LLVMABISizeOfType(self.td, e) * self.per(t) as u64;
+        let size = span.unwrap_or_else(|| {
+            llvm_sys::target::LLVMABISizeOfType(self.td, e) * self.per(t) as u64
+        });
         let run = self.run();
         let want = c::LLVMConstInt(self.i64, (run as u64 - 1) * size, 0);
         let mut ok = c::LLVMConstInt(self.i1, 1, 0);
@@ -1842,8 +1858,8 @@ impl Warp<'_> {
         let phis = phis.to_vec();
         let mut ok = match check {
             EntryCheck::Nothing => None,
-            EntryCheck::Cast(cast) => Some(self.cast_test(Some(cast), p, t)),
-            EntryCheck::Lanes => Some(self.lane31_test(p, t)),
+            EntryCheck::Cast(cast) => Some(self.cast_test(Some(cast), p, t, None)),
+            EntryCheck::Lanes => Some(self.lane31_test(p, t, None)),
         };
         for phi in &phis {
             let s = *self.entry_flags.get(phi)?;
@@ -1879,7 +1895,12 @@ impl Warp<'_> {
         let access = self.facts.strides.access(ptr, et, varying, self.td);
         if matches!(
             access,
-            Access::PerRow | Access::Window | Access::Consecutive | Access::Checked
+            Access::PerRow
+                | Access::Window
+                | Access::Consecutive
+                | Access::Checked
+                | Access::Strided
+                | Access::StridedChecked
         ) || self.facts.strides.entry_tested(i).is_some()
         {
             return None;
@@ -2026,6 +2047,10 @@ impl Warp<'_> {
         }
         let sp = p;
         let p = self.host_ptrs(p);
+        if matches!(access, Access::Strided | Access::StridedChecked) {
+            self.store_strided(i, ptr, v, p, et, access);
+            return;
+        }
         let b = self.b;
         if access == Access::Consecutive {
             if c::LLVMGetVolatile(i) == 0 && self.private_shared(ptr, et) {

@@ -114,8 +114,8 @@ pub struct Report {
     /// the other ones the `.shared` stores tested for a window, the global loads of at most
     /// two runs per half-warp (`stride::ROWS`) and the accesses consecutive when their
     /// loops' entry tests pass (`stride::ENTRY_TESTED`); `stride.rs`.
-    pub memory: [usize; 8],
-    pub rows_memory: Option<[usize; 8]>,
+    pub memory: [usize; 9],
+    pub rows_memory: Option<[usize; 9]>,
     /// Row segments (`uniform::Segment`), for the plan: the block, the rows per warp and the
     /// loads of one value per row.
     pub segments: Option<String>,

@@ -122,6 +122,13 @@ pub enum Access {
     /// lanes' offsets lie within 64 elements from the lowest (two vector loads and a lane
     /// permutation, `lanes.rs`), a gather otherwise. Stores of this kind are `Unknown`'s.
     Window,
+    /// Lanes `n` elements apart (`Strides::strided`): a field of an array of structs (`p[i].y`
+    /// of a `float3`). One masked vector access of the 32 structs' span from lane 0's pointer,
+    /// only the lanes' elements enabled, and a shuffle (`lanes.rs`, `load_strided`).
+    Strided,
+    /// `Strided` unless one widening cast wrapped: the lane-31 test of `Checked`, with the
+    /// stride's span.
+    StridedChecked,
 }
 
 /// The one widening cast of a `Checked` pointer (`Strides::wrap_cast`): its narrow operand,
@@ -226,8 +233,9 @@ pub struct Strides {
     /// every lane (`Strides::same_address`, [`SAME_ADDRESS`]), and of the unknown ones the
     /// stores tested for a window ([`WINDOW_STORES`]), of the unknown ones the global loads
     /// of at most two runs per half-warp ([`ROWS`]), and of the unknown ones those
-    /// consecutive when their loops' entry tests pass ([`ENTRY_TESTED`]).
-    pub counts: [usize; 8],
+    /// consecutive when their loops' entry tests pass ([`ENTRY_TESTED`]), and the strided
+    /// ones ([`STRIDED`]).
+    pub counts: [usize; 9],
     /// Row segments: loads of one value per row (`Access::PerRow`, not in `counts`).
     pub per_row: usize,
     /// Unknown accesses (`Access::Unknown`) that would be consecutive or checked if join phis
@@ -345,6 +353,13 @@ pub const WINDOW_STORES: usize = 5;
 /// The index in `Strides::counts` of the unknown accesses that are consecutive when their
 /// loops' entry tests pass (`Strides::entry_tested`).
 pub const ENTRY_TESTED: usize = 7;
+
+/// The index in `Strides::counts` of the strided accesses (`Access::Strided`, checked or not).
+pub const STRIDED: usize = 8;
+
+/// The largest stride in bytes of an `Access::Strided` access: its one vector access spans 32
+/// strides (1 KiB, 16 AVX-512 registers, at 32).
+const STRIDED_MAX: u64 = 32;
 
 const UNIFORM: Stride = Stride {
     step: 0,
@@ -640,6 +655,7 @@ impl Strides {
                         s.counts[Access::Unknown as usize] += 1;
                         s.counts[3] += 1;
                     }
+                    Access::Strided | Access::StridedChecked => s.counts[STRIDED] += 1,
                     a => {
                         if a == Access::Unknown {
                             unknown.push(i);
@@ -1117,7 +1133,15 @@ impl Strides {
             return Access::PerRow;
         }
         // Vectors of sub-byte elements are bit-packed in memory, unlike the lanes' values.
-        if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size || st.step as u64 != k * size {
+        if llvm_sys::target::LLVMSizeOfTypeInBits(td, e) != 8 * size {
+            return self.window(p, t);
+        }
+        // Not `.shared`: its pair patterns (bitonic's `s[2 t]`, `s[2 t + 1]` at distance 1)
+        // store under divergent masks, where masked pieces took 1.7x the time of the window
+        // and table-blend stores.
+        let strided = self.strided(st, t, td).is_some()
+            && c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) != super::lanes::SHARED_AS;
+        if st.step as u64 != k * size && !strided {
             return self.window(p, t);
         }
         // A clamp adds a cast: without one there is none to look for.
@@ -1129,12 +1153,47 @@ impl Strides {
                 None => return self.window(p, t),
             }
         };
-        match st.casts.checked_sub(clamps) {
-            Some(0) if clamps == 0 => Access::Consecutive,
-            Some(0) => Access::Checked,
-            Some(1) if st.factor <= MAX_FACTOR => Access::Checked,
+        match (st.casts.checked_sub(clamps), strided) {
+            (Some(0), false) if clamps == 0 => Access::Consecutive,
+            (Some(0), true) if clamps == 0 => Access::Strided,
+            (Some(0), false) => Access::Checked,
+            (Some(0), true) => Access::StridedChecked,
+            (Some(1), false) if st.factor <= MAX_FACTOR => Access::Checked,
+            (Some(1), true) if st.factor <= MAX_FACTOR => Access::StridedChecked,
             _ => self.window(p, t),
         }
+    }
+
+    /// The elements between lanes (`n`) of an access of a scalar `t` whose pointer steps by
+    /// `st` when it is `Access::Strided`: a positive step of `n` elements of 4 or 8 bytes, `n`
+    /// from 2 to `STRIDED_MAX` bytes, over a whole warp (not row segments).
+    pub unsafe fn strided(
+        &self,
+        st: Stride,
+        t: LLVMTypeRef,
+        td: llvm_sys::target::LLVMTargetDataRef,
+    ) -> Option<u32> {
+        let kind = c::LLVMGetTypeKind(t);
+        if self.run != 32
+            || st.step <= 0
+            || !matches!(
+                kind,
+                LLVMTypeKind::LLVMIntegerTypeKind
+                    | LLVMTypeKind::LLVMFloatTypeKind
+                    | LLVMTypeKind::LLVMDoubleTypeKind
+                    | LLVMTypeKind::LLVMPointerTypeKind
+            )
+        {
+            return None;
+        }
+        let size = llvm_sys::target::LLVMABISizeOfType(td, t);
+        let step = st.step as u64;
+        (matches!(size, 4 | 8)
+            && llvm_sys::target::LLVMSizeOfTypeInBits(td, t) == 8 * size
+            && step.is_multiple_of(size)
+            && step > size
+            && step <= STRIDED_MAX)
+            .then_some((step / size) as u32)
     }
 
     /// The clamps (`Clamp`) whose step pointer `p` takes: calls of `llvm.smax/smin/umax/
@@ -1639,6 +1698,7 @@ impl Strides {
                 if k > 0 && (k as u64).count_ones() == w {
                     return self.widen(of(0)?, w, false);
                 }
+
                 // `(x >> s) & m` of an aligned `x`: `x` is lane 0's value with the lanes'
                 // offsets in its bits below `run × step` (no carry), so `x >> s` is lane 0's
                 // shifted with theirs in its bits below `run × step >> s`; a mask that
@@ -1677,6 +1737,22 @@ impl Strides {
                 // as the uniform mask above, it acts on lane 0's value alone; one that clears
                 // all of them leaves lane 0's (`t & -64`).
                 let x = of(0)?;
+                // `x & ((2^v - 1) << s)` of an `x` whose lanes share their low `s` bits (a
+                // step that is a multiple of `2^s`): `x`'s low `v + s` bits less those `s`
+                // bits, one value in every lane (InstCombine's `4 * (u16)(3 * i)`,
+                // `(12 i) & 262140`); when the aligned rules below know nothing, and the
+                // kept bits span 32 warps or more, so that the cast's test rarely fails (a
+                // few lanes' bits, Triton's `(4 t) & 12`, are a window's or a permutation's).
+                let shifted = || {
+                    let s = (k as u64).trailing_zeros();
+                    (k > 0
+                        && s > 0
+                        && (k as u64).count_ones() == w - s
+                        && x.step % (1i64 << s) == 0
+                        && (x.step.unsigned_abs() << 10) <= 1u64 << w.min(63))
+                    .then(|| self.widen(x, w, false))
+                    .flatten()
+                };
                 let block = run.checked_mul(x.step)?;
                 if !x.aligned
                     || x.casts > 0
@@ -1685,13 +1761,16 @@ impl Strides {
                     || block <= 0
                     || !(block as u64).is_power_of_two()
                 {
-                    return None;
+                    return shifted();
                 }
                 let lanes = (block as u64 - 1) & !(x.step as u64 - 1);
                 if (k as u64) & lanes == 0 {
                     return Some(UNIFORM);
                 }
-                ((k as u64) & lanes == lanes).then_some(x)
+                if (k as u64) & lanes == lanes {
+                    return Some(x);
+                }
+                shifted()
             }
             O::LLVMShl => {
                 let k = konst(opnd(1))?;

@@ -37,7 +37,7 @@ use crate::syntax::ast;
 
 /// Version of the entry format and of the key's composition: a change makes old entries
 /// misses.
-const FORMAT_VERSION: u32 = 83;
+const FORMAT_VERSION: u32 = 84;
 
 /// The first bytes of a disk entry.
 const MAGIC: &[u8; 16] = b"ptx2llvm-kcache\n";
@@ -410,14 +410,14 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                 _ => Some((r.u32()? as usize, r.u32()? as usize)),
             };
             let barriers = read_strs(r)?;
-            let mut memory = [0; 8];
+            let mut memory = [0; 9];
             for k in &mut memory {
                 *k = r.u32()? as usize;
             }
             let rows_memory = match r.u8()? {
                 0 => None,
                 _ => {
-                    let mut m = [0; 8];
+                    let mut m = [0; 9];
                     for k in &mut m {
                         *k = r.u32()? as usize;
                     }
@@ -1009,8 +1009,8 @@ mod tests {
                             warp_ops: vec!["shfl.sync.bfly".into()],
                             rows: Some((4, 2)),
                             barriers: vec!["bar.sync 0 in L2".into()],
-                            memory: [2, 1, 0, 0, 1, 0, 1, 1],
-                            rows_memory: Some([3, 0, 0, 1, 0, 1, 0, 0]),
+                            memory: [2, 1, 0, 0, 1, 0, 1, 1, 3],
+                            rows_memory: Some([3, 0, 0, 1, 0, 1, 0, 0, 2]),
                             barrier_scheme: Some("static regions".into()),
                             skip_guards: false,
                             segments: Some("blocks of (16, 16, 1) threads".into()),

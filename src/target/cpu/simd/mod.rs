@@ -93,7 +93,7 @@ impl WarpPlan {
         if !r.warp_ops.is_empty() {
             let _ = writeln!(s, "  warp operations: {}", r.warp_ops.join(", "));
         }
-        let memory = |m: [usize; 8]| {
+        let memory = |m: [usize; 9]| {
             let mut tested = Vec::new();
             if m[7] > 0 {
                 tested.push(format!(
@@ -135,8 +135,16 @@ impl WarpPlan {
             } else {
                 String::new()
             };
+            let strided = if m[8] > 0 {
+                format!(
+                    ", {} strided (a field of 32 structs: one masked vector access and a shuffle)",
+                    m[8]
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "{} consecutive, {} checked, {} other{window}{same}",
+                "{} consecutive, {} checked, {} other{window}{same}{strided}",
                 m[0], m[1], m[2]
             )
         };
