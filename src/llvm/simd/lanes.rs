@@ -30,6 +30,7 @@ use super::lanetab;
 use super::stride::{self, Access, EntryCheck};
 use super::uniform::{call_kind, CallKind};
 
+mod atomics;
 mod calls;
 mod structs;
 
@@ -272,6 +273,9 @@ impl Warp<'_> {
                 return Ok(c::LLVMGetPoison(c::LLVMVoidTypeInContext(self.cx)));
             }
             O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => {
+                if let Some(v) = self.uniform_rmw(i) {
+                    return Ok(v);
+                }
                 return Ok(self.per_lane(i, false).unwrap_or(std::ptr::null_mut()));
             }
             _ => return Err(format!("cannot vectorize `{}`", ir::print(i))),
