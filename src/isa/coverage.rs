@@ -229,6 +229,9 @@ model. Beyond the table:
   arithmetic (measured in session 27: `nanatom` gives the H200's bits, 0x7fffffff); a NaN that the sum itself makes (memory holding +inf, −inf added) or memory that
   already holds a NaN with a payload gives the host's NaN (0xffc00000, the payload), which an
   H200 may not. `lit/cpu/run-simd-nan-shared.ptx` (`nanatom`) pins the operand rule.
+  Subnormals: the PTX ISA says `atom.add.f32`/`red.add.f32` on global memory (without
+  `.noftz`) flush subnormal inputs and results to zero in its current implementation; the
+  cpu target keeps them, as for shared memory (not measured on a GPU).
 - `wmma` fragment layouts (which PTX leaves unspecified) are those an NVIDIA H200 gives
   (`tests/data/wmma_layouts.txt`: 58 `wmma.load` probes, a/b/c, row/col, every shape with
   f16/bf16/s8/tf32 and f16/f32/s32 accumulators). Not measured, so inferred or kept: `u8` uses
