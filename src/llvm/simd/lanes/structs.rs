@@ -12,7 +12,8 @@
 //! one store of every member's field at the last member. Where every lane runs and the group
 //! covers every field of the structs, the pieces are plain loads and stores: masked ones
 //! took three times as long on an AoS particle update (4M `float3` positions and velocities:
-//! 9 ms masked, 2.8 ms plain; gathers and scatters 17 ms; C 2.5-3.3 ms). Otherwise they are
+//! 9 ms masked, 2.8 ms plain; gathers and scatters 17 ms; C 2.5-3.3 ms); loads of some
+//! fields are plain but for the first and last pieces (`load_pieces`). Otherwise they are
 //! masked to the running lanes' elements of the group's fields: the bytes the lanes access,
 //! and so their faults.
 
@@ -197,8 +198,17 @@ impl Warp<'_> {
         )
     }
 
-    /// The pieces of 32 structs of `n` elements `t` from `p0`: plain loads (`full`), else
-    /// loads masked to the running lanes' elements of `fields`.
+    /// The pieces of 32 structs of `n` elements `t` from `p0`: loads masked to the running
+    /// lanes' elements of `fields`, or with `full` (every lane runs) plain loads of bytes
+    /// between the first and the last element the lanes read: those read at most 32 bytes
+    /// apart, so such bytes are on pages they touch (the other fields' bytes among them are
+    /// not used). The first piece when lane 0 reads no field 0 and the last when lane 31
+    /// reads no field `n - 1` would reach before or past those elements (and the array):
+    /// they are loaded that many elements later or earlier and moved back in place (a masked
+    /// load there, of one piece per warp, took the AoS k-means assignment from 4.5 to 8.9
+    /// ms). The values are the same either way; only a fault could tell, which the runtime's
+    /// buffers (256-byte aligned, up to 255 bytes of slack before their guard page) never
+    /// give for a full warp's structs, so no test sees the shift.
     unsafe fn load_pieces(
         &self,
         p0: LLVMValueRef,
@@ -209,13 +219,43 @@ impl Warp<'_> {
     ) -> Vec<LLVMValueRef> {
         let w = self.piece_len(t);
         let pt = c::LLVMVectorType(t, w);
-        (0..LANES * n / w)
+        let pieces = LANES * n / w;
+        let first = fields.iter().copied().min().unwrap_or(0);
+        let last = fields.iter().copied().max().unwrap_or(n - 1);
+        let size = llvm_sys::target::LLVMABISizeOfType(self.td, t) as i64;
+        let plain = |pk: LLVMValueRef, shift: i64| {
+            let mut idx = [c::LLVMConstInt(self.i64, (shift * size) as u64, 1)];
+            let at = c::LLVMBuildGEP2(
+                self.b,
+                c::LLVMInt8TypeInContext(self.cx),
+                pk,
+                idx.as_mut_ptr(),
+                1,
+                c"".as_ptr(),
+            );
+            let v = c::LLVMBuildLoad2(self.b, pt, at, c"".as_ptr());
+            c::LLVMSetAlignment(v, self.elem_align(t));
+            if shift == 0 {
+                return v;
+            }
+            // Element `e` of the piece is element `e - shift` of the load.
+            let idx: Vec<Option<u32>> = (0..w as i64)
+                .map(|e| u32::try_from(e - shift).ok().filter(|&x| x < w))
+                .collect();
+            self.shuffle_some(v, None, &idx)
+        };
+        (0..pieces)
             .map(|k| {
                 let pk = self.piece_ptr(p0, k);
                 if full {
-                    let v = c::LLVMBuildLoad2(self.b, pt, pk, c"".as_ptr());
-                    c::LLVMSetAlignment(v, self.elem_align(t));
-                    return v;
+                    let shift = if k == 0 {
+                        i64::from(first)
+                    } else if k + 1 == pieces {
+                        -i64::from(n - 1 - last)
+                    } else {
+                        0
+                    };
+                    return plain(pk, shift);
                 }
                 let mut tys = [pt, self.ptr];
                 let mut args = [pk, self.piece_mask(k, w, n, fields), c::LLVMGetPoison(pt)];
@@ -298,18 +338,13 @@ impl Warp<'_> {
         };
         let fields: Vec<u32> = group.iter().map(|&(_, f)| f).collect();
         let f = group.iter().find(|&&(m, _)| m == i).map_or(0, |&(_, f)| f);
-        let whole = (0..n).all(|k| fields.contains(&k));
         let run = |me: &mut Self| {
             let p0 = me.strided_base(base, ptr, p);
             let get = |me: &Self, full: bool| {
                 let pieces = me.load_pieces(p0, t, n, &fields, full);
                 me.field_of(&pieces, t, n, f)
             };
-            if whole {
-                me.full_or_masked(|me| get(me, true), |me| get(me, false))
-            } else {
-                get(me, false)
-            }
+            me.full_or_masked(|me| get(me, true), |me| get(me, false))
         };
         if access != Access::StridedChecked {
             return run(self);
