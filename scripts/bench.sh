@@ -59,7 +59,7 @@ SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
-VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp softmax_block)
+VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp softmax_block particles)
 
 QUICK=0
 REPS=""
@@ -511,6 +511,16 @@ case_layernorm_warp() { # sibling: layernorm; one warp per row, butterfly shuffl
     case_layernorm
     PTX="$SUITE/variants/layernorm_warp.ptx"; KNAME=layernorm_warp; GRID=$((LN_ROWS / 8))
     OKNAME=none
+}
+case_particles() { # its own C baseline (c/particles.c): float3 structs, p + v * dt
+    local a b; a=$(input a f32 "$N" 1); b=$(input b f32 "$N" 2)
+    local np=$((N / 3))
+    SIZE="n=$np float3"; PTX="$SUITE/variants/particles.ptx"; KNAME=particles
+    GRID=$(((np + 255) / 256)); BLOCK=256
+    PARGS=("@$a" "@$b" "zeros:$((12 * np))" "s32:$np" f32:0.01); PDUMP=(2)
+    CCMD=("$BIN/c_particles" "$np" 0.01 "$a" "$b")
+    OKNAME=none
+    CHECK=(f32 0 0)
 }
 case_softmax_block() { # sibling: softmax (Triton's); a block of 256 per row, shared-memory trees
     case_softmax
