@@ -442,14 +442,7 @@ unsafe fn magic_quotient(a: LLVMValueRef, b: LLVMValueRef) -> Option<(LLVMValueR
     if !is(prod, O::LLVMMul) || c::LLVMGetIntTypeWidth(c::LLVMTypeOf(prod)) != 64 {
         return None;
     }
-    let (x, m) = match (
-        konst(c::LLVMGetOperand(prod, 1)),
-        konst(c::LLVMGetOperand(prod, 0)),
-    ) {
-        (Some(m), _) => (c::LLVMGetOperand(prod, 0), m),
-        (None, Some(m)) => (c::LLVMGetOperand(prod, 1), m),
-        _ => return None,
-    };
+    let (x, m) = const_factor(prod)?;
     if !is(x, O::LLVMSExt) || m == 0 || m >> 32 != 0 {
         return None;
     }
@@ -464,6 +457,16 @@ unsafe fn magic_quotient(a: LLVMValueRef, b: LLVMValueRef) -> Option<(LLVMValueR
         e > big && (e - big) << 31 < big
     })?;
     Some((k, u64::try_from(r).ok()?))
+}
+
+/// Product `prod`'s other operand and its constant one (either side), if one is constant.
+unsafe fn const_factor(prod: LLVMValueRef) -> Option<(LLVMValueRef, u64)> {
+    let (a, b) = (c::LLVMGetOperand(prod, 0), c::LLVMGetOperand(prod, 1));
+    match (ir::const_u64(b), ir::const_u64(a)) {
+        (Some(m), _) => Some((a, m)),
+        (None, Some(m)) => Some((b, m)),
+        _ => None,
+    }
 }
 
 /// `q` as an unsigned 32-bit division `k / r` by a constant (`Strides::split`): `q =
@@ -491,14 +494,7 @@ unsafe fn unsigned_quotient(q: LLVMValueRef) -> Option<(LLVMValueRef, u64)> {
     if !is(prod, O::LLVMMul) {
         return None;
     }
-    let (x, m) = match (
-        ir::const_u64(c::LLVMGetOperand(prod, 1)),
-        ir::const_u64(c::LLVMGetOperand(prod, 0)),
-    ) {
-        (Some(m), _) => (c::LLVMGetOperand(prod, 0), m),
-        (None, Some(m)) => (c::LLVMGetOperand(prod, 1), m),
-        _ => return None,
-    };
+    let (x, m) = const_factor(prod)?;
     if !is(x, O::LLVMZExt) || m == 0 || m >> 32 != 0 {
         return None;
     }
