@@ -298,48 +298,10 @@ impl CtxField {
     }
 }
 
-/// Whether call `i` is of an intrinsic that neither reads nor writes memory (arithmetic:
-/// `llvm.fma`, `llvm.smax`, ...), from a fixed list; any other call may touch memory.
+/// Whether call `i` is of an intrinsic that neither reads nor writes memory: the lane-wise
+/// arithmetic ones (`lanewise_intrinsic`); any other call may touch memory.
 pub unsafe fn pure_call(i: LLVMValueRef) -> bool {
-    const PURE: &[&str] = &[
-        "fma",
-        "fmuladd",
-        "maxnum",
-        "minnum",
-        "maximum",
-        "minimum",
-        "maximumnum",
-        "minimumnum",
-        "fabs",
-        "sqrt",
-        "smax",
-        "smin",
-        "umax",
-        "umin",
-        "abs",
-        "ctpop",
-        "ctlz",
-        "cttz",
-        "fshl",
-        "fshr",
-        "bitreverse",
-        "bswap",
-        "exp2",
-        "copysign",
-        "floor",
-        "ceil",
-        "trunc",
-        "rint",
-        "round",
-        "roundeven",
-        "nearbyint",
-        "ldexp",
-        "is",
-    ];
-    let name = callee(i);
-    name.strip_prefix("llvm.")
-        .and_then(|r| r.split('.').next())
-        .is_some_and(|op| PURE.contains(&op))
+    lanewise_intrinsic(&callee(i))
 }
 
 pub unsafe fn is_self_call(v: LLVMValueRef) -> bool {

@@ -187,11 +187,16 @@ impl Warp<'_> {
 
     /// The pointer to piece `k` from `p0`.
     unsafe fn piece_ptr(&self, p0: LLVMValueRef, k: u32) -> LLVMValueRef {
-        let mut idx = [c::LLVMConstInt(self.i64, u64::from(k) * PIECE, 0)];
+        self.byte_ptr(p0, (u64::from(k) * PIECE) as i64)
+    }
+
+    /// `p` plus `bytes`.
+    unsafe fn byte_ptr(&self, p: LLVMValueRef, bytes: i64) -> LLVMValueRef {
+        let mut idx = [c::LLVMConstInt(self.i64, bytes as u64, 1)];
         c::LLVMBuildGEP2(
             self.b,
             c::LLVMInt8TypeInContext(self.cx),
-            p0,
+            p,
             idx.as_mut_ptr(),
             1,
             c"".as_ptr(),
@@ -224,15 +229,7 @@ impl Warp<'_> {
         let last = fields.iter().copied().max().unwrap_or(n - 1);
         let size = llvm_sys::target::LLVMABISizeOfType(self.td, t) as i64;
         let plain = |pk: LLVMValueRef, shift: i64| {
-            let mut idx = [c::LLVMConstInt(self.i64, (shift * size) as u64, 1)];
-            let at = c::LLVMBuildGEP2(
-                self.b,
-                c::LLVMInt8TypeInContext(self.cx),
-                pk,
-                idx.as_mut_ptr(),
-                1,
-                c"".as_ptr(),
-            );
+            let at = self.byte_ptr(pk, shift * size);
             let v = c::LLVMBuildLoad2(self.b, pt, at, c"".as_ptr());
             c::LLVMSetAlignment(v, self.elem_align(t));
             if shift == 0 {
@@ -287,35 +284,71 @@ impl Warp<'_> {
         self.concat(chunks)
     }
 
-    /// `full` where every lane runs, else `masked`, joined by a phi of their values.
-    unsafe fn full_or_masked(
+    /// `then` where `cond` holds, else `other`, in blocks named `names` (then, else, join),
+    /// joined by a phi of their values (none where `then` gives a null value: stores).
+    unsafe fn branch_join(
         &mut self,
-        full: impl FnOnce(&Self) -> LLVMValueRef,
-        masked: impl FnOnce(&Self) -> LLVMValueRef,
+        cond: LLVMValueRef,
+        names: [&str; 3],
+        then: impl FnOnce(&mut Self) -> LLVMValueRef,
+        other: impl FnOnce(&mut Self) -> LLVMValueRef,
     ) -> LLVMValueRef {
         let b = self.b;
-        let full_bb = self.append("strided.full");
-        let masked_bb = self.append("strided.masked");
-        let join = self.append("strided");
-        c::LLVMBuildCondBr(b, self.all_running(), full_bb, masked_bb);
-        c::LLVMPositionBuilderAtEnd(b, full_bb);
-        let fv = full(self);
-        let full_bb = c::LLVMGetInsertBlock(b);
+        let then_bb = self.append(names[0]);
+        let else_bb = self.append(names[1]);
+        let join = self.append(names[2]);
+        c::LLVMBuildCondBr(b, cond, then_bb, else_bb);
+        c::LLVMPositionBuilderAtEnd(b, then_bb);
+        let tv = then(self);
+        let then_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, masked_bb);
-        let mv = masked(self);
-        let masked_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMPositionBuilderAtEnd(b, else_bb);
+        let ev = other(self);
+        let else_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        if fv.is_null() {
-            return fv;
+        if tv.is_null() {
+            return tv;
         }
         ir::phi(
             b,
-            c::LLVMTypeOf(fv),
+            c::LLVMTypeOf(tv),
             c"".as_ptr(),
-            &[(fv, full_bb), (mv, masked_bb)],
+            &[(tv, then_bb), (ev, else_bb)],
         )
+    }
+
+    /// `full` where every lane runs, else `masked` (`branch_join`).
+    unsafe fn full_or_masked(
+        &mut self,
+        full: impl FnOnce(&mut Self) -> LLVMValueRef,
+        masked: impl FnOnce(&mut Self) -> LLVMValueRef,
+    ) -> LLVMValueRef {
+        let all = self.all_running();
+        self.branch_join(
+            all,
+            ["strided.full", "strided.masked", "strided"],
+            full,
+            masked,
+        )
+    }
+
+    /// The elements between lanes of strided access `i` (a `t` at `ptr`), the group's base
+    /// and members (`strided_group`; `i` alone at field 0 when `StridedChecked`).
+    unsafe fn group_of(
+        &self,
+        i: LLVMValueRef,
+        ptr: LLVMValueRef,
+        t: LLVMTypeRef,
+        access: Access,
+    ) -> (u32, LLVMValueRef, Vec<(LLVMValueRef, u32)>) {
+        let n = self.strided_n(ptr, t).unwrap_or(1);
+        let (base, group) = if access == Access::Strided {
+            self.strided_group(i, ptr, t, n)
+        } else {
+            (ptr, vec![(i, 0)])
+        };
+        (n, base, group)
     }
 
     /// A load `i` of a scalar `t` per lane at host lane pointers `p` (source pointer `ptr`)
@@ -330,17 +363,12 @@ impl Warp<'_> {
         t: LLVMTypeRef,
         access: Access,
     ) -> LLVMValueRef {
-        let n = self.strided_n(ptr, t).unwrap_or(1);
-        let (base, group) = if access == Access::Strided {
-            self.strided_group(i, ptr, t, n)
-        } else {
-            (ptr, vec![(i, 0)])
-        };
+        let (n, base, group) = self.group_of(i, ptr, t, access);
         let fields: Vec<u32> = group.iter().map(|&(_, f)| f).collect();
         let f = group.iter().find(|&&(m, _)| m == i).map_or(0, |&(_, f)| f);
         let run = |me: &mut Self| {
             let p0 = me.strided_base(base, ptr, p);
-            let get = |me: &Self, full: bool| {
+            let get = |me: &mut Self, full: bool| {
                 let pieces = me.load_pieces(p0, t, n, &fields, full);
                 me.field_of(&pieces, t, n, f)
             };
@@ -349,23 +377,11 @@ impl Warp<'_> {
         if access != Access::StridedChecked {
             return run(self);
         }
-        let b = self.b;
         let vt = self.vty(t);
         let ok = self.checked_test(ptr, p, t);
-        let vec_bb = self.append("ld.strided");
-        let gat_bb = self.append("ld.gather");
-        let join = self.append("ld");
-        c::LLVMBuildCondBr(b, ok, vec_bb, gat_bb);
-        c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        let lv = run(self);
-        let vec_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let gv = self.gather(vt, p, self.mask);
-        let gat_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
-        ir::phi(b, vt, c"".as_ptr(), &[(lv, vec_bb), (gv, gat_bb)])
+        self.branch_join(ok, ["ld.strided", "ld.gather", "ld"], run, |me| {
+            me.gather(vt, p, me.mask)
+        })
     }
 
     /// `load_strided`'s store: the group's stores are one store of the pieces at its last
@@ -381,12 +397,7 @@ impl Warp<'_> {
         t: LLVMTypeRef,
         access: Access,
     ) {
-        let n = self.strided_n(ptr, t).unwrap_or(1);
-        let (base, group) = if access == Access::Strided {
-            self.strided_group(i, ptr, t, n)
-        } else {
-            (ptr, vec![(i, 0)])
-        };
+        let (n, base, group) = self.group_of(i, ptr, t, access);
         if group.last().is_some_and(|&(m, _)| m != i) {
             return;
         }
@@ -419,7 +430,7 @@ impl Warp<'_> {
                 })
                 .collect();
             let p0 = me.strided_base(base, ptr, p);
-            let put = |me: &Self, full: bool| {
+            let put = |me: &mut Self, full: bool| {
                 for (k, &pv) in pieces.iter().enumerate() {
                     let pk = me.piece_ptr(p0, k as u32);
                     if full {
@@ -443,18 +454,18 @@ impl Warp<'_> {
             run(self);
             return;
         }
-        let b = self.b;
         let ok = self.checked_test(ptr, p, t);
-        let vec_bb = self.append("st.strided");
-        let sc_bb = self.append("st.scatter");
-        let join = self.append("st");
-        c::LLVMBuildCondBr(b, ok, vec_bb, sc_bb);
-        c::LLVMPositionBuilderAtEnd(b, vec_bb);
-        run(self);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, sc_bb);
-        self.scatter(v, p, self.mask);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
+        self.branch_join(
+            ok,
+            ["st.strided", "st.scatter", "st"],
+            |me| {
+                run(me);
+                std::ptr::null_mut()
+            },
+            |me| {
+                me.scatter(v, p, me.mask);
+                std::ptr::null_mut()
+            },
+        );
     }
 }
