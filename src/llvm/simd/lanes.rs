@@ -37,6 +37,10 @@ mod structs;
 /// The shared-memory address space of the lowering (`llvm::cpu`).
 pub(super) const SHARED_AS: u32 = 3;
 
+/// Largest lane step of a dividend that `Warp::stepping_division` takes (`31 s` must stay
+/// far below a divisor to be worth testing for).
+const STEP_DIV_MAX: i64 = 64;
+
 /// Whether scalar divisor `d` of division or remainder `op` is a constant that cannot trap in
 /// any lane: not zero, nor all ones when signed (`MIN / -1` overflows).
 unsafe fn safe_divisor(d: LLVMValueRef, op: O) -> bool {
@@ -105,6 +109,87 @@ impl Warp<'_> {
         })
     }
 
+    /// Division or remainder `op` (instruction `i`) of a dividend whose lanes step by a small
+    /// positive constant `s` (`x + l s`: a flat index, `(x + 1) % w`) by a uniform divisor
+    /// `y` that is not a constant: `row = i / w`, `col = i % w` of a 2-D kernel launched
+    /// flat, or a torus's wrapped neighbour. When `y > 31 s` and no lane's dividend wraps,
+    /// the lanes' quotients are lane 0's or one more: one scalar division of lane 0, its
+    /// remainder plus `l s`, and one compare with `y` per lane, where the double-precision
+    /// division took four `vdivpd` of 8 lanes per operation (a game of life's four wrapped
+    /// neighbours: most of its time). Other launches take that division, behind a scalar test.
+    /// None when the dividend's stride is not known this way.
+    unsafe fn stepping_division(
+        &mut self,
+        i: LLVMValueRef,
+        op: O,
+        vt: LLVMTypeRef,
+    ) -> Option<LLVMValueRef> {
+        let (xv, yv) = (c::LLVMGetOperand(i, 0), c::LLVMGetOperand(i, 1));
+        let et = c::LLVMGetElementType(vt);
+        if self.facts.is_varying(yv)
+            || c::LLVMGetTypeKind(vt) != LLVMTypeKind::LLVMVectorTypeKind
+            || c::LLVMGetTypeKind(et) != LLVMTypeKind::LLVMIntegerTypeKind
+            || c::LLVMGetIntTypeWidth(et) != 32
+            || !self.facts.strides.whole_warp()
+        {
+            return None;
+        }
+        let st = self.facts.strides.of(xv, &self.facts.varying)?;
+        if st.casts != 0 || !(1..=STEP_DIV_MAX).contains(&st.step) {
+            return None;
+        }
+        let b = self.b;
+        let n = c"".as_ptr();
+        let signed = matches!(op, O::LLVMSDiv | O::LLVMSRem);
+        let span = 31 * st.step as u64;
+        let k = |v: u64| c::LLVMConstInt(et, v, 0);
+        let x = self.get(xv, true);
+        let y = self.get(yv, false);
+        let x0 = self.lane_of(x, 0, 8);
+        // Lane 31's dividend does not wrap (signed: every lane's is non-negative), and
+        // `r0 + 31 s < 2 y` fits: then a lane's remainder is `r0 + l s` less `y` at most once.
+        let top = if signed {
+            i32::MAX as u64
+        } else {
+            u32::MAX as u64
+        };
+        let x_ok = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULE, x0, k(top - span), n);
+        let y_big = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntUGT, y, k(span), n);
+        let y_fits = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULE, y, k(top - span), n);
+        let ok = c::LLVMBuildAnd(b, x_ok, c::LLVMBuildAnd(b, y_big, y_fits, n), n);
+        let ramp: Vec<LLVMValueRef> = (0..LANES as u64).map(|l| k(l * st.step as u64)).collect();
+        let mut ramp = ramp;
+        let ramp = c::LLVMConstVector(ramp.as_mut_ptr(), LANES);
+        let quotient = matches!(op, O::LLVMUDiv | O::LLVMSDiv);
+        Some(self.branch_join(
+            ok,
+            ["div.step", "div.lanes", "div.join"],
+            |w| {
+                // Both operands are non-negative here: unsigned division is the signed one.
+                let q0 = c::LLVMBuildUDiv(b, x0, y, n);
+                let r0 = c::LLVMBuildSub(b, x0, c::LLVMBuildMul(b, q0, y, n), n);
+                let r = c::LLVMBuildAdd(b, w.splat(r0), ramp, n);
+                let ys = w.splat(y);
+                let over = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntUGE, r, ys, n);
+                if quotient {
+                    c::LLVMBuildAdd(b, w.splat(q0), c::LLVMBuildZExt(b, over, vt, n), n)
+                } else {
+                    let less = c::LLVMBuildSub(b, r, ys, n);
+                    c::LLVMBuildSelect(b, over, less, r, n)
+                }
+            },
+            |w| {
+                // Lanes not running may hold anything: divide them by one.
+                let one = w.splat(k(1));
+                let ys = w.splat(y);
+                let m = w.widen(w.mask, w.per_new(ys));
+                let ys = c::LLVMBuildSelect(b, m, ys, one, n);
+                w.div_by_double(op, x, ys, vt)
+                    .unwrap_or_else(|| c::LLVMBuildBinOp(b, op, x, ys, n))
+            },
+        ))
+    }
+
     /// The vector form of varying instruction `i`.
     pub(super) unsafe fn vector_inst(
         &mut self,
@@ -155,6 +240,9 @@ impl Warp<'_> {
             O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem
                 if !safe_divisor(c::LLVMGetOperand(i, 1), op) =>
             {
+                if let Some(v) = self.stepping_division(i, op, vt) {
+                    return Ok(v);
+                }
                 // Lanes not running may hold anything: divide them by one.
                 let (x, y) = (operand(self, 0), operand(self, 1));
                 let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));

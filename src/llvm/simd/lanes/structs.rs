@@ -286,7 +286,7 @@ impl Warp<'_> {
 
     /// `then` where `cond` holds, else `other`, in blocks named `names` (then, else, join),
     /// joined by a phi of their values (none where `then` gives a null value: stores).
-    unsafe fn branch_join(
+    pub(in crate::llvm::simd) unsafe fn branch_join(
         &mut self,
         cond: LLVMValueRef,
         names: [&str; 3],
