@@ -257,7 +257,16 @@ model. Beyond the table:
   (Blelloch) scan with its bank-conflict padding (`s[n + (n >> 5)]`, 512 elements a block, both
   trees unrolled by NVRTC into 19 barrier steps) runs its 61 `.shared` accesses through window
   tests: 16M floats in 24 ms (the suite's scan by warp shuffles runs at C's speed), and it takes
-  about 625 ms to compile.
+  about 625 ms to compile. Bounds-checked stencils without shared memory pay each tap's
+  divergent branch (mask, skip test, whole-warp test, blend: about 20 instructions a tap):
+  a 5x5 convolution with a `__constant__` mask and `if (r >= 0 && r < h && c >= 0 && c < w)`
+  per tap, 4096^2, 16.9 ms (a copy of the kernel for warps whose lanes agree on every such
+  branch, tried in session 38, did not help: the warp function's uniform branches keep their
+  masks). A naive transpose (`out[x * h + y] = in[y * w + x]`, 4096^2) scatters each warp's
+  32 lanes to 32 rows: 57 ms. The classic global-memory bitonic step (`ixj = i ^ j`) gathers
+  and scatters its partners for `j < 32` (16M floats: 4.7 ms, against 1.5 ms for `j >= 32`).
+  A load whose lanes share one address that the analysis cannot prove (`s[i / cols]` of a flat
+  launch) is tested for consecutive lanes, then gathered.
 - Kernels without matrix instructions other than `mma.sync` (a whole-warp runtime call
   there, same results) run on the warp engine (one SIMD program per warp,
   lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running
