@@ -179,15 +179,27 @@ impl Warp<'_> {
                 }
             },
             |w| {
-                // Lanes not running may hold anything: divide them by one.
-                let one = w.splat(k(1));
                 let ys = w.splat(y);
-                let m = w.widen(w.mask, w.per_new(ys));
-                let ys = c::LLVMBuildSelect(b, m, ys, one, n);
-                w.div_by_double(op, x, ys, vt)
-                    .unwrap_or_else(|| c::LLVMBuildBinOp(b, op, x, ys, n))
+                w.divide_running(op, x, ys, vt)
             },
         ))
+    }
+
+    /// Division or remainder `op` of lanes `x` by lanes `y` that are not zero where lanes
+    /// run: the lanes not running, which may hold anything, divide by one.
+    unsafe fn divide_running(
+        &self,
+        op: O,
+        x: LLVMValueRef,
+        y: LLVMValueRef,
+        vt: LLVMTypeRef,
+    ) -> LLVMValueRef {
+        let (b, n) = (self.b, c"".as_ptr());
+        let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));
+        let m = self.widen(self.mask, self.per_new(y));
+        let y = c::LLVMBuildSelect(b, m, y, one, n);
+        self.div_by_double(op, x, y, vt)
+            .unwrap_or_else(|| c::LLVMBuildBinOp(b, op, x, y, n))
     }
 
     /// The vector form of varying instruction `i`.
@@ -243,13 +255,8 @@ impl Warp<'_> {
                 if let Some(v) = self.stepping_division(i, op, vt) {
                     return Ok(v);
                 }
-                // Lanes not running may hold anything: divide them by one.
                 let (x, y) = (operand(self, 0), operand(self, 1));
-                let one = self.splat(c::LLVMConstInt(c::LLVMGetElementType(vt), 1, 0));
-                let m = self.widen(self.mask, self.per_new(y));
-                let y = c::LLVMBuildSelect(b, m, y, one, n);
-                self.div_by_double(op, x, y, vt)
-                    .unwrap_or_else(|| c::LLVMBuildBinOp(b, op, x, y, n))
+                self.divide_running(op, x, y, vt)
             }
             O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem => {
                 // A constant that cannot trap divides every lane: `k / 18`'s lanes then hold
