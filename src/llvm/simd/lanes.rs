@@ -130,7 +130,7 @@ impl Warp<'_> {
             || c::LLVMGetTypeKind(vt) != LLVMTypeKind::LLVMVectorTypeKind
             || c::LLVMGetTypeKind(et) != LLVMTypeKind::LLVMIntegerTypeKind
             || c::LLVMGetIntTypeWidth(et) != 32
-            || !self.facts.strides.whole_warp()
+            || self.run() != LANES
         {
             return None;
         }
@@ -157,8 +157,8 @@ impl Warp<'_> {
         let y_big = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntUGT, y, k(span), n);
         let y_fits = c::LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULE, y, k(top - span), n);
         let ok = c::LLVMBuildAnd(b, x_ok, c::LLVMBuildAnd(b, y_big, y_fits, n), n);
-        let ramp: Vec<LLVMValueRef> = (0..LANES as u64).map(|l| k(l * st.step as u64)).collect();
-        let mut ramp = ramp;
+        let mut ramp: Vec<LLVMValueRef> =
+            (0..LANES as u64).map(|l| k(l * st.step as u64)).collect();
         let ramp = c::LLVMConstVector(ramp.as_mut_ptr(), LANES);
         let quotient = matches!(op, O::LLVMUDiv | O::LLVMSDiv);
         Some(self.branch_join(
@@ -183,6 +183,40 @@ impl Warp<'_> {
                 w.divide_running(op, x, ys, vt)
             },
         ))
+    }
+
+    /// `then` where `cond` holds, else `other`, in blocks named `names` (then, else, join),
+    /// joined by a phi of their values (none where `then` gives a null value: stores).
+    unsafe fn branch_join(
+        &mut self,
+        cond: LLVMValueRef,
+        names: [&str; 3],
+        then: impl FnOnce(&mut Self) -> LLVMValueRef,
+        other: impl FnOnce(&mut Self) -> LLVMValueRef,
+    ) -> LLVMValueRef {
+        let b = self.b;
+        let then_bb = self.append(names[0]);
+        let else_bb = self.append(names[1]);
+        let join = self.append(names[2]);
+        c::LLVMBuildCondBr(b, cond, then_bb, else_bb);
+        c::LLVMPositionBuilderAtEnd(b, then_bb);
+        let tv = then(self);
+        let then_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, else_bb);
+        let ev = other(self);
+        let else_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        if tv.is_null() {
+            return tv;
+        }
+        ir::phi(
+            b,
+            c::LLVMTypeOf(tv),
+            c"".as_ptr(),
+            &[(tv, then_bb), (ev, else_bb)],
+        )
     }
 
     /// Division or remainder `op` of lanes `x` by lanes `y` that are not zero where lanes
@@ -252,11 +286,13 @@ impl Warp<'_> {
             O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem
                 if !safe_divisor(c::LLVMGetOperand(i, 1), op) =>
             {
-                if let Some(v) = self.stepping_division(i, op, vt) {
-                    return Ok(v);
+                match self.stepping_division(i, op, vt) {
+                    Some(v) => v,
+                    None => {
+                        let (x, y) = (operand(self, 0), operand(self, 1));
+                        self.divide_running(op, x, y, vt)
+                    }
                 }
-                let (x, y) = (operand(self, 0), operand(self, 1));
-                self.divide_running(op, x, y, vt)
             }
             O::LLVMUDiv | O::LLVMSDiv | O::LLVMURem | O::LLVMSRem => {
                 // A constant that cannot trap divides every lane: `k / 18`'s lanes then hold

@@ -1082,11 +1082,6 @@ impl Strides {
         None
     }
 
-    /// Whether the strides are of a whole warp's 32 lanes (not row segments).
-    pub fn whole_warp(&self) -> bool {
-        self.run == 32
-    }
-
     /// Whether store `i` (of a varying value) writes one address in every lane: its pointer
     /// is uniform, or steps by 0 from lane 0 with no widening cast on the way (32-lane
     /// strides: under row segments a step of 0 is one address per row). Every running lane

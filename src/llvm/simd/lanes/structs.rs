@@ -284,40 +284,6 @@ impl Warp<'_> {
         self.concat(chunks)
     }
 
-    /// `then` where `cond` holds, else `other`, in blocks named `names` (then, else, join),
-    /// joined by a phi of their values (none where `then` gives a null value: stores).
-    pub(in crate::llvm::simd) unsafe fn branch_join(
-        &mut self,
-        cond: LLVMValueRef,
-        names: [&str; 3],
-        then: impl FnOnce(&mut Self) -> LLVMValueRef,
-        other: impl FnOnce(&mut Self) -> LLVMValueRef,
-    ) -> LLVMValueRef {
-        let b = self.b;
-        let then_bb = self.append(names[0]);
-        let else_bb = self.append(names[1]);
-        let join = self.append(names[2]);
-        c::LLVMBuildCondBr(b, cond, then_bb, else_bb);
-        c::LLVMPositionBuilderAtEnd(b, then_bb);
-        let tv = then(self);
-        let then_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, else_bb);
-        let ev = other(self);
-        let else_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
-        if tv.is_null() {
-            return tv;
-        }
-        ir::phi(
-            b,
-            c::LLVMTypeOf(tv),
-            c"".as_ptr(),
-            &[(tv, then_bb), (ev, else_bb)],
-        )
-    }
-
     /// `full` where every lane runs, else `masked` (`branch_join`).
     unsafe fn full_or_masked(
         &mut self,
