@@ -51,6 +51,10 @@ pub struct Warp<'a> {
     /// By block: the mask at its conditional branch when that branch is uniform (a scalar
     /// condition), for the blocks it leads to (`Warp::inherited_mask`).
     uniform_masks: Vec<Option<LLVMValueRef>>,
+    /// Blocks that run with all lanes or none, past a branch on `interior::EVERY`
+    /// (`Warp::whole_region`): they run with the constant mask of all lanes, so that LLVM
+    /// folds the masks of the copy `interior.rs` makes.
+    whole_blocks: std::collections::HashSet<usize>,
     /// Whether the current block runs without its guard (`Warp::unguarded`): its mask may
     /// be empty.
     pub(super) unguarded: bool,
@@ -231,6 +235,7 @@ impl<'a> Warp<'a> {
             cur: 0,
             mask: std::ptr::null_mut(),
             uniform_masks: vec![None; cfg.blocks.len()],
+            whole_blocks: std::collections::HashSet::new(),
             unguarded: false,
             threaded: None,
             threaded_branch: None,
@@ -772,11 +777,58 @@ impl<'a> Warp<'a> {
     /// Emits the nodes of region `r` in order.
     unsafe fn region(&mut self, r: Option<usize>) -> Result<(), String> {
         let order = self.cfg.order(r);
+        // Closed regions a warp skips with one test (`skip_regions`), by the first node of
+        // each, when their nodes come in one run of the order: the last node and the block
+        // after the run.
+        let mut skips: HashMap<usize, usize> = HashMap::new();
+        if r.is_none() && self.regions.is_none() && self.coro.is_none() {
+            let blocks_of = |node: &Node| match *node {
+                Node::Block(y) => vec![y],
+                Node::Loop(l) => (0..self.cfg.blocks.len())
+                    .filter(|&y| self.cfg.loops[l].blocks[y])
+                    .collect(),
+            };
+            for (head, set) in self.skip_regions() {
+                let Some(k) = order.iter().position(|&n| n == Node::Block(head)) else {
+                    continue;
+                };
+                let mut covered = 0;
+                let mut last = k;
+                for (j, node) in order.iter().enumerate().skip(k) {
+                    let bs = blocks_of(node);
+                    if !bs.iter().all(|y| set.contains(y)) {
+                        break;
+                    }
+                    covered += bs.len();
+                    last = j;
+                }
+                if covered == set.len() {
+                    skips.insert(k, last);
+                }
+            }
+        }
+        let ends: std::collections::HashSet<usize> = skips.values().copied().collect();
+        let mut skip_to: Vec<(usize, LLVMBasicBlockRef)> = Vec::new();
         for (k, &node) in order.iter().enumerate() {
+            if let (Some(&last), Node::Block(head)) = (skips.get(&k), node) {
+                let mt = self.mask_ty();
+                let m = c::LLVMBuildLoad2(self.b, mt, self.pending[head], c"".as_ptr());
+                let run = self.append(&format!("b{head}.region"));
+                let past = self.append(&format!("b{head}.region.past"));
+                c::LLVMBuildCondBr(self.b, self.any(m), run, past);
+                c::LLVMPositionBuilderAtEnd(self.b, run);
+                skip_to.push((last, past));
+            }
             match node {
                 Node::Block(x) => {
                     let thread = match order.get(k + 1) {
-                        Some(&Node::Block(y)) if self.threads_past(x, y) => Some(y),
+                        Some(&Node::Block(y))
+                            if self.threads_past(x, y)
+                                && !skips.contains_key(&(k + 1))
+                                && !ends.contains(&k) =>
+                        {
+                            Some(y)
+                        }
                         _ => None,
                     };
                     self.block(x, thread)?
@@ -816,6 +868,14 @@ impl<'a> Warp<'a> {
                     c::LLVMBuildCondBr(self.b, any, top, after);
                     c::LLVMPositionBuilderAtEnd(self.b, after);
                 }
+            }
+            while let Some(&(last, past)) = skip_to.last() {
+                if last != k {
+                    break;
+                }
+                skip_to.pop();
+                c::LLVMBuildBr(self.b, past);
+                c::LLVMPositionBuilderAtEnd(self.b, past);
             }
         }
         Ok(())
@@ -1091,6 +1151,12 @@ impl<'a> Warp<'a> {
             // knows are there (the branch's block's guard tested it).
             _ => side_mask.unwrap_or(m),
         };
+        // A whole block's joins test the lanes it was entered with (`inherited_mask`): the
+        // pending mask, empty where it did not run, not the constant.
+        let entered = self.mask;
+        if self.whole_blocks.contains(&x) && !self.unguarded {
+            self.mask = c::LLVMConstAllOnes(mt);
+        }
         for i in ir::instructions(self.cfg.blocks[x]) {
             c::LLVMSetCurrentDebugLocation2(self.b, LLVMInstructionGetDebugLoc(i));
             match ir::opcode(i) {
@@ -1105,7 +1171,13 @@ impl<'a> Warp<'a> {
                         let cv = self.get(cond, false);
                         let zero = c::LLVMConstNull(mt);
                         let uniform = (!self.is_vec(cv)).then_some(m);
-                        self.uniform_masks[x] = uniform;
+                        self.uniform_masks[x] = uniform.map(|m| {
+                            if self.whole_blocks.contains(&x) {
+                                entered
+                            } else {
+                                m
+                            }
+                        });
                         // The branch pays where the blends fold (no divergent branch: the
                         // mask is a constant) or the edge is taken once (a loop's exit).
                         let pays = |to: LLVMBasicBlockRef| {
@@ -1136,6 +1208,11 @@ impl<'a> Warp<'a> {
                         // Elsewhere the order stays: LLVM folds the uniform edges' code
                         // better in it (matmul's tile round).
                         let (ti, fi) = (self.cfg.index[&t], self.cfg.index[&f]);
+                        if !c::LLVMIsACallInst(cond).is_null()
+                            && super::uniform::call_kind(cond) == super::uniform::CallKind::Every
+                        {
+                            self.whole_blocks.extend(self.whole_region(x, ti));
+                        }
                         let whole_header = |y: usize| {
                             self.cfg.loops.iter().any(|l| l.header == y)
                                 && ir::instructions(self.cfg.blocks[y])
@@ -1184,6 +1261,80 @@ impl<'a> Warp<'a> {
         c::LLVMBuildBr(self.b, next);
         c::LLVMPositionBuilderAtEnd(self.b, next);
         Ok(())
+    }
+
+    /// The blocks that run with all lanes or none when block `t`, entered from `x` alone,
+    /// runs with all of them: those of `closed_region(x, t)`, when every branch among them
+    /// is uniform (`interior.rs`'s copy). Empty when that does not hold.
+    unsafe fn whole_region(&self, x: usize, t: usize) -> Vec<usize> {
+        let region = self.closed_region(x, t);
+        let uniform = region.iter().all(|&y| {
+            let term = c::LLVMGetBasicBlockTerminator(self.cfg.blocks[y]);
+            c::LLVMIsConditional(term) == 0 || !self.facts.is_varying(c::LLVMGetCondition(term))
+        });
+        if uniform {
+            region
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The blocks block `t` reaches before the return block, when none of them has a way in
+    /// but from each other and `x`'s edge to `t` (the two sides of `interior.rs`'s branch);
+    /// else none.
+    fn closed_region(&self, x: usize, t: usize) -> Vec<usize> {
+        let cfg = self.cfg;
+        let n = cfg.blocks.len();
+        let mut inside = vec![false; n];
+        let mut work = vec![t];
+        inside[t] = true;
+        while let Some(y) = work.pop() {
+            for &s in &cfg.succ[y] {
+                if Some(s) != self.ret_block && !inside[s] {
+                    inside[s] = true;
+                    work.push(s);
+                }
+            }
+        }
+        let closed = t != x
+            && !inside[x]
+            && (0..n).all(|p| {
+                inside[p]
+                    || cfg.succ[p]
+                        .iter()
+                        .all(|&s| !inside[s] || (p == x && s == t))
+            });
+        if closed {
+            (0..n).filter(|&y| inside[y]).collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The two sides of `interior.rs`'s branch on `EVERY`, by their first block, as closed
+    /// regions (`closed_region`): a warp runs one of them, and skips the other with one test
+    /// instead of a guard per block (`region`).
+    unsafe fn skip_regions(&self) -> HashMap<usize, Vec<usize>> {
+        let mut out = HashMap::new();
+        for (x, &bb) in self.cfg.blocks.iter().enumerate() {
+            let term = c::LLVMGetBasicBlockTerminator(bb);
+            if term.is_null() || c::LLVMIsConditional(term) == 0 {
+                continue;
+            }
+            let cond = c::LLVMGetCondition(term);
+            if c::LLVMIsACallInst(cond).is_null()
+                || super::uniform::call_kind(cond) != super::uniform::CallKind::Every
+            {
+                continue;
+            }
+            for &s in &self.cfg.succ[x] {
+                let r = self.closed_region(x, s);
+                if !r.is_empty() {
+                    out.insert(s, r);
+                }
+            }
+        }
+        out
     }
 
     /// The uniform condition under which block `y` has lanes when the block before it, `x`

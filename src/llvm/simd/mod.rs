@@ -21,6 +21,7 @@ pub use driver::{drop_replays, seal_replay};
 pub use flatx::FlatMarks;
 mod emit;
 mod flatx;
+mod interior;
 mod ir;
 mod laneoff;
 mod lanes;
@@ -150,6 +151,9 @@ pub struct Report {
     pub versioned: bool,
     /// And one more copy for the multiples of 32 (`version::widen`).
     pub versioned_wide: bool,
+    /// Bounds checks made unconditional in the copy for warps off the border
+    /// (`interior.rs`); 0 without the copy.
+    pub interior: usize,
     /// Flat thread indices marked non-negative (`flatx.rs`); those in x need a launch test.
     pub flat: FlatMarks,
 }
@@ -445,6 +449,18 @@ fn prepare_and_build(
             versioned_wide = version::widen(fr, &v);
             cfg = cfg::Cfg::new(fr)?;
         }
+        // A copy for warps whose lanes all take the expected side of every bounds check
+        // (its checks' branches unconditional): before the prefetches, which the copy then
+        // has too.
+        let interior = {
+            let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(fr));
+            let facts = uniform::Facts::new(fr, &cfg, td, true);
+            interior::version(fr, &cfg, &facts)
+        };
+        if interior.is_some() {
+            cfg = cfg::Cfg::new(fr)?;
+        }
+        let interior = interior.map_or(0, |c| c.branches);
         // Before the analyses, which read lane strides off the sums' trees.
         linear::cancel(fr);
         let (mut hints, stream_prefetches, warp_prefetches, tile_prefetches) =
@@ -491,6 +507,7 @@ fn prepare_and_build(
                 report.misaligned = aligned;
                 report.versioned = versioned;
                 report.versioned_wide = versioned_wide;
+                report.interior = interior;
                 Ok((report, only))
             }
             Err(why) => {
@@ -1299,7 +1316,8 @@ unsafe fn check(
                         return Err("an indirect call or inline assembly".into());
                     }
                     let name = ir::name(callee);
-                    if c::LLVMIsDeclaration(callee) == 0 {
+                    if c::LLVMIsDeclaration(callee) == 0 && !matches!(call_kind(i), CallKind::Every)
+                    {
                         return Err(format!("calls the device function `{name}`"));
                     }
                     if name == "ptx2llvm_rt_exit" || name == "ptx2llvm_nvvm_exit" {

@@ -75,6 +75,9 @@ pub enum CallKind {
     Warp(WarpCall),
     /// A CTA barrier (`barrier.rs`): a suspension point; `bar.red`'s result is CTA-wide.
     Barrier(super::barrier::BarrierCall),
+    /// `interior.rs`'s way into its copy: whether a condition holds in all 32 lanes, all
+    /// running (a scalar).
+    Every,
     /// An LLVM intrinsic with a lane-wise vector form.
     Lanewise,
     /// Anything else: called once per active lane, in lane order, with that lane's ids in
@@ -90,6 +93,8 @@ pub unsafe fn call_kind(i: LLVMValueRef) -> CallKind {
         CallKind::Warp(w)
     } else if let Some(k) = super::barrier::BarrierCall::of(&n) {
         CallKind::Barrier(k)
+    } else if n == super::interior::EVERY {
+        CallKind::Every
     } else if ir::lanewise_intrinsic(&n) {
         CallKind::Lanewise
     } else {
@@ -198,7 +203,7 @@ impl Facts {
                         }
                         O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
                         O::LLVMCall => match call_kind(i) {
-                            CallKind::SelfCtx | CallKind::Barrier(_) => false,
+                            CallKind::SelfCtx | CallKind::Barrier(_) | CallKind::Every => false,
                             CallKind::Warp(w) => !w.uniform_result(),
                             CallKind::Lanewise => any(&ir::args(i)),
                             CallKind::PerLane => true,

@@ -355,7 +355,12 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                     w.str(why);
                 }
             }
-            w.u32(u32::from(r.versioned) | u32::from(r.versioned_wide) << 1);
+            // The interior copy's checks in the bits above the two version flags.
+            w.u32(
+                u32::from(r.versioned)
+                    | u32::from(r.versioned_wide) << 1
+                    | (r.interior.min(0xff_ffff) as u32) << 8,
+            );
             w.u32(r.flat.x as u32);
             w.u32(r.flat.scale);
             w.u32(r.flat.yz as u32);
@@ -466,6 +471,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             };
             let versions = r.u32()?;
             let (versioned, versioned_wide) = (versions & 1 != 0, versions & 2 != 0);
+            let interior = (versions >> 8) as usize;
             let flat = crate::llvm::simd::FlatMarks {
                 x: r.u32()? as usize,
                 scale: r.u32()?,
@@ -500,6 +506,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     misaligned,
                     versioned,
                     versioned_wide,
+                    interior,
                     flat,
                 },
             }))
@@ -1031,6 +1038,7 @@ mod tests {
                             ]),
                             versioned: true,
                             versioned_wide: true,
+                            interior: 25,
                             flat: crate::llvm::simd::FlatMarks {
                                 x: 2,
                                 scale: 256,

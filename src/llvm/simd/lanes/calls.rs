@@ -24,6 +24,11 @@ impl Warp<'_> {
                 Ok(())
             }
             CallKind::Warp(w) => self.warp_op(i, w),
+            CallKind::Every => {
+                let r = self.every();
+                self.set(i, r);
+                Ok(())
+            }
             CallKind::Barrier(k) => {
                 self.barrier(i, k);
                 Ok(())

@@ -231,6 +231,14 @@ impl WarpPlan {
                  (partners a constant permutation of the warp's lanes){wide}"
             );
         }
+        if r.interior > 0 {
+            let _ = writeln!(
+                s,
+                "  interior copy: {} bounds checks taken unconditionally by warps whose 32 lanes \
+                 all pass them (tested at entry on lanes 0 and 31; the checks convex in the lane)",
+                r.interior
+            );
+        }
         if r.cta_store_prefetches > 0 {
             let why = if r.barriers.is_empty() {
                 "that write each warp a page or more or follow such loads of the CTA's \
