@@ -406,22 +406,7 @@ unsafe fn apply(
         }
     }
     let mapped = |v: LLVMValueRef| map.get(&v).copied().unwrap_or(v);
-    for &x in &made {
-        for k in 0..c::LLVMGetNumOperands(x) as u32 {
-            let o = c::LLVMGetOperand(x, k);
-            if let Some(&y) = map.get(&o) {
-                c::LLVMSetOperand(x, k, y);
-            }
-        }
-        if c::LLVMIsATerminatorInst(x).is_null() {
-            continue;
-        }
-        for k in 0..c::LLVMGetNumSuccessors(x) {
-            if let Some(&nb) = blocks.get(&c::LLVMGetSuccessor(x, k)) {
-                c::LLVMSetSuccessor(x, k, nb);
-            }
-        }
-    }
+    ir::remap_clones(&made, &map, &blocks);
     for &(i, x) in &phis {
         for k in 0..c::LLVMCountIncoming(i) {
             let mut v = mapped(c::LLVMGetIncomingValue(i, k));

@@ -487,3 +487,29 @@ pub fn type_suffix(s: &str) -> bool {
         || s.strip_prefix('i').is_some_and(num)
         || s.strip_prefix('p').is_some_and(num)
 }
+
+/// Points the cloned instructions `made` at the clones of their operands (`values`) and of
+/// their successor blocks (`blocks`), where those have clones: the last step of copying a
+/// piece of a function (`version.rs`, `interior.rs`).
+pub unsafe fn remap_clones(
+    made: &[LLVMValueRef],
+    values: &std::collections::HashMap<LLVMValueRef, LLVMValueRef>,
+    blocks: &std::collections::HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>,
+) {
+    for &x in made {
+        for k in 0..c::LLVMGetNumOperands(x) as u32 {
+            let o = c::LLVMGetOperand(x, k);
+            if let Some(&y) = values.get(&o) {
+                c::LLVMSetOperand(x, k, y);
+            }
+        }
+        if c::LLVMIsATerminatorInst(x).is_null() {
+            continue;
+        }
+        for k in 0..c::LLVMGetNumSuccessors(x) {
+            if let Some(&nb) = blocks.get(&c::LLVMGetSuccessor(x, k)) {
+                c::LLVMSetSuccessor(x, k, nb);
+            }
+        }
+    }
+}

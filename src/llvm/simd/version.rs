@@ -188,22 +188,7 @@ unsafe fn copy_body(
             made.push(x);
         }
     }
-    for &x in &made {
-        for k in 0..c::LLVMGetNumOperands(x) as u32 {
-            let o = c::LLVMGetOperand(x, k);
-            if let Some(&y) = map.get(&o) {
-                c::LLVMSetOperand(x, k, y);
-            }
-        }
-        if c::LLVMIsATerminatorInst(x).is_null() {
-            continue;
-        }
-        for k in 0..c::LLVMGetNumSuccessors(x) {
-            if let Some(&nb) = blocks.get(&c::LLVMGetSuccessor(x, k)) {
-                c::LLVMSetSuccessor(x, k, nb);
-            }
-        }
-    }
+    ir::remap_clones(&made, &map, &blocks);
     blocks[&body[0]]
 }
 
