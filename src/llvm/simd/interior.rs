@@ -22,7 +22,9 @@
 //! lanes run, and each marked branch's condition, rebuilt as scalar code from the entry
 //! block's values, takes the expected side in lanes 0 and 31, whose stepping values lie
 //! beyond one another in their step's direction (no wrap between them). A convex condition
-//! that holds at both ends holds in every lane between. Nothing is hoisted in the IR, so
+//! that holds at both ends holds in every lane between. Under row segments (16x16 or 8x32
+//! blocks: strides hold within each row of lanes, `%tid.y` one value per row) the same holds
+//! row by row, and the test takes each row's first and last lane. Nothing is hoisted in the IR, so
 //! neither CSE nor the thread-loop fallback sees the conditions twice: elsewhere (thread
 //! loops, coroutines, a warp function whose strides do not show the condition convex)
 //! `EVERY` is false and the copy never runs.
@@ -62,15 +64,19 @@ pub struct Copied {
     pub branches: usize,
 }
 
-/// Makes the copy (module doc) when kernel `f` has the shape; `facts` are its aligned-warp
-/// ones (which conditions are varying, lane strides).
+/// Makes the copy (module doc) when kernel `f` has the shape. `general` are its facts for
+/// any block (which branches may diverge: `%tid.y` varies inside a warp of a row-segment
+/// block), `facts` its aligned-warp ones (lane strides, for the convexity the warp function
+/// then tests with the facts of the block it is built for).
 ///
 /// # Safety
 /// `f` is a defined function in the cleaned form `cfg` describes, one return block.
-pub unsafe fn version(f: LLVMValueRef, cfg: &Cfg, facts: &Facts) -> Option<Copied> {
-    if facts.segment.is_some() {
-        return None;
-    }
+pub unsafe fn version(
+    f: LLVMValueRef,
+    cfg: &Cfg,
+    general: &Facts,
+    facts: &Facts,
+) -> Option<Copied> {
     let entry = cfg.blocks[0];
     let size: usize = cfg
         .blocks
@@ -108,7 +114,7 @@ pub unsafe fn version(f: LLVMValueRef, cfg: &Cfg, facts: &Facts) -> Option<Copie
             continue;
         }
         let cond = c::LLVMGetCondition(t);
-        if !facts.is_varying(cond) {
+        if !general.is_varying(cond) {
             continue;
         }
         // Every divergent branch is a check, or the copy would keep masks.
@@ -155,7 +161,7 @@ pub struct Leaf {
 /// stepping integer (lane strides) with a uniform one, where `==` is one lane and `!=` its
 /// complement; or the sign test of an OR, `(a | b) < 0`, which is `a < 0 || b < 0`.
 pub unsafe fn convex(v: LLVMValueRef, side: bool, facts: &Facts, leaves: &mut Vec<Leaf>) -> bool {
-    if !facts.is_varying(v) {
+    if run_uniform(v, facts) {
         return true;
     }
     if !ir::is_instruction(v) {
@@ -173,9 +179,9 @@ pub unsafe fn convex(v: LLVMValueRef, side: bool, facts: &Facts, leaves: &mut Ve
             let (a, b) = (opnd(0), opnd(1));
             if both {
                 convex(a, side, facts, leaves) && convex(b, side, facts, leaves)
-            } else if !facts.is_varying(a) {
+            } else if run_uniform(a, facts) {
                 convex(b, side, facts, leaves)
-            } else if !facts.is_varying(b) {
+            } else if run_uniform(b, facts) {
                 convex(a, side, facts, leaves)
             } else {
                 false
@@ -197,13 +203,13 @@ pub unsafe fn convex(v: LLVMValueRef, side: bool, facts: &Facts, leaves: &mut Ve
                     let (x, y) = (c::LLVMGetOperand(a, 0), c::LLVMGetOperand(a, 1));
                     let and = side != negative;
                     let ok = |z: LLVMValueRef, leaves: &mut Vec<Leaf>| {
-                        !facts.is_varying(z) || stepping(z, true, facts, leaves)
+                        run_uniform(z, facts) || stepping(z, true, facts, leaves)
                     };
                     return if and {
                         ok(x, leaves) && ok(y, leaves)
-                    } else if !facts.is_varying(x) {
+                    } else if run_uniform(x, facts) {
                         ok(y, leaves)
-                    } else if !facts.is_varying(y) {
+                    } else if run_uniform(y, facts) {
                         ok(x, leaves)
                     } else {
                         false
@@ -220,9 +226,9 @@ pub unsafe fn convex(v: LLVMValueRef, side: bool, facts: &Facts, leaves: &mut Ve
                 _ => None,
             };
             let signed = signed || point.is_some();
-            let (x, u) = match (facts.is_varying(a), facts.is_varying(b)) {
-                (true, false) => (a, b),
-                (false, true) => (b, a),
+            let (x, u) = match (run_uniform(a, facts), run_uniform(b, facts)) {
+                (false, true) => (a, b),
+                (true, false) => (b, a),
                 _ => return false,
             };
             if !stepping(x, signed, facts, leaves) {
@@ -239,6 +245,30 @@ pub unsafe fn convex(v: LLVMValueRef, side: bool, facts: &Facts, leaves: &mut Ve
         }
         _ => false,
     }
+}
+
+/// Whether `v` has one value in each run the strides hold in (the warp, or each row of a
+/// row-segment block: `%tid.y` there): uniform, an integer whose lane step is 0, or a
+/// compare or logic operation on such values.
+unsafe fn run_uniform(v: LLVMValueRef, facts: &Facts) -> bool {
+    if !facts.is_varying(v) {
+        return true;
+    }
+    if !ir::is_instruction(v) {
+        return false;
+    }
+    let t = c::LLVMTypeOf(v);
+    if c::LLVMGetTypeKind(t) != llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind {
+        return false;
+    }
+    let op = ir::opcode(v);
+    if is_i1(v) && matches!(op, O::LLVMICmp | O::LLVMAnd | O::LLVMOr | O::LLVMXor) {
+        return (0..2).all(|k| run_uniform(c::LLVMGetOperand(v, k), facts));
+    }
+    matches!(
+        facts.strides.of(v, &facts.varying),
+        Some(s) if s.step == 0 && s.casts == 0
+    )
 }
 
 unsafe fn is_i1(v: LLVMValueRef) -> bool {
@@ -523,7 +553,9 @@ impl Warp<'_> {
     /// `EVERY` at the end of the entry block (module doc): all 32 lanes run, and for each
     /// marked branch its condition, rebuilt for lanes 0 and 31 as scalar code, takes the
     /// expected side, with each stepping value's lane 31 beyond its lane 0 in the step's
-    /// direction. False where the strides do not show a condition convex.
+    /// direction; under row segments (`Facts::segment`, strides within each row of `S`
+    /// lanes) the same for the first and last lane of each row. False where the strides do
+    /// not show a condition convex.
     pub(super) unsafe fn every(&mut self) -> LLVMValueRef {
         use llvm_sys::LLVMIntPredicate as P;
         let b = self.b;
@@ -542,45 +574,62 @@ impl Warp<'_> {
                 marked.push((c::LLVMGetCondition(t), false));
             }
         }
-        if marked.is_empty() || self.facts.segment.is_some() {
+        if marked.is_empty() {
             return no;
         }
+        // The runs the strides hold in: the warp, or each row of a row-segment block.
+        let width = self.facts.segment.map_or(32, |g| u64::from(g.width));
+        let ends: Vec<(u64, u64)> = (0..32 / width)
+            .map(|k| (k * width, k * width + width - 1))
+            .collect();
         let all = self.c32(u32::MAX as u64);
         let bits = self.bits(self.mask);
-        let mut ok = c::LLVMBuildICmp(b, P::LLVMIntEQ, bits, all, n);
+        // The terms, ANDed as a balanced tree at the end: a chain of hundreds made
+        // InstCombine's implication queries quadratic (compile time).
+        let mut terms = vec![c::LLVMBuildICmp(b, P::LLVMIntEQ, bits, all, n)];
         let mut memo = HashMap::new();
+        let mut tested = std::collections::HashSet::new();
         for (cond, side) in marked {
             let mut leaves = Vec::new();
             if !convex(cond, side, self.facts, &mut leaves) {
                 return no;
             }
-            for lane in [0, 31] {
-                let e = self.interior_lane(cond, lane, &mut memo);
-                let e = if side { e } else { c::LLVMBuildNot(b, e, n) };
-                ok = c::LLVMBuildAnd(b, ok, e, n);
+            for &(first, last) in &ends {
+                for lane in [first, last] {
+                    let e = self.interior_lane(cond, lane, &mut memo);
+                    terms.push(if side { e } else { c::LLVMBuildNot(b, e, n) });
+                }
             }
-            for l in leaves {
-                if l.step == 0 {
+            for (l, &(first, last)) in leaves.iter().flat_map(|l| ends.iter().map(move |e| (l, e)))
+            {
+                if l.step == 0 || !tested.insert((l.v, l.signed, l.avoid, first)) {
                     continue;
                 }
-                let a0 = self.interior_lane(l.v, 0, &mut memo);
-                let a31 = self.interior_lane(l.v, 31, &mut memo);
+                let a0 = self.interior_lane(l.v, first, &mut memo);
+                let a31 = self.interior_lane(l.v, last, &mut memo);
                 let (lo, hi) = if l.step > 0 { (a0, a31) } else { (a31, a0) };
                 let (ge, gt, lt) = if l.signed {
                     (P::LLVMIntSGE, P::LLVMIntSGT, P::LLVMIntSLT)
                 } else {
                     (P::LLVMIntUGE, P::LLVMIntUGT, P::LLVMIntULT)
                 };
-                let mono = c::LLVMBuildICmp(b, ge, hi, lo, n);
-                ok = c::LLVMBuildAnd(b, ok, mono, n);
+                terms.push(c::LLVMBuildICmp(b, ge, hi, lo, n));
                 if let Some(u) = l.avoid {
-                    let u = self.interior_lane(u, 0, &mut memo);
+                    // One value per row under row segments: the row's own.
+                    let u = self.interior_lane(u, first, &mut memo);
                     let below = c::LLVMBuildICmp(b, lt, u, lo, n);
                     let above = c::LLVMBuildICmp(b, gt, u, hi, n);
-                    ok = c::LLVMBuildAnd(b, ok, c::LLVMBuildOr(b, below, above, n), n);
+                    terms.push(c::LLVMBuildOr(b, below, above, n));
                 }
             }
         }
+        while terms.len() > 1 {
+            terms = terms
+                .chunks(2)
+                .filter_map(|p| p.iter().copied().reduce(|x, y| c::LLVMBuildAnd(b, x, y, n)))
+                .collect();
+        }
+        let ok = terms.pop().unwrap_or(no);
         // The rebuilt code keeps the originals' `nsw`-like flags: a lane they do not hold in
         // makes poison, which the test must not branch on (it then goes either way: both
         // are correct for a lane the original never sends there).

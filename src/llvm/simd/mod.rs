@@ -454,8 +454,9 @@ fn prepare_and_build(
         // has too.
         let interior = {
             let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(fr));
+            let general = uniform::Facts::new(fr, &cfg, td, false);
             let facts = uniform::Facts::new(fr, &cfg, td, true);
-            interior::version(fr, &cfg, &facts)
+            interior::version(fr, &cfg, &general, &facts)
         };
         if interior.is_some() {
             cfg = cfg::Cfg::new(fr)?;

@@ -235,7 +235,7 @@ impl WarpPlan {
             let _ = writeln!(
                 s,
                 "  interior copy: {} bounds checks taken unconditionally by warps whose 32 lanes \
-                 all pass them (tested at entry on lanes 0 and 31; the checks convex in the lane)",
+                 all pass them (tested at entry on the first and last lane of the warp, or of each row of lanes; the checks convex in the lane)",
                 r.interior
             );
         }
