@@ -843,11 +843,68 @@ impl Warp<'_> {
         let runs_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, gat_bb);
+        let (a, a_bb) = self.two_addresses_or_gather(vt, p, pi, t);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, join);
+        ir::phi(b, vt, n, &[(v, runs_bb), (a, a_bb)])
+    }
+
+    /// `two_runs_or_gather`'s last test: every lane runs and reads lane 0's address or lane
+    /// 31's (a row's factor `s[i / cols]` of a flat launch, one row or two per warp, which
+    /// the strides do not prove): two scalar loads and a select per lane; else the gather.
+    /// The lanes read those addresses themselves, so the loads fault where the gather would.
+    /// Returns the value and the block it is in. Why: the gather of one or two addresses was
+    /// half of a held-out row scaling's time (4096^2: 6.4 ms against 2.9 ms for the bias add
+    /// `b[i % cols]` beside it).
+    unsafe fn two_addresses_or_gather(
+        &mut self,
+        vt: LLVMTypeRef,
+        p: LLVMValueRef,
+        pi: LLVMValueRef,
+        t: LLVMTypeRef,
+    ) -> (LLVMValueRef, LLVMBasicBlockRef) {
+        let b = self.b;
+        let n = c"".as_ptr();
+        let two_bb = self.append("ld.two_addresses");
+        let gat_bb = self.append("ld.gather");
+        let join = self.append("ld.two_addresses.join");
+        let first = c::LLVMBuildExtractElement(b, pi, self.c32(0), n);
+        let last = c::LLVMBuildExtractElement(b, pi, self.c32(u64::from(LANES - 1)), n);
+        let eq = LLVMIntPredicate::LLVMIntEQ;
+        let at_first = c::LLVMBuildICmp(b, eq, pi, self.splat(first), n);
+        let at_last = c::LLVMBuildICmp(b, eq, pi, self.splat(last), n);
+        let either = c::LLVMBuildOr(b, at_first, at_last, n);
+        let it = c::LLVMIntTypeInContext(self.cx, LANES);
+        let every = c::LLVMBuildICmp(
+            b,
+            eq,
+            c::LLVMBuildBitCast(b, either, it, n),
+            c::LLVMConstAllOnes(it),
+            n,
+        );
+        // A select, not an AND: lanes not running may hold poison, which `every` would carry.
+        let no = c::LLVMConstInt(self.i1, 0, 0);
+        let ok = c::LLVMBuildSelect(b, self.all_running(), every, no, n);
+        c::LLVMBuildCondBr(b, ok, two_bb, gat_bb);
+        c::LLVMPositionBuilderAtEnd(b, two_bb);
+        let align = self.elem_align(t);
+        let scalar = |w: &Self, a: LLVMValueRef| {
+            let ptr = c::LLVMBuildIntToPtr(b, a, w.ptr, n);
+            let v = c::LLVMBuildLoad2(b, t, ptr, n);
+            c::LLVMSetAlignment(v, align);
+            w.splat(v)
+        };
+        let v0 = scalar(self, first);
+        let v31 = scalar(self, last);
+        let v = c::LLVMBuildSelect(b, at_first, v0, v31, n);
+        let two_bb = c::LLVMGetInsertBlock(b);
+        c::LLVMBuildBr(b, join);
+        c::LLVMPositionBuilderAtEnd(b, gat_bb);
         let g = self.gather(vt, p, self.mask);
         let gat_bb = c::LLVMGetInsertBlock(b);
         c::LLVMBuildBr(b, join);
         c::LLVMPositionBuilderAtEnd(b, join);
-        ir::phi(b, vt, n, &[(v, runs_bb), (g, gat_bb)])
+        (ir::phi(b, vt, n, &[(v, two_bb), (g, gat_bb)]), join)
     }
 
     /// A load of a scalar of type `t` per lane at global lane pointers `p` that the strides
