@@ -1270,7 +1270,10 @@ impl<'a> Warp<'a> {
         let region = self.closed_region(x, t);
         let uniform = region.iter().all(|&y| {
             let term = c::LLVMGetBasicBlockTerminator(self.cfg.blocks[y]);
-            c::LLVMIsConditional(term) == 0 || !self.facts.is_varying(c::LLVMGetCondition(term))
+            // `LLVMIsConditional` reads a branch: other terminators (`unreachable`) first.
+            ir::opcode(term) != O::LLVMBr
+                || c::LLVMIsConditional(term) == 0
+                || !self.facts.is_varying(c::LLVMGetCondition(term))
         });
         if uniform {
             region
@@ -1318,7 +1321,7 @@ impl<'a> Warp<'a> {
         let mut out = HashMap::new();
         for (x, &bb) in self.cfg.blocks.iter().enumerate() {
             let term = c::LLVMGetBasicBlockTerminator(bb);
-            if term.is_null() || c::LLVMIsConditional(term) == 0 {
+            if term.is_null() || ir::opcode(term) != O::LLVMBr || c::LLVMIsConditional(term) == 0 {
                 continue;
             }
             let cond = c::LLVMGetCondition(term);
