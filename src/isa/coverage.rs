@@ -269,9 +269,9 @@ model. Beyond the table:
   32 lanes to 32 rows: 57 ms. The classic global-memory bitonic step (`ixj = i ^ j`) gathers
   and scatters its partners for `j < 32` (16M floats: 4.7 ms, against 1.5 ms for `j >= 32`).
   A load whose lanes share one address, or two, that the analysis cannot prove (`s[i / cols]`
-  of a flat launch) is tested for one run and two runs per half before its two scalar loads
-  (4096^2 row scaling: 4.9 ms, against 2.9 ms for the bias add `b[i % cols]`, whose lanes the
-  analysis steps).
+  of a flat launch) takes two scalar loads after a run-time test of the lanes' addresses
+  (4096^2 row scaling: 4.6-4.9 ms, against 2.9 ms for the bias add `b[i % cols]`, whose lanes
+  the analysis steps).
 - Kernels without matrix instructions other than `mma.sync` (a whole-warp runtime call
   there, same results) run on the warp engine (one SIMD program per warp,
   lanes in lock step: `activemask`, non-`.sync` votes and shuffles see the lanes running

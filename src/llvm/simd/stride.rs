@@ -178,6 +178,31 @@ pub unsafe fn memory_indexed(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, d
         .any(|o| memory_indexed(o, varying, depth))
 }
 
+/// Whether varying pointer or integer `v` is computed (through additions, multiplications,
+/// shifts, casts and GEPs) from a varying quotient by a uniform divisor (`s[i / cols]`): its
+/// lanes then often share one or two addresses, which `lanes.rs` tests first
+/// (`Warp::two_addresses_first`). `depth` limits the search.
+pub unsafe fn divided(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, depth: u32) -> bool {
+    if !varying.contains(&v) || !ir::is_instruction(v) {
+        return false;
+    }
+    let Some(depth) = depth.checked_sub(1) else {
+        return false;
+    };
+    let op = ir::opcode(v);
+    if matches!(op, O::LLVMSDiv | O::LLVMUDiv) {
+        return !varying.contains(&c::LLVMGetOperand(v, 1));
+    }
+    let pure = ir::int_arith_or_cast(op)
+        || matches!(
+            op,
+            O::LLVMIntToPtr | O::LLVMPtrToInt | O::LLVMAddrSpaceCast | O::LLVMGetElementPtr
+        );
+    pure && ir::operands(v)
+        .into_iter()
+        .any(|o| divided(o, varying, depth))
+}
+
 /// Row segments: whether source value `v` is the same in every row of a warp lane for lane
 /// (lane `l` of one row and lane `l` of another hold equal values): uniform values, `%tid.x`
 /// (`lane % S` in every row) and pure arithmetic, casts, address computations and selects
