@@ -18,16 +18,16 @@
 //! the original, whose branches carry their expected side as metadata (`SIDE_TRUE`,
 //! `SIDE_FALSE`).
 //!
-//! `EVERY` is lowered by the warp function (`lanes/calls.rs`) to one scalar test: all 32
+//! `EVERY` is lowered by the warp function (`Warp::every`, from `lanes/calls.rs`) to one scalar test: all 32
 //! lanes run, and each marked branch's condition, rebuilt as scalar code from the entry
 //! block's values, takes the expected side in lanes 0 and 31, whose stepping values lie
 //! beyond one another in their step's direction (no wrap between them). A convex condition
 //! that holds at both ends holds in every lane between. Under row segments (16x16 or 8x32
 //! blocks: strides hold within each row of lanes, `%tid.y` one value per row) the same holds
-//! row by row, and the test takes each row's first and last lane. Nothing is hoisted in the IR, so
-//! neither CSE nor the thread-loop fallback sees the conditions twice: elsewhere (thread
-//! loops, coroutines, a warp function whose strides do not show the condition convex)
-//! `EVERY` is false and the copy never runs.
+//! row by row, and the test takes each row's first and last lane. Nothing is hoisted in the
+//! IR, so neither CSE nor the thread-loop fallback sees the conditions twice: elsewhere
+//! (thread loops, coroutines, a warp function whose strides do not show the condition
+//! convex) `EVERY` is false and the copy never runs.
 
 use std::collections::HashMap;
 
@@ -55,7 +55,7 @@ const MIN_BRANCHES: usize = 4;
 /// Instructions the kernel may have: the copy doubles them (compile time).
 const MAX_SIZE: usize = 1500;
 
-/// Operations in one condition's tree (compile time of the hoisted copies).
+/// Operations in one condition's tree (compile time of `every`'s scalar rebuilds of it).
 const MAX_TREE: usize = 48;
 
 /// What `version` did: the branches the copy made constant.

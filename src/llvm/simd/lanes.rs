@@ -832,64 +832,44 @@ impl Warp<'_> {
         let b = self.b;
         let n = c"".as_ptr();
         let in_last = self.half_run(pi, t, HALF - 1);
-        let runs_bb = self.append("ld.two_runs");
-        let gat_bb = self.append("ld.gather");
-        let join = self.append("ld.pieces");
-        c::LLVMBuildCondBr(
-            b,
-            self.covers(c::LLVMBuildOr(b, in_first, in_last, n)),
-            runs_bb,
-            gat_bb,
-        );
-        c::LLVMPositionBuilderAtEnd(b, runs_bb);
-        let v = self.two_runs(pi, t, in_first, None);
-        let runs_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let (a, a_bb) = self.two_addresses_or_gather(vt, p, pi, t);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
-        ir::phi(b, vt, n, &[(v, runs_bb), (a, a_bb)])
+        let runs = self.covers(c::LLVMBuildOr(b, in_first, in_last, n));
+        self.branch_join(
+            runs,
+            ["ld.two_runs", "ld.other", "ld.pieces"],
+            |w| w.two_runs(pi, t, in_first, None),
+            |w| w.two_addresses_or(pi, t, |w| w.gather(vt, p, w.mask)),
+        )
     }
 
     /// A load at lane pointers `p` computed from a quotient by a uniform divisor
-    /// (`stride::divided`): `two_addresses_or_gather`'s test first, else `runs_or_gather`'s
-    /// (whose gather then comes after a second two-address test, which fails again: the
-    /// price of a warp whose lanes read three addresses or more). Why: the one-run and
-    /// two-run tests before the two addresses were a third of a held-out row scaling's time.
+    /// (`stride::divided`): `two_addresses_or`'s test first, else `runs_or_gather`'s (whose
+    /// gather then comes after a second two-address test, which fails again: the price of a
+    /// warp whose lanes read three addresses or more). Why: the one-run and two-run tests
+    /// before the two addresses were a third of a held-out row scaling's time.
     unsafe fn two_addresses_first(
         &mut self,
         vt: LLVMTypeRef,
         p: LLVMValueRef,
         t: LLVMTypeRef,
     ) -> LLVMValueRef {
-        let b = self.b;
-        let n = c"".as_ptr();
         let v64 = c::LLVMVectorType(self.i64, LANES);
-        let pi = c::LLVMBuildPtrToInt(b, p, v64, n);
-        let (ok, at_first, first, last) = self.two_addresses_test(pi);
-        let two_bb = self.append("ld.two_addresses");
-        let other_bb = self.append("ld.two_addresses.other");
-        let join = self.append("ld.two_addresses.join");
-        c::LLVMBuildCondBr(b, ok, two_bb, other_bb);
-        c::LLVMPositionBuilderAtEnd(b, two_bb);
-        let v = self.two_address_loads(t, at_first, first, last);
-        let two_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, other_bb);
-        let o = self.runs_or_gather(vt, p, t, false);
-        let other_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
-        ir::phi(b, vt, n, &[(v, two_bb), (o, other_bb)])
+        let pi = c::LLVMBuildPtrToInt(self.b, p, v64, c"".as_ptr());
+        self.two_addresses_or(pi, t, |w| w.runs_or_gather(vt, p, t, false))
     }
 
-    /// Whether every lane runs and reads lane 0's address or lane 31's (integer lane
-    /// pointers `pi`): the test, the lanes at lane 0's, and the two addresses.
-    unsafe fn two_addresses_test(
+    /// A load of a `t` per lane at integer lane pointers `pi`: when every lane runs and reads
+    /// lane 0's address or lane 31's (a row's factor `s[i / cols]` of a flat launch, one row
+    /// or two per warp, which the strides do not prove), two scalar loads and a select per
+    /// lane; else `other` (the gather, after `two_runs_or_gather`'s tests). The lanes read
+    /// those addresses themselves, so the loads fault where the gather would. Why: the gather
+    /// of one or two addresses was half of a held-out row scaling's time (4096^2: 6.4 ms
+    /// against 2.9 ms for the bias add `b[i % cols]` beside it).
+    unsafe fn two_addresses_or(
         &mut self,
         pi: LLVMValueRef,
-    ) -> (LLVMValueRef, LLVMValueRef, LLVMValueRef, LLVMValueRef) {
+        t: LLVMTypeRef,
+        other: impl FnOnce(&mut Self) -> LLVMValueRef,
+    ) -> LLVMValueRef {
         let b = self.b;
         let n = c"".as_ptr();
         let first = c::LLVMBuildExtractElement(b, pi, self.c32(0), n);
@@ -909,62 +889,22 @@ impl Warp<'_> {
         // A select, not an AND: lanes not running may hold poison, which `every` would carry.
         let no = c::LLVMConstInt(self.i1, 0, 0);
         let ok = c::LLVMBuildSelect(b, self.all_running(), every, no, n);
-        (ok, at_first, first, last)
-    }
-
-    /// The two scalar loads of `two_addresses_test`'s addresses, spread over the lanes.
-    unsafe fn two_address_loads(
-        &mut self,
-        t: LLVMTypeRef,
-        at_first: LLVMValueRef,
-        first: LLVMValueRef,
-        last: LLVMValueRef,
-    ) -> LLVMValueRef {
-        let b = self.b;
-        let n = c"".as_ptr();
         let align = self.elem_align(t);
-        let scalar = |w: &Self, a: LLVMValueRef| {
-            let ptr = c::LLVMBuildIntToPtr(b, a, w.ptr, n);
-            let v = c::LLVMBuildLoad2(b, t, ptr, n);
-            c::LLVMSetAlignment(v, align);
-            w.splat(v)
-        };
-        let v0 = scalar(self, first);
-        let v31 = scalar(self, last);
-        c::LLVMBuildSelect(b, at_first, v0, v31, n)
-    }
-
-    /// `two_runs_or_gather`'s last test: every lane runs and reads lane 0's address or lane
-    /// 31's (a row's factor `s[i / cols]` of a flat launch, one row or two per warp, which
-    /// the strides do not prove): two scalar loads and a select per lane; else the gather.
-    /// The lanes read those addresses themselves, so the loads fault where the gather would.
-    /// Returns the value and the block it is in. Why: the gather of one or two addresses was
-    /// half of a held-out row scaling's time (4096^2: 6.4 ms against 2.9 ms for the bias add
-    /// `b[i % cols]` beside it).
-    unsafe fn two_addresses_or_gather(
-        &mut self,
-        vt: LLVMTypeRef,
-        p: LLVMValueRef,
-        pi: LLVMValueRef,
-        t: LLVMTypeRef,
-    ) -> (LLVMValueRef, LLVMBasicBlockRef) {
-        let b = self.b;
-        let n = c"".as_ptr();
-        let (ok, at_first, first, last) = self.two_addresses_test(pi);
-        let two_bb = self.append("ld.two_addresses");
-        let gat_bb = self.append("ld.gather");
-        let join = self.append("ld.two_addresses.join");
-        c::LLVMBuildCondBr(b, ok, two_bb, gat_bb);
-        c::LLVMPositionBuilderAtEnd(b, two_bb);
-        let v = self.two_address_loads(t, at_first, first, last);
-        let two_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, gat_bb);
-        let g = self.gather(vt, p, self.mask);
-        let gat_bb = c::LLVMGetInsertBlock(b);
-        c::LLVMBuildBr(b, join);
-        c::LLVMPositionBuilderAtEnd(b, join);
-        (ir::phi(b, vt, n, &[(v, two_bb), (g, gat_bb)]), join)
+        self.branch_join(
+            ok,
+            ["ld.two_addresses", "ld.gather", "ld.two_addresses.join"],
+            |w| {
+                let scalar = |a: LLVMValueRef| {
+                    let ptr = c::LLVMBuildIntToPtr(b, a, w.ptr, n);
+                    let v = c::LLVMBuildLoad2(b, t, ptr, n);
+                    c::LLVMSetAlignment(v, align);
+                    w.splat(v)
+                };
+                let (v0, v31) = (scalar(first), scalar(last));
+                c::LLVMBuildSelect(b, at_first, v0, v31, n)
+            },
+            other,
+        )
     }
 
     /// A load of a scalar of type `t` per lane at global lane pointers `p` that the strides

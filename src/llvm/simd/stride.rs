@@ -158,24 +158,9 @@ pub enum EntryCheck {
 /// per row on the path of the loads that bound it. A context field or a warp operation's
 /// predicate (a varying value loaded at a uniform pointer) is not memory of the kernel.
 pub unsafe fn memory_indexed(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, depth: u32) -> bool {
-    if !varying.contains(&v) || !ir::is_instruction(v) {
-        return false;
-    }
-    let Some(depth) = depth.checked_sub(1) else {
-        return false;
-    };
-    let op = ir::opcode(v);
-    if op == O::LLVMLoad {
-        return varying.contains(&c::LLVMGetOperand(v, 0));
-    }
-    let pure = ir::int_arith_or_cast(op)
-        || matches!(
-            op,
-            O::LLVMIntToPtr | O::LLVMPtrToInt | O::LLVMAddrSpaceCast | O::LLVMGetElementPtr
-        );
-    pure && ir::operands(v)
-        .into_iter()
-        .any(|o| memory_indexed(o, varying, depth))
+    address_tree_finds(v, varying, depth, &|x| {
+        (ir::opcode(x) == O::LLVMLoad).then(|| varying.contains(&c::LLVMGetOperand(x, 0)))
+    })
 }
 
 /// Whether varying pointer or integer `v` is computed (through additions, multiplications,
@@ -183,16 +168,31 @@ pub unsafe fn memory_indexed(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, d
 /// lanes then often share one or two addresses, which `lanes.rs` tests first
 /// (`Warp::two_addresses_first`). `depth` limits the search.
 pub unsafe fn divided(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, depth: u32) -> bool {
+    address_tree_finds(v, varying, depth, &|x| {
+        matches!(ir::opcode(x), O::LLVMSDiv | O::LLVMUDiv)
+            .then(|| !varying.contains(&c::LLVMGetOperand(x, 1)))
+    })
+}
+
+/// The walk `memory_indexed` and `divided` share: through `v`'s varying integer arithmetic,
+/// casts and address computations (`depth` deep), whether some instruction gets `true` from
+/// `leaf` (which answers `None` for the instructions the walk goes through).
+unsafe fn address_tree_finds(
+    v: LLVMValueRef,
+    varying: &HashSet<LLVMValueRef>,
+    depth: u32,
+    leaf: &dyn Fn(LLVMValueRef) -> Option<bool>,
+) -> bool {
     if !varying.contains(&v) || !ir::is_instruction(v) {
         return false;
     }
     let Some(depth) = depth.checked_sub(1) else {
         return false;
     };
-    let op = ir::opcode(v);
-    if matches!(op, O::LLVMSDiv | O::LLVMUDiv) {
-        return !varying.contains(&c::LLVMGetOperand(v, 1));
+    if let Some(found) = leaf(v) {
+        return found;
     }
+    let op = ir::opcode(v);
     let pure = ir::int_arith_or_cast(op)
         || matches!(
             op,
@@ -200,7 +200,7 @@ pub unsafe fn divided(v: LLVMValueRef, varying: &HashSet<LLVMValueRef>, depth: u
         );
     pure && ir::operands(v)
         .into_iter()
-        .any(|o| divided(o, varying, depth))
+        .any(|o| address_tree_finds(o, varying, depth, leaf))
 }
 
 /// Row segments: whether source value `v` is the same in every row of a warp lane for lane
