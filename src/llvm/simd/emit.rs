@@ -845,13 +845,20 @@ impl<'a> Warp<'a> {
                     // which a warp with a row length that is a multiple of 128 never enters,
                     // took a quarter of layernorm_warp's samples there. Such a loop is
                     // entered only with some lane, from outside and from its full-warp copy.
-                    let entry = if self.unguarded(h) {
+                    // A divergent loop's guarded header gets the same test: a warp that no
+                    // lane brings to the loop goes straight to its exit, not through the
+                    // header's visit (its guard, the phis' moves, the latch's test), and LLVM
+                    // then sinks the entry's address arithmetic into the entered path (NVRTC's
+                    // remainder loop before an unrolled block-stride loop, which a row of a
+                    // multiple of four strides never enters: softmax_block has three per
+                    // warp). Not a uniform loop's (bitonic's stage loops ran x1.06 slower).
+                    let entry = if self.unguarded(h) || self.facts.divergent_loops[l] {
                         self.append("loop.any")
                     } else {
                         top
                     };
                     if full_copy(self.cfg, self.facts, l) && !self.skip_guard_in(l) {
-                        self.full_warp_loop(l, entry)?;
+                        self.full_warp_loop(l, entry, top, after)?;
                     } else {
                         c::LLVMBuildBr(self.b, entry);
                     }
@@ -899,8 +906,20 @@ impl<'a> Warp<'a> {
     /// loop runs the rest. Each lane runs the same iterations in the same order, and every
     /// lane that runs an iteration of the copy runs it with the whole warp, as the general
     /// loop would (no lane has left yet), so warp operations see the same lanes. A warp that
-    /// enters with fewer lanes goes to `top` at once.
-    unsafe fn full_warp_loop(&mut self, l: usize, top: LLVMBasicBlockRef) -> Result<(), String> {
+    /// enters with fewer lanes goes to `entry` (`top`, or its test for a lane) at once. When the iteration that ends the copy
+    /// leaves no lane in the loop (every lane left together: a block-stride loop over a row
+    /// whose length is a multiple of the block's), the warp goes straight to `after`, the
+    /// loop's exit, as the general loop would with its header's pending mask empty (its
+    /// blocks' guards all skip, and `loop.any` tests the same mask): not through the general
+    /// loop's header visit and its latch test (softmax_block: six such loops per warp, each run
+    /// once).
+    unsafe fn full_warp_loop(
+        &mut self,
+        l: usize,
+        entry: LLVMBasicBlockRef,
+        top: LLVMBasicBlockRef,
+        after: LLVMBasicBlockRef,
+    ) -> Result<(), String> {
         let h = self.cfg.loops[l].header;
         let bb = self.cfg.blocks[h];
         let mt = self.mask_ty();
@@ -917,7 +936,7 @@ impl<'a> Warp<'a> {
         let body = self.append("loop.full");
         let back = self.append("loop.full.back");
         let leave = self.append("loop.full.leave");
-        c::LLVMBuildCondBr(self.b, full, enter, top);
+        c::LLVMBuildCondBr(self.b, full, enter, entry);
         c::LLVMPositionBuilderAtEnd(self.b, enter);
         // The copy's visits take the header's pending lanes, as `block` does.
         c::LLVMBuildStore(self.b, c::LLVMConstNull(mt), self.pending[h]);
@@ -981,7 +1000,8 @@ impl<'a> Warp<'a> {
                     c::LLVMPositionBuilderAtEnd(self.b, leave);
                     self.edge(h, h, stay, None);
                     self.edge(h, self.cfg.index[&exit], go, None);
-                    c::LLVMBuildBr(self.b, top);
+                    let m = c::LLVMBuildLoad2(self.b, mt, self.pending[h], c"".as_ptr());
+                    c::LLVMBuildCondBr(self.b, self.any(m), top, after);
                 }
                 _ => self.inst(i)?,
             }
