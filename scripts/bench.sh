@@ -59,7 +59,8 @@ SUITE="$ROOT/benches/suite"
 KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride matmul stencil
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
-VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp softmax_block particles)
+VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp softmax_block particles matmul_naive
+    transpose_naive conv3x3_naive)
 
 QUICK=0
 REPS=""
@@ -527,6 +528,21 @@ case_softmax_block() { # sibling: softmax (Triton's); a block of 256 per row, sh
     PTX="$SUITE/variants/softmax_block.ptx"; KNAME=softmax_block; BLOCK=256; SHMEM=0
     local a; a=$(input sm f32 $((SM_ROWS * 1024)) 7)
     PARGS=("@$a" "zeros:$((4 * SM_ROWS * 1024))" s32:1024); PDUMP=(1)
+    OKNAME=none
+}
+case_matmul_naive() { # sibling: matmul; no shared tiles, a dot product per thread from global memory
+    case_matmul
+    PTX="$SUITE/variants/matmul_naive.ptx"; KNAME=matmul_naive
+    OKNAME=none
+}
+case_transpose_naive() { # sibling: transpose; no shared tile, a warp writes a column
+    case_transpose
+    PTX="$SUITE/variants/transpose_naive.ptx"; KNAME=transpose_naive; GRID="$((IW / 32)),$((IH / 8))"
+    OKNAME=none
+}
+case_conv3x3_naive() { # sibling: conv3x3; no shared tile, a bounds check per tap
+    case_conv3x3
+    PTX="$SUITE/variants/conv3x3_naive.ptx"; KNAME=conv3x3_naive
     OKNAME=none
 }
 case_empty() {

@@ -265,8 +265,14 @@ model. Beyond the table:
   loads half vectors), 21 ms in 8x32; with a `__constant__` 5x5 mask 9.1 ms); the copy
   doubles such a kernel's compile time (blur 70 -> 120-200 ms, 8x32 blocks about 300 ms),
   and a kernel with one divergent branch of another kind keeps each tap's
-  mask, skip test and blends (about 20 instructions a tap). A naive transpose (`out[x * h + y] = in[y * w + x]`, 4096^2) scatters each warp's
-  32 lanes to 32 rows: 57 ms. The classic global-memory bitonic step (`ixj = i ^ j`) gathers
+  mask, skip test and blends (about 20 instructions a tap). The naive forms without shared
+  memory run each warp on its own, where the CPU wants the CTA's warps together: a matrix
+  multiply with a dot product per thread (`benches/suite/variants/matmul_naive.cu`, 1536^3,
+  5-7x the C SGEMM: each warp's FMA chain waits on itself, and the B row its 8 warps share is
+  loaded 8 times; the same kernel written with four rows a thread runs 3.4x faster, at the
+  shared-tile matmul's speed) and a naive transpose (`transpose_naive.cu`, `out[x * h + y] =
+  in[y * w + x]`, 6144x8192: about 10x C, each warp's 32 lanes scattered to 32 rows, 4 bytes a
+  line). The classic global-memory bitonic step (`ixj = i ^ j`) gathers
   and scatters its partners for `j < 32` (16M floats: 4.7 ms, against 1.5 ms for `j >= 32`).
   A load whose lanes share one address, or two, that the analysis cannot prove (`s[i / cols]`
   of a flat launch) takes two scalar loads after a run-time test of the lanes' addresses
