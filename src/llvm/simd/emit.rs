@@ -851,7 +851,8 @@ impl<'a> Warp<'a> {
                     // then sinks the entry's address arithmetic into the entered path (NVRTC's
                     // remainder loop before an unrolled block-stride loop, which a row of a
                     // multiple of four strides never enters: softmax_block has three per
-                    // warp). Not a uniform loop's (bitonic's stage loops ran x1.06 slower).
+                    // warp). Not a uniform loop's (bitonic's stage loops, whose headers
+                    // always have lanes, ran about x1.05 slower in two suite runs).
                     let entry = if self.unguarded(h) || self.facts.divergent_loops[l] {
                         self.append("loop.any")
                     } else {
@@ -906,13 +907,13 @@ impl<'a> Warp<'a> {
     /// loop runs the rest. Each lane runs the same iterations in the same order, and every
     /// lane that runs an iteration of the copy runs it with the whole warp, as the general
     /// loop would (no lane has left yet), so warp operations see the same lanes. A warp that
-    /// enters with fewer lanes goes to `entry` (`top`, or its test for a lane) at once. When the iteration that ends the copy
-    /// leaves no lane in the loop (every lane left together: a block-stride loop over a row
-    /// whose length is a multiple of the block's), the warp goes straight to `after`, the
-    /// loop's exit, as the general loop would with its header's pending mask empty (its
-    /// blocks' guards all skip, and `loop.any` tests the same mask): not through the general
-    /// loop's header visit and its latch test (softmax_block: six such loops per warp, each run
-    /// once).
+    /// enters with fewer lanes goes to `entry` (`top`, or its test for a lane) at once. When
+    /// the iteration that ends the copy leaves no lane in the loop (every lane left together:
+    /// a block-stride loop over a row whose length is a multiple of the block's), the warp
+    /// goes straight to `after`, the loop's exit, as the general loop would with its header's
+    /// pending mask empty (its blocks' guards all skip, and `loop.any` tests the same mask):
+    /// not through the general loop's header visit and its latch test (softmax_block: six
+    /// such loops per warp, each run once).
     unsafe fn full_warp_loop(
         &mut self,
         l: usize,
