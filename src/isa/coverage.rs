@@ -266,13 +266,18 @@ model. Beyond the table:
   doubles such a kernel's compile time (blur 70 -> 120-200 ms, 8x32 blocks about 300 ms),
   and a kernel with one divergent branch of another kind keeps each tap's
   mask, skip test and blends (about 20 instructions a tap). The naive forms without shared
-  memory run each warp on its own, where the CPU wants the CTA's warps together: a matrix
-  multiply with a dot product per thread (`benches/suite/variants/matmul_naive.cu`, 1536^3,
-  5-7x the C SGEMM: each warp's FMA chain waits on itself, and the B row its 8 warps share is
-  loaded 8 times; the same kernel written with four rows a thread runs 3.4x faster, at the
-  shared-tile matmul's speed) and a naive transpose (`transpose_naive.cu`, `out[x * h + y] =
-  in[y * w + x]`, 6144x8192: about 10x C, each warp's 32 lanes scattered to 32 rows, 4 bytes a
-  line). The classic global-memory bitonic step (`ixj = i ^ j`) gathers
+  memory run each warp on its own, where the CPU wants the CTA's warps together. Warp groups
+  (`llvm/simd/coarsen.rs`) run four warps of a CTA at once, their loops jammed, in kernels
+  whose only branch on the thread index is the entry's bounds check (no barriers, warp
+  operations, shared or local memory, atomics or calls; a loop; a block of 1-D or `%ntid.x`
+  dividing 32): a matrix multiply with a dot product per thread
+  (`benches/suite/variants/matmul_naive.cu`, 1536^3) runs 1.7x the C SGEMM (5-7x on its own:
+  each warp's FMA chain waits on itself and the B row its warps share was loaded per warp),
+  compiling in about 135 ms instead of 50. Kernels with other thread-dependent branches (a
+  loop bound or a check inside the loop) still run warp by warp. A naive transpose
+  (`transpose_naive.cu`, `out[x * h + y] = in[y * w + x]`, 6144x8192: about 10.8x C) has no
+  loop to jam: each warp's 32 lanes are scattered to 32 rows, 4 bytes a line (by hand, eight
+  rows a thread with two `float4` stores a lane: 49 ms against C's 17.4). The classic global-memory bitonic step (`ixj = i ^ j`) gathers
   and scatters its partners for `j < 32` (16M floats: 4.7 ms, against 1.5 ms for `j >= 32`).
   A load whose lanes share one address, or two, that the analysis cannot prove (`s[i / cols]`
   of a flat launch) takes two scalar loads after a run-time test of the lanes' addresses

@@ -13,6 +13,7 @@ mod blend;
 mod bounds;
 mod cfg;
 mod chain;
+mod coarsen;
 mod coldsink;
 mod ctxscope;
 mod demand;
@@ -154,6 +155,9 @@ pub struct Report {
     /// Bounds checks made unconditional in the copy for warps off the border
     /// (`interior.rs`); 0 without the copy.
     pub interior: usize,
+    /// Warps a group when the warp function runs its CTA's warps in groups, their loops
+    /// jammed (`coarsen.rs`); 0 without.
+    pub coarsened: u32,
     /// Flat thread indices marked non-negative (`flatx.rs`); those in x need a launch test.
     pub flat: FlatMarks,
 }
@@ -452,8 +456,20 @@ fn prepare_and_build(
         // A copy for warps whose lanes all take the expected side of every bounds check
         // (its checks' branches unconditional): before the prefetches, which the copy then
         // has too.
-        let interior = {
-            let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(fr));
+        // Groups of warps run together (`coarsen.rs`), else the interior copy: the groups'
+        // copies of the index would be branches of another kind for `interior.rs`.
+        let td = llvm_sys::target::LLVMGetModuleDataLayout(c::LLVMGetGlobalParent(fr));
+        let coarsened = if versioned {
+            None
+        } else {
+            coarsen::coarsen(fr, &cfg, block, td)
+        };
+        if coarsened.is_some() {
+            cfg = cfg::Cfg::new(fr)?;
+        }
+        let interior = if coarsened.is_some() {
+            None
+        } else {
             let general = uniform::Facts::new(fr, &cfg, td, false);
             let facts = uniform::Facts::new(fr, &cfg, td, true);
             interior::version(fr, &cfg, &general, &facts)
@@ -509,6 +525,7 @@ fn prepare_and_build(
                 report.versioned = versioned;
                 report.versioned_wide = versioned_wide;
                 report.interior = interior;
+                report.coarsened = coarsened.map_or(0, |g| g.group);
                 Ok((report, only))
             }
             Err(why) => {
@@ -1317,7 +1334,8 @@ unsafe fn check(
                         return Err("an indirect call or inline assembly".into());
                     }
                     let name = ir::name(callee);
-                    if c::LLVMIsDeclaration(callee) == 0 && !matches!(call_kind(i), CallKind::Every)
+                    if c::LLVMIsDeclaration(callee) == 0
+                        && !matches!(call_kind(i), CallKind::Every | CallKind::Coarse)
                     {
                         return Err(format!("calls the device function `{name}`"));
                     }

@@ -78,6 +78,9 @@ pub enum CallKind {
     /// `interior.rs`'s way into its copy: whether a condition holds in all 32 lanes, all
     /// running (a scalar).
     Every,
+    /// `coarsen.rs`'s way into its group bodies: whether the warp runs with all its lanes
+    /// (a scalar).
+    Coarse,
     /// An LLVM intrinsic with a lane-wise vector form.
     Lanewise,
     /// Anything else: called once per active lane, in lane order, with that lane's ids in
@@ -95,6 +98,8 @@ pub unsafe fn call_kind(i: LLVMValueRef) -> CallKind {
         CallKind::Barrier(k)
     } else if n == super::interior::EVERY {
         CallKind::Every
+    } else if n == super::coarsen::COARSE {
+        CallKind::Coarse
     } else if ir::lanewise_intrinsic(&n) {
         CallKind::Lanewise
     } else {
@@ -203,7 +208,10 @@ impl Facts {
                         }
                         O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg => true,
                         O::LLVMCall => match call_kind(i) {
-                            CallKind::SelfCtx | CallKind::Barrier(_) | CallKind::Every => false,
+                            CallKind::SelfCtx
+                            | CallKind::Barrier(_)
+                            | CallKind::Every
+                            | CallKind::Coarse => false,
                             CallKind::Warp(w) => !w.uniform_result(),
                             CallKind::Lanewise => any(&ir::args(i)),
                             CallKind::PerLane => true,

@@ -355,10 +355,12 @@ fn write_path(w: &mut Writer, p: &KernelPath) {
                     w.str(why);
                 }
             }
-            // The interior copy's checks in the bits above the two version flags.
+            // The warp groups' size in bits 2-7 and the interior copy's checks in the bits above
+            // the two version flags (older entries read 0 for both).
             w.u32(
                 u32::from(r.versioned)
                     | u32::from(r.versioned_wide) << 1
+                    | r.coarsened.min(63) << 2
                     | (r.interior.min(0xff_ffff) as u32) << 8,
             );
             w.u32(r.flat.x as u32);
@@ -472,6 +474,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
             let versions = r.u32()?;
             let (versioned, versioned_wide) = (versions & 1 != 0, versions & 2 != 0);
             let interior = (versions >> 8) as usize;
+            let coarsened = (versions >> 2) & 63;
             let flat = crate::llvm::simd::FlatMarks {
                 x: r.u32()? as usize,
                 scale: r.u32()?,
@@ -507,6 +510,7 @@ fn read_path(r: &mut Reader) -> Option<KernelPath> {
                     versioned,
                     versioned_wide,
                     interior,
+                    coarsened,
                     flat,
                 },
             }))
@@ -1039,6 +1043,7 @@ mod tests {
                             versioned: true,
                             versioned_wide: true,
                             interior: 25,
+                            coarsened: 4,
                             flat: crate::llvm::simd::FlatMarks {
                                 x: 2,
                                 scale: 256,

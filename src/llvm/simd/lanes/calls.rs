@@ -29,6 +29,18 @@ impl Warp<'_> {
                 self.set(i, r);
                 Ok(())
             }
+            CallKind::Coarse => {
+                // All 32 lanes launched: not a fault replay's single lane.
+                let r = c::LLVMBuildICmp(
+                    self.b,
+                    llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                    self.bits(self.launched),
+                    c::LLVMConstAllOnes(self.i32),
+                    c"".as_ptr(),
+                );
+                self.set(i, r);
+                Ok(())
+            }
             CallKind::Barrier(k) => {
                 self.barrier(i, k);
                 Ok(())

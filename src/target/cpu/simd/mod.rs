@@ -231,6 +231,15 @@ impl WarpPlan {
                  (partners a constant permutation of the warp's lanes){wide}"
             );
         }
+        if r.coarsened > 0 {
+            let _ = writeln!(
+                s,
+                "  warp groups: {} warps run together by the first of them, their copies' \
+                 loops jammed (where the copies agree at the entry's branch, lane by lane; \
+                 else one after another; a fault replay runs each warp on its own)",
+                r.coarsened
+            );
+        }
         if r.interior > 0 {
             let _ = writeln!(
                 s,

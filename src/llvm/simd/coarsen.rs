@@ -1,0 +1,525 @@
+//! Warp coarsening (issue 17): a warp runs the work of `GROUP` consecutive warps of its CTA, the
+//! copies' loops jammed, when the kernel's only divergence is one bounds check at its entry.
+//!
+//! The plain CUDA forms that most people write first run each warp on its own, where the CPU
+//! wants a CTA's warps together: a matrix multiply with a dot product per thread
+//! (`sum += A[row * n + k] * B[k * n + col]`) is one FMA chain per 16-lane half, which waits on
+//! itself (0.5 FMA a cycle where the core does 2), and the B row that the CTA's 8 warps share is
+//! loaded 8 times; written by hand with four rows a thread the same kernel ran 3.4x faster.
+//!
+//! So a kernel without CTA barriers, warp operations, shared or local memory, atomics or calls
+//! (but pure intrinsics), compiled for a block shape whose warps come in groups of `GROUP`,
+//! whose every branch on a thread index is its entry's own (`if (row < n && col < n)`), gets two
+//! more bodies behind a call of `COARSE` (true in a warp function launched with all its lanes:
+//! not in a fault replay, which runs a warp lane by lane, nor in thread loops or coroutines,
+//! where the function is defined false):
+//!
+//! - the group's other warps return at once;
+//! - the first one computes the entry of every copy (copy `j` reads `%tid` of the warp `j`
+//!   after it: `%tid.x + 32 j` in 1-D blocks, `%tid.y + (32 / %ntid.x) j` where `%ntid.x`
+//!   divides 32), and where all copies' entry branches agree lane by lane it runs the
+//!   *jammed* body: the original blocks once, each instruction that depends on the copied
+//!   index cloned per copy and every other one (the B row's load, the loop's counter, every
+//!   branch past the entry) once;
+//! - elsewhere it runs the copies one after another (a loop of `GROUP` turns around one
+//!   clone of the body), each as its warp would have run it.
+//!
+//! A lane of the jammed body does exactly what its G threads do (each copy's instructions are
+//! that thread's, and the branches after the entry do not depend on the thread); only the order
+//! of different threads' accesses changes, which nothing orders without a barrier on a GPU
+//! either. The agreement branch is divergent, so the jammed body runs under its mask, as the
+//! original ran under its entry branch's.
+
+use std::collections::{HashMap, HashSet};
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode as O;
+
+use super::cfg::Cfg;
+use super::ir::{self, CtxField};
+use super::uniform::{call_kind, CallKind};
+
+/// `i1 ()`: whether this call of the warp function runs the group (module doc).
+pub const COARSE: &str = "ptx2llvm.simd.coarse";
+
+/// Warps a group: four accumulator chains a lane (eight was slower by hand: 45 against 34 ms).
+pub const GROUP: u32 = 4;
+
+/// Instructions the kernel may have: the two new bodies are `GROUP + 1` times its size.
+const MAX_SIZE: usize = 300;
+
+/// Which thread index the copies step, by how much per copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// 1-D blocks: `%tid.x + 32 j`.
+    X,
+    /// `%ntid.x` divides 32, `%ntid.z` is 1: `%tid.y + (32 / %ntid.x) j`.
+    Y(u32),
+}
+
+/// What `coarsen` did: the group size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coarsened {
+    pub group: u32,
+}
+
+/// Makes the group bodies (module doc) when kernel `f`, compiled for `block`, has the shape.
+///
+/// # Safety
+/// `f` is a defined function in the cleaned form `cfg` describes; `td` its data layout.
+pub unsafe fn coarsen(
+    f: LLVMValueRef,
+    cfg: &Cfg,
+    block: Option<[u32; 3]>,
+    td: llvm_sys::target::LLVMTargetDataRef,
+) -> Option<Coarsened> {
+    let [bx, by, bz] = block?;
+    let threads = bx.checked_mul(by)?.checked_mul(bz)?;
+    if threads % (32 * GROUP) != 0 {
+        return None;
+    }
+    let step = if by == 1 && bz == 1 {
+        Step::X
+    } else if bz == 1 && bx <= 32 && 32 % bx == 0 {
+        Step::Y(32 / bx)
+    } else {
+        return None;
+    };
+    let size: usize = cfg
+        .blocks
+        .iter()
+        .map(|&bb| ir::instructions(bb).len())
+        .sum();
+    // Without a loop the copies have nothing to share but the block's few loads.
+    if size > MAX_SIZE || cfg.blocks.len() < 2 || cfg.loops.is_empty() {
+        return None;
+    }
+    let rets: Vec<usize> = (0..cfg.blocks.len())
+        .filter(|&x| cfg.succ[x].is_empty())
+        .collect();
+    let [ret] = rets[..] else {
+        return None;
+    };
+    let ret_bb = cfg.blocks[ret];
+    if ret == 0 || ir::instructions(ret_bb).len() != 1 {
+        return None;
+    }
+    // What the copies may not hold: effects a thread orders, other threads' memory, calls.
+    let stepped = match step {
+        Step::X => 0,
+        Step::Y(_) => 1,
+    };
+    let mut roots = Vec::new();
+    for &bb in &cfg.blocks {
+        for i in ir::instructions(bb) {
+            match ir::opcode(i) {
+                O::LLVMAlloca | O::LLVMAtomicRMW | O::LLVMAtomicCmpXchg | O::LLVMFence => {
+                    return None
+                }
+                O::LLVMSwitch | O::LLVMIndirectBr => return None,
+                O::LLVMCall => match call_kind(i) {
+                    CallKind::SelfCtx | CallKind::Lanewise => {}
+                    _ => return None,
+                },
+                O::LLVMLoad | O::LLVMStore => {
+                    let (p, _) = ir::access(i)?;
+                    if c::LLVMGetPointerAddressSpace(c::LLVMTypeOf(p)) == super::lanes::SHARED_AS
+                        || c::LLVMGetVolatile(i) != 0
+                        || c::LLVMGetOrdering(i)
+                            != llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                    {
+                        return None;
+                    }
+                    if let Some(off) = ir::ctx_offset(td, p) {
+                        if ir::opcode(i) == O::LLVMStore {
+                            return None;
+                        }
+                        match CtxField::at(off) {
+                            CtxField::Tid(k) if k == stepped => roots.push(i),
+                            CtxField::Tid(k) if k > stepped => return None,
+                            CtxField::FlatTid => return None,
+                            CtxField::Uniform(o) if o == crate::runtime::abi::offset::WARPID => {
+                                return None
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if roots.is_empty() {
+        return None;
+    }
+    let differs = differing(cfg, &roots);
+    // The only branch on the copied index: the entry's, whose condition and everything
+    // before it have no effect.
+    for (x, &bb) in cfg.blocks.iter().enumerate() {
+        let t = c::LLVMGetBasicBlockTerminator(bb);
+        if ir::opcode(t) == O::LLVMBr
+            && c::LLVMIsConditional(t) != 0
+            && differs.contains(&c::LLVMGetCondition(t))
+            && x != 0
+        {
+            return None;
+        }
+    }
+    let entry = cfg.blocks[0];
+    if ir::instructions(entry).into_iter().any(|i| {
+        ir::opcode(i) == O::LLVMStore
+            || (ir::opcode(i) == O::LLVMCall && call_kind(i) != CallKind::SelfCtx)
+    }) {
+        return None;
+    }
+    build(f, cfg, ret_bb, step, &roots, &differs);
+    Some(Coarsened { group: GROUP })
+}
+
+/// The instructions that depend on `roots` (the copied index's reads), through operands and
+/// phis.
+unsafe fn differing(cfg: &Cfg, roots: &[LLVMValueRef]) -> HashSet<LLVMValueRef> {
+    let mut set: HashSet<LLVMValueRef> = roots.iter().copied().collect();
+    loop {
+        let mut grew = false;
+        for &bb in &cfg.blocks {
+            for i in ir::instructions(bb) {
+                if !set.contains(&i) && ir::operands(i).iter().any(|o| set.contains(o)) {
+                    set.insert(i);
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            return set;
+        }
+    }
+}
+
+/// The `i1 ()` function `COARSE` of the module, defined false if it is not yet.
+unsafe fn coarse_fn(m: LLVMModuleRef) -> (LLVMTypeRef, LLVMValueRef) {
+    let cx = c::LLVMGetModuleContext(m);
+    let i1 = c::LLVMInt1TypeInContext(cx);
+    let ft = c::LLVMFunctionType(i1, std::ptr::null_mut(), 0, 0);
+    let cn = std::ffi::CString::new(COARSE).unwrap_or_default();
+    let mut f = c::LLVMGetNamedFunction(m, cn.as_ptr());
+    if f.is_null() {
+        f = c::LLVMAddFunction(m, cn.as_ptr(), ft);
+        c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+        let inline = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(c"alwaysinline"), 0);
+        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, inline);
+        let bb = c::LLVMAppendBasicBlockInContext(cx, f, c"".as_ptr());
+        let b = c::LLVMCreateBuilderInContext(cx);
+        c::LLVMPositionBuilderAtEnd(b, bb);
+        c::LLVMBuildRet(b, c::LLVMConstInt(i1, 0, 0));
+        c::LLVMDisposeBuilder(b);
+    }
+    (ft, f)
+}
+
+/// Copy `j`'s value of root read `r` (a clone of it, `x`): `x + j × step`, after `x`.
+unsafe fn offset(b: LLVMBuilderRef, x: LLVMValueRef, step: Step, j: u32) -> LLVMValueRef {
+    if j == 0 {
+        return x;
+    }
+    let per = match step {
+        Step::X => 32,
+        Step::Y(k) => k,
+    };
+    let t = c::LLVMTypeOf(x);
+    let next = c::LLVMGetNextInstruction(x);
+    if next.is_null() {
+        c::LLVMPositionBuilderAtEnd(b, c::LLVMGetInstructionParent(x));
+    } else {
+        c::LLVMPositionBuilderBefore(b, next);
+    }
+    c::LLVMBuildAdd(
+        b,
+        x,
+        c::LLVMConstInt(t, u64::from(per * j), 0),
+        c"".as_ptr(),
+    )
+}
+
+/// The copies one after another: a loop of `GROUP` turns around one clone of the original
+/// body (every block but the return block), whose reads of the copied index add turn `j`'s
+/// offset, and whose way to the return block is the loop's latch. Returns the loop's head.
+/// (One clone, not one per copy: the clones made the naive matmul's compile 4x longer.)
+unsafe fn sequential(
+    b: LLVMBuilderRef,
+    f: LLVMValueRef,
+    cfg: &Cfg,
+    ret_bb: LLVMBasicBlockRef,
+    step: Step,
+    roots: &HashSet<LLVMValueRef>,
+) -> LLVMBasicBlockRef {
+    let cx = c::LLVMGetModuleContext(c::LLVMGetGlobalParent(f));
+    let n = c"".as_ptr();
+    let i32t = c::LLVMInt32TypeInContext(cx);
+    let head = c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.seq".as_ptr());
+    let latch = c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.seq.next".as_ptr());
+    let mut blocks = HashMap::new();
+    for &bb in &cfg.blocks {
+        if bb != ret_bb {
+            blocks.insert(
+                bb,
+                c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.seq.body".as_ptr()),
+            );
+        }
+    }
+    let first = blocks[&cfg.blocks[0]];
+    blocks.insert(ret_bb, latch);
+    c::LLVMPositionBuilderAtEnd(b, head);
+    let turn = c::LLVMBuildPhi(b, i32t, n);
+    c::LLVMBuildBr(b, first);
+    let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
+    let mut made = Vec::new();
+    let mut phis = Vec::new();
+    let per = match step {
+        Step::X => 32,
+        Step::Y(k) => k,
+    };
+    for &bb in &cfg.blocks {
+        if bb == ret_bb {
+            continue;
+        }
+        c::LLVMPositionBuilderAtEnd(b, blocks[&bb]);
+        for i in ir::instructions(bb) {
+            if ir::opcode(i) == O::LLVMPHI {
+                let x = c::LLVMBuildPhi(b, c::LLVMTypeOf(i), n);
+                phis.push((i, x));
+                map.insert(i, x);
+                continue;
+            }
+            let x = c::LLVMInstructionClone(i);
+            c::LLVMInsertIntoBuilder(b, x);
+            made.push(x);
+            let v = if roots.contains(&i) {
+                let t = c::LLVMTypeOf(x);
+                let k = c::LLVMBuildMul(b, turn, c::LLVMConstInt(i32t, u64::from(per), 0), n);
+                let k = c::LLVMBuildZExtOrBitCast(b, k, t, n);
+                c::LLVMBuildAdd(b, x, k, n)
+            } else {
+                x
+            };
+            map.insert(i, v);
+        }
+    }
+    ir::remap_clones(&made, &map, &blocks);
+    for &(i, x) in &phis {
+        for k in 0..c::LLVMCountIncoming(i) {
+            let o = c::LLVMGetIncomingValue(i, k);
+            let mut v = map.get(&o).copied().unwrap_or(o);
+            let from = c::LLVMGetIncomingBlock(i, k);
+            let mut nb = blocks.get(&from).copied().unwrap_or(from);
+            c::LLVMAddIncoming(x, &mut v, &mut nb, 1);
+        }
+    }
+    c::LLVMPositionBuilderAtEnd(b, latch);
+    let next = c::LLVMBuildAdd(b, turn, c::LLVMConstInt(i32t, 1, 0), n);
+    let more = c::LLVMBuildICmp(
+        b,
+        llvm_sys::LLVMIntPredicate::LLVMIntULT,
+        next,
+        c::LLVMConstInt(i32t, u64::from(GROUP), 0),
+        n,
+    );
+    c::LLVMBuildCondBr(b, more, head, ret_bb);
+    // The entry edge (turn 0) is the caller's (`enter_sequential`).
+    c::LLVMAddIncoming(turn, [next].as_mut_ptr(), [latch].as_mut_ptr(), 1);
+    head
+}
+
+/// Adds the edge from `from` into the sequential loop `head` (turn 0).
+unsafe fn enter_sequential(head: LLVMBasicBlockRef, from: LLVMBasicBlockRef) {
+    let turn = c::LLVMGetFirstInstruction(head);
+    let cx = c::LLVMGetTypeContext(c::LLVMTypeOf(turn));
+    let mut v = [c::LLVMConstInt(c::LLVMInt32TypeInContext(cx), 0, 0)];
+    let mut bbs = [from];
+    c::LLVMAddIncoming(turn, v.as_mut_ptr(), bbs.as_mut_ptr(), 1);
+}
+
+/// The group bodies and the way into them (module doc).
+unsafe fn build(
+    f: LLVMValueRef,
+    cfg: &Cfg,
+    ret_bb: LLVMBasicBlockRef,
+    step: Step,
+    roots: &[LLVMValueRef],
+    differs: &HashSet<LLVMValueRef>,
+) {
+    let m = c::LLVMGetGlobalParent(f);
+    let cx = c::LLVMGetModuleContext(m);
+    let b = c::LLVMCreateBuilderInContext(cx);
+    let n = c"".as_ptr();
+    let entry = cfg.blocks[0];
+    let root_set: HashSet<LLVMValueRef> = roots.iter().copied().collect();
+    // The way in: a new entry block before the original one.
+    let head = c::LLVMInsertBasicBlockInContext(cx, entry, c"coarse.head".as_ptr());
+    let go = c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.go".as_ptr());
+    c::LLVMPositionBuilderAtEnd(b, head);
+    let (cft, cf) = coarse_fn(m);
+    let co = c::LLVMBuildCall2(b, cft, cf, std::ptr::null_mut(), 0, n);
+    // The warp's index in its group from the copied index (a clone of a root read, which
+    // reads the context): `%tid.x / 32` or `%tid.y / (32 / %ntid.x)`.
+    let r = c::LLVMInstructionClone(roots[0]);
+    c::LLVMInsertIntoBuilder(b, r);
+    // The clone's pointer operand is the original's (in the entry, which `head` precedes):
+    // rebuild it here.
+    let p = c::LLVMGetOperand(roots[0], 0);
+    if ir::is_instruction(p) {
+        let pc = c::LLVMInstructionClone(p);
+        c::LLVMPositionBuilderBefore(b, r);
+        c::LLVMInsertIntoBuilder(b, pc);
+        if c::LLVMGetNumOperands(pc) > 0 {
+            let base = c::LLVMGetOperand(pc, 0);
+            if ir::is_instruction(base) && c::LLVMGetInstructionParent(base) != head {
+                let bc = c::LLVMInstructionClone(base);
+                c::LLVMPositionBuilderBefore(b, pc);
+                c::LLVMInsertIntoBuilder(b, bc);
+                c::LLVMSetOperand(pc, 0, bc);
+            }
+        }
+        c::LLVMSetOperand(r, 0, pc);
+        c::LLVMPositionBuilderAtEnd(b, head);
+    }
+    let per = match step {
+        Step::X => 32,
+        Step::Y(k) => k,
+    };
+    let t = c::LLVMTypeOf(r);
+    let warp = c::LLVMBuildUDiv(b, r, c::LLVMConstInt(t, u64::from(per), 0), n);
+    let lead = c::LLVMBuildICmp(
+        b,
+        llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+        c::LLVMBuildAnd(b, warp, c::LLVMConstInt(t, u64::from(GROUP - 1), 0), n),
+        c::LLVMConstInt(t, 0, 0),
+        n,
+    );
+    let idle = c::LLVMBuildAnd(b, co, c::LLVMBuildNot(b, lead, n), n);
+    c::LLVMBuildCondBr(b, idle, ret_bb, go);
+    c::LLVMPositionBuilderAtEnd(b, go);
+    let jam_entry = c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.jam".as_ptr());
+    c::LLVMBuildCondBr(b, co, jam_entry, entry);
+
+    // The copies one after another, for lanes whose copies disagree at the entry.
+    let seq = sequential(b, f, cfg, ret_bb, step, &root_set);
+
+    // The jammed body.
+    let mut blocks: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef> = HashMap::new();
+    blocks.insert(entry, jam_entry);
+    blocks.insert(ret_bb, ret_bb);
+    for &bb in &cfg.blocks[1..] {
+        if bb != ret_bb {
+            blocks.insert(
+                bb,
+                c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.jam".as_ptr()),
+            );
+        }
+    }
+    // The entry's successors see its last block: past the agreement test.
+    let agreed = c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.agreed".as_ptr());
+    let g = GROUP as usize;
+    let mut maps: Vec<HashMap<LLVMValueRef, LLVMValueRef>> = vec![HashMap::new(); g];
+    let mut made: Vec<Vec<LLVMValueRef>> = vec![Vec::new(); g];
+    let mut phis: Vec<(LLVMValueRef, LLVMValueRef, usize)> = Vec::new();
+    let mut entry_term = None;
+    for &bb in &cfg.blocks {
+        if bb == ret_bb {
+            continue;
+        }
+        c::LLVMPositionBuilderAtEnd(b, blocks[&bb]);
+        for i in ir::instructions(bb) {
+            let copies = if differs.contains(&i) { g } else { 1 };
+            if ir::opcode(i) == O::LLVMPHI {
+                for (j, map) in maps.iter_mut().enumerate() {
+                    if j < copies {
+                        let x = c::LLVMBuildPhi(b, c::LLVMTypeOf(i), n);
+                        phis.push((i, x, j));
+                        map.insert(i, x);
+                    }
+                }
+                if copies == 1 {
+                    let x = maps[0][&i];
+                    for map in maps.iter_mut().skip(1) {
+                        map.insert(i, x);
+                    }
+                }
+                continue;
+            }
+            if !c::LLVMIsATerminatorInst(i).is_null() {
+                if bb == entry {
+                    entry_term = Some(i);
+                    continue;
+                }
+                let x = c::LLVMInstructionClone(i);
+                c::LLVMInsertIntoBuilder(b, x);
+                made[0].push(x);
+                continue;
+            }
+            for j in 0..copies {
+                let x = c::LLVMInstructionClone(i);
+                c::LLVMInsertIntoBuilder(b, x);
+                made[j].push(x);
+                let v = if root_set.contains(&i) {
+                    let v = offset(b, x, step, j as u32);
+                    c::LLVMPositionBuilderAtEnd(b, blocks[&bb]);
+                    v
+                } else {
+                    x
+                };
+                maps[j].insert(i, v);
+            }
+            if copies == 1 {
+                let x = maps[0][&i];
+                for map in maps.iter_mut().skip(1) {
+                    map.insert(i, x);
+                }
+            }
+        }
+    }
+    for (j, mk) in made.iter().enumerate() {
+        ir::remap_clones(mk, &maps[j], &blocks);
+    }
+    // The entry's branch: taken where every copy's condition is copy 0's (lane by lane),
+    // else the copies one after another.
+    if let Some(term) = entry_term {
+        c::LLVMPositionBuilderAtEnd(b, jam_entry);
+        let x = c::LLVMInstructionClone(term);
+        let mut agree = c::LLVMConstInt(c::LLVMInt1TypeInContext(cx), 1, 0);
+        if ir::opcode(term) == O::LLVMBr && c::LLVMIsConditional(term) != 0 {
+            let cond = c::LLVMGetCondition(term);
+            if differs.contains(&cond) {
+                let c0 = maps[0][&cond];
+                for map in maps.iter().skip(1) {
+                    let same = c::LLVMBuildICmp(
+                        b,
+                        llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                        map[&cond],
+                        c0,
+                        n,
+                    );
+                    agree = c::LLVMBuildAnd(b, agree, same, n);
+                }
+            }
+        }
+        c::LLVMBuildCondBr(b, agree, agreed, seq);
+        enter_sequential(seq, jam_entry);
+        c::LLVMPositionBuilderAtEnd(b, agreed);
+        c::LLVMInsertIntoBuilder(b, x);
+        ir::remap_clones(&[x], &maps[0], &blocks);
+    }
+    let mut from_blocks = blocks.clone();
+    from_blocks.insert(entry, agreed);
+    for &(i, x, j) in &phis {
+        for k in 0..c::LLVMCountIncoming(i) {
+            let o = c::LLVMGetIncomingValue(i, k);
+            let mut v = maps[j].get(&o).copied().unwrap_or(o);
+            let from = c::LLVMGetIncomingBlock(i, k);
+            let mut nb = from_blocks.get(&from).copied().unwrap_or(from);
+            c::LLVMAddIncoming(x, &mut v, &mut nb, 1);
+        }
+    }
+    c::LLVMDisposeBuilder(b);
+}
