@@ -389,7 +389,14 @@ unsafe fn build(
         Step::Y(k) => k,
     };
     let t = c::LLVMTypeOf(r);
-    let warp = c::LLVMBuildUDiv(b, r, c::LLVMConstInt(t, u64::from(per), 0), n);
+    // `per` is a power of two (32, or 32 / %ntid.x): a shift, which the uniformity analysis
+    // knows keeps an aligned warp's one value (`%tid.x >> 5`).
+    let warp = c::LLVMBuildLShr(
+        b,
+        r,
+        c::LLVMConstInt(t, u64::from(per.trailing_zeros()), 0),
+        n,
+    );
     let lead = c::LLVMBuildICmp(
         b,
         llvm_sys::LLVMIntPredicate::LLVMIntEQ,
