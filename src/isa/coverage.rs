@@ -269,8 +269,8 @@ model. Beyond the table:
   memory run each warp on its own, where the CPU wants the CTA's warps together. Warp groups
   (`llvm/simd/coarsen.rs`) run four warps of a CTA at once, their loops jammed, in kernels
   whose only branch on the thread index is the entry's bounds check (no barriers, warp
-  operations, shared or local memory, atomics or calls; a loop; a block of 1-D or `%ntid.x`
-  dividing 32): a matrix multiply with a dot product per thread
+  operations, shared or local memory, atomics or calls; a loop that loads memory the copies
+  share; a block of 1-D or `%ntid.x` dividing 32): a matrix multiply with a dot product per thread
   (`benches/suite/variants/matmul_naive.cu`, 1536^3) runs 1.7x the C SGEMM (5-7x on its own:
   each warp's FMA chain waits on itself and the B row its warps share was loaded per warp),
   compiling in about 135 ms instead of 50. Kernels with other thread-dependent branches (a

@@ -9,7 +9,8 @@
 //!
 //! So a kernel without CTA barriers, warp operations, shared or local memory, atomics or calls
 //! (but pure intrinsics), compiled for a block shape whose warps come in groups of `GROUP`,
-//! whose every branch on a thread index is its entry's own (`if (row < n && col < n)`), gets two
+//! with a loop that loads memory the copies share, whose every branch on a thread index is its
+//! entry's own (`if (row < n && col < n)`), gets two
 //! more bodies behind a call of `COARSE` (true in a warp function launched with all its lanes:
 //! not in a fault replay, which runs a warp lane by lane, nor in thread loops or coroutines,
 //! where the function is defined false):
@@ -154,6 +155,21 @@ pub unsafe fn coarsen(
         return None;
     }
     let differs = differing(cfg, &roots);
+    // Worth it where the copies share memory in the loop (the B row of a naive matmul, `x[k]`
+    // of a matrix-vector product): one load for the group, and the copies' chains interleave.
+    // A loop of arithmetic alone (a series of `sqrtf`) ran x1.09 slower in groups: its
+    // throughput was the limit, not its chains.
+    let shares = cfg.blocks.iter().enumerate().any(|(x, &bb)| {
+        cfg.loop_of[x].is_some()
+            && ir::instructions(bb).into_iter().any(|i| {
+                ir::opcode(i) == O::LLVMLoad
+                    && !differs.contains(&i)
+                    && ir::ctx_offset(td, c::LLVMGetOperand(i, 0)).is_none()
+            })
+    });
+    if !shares {
+        return None;
+    }
     // The only branch on the copied index: the entry's, whose condition and everything
     // before it have no effect.
     for (x, &bb) in cfg.blocks.iter().enumerate() {
@@ -175,6 +191,34 @@ pub unsafe fn coarsen(
     }
     build(f, cfg, ret_bb, step, &roots, &differs);
     Some(Coarsened { group: GROUP })
+}
+
+/// A clone of instruction `i` with its source location (perf and gdb attribute the copies'
+/// code to the kernel's lines), not yet in a block.
+unsafe fn clone_of(i: LLVMValueRef) -> LLVMValueRef {
+    let x = c::LLVMInstructionClone(i);
+    let loc = llvm_sys::debuginfo::LLVMInstructionGetDebugLoc(i);
+    if !loc.is_null() {
+        llvm_sys::debuginfo::LLVMInstructionSetDebugLoc(x, loc);
+    }
+    x
+}
+
+/// Gives clone `x` the source location of `i` again: inserting it through a builder gave it the
+/// builder's.
+unsafe fn keep_location(x: LLVMValueRef, i: LLVMValueRef) {
+    let loc = llvm_sys::debuginfo::LLVMInstructionGetDebugLoc(i);
+    if !loc.is_null() {
+        llvm_sys::debuginfo::LLVMInstructionSetDebugLoc(x, loc);
+    }
+}
+
+/// Gives the instructions the builder `b` makes from now on the source location of `from`.
+unsafe fn locate(b: LLVMBuilderRef, from: LLVMValueRef) {
+    let loc = llvm_sys::debuginfo::LLVMInstructionGetDebugLoc(from);
+    if !loc.is_null() {
+        c::LLVMSetCurrentDebugLocation2(b, loc);
+    }
 }
 
 /// The instructions that depend on `roots` (the copied index's reads), through operands and
@@ -228,6 +272,7 @@ unsafe fn offset(b: LLVMBuilderRef, x: LLVMValueRef, step: Step, j: u32) -> LLVM
         Step::Y(k) => k,
     };
     let t = c::LLVMTypeOf(x);
+    locate(b, x);
     let next = c::LLVMGetNextInstruction(x);
     if next.is_null() {
         c::LLVMPositionBuilderAtEnd(b, c::LLVMGetInstructionParent(x));
@@ -292,11 +337,13 @@ unsafe fn sequential(
                 map.insert(i, x);
                 continue;
             }
-            let x = c::LLVMInstructionClone(i);
+            let x = clone_of(i);
             c::LLVMInsertIntoBuilder(b, x);
+            keep_location(x, i);
             made.push(x);
             let v = if roots.contains(&i) {
                 let t = c::LLVMTypeOf(x);
+                locate(b, i);
                 let k = c::LLVMBuildMul(b, turn, c::LLVMConstInt(i32t, u64::from(per), 0), n);
                 let k = c::LLVMBuildZExtOrBitCast(b, k, t, n);
                 c::LLVMBuildAdd(b, x, k, n)
@@ -359,23 +406,24 @@ unsafe fn build(
     let head = c::LLVMInsertBasicBlockInContext(cx, entry, c"coarse.head".as_ptr());
     let go = c::LLVMAppendBasicBlockInContext(cx, f, c"coarse.go".as_ptr());
     c::LLVMPositionBuilderAtEnd(b, head);
+    locate(b, c::LLVMGetBasicBlockTerminator(entry));
     let (cft, cf) = coarse_fn(m);
     let co = c::LLVMBuildCall2(b, cft, cf, std::ptr::null_mut(), 0, n);
     // The warp's index in its group from the copied index (a clone of a root read, which
     // reads the context): `%tid.x / 32` or `%tid.y / (32 / %ntid.x)`.
-    let r = c::LLVMInstructionClone(roots[0]);
+    let r = clone_of(roots[0]);
     c::LLVMInsertIntoBuilder(b, r);
     // The clone's pointer operand is the original's (in the entry, which `head` precedes):
     // rebuild it here.
     let p = c::LLVMGetOperand(roots[0], 0);
     if ir::is_instruction(p) {
-        let pc = c::LLVMInstructionClone(p);
+        let pc = clone_of(p);
         c::LLVMPositionBuilderBefore(b, r);
         c::LLVMInsertIntoBuilder(b, pc);
         if c::LLVMGetNumOperands(pc) > 0 {
             let base = c::LLVMGetOperand(pc, 0);
             if ir::is_instruction(base) && c::LLVMGetInstructionParent(base) != head {
-                let bc = c::LLVMInstructionClone(base);
+                let bc = clone_of(base);
                 c::LLVMPositionBuilderBefore(b, pc);
                 c::LLVMInsertIntoBuilder(b, bc);
                 c::LLVMSetOperand(pc, 0, bc);
@@ -460,14 +508,16 @@ unsafe fn build(
                     entry_term = Some(i);
                     continue;
                 }
-                let x = c::LLVMInstructionClone(i);
+                let x = clone_of(i);
                 c::LLVMInsertIntoBuilder(b, x);
+                keep_location(x, i);
                 made[0].push(x);
                 continue;
             }
             for j in 0..copies {
-                let x = c::LLVMInstructionClone(i);
+                let x = clone_of(i);
                 c::LLVMInsertIntoBuilder(b, x);
+                keep_location(x, i);
                 made[j].push(x);
                 let v = if root_set.contains(&i) {
                     let v = offset(b, x, step, j as u32);
@@ -493,7 +543,8 @@ unsafe fn build(
     // else the copies one after another.
     if let Some(term) = entry_term {
         c::LLVMPositionBuilderAtEnd(b, jam_entry);
-        let x = c::LLVMInstructionClone(term);
+        locate(b, term);
+        let x = clone_of(term);
         let mut agree = c::LLVMConstInt(c::LLVMInt1TypeInContext(cx), 1, 0);
         if ir::opcode(term) == O::LLVMBr && c::LLVMIsConditional(term) != 0 {
             let cond = c::LLVMGetCondition(term);
@@ -515,6 +566,7 @@ unsafe fn build(
         enter_sequential(seq, jam_entry);
         c::LLVMPositionBuilderAtEnd(b, agreed);
         c::LLVMInsertIntoBuilder(b, x);
+        keep_location(x, term);
         ir::remap_clones(&[x], &maps[0], &blocks);
     }
     let mut from_blocks = blocks.clone();
