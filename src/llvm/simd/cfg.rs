@@ -217,6 +217,32 @@ impl Cfg {
         })
     }
 
+    /// The function's instructions, all blocks together.
+    ///
+    /// # Safety
+    /// The blocks are the live function's.
+    pub unsafe fn size(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|&bb| super::ir::instructions(bb).len())
+            .sum()
+    }
+
+    /// The one block without successors, when it is not the entry and holds `ret void` alone:
+    /// the block a copy of the body (`interior.rs`, `coarsen.rs`) can return through too.
+    ///
+    /// # Safety
+    /// The blocks are the live function's.
+    pub unsafe fn lone_return(&self) -> Option<usize> {
+        let rets: Vec<usize> = (0..self.blocks.len())
+            .filter(|&x| self.succ[x].is_empty())
+            .collect();
+        let [ret] = rets[..] else {
+            return None;
+        };
+        (ret != 0 && super::ir::instructions(self.blocks[ret]).len() == 1).then_some(ret)
+    }
+
     pub fn exit(&self) -> usize {
         self.blocks.len()
     }

@@ -87,25 +87,12 @@ pub unsafe fn coarsen(
     } else {
         return None;
     };
-    let size: usize = cfg
-        .blocks
-        .iter()
-        .map(|&bb| ir::instructions(bb).len())
-        .sum();
     // Without a loop the copies have nothing to share but the block's few loads.
-    if size > MAX_SIZE || cfg.blocks.len() < 2 || cfg.loops.is_empty() {
+    if cfg.size() > MAX_SIZE || cfg.loops.is_empty() {
         return None;
     }
-    let rets: Vec<usize> = (0..cfg.blocks.len())
-        .filter(|&x| cfg.succ[x].is_empty())
-        .collect();
-    let [ret] = rets[..] else {
-        return None;
-    };
+    let ret = cfg.lone_return()?;
     let ret_bb = cfg.blocks[ret];
-    if ret == 0 || ir::instructions(ret_bb).len() != 1 {
-        return None;
-    }
     // What the copies may not hold: effects a thread orders, other threads' memory, calls.
     let stepped = match step {
         Step::X => 0,
@@ -243,23 +230,7 @@ unsafe fn differing(cfg: &Cfg, roots: &[LLVMValueRef]) -> HashSet<LLVMValueRef> 
 
 /// The `i1 ()` function `COARSE` of the module, defined false if it is not yet.
 unsafe fn coarse_fn(m: LLVMModuleRef) -> (LLVMTypeRef, LLVMValueRef) {
-    let cx = c::LLVMGetModuleContext(m);
-    let i1 = c::LLVMInt1TypeInContext(cx);
-    let ft = c::LLVMFunctionType(i1, std::ptr::null_mut(), 0, 0);
-    let cn = std::ffi::CString::new(COARSE).unwrap_or_default();
-    let mut f = c::LLVMGetNamedFunction(m, cn.as_ptr());
-    if f.is_null() {
-        f = c::LLVMAddFunction(m, cn.as_ptr(), ft);
-        c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
-        let inline = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(c"alwaysinline"), 0);
-        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, inline);
-        let bb = c::LLVMAppendBasicBlockInContext(cx, f, c"".as_ptr());
-        let b = c::LLVMCreateBuilderInContext(cx);
-        c::LLVMPositionBuilderAtEnd(b, bb);
-        c::LLVMBuildRet(b, c::LLVMConstInt(i1, 0, 0));
-        c::LLVMDisposeBuilder(b);
-    }
-    (ft, f)
+    ir::false_fn(m, COARSE)
 }
 
 /// Copy `j`'s value of root read `r` (a clone of it, `x`): `x + j × step`, after `x`.

@@ -78,25 +78,12 @@ pub unsafe fn version(
     facts: &Facts,
 ) -> Option<Copied> {
     let entry = cfg.blocks[0];
-    let size: usize = cfg
-        .blocks
-        .iter()
-        .map(|&bb| ir::instructions(bb).len())
-        .sum();
-    if size > MAX_SIZE {
+    if cfg.size() > MAX_SIZE {
         return None;
     }
     // The one return block, which both copies share: only `ret void` in it.
-    let rets: Vec<usize> = (0..cfg.blocks.len())
-        .filter(|&x| cfg.succ[x].is_empty())
-        .collect();
-    let [ret] = rets[..] else {
-        return None;
-    };
+    let ret = cfg.lone_return()?;
     let ret_bb = cfg.blocks[ret];
-    if ret == 0 || ir::instructions(ret_bb).len() != 1 {
-        return None;
-    }
     let mut branches = Vec::new();
     for (x, &bb) in cfg.blocks.iter().enumerate() {
         for i in ir::instructions(bb) {
@@ -341,23 +328,7 @@ fn pure(op: O) -> bool {
 /// The `i1 ()` function `EVERY` of the module, defined (returning false: thread loops and
 /// coroutines never take the copy) if it is not yet.
 unsafe fn every_fn(m: LLVMModuleRef) -> (LLVMTypeRef, LLVMValueRef) {
-    let cx = c::LLVMGetModuleContext(m);
-    let i1 = c::LLVMInt1TypeInContext(cx);
-    let ft = c::LLVMFunctionType(i1, std::ptr::null_mut(), 0, 0);
-    let cn = std::ffi::CString::new(EVERY).unwrap_or_default();
-    let mut f = c::LLVMGetNamedFunction(m, cn.as_ptr());
-    if f.is_null() {
-        f = c::LLVMAddFunction(m, cn.as_ptr(), ft);
-        c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
-        let inline = c::LLVMCreateEnumAttribute(cx, ir::attr_kind(c"alwaysinline"), 0);
-        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, inline);
-        let bb = c::LLVMAppendBasicBlockInContext(cx, f, c"".as_ptr());
-        let b = c::LLVMCreateBuilderInContext(cx);
-        c::LLVMPositionBuilderAtEnd(b, bb);
-        c::LLVMBuildRet(b, c::LLVMConstInt(i1, 0, 0));
-        c::LLVMDisposeBuilder(b);
-    }
-    (ft, f)
+    ir::false_fn(m, EVERY)
 }
 
 /// The metadata kind of a branch's expected side.

@@ -513,3 +513,26 @@ pub unsafe fn remap_clones(
         }
     }
 }
+
+/// The `i1 ()` function `name` of module `m`, defined if it is not yet: internal, always
+/// inlined, returning false. The warp function lowers its calls to a test of its own
+/// (`interior::EVERY`, `coarsen::COARSE`); thread loops and coroutines inline the false.
+pub unsafe fn false_fn(m: LLVMModuleRef, name: &str) -> (LLVMTypeRef, LLVMValueRef) {
+    let cx = c::LLVMGetModuleContext(m);
+    let i1 = c::LLVMInt1TypeInContext(cx);
+    let ft = c::LLVMFunctionType(i1, std::ptr::null_mut(), 0, 0);
+    let cn = std::ffi::CString::new(name).unwrap_or_default();
+    let mut f = c::LLVMGetNamedFunction(m, cn.as_ptr());
+    if f.is_null() {
+        f = c::LLVMAddFunction(m, cn.as_ptr(), ft);
+        c::LLVMSetLinkage(f, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+        let inline = c::LLVMCreateEnumAttribute(cx, attr_kind(c"alwaysinline"), 0);
+        c::LLVMAddAttributeAtIndex(f, llvm_sys::LLVMAttributeFunctionIndex, inline);
+        let bb = c::LLVMAppendBasicBlockInContext(cx, f, c"".as_ptr());
+        let b = c::LLVMCreateBuilderInContext(cx);
+        c::LLVMPositionBuilderAtEnd(b, bb);
+        c::LLVMBuildRet(b, c::LLVMConstInt(i1, 0, 0));
+        c::LLVMDisposeBuilder(b);
+    }
+    (ft, f)
+}
