@@ -59,6 +59,16 @@ enum Step {
     Y(u32),
 }
 
+impl Step {
+    /// How much copy `j`'s index adds per `j`.
+    fn per(self) -> u32 {
+        match self {
+            Step::X => 32,
+            Step::Y(k) => k,
+        }
+    }
+}
+
 /// What `coarsen` did: the group size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coarsened {
@@ -180,24 +190,17 @@ pub unsafe fn coarsen(
     Some(Coarsened { group: GROUP })
 }
 
-/// A clone of instruction `i` with its source location (perf and gdb attribute the copies'
-/// code to the kernel's lines), not yet in a block.
-unsafe fn clone_of(i: LLVMValueRef) -> LLVMValueRef {
+/// A clone of instruction `i` inserted at builder `b`'s position, with `i`'s source location
+/// (perf and gdb attribute the copies' code to the kernel's lines; inserting through a builder
+/// that has a location of its own gave it that one).
+unsafe fn insert_clone(b: LLVMBuilderRef, i: LLVMValueRef) -> LLVMValueRef {
     let x = c::LLVMInstructionClone(i);
+    c::LLVMInsertIntoBuilder(b, x);
     let loc = llvm_sys::debuginfo::LLVMInstructionGetDebugLoc(i);
     if !loc.is_null() {
         llvm_sys::debuginfo::LLVMInstructionSetDebugLoc(x, loc);
     }
     x
-}
-
-/// Gives clone `x` the source location of `i` again: inserting it through a builder gave it the
-/// builder's.
-unsafe fn keep_location(x: LLVMValueRef, i: LLVMValueRef) {
-    let loc = llvm_sys::debuginfo::LLVMInstructionGetDebugLoc(i);
-    if !loc.is_null() {
-        llvm_sys::debuginfo::LLVMInstructionSetDebugLoc(x, loc);
-    }
 }
 
 /// Gives the instructions the builder `b` makes from now on the source location of `from`.
@@ -238,10 +241,7 @@ unsafe fn offset(b: LLVMBuilderRef, x: LLVMValueRef, step: Step, j: u32) -> LLVM
     if j == 0 {
         return x;
     }
-    let per = match step {
-        Step::X => 32,
-        Step::Y(k) => k,
-    };
+    let per = step.per();
     let t = c::LLVMTypeOf(x);
     locate(b, x);
     let next = c::LLVMGetNextInstruction(x);
@@ -292,10 +292,7 @@ unsafe fn sequential(
     let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
     let mut made = Vec::new();
     let mut phis = Vec::new();
-    let per = match step {
-        Step::X => 32,
-        Step::Y(k) => k,
-    };
+    let per = step.per();
     for &bb in &cfg.blocks {
         if bb == ret_bb {
             continue;
@@ -308,9 +305,7 @@ unsafe fn sequential(
                 map.insert(i, x);
                 continue;
             }
-            let x = clone_of(i);
-            c::LLVMInsertIntoBuilder(b, x);
-            keep_location(x, i);
+            let x = insert_clone(b, i);
             made.push(x);
             let v = if roots.contains(&i) {
                 let t = c::LLVMTypeOf(x);
@@ -326,13 +321,7 @@ unsafe fn sequential(
     }
     ir::remap_clones(&made, &map, &blocks);
     for &(i, x) in &phis {
-        for k in 0..c::LLVMCountIncoming(i) {
-            let o = c::LLVMGetIncomingValue(i, k);
-            let mut v = map.get(&o).copied().unwrap_or(o);
-            let from = c::LLVMGetIncomingBlock(i, k);
-            let mut nb = blocks.get(&from).copied().unwrap_or(from);
-            c::LLVMAddIncoming(x, &mut v, &mut nb, 1);
-        }
+        ir::copy_incoming(i, x, &map, &blocks);
     }
     c::LLVMPositionBuilderAtEnd(b, latch);
     let next = c::LLVMBuildAdd(b, turn, c::LLVMConstInt(i32t, 1, 0), n);
@@ -380,33 +369,20 @@ unsafe fn build(
     locate(b, c::LLVMGetBasicBlockTerminator(entry));
     let (cft, cf) = coarse_fn(m);
     let co = c::LLVMBuildCall2(b, cft, cf, std::ptr::null_mut(), 0, n);
-    // The warp's index in its group from the copied index (a clone of a root read, which
-    // reads the context): `%tid.x / 32` or `%tid.y / (32 / %ntid.x)`.
-    let r = clone_of(roots[0]);
-    c::LLVMInsertIntoBuilder(b, r);
-    // The clone's pointer operand is the original's (in the entry, which `head` precedes):
-    // rebuild it here.
-    let p = c::LLVMGetOperand(roots[0], 0);
-    if ir::is_instruction(p) {
-        let pc = clone_of(p);
-        c::LLVMPositionBuilderBefore(b, r);
-        c::LLVMInsertIntoBuilder(b, pc);
-        if c::LLVMGetNumOperands(pc) > 0 {
-            let base = c::LLVMGetOperand(pc, 0);
-            if ir::is_instruction(base) && c::LLVMGetInstructionParent(base) != head {
-                let bc = clone_of(base);
-                c::LLVMPositionBuilderBefore(b, pc);
-                c::LLVMInsertIntoBuilder(b, bc);
-                c::LLVMSetOperand(pc, 0, bc);
-            }
-        }
-        c::LLVMSetOperand(r, 0, pc);
-        c::LLVMPositionBuilderAtEnd(b, head);
+    // The warp's index in its group from the copied index: the root read again, with its
+    // context pointer (the context call, or a constant offset from it: `ir::ctx_offset`)
+    // made here, before the original entry that holds the original's.
+    let mut p = c::LLVMGetOperand(roots[0], 0);
+    if !c::LLVMIsAGetElementPtrInst(p).is_null() {
+        let ctx = insert_clone(b, c::LLVMGetOperand(p, 0));
+        p = insert_clone(b, p);
+        c::LLVMSetOperand(p, 0, ctx);
+    } else {
+        p = insert_clone(b, p);
     }
-    let per = match step {
-        Step::X => 32,
-        Step::Y(k) => k,
-    };
+    let r = insert_clone(b, roots[0]);
+    c::LLVMSetOperand(r, 0, p);
+    let per = step.per();
     let t = c::LLVMTypeOf(r);
     // `per` is a power of two (32, or 32 / %ntid.x): a shift, which the uniformity analysis
     // knows keeps an aligned warp's one value (`%tid.x >> 5`).
@@ -479,16 +455,12 @@ unsafe fn build(
                     entry_term = Some(i);
                     continue;
                 }
-                let x = clone_of(i);
-                c::LLVMInsertIntoBuilder(b, x);
-                keep_location(x, i);
+                let x = insert_clone(b, i);
                 made[0].push(x);
                 continue;
             }
             for j in 0..copies {
-                let x = clone_of(i);
-                c::LLVMInsertIntoBuilder(b, x);
-                keep_location(x, i);
+                let x = insert_clone(b, i);
                 made[j].push(x);
                 let v = if root_set.contains(&i) {
                     let v = offset(b, x, step, j as u32);
@@ -515,7 +487,6 @@ unsafe fn build(
     if let Some(term) = entry_term {
         c::LLVMPositionBuilderAtEnd(b, jam_entry);
         locate(b, term);
-        let x = clone_of(term);
         let mut agree = c::LLVMConstInt(c::LLVMInt1TypeInContext(cx), 1, 0);
         if ir::opcode(term) == O::LLVMBr && c::LLVMIsConditional(term) != 0 {
             let cond = c::LLVMGetCondition(term);
@@ -536,20 +507,13 @@ unsafe fn build(
         c::LLVMBuildCondBr(b, agree, agreed, seq);
         enter_sequential(seq, jam_entry);
         c::LLVMPositionBuilderAtEnd(b, agreed);
-        c::LLVMInsertIntoBuilder(b, x);
-        keep_location(x, term);
+        let x = insert_clone(b, term);
         ir::remap_clones(&[x], &maps[0], &blocks);
     }
     let mut from_blocks = blocks.clone();
     from_blocks.insert(entry, agreed);
     for &(i, x, j) in &phis {
-        for k in 0..c::LLVMCountIncoming(i) {
-            let o = c::LLVMGetIncomingValue(i, k);
-            let mut v = maps[j].get(&o).copied().unwrap_or(o);
-            let from = c::LLVMGetIncomingBlock(i, k);
-            let mut nb = from_blocks.get(&from).copied().unwrap_or(from);
-            c::LLVMAddIncoming(x, &mut v, &mut nb, 1);
-        }
+        ir::copy_incoming(i, x, &maps[j], &from_blocks);
     }
     c::LLVMDisposeBuilder(b);
 }

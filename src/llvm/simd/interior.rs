@@ -406,15 +406,9 @@ unsafe fn apply(
             map.insert(i, x);
         }
     }
-    let mapped = |v: LLVMValueRef| map.get(&v).copied().unwrap_or(v);
     ir::remap_clones(&made, &map, &blocks);
     for &(i, x) in &phis {
-        for k in 0..c::LLVMCountIncoming(i) {
-            let mut v = mapped(c::LLVMGetIncomingValue(i, k));
-            let from = c::LLVMGetIncomingBlock(i, k);
-            let mut nb = blocks.get(&from).copied().unwrap_or(from);
-            c::LLVMAddIncoming(x, &mut v, &mut nb, 1);
-        }
+        ir::copy_incoming(i, x, &map, &blocks);
     }
     // In the copy each such branch goes its expected way, unconditionally; the other way's
     // phis lose the edge.

@@ -514,6 +514,23 @@ pub unsafe fn remap_clones(
     }
 }
 
+/// Gives phi `x`, a copy of phi `i`, `i`'s incoming edges with their values and blocks
+/// mapped through `values` and `blocks` (those not in a map stay as they are).
+pub unsafe fn copy_incoming(
+    i: LLVMValueRef,
+    x: LLVMValueRef,
+    values: &std::collections::HashMap<LLVMValueRef, LLVMValueRef>,
+    blocks: &std::collections::HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>,
+) {
+    for k in 0..c::LLVMCountIncoming(i) {
+        let o = c::LLVMGetIncomingValue(i, k);
+        let mut v = values.get(&o).copied().unwrap_or(o);
+        let from = c::LLVMGetIncomingBlock(i, k);
+        let mut nb = blocks.get(&from).copied().unwrap_or(from);
+        c::LLVMAddIncoming(x, &mut v, &mut nb, 1);
+    }
+}
+
 /// The `i1 ()` function `name` of module `m`, defined if it is not yet: internal, always
 /// inlined, returning false. The warp function lowers its calls to a test of its own
 /// (`interior::EVERY`, `coarsen::COARSE`); thread loops and coroutines inline the false.
