@@ -60,7 +60,7 @@ KERNELS=(vecadd saxpy reduce_block reduce_warp reduce_halving reduce_gridstride 
     histogram softmax matmul_fp16 softmax_warp layernorm transpose scan conv3x3 nbody spmv_thread
     spmv_warp blackscholes mandelbrot bitonic empty)
 VARIANTS=(vecadd_f4 reduce_cub histogram_global layernorm_warp softmax_block particles matmul_naive
-    transpose_naive conv3x3_naive)
+    transpose_naive conv3x3_naive gemv_row)
 
 QUICK=0
 REPS=""
@@ -544,6 +544,16 @@ case_conv3x3_naive() { # sibling: conv3x3; no shared tile, a bounds check per ta
     case_conv3x3
     PTX="$SUITE/variants/conv3x3_naive.ptx"; KNAME=conv3x3_naive
     OKNAME=none
+}
+case_gemv_row() { # its own C baseline (c/gemv.c): y = A x, one thread per row of A
+    local cols; if [ "$QUICK" = 1 ]; then cols=1024; else cols=8192; fi
+    local rows=$((N / cols)) a x; a=$(input a f32 "$N" 1); x=$(input gx f32 "$cols" 21)
+    SIZE="${rows}x${cols}"; PTX="$SUITE/variants/gemv_row.ptx"; KNAME=gemv_row
+    GRID=$(((rows + 255) / 256)); BLOCK=256
+    PARGS=("@$a" "@$x" "zeros:$((4 * rows))" "s32:$rows" "s32:$cols"); PDUMP=(2)
+    CCMD=("$BIN/c_gemv" "$rows" "$cols" "$a" "$x")
+    OKNAME=none
+    CHECK=(f32 1e-4 1e-4)
 }
 case_empty() {
     SIZE="1x1 thread"; PTX="$SUITE/kernels/empty.ptx"; KNAME=empty; GRID=1; BLOCK=1

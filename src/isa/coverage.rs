@@ -277,7 +277,7 @@ model. Beyond the table:
   loop bound or a check inside the loop) still run warp by warp. A naive transpose
   (`transpose_naive.cu`, `out[x * h + y] = in[y * w + x]`, 6144x8192: about 10.8x C) has no
   loop to jam: each warp's 32 lanes are scattered to 32 rows, 4 bytes a line (by hand, eight
-  rows a thread with two `float4` stores a lane: 49 ms against C's 17.4). The classic global-memory bitonic step (`ixj = i ^ j`) gathers
+  rows a thread with two `float4` stores a lane: 49 ms against C's 17.4). A loop in which each thread walks its own row (`gemv_row.cu`, `y[i] = sum_j A[i * cols + j] * x[j]` with a thread per row, 4096x8192: 33.9 ms, about 11x the C dot product per row) gathers 32 elements a row apart in every iteration: about one cycle per element even from L1, where the C loads 16 consecutive floats at once; loading each lane's next 64 bytes once per 16 iterations and transposing them in registers is not implemented. The classic global-memory bitonic step (`ixj = i ^ j`) gathers
   and scatters its partners for `j < 32` (16M floats: 4.7 ms, against 1.5 ms for `j >= 32`).
   A load whose lanes share one address, or two, that the analysis cannot prove (`s[i / cols]`
   of a flat launch) takes two scalar loads after a run-time test of the lanes' addresses
