@@ -24,6 +24,8 @@ pub struct Cfg {
     pub loops: Vec<Loop>,
     /// Innermost loop of each block.
     pub loop_of: Vec<Option<usize>>,
+    /// Immediate dominator of each block (the entry's is itself).
+    pub idom: Vec<Option<usize>>,
 }
 
 /// What a loop or the function body is made of, in visiting order.
@@ -214,7 +216,13 @@ impl Cfg {
             ipdom,
             loops,
             loop_of,
+            idom,
         })
+    }
+
+    /// Whether block `a` dominates block `b` (every block dominates itself).
+    pub fn dominates(&self, a: usize, b: usize) -> bool {
+        dominates(&self.idom, a, b)
     }
 
     /// The function's instructions, all blocks together.

@@ -42,6 +42,7 @@ mod prefetch;
 pub use prefetch::BARRIER_AHEAD;
 mod range;
 mod rebase;
+mod rowwin;
 mod scalef;
 mod stride;
 mod subvec;
@@ -231,6 +232,30 @@ pub fn fold_f64_nans(m: &Module) -> usize {
 pub fn fold_table_blends(m: &Module) -> usize {
     // SAFETY: `m` is a live module; the fold rewrites blocks of its functions only.
     unsafe { blend::fold(m.as_mut_ptr()) }
+}
+
+/// Serves the gathers of lanes that each walk their own row in a loop that writes no memory
+/// from a transposed window of the next 64 bytes of every lane's row (`rowwin.rs`), in the
+/// optimized module `m`; returns how many loads (when any, the always-inliner and a cleanup
+/// are to run, then `drop_row_window_helper`).
+pub fn fold_row_windows(m: &Module) -> usize {
+    // SAFETY: `m` is a live module; the fold adds one function and rewrites its functions.
+    unsafe { rowwin::fold(m.as_mut_ptr()) }
+}
+
+/// Deletes `fold_row_windows`' helper once every call of it is inlined.
+pub fn drop_row_window_helper(m: &Module) {
+    if let Some(f) = m.get_function(rowwin::HELPER) {
+        use inkwell::values::BasicValue as _;
+        if f.as_global_value()
+            .as_pointer_value()
+            .get_first_use()
+            .is_none()
+        {
+            // SAFETY: nothing refers to the function any more.
+            unsafe { f.delete() };
+        }
+    }
 }
 
 /// Gives the lanes of shuffles and phis that no use reads poison (`demand.rs`), in the

@@ -653,6 +653,18 @@ fn build<'c, 'a>(
         machine
             .run_pipeline(&m, &again)
             .map_err(CompileError::Llvm)?;
+        // Gathers of lanes that each walk their own row (a thread-per-row loop) from a
+        // transposed window of the rows (`llvm::simd::fold_row_windows`); the paths of the
+        // run-time lane tests before each gather go dead and ADCE removes them.
+        if crate::llvm::simd::fold_row_windows(&m) > 0 {
+            machine
+                .run_pipeline(
+                    &m,
+                    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,adce,simplifycfg)",
+                )
+                .map_err(CompileError::Llvm)?;
+            crate::llvm::simd::drop_row_window_helper(&m);
+        }
         // Loads `default<On>` made without a memory type (a halving tree's last step) block
         // GVN's forwarding of the step before's store; typed, GVN forwards it.
         if forward && crate::llvm::simd::retype_loads(&m) > 0 {
