@@ -236,10 +236,10 @@ pub fn fold_table_blends(m: &Module) -> usize {
 
 /// Serves the gathers of lanes that each walk their own row in a loop that writes no memory
 /// from a transposed window of the next 64 bytes of every lane's row (`rowwin.rs`), in the
-/// optimized module `m`; returns how many loads (when any, the always-inliner and a cleanup
-/// are to run, then `drop_row_window_helper`).
-pub fn fold_row_windows(m: &Module) -> usize {
-    // SAFETY: `m` is a live module; the fold adds one function and rewrites its functions.
+/// optimized module `m`; returns the functions rewritten (when any, the always-inliner is to
+/// run, a cleanup of those functions, then `drop_row_window_helper`).
+pub fn fold_row_windows(m: &Module) -> Vec<String> {
+    // SAFETY: `m` is a live module; the fold adds functions and rewrites its functions.
     unsafe { rowwin::fold(m.as_mut_ptr()) }
 }
 

@@ -656,13 +656,21 @@ fn build<'c, 'a>(
         // Gathers of lanes that each walk their own row (a thread-per-row loop) from a
         // transposed window of the rows (`llvm::simd::fold_row_windows`); the paths of the
         // run-time lane tests before each gather go dead and ADCE removes them.
-        if crate::llvm::simd::fold_row_windows(&m) > 0 {
+        let windowed = crate::llvm::simd::fold_row_windows(&m);
+        if !windowed.is_empty() {
             machine
-                .run_pipeline(
-                    &m,
-                    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,adce,simplifycfg)",
-                )
+                .run_pipeline(&m, "always-inline")
                 .map_err(CompileError::Llvm)?;
+            for name in &windowed {
+                if let Some(f) = m.get_function(name) {
+                    machine
+                        .run_function_pipeline(
+                            f,
+                            "sroa,early-cse,instcombine<no-verify-fixpoint>,adce,simplifycfg",
+                        )
+                        .map_err(CompileError::Llvm)?;
+                }
+            }
             crate::llvm::simd::drop_row_window_helper(&m);
         }
         // Loads `default<On>` made without a memory type (a halving tree's last step) block
