@@ -469,22 +469,20 @@ unsafe fn call(
 /// where one per load took a thread-per-row kernel's compile from 0.18 to 0.78 s).
 unsafe fn build_helper(m: LLVMModuleRef, like: LLVMValueRef) -> LLVMValueRef {
     let t = Types::new(m);
-    let refill = build_refill(m, &t);
-    copy_target(like, refill);
-    let (f, b) = t.function(m, HELPER, c"alwaysinline");
-    copy_target(like, f);
+    let refill = build_refill(m, &t, like);
+    let names = [
+        c"rowwin.test",
+        c"rowwin.read",
+        c"rowwin.other",
+        c"rowwin.join",
+    ];
+    let (f, b, [st, buf, p, mask], [_, read, other, exit]) =
+        t.begin(m, HELPER, c"alwaysinline", like, names);
     let n = c"".as_ptr();
-    let (st, buf, p, mask) = t.params(f);
-    let entry = t.block(f, c"rowwin.test");
-    let read = t.block(f, c"rowwin.read");
-    let other = t.block(f, c"rowwin.other");
-    let exit = t.block(f, c"rowwin.join");
 
     // Every running lane `d` bytes past its `W`, `d` the same, the element inside the
     // window, and no lane running that did not at the refill.
-    c::LLVMPositionBuilderAtEnd(b, entry);
-    let pi = c::LLVMBuildPtrToInt(b, p, t.v64, n);
-    let bits = c::LLVMBuildBitCast(b, mask, t.i32, n);
+    let (pi, bits) = t.lanes(b, p, mask);
     let w = t.load(b, st, t.v64, 0);
     let nv = c::LLVMBuildZExt(b, t.load(b, st, t.i32, NV), t.i64, n);
     let refm = t.load(b, st, t.i32, REF);
@@ -543,22 +541,22 @@ unsafe fn build_helper(m: LLVMModuleRef, like: LLVMValueRef) -> LLVMValueRef {
 /// `<32 x i32> ptx2llvm.rowwin.refill(ptr state, ptr window, <32 x ptr> p, <32 x i1> m)`:
 /// the window from `p`, as long as every running lane's page allows, and the load from it;
 /// the gather when the window cannot hold even the first element.
-unsafe fn build_refill(m: LLVMModuleRef, t: &Types) -> LLVMValueRef {
-    let (f, b) = t.function(m, REFILL, c"noinline");
+unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMValueRef {
+    let names = [
+        c"rowwin.strikes",
+        c"rowwin.refill",
+        c"rowwin.rows",
+        c"rowwin.gather",
+    ];
+    let (f, b, [st, buf, p, mask], [_, entry, rows, slow]) =
+        t.begin(m, REFILL, c"noinline", like, names);
     let n = c"".as_ptr();
-    let (st, buf, p, mask) = t.params(f);
-    let start = t.block(f, c"rowwin.strikes");
-    let entry = t.block(f, c"rowwin.refill");
-    let rows = t.block(f, c"rowwin.rows");
-    let slow = t.block(f, c"rowwin.gather");
 
     // Strikes: a refill whose lanes moved by nothing or by more than the window since the
     // last one (lane `FIRST`) served that window once; after `OUT` in a row the loads gather
     // (a loop that jumps through its rows: a refill per load would cost 32 row loads and a
     // transpose each). A first window of the loop (length 0) is no strike.
-    c::LLVMPositionBuilderAtEnd(b, start);
-    let pi = c::LLVMBuildPtrToInt(b, p, t.v64, n);
-    let bits = c::LLVMBuildBitCast(b, mask, t.i32, n);
+    let (pi, bits) = t.lanes(b, p, mask);
     let strikes = t.load(b, st, t.i32, STRIKES);
     let old_nv = t.load(b, st, t.i32, NV);
     let old_first = t.load(b, st, t.i32, FIRST);
@@ -725,13 +723,22 @@ impl Types {
         c::LLVMBuildShuffleVector(b, one, c::LLVMGetPoison(vt), z, c"".as_ptr())
     }
 
-    /// An internal function of the helpers' type with attribute `attr`, and a builder.
-    unsafe fn function(
+    /// An internal function `name` of the helpers' type with attribute `attr` and the target
+    /// attributes of `like` (`copy_target`), its parameters, blocks `names` and a builder at
+    /// the end of the first.
+    unsafe fn begin<const N: usize>(
         &self,
         m: LLVMModuleRef,
         name: &str,
         attr: &std::ffi::CStr,
-    ) -> (LLVMValueRef, LLVMBuilderRef) {
+        like: LLVMValueRef,
+        names: [&std::ffi::CStr; N],
+    ) -> (
+        LLVMValueRef,
+        LLVMBuilderRef,
+        [LLVMValueRef; 4],
+        [LLVMBasicBlockRef; N],
+    ) {
         let mut params = [
             self.ptr,
             self.ptr,
@@ -747,23 +754,28 @@ impl Types {
             let k = c::LLVMCreateEnumAttribute(self.cx, ir::attr_kind(a), 0);
             c::LLVMAddAttributeAtIndex(f, fi, k);
         }
-        (f, c::LLVMCreateBuilderInContext(self.cx))
+        copy_target(like, f);
+        let blocks = names.map(|s| c::LLVMAppendBasicBlockInContext(self.cx, f, s.as_ptr()));
+        let b = c::LLVMCreateBuilderInContext(self.cx);
+        if let Some(&first) = blocks.first() {
+            c::LLVMPositionBuilderAtEnd(b, first);
+        }
+        let p = [0, 1, 2, 3].map(|k| c::LLVMGetParam(f, k));
+        (f, b, p, blocks)
     }
 
-    unsafe fn params(
+    /// The lane pointers `p` as integers and the lane mask `mask` as bits.
+    unsafe fn lanes(
         &self,
-        f: LLVMValueRef,
-    ) -> (LLVMValueRef, LLVMValueRef, LLVMValueRef, LLVMValueRef) {
+        b: LLVMBuilderRef,
+        p: LLVMValueRef,
+        mask: LLVMValueRef,
+    ) -> (LLVMValueRef, LLVMValueRef) {
+        let n = c"".as_ptr();
         (
-            c::LLVMGetParam(f, 0),
-            c::LLVMGetParam(f, 1),
-            c::LLVMGetParam(f, 2),
-            c::LLVMGetParam(f, 3),
+            c::LLVMBuildPtrToInt(b, p, self.v64, n),
+            c::LLVMBuildBitCast(b, mask, self.i32, n),
         )
-    }
-
-    unsafe fn block(&self, f: LLVMValueRef, name: &std::ffi::CStr) -> LLVMBasicBlockRef {
-        c::LLVMAppendBasicBlockInContext(self.cx, f, name.as_ptr())
     }
 
     /// The state's field of type `ty` at byte `at`.
