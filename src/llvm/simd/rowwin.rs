@@ -653,7 +653,17 @@ unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMV
     f
 }
 
-/// Gives `to` the string attributes of `from` (target CPU and features, vector widths) and
+/// The code generator's string attributes `copy_target` copies (not the engine's own marks,
+/// such as the shared-memory argument's).
+const TARGET_ATTRS: [&str; 5] = [
+    "target-cpu",
+    "target-features",
+    "tune-cpu",
+    "min-legal-vector-width",
+    "prefer-vector-width",
+];
+
+/// Gives `to` the target attributes of `from` (CPU and features, vector widths) and
 /// its `null_pointer_is_valid`: the code generator passes vector arguments by the widths
 /// those attributes allow, so caller and callee must agree (without them the refill read its
 /// `<32 x ptr>` argument as garbage).
@@ -664,9 +674,15 @@ unsafe fn copy_target(from: LLVMValueRef, to: LLVMValueRef) {
     c::LLVMGetAttributesAtIndex(from, fi, attrs.as_mut_ptr());
     let null_ok = ir::attr_kind(c"null_pointer_is_valid");
     for a in attrs {
-        if c::LLVMIsStringAttribute(a) != 0
-            || (c::LLVMIsEnumAttribute(a) != 0 && c::LLVMGetEnumAttributeKind(a) == null_ok)
-        {
+        let keep = if c::LLVMIsStringAttribute(a) != 0 {
+            let mut len = 0;
+            let k = c::LLVMGetStringAttributeKind(a, &mut len);
+            let key = std::slice::from_raw_parts(k as *const u8, len as usize);
+            TARGET_ATTRS.iter().any(|t| t.as_bytes() == key)
+        } else {
+            c::LLVMIsEnumAttribute(a) != 0 && c::LLVMGetEnumAttributeKind(a) == null_ok
+        };
+        if keep {
             c::LLVMAddAttributeAtIndex(to, fi, a);
         }
     }
