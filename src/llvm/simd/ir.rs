@@ -553,3 +553,29 @@ pub unsafe fn false_fn(m: LLVMModuleRef, name: &str) -> (LLVMTypeRef, LLVMValueR
     }
     (ft, f)
 }
+
+/// Intrinsic `name` overloaded on `tys`, declared in module `m`, with its function type.
+///
+/// # Safety
+/// `m` is a live module; `tys` are its context's types, as many as the intrinsic overloads.
+pub unsafe fn intrinsic(
+    m: LLVMModuleRef,
+    name: &str,
+    tys: &mut [LLVMTypeRef],
+) -> (LLVMValueRef, LLVMTypeRef) {
+    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
+    let f = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), tys.len());
+    (f, c::LLVMGlobalGetValueType(f))
+}
+
+/// A call at `b` of `(f, ft)` (an `intrinsic`'s) with `args`.
+///
+/// # Safety
+/// `b` is positioned in a live block; `args` match `ft`.
+pub unsafe fn call(
+    b: LLVMBuilderRef,
+    (f, ft): (LLVMValueRef, LLVMTypeRef),
+    args: &mut [LLVMValueRef],
+) -> LLVMValueRef {
+    c::LLVMBuildCall2(b, ft, f, args.as_mut_ptr(), args.len() as u32, c"".as_ptr())
+}

@@ -579,9 +579,7 @@ impl Warp<'_> {
         name: &str,
         tys: &mut [LLVMTypeRef],
     ) -> (LLVMValueRef, LLVMTypeRef) {
-        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-        let f = c::LLVMGetIntrinsicDeclaration(self.m, id, tys.as_mut_ptr(), tys.len());
-        (f, c::LLVMGlobalGetValueType(f))
+        ir::intrinsic(self.m, name, tys)
     }
 
     pub(super) unsafe fn call_intrinsic(

@@ -649,13 +649,10 @@ impl Prefetch {
     unsafe fn declare(m: LLVMModuleRef) -> Prefetch {
         let cx = c::LLVMGetModuleContext(m);
         let ptr = c::LLVMPointerTypeInContext(cx, 0);
-        let name = "llvm.prefetch";
-        let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-        let mut tys = [ptr];
-        let f = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), 1);
+        let (f, ty) = ir::intrinsic(m, "llvm.prefetch", &mut [ptr]);
         Prefetch {
             f,
-            ty: c::LLVMGlobalGetValueType(f),
+            ty,
             i32t: c::LLVMInt32TypeInContext(cx),
         }
     }

@@ -446,25 +446,6 @@ unsafe fn field(b: LLVMBuilderRef, i8t: LLVMTypeRef, base: LLVMValueRef, at: u64
     c::LLVMBuildGEP2(b, i8t, base, idx.as_mut_ptr(), 1, c"".as_ptr())
 }
 
-/// Declares intrinsic `name` overloaded on `tys` in module `m`.
-unsafe fn intrinsic(
-    m: LLVMModuleRef,
-    name: &str,
-    tys: &mut [LLVMTypeRef],
-) -> (LLVMValueRef, LLVMTypeRef) {
-    let id = c::LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len());
-    let f = c::LLVMGetIntrinsicDeclaration(m, id, tys.as_mut_ptr(), tys.len());
-    (f, c::LLVMGlobalGetValueType(f))
-}
-
-unsafe fn call(
-    b: LLVMBuilderRef,
-    (f, ft): (LLVMValueRef, LLVMTypeRef),
-    args: &mut [LLVMValueRef],
-) -> LLVMValueRef {
-    c::LLVMBuildCall2(b, ft, f, args.as_mut_ptr(), args.len() as u32, c"".as_ptr())
-}
-
 /// `<32 x i32> ptx2llvm.rowwin(ptr state, ptr window, <32 x ptr> p, <32 x i1> m)`, inlined
 /// at every load: the load at lane pointers `p` of the lanes `m` from the window when it holds
 /// them, else `ptx2llvm.rowwin.refill`'s (out of line: one copy of the refill for the module,
@@ -592,8 +573,8 @@ unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMV
     let splat64 = |v: u64| t.splat(b, t.k64(v), LANES);
     let in_page = c::LLVMBuildAnd(b, pi, splat64(PAGE - 1), n);
     let left = c::LLVMBuildSub(b, splat64(PAGE), in_page, n);
-    let umin = intrinsic(m, "llvm.umin", &mut [t.v64]);
-    let left = call(b, umin, &mut [left, splat64(u64::from(ROW) * 4)]);
+    let umin = ir::intrinsic(m, "llvm.umin", &mut [t.v64]);
+    let left = ir::call(b, umin, &mut [left, splat64(u64::from(ROW) * 4)]);
     let left = c::LLVMBuildTrunc(b, left, t.v32, n);
     let left = c::LLVMBuildSelect(
         b,
@@ -602,10 +583,10 @@ unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMV
         t.splat(b, t.k32(u64::from(ROW) * 4), LANES),
         n,
     );
-    let reduce = intrinsic(m, "llvm.vector.reduce.umin", &mut [t.v32]);
-    let nv2 = call(b, reduce, &mut [left]);
-    let cttz = intrinsic(m, "llvm.cttz", &mut [t.i32]);
-    let lead = call(b, cttz, &mut [bits, c::LLVMConstInt(t.i1, 0, 0)]);
+    let reduce = ir::intrinsic(m, "llvm.vector.reduce.umin", &mut [t.v32]);
+    let nv2 = ir::call(b, reduce, &mut [left]);
+    let cttz = ir::intrinsic(m, "llvm.cttz", &mut [t.i32]);
+    let lead = ir::call(b, cttz, &mut [bits, c::LLVMConstInt(t.i1, 0, 0)]);
     let lead = c::LLVMBuildAnd(b, lead, t.k32(u64::from(LANES) - 1), n);
     let s = c::LLVMBuildStore(b, pi, field(b, t.i8, st, 0));
     c::LLVMSetAlignment(s, 64);
@@ -621,8 +602,8 @@ unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMV
     let ends = c::LLVMConstVector(ends.as_mut_ptr(), ROW);
     let held = c::LLVMBuildICmp(b, P::LLVMIntULE, ends, t.splat(b, nv2, ROW), n);
     let none = c::LLVMConstNull(c::LLVMVectorType(t.i1, ROW));
-    let mload = intrinsic(m, "llvm.masked.load", &mut [t.row, t.ptr]);
-    let prefetch = intrinsic(m, "llvm.prefetch", &mut [t.ptr]);
+    let mload = ir::intrinsic(m, "llvm.masked.load", &mut [t.row, t.ptr]);
+    let prefetch = ir::intrinsic(m, "llvm.prefetch", &mut [t.ptr]);
     let mut lines: Vec<LLVMValueRef> = (0..u64::from(LANES))
         .map(|l| {
             let pl = c::LLVMBuildExtractElement(b, p, t.k32(l), n);
@@ -630,8 +611,8 @@ unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMV
             let ml = c::LLVMBuildSelect(b, on, held, none, n);
             let mut idx = [t.k64(AHEAD)];
             let q = c::LLVMBuildGEP2(b, t.i8, pl, idx.as_mut_ptr(), 1, n);
-            call(b, prefetch, &mut [q, t.k32(0), t.k32(2), t.k32(1)]);
-            call(b, mload, &mut [pl, ml, c::LLVMGetPoison(t.row)])
+            ir::call(b, prefetch, &mut [q, t.k32(0), t.k32(2), t.k32(1)]);
+            ir::call(b, mload, &mut [pl, ml, c::LLVMGetPoison(t.row)])
         })
         .collect();
     for half in lines.chunks_mut(ROW as usize) {
@@ -648,8 +629,8 @@ unsafe fn build_refill(m: LLVMModuleRef, t: &Types, like: LLVMValueRef) -> LLVMV
     c::LLVMBuildRet(b, val);
 
     c::LLVMPositionBuilderAtEnd(b, slow);
-    let gather = intrinsic(m, "llvm.masked.gather", &mut [t.v32, t.vp]);
-    let g = call(b, gather, &mut [p, mask, c::LLVMGetPoison(t.v32)]);
+    let gather = ir::intrinsic(m, "llvm.masked.gather", &mut [t.v32, t.vp]);
+    let g = ir::call(b, gather, &mut [p, mask, c::LLVMGetPoison(t.v32)]);
     c::LLVMBuildRet(b, g);
     c::LLVMDisposeBuilder(b);
     f
